@@ -1,0 +1,1 @@
+"""Subcommands of ``t3d-audit``; see ``harness.cli``."""

@@ -1,0 +1,295 @@
+"""The measurement protocol: factors, levels (study Table 11), c0, configurations, profiles.
+
+A *configuration* is one measurement protocol: a render configuration (what Blender renders),
+a background (composited afterwards), a caption template and a paraphrase. The study sweeps
+one factor at a time (OFAT) from the default c0. Levels are strings exactly as written in
+Table 11 (``"512"``, ``"50"``, ``"city"``, ``"255"``, ``"red"``, ``"45"``), template ids, or
+``p0``..``p10``. Profiles (``harness/profiles.json``) pick subsets of levels for speed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from harness.errors import ProtocolError
+from harness.hashing import sha256_json
+
+FactorKind = Literal["render", "composite", "caption"]
+
+BASELINE = "baseline"
+C0 = "c0"
+YAW_PITCH_DEG = 45.0  # yaw is swept at 45° pitch: at top-down it is mostly an in-plane rotation
+
+GRAYS = ("0", "65", "118", "128", "186", "204", "255")
+CHROMATIC_RGB = {"red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255)}
+LIGHTING_MAPS = ("city", "courtyard", "forest", "interior", "night", "studio", "sunrise", "sunset")
+PARAPHRASE_LEVELS = tuple(f"p{i}" for i in range(11))  # p0 is the original prompt
+PROBES = ("keep_half", "biggest_only", "scrambled", "worst_objects")
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One OFAT factor: its levels in Table 11 order, the default level and how it is applied."""
+
+    name: str
+    levels: tuple[str, ...]
+    default: str
+    kind: FactorKind
+
+
+def _template_levels() -> tuple[tuple[str, ...], str]:
+    from harness.captions import DEFAULT_TEMPLATE_ID, template_ids
+
+    return template_ids(), DEFAULT_TEMPLATE_ID
+
+
+@cache
+def factors() -> dict[str, Factor]:
+    """The eight factors of the study, in record order. Template levels come from the grammar."""
+    template_levels, template_default = _template_levels()
+    return {
+        f.name: f
+        for f in (
+            Factor(
+                "resolution",
+                ("196", "224", "256", "336", "384", "448", "512", "768", "1024"),
+                "512",
+                "render",
+            ),
+            Factor("focal_length", ("16", "24", "35", "50", "85", "100", "200"), "50", "render"),
+            Factor("lighting", LIGHTING_MAPS, "city", "render"),
+            Factor("background", (*GRAYS, *CHROMATIC_RGB), "255", "composite"),
+            Factor("pitch", ("0", "15", "30", "45", "60", "75", "90"), "0", "render"),
+            Factor("yaw", tuple(str(d) for d in range(0, 360, 45)), "0", "render"),
+            Factor("template", template_levels, template_default, "caption"),
+            Factor("paraphrase", PARAPHRASE_LEVELS, "p0", "caption"),
+        )
+    }
+
+
+SHARED_FACTORS = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template")
+RENDER_FACTORS = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw")
+RECORD_FACTORS = (
+    BASELINE,
+    "resolution",
+    "focal_length",
+    "lighting",
+    "background",
+    "pitch",
+    "yaw",
+    "template",
+    "paraphrase",
+    "probe",
+)
+
+
+@dataclass(frozen=True)
+class RenderConfig:
+    """Everything Blender needs besides the scene. Hashable: a render-cache key component.
+
+    ``pitch_deg`` 0 = top-down, 90 = eye level; ``yaw_deg`` rotates the camera about the room
+    centre; ``focal_length_mm`` on a 36 mm sensor; ``resolution_px`` square images.
+    """
+
+    resolution_px: int = 512
+    focal_length_mm: float = 50.0
+    lighting: str = "city"
+    pitch_deg: float = 0.0
+    yaw_deg: float = 0.0
+    samples: int = 16
+    seed: int = 0
+    denoise: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def key(self) -> str:
+        """sha256 of the canonical JSON of the fields."""
+        return sha256_json(self.to_dict())
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One measurement protocol: factor/level plus the full render, background and caption settings."""
+
+    factor: str
+    level: str
+    render: RenderConfig
+    background: str = "255"
+    template: str = ""
+    paraphrase: str = "p0"
+
+    @property
+    def id(self) -> str:
+        """Stable readable id: ``baseline`` or ``<factor>=<level>``."""
+        return BASELINE if self.factor == BASELINE else f"{self.factor}={self.level}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "factor": self.factor,
+            "level": self.level,
+            "render": self.render.to_dict(),
+            "background": self.background,
+            "template": self.template,
+            "paraphrase": self.paraphrase,
+        }
+
+    @property
+    def hash(self) -> str:
+        """sha256 of the canonical JSON of the full configuration."""
+        return sha256_json(self.to_dict())
+
+
+def background_rgb(level: str) -> tuple[int, int, int]:
+    """RGB (0..255) of a background level: a gray value or red/green/blue."""
+    if level in CHROMATIC_RGB:
+        return CHROMATIC_RGB[level]
+    if level in GRAYS:
+        g = int(level)
+        return (g, g, g)
+    raise ProtocolError(
+        f"unknown background level {level!r}",
+        where="background",
+        hint=f"use one of {', '.join((*GRAYS, *CHROMATIC_RGB))}",
+    )
+
+
+def check_level(factor: str, level: str) -> None:
+    """Raise :class:`ProtocolError` unless ``level`` is a Table 11 level of ``factor``.
+
+    ``baseline`` takes ``c0``; ``probe`` takes a probe name.
+    """
+    if factor == BASELINE:
+        ok = level == C0
+        allowed: tuple[str, ...] = (C0,)
+    elif factor == "probe":
+        ok = level in PROBES
+        allowed = PROBES
+    elif factor in factors():
+        allowed = factors()[factor].levels
+        ok = level in allowed
+    else:
+        raise ProtocolError(
+            f"unknown factor {factor!r}", where="factor", hint=f"use one of {', '.join(RECORD_FACTORS)}"
+        )
+    if not ok:
+        shown = ", ".join(allowed[:12]) + (" ..." if len(allowed) > 12 else "")
+        raise ProtocolError(f"unknown level {level!r} for factor {factor!r}", where="level", hint=f"use one of {shown}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Profiles
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named subset of the study protocol, chosen with ``--audit-profile``.
+
+    ``c0`` is the profile's default render (the study's c0 is 512 px; fast profiles may use a
+    smaller Table 11 resolution as their default). ``levels`` maps factor → selected levels;
+    ``prompts`` is how many prompt ids (sorted) to audit, ``None`` for all.
+    """
+
+    name: str
+    description: str
+    c0: RenderConfig
+    levels: dict[str, tuple[str, ...]]
+    prompts: int | None
+    generators: tuple[str, ...] | None
+    probes: tuple[str, ...]
+    evaluators: tuple[str, ...]
+    bootstrap: int
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def configurations(self) -> list[Configuration]:
+        """Baseline first, then every selected level of every factor (default-equivalent included)."""
+        template_default = factors()["template"].default
+        base = Configuration(BASELINE, C0, self.c0, "255", template_default, "p0")
+        out = [base]
+        for name, levels in self.levels.items():
+            for level in levels:
+                out.append(_apply(base, name, level))
+        return out
+
+    def render_configs(self) -> list[RenderConfig]:
+        """Distinct render configurations (background and caption levels reuse the c0 render)."""
+        seen: dict[RenderConfig, None] = {}
+        for cfg in self.configurations():
+            seen.setdefault(cfg.render, None)
+        return list(seen)
+
+
+def _apply(base: Configuration, factor: str, level: str) -> Configuration:
+    check_level(factor, level)
+    r = base.render
+    if factor == "resolution":
+        return replace(base, factor=factor, level=level, render=replace(r, resolution_px=int(level)))
+    if factor == "focal_length":
+        return replace(base, factor=factor, level=level, render=replace(r, focal_length_mm=float(level)))
+    if factor == "lighting":
+        return replace(base, factor=factor, level=level, render=replace(r, lighting=level))
+    if factor == "pitch":
+        return replace(base, factor=factor, level=level, render=replace(r, pitch_deg=float(level)))
+    if factor == "yaw":
+        render = replace(r, pitch_deg=YAW_PITCH_DEG, yaw_deg=float(level))
+        return replace(base, factor=factor, level=level, render=render)
+    if factor == "background":
+        return replace(base, factor=factor, level=level, background=level)
+    if factor == "template":
+        return replace(base, factor=factor, level=level, template=level)
+    if factor == "paraphrase":
+        return replace(base, factor=factor, level=level, paraphrase=level)
+    raise ProtocolError(f"factor {factor!r} has no configuration", where="factor")
+
+
+PROFILES_FILE = Path(__file__).with_name("profiles.json")
+
+
+def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
+    where = f"{PROFILES_FILE}#/{name}"
+    try:
+        c0 = RenderConfig(**data.get("c0", {}))
+        levels: dict[str, tuple[str, ...]] = {}
+        for factor, sel in data["levels"].items():
+            if factor not in factors():
+                raise ProtocolError(f"unknown factor {factor!r}", where=f"{where}/levels")
+            levels[factor] = factors()[factor].levels if sel == "all" else tuple(str(s) for s in sel)
+            for level in levels[factor]:
+                check_level(factor, level)
+        return Profile(
+            name=name,
+            description=data.get("description", ""),
+            c0=c0,
+            levels=levels,
+            prompts=data.get("prompts"),
+            generators=tuple(data["generators"]) if data.get("generators") else None,
+            probes=tuple(data.get("probes", PROBES)),
+            evaluators=tuple(data.get("evaluators", ())),
+            bootstrap=int(data.get("bootstrap", 2000)),
+        )
+    except (KeyError, TypeError) as exc:
+        raise ProtocolError(f"malformed profile: {exc}", where=where) from exc
+
+
+@cache
+def load_profiles() -> dict[str, Profile]:
+    """All profiles declared in ``harness/profiles.json``."""
+    raw = json.loads(PROFILES_FILE.read_text(encoding="utf-8"))
+    return {name: _parse_profile(name, data) for name, data in raw.items()}
+
+
+def get_profile(name: str) -> Profile:
+    """The named profile, or a :class:`ProtocolError` listing the known ones."""
+    profiles = load_profiles()
+    if name not in profiles:
+        raise ProtocolError(
+            f"unknown profile {name!r}", where="--audit-profile", hint=f"use one of {', '.join(profiles)}"
+        )
+    return profiles[name]
