@@ -1,0 +1,25 @@
+"""Evaluator Configuration Cards (schema v1.0, study Table 6) and the report's provenance manifest."""
+
+from harness.cards.card import (
+    CARD_TYPE,
+    GROUPS,
+    NOT_REPORTED,
+    SCHEMA_VERSION,
+    build_card,
+    card_id,
+    read_card,
+    validate_card,
+    write_card,
+)
+
+__all__ = [
+    "CARD_TYPE",
+    "GROUPS",
+    "NOT_REPORTED",
+    "SCHEMA_VERSION",
+    "build_card",
+    "card_id",
+    "read_card",
+    "validate_card",
+    "write_card",
+]

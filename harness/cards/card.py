@@ -1,0 +1,305 @@
+"""Evaluator Configuration Card v1.0: build, identify and validate (study Appendix C, Table 6).
+
+A card is plain JSON data: the ten Table 6 groups plus ``card_type``, ``schema_version`` and
+``card_id``. The id is ``ecc-v1-sha256:<hex>``, the sha256 of the canonical JSON of the card
+without ``card_id``, so the same inputs give the same id byte for byte on any machine and any
+worker count. Cards never hold timestamps, host names or environment values: a ``call_date``
+is only recorded when the evaluator spec itself declares an API snapshot date.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.errors import CardError
+from harness.hashing import canonical_json, sha256_bytes
+from harness.paths import SCHEMAS
+
+CARD_TYPE = "evaluator_configuration_card"
+SCHEMA_VERSION = "1.0"
+ID_PREFIX = "ecc-v1-sha256:"
+NOT_REPORTED = "not_reported"
+SCHEMA_FILE = SCHEMAS / "ecc-v1.json"
+
+GROUPS = (
+    "schema_and_status",
+    "scene_artifact_source",
+    "render_protocol",
+    "caption_protocol",
+    "view_policy",
+    "evaluator_identity",
+    "score_uncertainty",
+    "rank_stability",
+    "companion_check",
+    "released_or_missing_evidence",
+)
+ID_RULE = "ecc-v1-sha256 over the canonical JSON (sorted keys, compact, UTF-8) of the card without card_id"
+EVIDENCE_KEYS = (
+    "frozen_scenes",
+    "render_grids",
+    "raw_score_files",
+    "evaluator_responses",
+    "hash_manifest",
+)
+
+
+def card_id(card: Mapping[str, Any]) -> str:
+    """``ecc-v1-sha256:<hex>`` over the canonical JSON of ``card`` without its ``card_id``."""
+    body = {k: v for k, v in card.items() if k != "card_id"}
+    try:
+        return ID_PREFIX + sha256_bytes(canonical_json(body))
+    except ValueError as exc:  # NaN/Infinity: a card must state not_reported instead
+        raise CardError(
+            f"card is not canonical JSON: {exc}",
+            where="card",
+            hint="replace NaN/Infinity with 'not_reported' (build_card does this)",
+        ) from exc
+
+
+@cache
+def load_schema(path: Path = SCHEMA_FILE) -> dict[str, Any]:
+    """The card JSON Schema (``fixtures/schemas/ecc-v1.json``)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CardError(f"cannot read the card schema: {exc}", where=path) from exc
+
+
+def validate_card(card: Mapping[str, Any], *, where: str = "card") -> None:
+    """Raise :class:`CardError` unless ``card`` validates against schema v1.0 and its id matches.
+
+    The error names the first failing JSON pointer (e.g. ``card#/render_protocol``) and the
+    schema's complaint; a wrong id says which id the content hashes to.
+    """
+    import jsonschema  # light, but only needed when validating
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    errors = sorted(validator.iter_errors(card), key=lambda e: (list(e.absolute_path), e.message))
+    if errors:
+        err = errors[0]
+        pointer = "/" + "/".join(str(p) for p in err.absolute_path)
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise CardError(
+            f"card does not match schema v{SCHEMA_VERSION}: {err.message}{more}",
+            where=f"{where}#{pointer}",
+            hint="rebuild the card with `t3d-audit card build` or fill every Table 6 group",
+        )
+    expected = card_id(card)
+    if card["card_id"] != expected:
+        raise CardError(
+            f"card_id {card['card_id']} does not match its content (hashes to {expected})",
+            where=f"{where}#/card_id",
+            hint="the card was edited after it was issued; rebuild it",
+        )
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe copy: NaN/inf/None numbers become ``not_reported``; tuples become lists."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else NOT_REPORTED
+    if isinstance(value, Mapping):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar
+        return _clean(value.item())
+    return value
+
+
+def _number_map(values: Mapping[str, Any] | None) -> Any:
+    if not values:
+        return NOT_REPORTED
+    return {k: (v if v != NOT_REPORTED else None) for k, v in _clean(dict(values)).items()}
+
+
+def _or_nr(value: Any) -> Any:
+    cleaned = _clean(value)
+    return NOT_REPORTED if cleaned is None else cleaned
+
+
+def _interval(value: Any) -> Any:
+    """``[lo, hi]`` when both ends are finite numbers, else ``not_reported``."""
+    cleaned = _clean(value)
+    if isinstance(cleaned, list) and len(cleaned) == 2 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in cleaned
+    ):
+        return cleaned
+    return NOT_REPORTED
+
+
+def _not_reported_fields(value: Any, pointer: str = "") -> Iterator[str]:
+    if value == NOT_REPORTED:
+        yield pointer or "/"
+    elif isinstance(value, Mapping):
+        for k in sorted(value):
+            yield from _not_reported_fields(value[k], f"{pointer}/{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _not_reported_fields(v, f"{pointer}/{i}")
+
+
+def _post_processing(c0: Mapping[str, Any]) -> str:
+    denoise = "denoised" if c0.get("denoise") else "no denoising"
+    return f"transparent film; background composited after lighting; {denoise}"
+
+
+def build_card(
+    *,
+    evaluator: Mapping[str, Any],
+    scenes: Mapping[str, Any],
+    render: Mapping[str, Any],
+    captions: Mapping[str, Any],
+    views: Sequence[Mapping[str, float]],
+    stats: Mapping[str, Any] | None,
+    bootstrap: int,
+    seed: int,
+    thresholds: Mapping[str, Any],
+    evidence: Mapping[str, tuple[str, str]],
+    known_missing: Sequence[str] = (),
+    companion: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    """Assemble a v1.0 card from plain data and stamp its id.
+
+    ``evaluator``: ``evaluator_id``, ``name``, ``checkpoint``, ``identity_sha256``,
+    ``instruction``, ``decoding``, ``call_date``, ``prompt_free`` (missing → not_reported).
+    ``scenes``: ``dataset``, ``generators``, ``n_scenes``, ``n_prompts``, ``scene_set_sha256``.
+    ``render``: ``renderer``, ``c0`` (RenderConfig dict), ``background``, ``declared_levels``
+    (factor → levels), ``post_processing``, ``probe_seed``. ``captions``: ``template``,
+    ``n_templates``, ``paraphrase_rule``, ``prompt_source``. ``views``: declared poses
+    (``pitch_deg``, ``yaw_deg``). ``stats``: the evaluator's entry of the audit summary
+    (DESIGN.md "Summary"), or ``None`` when the run computed none. ``evidence``: for each of
+    :data:`EVIDENCE_KEYS`, ``(status, location)``.
+    """
+    s = dict(stats or {})
+    c0 = render["c0"]
+    top1 = s.get("top1_count") or {}
+    max_top1 = s.get("max_top1")
+    envelopes = s.get("envelopes") or {}
+    ev = {k: _or_nr(evaluator.get(k)) for k in (
+        "evaluator_id", "name", "checkpoint", "identity_sha256", "instruction", "decoding",
+        "call_date",
+    )}
+    ev["prompt_free"] = bool(evaluator.get("prompt_free", False))
+    evidence_group: dict[str, Any] = {}
+    for key in EVIDENCE_KEYS:
+        status, location = evidence.get(key, (NOT_REPORTED, NOT_REPORTED))
+        evidence_group[key] = {"status": status, "location": location}
+    evidence_group["known_missing"] = sorted(set(known_missing))
+    kind, details = companion or (NOT_REPORTED, "no geometry-grounded, multi-view or human check in this run")
+    body: dict[str, Any] = {
+        "card_type": CARD_TYPE,
+        "schema_version": SCHEMA_VERSION,
+        "scene_artifact_source": {
+            "dataset": scenes["dataset"],
+            "generators": sorted(scenes["generators"]),
+            "n_scenes": _or_nr(scenes.get("n_scenes")),
+            "n_prompts": _or_nr(scenes.get("n_prompts")),
+            "frozen_scene_rule": "scenes are saved once with a sha256 manifest and reused for every "
+            "configuration; identity = sha256 of canonical scene JSON plus asset bytes",
+            "provenance": {
+                "scene_set_sha256": _or_nr(scenes.get("scene_set_sha256")),
+                "scene_identities": "per-record scene_sha256 in the raw score files",
+            },
+        },
+        "render_protocol": {
+            "renderer": render["renderer"],
+            "camera": {
+                "pitch_deg": float(c0["pitch_deg"]),
+                "yaw_deg": float(c0["yaw_deg"]),
+                "framing": "auto-framed room box; dollhouse walls facing the camera hidden",
+            },
+            "focal_length_mm": float(c0["focal_length_mm"]),
+            "resolution_px": int(c0["resolution_px"]),
+            "lighting": str(c0["lighting"]),
+            "background": str(render["background"]),
+            "seeds": {
+                "render_seed": int(c0["seed"]),
+                "samples": int(c0["samples"]),
+                "probe_seed": int(render.get("probe_seed", 0)),
+            },
+            "post_processing": render.get("post_processing") or _post_processing(c0),
+            "declared_levels": {k: list(v) for k, v in sorted(render["declared_levels"].items())},
+        },
+        "caption_protocol": {
+            "template": captions["template"],
+            "n_templates": _or_nr(captions.get("n_templates")),
+            "paraphrase_rule": captions["paraphrase_rule"],
+            "prompt_source": captions["prompt_source"],
+            "wording_frozen_before_scoring": True,
+        },
+        "view_policy": {
+            "policy": "fixed",
+            "declared_views": [
+                {"pitch_deg": float(v["pitch_deg"]), "yaw_deg": float(v["yaw_deg"])} for v in views
+            ],
+            "selection_rule": "the default view scores; other declared views are audited, never "
+            "selected per scene (best-view inflation is reported, not used)",
+            "best_view_inflation": _or_nr(s.get("best_view_inflation")),
+        },
+        "evaluator_identity": ev,
+        "score_uncertainty": {
+            "interval_rule": "percentile prompt bootstrap, 95% pointwise; simultaneous max-t band "
+            "for reversals",
+            "resampling_unit": "prompt block (generators, evaluators and configurations aligned "
+            "within each prompt)",
+            "bootstrap_replicates": int(bootstrap),
+            "bootstrap_seed": int(seed),
+            "comparison_family": "(evaluator, generator pair, protocol) contrasts over the "
+            "declared shared configurations",
+            "decision_thresholds": _clean(dict(sorted(thresholds.items()))),
+            "multiplicity_policy": "reversals are confirmed only when intervals from the "
+            "simultaneous band exclude zero in opposite directions",
+            "claims_cover": ["scores", "ranks", "top_methods"],
+            "peak_rho": _or_nr(s.get("peak_rho")),
+            "peak_rho_ci": _interval(s.get("peak_rho_ci")),
+            "rho": _number_map(s.get("rho")),
+            "dispersion": _number_map(s.get("dispersion")),
+            "discrimination": _number_map(s.get("discrimination")),
+            "failed_records": _or_nr(s.get("failed")),
+        },
+        "rank_stability": {
+            "kendall_w": _number_map(s.get("kendall_w")),
+            "top1_count": _number_map(top1),
+            "min_w": _or_nr(s.get("min_w")),
+            "max_top1": _or_nr(max_top1),
+            "winner_changes": NOT_REPORTED if max_top1 is None else bool(int(max_top1) > 1),
+            "stable_winner": envelopes.get("stable_winner"),
+        },
+        "companion_check": {"kind": kind, "details": details},
+        "released_or_missing_evidence": evidence_group,
+    }
+    missing = [p for p in _not_reported_fields(body) if not p.startswith("/released_or_missing")]
+    body["schema_and_status"] = {
+        "card_type": CARD_TYPE,
+        "schema_version": SCHEMA_VERSION,
+        "evidence_status": "partial" if missing else "complete",
+        "not_reported_fields": missing,
+        "id_rule": ID_RULE,
+        "producer": f"t3d-audit {__version__}",
+    }
+    body = _clean(body)
+    body["card_id"] = card_id(body)
+    return body
+
+
+def write_card(card: Mapping[str, Any], path: str | Path) -> None:
+    """Write a card as indented, key-sorted JSON with a trailing newline (stable bytes)."""
+    Path(path).write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_card(path: str | Path) -> dict[str, Any]:
+    """Read and validate a card file; raises :class:`CardError` naming the file."""
+    try:
+        card = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CardError(f"cannot read card: {exc}", where=path, hint="is this a card JSON file?") from exc
+    if not isinstance(card, dict):
+        raise CardError("a card must be a JSON object", where=path)
+    validate_card(card, where=str(path))
+    return card
