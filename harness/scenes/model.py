@@ -7,6 +7,7 @@ rotates about +z, counter-clockwise seen from above. Validation of untrusted fil
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -143,13 +144,20 @@ class Scene:
         return tuple(sorted({o.asset for o in self.objects}))
 
 
-def scene_identity(scene: Scene, root: str | Path) -> str:
+def scene_identity(
+    scene: Scene, root: str | Path, *, asset_sha256: Mapping[str, str] | None = None
+) -> str:
     """sha256 over the scene's canonical JSON plus the bytes of every asset it uses.
 
     Hashed value: canonical JSON of ``{"scene": scene.to_dict(), "assets": {path: sha256}}``,
     asset paths resolved against the scene-set ``root``. Two scenes with the same JSON but a
-    changed mesh file get different identities.
+    changed mesh file get different identities. ``asset_sha256`` (path -> hex digest, e.g. from
+    a verified manifest) avoids re-reading asset files; paths missing from it are hashed.
     """
     root = Path(root)
-    assets = {path: sha256_file(root / path) for path in scene.used_assets}
+    known = asset_sha256 or {}
+    assets = {
+        path: known[path] if path in known else sha256_file(root / path)
+        for path in scene.used_assets
+    }
     return sha256_json({"scene": scene.to_dict(), "assets": assets})
