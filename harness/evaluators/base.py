@@ -1,0 +1,224 @@
+"""Evaluator protocol, score results and the frozen evaluator spec (identity for the card).
+
+No heavy imports here: listing evaluators, hashing identities and reading cards never load
+torch. Adapters (``openclip``, ``hf``, ``judge``, ``clipiqa``) are imported by
+:meth:`EvaluatorSpec.build` only.
+
+Shapes and units
+----------------
+* images: ``Sequence[np.ndarray]``, each ``(H, W, 3)`` ``uint8`` RGB (any size; each adapter
+  applies its own recorded preprocessing).
+* captions: ``Sequence[str]``; for prompt-free evaluators (``needs_text=False``) the captions
+  are ignored and the records store an empty caption.
+* scores: ``float`` on the evaluator's recorded ``score_scale``; ``NaN`` whenever the status is
+  ``failed`` (a failure is never a number).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from harness.errors import EvaluatorError
+from harness.hashing import sha256_json
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Status = Literal["ok", "failed"]
+
+# adapter key -> "module:function" building an Evaluator from (spec, device, batch_size).
+# Data, not a factory: each family's module owns its constructor.
+ADAPTERS: dict[str, str] = {
+    "open_clip": "harness.evaluators.openclip:build",
+    "hf_clip": "harness.evaluators.hf:build_clip",
+    "blip2_itm": "harness.evaluators.hf:build_blip2",
+    "blip2_itc": "harness.evaluators.hf:build_blip2",
+    "blip_vqa": "harness.evaluators.hf:build_blip_vqa",
+    "vqascore": "harness.evaluators.hf:build_vqascore",
+    "judge": "harness.evaluators.judge:build",
+    "clip_iqa": "harness.evaluators.clipiqa:build",
+}
+
+IDENTITY_FIELDS = (
+    "id",
+    "family",
+    "adapter",
+    "model_name",
+    "checkpoint",
+    "checkpoint_sha256",
+    "preprocessing",
+    "score_scale",
+    "instruction",
+    "decoding",
+    "needs_text",
+    "max_text_tokens",
+    "options",
+)
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """One scored (image, caption) pair.
+
+    ``score`` is NaN unless ``status == "ok"``; ``error`` says why when failed. ``truncated``
+    is True when the caption was longer than the evaluator's text window and was cut by its
+    tokenizer. ``metadata`` carries provenance such as the model id a hosted API reported.
+    """
+
+    score: float
+    status: Status = "ok"
+    error: str = ""
+    truncated: bool = False
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in ("ok", "failed"):
+            raise ValueError(f"status must be 'ok' or 'failed', got {self.status!r}")
+        if self.status == "ok" and not math.isfinite(self.score):
+            raise ValueError("an ok ScoreResult needs a finite score")
+        if self.status == "failed" and not math.isnan(self.score):
+            raise ValueError("a failed ScoreResult must carry a NaN score, never a number")
+
+    @classmethod
+    def ok(cls, score: float, *, truncated: bool = False, **metadata: str) -> ScoreResult:
+        return cls(float(score), "ok", "", truncated, dict(metadata))
+
+    @classmethod
+    def failed(cls, error: str, *, truncated: bool = False, **metadata: str) -> ScoreResult:
+        return cls(math.nan, "failed", error or "unknown failure", truncated, dict(metadata))
+
+
+@dataclass(frozen=True)
+class EvaluatorSpec:
+    """Identity and construction recipe of one evaluator (hashable; a cache key and test id).
+
+    ``checkpoint`` is the open_clip pretrained tag, the Hugging Face repo id, the hosted API
+    model snapshot, or a local path. ``hub_repo``/``hub_files`` say which Hugging Face cache
+    entry holds the weights so availability can be checked offline without importing torch;
+    ``hub_files`` is a tuple of alternatives (any one present is enough) after ``config.json``
+    where the adapter needs it. ``options`` holds adapter settings as sorted ``(key, value)``
+    pairs (strings, numbers, booleans) so the spec stays hashable.
+    """
+
+    id: str
+    family: str
+    adapter: str
+    model_name: str
+    checkpoint: str
+    preprocessing: str
+    score_scale: str
+    instruction: str = ""
+    decoding: str = ""
+    needs_text: bool = True
+    max_text_tokens: int | None = None
+    checkpoint_sha256: str = ""
+    hub_repo: str = ""
+    hub_files: tuple[str, ...] = ()
+    options: tuple[tuple[str, Any], ...] = ()
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.id or any(ch.isspace() for ch in self.id):
+            raise EvaluatorError(f"evaluator id {self.id!r} must be non-empty without spaces")
+        if self.adapter not in ADAPTERS:
+            raise EvaluatorError(
+                f"evaluator {self.id!r}: unknown adapter {self.adapter!r}",
+                hint=f"choose one of {', '.join(sorted(ADAPTERS))}",
+            )
+        keys = [k for k, _ in self.options]
+        if keys != sorted(set(keys)):
+            object.__setattr__(self, "options", tuple(sorted(dict(self.options).items())))
+
+    # ----------------------------------------------------------------- identity
+    def option(self, key: str, default: Any = None) -> Any:
+        """The adapter option ``key`` (``default`` when unset)."""
+        return dict(self.options).get(key, default)
+
+    def identity(self) -> dict[str, Any]:
+        """Every field the Evaluator Configuration Card records, as JSON-ready builtins."""
+        out: dict[str, Any] = {}
+        for name in IDENTITY_FIELDS:
+            value = getattr(self, name)
+            out[name] = dict(value) if name == "options" else value
+        return out
+
+    @property
+    def identity_hash(self) -> str:
+        """sha256 over the canonical JSON of :meth:`identity` (the score-cache namespace)."""
+        return sha256_json(self.identity())
+
+    # ----------------------------------------------------------------- behaviour
+    def weights_available(self) -> bool:
+        """True when the weights (or API key) are present locally; never touches the network."""
+        from harness.evaluators import weights
+
+        return weights.available(self)
+
+    def build(self, device: str = "auto", batch_size: int = 32) -> Evaluator:
+        """Load the evaluator. Raises :class:`EvaluatorError` when weights cannot be found."""
+        if batch_size < 1:
+            raise EvaluatorError(f"evaluator {self.id!r}: batch_size must be >= 1")
+        module_name, func_name = ADAPTERS[self.adapter].split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            extra = "judge" if self.adapter == "judge" else "models"
+            raise EvaluatorError(
+                f"evaluator {self.id!r} needs {exc.name or 'a missing package'}",
+                hint=f"pip install 't3d-audit[{extra}]'",
+            ) from exc
+        return getattr(module, func_name)(self, device=device, batch_size=batch_size)
+
+    def with_changes(self, **changes: Any) -> EvaluatorSpec:
+        """A copy with some fields replaced (e.g. a local checkpoint path)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(changes)
+        return EvaluatorSpec(**values)
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """A loaded evaluator. ``score`` pairs ``images[i]`` with ``captions[i]``."""
+
+    spec: EvaluatorSpec
+
+    def score(
+        self, images: Sequence[np.ndarray], captions: Sequence[str]
+    ) -> list[ScoreResult]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class EmbeddingEvaluator(Evaluator, Protocol):
+    """An evaluator that scores by embedding similarity and can score whole grids."""
+
+    def score_grid(self, images: Sequence[np.ndarray], captions: Sequence[str]) -> np.ndarray:
+        """``(n_images, n_captions)`` float64 scores; each distinct input encoded once."""
+        ...
+
+
+def check_pairs(spec: EvaluatorSpec, images: Sequence[Any], captions: Sequence[str]) -> None:
+    """Raise a clear error unless images and captions pair up one to one."""
+    if len(images) != len(captions):
+        raise EvaluatorError(
+            f"evaluator {spec.id!r}: {len(images)} images but {len(captions)} captions",
+            hint="score() pairs images[i] with captions[i]; use score_grid() for all pairs",
+        )
+
+
+def check_image(spec: EvaluatorSpec, image: Any, index: int) -> None:
+    """Raise unless ``image`` is an ``(H, W, 3)`` uint8 array."""
+    shape = getattr(image, "shape", None)
+    dtype = str(getattr(image, "dtype", ""))
+    if shape is None or len(shape) != 3 or shape[2] != 3 or dtype != "uint8":
+        raise EvaluatorError(
+            f"evaluator {spec.id!r}: image {index} has shape {shape} dtype {dtype or '?'}",
+            hint="pass RGB images as numpy uint8 arrays of shape (H, W, 3)",
+        )
+    if shape[0] < 1 or shape[1] < 1:
+        raise EvaluatorError(f"evaluator {spec.id!r}: image {index} is empty ({shape})")

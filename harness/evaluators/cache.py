@@ -1,0 +1,225 @@
+"""On-disk score cache and text-embedding cache (immutable entries, atomic publish).
+
+Score cache
+    Logical key: (evaluator identity hash, image sha256, caption) -> score (ok scores only;
+    failures are never cached, so they are retried). Physical layout::
+
+        <root>/scores/<identity hash>/<image sha[:2]>/<image sha>/<segment sha>.json
+
+    Each ``put`` writes one immutable *segment* (a JSON object caption -> score) named by the
+    sha256 of its own bytes: writing the same scores twice gives the same file, concurrent
+    writers never corrupt each other, and a reader sees a segment whole or not at all (temp
+    file in the same directory, then ``os.replace``). ``get`` merges the segments of an image;
+    a template sweep of one scene costs one segment, so reads stay a few files per image.
+
+Text-embedding cache
+    ``<root>/text_emb/<identity hash>/<caption sha[:2]>/<caption sha>.npy`` (float32 vector),
+    plus an in-process dict, so the captions of a prompt are encoded once and shared by all
+    generators' scenes and across pytest-xdist workers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.hashing import canonical_json, sha256_bytes
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def image_sha256(image: np.ndarray) -> str:
+    """sha256 of an ``(H, W, 3)`` uint8 image: shape header plus C-order pixel bytes."""
+    import numpy as np
+
+    arr = np.ascontiguousarray(image)
+    header = f"{arr.dtype.str}:{'x'.join(map(str, arr.shape))}:".encode()
+    return sha256_bytes(header + arr.tobytes())
+
+
+def text_sha256(text: str) -> str:
+    """sha256 of the UTF-8 bytes of ``text``."""
+    return sha256_bytes(text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Publish ``data`` at ``path``: temp file in the same directory, fsync, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class ScoreCache:
+    """Content-addressed cache of ok scores; see the module docstring for the layout."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root) / "scores"
+
+    def _dir(self, identity_hash: str, image_sha: str) -> Path:
+        return self.root / identity_hash / image_sha[:2] / image_sha
+
+    def get(self, identity_hash: str, image_sha: str, captions: Iterable[str]) -> dict[str, float]:
+        """Cached scores for those ``captions`` of one image (absent captions are left out)."""
+        wanted = set(captions)
+        folder = self._dir(identity_hash, image_sha)
+        found: dict[str, float] = {}
+        if not folder.is_dir() or not wanted:
+            return found
+        for segment in sorted(folder.glob("*.json")):
+            try:
+                data = json.loads(segment.read_bytes())
+            except (OSError, ValueError):
+                continue  # a damaged segment is ignored and will be rewritten
+            if not isinstance(data, dict):
+                continue
+            for caption, score in data.items():
+                if caption in wanted and isinstance(score, int | float) and math.isfinite(score):
+                    found[caption] = float(score)
+        return found
+
+    def put(self, identity_hash: str, image_sha: str, scores: Mapping[str, float]) -> Path | None:
+        """Publish the finite ``scores`` (caption -> score) of one image as one segment."""
+        clean = {c: float(s) for c, s in scores.items() if math.isfinite(float(s))}
+        if not clean:
+            return None
+        data = canonical_json(clean)
+        path = self._dir(identity_hash, image_sha) / f"{sha256_bytes(data)}.json"
+        if not path.exists():
+            atomic_write_bytes(path, data)
+        return path
+
+
+class EmbeddingCache:
+    """Text embeddings by (identity hash, caption): in memory, and on disk when ``root`` is set."""
+
+    def __init__(self, identity_hash: str, root: str | Path | None = None, max_items: int = 65536):
+        self.identity_hash = identity_hash
+        self.root = Path(root) / "text_emb" / identity_hash if root is not None else None
+        self.max_items = max_items
+        self._memory: dict[str, np.ndarray] = {}
+
+    def _path(self, text: str) -> Path:
+        assert self.root is not None
+        sha = text_sha256(text)
+        return self.root / sha[:2] / f"{sha}.npy"
+
+    def get_many(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """Embeddings already known for ``texts`` (memory first, then disk)."""
+        import numpy as np
+
+        found: dict[str, np.ndarray] = {}
+        for text in texts:
+            if text in self._memory:
+                found[text] = self._memory[text]
+            elif self.root is not None:
+                path = self._path(text)
+                if path.is_file():
+                    try:
+                        vec = np.load(path, allow_pickle=False)
+                    except (OSError, ValueError):
+                        continue
+                    self._remember(text, vec)
+                    found[text] = vec
+        return found
+
+    def put_many(self, embeddings: Mapping[str, np.ndarray]) -> None:
+        """Store embeddings (float32 1-D vectors)."""
+        import io
+
+        import numpy as np
+
+        for text, vec in embeddings.items():
+            vec = np.asarray(vec, dtype=np.float32)
+            self._remember(text, vec)
+            if self.root is not None:
+                path = self._path(text)
+                if not path.exists():
+                    buffer = io.BytesIO()
+                    np.save(buffer, vec, allow_pickle=False)
+                    atomic_write_bytes(path, buffer.getvalue())
+
+    def _remember(self, text: str, vec: np.ndarray) -> None:
+        if len(self._memory) >= self.max_items:
+            self._memory.pop(next(iter(self._memory)))
+        self._memory[text] = vec
+
+
+class CachedEvaluator:
+    """Wrap an evaluator with a :class:`ScoreCache`: only uncached pairs reach the model.
+
+    Failed results pass through uncached. ``score_grid`` is offered when the wrapped evaluator
+    has it; it computes the sub-grid (images with a miss) x (captions missing anywhere).
+    """
+
+    def __init__(self, evaluator, cache: ScoreCache):
+        self.evaluator = evaluator
+        self.spec = evaluator.spec
+        self.cache = cache
+        self._idh = evaluator.spec.identity_hash
+
+    def score(self, images, captions):
+        from harness.evaluators.base import ScoreResult, check_pairs
+
+        check_pairs(self.spec, images, captions)
+        shas = [image_sha256(im) for im in images]
+        results: list = [None] * len(images)
+        missing: list[int] = []
+        for i, (sha, cap) in enumerate(zip(shas, captions, strict=True)):
+            hit = self.cache.get(self._idh, sha, [cap])
+            if cap in hit:
+                results[i] = ScoreResult.ok(hit[cap], cached="true")
+            else:
+                missing.append(i)
+        if missing:
+            fresh = self.evaluator.score([images[i] for i in missing], [captions[i] for i in missing])
+            by_image: dict[str, dict[str, float]] = {}
+            for i, res in zip(missing, fresh, strict=True):
+                results[i] = res
+                if res.status == "ok":
+                    by_image.setdefault(shas[i], {})[captions[i]] = res.score
+            for sha, scores in by_image.items():
+                self.cache.put(self._idh, sha, scores)
+        return results
+
+    def score_grid(self, images, captions):
+        import numpy as np
+
+        shas = [image_sha256(im) for im in images]
+        grid = np.full((len(images), len(captions)), np.nan)
+        need_rows, need_caps = [], set()
+        for i, sha in enumerate(shas):
+            hit = self.cache.get(self._idh, sha, captions)
+            for j, cap in enumerate(captions):
+                if cap in hit:
+                    grid[i, j] = hit[cap]
+            miss = [c for c in captions if c not in hit]
+            if miss:
+                need_rows.append(i)
+                need_caps.update(miss)
+        if need_rows:
+            caps = [c for c in dict.fromkeys(captions) if c in need_caps]
+            sub = self.evaluator.score_grid([images[i] for i in need_rows], caps)
+            for r, i in enumerate(need_rows):
+                fresh = {c: float(sub[r, k]) for k, c in enumerate(caps)}
+                for j, cap in enumerate(captions):
+                    if cap in fresh:
+                        grid[i, j] = fresh[cap]
+                self.cache.put(self._idh, shas[i], fresh)
+        return grid
+
+    def close(self) -> None:
+        self.evaluator.close()

@@ -1,0 +1,58 @@
+"""Scene-aware scoring interface shared by the companion and the planted evaluators.
+
+Image–text evaluators see only ``(image, caption)``. The symbolic companion needs the frozen
+scene and its prompt spec instead of an image, and the planted-fragility evaluators need to
+know the measurement protocol their score belongs to. Both take a sequence of
+:class:`ScoreItem` through ``score_items(items) -> list[ScoreResult]`` and declare
+``needs_scene = True`` (and ``needs_render = False`` when they never look at pixels), so the
+plugin can route them without rendering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from harness.evaluators.base import ScoreResult
+from harness.protocol import Configuration
+from harness.scenes.model import Scene
+
+
+@dataclass(frozen=True)
+class ScoreContext:
+    """Where a score is measured: the scene's generator and the full configuration.
+
+    ``configuration`` carries factor, level, render settings (pitch, lighting, ...), the
+    background level, the caption template id and the paraphrase level.
+    """
+
+    generator: str
+    configuration: Configuration
+
+
+@dataclass(frozen=True)
+class ScoreItem:
+    """One measurement request.
+
+    ``scene``: the frozen (or probe-edited) scene; ``spec``: its prompt spec (anything
+    :func:`harness.evaluators.reference.companion.as_companion_spec` reads); ``image``: the
+    composited (H, W, 3) uint8 RGB image, or ``None`` for evaluators that do not render;
+    ``caption``: the exact text scored; ``context``: the protocol, or ``None`` when unknown.
+    """
+
+    scene: Scene | None
+    spec: Any
+    caption: str
+    context: ScoreContext | None = None
+    image: Any = None
+
+
+@runtime_checkable
+class SceneScorer(Protocol):
+    """An evaluator that scores :class:`ScoreItem` s (see the module docstring)."""
+
+    id: str
+    needs_scene: bool
+
+    def score_items(self, items: Sequence[ScoreItem]) -> list[ScoreResult]: ...

@@ -1,0 +1,237 @@
+"""Planted-fragility evaluators: a base evaluator plus a documented, known protocol effect.
+
+They give the audit a known answer. Each wrapper scores :class:`ScoreItem` s with its base
+(by default the protocol-invariant symbolic companion) and adds an effect that is a
+deterministic function of the item's :class:`ScoreContext`; every effect is exactly 0 at the
+study's default c0 (pitch 0, lighting ``city``, template "A top-down view of"), so a planted
+evaluator's baseline equals its base's.
+
+=================  ==========================================================================
+id                 planted effect (``s`` = base score, all offsets in base-score units)
+=================  ==========================================================================
+planted-pitch      ``s + a * w(generator) * pitch_deg / 90`` with ``w = +1`` for the
+                   *favoured* generators, ``-1`` for the *disfavoured*, 0 otherwise
+                   (``a = 0.5``). Only the pitch factor varies within a scene (yaw levels sit
+                   at a fixed 45°), and at eye level a favoured generator overtakes the c0
+                   winner: a planted winner reversal between pitch 0 and pitch 90.
+planted-template   ``s + b * NOUN_BIAS[head noun of the template]`` (``b = 0.3``): the caption
+                   template alone moves the score (rendering highest, photo lowest, the
+                   default "view" neutral), the same for every generator.
+planted-lighting   ``s + c * LIGHTING_BRIGHTNESS[env map]`` (``c = 0.3``): brighter maps score
+                   higher, the same for every generator.
+planted-bow        the base scores a *canonical layout* of the scene (objects sorted by
+                   label, asset and size, placed in a row at yaw 0 on the floor): a
+                   bag-of-words score that sees which objects exist but not where. A scramble
+                   leaves it unchanged, so scramble discrimination is 50 % (all ties).
+planted-robust     ``s``: no protocol effect at all.
+=================  ==========================================================================
+
+With the companion as base, the planted factor is the only factor with non-zero within-scene
+variance, so ρ exceeds any positive threshold for that factor and is 0 for every other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from harness.errors import EvaluatorError
+from harness.evaluators.base import ScoreResult
+from harness.evaluators.reference.items import SceneScorer, ScoreContext, ScoreItem
+from harness.scenes.model import Scene, SceneObject
+
+#: Head-noun bias of planted-template (the study found "rendering" best, "photo" worst).
+NOUN_BIAS: dict[str | None, float] = {
+    "rendering": 1.0,
+    "image": 0.5,
+    "view": 0.0,
+    "picture": -0.5,
+    "photo": -1.0,
+    None: -0.25,  # no head noun (the identity template)
+}
+
+#: Planted brightness of each studio-light map for planted-lighting (a fixed order, not a
+#: measurement of the EXR files): city is the neutral default.
+LIGHTING_BRIGHTNESS: dict[str, float] = {
+    "city": 0.0,
+    "courtyard": 0.5,
+    "forest": -0.5,
+    "interior": -0.25,
+    "night": -1.0,
+    "studio": 1.0,
+    "sunrise": 0.25,
+    "sunset": -0.75,
+}
+
+#: Default split of the bundled generators for planted-pitch.
+FAVOURED = ("gridded", "sparse", "cluttered")
+DISFAVOURED = ("faithful", "jittered", "confused")
+
+
+def _need_context(item: ScoreItem) -> ScoreContext:
+    if item.context is None:
+        raise EvaluatorError(
+            "a planted evaluator needs the measurement context",
+            where="ScoreItem.context",
+            hint="pass ScoreContext(generator, configuration) with every item",
+        )
+    return item.context
+
+
+@dataclass(frozen=True)
+class PitchShift:
+    """Offset ``amplitude * w(generator) * pitch_deg / 90`` (see the module table)."""
+
+    amplitude: float = 0.5
+    favoured: tuple[str, ...] = FAVOURED
+    disfavoured: tuple[str, ...] = DISFAVOURED
+
+    def offset(self, item: ScoreItem) -> float:
+        ctx = _need_context(item)
+        w = 1.0 if ctx.generator in self.favoured else -1.0 if ctx.generator in self.disfavoured else 0.0
+        return self.amplitude * w * ctx.configuration.render.pitch_deg / 90.0
+
+
+@dataclass(frozen=True)
+class TemplateBias:
+    """Offset ``amplitude * NOUN_BIAS[head noun]`` of the configuration's caption template."""
+
+    amplitude: float = 0.3
+
+    def offset(self, item: ScoreItem) -> float:
+        from harness.captions import get_template
+
+        template = get_template(_need_context(item).configuration.template)
+        return self.amplitude * NOUN_BIAS[template.slots["noun"]]
+
+
+@dataclass(frozen=True)
+class LightingBias:
+    """Offset ``amplitude * LIGHTING_BRIGHTNESS[env map]`` of the configuration's lighting."""
+
+    amplitude: float = 0.3
+
+    def offset(self, item: ScoreItem) -> float:
+        lighting = _need_context(item).configuration.render.lighting
+        if lighting not in LIGHTING_BRIGHTNESS:
+            raise EvaluatorError(
+                f"planted-lighting has no brightness for env map {lighting!r}",
+                hint=f"use one of {', '.join(LIGHTING_BRIGHTNESS)}",
+            )
+        return self.amplitude * LIGHTING_BRIGHTNESS[lighting]
+
+
+@dataclass(frozen=True)
+class NoEffect:
+    """Offset 0: the robust control."""
+
+    def offset(self, item: ScoreItem) -> float:
+        return 0.0
+
+
+CANONICAL_SPACING_M = 0.25  # gap between objects in the canonical row
+
+
+def canonical_layout(scene: Scene) -> Scene:
+    """The scene's objects, sorted by (label, asset, size), in a row along +x at yaw 0.
+
+    Depends only on the multiset of (label, asset, size): any relocation or reorientation of
+    the objects (the scrambled probe) gives the same canonical scene.
+    """
+    ordered = sorted(scene.objects, key=lambda o: (o.label, o.asset, o.size))
+    x = 0.0
+    objects = []
+    for i, o in enumerate(ordered):
+        x += o.size[0] / 2.0
+        objects.append(
+            SceneObject(f"c{i}", o.label, o.asset, (x, 0.0, 0.0), 0.0, o.size, o.candidates)
+        )
+        x += o.size[0] / 2.0 + CANONICAL_SPACING_M
+    return replace(scene, objects=tuple(objects))
+
+
+Effect = PitchShift | TemplateBias | LightingBias | NoEffect
+
+
+class PlantedEvaluator:
+    """``base`` plus a planted effect; scores :class:`ScoreItem` s (``needs_scene = True``).
+
+    ``effect`` adds an offset per item; ``scene_transform`` (planted-bow) rewrites the scene
+    before the base sees it. A base failure stays a failure (no offset is added to NaN); a
+    missing context fails the item with the reason.
+    """
+
+    needs_scene = True
+
+    def __init__(
+        self,
+        id: str,
+        base: SceneScorer,
+        effect: Effect,
+        *,
+        scene_transform: Callable[[Scene], Scene] | None = None,
+        spec=None,
+    ):
+        if scene_transform is not None and getattr(base, "needs_render", True):
+            raise EvaluatorError(
+                f"planted evaluator {id!r}: a scene transform needs a base that reads scenes",
+                hint="use the symbolic companion as base (images would need re-rendering)",
+            )
+        self.id = id
+        self.base = base
+        self.effect = effect
+        self.scene_transform = scene_transform
+        self.needs_render = getattr(base, "needs_render", True)
+        self.spec = spec
+
+    def score_items(self, items: Sequence[ScoreItem]) -> list[ScoreResult]:
+        offsets: list[float | str] = []
+        for item in items:
+            try:
+                offsets.append(self.effect.offset(item))
+            except EvaluatorError as exc:
+                offsets.append(str(exc))
+        if self.scene_transform is not None:
+            items = [
+                replace(it, scene=None if it.scene is None else self.scene_transform(it.scene))
+                for it in items
+            ]
+        base_results = self.base.score_items(items)
+        out = []
+        for res, off in zip(base_results, offsets, strict=True):
+            if not res.ok:
+                out.append(res)
+            elif isinstance(off, str):
+                out.append(ScoreResult.failed(off))
+            else:
+                out.append(ScoreResult.ok(res.score + off))
+        return out
+
+    def score(self, images, captions) -> list[ScoreResult]:
+        raise EvaluatorError(
+            f"evaluator {self.id!r} needs scenes and the measurement context",
+            hint="call score_items() with ScoreItem(scene, spec, caption, context, image)",
+        )
+
+    def close(self) -> None:
+        close = getattr(self.base, "close", None)
+        if close is not None:
+            close()
+
+
+PLANTED_IDS = ("planted-pitch", "planted-template", "planted-lighting", "planted-bow", "planted-robust")
+
+
+def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
+    """The planted evaluator ``name`` (one of :data:`PLANTED_IDS`) over ``base``."""
+    if name == "planted-pitch":
+        return PlantedEvaluator(name, base, PitchShift(), spec=spec)
+    if name == "planted-template":
+        return PlantedEvaluator(name, base, TemplateBias(), spec=spec)
+    if name == "planted-lighting":
+        return PlantedEvaluator(name, base, LightingBias(), spec=spec)
+    if name == "planted-bow":
+        return PlantedEvaluator(name, base, NoEffect(), scene_transform=canonical_layout, spec=spec)
+    if name == "planted-robust":
+        return PlantedEvaluator(name, base, NoEffect(), spec=spec)
+    raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PLANTED_IDS)}")
