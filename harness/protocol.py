@@ -218,6 +218,14 @@ class Profile:
                 out.append(_apply(base, name, level))
         return out
 
+    def shared_configurations(self) -> list[Configuration]:
+        """The shared protocol family: baseline + the selected levels of the seven shared factors.
+
+        Paraphrase levels are excluded (they are per-prompt strings, not shared protocols).
+        For the ``paper`` profile this is the study's 387 = 1 + 386 configurations.
+        """
+        return [c for c in self.configurations() if c.factor == BASELINE or c.factor in SHARED_FACTORS]
+
     def render_configs(self) -> list[RenderConfig]:
         """Distinct render configurations (background and caption levels reuse the c0 render)."""
         seen: dict[RenderConfig, None] = {}
@@ -252,17 +260,43 @@ def _apply(base: Configuration, factor: str, level: str) -> Configuration:
 PROFILES_FILE = Path(__file__).with_name("profiles.json")
 
 
+PROFILE_KEYS = frozenset(
+    {"description", "c0", "levels", "prompts", "generators", "probes", "evaluators", "bootstrap"}
+)
+
+
 def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
     where = f"{PROFILES_FILE}#/{name}"
+    if not isinstance(data, dict):
+        raise ProtocolError("profile must be an object", where=where)
+    unknown = sorted(set(data) - PROFILE_KEYS)
+    if unknown:
+        raise ProtocolError(f"unknown profile key(s) {unknown}", where=where, hint=f"allowed: {sorted(PROFILE_KEYS)}")
     try:
         c0 = RenderConfig(**data.get("c0", {}))
         levels: dict[str, tuple[str, ...]] = {}
         for factor, sel in data["levels"].items():
             if factor not in factors():
                 raise ProtocolError(f"unknown factor {factor!r}", where=f"{where}/levels")
-            levels[factor] = factors()[factor].levels if sel == "all" else tuple(str(s) for s in sel)
+            if sel == "all":
+                levels[factor] = factors()[factor].levels
+            elif isinstance(sel, list):
+                levels[factor] = tuple(str(s) for s in sel)
+            else:
+                raise ProtocolError(
+                    f"levels of {factor!r} must be \"all\" or a list, got {sel!r}", where=f"{where}/levels/{factor}"
+                )
+            if len(set(levels[factor])) != len(levels[factor]):
+                raise ProtocolError(f"repeated level in {factor!r}", where=f"{where}/levels/{factor}")
             for level in levels[factor]:
-                check_level(factor, level)
+                try:
+                    check_level(factor, level)
+                except ProtocolError as exc:
+                    raise ProtocolError(exc.what, where=f"{where}/levels/{factor}", hint=exc.hint) from None
+        check_level("resolution", str(c0.resolution_px))
+        probes = tuple(data.get("probes", PROBES))
+        for probe in probes:
+            check_level("probe", probe)
         return Profile(
             name=name,
             description=data.get("description", ""),
@@ -270,18 +304,27 @@ def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
             levels=levels,
             prompts=data.get("prompts"),
             generators=tuple(data["generators"]) if data.get("generators") else None,
-            probes=tuple(data.get("probes", PROBES)),
+            probes=probes,
             evaluators=tuple(data.get("evaluators", ())),
             bootstrap=int(data.get("bootstrap", 2000)),
         )
-    except (KeyError, TypeError) as exc:
-        raise ProtocolError(f"malformed profile: {exc}", where=where) from exc
+    except ProtocolError as exc:
+        if exc.where and exc.where.startswith(str(PROFILES_FILE)):
+            raise
+        raise ProtocolError(exc.what, where=where, hint=exc.hint) from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ProtocolError(f"malformed profile: {exc!r}", where=where) from exc
 
 
 @cache
 def load_profiles() -> dict[str, Profile]:
     """All profiles declared in ``harness/profiles.json``."""
-    raw = json.loads(PROFILES_FILE.read_text(encoding="utf-8"))
+    try:
+        raw = json.loads(PROFILES_FILE.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProtocolError(f"cannot read profiles: {exc}", where=PROFILES_FILE) from exc
+    if not isinstance(raw, dict):
+        raise ProtocolError("profiles file must map profile name -> profile", where=PROFILES_FILE)
     return {name: _parse_profile(name, data) for name, data in raw.items()}
 
 
@@ -293,3 +336,13 @@ def get_profile(name: str) -> Profile:
             f"unknown profile {name!r}", where="--audit-profile", hint=f"use one of {', '.join(profiles)}"
         )
     return profiles[name]
+
+
+def shared_family(profile: str | Profile = "paper") -> list[Configuration]:
+    """Baseline + every selected shared-factor level of ``profile`` (paraphrase excluded).
+
+    ``shared_family("paper")`` is the study's 387-configuration family used for ranking,
+    envelopes and the simultaneous bootstrap.
+    """
+    chosen = get_profile(profile) if isinstance(profile, str) else profile
+    return chosen.shared_configurations()
