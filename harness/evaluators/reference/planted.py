@@ -129,7 +129,7 @@ class NoEffect:
         return 0.0
 
 
-CANONICAL_SPACING_M = 0.25  # gap between objects in the canonical row
+CANONICAL_SPACING_M = 10.0  # gap in the canonical row: beyond every relation threshold
 
 
 def canonical_layout(scene: Scene) -> Scene:
@@ -199,7 +199,7 @@ class PlantedEvaluator:
         base_results = self.base.score_items(items)
         out = []
         for res, off in zip(base_results, offsets, strict=True):
-            if not res.ok:
+            if res.status != "ok":
                 out.append(res)
             elif isinstance(off, str):
                 out.append(ScoreResult.failed(off))
