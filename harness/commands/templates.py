@@ -1,0 +1,32 @@
+"""``t3d-audit templates [--json]``: list the 337 caption templates.
+
+Text output: one line per template, ``id<TAB>text`` (text keeps the ``{prompt}`` placeholder).
+``--json``: a list of ``{"id", "text", "slots": {slot: token or null}}`` in grammar order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+HELP = "list the 337 caption templates"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON (id, text, slot choices)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.captions import templates
+
+    rows = templates()
+    if args.json:
+        payload = [{"id": t.id, "text": t.text, "slots": t.slots} for t in rows]
+        json.dump(payload, sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    width = max(len(t.id) for t in rows)
+    for t in rows:
+        print(f"{t.id:<{width}}\t{t.text}")
+    return 0
