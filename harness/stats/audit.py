@@ -1,0 +1,444 @@
+"""Every statistic of the audit from one tidy record table: :func:`compute_audit`.
+
+The result is a frozen :class:`AuditResult`; ``to_summary()`` gives the ``summary.json``
+mapping of DESIGN.md ("Summary") with plain fractions and ``null`` for undefined values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness.errors import RecordsError
+from harness.stats import bootstrap as bs
+from harness.stats.dispersion import dispersion, scene_dispersion
+from harness.stats.envelopes import Envelopes, envelopes, generator_pairs
+from harness.stats.family import build_family
+from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
+from harness.stats.logo import logo_peak_rho
+from harness.stats.probes import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
+from harness.stats.rank import RankStability, rank_stability
+from harness.stats.reversals import ReversalSearch, search_reversals
+from harness.stats.rho import peak, rho, scene_level_variance
+from harness.stats.simultaneous import SEMethod, simultaneous_band
+from harness.stats.table import (
+    RENDER_FACTORS,
+    SHARED_FACTORS,
+    EvaluatorScores,
+    generator_means,
+    pivot_records,
+)
+from harness.stats.templates import (
+    SlotEffect,
+    TemplateGain,
+    average_slot_effects,
+    slot_effects,
+    template_gain,
+)
+from harness.stats.views import best_view_inflation
+
+Interval = tuple[float, float]
+NAN_CI: Interval = (float("nan"), float("nan"))
+
+
+@dataclass(frozen=True)
+class ProbeStats:
+    """One probe: the outcome decomposition and pointwise bootstrap intervals (fractions)
+    of the strict-drop, tie and rise rates and of the tie-adjusted discrimination."""
+
+    outcome: ProbeOutcome
+    ci: Mapping[str, Interval]
+
+
+@dataclass(frozen=True)
+class TopGap:
+    """Baseline gap between the two leading generators, L(top1) − L(top2), score units."""
+
+    top1: str
+    top2: str
+    gap: float
+    ci: Interval
+
+
+@dataclass(frozen=True)
+class EvaluatorAudit:
+    """All per-evaluator statistics. Fractions, ratios or score units as named; intervals are
+    pointwise 95 % prompt-bootstrap percentile intervals (NaN when the bootstrap is off)."""
+
+    evaluator: str
+    prompt_free: bool
+    generators: tuple[str, ...]
+    n_prompts: int
+    n_records: int
+    failed: int
+    failed_by_factor: Mapping[str, int]
+    dispersion: Mapping[str, float]
+    dispersion_ci: Mapping[str, Interval]
+    rho: Mapping[str, float]
+    rho_sample: Mapping[str, float]
+    rho_ci: Mapping[str, Interval]
+    peak_factor: str | None
+    peak_rho: float
+    peak_rho_ci: Interval
+    logo_peak_rho_range: Interval
+    rank: Mapping[str, RankStability]
+    best_view_inflation: float
+    probes: Mapping[str, ProbeStats]
+    envelopes: Envelopes
+    baseline_means: tuple[float, ...]
+    top_gap: TopGap | None
+    separable_pairs: int | None
+    best_worst: Mapping[str, tuple[str, str]]
+    template_gain: TemplateGain | None
+    slot_effects: Mapping[str, SlotEffect] = field(default_factory=dict)
+
+    @property
+    def template_rho(self) -> float:
+        return self.rho.get("template", float("nan"))
+
+    @property
+    def kendall_w(self) -> dict[str, float]:
+        return {f: r.kendall_w for f, r in self.rank.items()}
+
+    @property
+    def top1_count(self) -> dict[str, int]:
+        return {f: r.top1_count for f, r in self.rank.items()}
+
+    @property
+    def min_w(self) -> float:
+        vals = [w for w in self.kendall_w.values() if np.isfinite(w)]
+        return float(min(vals)) if vals else float("nan")
+
+    @property
+    def max_top1(self) -> int:
+        return max(self.top1_count.values(), default=0)
+
+    @property
+    def winner_changed(self) -> bool:
+        return self.max_top1 >= 2
+
+    @property
+    def discrimination(self) -> dict[str, float]:
+        return {p: s.outcome.discrimination for p, s in self.probes.items()}
+
+    @property
+    def content_accuracy(self) -> float:
+        return content_accuracy(self.discrimination)
+
+    @property
+    def stable_winner(self) -> str | None:
+        w = self.envelopes.stable_winner
+        return None if w is None else self.generators[w]
+
+
+@dataclass(frozen=True)
+class BandSummary:
+    """The simultaneous band of the alignment family (Eq. 3)."""
+
+    q95: float
+    contrasts: int
+    eligible: int
+    bootstrap: int
+    seed: int
+    se_method: str
+
+
+@dataclass(frozen=True)
+class LightingSummary:
+    """Mean standardised shift per lighting map and its correlation with EV and CCT."""
+
+    levels: tuple[str, ...]
+    z_shift: tuple[float, ...]
+    scalars: Mapping[str, tuple[float, float]]
+    correlation: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Everything :func:`compute_audit` computes; ``to_summary()`` is ``summary.json``."""
+
+    evaluators: Mapping[str, EvaluatorAudit]
+    band: BandSummary
+    reversals: ReversalSearch
+    slot_effects: Mapping[str, SlotEffect]
+    lighting: LightingSummary | None
+    bootstrap: int
+    seed: int
+    n_records: int
+    n_failed: int
+
+    @property
+    def alignment(self) -> tuple[str, ...]:
+        """Evaluators that read the prompt (the prompt-free controls left out)."""
+        return tuple(k for k, v in self.evaluators.items() if not v.prompt_free)
+
+    def to_summary(self) -> dict[str, Any]:
+        """The DESIGN.md summary mapping: exactly its keys, fractions, NaN → None."""
+        evs: dict[str, Any] = {}
+        for name, ev in self.evaluators.items():
+            counts = ev.envelopes.counts()
+            evs[name] = {
+                "dispersion": _clean(ev.dispersion),
+                "rho": _clean(ev.rho),
+                "template_rho": _num(ev.template_rho),
+                "peak_rho": _num(ev.peak_rho),
+                "peak_rho_ci": _clean(list(ev.peak_rho_ci)),
+                "kendall_w": _clean(ev.kendall_w),
+                "top1_count": dict(ev.top1_count),
+                "min_w": _num(ev.min_w),
+                "max_top1": ev.max_top1,
+                "best_view_inflation": _num(ev.best_view_inflation),
+                "discrimination": _clean(ev.discrimination),
+                "content_accuracy": _num(ev.content_accuracy),
+                "envelopes": {
+                    "strict": counts["strict"],
+                    "sign_crossing": counts["sign_crossing"],
+                    "tie_boundary": counts["tie_boundary"],
+                    "stable_winner": ev.stable_winner,
+                },
+                "logo_peak_rho_range": _clean(list(ev.logo_peak_rho_range)),
+                "failed": ev.failed,
+            }
+        return {
+            "evaluators": evs,
+            "simultaneous": {
+                "q95": _num(self.band.q95),
+                "contrasts": self.band.contrasts,
+                "B": self.band.bootstrap,
+                "seed": self.band.seed,
+            },
+            "reversals": self.reversals.counts(),
+        }
+
+
+def _num(x: float) -> float | None:
+    return float(x) if x is not None and np.isfinite(x) else None
+
+
+def _clean(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, float | np.floating):
+        return _num(float(obj))
+    return obj
+
+
+def compute_audit(
+    records: pd.DataFrame,
+    *,
+    bootstrap: int = 2000,
+    seed: int = 42,
+    template_slots: Mapping[str, Mapping[str, str | None]] | None = None,
+    default_template: str | None = None,
+    lighting_scalars: Mapping[str, tuple[float, float]] | None = None,
+    se_method: SEMethod = "bootstrap",
+    max_bytes: int = 256 * 2**20,
+) -> AuditResult:
+    """Compute every statistic of the study from the tidy ``records`` alone.
+
+    ``bootstrap``: B prompt-block draws (0 turns intervals and the band off), drawn once
+    from ``seed`` and shared by every interval. ``template_slots`` (template id → slot
+    choices) enables Table 3; ``default_template`` the best-template-vs-default gain;
+    ``lighting_scalars`` (map → (EV, CCT K)) the lighting correlation. Failed records are
+    excluded and counted. Raises :class:`RecordsError` for an unusable table.
+    """
+    if bootstrap < 0:
+        raise RecordsError(f"bootstrap must be ≥ 0, got {bootstrap}", where="--bootstrap")
+    tables = pivot_records(records)
+    if not tables:
+        raise RecordsError("no score records", where="score records", hint="pass raw score files")
+    first = next(iter(tables.values()))
+    n_prompts = len(first.prompts)
+    weights = bs.prompt_weights(n_prompts, bootstrap, seed) if bootstrap else None
+    per_eval = {
+        name: _evaluator_audit(t, weights, template_slots, default_template)
+        for name, t in tables.items()
+    }
+    alignment = [tables[k] for k, v in per_eval.items() if not v.prompt_free]
+    family = build_family(alignment)
+    if weights is not None and family.n_contrasts:
+        band = simultaneous_band(family.d, weights, se_method=se_method, max_bytes=max_bytes)
+        reversals = search_reversals(alignment, weights, family, band)
+        q, eligible = band.q, band.n_eligible
+    else:
+        q, eligible = float("nan"), 0
+        reversals = _descriptive_only(alignment)
+    slot_avg = average_slot_effects(
+        [v.slot_effects for v in per_eval.values() if v.slot_effects and not v.prompt_free]
+    )
+    return AuditResult(
+        evaluators=per_eval,
+        band=BandSummary(q, family.n_contrasts, eligible, bootstrap, seed, se_method),
+        reversals=reversals,
+        slot_effects=slot_avg,
+        lighting=_lighting(list(tables.values()), lighting_scalars),
+        bootstrap=bootstrap,
+        seed=seed,
+        n_records=sum(t.n_records for t in tables.values()),
+        n_failed=sum(t.n_failed for t in tables.values()),
+    )
+
+
+def _descriptive_only(alignment: list[EvaluatorScores]) -> ReversalSearch:
+    desc = {}
+    for t in alignment:
+        desc[t.evaluator] = any(
+            rank_stability(generator_means(t.factors[f].scores)).top1_count >= 2
+            for f in SHARED_FACTORS
+            if f in t.factors
+        )
+    off = dict.fromkeys(desc, False)
+    return ReversalSearch(desc, off, dict(off), ())
+
+
+def _ci(draws: np.ndarray | None) -> Interval:
+    return bs.ci_tuple(draws) if draws is not None else NAN_CI
+
+
+def _evaluator_audit(
+    t: EvaluatorScores,
+    weights: np.ndarray | None,
+    template_slots: Mapping[str, Mapping[str, str | None]] | None,
+    default_template: str | None,
+) -> EvaluatorAudit:
+    factor_names = list(t.factors)
+    blocks = {f: t.factors[f].scores for f in factor_names}
+    disp = {f: dispersion(s) for f, s in blocks.items()}
+    rhos = {f: rho(s, t.baseline) for f, s in blocks.items()}
+    rhos_sample = {f: rho(s, t.baseline, ddof=1) for f, s in blocks.items()}
+    peak_factor, peak_rho = peak(rhos)
+
+    disp_ci: dict[str, Interval] = dict.fromkeys(factor_names, NAN_CI)
+    rho_ci: dict[str, Interval] = dict.fromkeys(factor_names, NAN_CI)
+    peak_ci = NAN_CI
+    if weights is not None and factor_names:
+        d_draws = bs.scene_mean_draws(np.stack([scene_dispersion(blocks[f]) for f in factor_names]), weights)
+        r_draws = bs.rho_draws(
+            np.stack([scene_level_variance(blocks[f]) for f in factor_names]), t.baseline, weights
+        )
+        for i, f in enumerate(factor_names):
+            disp_ci[f] = _ci(d_draws[:, i])
+            rho_ci[f] = _ci(r_draws[:, i])
+        from harness.stats._nan import nanmax
+
+        peak_ci = _ci(nanmax(r_draws, axis=1))
+
+    rank = {
+        f: rank_stability(generator_means(t.factors[f].scores))
+        for f in SHARED_FACTORS
+        if f in t.factors
+    }
+    view_blocks = [t.factors[f].scores for f in ("pitch", "yaw") if f in t.factors]
+    inflation = (
+        best_view_inflation(t.baseline, np.concatenate(view_blocks, axis=-1))
+        if view_blocks
+        else float("nan")
+    )
+
+    probes: dict[str, ProbeStats] = {}
+    for name, scores in t.probes.items():
+        outcome = probe_outcome(t.baseline, scores, t.probe_recorded.get(name))
+        ci: dict[str, Interval] = dict.fromkeys(("strict_drop", "tie", "rise", "discrimination"), NAN_CI)
+        if weights is not None:
+            credit = pair_credit(t.baseline, scores)
+            ok = np.isfinite(credit)
+            parts = np.stack(
+                [
+                    np.where(ok, credit == 1.0, np.nan),
+                    np.where(ok, credit == 0.5, np.nan),
+                    np.where(ok, credit == 0.0, np.nan),
+                    credit,
+                ]
+            )
+            draws = bs.scene_mean_draws(parts, weights)
+            ci = {k: _ci(draws[:, i]) for i, k in enumerate(("strict_drop", "tie", "rise", "discrimination"))}
+        probes[name] = ProbeStats(outcome, ci)
+
+    _ids, shared = t.shared_protocols()
+    env = envelopes(generator_means(shared))
+    base_means = generator_means(t.baseline)
+    top_gap, separable = _baseline_gap(t, base_means, weights)
+
+    bw = {}
+    for f in RENDER_FACTORS:
+        if f in t.factors:
+            r = best_worst(t.factors[f].scores, t.factors[f].levels)
+            if r is not None:
+                bw[f] = r
+    gain = None
+    effects: dict[str, SlotEffect] = {}
+    if "template" in t.factors and not t.prompt_free:
+        fs = t.factors["template"]
+        if default_template is not None:
+            gain = template_gain(fs.scores, fs.levels, default_template)
+        if template_slots is not None:
+            from harness.stats.levels import level_means
+
+            means = dict(zip(fs.levels, level_means(fs.scores).tolist(), strict=True))
+            effects = slot_effects(means, template_slots)
+
+    return EvaluatorAudit(
+        evaluator=t.evaluator,
+        prompt_free=t.prompt_free,
+        generators=t.generators,
+        n_prompts=len(t.prompts),
+        n_records=t.n_records,
+        failed=t.n_failed,
+        failed_by_factor=dict(t.failed_by_factor),
+        dispersion=disp,
+        dispersion_ci=disp_ci,
+        rho=rhos,
+        rho_sample=rhos_sample,
+        rho_ci=rho_ci,
+        peak_factor=peak_factor,
+        peak_rho=peak_rho,
+        peak_rho_ci=peak_ci,
+        logo_peak_rho_range=logo_peak_rho(blocks, t.baseline),
+        rank=rank,
+        best_view_inflation=inflation,
+        probes=probes,
+        envelopes=env,
+        baseline_means=tuple(float(x) for x in base_means),
+        top_gap=top_gap,
+        separable_pairs=separable,
+        best_worst=bw,
+        template_gain=gain,
+        slot_effects=effects,
+    )
+
+
+def _baseline_gap(
+    t: EvaluatorScores, means: np.ndarray, weights: np.ndarray | None
+) -> tuple[TopGap | None, int | None]:
+    finite = np.flatnonzero(np.isfinite(means))
+    if finite.size < 2:
+        return None, None
+    order = finite[np.argsort(-means[finite], kind="stable")]
+    a, b = int(order[0]), int(order[1])
+    gap = float(means[a] - means[b])
+    if weights is None:
+        return TopGap(t.generators[a], t.generators[b], gap, NAN_CI), None
+    top = TopGap(t.generators[a], t.generators[b], gap, _ci(bs.paired_gap(t.baseline, a, b, weights)))
+    pairs = generator_pairs(len(t.generators))
+    d = np.stack([t.baseline[m] - t.baseline[n] for m, n in pairs], axis=1)  # (P, pairs)
+    lo, hi = bs.percentile_ci(bs.prompt_mean_draws(d, weights))
+    return top, int(((lo > 0) | (hi < 0)).sum())
+
+
+def _lighting(
+    tables: list[EvaluatorScores], scalars: Mapping[str, tuple[float, float]] | None
+) -> LightingSummary | None:
+    blocks = [t.factors["lighting"] for t in tables if "lighting" in t.factors]
+    if not blocks:
+        return None
+    levels = blocks[0].levels
+    same = [b.scores for b in blocks if b.levels == levels]
+    z = mean_standardised_shift(same)
+    corr = lighting_correlation(levels, z, scalars) if scalars else {}
+    return LightingSummary(levels, tuple(float(x) for x in z), dict(scalars or {}), corr)

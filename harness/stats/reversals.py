@@ -1,0 +1,142 @@
+"""Winner reversals: descriptive, pointwise and simultaneous (study §4.3, Appendix H).
+
+For one evaluator and one shared factor, a *candidate* is two levels l1, l2 whose unique
+sample winners a ≠ b differ. It is a pointwise (simultaneous) reversal when the interval
+of Δ_ab at l1 lies above zero and the interval of Δ_ab at l2 lies below zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.stats._nan import nanmean
+from harness.stats.bootstrap import percentile_ci, prompt_mean_draws
+from harness.stats.family import ContrastFamily
+from harness.stats.rank import unique_winners
+from harness.stats.simultaneous import Band
+from harness.stats.table import SHARED_FACTORS, EvaluatorScores, generator_means
+
+
+@dataclass(frozen=True)
+class Reversal:
+    """One confirmed opposite-interval pair: Δ_ab = L(a) − L(b) at two levels of a factor.
+
+    ``gap1``/``gap2`` are the point margins at ``level1``/``level2``; ``ci1``/``ci2`` the
+    intervals of the kind named by ``kind`` ("pointwise" or "simultaneous").
+    """
+
+    evaluator: str
+    factor: str
+    winner1: str
+    winner2: str
+    level1: str
+    level2: str
+    gap1: float
+    gap2: float
+    ci1: tuple[float, float]
+    ci2: tuple[float, float]
+    kind: str
+
+
+@dataclass(frozen=True)
+class ReversalSearch:
+    """Per-evaluator flags and the confirmed instances (strongest first per evaluator)."""
+
+    descriptive: dict[str, bool]
+    pointwise: dict[str, bool]
+    simultaneous: dict[str, bool]
+    instances: tuple[Reversal, ...]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "descriptive": sum(self.descriptive.values()),
+            "pointwise": sum(self.pointwise.values()),
+            "simultaneous": sum(self.simultaneous.values()),
+        }
+
+
+def search_reversals(
+    evaluators: list[EvaluatorScores],
+    weights: np.ndarray,
+    family: ContrastFamily,
+    band: Band,
+    level: float = 0.95,
+) -> ReversalSearch:
+    """Search every (evaluator, shared factor) of ``family`` for reversals.
+
+    ``weights`` (B, P) are the audit's shared prompt counts; pointwise intervals are
+    percentile intervals of the paired differences, simultaneous ones come from ``band``.
+    """
+    desc: dict[str, bool] = {}
+    point: dict[str, bool] = {}
+    simul: dict[str, bool] = {}
+    found: list[Reversal] = []
+    for ev in evaluators:
+        name = ev.evaluator
+        desc[name] = point[name] = simul[name] = False
+        for factor in SHARED_FACTORS:
+            if factor not in ev.factors:
+                continue
+            fs = ev.factors[factor]
+            win = unique_winners(generator_means(fs.scores))
+            winners = sorted(set(win[win >= 0].tolist()))
+            if len(winners) < 2:
+                continue
+            desc[name] = True
+            for i_a, a in enumerate(winners):
+                for b in winners[i_a + 1 :]:
+                    la = np.flatnonzero(win == a)
+                    lb = np.flatnonzero(win == b)
+                    levels = np.concatenate([la, lb])
+                    d = fs.scores[a][:, levels] - fs.scores[b][:, levels]  # (P, k)
+                    gaps = nanmean(d, axis=0)
+                    lo, hi = percentile_ci(prompt_mean_draws(d, weights), level)
+                    s_lo, s_hi = _simultaneous(family, band, name, factor, fs.levels, a, b, levels)
+                    for kind, (L, H), flags in (
+                        ("pointwise", (lo, hi), point),
+                        ("simultaneous", (s_lo, s_hi), simul),
+                    ):
+                        r = _best_pair(L, H, gaps, len(la))
+                        if r is None:
+                            continue
+                        i, k = r
+                        flags[name] = True
+                        found.append(
+                            Reversal(
+                                evaluator=name,
+                                factor=factor,
+                                winner1=ev.generators[a],
+                                winner2=ev.generators[b],
+                                level1=fs.levels[levels[i]],
+                                level2=fs.levels[levels[k]],
+                                gap1=float(gaps[i]),
+                                gap2=float(gaps[k]),
+                                ci1=(float(L[i]), float(H[i])),
+                                ci2=(float(L[k]), float(H[k])),
+                                kind=kind,
+                            )
+                        )
+    return ReversalSearch(desc, point, simul, tuple(found))
+
+
+def _best_pair(lo: np.ndarray, hi: np.ndarray, gaps: np.ndarray, n_a: int):
+    """Indices (i in the a-won levels with lo > 0, k in the b-won levels with hi < 0),
+    choosing the most separated of each side; None when no such pair exists."""
+    pos = np.flatnonzero(np.nan_to_num(lo[:n_a], nan=-np.inf) > 0)
+    neg = n_a + np.flatnonzero(np.nan_to_num(hi[n_a:], nan=np.inf) < 0)
+    if pos.size == 0 or neg.size == 0:
+        return None
+    return int(pos[np.argmax(lo[pos])]), int(neg[np.argmin(hi[neg])])
+
+
+def _simultaneous(family, band, name, factor, levels, a, b, idx):
+    """Band intervals of Δ_ab at the levels ``idx``, oriented as L(a) − L(b)."""
+    pair = (min(a, b), max(a, b))
+    sign = 1.0 if a < b else -1.0
+    cols = np.array([family.column(name, pair, f"{factor}={levels[i]}") for i in idx])
+    lo, hi = band.interval(cols)
+    if sign < 0:
+        lo, hi = -hi, -lo
+    return lo, hi
