@@ -47,8 +47,10 @@ _TYPES: dict[str, Check] = {
     "array": lambda v: isinstance(v, list),
     "string": lambda v: isinstance(v, str),
     "number": _is_number,
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
 }
@@ -183,8 +185,8 @@ def _number_checks(node: dict[str, Any]) -> list[Check]:
     out: list[Check] = []
     if "exclusiveMinimum" in node:
         lo = node["exclusiveMinimum"]
-        out.append(lambda v: not _is_number(v) or v > lo)
+        out.append(lambda v: not _is_number(v) or not v <= lo)  # NaN passes, as in jsonschema
     if "minimum" in node:
         lo2 = node["minimum"]
-        out.append(lambda v: not _is_number(v) or v >= lo2)
+        out.append(lambda v: not _is_number(v) or not v < lo2)
     return out

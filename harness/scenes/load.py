@@ -263,7 +263,8 @@ def _schema_error(doc: Any, path: str) -> None:
             f"missing required field {key!r}",
             path=path,
             pointer=pointer((*where, key)),
-            hint=f"required fields here: {', '.join(k for k in props if k in error.validator_value)}",
+            hint="required fields here: "
+            + ", ".join(k for k in props if k in error.validator_value),
         )
     if kind == "additionalProperties":
         allowed = error.schema.get("properties", {})
@@ -377,9 +378,7 @@ def check_asset_path(
     return resolved
 
 
-def _check_semantics(
-    doc: dict[str, Any], path: str, root: Path, checked: set[str] | None
-) -> None:
+def _check_semantics(doc: dict[str, Any], path: str, root: Path, checked: set[str] | None) -> None:
     # Python's "$" also matches before a final newline, so ids are re-checked in full here.
     for key in ("id", "generator", "prompt_id"):
         if not _ID.fullmatch(doc[key]):

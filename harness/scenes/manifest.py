@@ -189,7 +189,9 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise _fail(f"malformed manifest: {exc}", root) from None
     _need(isinstance(doc, dict), "manifest is not a JSON object", root, "")
-    _need(doc.get("schema") == MANIFEST_SCHEMA, f"schema must be {MANIFEST_SCHEMA!r}", root, "/schema")
+    _need(
+        doc.get("schema") == MANIFEST_SCHEMA, f"schema must be {MANIFEST_SCHEMA!r}", root, "/schema"
+    )
     expected = {"schema", "scenes", "assets", "generators", "prompts"}
     _need(set(doc) == expected, f"fields must be exactly {sorted(expected)}", root, "")
     entry_fields = {
@@ -202,7 +204,12 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
         for i, entry in enumerate(doc[key]):
             ok = isinstance(entry, dict) and set(entry) == fields
             ok = ok and all(isinstance(v, str) and v for v in entry.values())
-            _need(ok, f"{key} entries need exactly the string fields {sorted(fields)}", root, f"/{key}/{i}")
+            _need(
+                ok,
+                f"{key} entries need exactly the string fields {sorted(fields)}",
+                root,
+                f"/{key}/{i}",
+            )
     _need(len(doc["scenes"]) > 0, "manifest lists no scenes", root, "/scenes")
     _need(
         isinstance(doc["generators"], list) and all(isinstance(g, str) for g in doc["generators"]),
@@ -228,7 +235,12 @@ def verify_manifest(root: Path | str) -> dict[str, Any]:
             where = f"/{key}/{i}/path"
             try:
                 resolved = check_asset_path(
-                    rel, root, path=root / MANIFEST_NAME, where=where, error=ManifestError, kind=kind
+                    rel,
+                    root,
+                    path=root / MANIFEST_NAME,
+                    where=where,
+                    error=ManifestError,
+                    kind=kind,
                 )
             except ManifestError as exc:
                 if exc.what.startswith("missing"):
