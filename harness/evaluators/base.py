@@ -143,7 +143,9 @@ class EvaluatorSpec:
         out: dict[str, Any] = {}
         for name in IDENTITY_FIELDS:
             value = getattr(self, name)
-            out[name] = dict(value) if name == "options" else value
+            if name == "options":
+                value = {k: list(v) if isinstance(v, tuple) else v for k, v in value}
+            out[name] = value
         return out
 
     @property

@@ -1,0 +1,85 @@
+"""Helpers shared by the torch adapters (imported only by them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.errors import EvaluatorError
+from harness.evaluators.base import EvaluatorSpec, check_image
+from harness.evaluators.cache import image_sha256
+
+
+def resolve_device(device: str) -> str:
+    """``"auto"`` -> ``"cuda"`` when available, else ``"cpu"``; other values pass through."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise EvaluatorError(f"device {device!r} requested but CUDA is not available")
+    return device
+
+
+def to_pil(image: np.ndarray) -> Any:
+    """An ``(H, W, 3)`` uint8 array as a PIL RGB image."""
+    from PIL import Image
+
+    return Image.fromarray(np.ascontiguousarray(image), mode="RGB")
+
+
+def distinct_images(
+    spec: EvaluatorSpec, images: Iterable[np.ndarray]
+) -> tuple[list[int], Iterator[tuple[int, np.ndarray]]]:
+    """Deduplicate by pixel sha256 while streaming.
+
+    Returns ``rows`` (filled as the iterator is consumed: ``rows[i]`` is the distinct-image row
+    of input ``i``) and an iterator over ``(row, image)`` for first occurrences only.
+    """
+    rows: list[int] = []
+
+    def generate() -> Iterator[tuple[int, np.ndarray]]:
+        seen: dict[str, int] = {}
+        for index, image in enumerate(images):
+            check_image(spec, image, index)
+            sha = image_sha256(image)
+            row = seen.get(sha)
+            if row is None:
+                row = seen[sha] = len(seen)
+                rows.append(row)
+                yield row, image
+            else:
+                rows.append(row)
+
+    return rows, generate()
+
+
+def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """Consecutive lists of at most ``size`` items."""
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def distinct_texts(texts: Sequence[str]) -> tuple[list[str], list[int]]:
+    """Unique texts in first-seen order and, per input, its index among them."""
+    order: dict[str, int] = {}
+    index = [order.setdefault(t, len(order)) for t in texts]
+    return list(order), index
+
+
+def load_failure(spec: EvaluatorSpec, exc: BaseException) -> EvaluatorError:
+    """A typed error for a model that was found but could not be loaded."""
+    return EvaluatorError(
+        f"evaluator {spec.id!r} could not be loaded: {exc.__class__.__name__}: {exc}",
+        where=spec.checkpoint,
+        hint="check that the checkpoint matches the model config "
+        f"({spec.model_name}) and was written by the same library",
+    )

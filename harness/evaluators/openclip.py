@@ -1,0 +1,214 @@
+"""open_clip adapter: CLIP, OpenCLIP, MetaCLIP, DFN, EVA-CLIP, CLIPA, SigLIP, custom configs.
+
+Scoring is by embedding similarity. ``score_grid`` encodes each distinct image once (pixel
+sha256) and each distinct caption once (plus the shared text-embedding cache), then takes one
+matrix product of the L2-normalised embeddings and applies the spec's score scale:
+
+* ``clipscore``: ``2.5 * max(cos, 0)`` (Hessel et al. 2021; the clamp removes negative
+  similarities, the weight stretches the typical range);
+* ``sigmoid``: ``sigmoid(exp(t) * cos + b)`` with the SigLIP model's own learned temperature
+  and bias: its trained pairwise match probability.
+
+Images stream through in batches of ``batch_size``; only the ``(n, d)`` float32 embeddings
+are kept, so memory is bounded by the batch, not the number of images.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.evaluators import weights
+from harness.evaluators._torch import (
+    batched,
+    distinct_images,
+    distinct_texts,
+    load_failure,
+    resolve_device,
+    to_pil,
+)
+from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_pairs
+from harness.evaluators.cache import EmbeddingCache
+from harness.paths import CACHE_ENV, REPO_ROOT
+
+CLIPSCORE_W = 2.5
+_CHECKPOINT_NAMES = ("open_clip_model.safetensors", "open_clip_pytorch_model.bin")
+
+
+def checkpoint_file(found: weights.Resolved) -> Path:
+    """The weights file inside a resolved location (a file, or a directory holding one)."""
+    path = found.path
+    if path.is_file():
+        return path
+    for name in _CHECKPOINT_NAMES:
+        if (path / name).is_file():
+            return path / name
+    files = sorted(p for p in path.iterdir() if p.suffix in (".safetensors", ".bin", ".pt", ".pth"))
+    if not files:
+        raise FileNotFoundError(f"no open_clip checkpoint file in {path}")
+    return files[0]
+
+
+def register_model_config(spec: EvaluatorSpec) -> None:
+    """Make a custom model config (``model_config`` option) known to open_clip."""
+    import open_clip
+
+    config = spec.option("model_config")
+    if not config:
+        return
+    path = Path(config)
+    if not path.is_absolute():
+        path = REPO_ROOT / path
+    if not path.is_file():
+        raise weights.missing_weights_error(spec, f"model config {path} not found")
+    if Path(path).stem not in open_clip.list_models():
+        open_clip.add_model_config(path)
+
+
+def load(spec: EvaluatorSpec, device: str) -> tuple[Any, Any, Any]:
+    """``(model, preprocess, tokenizer)`` for an open_clip spec, weights found offline first."""
+    import open_clip
+
+    register_model_config(spec)
+    found = weights.require(spec)
+    try:
+        pretrained = str(checkpoint_file(found)) if found is not None else spec.checkpoint
+        model, _, preprocess = open_clip.create_model_and_transforms(
+            spec.model_name,
+            pretrained=pretrained,
+            device=device,
+            image_mean=tuple(spec.option("mean")),
+            image_std=tuple(spec.option("std")),
+            image_interpolation=spec.option("interpolation"),
+            image_resize_mode=spec.option("resize_mode"),
+            weights_only=True,
+        )
+        tokenizer = open_clip.get_tokenizer(spec.model_name)
+    except Exception as exc:
+        if found is None:
+            raise weights.missing_weights_error(spec, f"{exc.__class__.__name__}: {exc}") from exc
+        raise load_failure(spec, exc) from exc
+    model.eval()
+    return model, preprocess, tokenizer
+
+
+def token_count(tokenizer: Any, text: str) -> int:
+    """Number of tokens ``text`` needs, special tokens included, before truncation."""
+    inner = getattr(tokenizer, "tokenizer", None)  # open_clip HFTokenizer wraps a HF tokenizer
+    if inner is not None and callable(inner):
+        return len(inner(text, add_special_tokens=True)["input_ids"])
+    if hasattr(tokenizer, "encode"):
+        return len(tokenizer.encode(text)) + 2  # start and end of text
+    return 0
+
+
+class OpenClipEvaluator:
+    """An open_clip model behind the Evaluator protocol (also an EmbeddingEvaluator)."""
+
+    def __init__(
+        self,
+        spec: EvaluatorSpec,
+        model: Any,
+        preprocess: Any,
+        tokenizer: Any,
+        *,
+        device: str,
+        batch_size: int,
+        text_cache: EmbeddingCache | None = None,
+    ):
+        self.spec = spec
+        self.model = model
+        self.preprocess = preprocess
+        self.tokenizer = tokenizer
+        self.device = device
+        self.batch_size = batch_size
+        self.text_cache = text_cache or EmbeddingCache(spec.identity_hash)
+        self.context_length = int(getattr(model, "context_length", spec.max_text_tokens or 77))
+
+    # ----------------------------------------------------------------- encoders
+    def image_embeddings(self, images: Iterable[np.ndarray]) -> tuple[np.ndarray, list[int]]:
+        """``(distinct (k, d) float32 unit vectors, row of each input image)``; streamed."""
+        import torch
+
+        rows, unique = distinct_images(self.spec, images)
+        chunks: list[np.ndarray] = []
+        with torch.inference_mode():
+            for batch in batched(unique, self.batch_size):
+                pixels = torch.stack([self.preprocess(to_pil(im)) for _, im in batch])
+                emb = self.model.encode_image(pixels.to(self.device), normalize=True)
+                chunks.append(emb.float().cpu().numpy())
+        dim = chunks[0].shape[1] if chunks else 0
+        return (np.concatenate(chunks) if chunks else np.zeros((0, dim), np.float32)), rows
+
+    def text_embeddings(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+        """``(distinct (k, d) float32 unit vectors, row of each input text)``; cached."""
+        import torch
+
+        unique, rows = distinct_texts(texts)
+        known = self.text_cache.get_many(unique)
+        todo = [t for t in unique if t not in known]
+        with torch.inference_mode():
+            for batch in batched(todo, self.batch_size):
+                tokens = self.tokenizer(batch, context_length=self.context_length)
+                emb = self.model.encode_text(tokens.to(self.device), normalize=True)
+                fresh = dict(zip(batch, emb.float().cpu().numpy(), strict=True))
+                self.text_cache.put_many(fresh)
+                known.update(fresh)
+        if not unique:
+            return np.zeros((0, 0), np.float32), rows
+        return np.stack([known[t] for t in unique]).astype(np.float32), rows
+
+    def truncated(self, text: str) -> bool:
+        """Whether ``text`` exceeds the model's text window (and is cut by the tokenizer)."""
+        return token_count(self.tokenizer, text) > self.context_length
+
+    # ----------------------------------------------------------------- scoring
+    def transform(self, cos: np.ndarray) -> np.ndarray:
+        """Cosine similarities -> scores on the spec's scale (float64)."""
+        cos = np.asarray(cos, dtype=np.float64)
+        if self.spec.option("scale") == "sigmoid":
+            scale = float(self.model.logit_scale.exp().item())
+            bias_param = getattr(self.model, "logit_bias", None)
+            bias = float(bias_param.item()) if bias_param is not None else 0.0
+            return 1.0 / (1.0 + np.exp(-(scale * cos + bias)))
+        return CLIPSCORE_W * np.maximum(cos, 0.0)
+
+    def score_grid(self, images: Iterable[np.ndarray], captions: Sequence[str]) -> np.ndarray:
+        """``(n_images, n_captions)`` scores; each distinct image and caption encoded once."""
+        img, img_rows = self.image_embeddings(images)
+        txt, txt_rows = self.text_embeddings(list(captions))
+        if not img_rows or not txt_rows:
+            return np.zeros((len(img_rows), len(txt_rows)))
+        grid = self.transform(img @ txt.T)
+        return grid[np.ix_(img_rows, txt_rows)]
+
+    def score(self, images: Sequence[np.ndarray], captions: Sequence[str]) -> list[ScoreResult]:
+        """Pairwise scores ``images[i]`` vs ``captions[i]``."""
+        check_pairs(self.spec, images, captions)
+        img, img_rows = self.image_embeddings(images)
+        txt, txt_rows = self.text_embeddings(list(captions))
+        cos = np.einsum("nd,nd->n", img[img_rows], txt[txt_rows]) if img_rows else np.zeros(0)
+        scores = self.transform(cos)
+        return [
+            ScoreResult.ok(float(s), truncated=self.truncated(c))
+            for s, c in zip(scores, captions, strict=True)
+        ]
+
+    def close(self) -> None:
+        self.model = None
+
+
+def build(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 32) -> OpenClipEvaluator:
+    """Adapter constructor registered under ``open_clip``."""
+    device = resolve_device(device)
+    model, preprocess, tokenizer = load(spec, device)
+    # The on-disk text-embedding cache lives in the shared audit cache when one is configured.
+    text_root = os.environ.get(CACHE_ENV)
+    cache = EmbeddingCache(spec.identity_hash, text_root) if text_root else None
+    return OpenClipEvaluator(
+        spec, model, preprocess, tokenizer, device=device, batch_size=batch_size, text_cache=cache
+    )
