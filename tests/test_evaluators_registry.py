@@ -63,9 +63,9 @@ def test_prompt_free_control_and_text_windows():
     assert specs["clip-vit-b32"].max_text_tokens == 77
     assert "2.5 * max(cos" in specs["clip-vit-l14"].score_scale
     assert specs["siglip-vit-l16"].option("scale") == "sigmoid"
-    assert 'Does this figure show "{text}"? Please answer yes or no.' == (
+    assert (
         specs["vqascore"].instruction
-    )
+    ) == 'Does this figure show "{text}"? Please answer yes or no.'
     assert specs["gpt4o-judge"].option("temperature") == 0.0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import socket
@@ -78,10 +79,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
 
 @pytest.fixture
@@ -245,7 +244,7 @@ def test_missing_key_is_a_clear_error_without_value(monkeypatch):
 
 def test_secret_never_renders():
     secret = judge.Secret(KEY)
-    rendered = [repr(secret), str(secret), f"{secret}", f"{secret!r}", "%s" % (secret,)]
+    rendered = [repr(secret), str(secret), f"{secret}", f"{secret!r}", f"{secret}"]
     assert_no_key(*rendered)
     with pytest.raises(TypeError):
         import pickle
