@@ -1,0 +1,91 @@
+"""``t3d-audit report``: tables and ``summary.json`` from raw score files alone.
+
+No renderer and no model are needed: everything is recomputed from the records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from harness.errors import AuditError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scores", nargs="+", required=True, type=Path, metavar="FILE",
+                        help="raw score files (CSV or Parquet), one or more per evaluator")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR",
+                        help="output directory for tables/ and summary.json")
+    parser.add_argument("--bootstrap", type=int, default=2000, metavar="B",
+                        help="prompt-block bootstrap draws (default 2000; 0 disables intervals)")
+    parser.add_argument("--seed", type=int, default=42, metavar="S",
+                        help="bootstrap seed (default 42)")
+    parser.add_argument("--se", choices=("bootstrap", "analytic"), default="bootstrap",
+                        help="standard error of the simultaneous band (default: bootstrap SD)")
+    parser.add_argument("--lighting-scalars", type=Path, metavar="JSON",
+                        help='optional {"map": [EV, CCT_K], ...} for the Table 8 correlation')
+
+
+def load_scores(paths: list[Path]):
+    """Read and validate every file, then concatenate (duplicates are caught downstream)."""
+    import pandas as pd
+
+    from harness.records import read_records
+
+    frames = [read_records(p) for p in paths]
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def template_slots(template_ids) -> tuple[dict[str, dict[str, str | None]], str]:
+    """Slot choices of the given template ids and the default template id, from the grammar."""
+    from harness.captions import DEFAULT_TEMPLATE_ID, get_template
+
+    slots = {}
+    for tid in template_ids:
+        try:
+            slots[tid] = dict(get_template(tid).slots)
+        except AuditError:
+            continue
+    return slots, DEFAULT_TEMPLATE_ID
+
+
+def _lighting(path: Path | None) -> dict[str, tuple[float, float]] | None:
+    if path is None:
+        return None
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): (float(v[0]), float(v[1])) for k, v in raw.items()}
+    except (OSError, ValueError, TypeError, IndexError, AttributeError) as exc:
+        raise AuditError(f"cannot read lighting scalars: {exc}", where=path,
+                         hint='expected {"city": [EV, CCT_K], ...}') from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.report.summary import digest, write_summary
+    from harness.report.tables import build_tables, write_tables
+    from harness.stats.audit import compute_audit
+
+    if args.bootstrap < 0:
+        raise AuditError(f"--bootstrap must be ≥ 0, got {args.bootstrap}", where="--bootstrap")
+    t0 = time.perf_counter()
+    records = load_scores(list(args.scores))
+    levels = records.loc[records["factor"] == "template", "level"].unique()
+    slots, default_template = template_slots(levels)
+    result = compute_audit(
+        records,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        template_slots=slots,
+        default_template=default_template,
+        lighting_scalars=_lighting(args.lighting_scalars),
+        se_method=args.se,
+    )
+    out = Path(args.out)
+    paths = write_tables(build_tables(result), out / "tables")
+    summary = write_summary(result, out / "summary.json")
+    print(digest(result))
+    print(f"wrote {summary} and {len(paths)} table files under {out / 'tables'} "
+          f"in {time.perf_counter() - t0:.1f} s")
+    return 0

@@ -1,0 +1,394 @@
+"""The study's tables computed from an :class:`~harness.stats.audit.AuditResult`.
+
+Each table is a :class:`Table` of display cells (percentages as in the paper, ratios with
+two decimals, ``–`` for undefined values). Writers emit GitHub Markdown and CSV with the
+same cells. Numbering follows the study: 1, 2, 3 (slot effects), 4 (selected reversals),
+8 (lighting), 9 (envelopes), 10 (probe outcomes), 13–18, plus a failures table.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.stats.audit import AuditResult, EvaluatorAudit
+
+FACTOR_LABELS = {
+    "resolution": "Res.",
+    "focal_length": "Focal",
+    "lighting": "Light",
+    "background": "Bg.",
+    "pitch": "Pitch",
+    "yaw": "Yaw",
+    "template": "Tmpl.",
+    "paraphrase": "Para.",
+}
+SWEEP = tuple(FACTOR_LABELS)
+SHARED = SWEEP[:-1]
+RENDER = SWEEP[:-2]
+PROBE_LABELS = {
+    "keep_half": "Keep-half",
+    "biggest_only": "Biggest-only",
+    "scrambled": "Scrambled",
+    "worst_objects": "Worst-objects",
+}
+DASH = "–"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One report table: ``key`` names its files (``table01_decisions.md``/``.csv``)."""
+
+    key: str
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+    def to_markdown(self) -> str:
+        def esc(cell: str) -> str:
+            return cell.replace("|", "\\|")
+
+        lines = [f"**{self.title}**", ""]
+        lines.append("| " + " | ".join(esc(c) for c in self.columns) + " |")
+        lines.append("|" + "|".join("---" for _ in self.columns) + "|")
+        lines.extend("| " + " | ".join(esc(c) for c in row) + " |" for row in self.rows)
+        if self.note:
+            lines += ["", self.note]
+        return "\n".join(lines) + "\n"
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(self.columns)
+        writer.writerows(self.rows)
+        return buf.getvalue()
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def pct(x: float | None, digits: int = 0) -> str:
+    """Fraction → percent text (0.283 → '28'); undefined → '–'."""
+    return f"{100 * x:.{digits}f}" if _finite(x) else DASH
+
+
+def num(x: float | None, digits: int = 2) -> str:
+    return f"{x:.{digits}f}" if _finite(x) else DASH
+
+
+def signed(x: float | None, digits: int = 2) -> str:
+    return f"{x:+.{digits}f}" if _finite(x) else DASH
+
+
+def interval(ci: Sequence[float], fmt=num, digits: int = 2) -> str:
+    lo, hi = ci
+    if not (_finite(lo) and _finite(hi)):
+        return DASH
+    return f"[{fmt(lo, digits)}, {fmt(hi, digits)}]"
+
+
+def _present(result: AuditResult, factors: Sequence[str], attr: str) -> list[str]:
+    have = {f for ev in result.evaluators.values() for f in getattr(ev, attr)}
+    return [f for f in factors if f in have]
+
+
+def table01(result: AuditResult) -> Table:
+    align = [result.evaluators[k] for k in result.alignment]
+    n = len(align)
+    peak_gt1 = sum(1 for e in align if _finite(e.peak_rho) and e.peak_rho > 1)
+    lb_gt1 = sum(1 for e in align if _finite(e.peak_rho_ci[0]) and e.peak_rho_ci[0] > 1)
+    counts = result.reversals.counts()
+    strict = [e.envelopes.counts()["strict"] for e in align]
+    n_pairs = len(align[0].envelopes.pairs) if align else 0
+    n_proto = sorted({e.envelopes.n_protocols for e in align})
+    scr = [
+        e.probes["scrambled"].outcome.discrimination
+        for e in result.evaluators.values()
+        if "scrambled" in e.probes
+    ]
+    scr = [x for x in scr if _finite(x)]
+    proto = "/".join(str(p) for p in n_proto) or "0"
+    boot = result.bootstrap
+    rows = [
+        ("Does configuration variance exceed generator separation?", f"{peak_gt1}/{n}",
+         "Peak ρ > 1 for this generator field."),
+        ("Does this persist under prompt resampling?", f"{lb_gt1}/{n}" if boot else DASH,
+         f"Bootstrap lower bound of peak ρ exceeds 1 (B = {boot})."),
+        ("Does the point-estimate winner change?", f"{counts['descriptive']}/{n}",
+         "Across tested factor levels, without claiming a confirmed reversal."),
+        ("Is an opposite pairwise ordering confirmed after search?",
+         f"{counts['simultaneous']}/{n}" if boot else DASH,
+         f"Simultaneous band over {result.band.contrasts:,} contrasts "
+         f"(q95 = {num(result.band.q95, 3)}); pointwise: {counts['pointwise']}/{n}."),
+        ("Which pairwise orders survive all tested protocols?",
+         f"{min(strict)}–{max(strict)}/{n_pairs}" if strict else DASH,
+         f"Strict orders per alignment evaluator over {proto} protocols."),
+        ("Does scrambling lower the score?", f"≤ {pct(max(scr))}%" if scr else DASH,
+         "Tie-adjusted ceiling across evaluators, including prompt-free controls."),
+    ]
+    return Table("table01_decisions", "Table 1: Decision-level results",
+                 ("Audit question", "Result", "Scope and interpretation"), tuple(rows),
+                 f"{len(result.evaluators)} evaluators ({n} alignment); "
+                 f"{result.n_failed} failed records excluded.")
+
+
+def _name(ev: EvaluatorAudit) -> str:
+    return ev.evaluator + (" (prompt-free)" if ev.prompt_free else "")
+
+
+def table02(result: AuditResult) -> Table:
+    rows = []
+    for ev in result.evaluators.values():
+        mark = "†" if _finite(ev.peak_rho_ci[0]) and ev.peak_rho_ci[0] > 1 else ""
+        rows.append((
+            _name(ev),
+            num(ev.template_rho),
+            num(ev.peak_rho) + mark if _finite(ev.peak_rho) else DASH,
+            num(ev.min_w),
+            str(ev.max_top1),
+            pct(ev.content_accuracy),
+            f"{num(ev.best_view_inflation)}×" if _finite(ev.best_view_inflation) else DASH,
+        ))
+    return Table("table02_evaluators", "Table 2: Per-evaluator audit",
+                 ("Evaluator", "template ρ", "peak ρ", "min W", "#top-1", "Content acc. (%)",
+                  "Best view"), tuple(rows),
+                 "† prompt-bootstrap lower bound of peak ρ above 1.")
+
+
+def table03(result: AuditResult) -> Table:
+    order = ("viewpoint", "noun", "frame", "connective", "article")
+    rows = []
+    for slot in [s for s in order if s in result.slot_effects] + sorted(
+        set(result.slot_effects) - set(order)
+    ):
+        eff = result.slot_effects[slot]
+        choices = ", ".join(f"{c} {100 * v:+.0f}%" for c, v in eff.shifts.items())
+        rows.append((slot, f"{pct(eff.dispersion)}%", choices))
+    return Table("table03_template_slots", "Table 3: Per-slot caption-template effects",
+                 ("Slot", "Disp.", "Choices"), tuple(rows),
+                 "Averaged over the text-swept evaluators; each slot on its matched subset; "
+                 "shifts relative to the slot mean. (none) omits an optional slot.")
+
+
+def table03_best_template(result: AuditResult) -> Table:
+    rows = []
+    for ev in result.evaluators.values():
+        g = ev.template_gain
+        if g is None:
+            continue
+        rows.append((ev.evaluator, g.best, f"{100 * g.gain:+.0f}%" if _finite(g.gain) else DASH,
+                     f"{g.default_rank}/{g.n_templates}"))
+    return Table("table03_best_template", "Best caption template vs the default",
+                 ("Evaluator", "Best template", "Median gain over default", "Default rank"),
+                 tuple(rows), "Gain: median over scenes (positive default score) of "
+                 "score(best)/score(default) − 1; rank 1 = highest mean score.")
+
+
+def table04(result: AuditResult) -> Table:
+    simul = {(r.evaluator, r.factor, r.winner1, r.winner2, r.level1, r.level2): r
+             for r in result.reversals.instances if r.kind == "simultaneous"}
+    rows = []
+    seen: set[str] = set()
+    for r in result.reversals.instances:
+        if r.kind != "pointwise" or r.evaluator in seen:
+            continue
+        seen.add(r.evaluator)
+        key = (r.evaluator, r.factor, r.winner1, r.winner2, r.level1, r.level2)
+        s = simul.get(key)
+        rows.append((
+            f"{r.evaluator} / {r.factor}",
+            f"{r.winner1} − {r.winner2}",
+            f"{r.level1} ; {r.level2}",
+            f"{signed(r.gap1)} {interval(r.ci1, signed)} ; {signed(r.gap2)} {interval(r.ci2, signed)}",
+            "confirmed" if s else "not confirmed",
+        ))
+    return Table("table04_reversals", "Table 4: Selected same-pair pointwise reversals",
+                 ("Evaluator / factor", "Pair", "Levels", "Gap [pointwise 95%]", "Simultaneous"),
+                 tuple(rows),
+                 "One instance per evaluator with opposite pointwise intervals at two levels of "
+                 "one factor; 'confirmed' when the simultaneous band agrees.")
+
+
+def table08(result: AuditResult) -> Table | None:
+    light = result.lighting
+    if light is None:
+        return None
+    rows = []
+    for lv, z in zip(light.levels, light.z_shift, strict=True):
+        ev, cct = light.scalars.get(lv, (math.nan, math.nan))
+        rows.append((lv, num(ev), num(cct, 0), signed(z, 3)))
+    note = "Mean z-shift: deviation from the scene's mean over maps, standardised per evaluator."
+    if light.correlation:
+        note += (f" Pearson r with EV = {num(light.correlation.get('ev'))}, "
+                 f"with CCT = {num(light.correlation.get('cct'))}.")
+    return Table("table08_lighting", "Table 8: Lighting maps", ("Map", "EV", "CCT (K)",
+                 "Mean z-shift"), tuple(rows), note)
+
+
+def table09(result: AuditResult) -> Table:
+    rows = []
+    for ev in result.evaluators.values():
+        c = ev.envelopes.counts()
+        n = len(ev.envelopes.pairs)
+        rows.append((_name(ev), str(ev.envelopes.n_protocols), f"{c['strict']}/{n}",
+                     f"{c['sign_crossing']}/{n}", f"{c['tie_boundary']}/{n}",
+                     ev.stable_winner or "none"))
+    return Table("table09_envelopes", "Table 9: Pairwise ordering over the tested protocols",
+                 ("Evaluator", "Protocols", "Strict ordering", "Sign crossing", "Tie boundary",
+                  "Stable winner"), tuple(rows),
+                 "Descriptive ranges over the finite protocol set, not confidence intervals.")
+
+
+def table10(result: AuditResult) -> Table:
+    rows = []
+    for ev in result.evaluators.values():
+        for probe, st in ev.probes.items():
+            o = st.outcome
+            lo, hi = o.sensitivity_bounds
+            rows.append((
+                ev.evaluator, probe, str(o.n), str(o.drops), str(o.ties), str(o.rises),
+                f"{pct(o.strict_drop, 1)} {interval(st.ci['strict_drop'], pct, 1)}",
+                f"{pct(o.tie_rate, 1)} {interval(st.ci['tie'], pct, 1)}",
+                f"{pct(o.rise_rate, 1)} {interval(st.ci['rise'], pct, 1)}",
+                f"{pct(o.discrimination, 1)} {interval(st.ci['discrimination'], pct, 1)}",
+                str(o.n_failed), str(o.n_zero),
+                f"[{pct(lo, 1)}, {pct(hi, 1)}]",
+            ))
+    return Table("table10_probe_outcomes", "Table 10: Probe outcomes (intact vs probe pairs)",
+                 ("Evaluator", "Probe", "Pairs", "Drops", "Ties", "Rises", "Strict drop %",
+                  "Tie %", "Rise %", "Tie-adjusted %", "Failed", "Zero-involved",
+                  "Sensitivity bounds %"), tuple(rows),
+                 "Tie-adjusted: drop 1, tie ½, rise 0. Bounds give every failed or zero-involved "
+                 "pair any credit in [0, 1]; they cover the zero/failure question, not sampling.")
+
+
+def _factor_table(result, key, title, factors, cell, note="") -> Table:
+    rows = []
+    for ev in result.evaluators.values():
+        rows.append((_name(ev), *(cell(ev, f) for f in factors)))
+    return Table(key, title, ("Evaluator", *(FACTOR_LABELS.get(f, f) for f in factors)),
+                 tuple(rows), note)
+
+
+def table13(result: AuditResult) -> Table:
+    factors = _present(result, SWEEP, "dispersion")
+    return _factor_table(result, "table13_dispersion", "Table 13: Score dispersion (%)", factors,
+                         lambda ev, f: pct(ev.dispersion.get(f)), "Normalised range; larger is worse.")
+
+
+def table14(result: AuditResult) -> Table:
+    factors = _present(result, SWEEP, "rho")
+    return _factor_table(result, "table14_rho", "Table 14: Configuration-to-signal ratio ρ",
+                         factors, lambda ev, f: num(ev.rho.get(f)),
+                         "Population variance over generator means; sample variance rescales "
+                         "by (G−1)/G.")
+
+
+def table15(result: AuditResult) -> Table:
+    rows = []
+    for ev in result.evaluators.values():
+        gap = DASH
+        if ev.top_gap is not None and not ev.prompt_free:
+            lo, hi = ev.top_gap.ci
+            star = "*" if _finite(lo) and (lo > 0 or hi < 0) else ""
+            gap = f"{signed(ev.top_gap.gap)} {interval(ev.top_gap.ci, signed)}{star}"
+        sep = DASH if ev.separable_pairs is None else f"{ev.separable_pairs}/{len(ev.envelopes.pairs)}"
+        rows.append((_name(ev), num(ev.peak_rho), interval(ev.peak_rho_ci),
+                     interval(ev.logo_peak_rho_range), gap, sep))
+    return Table("table15_rho_uncertainty", "Table 15: Peak ρ uncertainty and generator-set "
+                 "sensitivity", ("Evaluator", "Peak ρ", "Prompt 95% CI", "Leave-one-gen range",
+                                 "Top-1/2 gap [95% CI]", "Separable pairs (baseline)"),
+                 tuple(rows), "* interval excludes zero.")
+
+
+def table16(result: AuditResult) -> Table:
+    factors = _present(result, SHARED, "rank")
+
+    def cell(ev, f):
+        r = ev.rank.get(f)
+        return DASH if r is None else f"{num(r.kendall_w)}/{r.top1_count}"
+
+    return _factor_table(result, "table16_rank_stability",
+                         "Table 16: Rank stability (Kendall's W / distinct top-1 winners)",
+                         factors, cell, "Paraphrases excluded: their levels are per-prompt strings.")
+
+
+def table17(result: AuditResult) -> Table:
+    probes = [p for p in PROBE_LABELS if any(p in e.probes for e in result.evaluators.values())]
+    rows = []
+    for ev in result.evaluators.values():
+        d = ev.discrimination
+        rows.append((_name(ev), *(pct(d.get(p)) for p in probes), pct(ev.content_accuracy)))
+    return Table("table17_discrimination", "Table 17: Tie-adjusted directional discrimination (%)",
+                 ("Evaluator", *(PROBE_LABELS[p] for p in probes), f"Mean ({len(probes)})"),
+                 tuple(rows), "Chance = 50 %.")
+
+
+def table18(result: AuditResult) -> Table:
+    factors = [f for f in RENDER if any(f in e.best_worst for e in result.evaluators.values())]
+
+    def cell(ev, f):
+        bw = ev.best_worst.get(f)
+        return DASH if bw is None else f"{bw[0]}/{bw[1]}"
+
+    return _factor_table(result, "table18_best_worst", "Table 18: Best/worst level per render "
+                         "factor", factors, cell, "By mean score over scenes.")
+
+
+def table_failures(result: AuditResult) -> Table:
+    factors = sorted({f for e in result.evaluators.values() for f in e.failed_by_factor})
+    rows = [
+        (ev.evaluator, str(ev.n_records), str(ev.failed),
+         *(str(ev.failed_by_factor.get(f, 0)) for f in factors))
+        for ev in result.evaluators.values()
+    ]
+    return Table("failures", "Failed records (excluded from every statistic)",
+                 ("Evaluator", "Records", "Failed", *factors), tuple(rows))
+
+
+def build_tables(result: AuditResult) -> list[Table]:
+    """All report tables for ``result`` (Table 8 only when lighting was swept)."""
+    tables = [table01(result), table02(result), table03(result), table03_best_template(result),
+              table04(result), table08(result),
+              table09(result), table10(result), table13(result), table14(result), table15(result),
+              table16(result), table17(result), table18(result), table_failures(result)]
+    return [t for t in tables if t is not None]
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_tables(tables: Iterable[Table] | AuditResult, out_dir: Path) -> list[Path]:
+    """Write ``<key>.md`` and ``<key>.csv`` per table plus ``tables.md`` with all of them.
+
+    ``tables`` may be an :class:`AuditResult`, whose :func:`build_tables` are written.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    tables = build_tables(tables) if isinstance(tables, AuditResult) else list(tables)
+    for t in tables:
+        for suffix, text in ((".md", t.to_markdown()), (".csv", t.to_csv())):
+            path = out_dir / f"{t.key}{suffix}"
+            _atomic_write(path, text)
+            written.append(path)
+    combined = out_dir / "tables.md"
+    _atomic_write(combined, "\n".join(t.to_markdown() for t in tables))
+    written.append(combined)
+    return written
