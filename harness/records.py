@@ -11,12 +11,14 @@ score and a non-empty ``error`` — never a number.
 Files are CSV or Parquet, chosen by suffix (``.csv``, ``.parquet``/``.pq``). Writing is
 atomic (temporary file in the same directory, then rename). CSV stores floats with Python's
 shortest round-trip repr and NaN as an empty field, so ``read_records(write_records(df))``
-gives back the same values bit for bit. Row numbers in errors are 1-based data rows (the CSV
+gives back the same values bit for bit (fields are quoted only where needed, every field if
+some cell holds a carriage return). String cells may not contain NUL characters. Row numbers in errors are 1-based data rows (the CSV
 header is not counted; data row N is on line N + 1 of a CSV file).
 """
 
 from __future__ import annotations
 
+import csv
 import math
 import os
 import tempfile
@@ -142,6 +144,11 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
         for row in _rows(~string_ok[c]):
             problems.append(_problem(row, c, f"must be a string, got {df[c].iloc[row - 1]!r}"))
 
+    for c in STRING_COLUMNS:
+        has_nul = df[c].map(lambda v: isinstance(v, str) and "\x00" in v).to_numpy(dtype=bool)
+        for row in _rows(has_nul):
+            problems.append(_problem(row, c, "contains a NUL character"))
+
     def text(c: str) -> pd.Series:
         return df[c].where(string_ok[c], "").astype(str)
 
@@ -246,8 +253,13 @@ def write_records(df: pd.DataFrame, path: str | Path, *, validate: bool = True) 
     try:
         with os.fdopen(fd, "wb") as handle:
             if kind == "csv":
+                # The csv module leaves a field with a lone "\r" unquoted (it only looks for the
+                # line terminator "\n"), which would split the row on reading: quote all then.
+                needs_all = any("\r" in frame[c].astype(str).str.cat() for c in STRING_COLUMNS if len(frame))
                 text = frame.assign(score=[_float_text(v) for v in frame["score"]]).to_csv(
-                    index=False, lineterminator="\n"
+                    index=False,
+                    lineterminator="\n",
+                    quoting=csv.QUOTE_ALL if needs_all else csv.QUOTE_MINIMAL,
                 )
                 handle.write(text.encode("utf-8"))
             else:
