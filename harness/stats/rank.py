@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 
 def kendall_w(ratings: np.ndarray) -> float:
@@ -27,15 +26,23 @@ def kendall_w(ratings: np.ndarray) -> float:
     m, n = r.shape
     if m < 2 or n < 2:
         return float("nan")
-    ranks = rankdata(r, axis=1, method="average")
-    col = ranks.sum(axis=0)
-    s = float(((col - m * (n + 1) / 2.0) ** 2).sum())
+    col = np.zeros(n)
     ties = 0.0
     for row in r:
-        _, counts = np.unique(row, return_counts=True)
+        ranks, counts = _average_ranks(row)
+        col += ranks
         ties += float((counts**3 - counts).sum())
+    s = float(((col - m * (n + 1) / 2.0) ** 2).sum())
     den = m * m * (n**3 - n) - m * ties
     return 12.0 * s / den if den > 0 else float("nan")
+
+
+def _average_ranks(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks 1..n with ties averaged, and the tie-group sizes. (Avoids importing scipy.stats,
+    which costs seconds at start-up.)"""
+    _, inverse, counts = np.unique(row, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return ((ends - counts + 1 + ends) / 2.0)[inverse], counts
 
 
 def unique_winners(means: np.ndarray) -> np.ndarray:
