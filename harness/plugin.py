@@ -1,15 +1,361 @@
 """pytest plugin of t3d-audit (registered by the root conftest and the pytest11 entry point).
 
-Thin by design: options, the ``audit`` marker and hooks live here; session state lives in one
-session object. See ``harness/session.py`` once the audit suite lands.
+Thin by design: options (``--audit-*``), the ``audit`` marker, hooks (``pytest_audit_*``),
+parametrization and fixtures live here; all state lives in one :class:`AuditSession` stored
+under a StashKey. The xdist worker/controller branch happens once, in ``pytest_configure``.
+Nothing heavy is imported at collection time.
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+from harness.aggregate import ControllerSink, WorkerSink
+from harness.errors import AuditError
+from harness.session import PANEL, RESULT_PROPERTY, WORKER_OUTPUT_KEY, AuditOptions, AuditSession
+
+SESSION_KEY = pytest.StashKey[AuditSession]()
+SINK_KEY = pytest.StashKey["ControllerSink | WorkerSink"]()
+OUTCOMES_KEY = pytest.StashKey[list]()
+PANEL_GROUP = "t3d-audit-panel"
+
+# option dest -> (help, ini type); the ini name is the dest, the pyproject key drops "audit_"
+_OPTIONS: dict[str, tuple[str, str]] = {
+    "audit_profile": ("protocol profile: smoke, default or paper", "string"),
+    "audit_evaluators": ("comma-separated evaluator ids or globs (default: the profile's)", "args"),
+    "audit_scenes": ("scene-set directory, sceneState JSON or GLB (default: bundled)", "string"),
+    "audit_report_dir": ("directory for reports/<run-id>/ (default: reports)", "string"),
+    "audit_cache_dir": ("render/score/records cache (default: $T3D_AUDIT_CACHE_DIR or .audit_cache)", "string"),
+    "audit_bootstrap": ("bootstrap replicates (default: the profile's)", "string"),
+    "audit_seed": ("bootstrap seed (default: 42)", "string"),
+    "audit_run_id": ("report directory name (default: derived from the inputs)", "string"),
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("t3d-audit", "text-to-3D evaluator audit")
+    for dest, (help_, ini_type) in _OPTIONS.items():
+        group.addoption(f"--{dest.replace('_', '-')}", dest=dest, default=None, help=help_)
+        parser.addini(dest, help_, type=ini_type)  # type: ignore[arg-type]
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from harness import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+# ------------------------------------------------------------------------------ configuration
+
+
+def _pyproject_table(config: pytest.Config) -> dict[str, Any]:
+    path = Path(config.rootpath) / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise pytest.UsageError(f"{path}: cannot read [tool.t3d-audit]: {exc}") from exc
+    return dict(data.get("tool", {}).get("t3d-audit", {}))
+
+
+def _resolve(config: pytest.Config, dest: str, table: dict[str, Any]) -> tuple[Any, Path] | None:
+    """The first set value (command line, ini, pyproject) and the directory it is relative to."""
+    value = config.getoption(dest)
+    if value is not None:
+        return value, Path(config.invocation_params.dir)
+    ini = config.getini(dest)
+    if ini not in (None, "", []):
+        return ini, Path(config.rootpath)
+    key = dest.removeprefix("audit_")
+    if key in table:
+        return table[key], Path(config.rootpath)
+    return None
+
+
+def build_options(config: pytest.Config) -> AuditOptions:
+    """Options from the command line, the pytest ini and ``[tool.t3d-audit]``, in that order."""
+    from harness.paths import default_cache_dir
+    from harness.thresholds import Thresholds
+
+    table = _pyproject_table(config)
+    got = {dest: _resolve(config, dest, table) for dest in _OPTIONS}
+
+    def path_of(dest: str, default: Path | None) -> Path | None:
+        if got[dest] is None:
+            return default
+        value, base = got[dest]
+        return (base / str(value)).resolve()
+
+    def int_of(dest: str, default: int | None) -> int | None:
+        if got[dest] is None:
+            return default
+        value = got[dest][0]
+        try:
+            return int(value)
+        except (TypeError, ValueError) as exc:
+            raise pytest.UsageError(f"--{dest.replace('_', '-')} must be an integer, got {value!r}") from exc
+
+    evaluators: tuple[str, ...] = ()
+    if got["audit_evaluators"] is not None:
+        raw = got["audit_evaluators"][0]
+        items = raw if isinstance(raw, list) else str(raw).split(",")
+        evaluators = tuple(sorted({e.strip() for item in items for e in str(item).split(",") if e.strip()}))
+    try:
+        thresholds = Thresholds.from_table(table.get("thresholds"))
+    except AuditError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    return AuditOptions(
+        profile=str(got["audit_profile"][0]) if got["audit_profile"] else "default",
+        evaluators=evaluators,
+        scenes=path_of("audit_scenes", None),
+        report_dir=path_of("audit_report_dir", Path(config.rootpath) / "reports") or Path("reports"),
+        cache_dir=path_of("audit_cache_dir", default_cache_dir()) or default_cache_dir(),
+        bootstrap=int_of("audit_bootstrap", None),
+        seed=int_of("audit_seed", 42) or 0,
+        run_id=str(got["audit_run_id"][0]) if got["audit_run_id"] else None,
+        thresholds=thresholds,
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "audit: an audit assertion over evaluator x factor x probe (the release gate)"
+    )
+    hook = config.hook
+
+    def renderer_factory(cache_dir: Path) -> Any:
+        found = hook.pytest_audit_renderer(config=config, cache_dir=cache_dir)
+        if found is not None:
+            return found
+        from harness.components import default_renderer
+
+        return default_renderer(cache_dir)
+
+    extra = [spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or [])]
+    session = AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
+    config.stash[SESSION_KEY] = session
+    # The one place that distinguishes an xdist worker from the controller (or a lone process).
+    config.stash[SINK_KEY] = WorkerSink() if hasattr(config, "workerinput") else ControllerSink()
+    config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
+
+
+def audit_session_of(config: pytest.Config) -> AuditSession:
+    """The run's :class:`AuditSession`."""
+    return config.stash[SESSION_KEY]
+
+
+# ------------------------------------------------------------------------------ collection
+
+
+def _usage(exc: AuditError) -> pytest.UsageError:
+    return pytest.UsageError(f"t3d-audit: {exc}")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    names = metafunc.fixturenames
+    wanted = [n for n in ("audit_evaluator", "audit_factor", "audit_shared_factor", "audit_probe") if n in names]
+    if not wanted:
+        return
+    session = audit_session_of(metafunc.config)
+    try:
+        if "audit_evaluator" in names:
+            metafunc.parametrize(
+                "audit_evaluator",
+                [pytest.param(e, id=e, marks=pytest.mark.xdist_group(e)) for e in session.specs],
+            )
+        profile = session.profile
+        if "audit_factor" in names:
+            factors = list(profile.levels)
+            metafunc.parametrize("audit_factor", factors, ids=factors)
+        if "audit_shared_factor" in names:
+            from harness.protocol import SHARED_FACTORS
+
+            shared = [f for f in profile.levels if f in SHARED_FACTORS]
+            metafunc.parametrize("audit_shared_factor", shared, ids=shared)
+        if "audit_probe" in names:
+            probes = list(profile.probes)
+            metafunc.parametrize("audit_probe", probes, ids=probes)
+    except AuditError as exc:
+        raise _usage(exc) from exc
+
+
+_AUDIT_FIXTURES = ("audit_evaluator", "audit_panel", "audit_check")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    panel: list[pytest.Item] = []
+    rest: list[pytest.Item] = []
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if any(n in names for n in _AUDIT_FIXTURES):
+            item.add_marker(pytest.mark.audit)
+        if "audit_panel" in names and "audit_evaluator" not in names:
+            item.add_marker(pytest.mark.xdist_group(PANEL_GROUP))
+            panel.append(item)
+        else:
+            rest.append(item)
+    items[:] = rest + panel  # panel tests need every evaluator's records: run them last
+
+
+# ------------------------------------------------------------------------------ reporting
+
+
+def _test_key(item: pytest.Item) -> str:
+    """Stable test id, identical with and without xdist's ``@group`` nodeid suffix."""
+    try:
+        rel = Path(item.path).resolve().relative_to(Path(item.config.rootpath).resolve())
+    except ValueError:
+        rel = Path(item.path.name)
+    return f"{rel.as_posix()}::{item.name}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    report = yield
+    names = getattr(item, "fixturenames", ())
+    if not any(n in names for n in _AUDIT_FIXTURES):
+        return report
+    final = report.when == "call" or (report.when == "setup" and not report.passed)
+    if final:
+        callspec = getattr(item, "callspec", None)
+        evaluator = callspec.params.get("audit_evaluator", PANEL) if callspec else PANEL
+        result = {
+            "test": _test_key(item),
+            "evaluator": evaluator,
+            "outcome": report.outcome,
+            "checks": item.stash.get(OUTCOMES_KEY, []),
+        }
+        if report.failed and not result["checks"]:
+            result["error"] = str(report.longrepr.reprcrash.message) if hasattr(
+                report.longrepr, "reprcrash"
+            ) and report.longrepr.reprcrash else "error before any check"
+        report.user_properties.append((RESULT_PROPERTY, json.dumps(result, sort_keys=True)))
+    return report
+
+
+class _RunHooks:
+    """Per-run hooks bound to the run's sink (registered in ``pytest_configure``)."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+
+    @property
+    def sink(self) -> ControllerSink | WorkerSink:
+        return self.config.stash[SINK_KEY]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # on the controller for every worker's reports; locally in a lone process
+        self.sink.add_report(report)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        self.sink.add_worker_output(output.get(WORKER_OUTPUT_KEY))
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.sink.finish(self.config.stash[SESSION_KEY], self.config, session)
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        self.sink.terminal_summary(terminalreporter)
+
+
+# ------------------------------------------------------------------------------ fixtures
+
+
+@pytest.fixture(scope="session")
+def audit_session(request: pytest.FixtureRequest) -> AuditSession:
+    """The run's audit session (options, profile, scenes, evaluators, cached records)."""
+    return audit_session_of(request.config)
+
+
+def _guard(fn: Any) -> Any:
+    try:
+        return fn()
+    except AuditError as exc:
+        pytest.fail(f"t3d-audit: {exc}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def audit_profile(audit_session: AuditSession) -> Any:
+    """The protocol profile (``harness.protocol.Profile``)."""
+    return _guard(lambda: audit_session.profile)
+
+
+@pytest.fixture(scope="session")
+def audit_scene_set(audit_session: AuditSession) -> Any:
+    """The selected frozen scene set (``harness.scenes.sceneset.SceneSet``)."""
+    return _guard(lambda: audit_session.scene_set)
+
+
+@pytest.fixture(scope="session")
+def audit_render_plan(audit_session: AuditSession) -> Any:
+    """The measurement plan (``harness.measure.Plan``): rows and the distinct renders."""
+    return _guard(lambda: audit_session.plan)
+
+
+@pytest.fixture(scope="session")
+def audit_renders(audit_session: AuditSession) -> Any:
+    """``image(row_image_key) -> (H, W, 3) uint8`` through the render cache (or a failure str)."""
+    from harness.measure import ImageSource
+
+    source = ImageSource(audit_session.plan, audit_session.renderer)
+    return source.rgb
+
+
+@pytest.fixture
+def audit_records(audit_session: AuditSession, audit_evaluator: str) -> Any:
+    """The evaluator's tidy records (``pandas.DataFrame``), measured once and disk-cached."""
+    return _guard(lambda: audit_session.records(audit_evaluator))
+
+
+@pytest.fixture
+def audit_stats(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+    """The evaluator's entry of the audit summary (DESIGN.md "Summary"), disk-cached."""
+    return _guard(lambda: audit_session.summary(audit_evaluator))
+
+
+@pytest.fixture
+def audit_card(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+    """The evaluator's Evaluator Configuration Card (with its ``ecc-v1-sha256:`` id)."""
+    return _guard(lambda: audit_session.card(audit_evaluator))
+
+
+@pytest.fixture
+def audit_panel(audit_session: AuditSession) -> dict[str, Any]:
+    """The summary over every selected evaluator (simultaneous band, reversals)."""
+    return _guard(lambda: audit_session.panel_summary())
+
+
+@pytest.fixture
+def audit_thresholds(request: pytest.FixtureRequest, audit_session: AuditSession) -> dict[str, float]:
+    """Thresholds for the test's evaluator (overrides applied), or the global ones."""
+    evaluator = request.getfixturevalue("audit_evaluator") if "audit_evaluator" in request.fixturenames else PANEL
+    return audit_session.thresholds_for(evaluator)
+
+
+@pytest.fixture
+def audit_check(request: pytest.FixtureRequest, audit_session: AuditSession, audit_thresholds: dict) -> Any:
+    """An :class:`harness.assertions.AuditCheck` bound to the test's evaluator and card."""
+    from harness.assertions import AuditCheck
+
+    evaluator = request.getfixturevalue("audit_evaluator") if "audit_evaluator" in request.fixturenames else PANEL
+    outcomes: list[dict[str, Any]] = []
+    request.node.stash[OUTCOMES_KEY] = outcomes
+
+    def card_id() -> str:
+        return "" if evaluator == PANEL else audit_session.card_id(evaluator)
+
+    return AuditCheck(
+        evaluator=evaluator,
+        thresholds=audit_thresholds,
+        card_id=card_id,
+        record=outcomes.append,
+        skip=lambda reason: pytest.skip(reason),
     )

@@ -1,0 +1,1 @@
+"""Reporting: statistics tables, figures, the terminal summary and the report directory writer."""

@@ -1,0 +1,144 @@
+"""Write ``reports/<run-id>/`` for a finished audit run (the controller does this, once).
+
+Layout::
+
+    scores/<evaluator>.csv     raw score records, one file per evaluator (records format)
+    summary.json               statistics of all evaluators together (DESIGN.md "Summary")
+    tables/                    every statistics table, Markdown + CSV (harness.report.tables)
+    figures/*.png              dispersion heatmap, discrimination bars, peak rho intervals
+    cards/<evaluator>.json     Evaluator Configuration Card v1.0 per evaluator
+    results.json               every audit test's outcome, estimate, interval, threshold, card
+    manifest.json              source revision, packages, inputs and outputs by sha256
+
+The directory is assembled under a temporary name and renamed into place. Its content depends
+only on the inputs (no timestamps, no host or environment values), so equal inputs give equal
+bytes whatever the number of xdist workers.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness import components
+from harness.cards.card import write_card
+from harness.cards.manifest import build_manifest, file_entry, portable_label, write_manifest
+from harness.errors import AuditError
+from harness.paths import FIXTURES, REPO_ROOT
+
+if TYPE_CHECKING:
+    from harness.session import AuditSession
+
+
+@dataclass
+class WrittenReport:
+    """Where the report went and what the terminal table shows."""
+
+    directory: Path
+    run_id: str
+    terminal_rows: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def dump_json(value: Any, path: Path) -> Path:
+    """Indented, key-sorted JSON with a trailing newline (stable bytes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    return path
+
+
+def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, str]]:
+    scenes = session.scene_set
+    bases = {"scenes": Path(scenes.root), "fixtures": FIXTURES, "repo": REPO_ROOT}
+    entries = []
+    for path in components.scene_input_files(scenes):
+        role = "asset" if path.suffix.lower() not in (".json",) else "scene"
+        entries.append(file_entry(path, label=portable_label(path, bases), role=role))
+    manifest = Path(scenes.root) / "manifest.json"
+    if manifest.is_file():
+        entries.append(file_entry(manifest, label=portable_label(manifest, bases), role="scene-manifest"))
+    para = components.paraphrase_file()
+    if para is not None and "paraphrase" in session.profile.levels:
+        entries.append(file_entry(para, label=portable_label(para, bases), role="paraphrases"))
+    profiles = REPO_ROOT / "harness" / "profiles.json"
+    if profiles.is_file():
+        entries.append(file_entry(profiles, label=portable_label(profiles, bases), role="profiles"))
+    for ev in evaluators:
+        for weights in components.evaluator_weight_files(session.specs[ev]):
+            entries.append(file_entry(weights, label=portable_label(weights, bases), role=f"weights:{ev}"))
+    return entries
+
+
+def _options(session: AuditSession, evaluators: Sequence[str]) -> dict[str, Any]:
+    return {
+        "profile": session.profile.name,
+        "bootstrap": session.bootstrap,
+        "seed": session.seed,
+        "probe_seed": session.options.probe_seed,
+        "renderer": session.renderer_identity,
+        "evaluators": {ev: session.specs[ev].identity_hash for ev in evaluators},
+        "scene_set_sha256": components.scene_set_sha256(session.scene_set),
+        "plan_sha256": session.plan.key,
+        "thresholds": session.options.thresholds.to_dict(),
+    }
+
+
+def write_report(
+    session: AuditSession, evaluators: Sequence[str], results: Sequence[dict[str, Any]]
+) -> WrittenReport:
+    """Write the report of ``evaluators`` with the audit ``results``; returns where it went."""
+    from harness.report.figures import write_figures
+    from harness.report.terminal import rows_from
+
+    evaluators = sorted(evaluators)
+    if not evaluators:
+        raise AuditError("no evaluator was audited", where="report", hint="check -k / --audit-evaluators")
+    run_id = session.run_id(evaluators)
+    if "/" in run_id or run_id in ("", ".", ".."):
+        raise AuditError(f"run id {run_id!r} is not a plain directory name", where="--audit-run-id")
+    base = Path(session.options.report_dir)
+    base.mkdir(parents=True, exist_ok=True)
+    final = base / run_id
+    tmp = base / f".tmp-{run_id}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    notes: list[str] = []
+
+    for ev in evaluators:
+        target = tmp / "scores" / f"{ev}.csv"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(session.records_file(ev), target)
+
+    records = session.panel_records(evaluators)
+    result = components.compute_audit(records, session.bootstrap, session.seed)
+    summary = json.loads(json.dumps(result.to_summary(), allow_nan=False))
+    dump_json(summary, tmp / "summary.json")
+    try:
+        components.write_tables(result, tmp / "tables")
+    except ImportError as exc:
+        notes.append(f"tables not written: {exc}")
+    write_figures(summary, tmp / "figures")
+    for ev in evaluators:
+        card_path = tmp / "cards" / f"{ev}.json"
+        card_path.parent.mkdir(parents=True, exist_ok=True)
+        write_card(session.card(ev), card_path)
+    dump_json(
+        {"run_id": run_id, "evaluators": evaluators, "results": sorted(results, key=lambda r: r["test"])},
+        tmp / "results.json",
+    )
+    manifest = build_manifest(
+        run_id=run_id,
+        options=_options(session, evaluators),
+        inputs=_inputs(session, evaluators),
+        report_dir=tmp,
+    )
+    write_manifest(manifest, tmp)
+    if final.exists():
+        shutil.rmtree(final)
+    tmp.rename(final)
+    return WrittenReport(final, run_id, rows_from(summary, results), notes)

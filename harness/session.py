@@ -1,0 +1,272 @@
+"""The audit session: the one object holding an audit run's state (under a pytest StashKey).
+
+It resolves options into a profile, a selected scene set, a measurement plan and evaluator
+specs; computes each evaluator's records once (disk-cached, so every worker and every rerun
+reuses them) and its statistics once (disk-cached by the records' sha256); builds cards; and
+collects per-test outcomes. Nothing here knows about xdist: the plugin hands the session a
+*sink* (controller or worker) chosen in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness import components
+from harness.hashing import sha256_file, sha256_json
+from harness.thresholds import Thresholds
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from harness.measure import MeasureStats, Plan
+    from harness.protocol import Profile
+
+RESULT_PROPERTY = "t3d_audit"  # user_properties key carrying one outcome as a JSON string
+WORKER_OUTPUT_KEY = "t3d_audit"
+PANEL = "panel"  # pseudo-evaluator id of panel-wide tests (reversals)
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """Resolved options (command line > pytest ini > ``[tool.t3d-audit]`` > defaults)."""
+
+    profile: str = "default"
+    evaluators: tuple[str, ...] = ()
+    scenes: Path | None = None
+    report_dir: Path = Path("reports")
+    cache_dir: Path = Path(".audit_cache")
+    bootstrap: int | None = None
+    seed: int = 42
+    run_id: str | None = None
+    probe_seed: int = 0
+    device: str = "auto"
+    batch_size: int = 32
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+
+def _stats_code_hash() -> str:
+    """Hash of the statistics sources: cached summaries are invalid once the maths changes."""
+    import harness.stats as stats_pkg
+
+    root = Path(stats_pkg.__file__).parent
+    return sha256_json({p.name: sha256_file(p) for p in sorted(root.glob("*.py"))})
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+class AuditSession:
+    """State of one audit run (see module docstring). Lazy: nothing loads until asked."""
+
+    def __init__(
+        self,
+        options: AuditOptions,
+        *,
+        renderer_factory: Callable[[Path], components.Renderer] | None = None,
+        extra_evaluators: list[Any] | None = None,
+        load_evaluator: Callable[[Any], Any] | None = None,
+    ):
+        self.options = options
+        self._renderer_factory = renderer_factory or components.default_renderer
+        self._extra = list(extra_evaluators or [])
+        self._load_evaluator = load_evaluator
+        self._records: dict[str, pd.DataFrame] = {}
+        self._records_files: dict[str, Path] = {}
+        self._summaries: dict[str, dict[str, Any]] = {}
+        self._cards: dict[str, dict[str, Any]] = {}
+        self.measure_stats: dict[str, MeasureStats] = {}
+
+    # -------------------------------------------------------------------- inputs
+    @cached_property
+    def profile(self) -> Profile:
+        from harness.protocol import get_profile
+
+        return get_profile(self.options.profile)
+
+    @property
+    def bootstrap(self) -> int:
+        return self.options.bootstrap if self.options.bootstrap is not None else self.profile.bootstrap
+
+    @property
+    def seed(self) -> int:
+        return self.options.seed
+
+    @cached_property
+    def scene_set(self) -> Any:
+        full = components.load_scene_set(self.options.scenes)
+        return components.select_scenes(full, self.profile.prompts, self.profile.generators)
+
+    @cached_property
+    def plan(self) -> Plan:
+        from harness.measure import build_plan
+
+        return build_plan(self.scene_set, self.profile, probe_seed=self.options.probe_seed)
+
+    @cached_property
+    def specs(self) -> dict[str, Any]:
+        """Selected evaluator specs by id (sorted): option ids/globs, else the profile's list."""
+        patterns = self.options.evaluators or tuple(self.profile.evaluators)
+        return {s.id: s for s in components.select_evaluators(patterns, self._extra)}
+
+    @cached_property
+    def renderer(self) -> components.Renderer:
+        return self._renderer_factory(self.options.cache_dir / "renders")
+
+    @property
+    def renderer_identity(self) -> str:
+        return str(getattr(self.renderer, "identity", type(self.renderer).__qualname__))
+
+    # -------------------------------------------------------------------- records
+    def records_key(self, evaluator_id: str) -> str:
+        spec = self.specs[evaluator_id]
+        return sha256_json(
+            {"plan": self.plan.key, "evaluator": spec.identity_hash, "renderer": self.renderer_identity}
+        )
+
+    def records_file(self, evaluator_id: str) -> Path:
+        """The evaluator's records, measured once across workers and runs (lock + rename)."""
+        if evaluator_id in self._records_files:
+            return self._records_files[evaluator_id]
+        from filelock import FileLock
+
+        from harness.measure import MeasureStats, measure
+
+        path = self.options.cache_dir / "records" / f"{self.records_key(evaluator_id)}.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_file():
+            with FileLock(str(path) + ".lock"):
+                if not path.is_file():
+                    stats = self.measure_stats.setdefault(evaluator_id, MeasureStats())
+                    frame = measure(
+                        self.specs[evaluator_id],
+                        self.plan,
+                        self.renderer,
+                        cache_dir=self.options.cache_dir,
+                        load_evaluator=self._build_evaluator,
+                        stats=stats,
+                    )
+                    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+                    components.write_records(frame, tmp)
+                    os.replace(tmp, path)
+        self._records_files[evaluator_id] = path
+        return path
+
+    def _build_evaluator(self, spec: Any) -> Any:
+        if self._load_evaluator is not None:
+            return self._load_evaluator(spec)
+        return spec.build(device=self.options.device, batch_size=self.options.batch_size)
+
+    def records(self, evaluator_id: str) -> pd.DataFrame:
+        """The evaluator's tidy records (always as read back from the cache file)."""
+        if evaluator_id not in self._records:
+            self._records[evaluator_id] = components.read_records(self.records_file(evaluator_id))
+        return self._records[evaluator_id]
+
+    # -------------------------------------------------------------------- statistics
+    def _cached_summary(self, files: list[Path], compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        key = sha256_json(
+            {
+                "records": [sha256_file(f) for f in files],
+                "bootstrap": self.bootstrap,
+                "seed": self.seed,
+                "stats": _stats_code_hash(),
+            }
+        )
+        path = self.options.cache_dir / "summaries" / f"{key}.json"
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
+        from filelock import FileLock
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock"):
+            if path.is_file():
+                return json.loads(path.read_text(encoding="utf-8"))
+            summary = compute()
+            # store and return what a reader gets, so every process sees identical values
+            text = json.dumps(summary, sort_keys=True, allow_nan=True)
+            _atomic_write_text(path, text)
+            return json.loads(text)
+
+    def summary(self, evaluator_id: str) -> dict[str, Any]:
+        """The evaluator's entry of the audit summary (statistics of its own records)."""
+        if evaluator_id not in self._summaries:
+            full = self._cached_summary(
+                [self.records_file(evaluator_id)],
+                lambda: components.compute_summary(self.records(evaluator_id), self.bootstrap, self.seed),
+            )
+            self._summaries[evaluator_id] = full["evaluators"][evaluator_id]
+        return self._summaries[evaluator_id]
+
+    def panel_records(self, evaluator_ids: list[str] | None = None) -> pd.DataFrame:
+        import pandas as pd
+
+        ids = sorted(evaluator_ids or self.specs)
+        return pd.concat([self.records(e) for e in ids], ignore_index=True)
+
+    def panel_summary(self, evaluator_ids: list[str] | None = None) -> dict[str, Any]:
+        """The full summary over the evaluators (simultaneous band, reversals)."""
+        ids = sorted(evaluator_ids or self.specs)
+        return self._cached_summary(
+            [self.records_file(e) for e in ids],
+            lambda: components.compute_summary(self.panel_records(ids), self.bootstrap, self.seed),
+        )
+
+    def thresholds_for(self, evaluator_id: str) -> dict[str, float]:
+        return self.options.thresholds.for_evaluator(evaluator_id)
+
+    # -------------------------------------------------------------------- cards
+    def card(self, evaluator_id: str) -> dict[str, Any]:
+        """The evaluator's Evaluator Configuration Card (deterministic id)."""
+        if evaluator_id not in self._cards:
+            from harness.cards.inputs import card_for
+
+            self._cards[evaluator_id] = card_for(self, evaluator_id)
+        return self._cards[evaluator_id]
+
+    def card_id(self, evaluator_id: str) -> str:
+        return self.card(evaluator_id)["card_id"]
+
+    def run_id(self, evaluator_ids: list[str]) -> str:
+        """``--audit-run-id``, else ``<profile>-<12 hex>`` derived from the run's inputs only."""
+        if self.options.run_id:
+            return self.options.run_id
+        digest = sha256_json(
+            {
+                "profile": self.profile.name,
+                "plan": self.plan.key,
+                "evaluators": {e: self.specs[e].identity_hash for e in sorted(evaluator_ids)},
+                "renderer": self.renderer_identity,
+                "bootstrap": self.bootstrap,
+                "seed": self.seed,
+                "thresholds": self.options.thresholds.to_dict(),
+            }
+        )
+        return f"{self.profile.name}-{digest[:12]}"
+
+    def worker_facts(self) -> dict[str, Any]:
+        """Per-worker facts for the controller (builtins only): what this process measured."""
+        return {
+            "records": {e: str(p) for e, p in sorted(self._records_files.items())},
+            "measure": {
+                e: {
+                    "renders": s.renders,
+                    "scored_pairs": s.scored_pairs,
+                    "cached_pairs": s.cached_pairs,
+                    "failed_rows": s.failed_rows,
+                    "model_loaded": s.model_loaded,
+                }
+                for e, s in sorted(self.measure_stats.items())
+            },
+        }
