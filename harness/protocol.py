@@ -71,7 +71,15 @@ def factors() -> dict[str, Factor]:
     }
 
 
-SHARED_FACTORS = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template")
+SHARED_FACTORS = (
+    "resolution",
+    "focal_length",
+    "lighting",
+    "background",
+    "pitch",
+    "yaw",
+    "template",
+)
 RENDER_FACTORS = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw")
 RECORD_FACTORS = (
     BASELINE,
@@ -115,7 +123,7 @@ class RenderConfig:
 
 @dataclass(frozen=True)
 class Configuration:
-    """One measurement protocol: factor/level plus the full render, background and caption settings."""
+    """One measurement protocol: factor/level + the full render, background and caption settings."""
 
     factor: str
     level: str
@@ -175,11 +183,17 @@ def check_level(factor: str, level: str) -> None:
         ok = level in allowed
     else:
         raise ProtocolError(
-            f"unknown factor {factor!r}", where="factor", hint=f"use one of {', '.join(RECORD_FACTORS)}"
+            f"unknown factor {factor!r}",
+            where="factor",
+            hint=f"use one of {', '.join(RECORD_FACTORS)}",
         )
     if not ok:
         shown = ", ".join(allowed[:12]) + (" ..." if len(allowed) > 12 else "")
-        raise ProtocolError(f"unknown level {level!r} for factor {factor!r}", where="level", hint=f"use one of {shown}")
+        raise ProtocolError(
+            f"unknown level {level!r} for factor {factor!r}",
+            where="level",
+            hint=f"use one of {shown}",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,7 +223,7 @@ class Profile:
         return hash(self.name)
 
     def configurations(self) -> list[Configuration]:
-        """Baseline first, then every selected level of every factor (default-equivalent included)."""
+        """Baseline first, then every selected level of every factor (default-equivalent kept)."""
         template_default = factors()["template"].default
         base = Configuration(BASELINE, C0, self.c0, "255", template_default, "p0")
         out = [base]
@@ -224,7 +238,9 @@ class Profile:
         Paraphrase levels are excluded (they are per-prompt strings, not shared protocols).
         For the ``paper`` profile this is the study's 387 = 1 + 386 configurations.
         """
-        return [c for c in self.configurations() if c.factor == BASELINE or c.factor in SHARED_FACTORS]
+        return [
+            c for c in self.configurations() if c.factor == BASELINE or c.factor in SHARED_FACTORS
+        ]
 
     def render_configs(self) -> list[RenderConfig]:
         """Distinct render configurations (background and caption levels reuse the c0 render)."""
@@ -238,9 +254,13 @@ def _apply(base: Configuration, factor: str, level: str) -> Configuration:
     check_level(factor, level)
     r = base.render
     if factor == "resolution":
-        return replace(base, factor=factor, level=level, render=replace(r, resolution_px=int(level)))
+        return replace(
+            base, factor=factor, level=level, render=replace(r, resolution_px=int(level))
+        )
     if factor == "focal_length":
-        return replace(base, factor=factor, level=level, render=replace(r, focal_length_mm=float(level)))
+        return replace(
+            base, factor=factor, level=level, render=replace(r, focal_length_mm=float(level))
+        )
     if factor == "lighting":
         return replace(base, factor=factor, level=level, render=replace(r, lighting=level))
     if factor == "pitch":
@@ -271,7 +291,11 @@ def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
         raise ProtocolError("profile must be an object", where=where)
     unknown = sorted(set(data) - PROFILE_KEYS)
     if unknown:
-        raise ProtocolError(f"unknown profile key(s) {unknown}", where=where, hint=f"allowed: {sorted(PROFILE_KEYS)}")
+        raise ProtocolError(
+            f"unknown profile key(s) {unknown}",
+            where=where,
+            hint=f"allowed: {sorted(PROFILE_KEYS)}",
+        )
     try:
         c0 = RenderConfig(**data.get("c0", {}))
         levels: dict[str, tuple[str, ...]] = {}
@@ -284,29 +308,40 @@ def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
                 levels[factor] = tuple(str(s) for s in sel)
             else:
                 raise ProtocolError(
-                    f"levels of {factor!r} must be \"all\" or a list, got {sel!r}", where=f"{where}/levels/{factor}"
+                    f'levels of {factor!r} must be "all" or a list, got {sel!r}',
+                    where=f"{where}/levels/{factor}",
                 )
             if len(set(levels[factor])) != len(levels[factor]):
-                raise ProtocolError(f"repeated level in {factor!r}", where=f"{where}/levels/{factor}")
+                raise ProtocolError(
+                    f"repeated level in {factor!r}", where=f"{where}/levels/{factor}"
+                )
             for level in levels[factor]:
                 try:
                     check_level(factor, level)
                 except ProtocolError as exc:
-                    raise ProtocolError(exc.what, where=f"{where}/levels/{factor}", hint=exc.hint) from None
+                    raise ProtocolError(
+                        exc.what, where=f"{where}/levels/{factor}", hint=exc.hint
+                    ) from None
         check_level("resolution", str(c0.resolution_px))
         probes = tuple(data.get("probes", PROBES))
         for probe in probes:
             check_level("probe", probe)
+        prompts = data.get("prompts")
+        if prompts is not None and (type(prompts) is not int or prompts < 1):
+            raise ProtocolError(f"'prompts' must be a positive integer or null, got {prompts!r}")
+        bootstrap = data.get("bootstrap", 2000)
+        if type(bootstrap) is not int or bootstrap < 1:
+            raise ProtocolError(f"'bootstrap' must be a positive integer, got {bootstrap!r}")
         return Profile(
             name=name,
             description=data.get("description", ""),
             c0=c0,
             levels=levels,
-            prompts=data.get("prompts"),
+            prompts=prompts,
             generators=tuple(data["generators"]) if data.get("generators") else None,
             probes=probes,
             evaluators=tuple(data.get("evaluators", ())),
-            bootstrap=int(data.get("bootstrap", 2000)),
+            bootstrap=bootstrap,
         )
     except ProtocolError as exc:
         if exc.where and exc.where.startswith(str(PROFILES_FILE)):
@@ -333,7 +368,9 @@ def get_profile(name: str) -> Profile:
     profiles = load_profiles()
     if name not in profiles:
         raise ProtocolError(
-            f"unknown profile {name!r}", where="--audit-profile", hint=f"use one of {', '.join(profiles)}"
+            f"unknown profile {name!r}",
+            where="--audit-profile",
+            hint=f"use one of {', '.join(profiles)}",
         )
     return profiles[name]
 

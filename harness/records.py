@@ -12,8 +12,9 @@ Files are CSV or Parquet, chosen by suffix (``.csv``, ``.parquet``/``.pq``). Wri
 atomic (temporary file in the same directory, then rename). CSV stores floats with Python's
 shortest round-trip repr and NaN as an empty field, so ``read_records(write_records(df))``
 gives back the same values bit for bit (fields are quoted only where needed, every field if
-some cell holds a carriage return). String cells may not contain NUL characters. Row numbers in errors are 1-based data rows (the CSV
-header is not counted; data row N is on line N + 1 of a CSV file).
+some cell holds a carriage return). String cells may not contain NUL characters. Row numbers
+in errors are 1-based data rows (the CSV header is not counted; data row N is on line N + 1
+of a CSV file when no field spans lines).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ COLUMNS: tuple[str, ...] = (
 STRING_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c != "score")
 REQUIRED_NONEMPTY = ("evaluator", "generator", "prompt_id")
 MEASUREMENT_KEY = ("evaluator", "scene_sha256", "factor", "level", "caption")
+_KEY_TEXT = ", ".join(MEASUREMENT_KEY)
 STATUSES = ("ok", "failed")
 CSV_SUFFIXES = (".csv",)
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -62,7 +64,9 @@ def records_from_rows(rows: Iterable[dict[str, object]]) -> pd.DataFrame:
     rows = list(rows)
     if not rows:
         return empty_records()
-    frame = pd.DataFrame([{c: r.get(c, "" if c == "error" else None) for c in COLUMNS} for r in rows])
+    frame = pd.DataFrame(
+        [{c: r.get(c, "" if c == "error" else None) for c in COLUMNS} for r in rows]
+    )
     return _coerce(frame[list(COLUMNS)])
 
 
@@ -125,7 +129,9 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
             parts.append(f"unexpected column(s) {extra}")
         if not parts:
             parts.append(f"columns out of order: {cols}")
-        raise RecordsError("; ".join(parts), where=where, hint=f"columns must be exactly {', '.join(COLUMNS)}")
+        raise RecordsError(
+            "; ".join(parts), where=where, hint=f"columns must be exactly {', '.join(COLUMNS)}"
+        )
     if len(cols) != len(set(cols)):
         raise RecordsError("duplicate column names", where=where)
 
@@ -139,7 +145,9 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
         score = numeric
     score = score.astype("float64").to_numpy()
 
-    string_ok = {c: df[c].map(lambda v: isinstance(v, str)).to_numpy(dtype=bool) for c in STRING_COLUMNS}
+    string_ok = {
+        c: df[c].map(lambda v: isinstance(v, str)).to_numpy(dtype=bool) for c in STRING_COLUMNS
+    }
     for c in STRING_COLUMNS:
         for row in _rows(~string_ok[c]):
             problems.append(_problem(row, c, f"must be a string, got {df[c].iloc[row - 1]!r}"))
@@ -159,16 +167,24 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
     sha_ok = text("scene_sha256").str.fullmatch(r"[0-9a-f]{64}").to_numpy(dtype=bool)
     for row in _rows(string_ok["scene_sha256"] & ~sha_ok):
         problems.append(
-            _problem(row, "scene_sha256", f"not 64 lowercase hex digits: {df['scene_sha256'].iloc[row - 1]!r}")
+            _problem(
+                row,
+                "scene_sha256",
+                f"not 64 lowercase hex digits: {df['scene_sha256'].iloc[row - 1]!r}",
+            )
         )
 
-    problems.extend(_level_problems(text("factor"), text("level"), string_ok["factor"] & string_ok["level"]))
+    problems.extend(
+        _level_problems(text("factor"), text("level"), string_ok["factor"] & string_ok["level"])
+    )
 
     status = text("status")
     is_ok = (status == "ok").to_numpy()
     is_failed = (status == "failed").to_numpy()
     for row in _rows(string_ok["status"] & ~is_ok & ~is_failed):
-        problems.append(_problem(row, "status", f"{df['status'].iloc[row - 1]!r} is not 'ok' or 'failed'"))
+        problems.append(
+            _problem(row, "status", f"{df['status'].iloc[row - 1]!r} is not 'ok' or 'failed'")
+        )
     finite = np.isfinite(score)
     has_error = (text("error").str.strip() != "").to_numpy()
     for row in _rows(is_ok & ~finite):
@@ -177,7 +193,11 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
         problems.append(_problem(row, "error", "status ok but an error message is set"))
     for row in _rows(is_failed & ~np.isnan(score)):
         problems.append(
-            _problem(row, "score", f"status failed but score is {score[row - 1]!r} (a failure is never a number)")
+            _problem(
+                row,
+                "score",
+                f"status failed but score is {score[row - 1]!r} (a failure is never a number)",
+            )
         )
     for row in _rows(is_failed & ~has_error):
         problems.append(_problem(row, "error", "status failed without an error message"))
@@ -190,7 +210,11 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
             k = tuple(key.iloc[row - 1])
             if k in first_of:
                 problems.append(
-                    _problem(row, None, f"duplicate measurement of row {first_of[k]} (same {', '.join(MEASUREMENT_KEY)})")
+                    _problem(
+                        row,
+                        None,
+                        f"duplicate measurement of row {first_of[k]} (same {_KEY_TEXT})",
+                    )
                 )
             else:
                 first_of[k] = row
@@ -215,7 +239,11 @@ def _level_problems(factor: pd.Series, level: pd.Series, usable: np.ndarray) -> 
         for row, (f, lv) in zip(_rows(usable), pairs.itertuples(index=False), strict=True):
             message = verdict[(f, lv)]
             if message is not None:
-                problems.append(_problem(row, "level" if message.startswith("unknown level") else "factor", message))
+                problems.append(
+                    _problem(
+                        row, "level" if message.startswith("unknown level") else "factor", message
+                    )
+                )
     return problems
 
 
@@ -255,7 +283,9 @@ def write_records(df: pd.DataFrame, path: str | Path, *, validate: bool = True) 
             if kind == "csv":
                 # The csv module leaves a field with a lone "\r" unquoted (it only looks for the
                 # line terminator "\n"), which would split the row on reading: quote all then.
-                needs_all = any("\r" in frame[c].astype(str).str.cat() for c in STRING_COLUMNS if len(frame))
+                needs_all = any(
+                    "\r" in frame[c].astype(str).str.cat() for c in STRING_COLUMNS if len(frame)
+                )
                 text = frame.assign(score=[_float_text(v) for v in frame["score"]]).to_csv(
                     index=False,
                     lineterminator="\n",

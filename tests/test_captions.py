@@ -119,9 +119,7 @@ def test_ids_derive_from_slot_choices():
     nodes = _grammar_data()["nodes"]
     token_to_id = {(spec["slot"], spec["text"]): node_id for node_id, spec in nodes.items()}
     for t in templates():
-        parts = [
-            "-" if tok is None else token_to_id[(slot, tok)] for slot, tok in t.choices
-        ]
+        parts = ["-" if tok is None else token_to_id[(slot, tok)] for slot, tok in t.choices]
         assert t.id == ".".join(parts)
         assert [slot for slot, _ in t.choices] == list(SLOTS)
 
@@ -153,12 +151,17 @@ def test_realize(prompt: str):
 
 def test_realize_examples():
     assert realize("an.-.image.about.a-scene", "a bedroom") == "An image about a scene: a bedroom"
-    assert realize("-.bird-eye.photo.depicting.scene", "a den") == "Bird-eye photo depicting scene: a den"
+    assert (
+        realize("-.bird-eye.photo.depicting.scene", "a den")
+        == "Bird-eye photo depicting scene: a den"
+    )
     # braces in the prompt are not format fields
     assert realize(DEFAULT_TEMPLATE_ID, "{x} room") == "A top-down view of {x} room"
 
 
-@pytest.mark.parametrize("bad", ["", "a.top-down.view.about.-", "A top-down view of {prompt}", None, 3])
+@pytest.mark.parametrize(
+    "bad", ["", "a.top-down.view.about.-", "A top-down view of {prompt}", None, 3]
+)
 def test_unknown_template_is_protocol_error(bad):
     with pytest.raises(ProtocolError, match="unknown caption template"):
         get_template(bad)

@@ -147,7 +147,10 @@ GOOD = {"original": "a bedroom", "rewrites": [{"text": "a sleeping room"}]}
         (_file({"x": {**GOOD, "original": "  "}}), "#/prompts/x/original"),
         (_file({"x": {**GOOD, "original": 5}}), "#/prompts/x/original"),
         (_file({"x": {**GOOD, "rewrites": "a room"}}), "#/prompts/x/rewrites"),
-        (_file({"x": {**GOOD, "rewrites": [{"text": f"r{i}"} for i in range(11)]}}), "#/prompts/x/rewrites"),
+        (
+            _file({"x": {**GOOD, "rewrites": [{"text": f"r{i}"} for i in range(11)]}}),
+            "#/prompts/x/rewrites",
+        ),
         (_file({"x": {**GOOD, "rewrites": ["a room"]}}), "#/prompts/x/rewrites/0"),
         (_file({"x": {**GOOD, "rewrites": [{"text": ""}]}}), "#/prompts/x/rewrites/0/text"),
         (_file({"x": {**GOOD, "rewrites": [{"txt": "a"}]}}), "#/prompts/x/rewrites/0"),
@@ -192,7 +195,9 @@ def test_parse_accepts_exactly_ten_rewrites():
     assert distinct_levels(entry)[-1] == "p10"
 
 
-@pytest.mark.skipif(not BUNDLED_PARAPHRASES.exists(), reason="bundled paraphrase file not written yet")
+@pytest.mark.skipif(
+    not BUNDLED_PARAPHRASES.exists(), reason="bundled paraphrase file not written yet"
+)
 def test_bundled_paraphrases_have_8_to_11_distinct_captions():
     entries = load_paraphrases()
     assert len(entries) >= 1

@@ -81,7 +81,9 @@ def test_paper_c0_and_ofat_sweeps():
     assert (base.background, base.template, base.paraphrase) == ("255", DEFAULT_TEMPLATE_ID, "p0")
     for c in paper.configurations()[1:]:
         changed = {
-            k for k, v in c.to_dict().items() if v != base.to_dict()[k] and k not in ("factor", "level")
+            k
+            for k, v in c.to_dict().items()
+            if v != base.to_dict()[k] and k not in ("factor", "level")
         }
         if c.factor == "yaw":
             assert c.render.pitch_deg == YAW_PITCH_DEG and c.render.yaw_deg == float(c.level)
@@ -122,8 +124,15 @@ def test_profiles_load_and_smoke_is_small():
 
 @pytest.mark.parametrize(
     ("factor", "level"),
-    [("resolution", "513"), ("baseline", "512"), ("template", "A top-down view of {prompt}"),
-     ("paraphrase", "p11"), ("probe", "keep-half"), ("colour", "red"), ("yaw", "45.0")],
+    [
+        ("resolution", "513"),
+        ("baseline", "512"),
+        ("template", "A top-down view of {prompt}"),
+        ("paraphrase", "p11"),
+        ("probe", "keep-half"),
+        ("colour", "red"),
+        ("yaw", "45.0"),
+    ],
 )
 def test_unknown_level_or_factor(factor, level):
     with pytest.raises(ProtocolError, match="unknown"):
@@ -149,12 +158,15 @@ def test_unknown_profile():
     [
         ({"levels": {"pitch": ["0", "46"]}}, "unknown level '46'"),
         ({"levels": {"hue": "all"}}, "unknown factor 'hue'"),
-        ({"levels": {"pitch": "every"}}, "must be \"all\" or a list"),
+        ({"levels": {"pitch": "every"}}, 'must be "all" or a list'),
         ({"levels": {"pitch": ["0", "0"]}}, "repeated level"),
         ({"levels": {}, "c0": {"resolution_px": 500}}, "unknown level '500'"),
         ({"levels": {}, "c0": {"fov": 3}}, "malformed profile"),
         ({"levels": {}, "probes": ["melt"]}, "unknown level 'melt'"),
         ({"levels": {}, "speed": 1}, "unknown profile key"),
+        ({"levels": {}, "prompts": 0}, "'prompts' must be a positive integer"),
+        ({"levels": {}, "prompts": "10"}, "'prompts' must be a positive integer"),
+        ({"levels": {}, "bootstrap": 2.5}, "'bootstrap' must be a positive integer"),
         ({}, "malformed profile"),
         ([], "must be an object"),
     ],
@@ -174,7 +186,8 @@ def test_cli_templates_text(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 337
     rows = dict(line.split("\t") for line in lines)
-    assert rows[DEFAULT_TEMPLATE_ID.ljust(len(max(rows, key=len)))] == "A top-down view of {prompt}"
+    assert rows[DEFAULT_TEMPLATE_ID] == "A top-down view of {prompt}"
+    assert rows[IDENTITY_TEMPLATE_ID] == "{prompt}"
 
 
 def test_cli_templates_json(capsys):
@@ -184,7 +197,13 @@ def test_cli_templates_json(capsys):
     by_id = {r["id"]: r for r in rows}
     assert by_id[IDENTITY_TEMPLATE_ID]["text"] == "{prompt}"
     assert by_id[BEST_PAPER_TEMPLATE_ID]["slots"]["frame"] == "a virtual scene:"
-    assert set(by_id[DEFAULT_TEMPLATE_ID]["slots"]) == {"article", "viewpoint", "noun", "connective", "frame"}
+    assert set(by_id[DEFAULT_TEMPLATE_ID]["slots"]) == {
+        "article",
+        "viewpoint",
+        "noun",
+        "connective",
+        "frame",
+    }
 
 
 def test_cli_protocol_json(capsys):
@@ -192,7 +211,9 @@ def test_cli_protocol_json(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 398
     assert sum(r["shared"] for r in rows) == 387
-    assert rows[0]["id"] == "baseline" and rows[0]["factor"] == "baseline" and rows[0]["level"] == "c0"
+    assert (
+        rows[0]["id"] == "baseline" and rows[0]["factor"] == "baseline" and rows[0]["level"] == "c0"
+    )
     assert all(len(r["hash"]) == 64 for r in rows)
     assert main(["protocol", "--profile", "paper", "--json", "--shared"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 387

@@ -142,15 +142,22 @@ def _rows(draw) -> dict:
 _KEY = ("evaluator", "scene_sha256", "factor", "level", "caption")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(_rows(), max_size=12, unique_by=lambda r: tuple(r[k] for k in _KEY)), st.sampled_from([".csv", ".parquet"]))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(_rows(), max_size=12, unique_by=lambda r: tuple(r[k] for k in _KEY)),
+    st.sampled_from([".csv", ".parquet"]),
+)
 def test_arbitrary_valid_tables_round_trip(tmp_path, rows, suffix):
     df = records_from_rows(rows)
     validate_records(df)
     back = read_records(write_records(df, tmp_path / f"r{suffix}"))
     pd.testing.assert_frame_equal(back, df)
     for a, b in zip(df["score"], back["score"], strict=True):
-        assert (math.isnan(a) and math.isnan(b)) or np.float64(a).tobytes() == np.float64(b).tobytes()
+        assert (math.isnan(a) and math.isnan(b)) or np.float64(a).tobytes() == np.float64(
+            b
+        ).tobytes()
 
 
 def _bad(row_index: int, **over) -> pd.DataFrame:
@@ -164,7 +171,10 @@ def _bad(row_index: int, **over) -> pd.DataFrame:
     ("df", "expected"),
     [
         (_bad(0, factor="colour"), "row 1, column 'factor': unknown factor 'colour'"),
-        (_bad(1, level="513"), "row 2, column 'level': unknown level '513' for factor 'resolution'"),
+        (
+            _bad(1, level="513"),
+            "row 2, column 'level': unknown level '513' for factor 'resolution'",
+        ),
         (_bad(0, level="512"), "row 1, column 'level': unknown level '512' for factor 'baseline'"),
         (_bad(2, level="a.top-down.view.about.-"), "row 3, column 'level': unknown level"),
         (_bad(3, level="p11"), "row 4, column 'level'"),
@@ -246,7 +256,9 @@ def test_file_errors(tmp_path):
     with pytest.raises(RecordsError, match="not found"):
         read_records(tmp_path / "absent.csv")
     bad = tmp_path / "bad.csv"
-    bad.write_text(",".join(COLUMNS) + "\ne,g,p," + SHA_A + ",baseline,c0,cap,zero,ok,\n", encoding="utf-8")
+    bad.write_text(
+        ",".join(COLUMNS) + "\ne,g,p," + SHA_A + ",baseline,c0,cap,zero,ok,\n", encoding="utf-8"
+    )
     with pytest.raises(RecordsError, match=r"row 1, column 'score': not a number: 'zero'"):
         read_records(bad)
     swapped = tmp_path / "swapped.csv"

@@ -131,14 +131,19 @@ def parse_grammar(data: Any, *, path: Path = GRAMMAR_FILE) -> Grammar:
             if dst not in rank or dst == START:
                 raise _fail(f"edge to unknown node {dst!r}", f"/edges/{src}/{i}", path)
             if rank[dst] <= rank[src]:
-                raise _fail(f"edge {src}→{dst} does not move forward through the slots", f"/edges/{src}/{i}", path)
+                raise _fail(
+                    f"edge {src}→{dst} does not move forward through the slots",
+                    f"/edges/{src}/{i}",
+                    path,
+                )
         edges[src] = tuple(targets)
     grammar = Grammar(tuple(SLOTS), nodes, edges)
     reachable = _reachable(grammar, START, forward=True)
     coreachable = _reachable(grammar, PROMPT, forward=False)
     for node_id in nodes:
         if node_id not in reachable or node_id not in coreachable:
-            raise _fail(f"node {node_id!r} lies on no START→PROMPT path", f"/nodes/{node_id}", path)
+            what = f"node {node_id!r} lies on no START→PROMPT path"
+            raise _fail(what, f"/nodes/{node_id}", path)
     return grammar
 
 
@@ -201,6 +206,8 @@ def enumerate_templates(grammar: Grammar) -> tuple[Template, ...]:
         for t in result:
             value = getattr(t, attr)
             if value in seen:
-                raise ProtocolError(f"two grammar paths give the same {attr} {value!r}", where=str(GRAMMAR_FILE))
+                raise ProtocolError(
+                    f"two grammar paths give the same {attr} {value!r}", where=str(GRAMMAR_FILE)
+                )
             seen.add(value)
     return result

@@ -90,7 +90,9 @@ def _level_index(level: str, prompt_id: str) -> int:
     )
 
 
-def distinct_captions(entry: ParaphraseEntry, template_id: str | None = None) -> list[tuple[str, str]]:
+def distinct_captions(
+    entry: ParaphraseEntry, template_id: str | None = None
+) -> list[tuple[str, str]]:
     """``[(level, caption), ...]`` after the collapse rule, p0 first, in level order.
 
     Without ``template_id`` the caption is the prompt string itself; with it, the string is
@@ -154,17 +156,23 @@ def _parse_entry(prompt_id: str, raw: Any, path: Path | str) -> ParaphraseEntry:
             raise _fail("rewrite must be an object {text, meaning_preserved}", path, iptr)
         extra = set(item) - {"text", "meaning_preserved"}
         if extra:
-            raise _fail(f"unknown field(s) {sorted(extra)}", path, iptr, "allowed: text, meaning_preserved")
+            raise _fail(
+                f"unknown field(s) {sorted(extra)}", path, iptr, "allowed: text, meaning_preserved"
+            )
         if not _nonempty_str(item.get("text")):
             raise _fail("'text' must be a non-empty string", path, f"{iptr}/text")
         flag = item.get("meaning_preserved")
         if flag is not None and not isinstance(flag, bool):
-            raise _fail("'meaning_preserved' must be true, false or null", path, f"{iptr}/meaning_preserved")
+            raise _fail(
+                "'meaning_preserved' must be true, false or null", path, f"{iptr}/meaning_preserved"
+            )
         parsed.append(Rewrite(item["text"], flag))
     return ParaphraseEntry(prompt_id, raw["original"], tuple(parsed))
 
 
-def parse_paraphrases(data: Any, *, path: Path | str = "<paraphrases>") -> dict[str, ParaphraseEntry]:
+def parse_paraphrases(
+    data: Any, *, path: Path | str = "<paraphrases>"
+) -> dict[str, ParaphraseEntry]:
     """Check the JSON value of a paraphrase file; prompt id → entry, in file order."""
     if not isinstance(data, dict):
         raise _fail("paraphrase file must be a JSON object", path, "")
@@ -198,7 +206,9 @@ def load_paraphrases(path: Path | str = BUNDLED_PARAPHRASES) -> Mapping[str, Par
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise _fail(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", path, "") from exc
+        raise _fail(
+            f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", path, ""
+        ) from exc
     except ValueError as exc:
         raise _fail(str(exc), path, "") from exc
     return parse_paraphrases(data, path=path)

@@ -1,6 +1,7 @@
 """``t3d-audit templates [--json]``: list the 337 caption templates.
 
-Text output: one line per template, ``id<TAB>text`` (text keeps the ``{prompt}`` placeholder).
+Text output: one line per template, ``id<TAB>text`` (no padding; the text keeps the
+``{prompt}`` placeholder).
 ``--json``: a list of ``{"id", "text", "slots": {slot: token or null}}`` in grammar order.
 """
 
@@ -26,7 +27,6 @@ def run(args: argparse.Namespace) -> int:
         json.dump(payload, sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
-    width = max(len(t.id) for t in rows)
     for t in rows:
-        print(f"{t.id:<{width}}\t{t.text}")
+        print(f"{t.id}\t{t.text}")
     return 0
