@@ -1,0 +1,497 @@
+"""The Blender Cycles pipeline: the only module that imports bpy (lazily, on first use).
+
+Per process there is one :class:`BlenderRenderer` (see :func:`get_renderer`). It resets Blender
+to empty factory settings once, then keeps state across renders:
+
+- each OBJ asset is imported once per process; its meshes are shared by every placed object
+  (linked duplicates), scaled to the object's box, yawed and placed at its position;
+- each frozen scene is built once into its own ``bpy`` scene (floor, four walls, objects,
+  camera, world) and reused across configurations with ``render.use_persistent_data``; between
+  renders only the camera, the world map, the hidden walls and the resolution change;
+- lighting maps are Blender's bundled studio-light world HDRIs at a fixed strength.
+
+Renders have a transparent film; backgrounds are composited later in numpy.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from harness.hashing import sha256_file
+from harness.protocol import LIGHTING_MAPS, RenderConfig
+from harness.render import framing, settings
+from harness.render.errors import (
+    AssetImportFailed,
+    NothingVisible,
+    RenderFailed,
+    RenderTimeout,
+    SceneInvalid,
+)
+from harness.scenes.model import Scene
+
+MAX_BUILT_SCENES = 8  # LRU of built bpy scenes per process (meshes are shared regardless)
+GPU_BACKENDS = ("OPTIX", "CUDA", "HIP", "ONEAPI", "METAL")
+
+
+def _bpy() -> Any:
+    import bpy  # the one place bpy is imported
+
+    return bpy
+
+
+@dataclass
+class _Asset:
+    """An imported OBJ: its meshes with their import matrices, and its bounding box (asset units)."""
+
+    parts: list[tuple[Any, Any]]  # (bpy mesh, mathutils.Matrix)
+    lo: np.ndarray  # (3,)
+    hi: np.ndarray  # (3,)
+
+
+@dataclass
+class _Built:
+    """A scene built into bpy: the bpy scene, its camera, environment node and walls."""
+
+    bscene: Any
+    camera: Any
+    env_node: Any
+    walls: dict[str, Any]
+    scene_id: str
+    room_size: tuple[float, float]
+    box: framing.Box
+    renders: int = 0
+    objects: list[Any] = field(default_factory=list)
+
+
+def validate_scene(scene: Scene, scene_root: Path) -> None:
+    """Raise :class:`SceneInvalid` unless the scene can be built (finite, positive, inside root)."""
+
+    def bad(what: str, hint: str | None = None) -> SceneInvalid:
+        return SceneInvalid(what, scene_id=scene.id, hint=hint)
+
+    sx, sy = scene.room.size
+    if not all(math.isfinite(v) and v > 0 for v in (sx, sy, scene.room.wall_height)):
+        raise bad(f"room size {scene.room.size} / wall height {scene.room.wall_height} must be > 0")
+    root = Path(scene_root).resolve()
+    for i, obj in enumerate(scene.objects):
+        vals = (*obj.position, *obj.size, obj.yaw_deg)
+        if not all(math.isfinite(v) for v in vals):
+            raise bad(f"objects[{i}] ({obj.id}) has a non-finite position, size or yaw")
+        if any(v <= 0 for v in obj.size):
+            raise bad(f"objects[{i}] ({obj.id}) has a non-positive size {obj.size}")
+        path = (root / obj.asset).resolve()
+        if not path.is_relative_to(root):
+            raise bad(
+                f"objects[{i}] ({obj.id}) asset {obj.asset!r} leaves the scene-set root {root}",
+                hint="asset paths are relative to the scene-set root",
+            )
+
+
+class BlenderRenderer:
+    """Per-process Blender state; use :func:`get_renderer` rather than constructing directly."""
+
+    def __init__(self, device: str = "cpu"):
+        bpy = _bpy()
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        self.device = self._setup_device(device)
+        self._assets: dict[tuple[str, str], _Asset] = {}
+        self._built: OrderedDict[str, _Built] = OrderedDict()
+        self._hdris: dict[str, Any] = {}
+        self._tmp = Path(tempfile.mkdtemp(prefix="t3d-render-"))
+        self._materials: dict[str, Any] = {}
+        self.builds = 0  # scenes built so far (for tests and benchmarks)
+
+    # -- device ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _setup_device(device: str) -> str:
+        """``cpu`` (deterministic default), ``gpu`` (required) or ``auto`` (GPU if present)."""
+        if device == "cpu":
+            return "cpu"
+        bpy = _bpy()
+        try:
+            prefs = bpy.context.preferences.addons["cycles"].preferences
+        except KeyError:
+            prefs = None
+        if prefs is not None:
+            for backend in GPU_BACKENDS:
+                try:
+                    prefs.compute_device_type = backend
+                except TypeError:
+                    continue
+                prefs.get_devices()
+                gpus = [d for d in prefs.devices if d.type == backend]
+                if gpus:
+                    for d in prefs.devices:
+                        d.use = d.type == backend
+                    return "gpu"
+        if device == "gpu":
+            raise RenderFailed("no GPU device is available to Cycles", scene_id="-", hint="use device='cpu'")
+        return "cpu"
+
+    # -- assets ----------------------------------------------------------------------------
+
+    def _asset(self, path: Path, scene: Scene, obj_id: str) -> _Asset:
+        if not path.is_file():
+            raise AssetImportFailed(
+                f"asset file {path} of object {obj_id} does not exist", scene_id=scene.id
+            )
+        digest = sha256_file(path)
+        cache_key = (str(path), digest)
+        if cache_key in self._assets:
+            return self._assets[cache_key]
+        bpy = _bpy()
+        before = set(bpy.data.objects)
+        try:
+            bpy.ops.wm.obj_import(filepath=str(path), forward_axis="Y", up_axis="Z")
+        except RuntimeError as exc:
+            raise AssetImportFailed(
+                f"Blender could not import {path} (object {obj_id}): {str(exc).strip()}",
+                scene_id=scene.id,
+            ) from exc
+        new = [o for o in bpy.data.objects if o not in before]
+        parts, points = [], []
+        for ob in new:
+            if ob.type == "MESH" and len(ob.data.vertices) > 0:
+                mesh, matrix = ob.data, ob.matrix_basis.copy()
+                mesh.use_fake_user = True  # keep the mesh alive after its import object goes
+                co = np.empty(len(mesh.vertices) * 3, dtype=np.float64)
+                mesh.vertices.foreach_get("co", co)
+                co = co.reshape(-1, 3)
+                m = np.array(matrix)
+                points.append(co @ m[:3, :3].T + m[:3, 3])
+                if not mesh.materials:
+                    mesh.materials.append(self._material("default_object", settings.DEFAULT_OBJECT_RGB))
+                parts.append((mesh, matrix))
+        for ob in new:
+            bpy.data.objects.remove(ob, do_unlink=True)
+        if not parts:
+            raise AssetImportFailed(
+                f"OBJ file {path} (object {obj_id}) contains no mesh geometry", scene_id=scene.id
+            )
+        allp = np.concatenate(points)
+        asset = _Asset(parts, allp.min(0), allp.max(0))
+        self._assets[cache_key] = asset
+        return asset
+
+    def _material(self, name: str, rgb: tuple[float, float, float]) -> Any:
+        if name not in self._materials:
+            bpy = _bpy()
+            mat = bpy.data.materials.new(f"t3d:{name}")
+            mat.use_fake_user = True
+            mat.diffuse_color = (*rgb, 1.0)
+            tree = mat.node_tree
+            if tree is None:  # Blender < 5 needs use_nodes
+                mat.use_nodes = True
+                tree = mat.node_tree
+            bsdf = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeBsdfPrincipled")
+            bsdf.inputs["Base Color"].default_value = (*rgb, 1.0)
+            bsdf.inputs["Roughness"].default_value = 0.8
+            self._materials[name] = mat
+        return self._materials[name]
+
+    def _hdri(self, level: str, scene: Scene, cfg: RenderConfig) -> Any:
+        if level not in settings.LIGHTING_FILES:
+            raise RenderFailed(
+                f"unknown lighting level {level!r}",
+                scene_id=scene.id,
+                cfg=cfg,
+                hint=f"use one of {', '.join(LIGHTING_MAPS)}",
+            )
+        if level not in self._hdris:
+            bpy = _bpy()
+            path = (
+                Path(bpy.utils.system_resource("DATAFILES"))
+                / "studiolights"
+                / "world"
+                / settings.LIGHTING_FILES[level]
+            )
+            if not path.is_file():
+                raise RenderFailed(
+                    f"Blender's studio light {path} is missing", scene_id=scene.id, cfg=cfg
+                )
+            self._hdris[level] = bpy.data.images.load(str(path), check_existing=True)
+        return self._hdris[level]
+
+    # -- scene building --------------------------------------------------------------------
+
+    def _box_object(self, bscene: Any, name: str, box: framing.Box, material: Any) -> Any:
+        bpy = _bpy()
+        verts = [tuple(c) for c in box.corners().tolist()]  # corner i: bit k set -> hi on axis k
+        faces = [(0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5)]
+        mesh = bpy.data.meshes.new(f"{bscene.name}:{name}")
+        mesh.from_pydata(verts, [], faces)
+        mesh.materials.append(material)
+        mesh.update()
+        ob = bpy.data.objects.new(f"{bscene.name}:{name}", mesh)
+        bscene.collection.objects.link(ob)
+        return ob
+
+    def _build(self, scene: Scene, scene_root: Path, identity: str) -> _Built:
+        bpy = _bpy()
+        from mathutils import Matrix
+
+        validate_scene(scene, scene_root)
+        root = Path(scene_root).resolve()
+        assets = [self._asset((root / o.asset).resolve(), scene, o.id) for o in scene.objects]
+
+        name = f"t3d-{identity[:16]}"
+        bscene = bpy.data.scenes.new(name)
+        built_objects: list[Any] = []
+        try:
+            floor_mat = self._material("floor", settings.FLOOR_RGB)
+            wall_mat = self._material("wall", settings.WALL_RGB)
+            hx, hy = scene.room.size[0] / 2, scene.room.size[1] / 2
+            floor = self._box_object(
+                bscene, "floor", framing.Box((-hx, -hy, -0.02), (hx, hy, 0.0)), floor_mat
+            )
+            built_objects.append(floor)
+            walls = {
+                wname: self._box_object(bscene, wname, wbox, wall_mat)
+                for wname, wbox in framing.wall_boxes(scene.room.size, scene.room.wall_height).items()
+            }
+            built_objects += walls.values()
+
+            for obj, asset in zip(scene.objects, assets, strict=True):
+                extent = asset.hi - asset.lo
+                scale = np.where(extent > 1e-9, np.asarray(obj.size) / np.maximum(extent, 1e-9), 1.0)
+                # move the asset's bottom centre to the origin, scale to the box, yaw, place
+                offset = -np.array([(asset.lo[0] + asset.hi[0]) / 2, (asset.lo[1] + asset.hi[1]) / 2, asset.lo[2]])
+                place = (
+                    Matrix.Translation(obj.position)
+                    @ Matrix.Rotation(math.radians(obj.yaw_deg), 4, "Z")
+                    @ Matrix.Diagonal((*scale.tolist(), 1.0))
+                    @ Matrix.Translation(offset.tolist())
+                )
+                for j, (mesh, matrix) in enumerate(asset.parts):
+                    ob = bpy.data.objects.new(f"{name}:{obj.id}:{j}", mesh)  # shares the mesh
+                    ob.matrix_basis = place @ matrix
+                    bscene.collection.objects.link(ob)
+                    built_objects.append(ob)
+
+            cam_data = bpy.data.cameras.new(f"{name}:camera")
+            cam_data.sensor_fit = "HORIZONTAL"
+            cam_data.sensor_width = framing.SENSOR_WIDTH_MM
+            camera = bpy.data.objects.new(f"{name}:camera", cam_data)
+            camera.rotation_mode = "XYZ"
+            bscene.collection.objects.link(camera)
+            bscene.camera = camera
+            built_objects.append(camera)
+
+            world = bpy.data.worlds.new(f"{name}:world")
+            tree = world.node_tree
+            if tree is None:
+                world.use_nodes = True
+                tree = world.node_tree
+            tree.nodes.clear()
+            env = tree.nodes.new("ShaderNodeTexEnvironment")
+            bg = tree.nodes.new("ShaderNodeBackground")
+            out = tree.nodes.new("ShaderNodeOutputWorld")
+            bg.inputs["Strength"].default_value = settings.WORLD_STRENGTH
+            tree.links.new(env.outputs["Color"], bg.inputs["Color"])
+            tree.links.new(bg.outputs["Background"], out.inputs["Surface"])
+            world.cycles.sampling_method = "MANUAL"  # the automatic map costs seconds per change
+            world.cycles.sample_map_resolution = settings.WORLD_MAP_RESOLUTION
+            bscene.world = world
+
+            self._configure(bscene)
+        except Exception:
+            self._remove(bscene, built_objects)
+            raise
+        self.builds += 1
+        return _Built(
+            bscene=bscene,
+            camera=camera,
+            env_node=env,
+            walls=walls,
+            scene_id=scene.id,
+            room_size=scene.room.size,
+            box=framing.scene_box(scene),
+            objects=built_objects,
+        )
+
+    def _configure(self, bscene: Any) -> None:
+        r = bscene.render
+        r.engine = "CYCLES"
+        r.film_transparent = True
+        r.use_persistent_data = True
+        r.resolution_percentage = 100
+        r.use_compositing = False
+        r.use_sequencer = False
+        r.image_settings.file_format = "PNG"
+        r.image_settings.color_mode = "RGBA"
+        r.image_settings.color_depth = "8"
+        r.image_settings.compression = 0
+        r.use_stamp = False
+        bscene.view_settings.view_transform = settings.VIEW_TRANSFORM
+        bscene.view_settings.look = "None"
+        bscene.view_settings.exposure = 0.0
+        bscene.view_settings.gamma = 1.0
+        c = bscene.cycles
+        c.device = "GPU" if self.device == "gpu" else "CPU"
+        c.use_animated_seed = False
+        c.use_adaptive_sampling = False
+        c.max_bounces = settings.MAX_BOUNCES
+        c.denoiser = "OPENIMAGEDENOISE"
+
+    @staticmethod
+    def _remove(bscene: Any, objects: list[Any]) -> None:
+        bpy = _bpy()
+        world = bscene.world
+        for ob in objects:
+            data = ob.data
+            bpy.data.objects.remove(ob, do_unlink=True)
+            if data is not None and data.users == 0 and not data.use_fake_user:
+                if isinstance(data, bpy.types.Camera):
+                    bpy.data.cameras.remove(data)
+                elif isinstance(data, bpy.types.Mesh):
+                    bpy.data.meshes.remove(data)
+        bpy.data.scenes.remove(bscene)
+        if world is not None and world.users == 0:
+            bpy.data.worlds.remove(world)
+
+    def built(self, scene: Scene, scene_root: Path, identity: str) -> _Built:
+        """The bpy scene for ``identity``, built on first use (LRU of ``MAX_BUILT_SCENES``)."""
+        if identity in self._built:
+            self._built.move_to_end(identity)
+            return self._built[identity]
+        built = self._build(scene, scene_root, identity)
+        self._built[identity] = built
+        while len(self._built) > MAX_BUILT_SCENES:
+            _, old = self._built.popitem(last=False)
+            self._remove(old.bscene, old.objects)
+        return built
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def _apply(self, built: _Built, scene: Scene, cfg: RenderConfig, timeout_s: float | None) -> None:
+        """Set the per-configuration state: resolution, sampling, camera, world, hidden walls."""
+        if not (16 <= cfg.resolution_px <= 8192 and cfg.samples >= 1 and cfg.focal_length_mm > 0):
+            raise RenderFailed(
+                "resolution must be 16..8192 px, samples >= 1 and focal length > 0",
+                scene_id=scene.id,
+                cfg=cfg,
+            )
+        bscene = built.bscene
+        # assign only what changed: any write tags Cycles' persistent data for a re-sync
+        r, c = bscene.render, bscene.cycles
+        _set(r, "resolution_x", int(cfg.resolution_px))
+        _set(r, "resolution_y", int(cfg.resolution_px))
+        _set(c, "samples", int(cfg.samples))
+        _set(c, "seed", int(cfg.seed))
+        _set(c, "use_denoising", bool(cfg.denoise))
+        _set(c, "time_limit", float(timeout_s) if timeout_s else 0.0)
+        image = self._hdri(cfg.lighting, scene, cfg)
+        if built.env_node.image != image:
+            built.env_node.image = image
+
+        pose = framing.solve_camera(built.box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg)
+        cam = built.camera
+        if tuple(cam.location) != pose.location or tuple(cam.rotation_euler) != pose.rotation_euler:
+            cam.location = pose.location
+            cam.rotation_euler = pose.rotation_euler
+        for attr, value in (
+            ("lens", pose.lens_mm),
+            ("shift_x", pose.shift[0]),
+            ("shift_y", pose.shift[1]),
+            ("clip_start", pose.clip[0]),
+            ("clip_end", pose.clip[1]),
+        ):
+            _set(cam.data, attr, value)
+        hidden = framing.hidden_walls(built.room_size, pose.location)
+        for wname, ob in built.walls.items():
+            _set(ob, "hide_render", wname in hidden)
+
+    def hidden_walls(self, scene: Scene, scene_root: Path, identity: str, cfg: RenderConfig) -> set[str]:
+        """Names of the walls hidden for ``cfg`` in the built scene (for tests)."""
+        built = self.built(scene, scene_root, identity)
+        self._apply(built, scene, cfg, None)
+        return {n for n, ob in built.walls.items() if ob.hide_render}
+
+    def render(
+        self,
+        scene: Scene,
+        scene_root: Path,
+        identity: str,
+        cfg: RenderConfig,
+        *,
+        timeout_s: float | None = None,
+    ) -> np.ndarray:
+        """Render ``scene`` under ``cfg``: (H, W, 4) uint8 straight-alpha RGBA, H = W = resolution.
+
+        Raises the typed errors of :mod:`harness.render.errors`; never returns a failed image.
+        """
+        bpy = _bpy()
+        built = self.built(scene, scene_root, identity)
+        self._apply(built, scene, cfg, timeout_s)
+        out = self._tmp / f"{os.getpid()}-{identity[:16]}.png"
+        out.unlink(missing_ok=True)
+        built.bscene.render.filepath = str(out)
+        start = time.monotonic()
+        try:
+            bpy.ops.render.render(write_still=True, scene=built.bscene.name)
+        except RuntimeError as exc:
+            raise RenderFailed(f"Blender failed: {str(exc).strip()}", scene_id=scene.id, cfg=cfg) from exc
+        elapsed = time.monotonic() - start
+        if timeout_s and elapsed >= timeout_s:
+            out.unlink(missing_ok=True)
+            raise RenderTimeout(
+                f"render took {elapsed:.1f} s, over the {timeout_s:g} s limit",
+                scene_id=scene.id,
+                cfg=cfg,
+                hint="raise the timeout or lower samples/resolution",
+            )
+        if not out.is_file():
+            raise RenderFailed("Blender wrote no image", scene_id=scene.id, cfg=cfg)
+        with Image.open(out) as im:
+            rgba = np.asarray(im.convert("RGBA")).copy()
+        out.unlink(missing_ok=True)
+        built.renders += 1
+        if rgba.shape != (cfg.resolution_px, cfg.resolution_px, 4):
+            raise RenderFailed(f"Blender wrote a {rgba.shape} image", scene_id=scene.id, cfg=cfg)
+        if not rgba[..., 3].any():
+            raise NothingVisible(
+                "the render is fully transparent: nothing of the scene is in frame",
+                scene_id=scene.id,
+                cfg=cfg,
+            )
+        return rgba
+
+
+def _set(target: Any, attr: str, value: Any) -> None:
+    """``setattr`` unless equal (float32 properties compare after the round trip)."""
+    current = getattr(target, attr)
+    if isinstance(value, float):
+        if abs(float(current) - value) <= 1e-7 * max(1.0, abs(value)):
+            return
+    elif current == value:
+        return
+    setattr(target, attr, value)
+
+
+_RENDERERS: dict[str, BlenderRenderer] = {}
+
+
+def get_renderer(device: str = "cpu") -> BlenderRenderer:
+    """This process's renderer (created, and Blender reset, on first call)."""
+    if _RENDERERS:
+        only = next(iter(_RENDERERS.values()))
+        if device in ("auto", only.device):
+            return only
+        raise RenderFailed(
+            f"this process already renders on {only.device}; cannot switch to {device}",
+            scene_id="-",
+        )
+    renderer = BlenderRenderer(device)
+    _RENDERERS[renderer.device] = renderer
+    return renderer

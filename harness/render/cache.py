@@ -1,0 +1,222 @@
+"""Content-addressed render cache shared by any number of processes (xdist workers, warm jobs).
+
+Layout: ``<root>/objects/<key[:2]>/<key>/{image.png, meta.json}``. Entries are immutable:
+a render is written to a temp dir under ``<root>/tmp`` (same filesystem) and published with
+one ``os.rename``, so readers see a whole entry or none. The per-key file lock under
+``<root>/locks`` only avoids duplicate work; correctness comes from the rename. Reads are
+verified: ``meta.json`` carries the PNG's sha256 and shape, and an entry that fails the check
+(truncated, corrupted, half-deleted) is discarded and rendered again.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from filelock import FileLock
+from PIL import Image
+
+from harness.errors import RenderError
+from harness.hashing import canonical_json, sha256_bytes, sha256_json
+from harness.paths import default_cache_dir
+from harness.protocol import RenderConfig
+from harness.render.settings import RENDERER_REVISION, blender_version
+
+IMAGE = "image.png"
+META = "meta.json"
+
+
+class _Corrupt(Exception):
+    """An entry exists but fails verification."""
+
+
+def default_render_cache_dir() -> Path:
+    """``<default cache dir>/renders`` (``$T3D_AUDIT_CACHE_DIR`` or ``.audit_cache``)."""
+    return default_cache_dir() / "renders"
+
+
+def encode_png(rgba: np.ndarray) -> bytes:
+    """Lossless PNG bytes of an (H, W, 4) uint8 image, without metadata (deterministic)."""
+    buf = io.BytesIO()
+    Image.fromarray(rgba, "RGBA").save(buf, format="PNG", compress_level=4)
+    return buf.getvalue()
+
+
+def decode_png(data: bytes) -> np.ndarray:
+    """(H, W, 4) uint8 array from PNG bytes (RGB PNGs get an opaque alpha)."""
+    with Image.open(io.BytesIO(data)) as im:
+        return np.asarray(im.convert("RGBA")).copy()
+
+
+def key_inputs(scene_identity: str, cfg: RenderConfig, device: str = "cpu") -> dict[str, Any]:
+    """The hashed content of a render-cache key (also stored in ``meta.json``)."""
+    out: dict[str, Any] = {
+        "scene": scene_identity,
+        "render": cfg.to_dict(),
+        "blender": blender_version(),
+        "renderer": RENDERER_REVISION,
+    }
+    if device != "cpu":  # GPU renders differ in the last bits: never mix them with CPU ones
+        out["device"] = device
+    return out
+
+
+class RenderCache:
+    """Verified, immutable, content-addressed store of RGBA renders under ``root``."""
+
+    def __init__(self, root: Path | str | None = None):
+        self.root = Path(root) if root is not None else default_render_cache_dir()
+
+    # -- keys and paths --------------------------------------------------------------------
+
+    @staticmethod
+    def key(scene_identity: str, cfg: RenderConfig, device: str = "cpu") -> str:
+        """sha256 of the canonical JSON of {scene identity, render config, Blender, revision}."""
+        return sha256_json(key_inputs(scene_identity, cfg, device))
+
+    def entry_dir(self, key: str) -> Path:
+        """``<root>/objects/<key[:2]>/<key>``."""
+        if len(key) < 3 or not all(c in "0123456789abcdef" for c in key):
+            raise RenderError(f"malformed render-cache key {key!r}", where=str(self.root))
+        return self.root / "objects" / key[:2] / key
+
+    def _lock(self, key: str) -> FileLock:
+        locks = self.root / "locks" / key[:2]
+        locks.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(locks / f"{key}.lock"))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _read(self, key: str) -> np.ndarray | None:
+        entry = self.entry_dir(key)
+        if not entry.is_dir():
+            return None
+        try:
+            meta = json.loads((entry / META).read_text(encoding="utf-8"))
+            data = (entry / IMAGE).read_bytes()
+        except (OSError, ValueError) as exc:
+            raise _Corrupt(f"unreadable entry: {exc}") from exc
+        if not isinstance(meta, dict) or sha256_bytes(data) != meta.get("png_sha256"):
+            raise _Corrupt("image.png does not match the sha256 in meta.json")
+        try:
+            image = decode_png(data)
+        except Exception as exc:
+            raise _Corrupt(f"image.png does not decode: {exc}") from exc
+        if list(image.shape) != meta.get("shape"):
+            raise _Corrupt(f"image shape {image.shape} differs from meta {meta.get('shape')}")
+        return image
+
+    def _discard(self, key: str) -> None:
+        """Move a bad entry aside atomically, then delete it (readers never see half of it)."""
+        entry = self.entry_dir(key)
+        trash = self.root / "tmp" / f"trash-{uuid.uuid4().hex}"
+        trash.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(entry, trash)
+        except FileNotFoundError:
+            return
+        shutil.rmtree(trash, ignore_errors=True)
+
+    def contains(self, key: str) -> bool:
+        """Whether a published entry exists (unverified; cheap, for planning and progress)."""
+        return (self.entry_dir(key) / META).is_file()
+
+    def get(self, key: str) -> np.ndarray | None:
+        """The cached (H, W, 4) uint8 image, or ``None`` if absent or found corrupt (discarded)."""
+        try:
+            return self._read(key)
+        except _Corrupt:
+            with self._lock(key):
+                try:
+                    return self._read(key)  # another process may have replaced it meanwhile
+                except _Corrupt:
+                    self._discard(key)
+                    return None
+
+    def meta(self, key: str) -> dict[str, Any] | None:
+        """The entry's ``meta.json`` content, or ``None`` if absent/unreadable."""
+        try:
+            return json.loads((self.entry_dir(key) / META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _publish(self, key: str, image: np.ndarray, meta: dict[str, Any] | None) -> None:
+        png = encode_png(image)
+        record = {
+            **(meta or {}),
+            "key": key,
+            "png_sha256": sha256_bytes(png),
+            "shape": list(image.shape),
+        }
+        tmp = self.root / "tmp" / f"{key}.{uuid.uuid4().hex}"
+        tmp.mkdir(parents=True)
+        try:
+            for name, data in ((IMAGE, png), (META, canonical_json(record))):
+                with open(tmp / name, "wb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            final = self.entry_dir(key)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(tmp, final)
+            except OSError:
+                if not final.is_dir():
+                    raise
+                # an equal entry was published meanwhile (lock lost or not used): keep it
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def put(self, key: str, image: np.ndarray, meta: dict[str, Any] | None = None) -> None:
+        """Publish ``image`` under ``key`` unless a valid entry already exists."""
+        _check_image(image, key)
+        with self._lock(key):
+            if self.get(key) is None:
+                self._publish(key, image, meta)
+
+    def get_or_render(
+        self,
+        key: str,
+        fn: Callable[[], np.ndarray],
+        meta: dict[str, Any] | None = None,
+    ) -> np.ndarray:
+        """The cached image, or ``fn()`` rendered once (across processes), published and returned.
+
+        Exceptions from ``fn`` propagate and nothing is stored: failures are never cached.
+        """
+        image = self.get(key)
+        if image is not None:
+            return image
+        with self._lock(key):
+            image = self.get(key)  # rendered by another process while we waited
+            if image is not None:
+                return image
+            image = fn()
+            _check_image(image, key)
+            self._publish(key, image, meta)
+            return image
+
+
+def _check_image(image: np.ndarray, key: str) -> None:
+    if not (
+        isinstance(image, np.ndarray)
+        and image.dtype == np.uint8
+        and image.ndim == 3
+        and image.shape[2] == 4
+        and image.shape[0] > 0
+        and image.shape[1] > 0
+    ):
+        raise RenderError(
+            f"render function returned {getattr(image, 'shape', type(image))}, "
+            "expected an (H, W, 4) uint8 array",
+            where=f"render cache key {key}",
+        )

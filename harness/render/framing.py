@@ -1,0 +1,212 @@
+"""Camera rig, auto-framing and dollhouse walls: pure numpy, no bpy (testable anywhere).
+
+Conventions (metres, z up, room floor centred on the origin):
+
+- The camera rotation is the Blender Euler ``(pitch, 0, yaw)`` in XYZ order, i.e. the matrix
+  ``Rz(yaw) @ Rx(pitch)``. A Blender camera looks along its local -z with local +y up, so
+  pitch 0 looks straight down (top-down, image up = world +y at yaw 0) and pitch 90 looks
+  horizontally along +y (eye level, camera on the -y side). Yaw turns the camera
+  counter-clockwise (seen from above) about the vertical axis through the box centre.
+- Image coordinates are normalised by the sensor width (36 mm): the frame spans
+  ``[-0.5, 0.5]`` on both axes of a square image, the unit Blender uses for lens shift.
+- **Auto-framing**: the camera distance is solved so that the larger side of the projected
+  scene box is ``FILL`` of the frame, and the lens shift centres the projected box, whatever
+  the focal length, pitch or yaw.
+- **Dollhouse**: a wall is hidden when the camera lies on the outer side of its plane, i.e.
+  when its outward normal faces the camera; exactly those walls can stand between the camera
+  and the room interior.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.scenes.model import Scene
+
+SENSOR_WIDTH_MM = 36.0
+FILL = 0.85  # larger projected box side as a fraction of the frame side
+NEAR_M = 0.05  # the camera stays at least this far in front of every box corner
+WALL_THICKNESS_M = 0.08
+
+# name -> outward unit normal (x, y); walls stand outside the floor rectangle
+WALL_NORMALS: dict[str, tuple[float, float]] = {
+    "wall_+x": (1.0, 0.0),
+    "wall_-x": (-1.0, 0.0),
+    "wall_+y": (0.0, 1.0),
+    "wall_-y": (0.0, -1.0),
+}
+
+
+@dataclass(frozen=True)
+class Box:
+    """Axis-aligned box: ``lo`` and ``hi`` are (3,) float arrays in metres (stored as tuples)."""
+
+    lo: tuple[float, float, float]
+    hi: tuple[float, float, float]
+
+    @property
+    def centre(self) -> np.ndarray:
+        """(3,) centre point."""
+        return (np.asarray(self.lo) + np.asarray(self.hi)) / 2.0
+
+    def corners(self) -> np.ndarray:
+        """(8, 3) corner points."""
+        lo, hi = np.asarray(self.lo), np.asarray(self.hi)
+        idx = np.array([[(i >> k) & 1 for k in range(3)] for i in range(8)], dtype=bool)
+        return np.where(idx, hi, lo)
+
+
+@dataclass(frozen=True)
+class CameraPose:
+    """A solved camera: what Blender needs to place it.
+
+    ``location`` (3,) metres; ``rotation_euler`` (pitch, 0, yaw) radians, XYZ order;
+    ``lens_mm`` on a ``SENSOR_WIDTH_MM`` sensor; ``shift`` (x, y) in sensor-width units;
+    ``clip`` (start, end) metres; ``distance`` from the box centre along the view axis.
+    """
+
+    location: tuple[float, float, float]
+    rotation_euler: tuple[float, float, float]
+    lens_mm: float
+    shift: tuple[float, float]
+    clip: tuple[float, float]
+    distance: float
+
+
+def object_corners(size: tuple[float, float, float], position, yaw_deg: float) -> np.ndarray:
+    """(8, 3) world corners of an object box: bottom centre at ``position``, yawed about +z."""
+    sx, sy, sz = size
+    local = Box((-sx / 2, -sy / 2, 0.0), (sx / 2, sy / 2, sz)).corners()
+    c, s = math.cos(math.radians(yaw_deg)), math.sin(math.radians(yaw_deg))
+    rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    return local @ rot.T + np.asarray(position, dtype=float)
+
+
+def scene_box(scene: Scene) -> Box:
+    """The box auto-framing keeps fixed: the room (floor to wall top) united with every object."""
+    hx, hy = scene.room.size[0] / 2, scene.room.size[1] / 2
+    pts = [np.array([[-hx, -hy, 0.0], [hx, hy, scene.room.wall_height]])]
+    pts += [object_corners(o.size, o.position, o.yaw_deg) for o in scene.objects]
+    allp = np.concatenate(pts)
+    return Box(tuple(allp.min(0).tolist()), tuple(allp.max(0).tolist()))  # type: ignore[arg-type]
+
+
+def rotation(pitch_deg: float, yaw_deg: float) -> np.ndarray:
+    """(3, 3) camera-to-world rotation ``Rz(yaw) @ Rx(pitch)``; columns are right, up, back."""
+    p, y = math.radians(pitch_deg), math.radians(yaw_deg)
+    rx = np.array([[1, 0, 0], [0, math.cos(p), -math.sin(p)], [0, math.sin(p), math.cos(p)]])
+    rz = np.array([[math.cos(y), -math.sin(y), 0], [math.sin(y), math.cos(y), 0], [0, 0, 1]])
+    return rz @ rx
+
+
+def project(points: np.ndarray, location: np.ndarray, rot: np.ndarray, lens_mm: float) -> np.ndarray:
+    """(N, 2) sensor-width-normalised image coordinates of (N, 3) points (no lens shift).
+
+    Raises ``ValueError`` if a point is not in front of the camera.
+    """
+    cam = (np.asarray(points, dtype=float) - location) @ rot  # camera coords: x right, y up, -z fwd
+    depth = -cam[:, 2]
+    if np.any(depth <= 0):
+        raise ValueError("a point is behind the camera")
+    return (lens_mm / SENSOR_WIDTH_MM) * cam[:, :2] / depth[:, None]
+
+
+def _extent(rel_cam: np.ndarray, depth0: np.ndarray, d: float, k: float) -> float:
+    img = k * rel_cam / (depth0 + d)[:, None]
+    return float(np.max(img.max(0) - img.min(0)))
+
+
+def solve_camera(
+    box: Box, lens_mm: float, pitch_deg: float, yaw_deg: float, fill: float = FILL
+) -> CameraPose:
+    """Auto-frame ``box``: the distance that makes its larger projected side ``fill`` of the frame.
+
+    The camera looks at the box centre from direction (pitch, yaw); the extent shrinks
+    monotonically with distance (the centre projects to the image centre and lies inside the
+    box), so bisection converges; the lens shift then centres the projected box.
+    """
+    if not (lens_mm > 0 and 0 < fill < 1):
+        raise ValueError(f"lens_mm must be > 0 and 0 < fill < 1, got {lens_mm}, {fill}")
+    rot = rotation(pitch_deg, yaw_deg)
+    forward = -rot[:, 2]
+    centre = box.centre
+    rel = box.corners() - centre
+    rel_cam = rel @ rot[:, :2]  # x, y in camera axes: independent of the distance
+    depth0 = rel @ forward  # depth of each corner relative to the centre
+    k = lens_mm / SENSOR_WIDTH_MM
+    lo = NEAR_M - float(depth0.min())
+    hi = max(lo * 2.0, 1.0)
+    while _extent(rel_cam, depth0, hi, k) > fill:
+        hi *= 2.0
+    if _extent(rel_cam, depth0, lo, k) <= fill:
+        hi = lo  # even from the nearest allowed point the box fits (degenerate flat box)
+    for _ in range(80):
+        mid = (lo + hi) / 2.0
+        if _extent(rel_cam, depth0, mid, k) > fill:
+            lo = mid
+        else:
+            hi = mid
+    d = hi
+    location = centre - d * forward
+    img = k * rel_cam / (depth0 + d)[:, None]
+    shift = (img.max(0) + img.min(0)) / 2.0
+    far = d + float(depth0.max())
+    return CameraPose(
+        location=tuple(location.tolist()),  # type: ignore[arg-type]
+        rotation_euler=(math.radians(pitch_deg), 0.0, math.radians(yaw_deg)),
+        lens_mm=float(lens_mm),
+        shift=(float(shift[0]), float(shift[1])),
+        clip=(min(0.01, NEAR_M / 2), far * 1.5 + 1.0),
+        distance=d,
+    )
+
+
+def projected_extent(box: Box, pose: CameraPose) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) (2,) corners of the projected box in the shifted frame ([-0.5, 0.5] is inside)."""
+    rot = rotation(math.degrees(pose.rotation_euler[0]), math.degrees(pose.rotation_euler[2]))
+    img = project(box.corners(), np.asarray(pose.location), rot, pose.lens_mm) - np.asarray(pose.shift)
+    return img.min(0), img.max(0)
+
+
+def hidden_walls(room_size: tuple[float, float], camera_location) -> frozenset[str]:
+    """Names (keys of ``WALL_NORMALS``) of the walls whose outward normal faces the camera."""
+    hx, hy = room_size[0] / 2, room_size[1] / 2
+    x, y = float(camera_location[0]), float(camera_location[1])
+    out = set()
+    for name, (nx, ny) in WALL_NORMALS.items():
+        plane = hx if nx else hy  # inner face of the wall: |x| = hx or |y| = hy
+        if x * nx + y * ny > plane:
+            out.add(name)
+    return frozenset(out)
+
+
+def wall_boxes(room_size: tuple[float, float], wall_height: float) -> dict[str, Box]:
+    """The four wall slabs, standing just outside the floor rectangle (corners overlap)."""
+    hx, hy, t, h = room_size[0] / 2, room_size[1] / 2, WALL_THICKNESS_M, wall_height
+    return {
+        "wall_+x": Box((hx, -hy - t, 0.0), (hx + t, hy + t, h)),
+        "wall_-x": Box((-hx - t, -hy - t, 0.0), (-hx, hy + t, h)),
+        "wall_+y": Box((-hx - t, hy, 0.0), (hx + t, hy + t, h)),
+        "wall_-y": Box((-hx - t, -hy - t, 0.0), (hx + t, -hy, h)),
+    }
+
+
+def segment_hits_box(a, b, box: Box) -> bool:
+    """Whether the segment from point ``a`` to ``b`` (3,) passes through ``box`` (slab test)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    d = b - a
+    t0, t1 = 0.0, 1.0
+    for i in range(3):
+        lo, hi = box.lo[i], box.hi[i]
+        if abs(d[i]) < 1e-12:
+            if a[i] < lo or a[i] > hi:
+                return False
+            continue
+        ta, tb = sorted(((lo - a[i]) / d[i], (hi - a[i]) / d[i]))
+        t0, t1 = max(t0, ta), min(t1, tb)
+        if t0 > t1:
+            return False
+    return True

@@ -1,0 +1,74 @@
+"""The render plan: the distinct (scene, render config) pairs a profile needs.
+
+Background levels are composited onto the c0 render, caption levels reuse it, and levels
+equal to the default (e.g. ``resolution=512`` in the paper profile) render nothing new;
+``yaw=0`` (swept at 45° pitch) is the same render as ``pitch=45``. Probe scenes are rendered
+at c0. For the paper profile that is 39 renders per scene: 1 c0 + 8 resolution + 6 focal
+length + 7 lighting + 6 pitch + 7 yaw + 4 probes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.protocol import Profile, RenderConfig
+from harness.scenes.model import Scene
+
+ProbeFn = Callable[[Scene, str], "Scene | None"]
+
+
+@dataclass(frozen=True)
+class RenderJob:
+    """One render: scene ``scene_id`` (edited by ``probe`` when set) under ``cfg``."""
+
+    scene_id: str
+    cfg: RenderConfig
+    probe: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scene_id": self.scene_id, "probe": self.probe, "render": self.cfg.to_dict()}
+
+
+def render_plan(
+    profile: Profile, scenes: Sequence[Scene], probe_fn: ProbeFn | None = None
+) -> list[RenderJob]:
+    """Distinct render jobs of ``profile`` over ``scenes``, grouped by scene, c0 first.
+
+    ``probe_fn(scene, probe)`` (optional) returns the probe-edited scene, or ``None`` when the
+    probe does not apply to that scene (its job is then left out); without it every probe of
+    the profile is planned. Errors raised by ``probe_fn`` propagate.
+    """
+    configs = profile.render_configs()  # c0 first; equal RenderConfigs already merged
+    jobs: list[RenderJob] = []
+    seen: set[RenderJob] = set()
+    for scene in scenes:
+        planned = [RenderJob(scene.id, cfg) for cfg in configs]
+        for probe in profile.probes:
+            if probe_fn is None or probe_fn(scene, probe) is not None:
+                planned.append(RenderJob(scene.id, profile.c0, probe))
+        for job in planned:
+            if job not in seen:
+                seen.add(job)
+                jobs.append(job)
+    return jobs
+
+
+def per_scene_counts(jobs: Sequence[RenderJob]) -> dict[str, int]:
+    """Number of planned renders per scene id, in plan order."""
+    return dict(Counter(j.scene_id for j in jobs))
+
+
+def plan_summary(profile: Profile, jobs: Sequence[RenderJob]) -> dict[str, Any]:
+    """JSON-ready summary: profile, totals and the per-scene counts."""
+    counts = per_scene_counts(jobs)
+    return {
+        "profile": profile.name,
+        "scenes": len(counts),
+        "renders": len(jobs),
+        "per_scene": counts,
+        "configs_per_scene": len(profile.render_configs()),
+        "probes": list(profile.probes),
+    }

@@ -1,0 +1,39 @@
+"""Fixed renderer settings. Changing any value here changes pixels: bump ``RENDERER_REVISION``.
+
+``RENDERER_REVISION`` is part of every render-cache key, so stale cached renders are never
+served after a change to the pipeline.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+RENDERER_REVISION = "1"
+
+WORLD_STRENGTH = 1.0  # the same for every lighting map: only the map changes
+WORLD_MAP_RESOLUTION = 256  # importance map of the lighting HDRI (pixels per side)
+MAX_BOUNCES = 4
+VIEW_TRANSFORM = "Standard"  # plain sRGB: what image evaluators expect from a PNG
+FLOOR_RGB = (0.62, 0.56, 0.48)
+WALL_RGB = (0.86, 0.85, 0.82)
+DEFAULT_OBJECT_RGB = (0.6, 0.6, 0.6)  # objects whose OBJ has no material
+
+# Table 11 lighting level -> file under <Blender datafiles>/studiolights/world/
+LIGHTING_FILES = {
+    "city": "city.exr",
+    "courtyard": "courtyard.exr",
+    "forest": "forest.exr",
+    "interior": "interior.exr",
+    "night": "night.exr",
+    "studio": "studio.exr",
+    "sunrise": "sunrise.exr",
+    "sunset": "sunset.exr",
+}
+
+
+def blender_version() -> str:
+    """The installed bpy version, read from package metadata (does not import bpy)."""
+    try:
+        return metadata.version("bpy")
+    except metadata.PackageNotFoundError:
+        return "not-installed"
