@@ -9,7 +9,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "fixtures"
 SCHEMAS = FIXTURES / "schemas"
 BUNDLED_SCENES = FIXTURES / "scenes"
-BUNDLED_ASSETS = FIXTURES / "assets"
+BUNDLED_ASSETS = BUNDLED_SCENES / "assets"
 BUNDLED_EVALUATORS = FIXTURES / "evaluators"
 
 CACHE_ENV = "T3D_AUDIT_CACHE_DIR"

@@ -69,6 +69,10 @@ def plan_overlap(
     b_yaw: float,
 ) -> bool:
     """Whether two rotated rectangles overlap with positive area (separating-axis test)."""
+    ahx, ahy = half_extents(a_size, a_yaw)
+    bhx, bhy = half_extents(b_size, b_yaw)
+    if abs(a_pos[0] - b_pos[0]) >= ahx + bhx - EPS or abs(a_pos[1] - b_pos[1]) >= ahy + bhy - EPS:
+        return False  # enclosing axis-aligned boxes are apart: a cheap early exit
     ca = footprint(a_pos, a_size, a_yaw)
     cb = footprint(b_pos, b_size, b_yaw)
     for axis in (*_axes(a_yaw), *_axes(b_yaw)):
