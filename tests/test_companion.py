@@ -160,6 +160,9 @@ def test_unknown_relation_and_malformed_spec_are_typed_errors():
 
 
 def test_spec_from_mapping():
+    assert spec_from_mapping(
+        {"id": "p7", "objects": {"bed": 1, "nightstand": 2}, "relations": [["nightstand", "beside", "bed"]]}
+    ) == SPEC.__class__("p7", SPEC.objects, SPEC.relations)
     spec = spec_from_mapping(
         {
             "id": "p7",

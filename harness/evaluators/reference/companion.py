@@ -35,8 +35,10 @@ from harness.scenes.model import Scene, SceneObject
 # Thresholds of the relation predicates, in metres / degrees. Chosen for furniture-scale rooms.
 NEAR_M = 0.6  # footprint gap for "beside"/"next to"/"around"/"near"
 ON_Z_TOL_M = 0.08  # tolerance between a supporter's top and the supported object's bottom
-FACING_TOL_DEG = 45.0  # front direction within this angle of the bearing to the target
-FRONT_MAX_M = 2.5  # "in front of": the subject lies in the target's front cone within this gap
+FACING_TOL_DEG = 45.0  # "facing": front within this angle of the bearing to the target, or
+FACING_MARGIN_M = 0.3  # the front ray hits the target's footprint grown by this margin
+FRONT_MAX_M = 2.5  # "in front of": centre beyond the target's front face, within this gap
+FRONT_SIDE_M = 0.5  # and at most this far past the target's sides
 
 
 @dataclass(frozen=True)
@@ -123,20 +125,47 @@ def _angle_between(u: geometry.Point, v: geometry.Point) -> float:
     return math.degrees(math.acos(cos))
 
 
+def _local(point: geometry.Point, obj: SceneObject) -> geometry.Point:
+    """``point`` in ``obj``'s frame: x along its width, -y is its front."""
+    x, y = point[0] - obj.position[0], point[1] - obj.position[1]
+    c, s = math.cos(math.radians(obj.yaw_deg)), math.sin(math.radians(obj.yaw_deg))
+    return (c * x + s * y, -s * x + c * y)
+
+
+def _ray_hits_box(origin: geometry.Point, direction: geometry.Point, obj: SceneObject,
+                  margin: float) -> bool:
+    """Whether the ray hits ``obj``'s footprint grown by ``margin`` (slab test, local frame)."""
+    ox, oy = _local(origin, obj)
+    c, s = math.cos(math.radians(obj.yaw_deg)), math.sin(math.radians(obj.yaw_deg))
+    dx, dy = c * direction[0] + s * direction[1], -s * direction[0] + c * direction[1]
+    t0, t1 = 0.0, math.inf
+    for o, d, half in ((ox, dx, obj.size[0] / 2 + margin), (oy, dy, obj.size[1] / 2 + margin)):
+        if abs(d) < 1e-12:
+            if abs(o) > half:
+                return False
+            continue
+        lo, hi = sorted(((-half - o) / d, (half - o) / d))
+        t0, t1 = max(t0, lo), min(t1, hi)
+    return t0 <= t1
+
+
 def _facing(a: SceneObject, others: Sequence[SceneObject]) -> bool:
     front = geometry.front_direction(a)
     for b in others:
         to_b = (b.position[0] - a.position[0], b.position[1] - a.position[1])
-        if _angle_between(front, to_b) <= FACING_TOL_DEG:
+        if _angle_between(front, to_b) <= FACING_TOL_DEG or _ray_hits_box(
+            (a.position[0], a.position[1]), front, b, FACING_MARGIN_M
+        ):
             return True
     return False
 
 
 def _in_front_of(a: SceneObject, others: Sequence[SceneObject]) -> bool:
     for b in others:
-        to_a = (a.position[0] - b.position[0], a.position[1] - b.position[1])
+        lx, ly = _local((a.position[0], a.position[1]), b)
         if (
-            _angle_between(geometry.front_direction(b), to_a) <= FACING_TOL_DEG
+            ly < -b.size[1] / 2
+            and abs(lx) <= b.size[0] / 2 + FRONT_SIDE_M
             and geometry.footprint_gap(a, b) <= FRONT_MAX_M
         ):
             return True
@@ -248,33 +277,40 @@ def companion_breakdown(scene: Scene, spec: CompanionSpec) -> CompanionScore:
 def spec_from_mapping(data: Mapping[str, Any], *, where: str = "prompt spec") -> CompanionSpec:
     """Build a :class:`CompanionSpec` from a JSON-like prompt spec.
 
-    Accepted shape: ``{"id"|"prompt_id": str, "objects": [{"label": str, "count": int}, ...],
-    "relations": [{"subject": str, "relation": str, "object": str}, ...]}``; ``count`` defaults
-    to 1 and ``relations`` to none. Also accepts objects with ``category`` for ``label`` and
-    relations with ``type``/``predicate`` for ``relation``.
+    The scene set's format (``harness.scenes.prompts.PromptSpec.to_dict()``, the entries of
+    ``fixtures/prompts/prompts.json``): ``{"id": str, "objects": {label: count, ...},
+    "relations": [[subject, relation, anchor], ...]}``. Also accepted: ``objects`` as a list of
+    ``{"label", "count"}`` and relations as ``{"subject", "relation", "object"}`` mappings.
     """
     try:
         prompt_id = str(data.get("prompt_id", data.get("id", "")))
-        objects = tuple(
-            ObjectRequirement(str(o.get("label", o.get("category"))), int(o.get("count", 1)))
-            for o in data["objects"]
-        )
-        relations = tuple(
-            RelationRequirement(
-                str(r["subject"]),
-                str(r.get("relation", r.get("type", r.get("predicate")))),
-                str(r["object"]),
+        raw_objects = data["objects"]
+        if isinstance(raw_objects, Mapping):
+            objects = tuple(ObjectRequirement(str(k), int(v)) for k, v in raw_objects.items())
+        else:
+            objects = tuple(
+                ObjectRequirement(str(o["label"]), int(o.get("count", 1))) for o in raw_objects
             )
-            for r in data.get("relations", ())
-        )
+        relations = []
+        for r in data.get("relations", ()):
+            if isinstance(r, Mapping):
+                relations.append(
+                    RelationRequirement(str(r["subject"]), str(r["relation"]), str(r["object"]))
+                )
+            else:
+                subject, relation, anchor = r
+                relations.append(RelationRequirement(str(subject), str(relation), str(anchor)))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise EvaluatorError(f"malformed prompt spec: {exc}", where=where) from exc
-    return CompanionSpec(prompt_id, objects, relations)
+        raise EvaluatorError(f"malformed prompt spec: {exc!r}", where=where) from exc
+    if any(o.count < 0 for o in objects):
+        raise EvaluatorError("a requested object count is negative", where=where)
+    return CompanionSpec(prompt_id, objects, tuple(relations))
 
 
 def as_companion_spec(spec: Any) -> CompanionSpec:
-    """Coerce a prompt spec (a :class:`CompanionSpec`, a mapping, or an object with
-    ``to_dict()``) into a :class:`CompanionSpec`."""
+    """Coerce a prompt spec into a :class:`CompanionSpec`: a :class:`CompanionSpec`, a mapping
+    (see :func:`spec_from_mapping`) or an object with ``to_dict()`` such as the scene set's
+    ``harness.scenes.prompts.PromptSpec``."""
     if isinstance(spec, CompanionSpec):
         return spec
     if isinstance(spec, Mapping):
