@@ -232,6 +232,18 @@ class Profile:
                 out.append(_apply(base, name, level))
         return out
 
+    def configuration(self, factor: str, level: str) -> Configuration:
+        """One factor level applied to this profile's c0 (any Table 11 level, selected or not).
+
+        ``("baseline", "c0")`` gives the baseline itself. Raises :class:`ProtocolError`.
+        """
+        template_default = factors()["template"].default
+        base = Configuration(BASELINE, C0, self.c0, "255", template_default, "p0")
+        if factor == BASELINE:
+            check_level(factor, level)
+            return base
+        return _apply(base, factor, level)
+
     def shared_configurations(self) -> list[Configuration]:
         """The shared protocol family: baseline + the selected levels of the seven shared factors.
 
