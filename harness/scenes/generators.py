@@ -31,7 +31,6 @@ used through ``random()`` alone, and all coordinates are rounded (0.1 mm, 0.01°
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 from dataclasses import replace
@@ -42,6 +41,10 @@ from harness.scenes.geometry import boxes_overlap, half_extents, inside_room
 from harness.scenes.layout import Layout, Placed, faithful_layout, slug_id
 from harness.scenes.model import Room, Scene, SceneObject
 from harness.scenes.prompts import PromptSpec
+from harness.scenes.seeded import normal as _normal
+from harness.scenes.seeded import pick as _pick
+from harness.scenes.seeded import rng_for
+from harness.scenes.seeded import sample as _sample
 
 #: Generator names, best first (the planted quality ordering).
 GENERATORS = ("faithful", "jittered", "cluttered", "gridded", "sparse", "confused")
@@ -53,31 +56,6 @@ SPARSE_DROP = 0.35
 CLUTTER_EXTRA = 0.6
 CONFUSE_SWAP = 0.4
 SECOND_VARIANT_P = 0.25
-
-
-def rng_for(*parts: object) -> random.Random:
-    """A :class:`random.Random` seeded from sha256 of the ``|``-joined parts."""
-    digest = hashlib.sha256("|".join(str(p) for p in parts).encode("utf-8")).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
-
-
-def _pick(rng: random.Random, n: int) -> int:
-    return min(n - 1, int(rng.random() * n))
-
-
-def _sample(rng: random.Random, items: list, k: int) -> list:
-    """``k`` distinct items (partial Fisher–Yates using ``random()`` only)."""
-    pool = list(items)
-    for i in range(k):
-        j = i + _pick(rng, len(pool) - i)
-        pool[i], pool[j] = pool[j], pool[i]
-    return pool[:k]
-
-
-def _normal(rng: random.Random, sigma: float) -> float:
-    u1 = max(rng.random(), 1e-12)
-    u2 = rng.random()
-    return sigma * math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 
 def _r(v: float, nd: int = 4) -> float:
