@@ -23,8 +23,10 @@ import csv
 import math
 import os
 import tempfile
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -48,6 +50,7 @@ REQUIRED_NONEMPTY = ("evaluator", "generator", "prompt_id")
 MEASUREMENT_KEY = ("evaluator", "scene_sha256", "factor", "level", "caption")
 _KEY_TEXT = ", ".join(MEASUREMENT_KEY)
 STATUSES = ("ok", "failed")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 CSV_SUFFIXES = (".csv",)
 PARQUET_SUFFIXES = (".parquet", ".pq")
 MAX_LISTED_PROBLEMS = 8
@@ -101,6 +104,18 @@ def _raise(problems: list[str], where: str, hint: str | None = None) -> None:
     raise error
 
 
+def _mask(column: pd.Series, predicate: Callable[[Any], bool]) -> np.ndarray:
+    """Boolean array: ``predicate(cell)`` per row, evaluated once per distinct value."""
+    try:
+        uniques = pd.unique(column.to_numpy(dtype=object))
+    except TypeError:  # unhashable cells (lists, dicts): evaluate row by row
+        return column.map(predicate).to_numpy(dtype=bool)
+    hits = [v for v in uniques if predicate(v)]
+    if not hits:
+        return np.zeros(len(column), dtype=bool)
+    return column.isin(hits).to_numpy(dtype=bool)
+
+
 def _rows(mask: pd.Series | np.ndarray) -> list[int]:
     return [int(i) + 1 for i in np.flatnonzero(np.asarray(mask, dtype=bool))]
 
@@ -145,26 +160,23 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
         score = numeric
     score = score.astype("float64").to_numpy()
 
-    string_ok = {
-        c: df[c].map(lambda v: isinstance(v, str)).to_numpy(dtype=bool) for c in STRING_COLUMNS
-    }
+    string_ok = {c: ~_mask(df[c], lambda v: not isinstance(v, str)) for c in STRING_COLUMNS}
     for c in STRING_COLUMNS:
         for row in _rows(~string_ok[c]):
             problems.append(_problem(row, c, f"must be a string, got {df[c].iloc[row - 1]!r}"))
 
     for c in STRING_COLUMNS:
-        has_nul = df[c].map(lambda v: isinstance(v, str) and "\x00" in v).to_numpy(dtype=bool)
-        for row in _rows(has_nul):
+        for row in _rows(_mask(df[c], lambda v: isinstance(v, str) and "\x00" in v)):
             problems.append(_problem(row, c, "contains a NUL character"))
 
     def text(c: str) -> pd.Series:
         return df[c].where(string_ok[c], "").astype(str)
 
     for c in REQUIRED_NONEMPTY:
-        for row in _rows(string_ok[c] & (text(c).str.strip() == "").to_numpy()):
+        for row in _rows(string_ok[c] & _mask(text(c), lambda v: not v.strip())):
             problems.append(_problem(row, c, "empty"))
 
-    sha_ok = text("scene_sha256").str.fullmatch(r"[0-9a-f]{64}").to_numpy(dtype=bool)
+    sha_ok = ~_mask(text("scene_sha256"), lambda v: _SHA256.fullmatch(v) is None)
     for row in _rows(string_ok["scene_sha256"] & ~sha_ok):
         problems.append(
             _problem(
@@ -186,7 +198,7 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
             _problem(row, "status", f"{df['status'].iloc[row - 1]!r} is not 'ok' or 'failed'")
         )
     finite = np.isfinite(score)
-    has_error = (text("error").str.strip() != "").to_numpy()
+    has_error = _mask(text("error"), lambda v: bool(v.strip()))
     for row in _rows(is_ok & ~finite):
         problems.append(_problem(row, "score", f"status ok but score is {score[row - 1]!r}"))
     for row in _rows(is_ok & has_error):
