@@ -22,8 +22,8 @@ from __future__ import annotations
 import csv
 import math
 import os
-import tempfile
 import re
+import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
