@@ -2,8 +2,15 @@
 
 The grammar is a token DAG declared as data: ``nodes`` (token id → slot and text) and
 ``edges`` (node id → successor ids) between the pseudo-nodes ``START`` and ``PROMPT``.
-Every source-to-sink path ``START → … → PROMPT`` is one template; with the adjacency rules
-of ``GRAMMAR.md`` there are exactly 337.
+Every source-to-sink path ``START → … → PROMPT`` is one template.
+
+Adjacency rules (details and the path arithmetic in ``GRAMMAR.md``): the paper's own rules —
+one token per slot in slot order; a connective exactly when a head noun is; ``an`` only
+before ``image`` and never beside a viewpoint; a/an fixed by the following word — read
+naturally give 364 paths. Two choices of ours bring that to the study's 337: ``view`` takes
+``of``/``depicting`` but not ``about`` (a view *about* something is an opinion; −24 paths),
+and a scene frame is the complement of a connective, never a caption opener on its own
+(−3 paths).
 
 A template's id is derived from its slot choices, not from its position: the node id chosen
 in each slot (``article.viewpoint.noun.connective.frame``), ``-`` for an empty slot, e.g.
