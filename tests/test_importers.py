@@ -1,0 +1,818 @@
+"""Importers: placement decomposition, sceneState and glTF/GLB round trips, typed failures.
+
+Round trips start from a known scene-model layout, encode it the way the source format does
+(column-major 4x4 for sceneState, y-up TRS nodes for glTF), import it, and compare.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.errors import ImportError_, SceneError
+from harness.scenes import SceneSet, build_manifest, load_scene, write_manifest
+from harness.scenes.importers import import_gltf, import_scenestate, write_scene_file
+from harness.scenes.importers.common import Y_UP_TO_Z_UP, decompose, sanitize_id, unique_ids
+
+# --------------------------------------------------------------------------- helpers
+
+
+def rot_z(deg: float) -> np.ndarray:
+    c, s = math.cos(math.radians(deg)), math.sin(math.radians(deg))
+    m = np.eye(4)
+    m[:2, :2] = [[c, -s], [s, c]]
+    return m
+
+
+def translate(v) -> np.ndarray:
+    m = np.eye(4)
+    m[:3, 3] = v
+    return m
+
+
+def scale(v) -> np.ndarray:
+    return np.diag([*v, 1.0])
+
+
+# local y-up -> local z-up turn (+90° about x), as a 4x4
+Y_TO_Z = np.eye(4)
+Y_TO_Z[:3, :3] = Y_UP_TO_Z_UP
+
+
+def box_corners(position, yaw_deg, size) -> np.ndarray:
+    """World corners (8 x 3) of a scene-model object box."""
+    hx, hy = size[0] / 2, size[1] / 2
+    local = np.array(
+        [[x, y, z] for x in (-hx, hx) for y in (-hy, hy) for z in (0.0, size[2])], dtype=float
+    )
+    m = translate(position) @ rot_z(yaw_deg)
+    return local @ m[:3, :3].T + m[:3, 3]
+
+
+def transformed_corners(matrix, lo, hi) -> np.ndarray:
+    local = np.array(
+        [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
+    )
+    return local @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+def same_points(a: np.ndarray, b: np.ndarray, tol: float = 1e-6) -> bool:
+    key = lambda p: tuple(np.round(p / tol).astype(np.int64))  # noqa: E731
+    return sorted(map(key, a)) == sorted(map(key, b))
+
+
+def obj_text(lo, hi) -> str:
+    """An OBJ box spanning [lo, hi] (8 vertices, 12 triangles)."""
+    verts = [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
+    faces = [(1, 2, 4), (1, 4, 3), (5, 7, 8), (5, 8, 6), (1, 5, 6), (1, 6, 2)]
+    faces += [(3, 4, 8), (3, 8, 7), (1, 3, 7), (1, 7, 5), (2, 6, 8), (2, 8, 4)]
+    lines = ["mtllib box.mtl"] + [f"v {x} {y} {z}" for x, y, z in verts]
+    lines += ["vn 0 1 0", "usemtl wood"] + [f"f {a} {b} {c}" for a, b, c in faces]
+    return "\n".join(lines) + "\n"
+
+
+def obj_bounds(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    pts = np.array(
+        [
+            [float(v) for v in line.split()[1:4]]
+            for line in path.read_text().splitlines()
+            if line.startswith("v ")
+        ]
+    )
+    return pts.min(axis=0), pts.max(axis=0)
+
+
+# --------------------------------------------------------------------------- decompose
+
+
+def test_decompose_identity() -> None:
+    p = decompose(
+        np.eye(4), np.array([-0.5, -0.25, 0]), np.array([0.5, 0.25, 1.0]), path="x", pointer=""
+    )
+    assert p.position == (0.0, 0.0, 0.0) and p.yaw_deg == 0.0 and p.size == (1.0, 0.5, 1.0)
+    assert p.is_identity and p.tag == "xyz"
+
+
+def test_decompose_hand_computed() -> None:
+    # local box x [0, 2], y [-1, 1], z [0.5, 1.5]; scale x2 on x; yaw 90; move to (2, 3, 0)
+    m = translate([2.0, 3.0, 0.0]) @ rot_z(90) @ scale([2.0, 1.0, 1.0])
+    p = decompose(
+        m, np.array([0.0, -1.0, 0.5]), np.array([2.0, 1.0, 1.5]), unit=0.5, path="x", pointer=""
+    )
+    assert p.size == (2.0, 1.0, 0.5)  # (4, 2, 1) units x 0.5 m
+    assert p.yaw_deg == 90.0
+    # bottom centre local (1, 0, 0.5) -> scaled (2, 0, 0.5) -> rotated (0, 2, 0.5) -> (2, 5, 0.5)
+    assert p.position == (1.0, 2.5, 0.25)
+
+
+def test_decompose_y_up_asset() -> None:
+    # asset is y-up: height along local y in [0, 2]; the transform turns local y to world z
+    p = decompose(
+        Y_TO_Z, np.array([-0.5, 0.0, -0.25]), np.array([0.5, 2.0, 0.25]), path="x", pointer=""
+    )
+    assert p.size[2] == 2.0
+    assert p.tag == "zxy"  # new x = old z, new y = old x, new z = old y
+    assert same_points(
+        box_corners(p.position, p.yaw_deg, p.size),
+        transformed_corners(Y_TO_Z, [-0.5, 0.0, -0.25], [0.5, 2.0, 0.25]),
+    )
+
+
+def test_decompose_upside_down_object_is_rebased() -> None:
+    flip = np.diag([1.0, -1.0, -1.0, 1.0])  # 180° about x: local z points down
+    m = translate([0, 0, 1.0]) @ flip
+    p = decompose(m, np.array([-1, -1, 0.0]), np.array([1, 1, 1.0]), path="x", pointer="")
+    assert p.position == (0.0, 0.0, 0.0) and p.size == (2.0, 2.0, 1.0)
+    assert np.linalg.det(np.asarray(p.axes)) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("matrix", "words"),
+    [
+        (np.diag([1.0, 1.0, -1.0, 1.0]), "mirrors"),
+        (np.array([[1, 0.5, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]), "shears"),
+        (np.diag([1.0, 0.0, 1.0, 1.0]), "zero scale"),
+        (np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 1, 1.0]]), "projective"),
+    ],
+)
+def test_decompose_rejects(matrix, words: str) -> None:
+    with pytest.raises(ImportError_, match=words):
+        decompose(matrix, np.zeros(3), np.ones(3), path="x", pointer="/t")
+
+
+def test_decompose_rejects_tilt_but_tolerates_noise() -> None:
+    c, s = math.cos(math.radians(10)), math.sin(math.radians(10))
+    tilt = np.array([[1, 0, 0, 0], [0, c, -s, 0], [0, s, c, 0], [0, 0, 0, 1.0]])
+    with pytest.raises(ImportError_, match=r"tilted 10\.0°"):
+        decompose(tilt, np.zeros(3), np.ones(3), path="x", pointer="")
+    c, s = math.cos(math.radians(0.5)), math.sin(math.radians(0.5))
+    nearly = np.array([[1, 0, 0, 0], [0, c, -s, 0], [0, s, c, 0], [0, 0, 0, 1.0]])
+    assert decompose(nearly, np.zeros(3), np.ones(3), path="x", pointer="").size[
+        2
+    ] == pytest.approx(1.0, abs=0.01)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    yaw=st.floats(-360, 360),
+    sx=st.floats(0.1, 5),
+    sy=st.floats(0.1, 5),
+    sz=st.floats(0.1, 5),
+    t=st.tuples(*[st.floats(-10, 10)] * 3),
+    lo=st.tuples(*[st.floats(-2, 0)] * 3),
+    ext=st.tuples(*[st.floats(0.05, 3)] * 3),
+    turn=st.sampled_from(["none", "y_up", "upside_down", "x_up"]),
+)
+def test_decompose_box_matches_transformed_box(yaw, sx, sy, sz, t, lo, ext, turn) -> None:
+    """Property: the placement's box has exactly the corners of the transformed mesh box."""
+    turns = {
+        "none": np.eye(4),
+        "y_up": Y_TO_Z,
+        "upside_down": np.diag([1.0, -1.0, -1.0, 1.0]),
+        "x_up": np.array([[0, 0, 1, 0], [0, 1, 0, 0], [-1, 0, 0, 0], [0, 0, 0, 1.0]]),
+    }
+    m = translate(t) @ rot_z(yaw) @ scale([sx, sy, sz]) @ turns[turn]
+    lo_a = np.array(lo)
+    hi_a = lo_a + np.array(ext)
+    p = decompose(m, lo_a, hi_a, path="x", pointer="")
+    assert same_points(
+        box_corners(p.position, p.yaw_deg, p.size), transformed_corners(m, lo_a, hi_a), 1e-5
+    )
+
+
+def test_ids() -> None:
+    assert sanitize_id("Chair #2 (left)", "obj0") == "Chair_2_left"
+    assert sanitize_id("__", "obj7") == "obj7"
+    assert sanitize_id(None, "obj1") == "obj1"
+    assert unique_ids(["a", "a", "b", "a"]) == ["a", "a-2", "b", "a-3"]
+
+
+# --------------------------------------------------------------------------- sceneState
+
+# Truth in scene-model terms (room 4 x 6 m centred at the origin, floor z = 0).
+TRUTH = [
+    # id, label, source.asset, position, yaw, size, asset y-up?
+    ("bed", "bed", "test.bed01", (0.5, 1.0, 0.0), 90.0, (1.6, 2.0, 0.5), False),
+    ("lamp", "lamp", "objaverse.lamp02", (-1.5, -2.5, 0.0), 0.0, (0.3, 0.3, 1.2), True),
+    ("chair", "chair", "test.bed01", (1.0, -1.0, 0.0), -135.0, (0.8, 1.0, 0.25), False),
+]
+BED_BOX = ((-0.5, -1.0, 0.0), (0.5, 1.0, 1.0))  # asset units, z-up, bottom-centred
+LAMP_BOX = ((-0.1, 0.0, -0.1), (0.1, 1.0, 0.1))  # y-up asset: height along +y
+
+
+def _scenestate_matrix(position, yaw, size, box, y_up, offset) -> np.ndarray:
+    lo, hi = np.array(box[0]), np.array(box[1])
+    if y_up:  # express the y-up box in z-up terms first
+        rebase = Y_TO_Z
+        corners = transformed_corners(rebase, lo, hi)
+        lo, hi = corners.min(axis=0), corners.max(axis=0)
+    else:
+        rebase = np.eye(4)
+    extent = hi - lo
+    centre_bottom = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, lo[2]])
+    return (
+        translate(np.array(position) + offset)
+        @ rot_z(yaw)
+        @ scale(np.array(size) / extent)
+        @ translate(-centre_bottom)
+        @ rebase
+    )
+
+
+def _write_scenestate(
+    tmp: Path, *, up_y: bool = False, metadata: dict | None = None, version="scene@1.0.2"
+):
+    assets = tmp / "src_assets"
+    (assets / "test").mkdir(parents=True)
+    (assets / "test" / "bed01.obj").write_text(obj_text(*BED_BOX))
+    (assets / "test" / "box.mtl").write_text("newmtl wood\nKd 0.5 0.3 0.1\nmap_Kd wood.png\n")
+    (assets / "test" / "wood.png").write_bytes(b"\x89PNG fake")
+    (assets / "objaverse" / "lamp02").mkdir(parents=True)
+    (assets / "objaverse" / "lamp02" / "lamp02.obj").write_text(obj_text(*LAMP_BOX))
+    offset = np.array([2.0, 3.0, 0.0])  # SceneEval rooms start at the origin corner
+    objects = []
+    for n, (oid, _label, model, pos, yaw, size, y_up) in enumerate(TRUTH):
+        box = LAMP_BOX if y_up else BED_BOX
+        m = _scenestate_matrix(pos, yaw, size, box, y_up, offset)
+        if up_y:  # store the world y-up: z-up world = Y_UP_TO_Z_UP @ stored
+            inv = np.eye(4)
+            inv[:3, :3] = Y_UP_TO_Z_UP.T
+            m = inv @ m
+        objects.append(
+            {
+                "id": oid,
+                "index": n,
+                "modelId": model,
+                "transform": {"rows": 4, "cols": 4, "data": m.T.reshape(-1).tolist()},
+            }
+        )
+    floor = [[0, 0, 0], [0, 6, 0], [4, 6, 0], [4, 0, 0]]
+    walls = [
+        {
+            "id": f"wall{k}",
+            "type": "Wall",
+            "height": 2.8,
+            "points": [floor[k], floor[(k + 1) % 4]],
+            "holes": [],
+        }
+        for k in range(4)
+    ]
+    arch_up = [0, 0, 1]
+    if up_y:
+        floor = [[x, z, -y] for x, y, z in floor]
+        for w in walls:
+            w["points"] = [[x, z, -y] for x, y, z in w["points"]]
+        arch_up = [0, 1, 0]
+    doc = {
+        "format": "sceneState",
+        "scene": {
+            "version": version,
+            "up": {"x": 0, "y": 1, "z": 0} if up_y else [0, 0, 1],
+            "front": [0, 1, 0],
+            "unit": 1.0,
+            "assetSource": ["test", "objaverse"],
+            "arch": {
+                "version": "arch@1.0.2",
+                "up": arch_up,
+                "elements": [*walls, {"id": "floor", "type": "Floor", "points": floor}],
+            },
+            "object": objects,
+        },
+    }
+    if metadata is not None:
+        doc["metadata"] = metadata
+    path = tmp / "scene_0.json"
+    path.write_text(json.dumps(doc))
+    return path, assets
+
+
+def _check_truth(scene) -> None:
+    assert scene.room.size == (4.0, 6.0) and scene.room.wall_height == 2.8
+    assert [o.id for o in scene.objects] == ["bed", "lamp", "chair"]
+    for obj, (_oid, _label, _model, pos, yaw, size, _y) in zip(scene.objects, TRUTH, strict=True):
+        # compare boxes, not representations: (size, yaw) and (swapped size, yaw ± 90) are one box
+        assert same_points(
+            box_corners(obj.position, obj.yaw_deg, obj.size), box_corners(pos, yaw, size), 1e-6
+        )
+
+
+@pytest.mark.parametrize("up_y", [False, True])
+def test_scenestate_round_trip(tmp_path: Path, up_y: bool) -> None:
+    path, assets = _write_scenestate(tmp_path, up_y=up_y)
+    out = tmp_path / "set"
+    scene = import_scenestate(
+        path,
+        asset_root=assets,
+        out_root=out,
+        generator="SceneEvalGen",
+        prompt_id="p106",
+        prompt="a bedroom",
+    )
+    _check_truth(scene)
+    assert scene.id == "SceneEvalGen__p106" and scene.prompt_source == "sceneState"
+    bed, lamp, chair = scene.objects
+    assert bed.label == "bed01"  # no labels given: the asset id
+    assert bed.asset == chair.asset == "assets/test/bed01.obj"
+    # z-up OBJ assets are copied byte for byte, with their material and texture
+    assert (out / bed.asset).read_bytes() == (assets / "test" / "bed01.obj").read_bytes()
+    assert (out / "assets/test/box.mtl").is_file() and (out / "assets/test/wood.png").is_file()
+    # the y-up lamp is re-based to z-up: its OBJ's height is now along z
+    assert lamp.asset == "assets/objaverse/lamp02.zxy.obj"
+    lo, hi = obj_bounds(out / lamp.asset)
+    assert hi[2] - lo[2] == pytest.approx(1.0) and lo[2] == pytest.approx(0.0)
+    assert "usemtl wood" in (out / lamp.asset).read_text()
+
+
+def test_scenestate_output_is_a_valid_scene_set(tmp_path: Path) -> None:
+    path, assets = _write_scenestate(tmp_path)
+    out = tmp_path / "set"
+    scene = import_scenestate(
+        path,
+        asset_root=assets,
+        out_root=out,
+        generator="g",
+        prompt_id="p1",
+        prompt="a bedroom",
+        labels={"test.bed01": "bed", "objaverse.lamp02": "floor lamp"},
+    )
+    assert [o.label for o in scene.objects] == ["bed", "floor lamp", "bed"]
+    scene_file = write_scene_file(scene, out)
+    assert scene_file == out / "scenes/g/p1.json"
+    assert load_scene(scene_file, out) == scene
+    write_manifest(out, build_manifest(out, [scene_file]))
+    loaded = SceneSet.load(out)
+    assert loaded.scenes == (scene,)
+    assert SceneSet.from_scenes(out, [scene]).identity(scene.id) == loaded.identity(scene.id)
+
+
+def test_scenestate_metadata_from_file_and_override(tmp_path: Path) -> None:
+    meta = {
+        "generator": "Holodeck",
+        "prompt_id": "p7",
+        "prompt": "a study",
+        "prompt_source": "SceneEval-100",
+    }
+    path, assets = _write_scenestate(tmp_path, metadata=meta)
+    scene = import_scenestate(path, asset_root=assets, out_root=tmp_path / "o")
+    assert (scene.generator, scene.prompt_id, scene.prompt, scene.prompt_source) == (
+        "Holodeck",
+        "p7",
+        "a study",
+        "SceneEval-100",
+    )
+    scene = import_scenestate(
+        path, asset_root=assets, out_root=tmp_path / "o", prompt_id="p8", scene_id="x1"
+    )
+    assert (scene.prompt_id, scene.id) == ("p8", "x1")
+
+
+def test_scenestate_real_template_transform(tmp_path: Path) -> None:
+    """SceneEval's template object 0: a y-up asset turned upright, 2.98/2.7 in the room."""
+    data = [
+        2.22e-16,
+        -1.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        1.0,
+        0.0,
+        -1.0,
+        -2.22e-16,
+        0.0,
+        0.0,
+        2.98,
+        2.7,
+        0.3,
+        1.0,
+    ]
+    assets = tmp_path / "a"
+    (assets / "objaverse").mkdir(parents=True)
+    (assets / "objaverse" / "ca19.obj").write_text(obj_text((-0.4, -0.3, -0.2), (0.4, 0.3, 0.2)))
+    doc = {
+        "format": "sceneState",
+        "scene": {
+            "version": "scene@1.0.2",
+            "object": [{"index": 0, "modelId": "objaverse.ca19", "transform": {"data": data}}],
+        },
+    }
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    scene = import_scenestate(
+        path, asset_root=assets, out_root=tmp_path / "o", generator="g", prompt_id="p", prompt="x"
+    )
+    (obj,) = scene.objects
+    assert obj.size == pytest.approx((0.4, 0.8, 0.6))  # local z, local x, local y (up)
+    assert obj.yaw_deg == pytest.approx(180.0) or obj.yaw_deg == pytest.approx(-180.0)
+    assert obj.id == "obj0" and obj.label == "ca19"
+    # no arch: the room is the footprint, floor at the object's bottom
+    assert obj.position == pytest.approx((0.0, 0.0, 0.0))
+    assert scene.room.size == pytest.approx((0.4, 0.8)) and scene.room.wall_height == 2.5
+
+
+def _minimal(tmp_path: Path, **scene_overrides) -> Path:
+    assets = tmp_path / "a" / "test"
+    assets.mkdir(parents=True, exist_ok=True)
+    (assets / "bed01.obj").write_text(obj_text(*BED_BOX))
+    scene = {
+        "version": "scene@1.0.2",
+        "object": [
+            {"modelId": "test.bed01", "transform": {"data": np.eye(4).reshape(-1).tolist()}}
+        ],
+    }
+    scene.update(scene_overrides)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"format": "sceneState", "scene": scene}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words", "pointer"),
+    [
+        ({"version": "scene@2.0.0"}, "unsupported scene version", "/scene/version"),
+        ({"up": [1, 0, 0]}, "unsupported up axis", "/scene/up"),
+        ({"unit": 0}, "positive number", "/scene/unit"),
+        ({"object": []}, "non-empty array", "/scene/object"),
+        (
+            {"object": [{"modelId": "noseparator", "transform": {"data": [0] * 16}}]},
+            "invalid modelId",
+            "/scene/object/0/modelId",
+        ),
+        (
+            {"object": [{"modelId": "test.../x", "transform": {"data": [0] * 16}}]},
+            "invalid modelId",
+            "/scene/object/0/modelId",
+        ),
+        (
+            {
+                "object": [
+                    {
+                        "modelId": "test.missing",
+                        "transform": {"data": np.eye(4).reshape(-1).tolist()},
+                    }
+                ]
+            },
+            "not found",
+            "/scene/object/0/modelId",
+        ),
+        (
+            {"object": [{"modelId": "test.bed01", "transform": {"data": [1] * 15}}]},
+            "16 numbers",
+            "/scene/object/0/transform/data",
+        ),
+        (
+            {"object": [{"modelId": "test.bed01", "transform": {"data": ["1"] * 16}}]},
+            "finite number",
+            "/scene/object/0/transform/data/0",
+        ),
+        (
+            {
+                "object": [
+                    {
+                        "modelId": "test.bed01",
+                        "transform": {"data": np.diag([1, 1, -1, 1.0]).reshape(-1).tolist()},
+                    }
+                ]
+            },
+            "mirrors",
+            "/scene/object/0/transform",
+        ),
+        (
+            {"arch": {"elements": [{"type": "Floor", "points": [[0, 0]]}]}},
+            "[x, y, z]",
+            "/scene/arch/elements/0/points/0",
+        ),
+    ],
+)
+def test_scenestate_errors(tmp_path: Path, overrides, words: str, pointer: str) -> None:
+    path = _minimal(tmp_path, **overrides)
+    with pytest.raises(ImportError_) as info:
+        import_scenestate(
+            path,
+            asset_root=tmp_path / "a",
+            out_root=tmp_path / "o",
+            generator="g",
+            prompt_id="p",
+            prompt="x",
+        )
+    assert words in info.value.what
+    assert info.value.pointer == pointer
+
+
+def test_scenestate_file_level_errors(tmp_path: Path) -> None:
+    path = _minimal(tmp_path)
+    kwargs = {"asset_root": tmp_path / "a", "out_root": tmp_path / "o"}
+    with pytest.raises(ImportError_, match="missing scene metadata: generator, prompt_id, prompt"):
+        import_scenestate(path, **kwargs)
+    path.write_text('{"format": "other"}')
+    with pytest.raises(ImportError_, match="not a sceneState file"):
+        import_scenestate(path, generator="g", prompt_id="p", prompt="x", **kwargs)
+    path.write_text('{"format": "sceneState", "scene": {"unit": NaN}}')
+    with pytest.raises(ImportError_, match="malformed"):
+        import_scenestate(path, generator="g", prompt_id="p", prompt="x", **kwargs)
+    with pytest.raises(SceneError, match="invalid string"):  # bad generator name reaches validation
+        import_scenestate(
+            _minimal(tmp_path), generator="bad name", prompt_id="p", prompt="x", **kwargs
+        )
+
+
+# --------------------------------------------------------------------------- glTF / GLB
+
+
+def _glb(doc: dict, binary: bytes) -> bytes:
+    js = json.dumps(doc).encode()
+    js += b" " * (-len(js) % 4)
+    binary += b"\0" * (-len(binary) % 4)
+    chunks = (
+        struct.pack("<II", len(js), 0x4E4F534A)
+        + js
+        + struct.pack("<II", len(binary), 0x004E4942)
+        + binary
+    )
+    return struct.pack("<III", 0x46546C67, 2, 12 + len(chunks)) + chunks
+
+
+def _box_mesh(lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    verts = np.array(
+        [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])],
+        dtype=np.float32,
+    )
+    faces = np.array(
+        [
+            (0, 1, 3),
+            (0, 3, 2),
+            (4, 6, 7),
+            (4, 7, 5),
+            (0, 4, 5),
+            (0, 5, 1),
+            (2, 3, 7),
+            (2, 7, 6),
+            (0, 2, 6),
+            (0, 6, 4),
+            (1, 5, 7),
+            (1, 7, 3),
+        ],
+        dtype=np.uint16,
+    )
+    return verts, faces
+
+
+def _quat_y(deg: float) -> list[float]:
+    """glTF quaternion [x, y, z, w] for a rotation about +y (the glTF up axis)."""
+    h = math.radians(deg) / 2
+    return [0.0, math.sin(h), 0.0, math.cos(h)]
+
+
+def build_gltf_doc(meshes: list[tuple[str, tuple, tuple]], nodes: list[dict], extras=None):
+    """glTF JSON + one binary buffer; meshes are (name, lo, hi) boxes in glTF (y-up) units."""
+    binary = b""
+    doc = {
+        "asset": {"version": "2.0"},
+        "buffers": [],
+        "bufferViews": [],
+        "accessors": [],
+        "meshes": [],
+        "nodes": nodes,
+    }
+    if extras is not None:
+        doc["asset"]["extras"] = extras
+    for name, lo, hi in meshes:
+        verts, faces = _box_mesh(lo, hi)
+        for arr, target, comp, kind in (
+            (verts, 34962, 5126, "VEC3"),
+            (faces.reshape(-1), 34963, 5123, "SCALAR"),
+        ):
+            binary += b"\0" * (-len(binary) % 4)
+            doc["bufferViews"].append(
+                {"buffer": 0, "byteOffset": len(binary), "byteLength": arr.nbytes, "target": target}
+            )
+            acc = {
+                "bufferView": len(doc["bufferViews"]) - 1,
+                "componentType": comp,
+                "count": len(arr),
+                "type": kind,
+            }
+            if kind == "VEC3":
+                acc["min"], acc["max"] = verts.min(axis=0).tolist(), verts.max(axis=0).tolist()
+            doc["accessors"].append(acc)
+            binary += arr.tobytes()
+        n = len(doc["accessors"])
+        doc["meshes"].append(
+            {"name": name, "primitives": [{"attributes": {"POSITION": n - 2}, "indices": n - 1}]}
+        )
+    doc["buffers"].append({"byteLength": len(binary)})
+    doc["scenes"] = [{"nodes": [i for i, nd in enumerate(nodes) if not nd.get("_child")]}]
+    for nd in nodes:
+        nd.pop("_child", None)
+    return doc, binary
+
+
+def _gltf_fixture(extras=None):
+    meshes = [
+        ("chair_mesh", (-0.25, 0.0, -0.25), (0.25, 1.0, 0.25)),  # y-up: height 1 along +y
+        ("table_mesh", (-0.5, 0.0, -0.4), (0.5, 0.75, 0.4)),
+        ("floor_mesh", (-2.0, -0.05, -3.0), (2.0, 0.0, 3.0)),
+        ("wall_mesh", (-2.0, 0.0, -0.05), (2.0, 2.7, 0.05)),
+    ]
+    # glTF world (y-up) -> z-up: (x, y, z) -> (x, -z, y); offset the room by (+1, +0.5) in z-up
+    # i.e. glTF translation (1, 0, -0.5)
+    nodes = [
+        {"name": "Chair.001", "mesh": 0, "translation": [1.5, 0.0, -1.5], "rotation": _quat_y(90)},
+        {"name": "Chair.002", "mesh": 0, "translation": [0.5, 0.0, -1.5], "scale": [1.0, 1.2, 1.0]},
+        {"name": "group", "translation": [1.0, 0.0, -0.5], "children": [3]},
+        {
+            "name": "table",
+            "mesh": 1,
+            "translation": [0.0, 0.0, 1.0],
+            "extras": {"label": "dining table"},
+            "_child": True,
+        },
+        {"name": "Floor", "mesh": 2, "translation": [1.0, 0.0, -0.5]},
+        {"name": "Wall_north", "mesh": 3, "translation": [1.0, 0.0, -3.5]},
+    ]
+    return build_gltf_doc(meshes, nodes, extras)
+
+
+def _check_gltf_scene(scene) -> None:
+    assert scene.room.size == pytest.approx((4.0, 6.0)) and scene.room.wall_height == pytest.approx(
+        2.7
+    )
+    by_id = {o.id: o for o in scene.objects}
+    assert sorted(by_id) == ["Chair.001", "Chair.002", "table"]
+    assert by_id["Chair.001"].label == "Chair" and by_id["table"].label == "dining table"
+    # chair 1: glTF (1.5, 0, -1.5) -> z-up (1.5, 1.5, 0) -> minus room centre (1, 0.5) -> (0.5, 1)
+    c1 = by_id["Chair.001"]
+    assert c1.position == pytest.approx((0.5, 1.0, 0.0))
+    assert c1.size[2] == pytest.approx(1.0)
+    assert same_points(
+        box_corners(c1.position, c1.yaw_deg, c1.size),
+        box_corners((0.5, 1.0, 0.0), 90.0, (0.5, 0.5, 1.0)),
+    )
+    c2 = by_id["Chair.002"]
+    assert c2.position == pytest.approx((-0.5, 1.0, 0.0)) and c2.size[2] == pytest.approx(1.2)
+    # table: parent (1, 0, -0.5) + child (0, 0, 1) = glTF (1, 0, 0.5)
+    # -> z-up (1, -0.5, 0) -> minus room centre -> (0, -1, 0)
+    table = by_id["table"]
+    assert table.position == pytest.approx((0.0, -1.0, 0.0))
+    assert same_points(
+        box_corners(table.position, table.yaw_deg, table.size),
+        box_corners((0, -1, 0), 0.0, (1.0, 0.8, 0.75)),
+    )
+
+
+def test_glb_round_trip(tmp_path: Path) -> None:
+    doc, binary = _gltf_fixture()
+    glb = tmp_path / "room.glb"
+    glb.write_bytes(_glb(doc, binary))
+    out = tmp_path / "set"
+    scene = import_gltf(
+        glb, out_root=out, generator="gltf-gen", prompt_id="p3", prompt="a dining room"
+    )
+    _check_gltf_scene(scene)
+    assert scene.prompt_source == "glTF"
+    assets = {o.asset for o in scene.objects}
+    # both chairs share one mesh and one re-basing -> one asset file
+    assert assets == {"assets/room/chair_mesh.zxy.obj", "assets/room/table_mesh.zxy.obj"}
+    lo, hi = obj_bounds(out / "assets/room/chair_mesh.zxy.obj")
+    assert (hi - lo)[2] == pytest.approx(1.0)  # z-up OBJ
+    scene_file = write_scene_file(scene, out)
+    write_manifest(out, build_manifest(out, [scene_file]))
+    assert SceneSet.load(out).scenes == (scene,)
+
+
+def test_gltf_json_with_data_uri_and_metadata(tmp_path: Path) -> None:
+    doc, binary = _gltf_fixture(
+        extras={"generator": "LayoutGPT", "prompt_id": "p9", "prompt": "a den"}
+    )
+    doc["buffers"][0]["uri"] = (
+        "data:application/octet-stream;base64," + base64.b64encode(binary).decode()
+    )
+    path = tmp_path / "room.gltf"
+    path.write_text(json.dumps(doc))
+    scene = import_gltf(path, out_root=tmp_path / "set", asset_dir="den")
+    _check_gltf_scene(scene)
+    assert (scene.generator, scene.prompt_id, scene.prompt) == ("LayoutGPT", "p9", "a den")
+    assert all(o.asset.startswith("assets/den/") for o in scene.objects)
+
+
+def test_gltf_external_buffer_must_stay_in_folder(tmp_path: Path) -> None:
+    doc, binary = _gltf_fixture()
+    (tmp_path / "room.bin").write_bytes(binary)
+    doc["buffers"][0]["uri"] = "room.bin"
+    path = tmp_path / "room.gltf"
+    path.write_text(json.dumps(doc))
+    _check_gltf_scene(
+        import_gltf(path, out_root=tmp_path / "set", generator="g", prompt_id="p", prompt="x")
+    )
+    doc["buffers"][0]["uri"] = "../escape.bin"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ImportError_, match="leaves the glTF folder"):
+        import_gltf(path, out_root=tmp_path / "set", generator="g", prompt_id="p", prompt="x")
+
+
+def test_gltf_without_architecture_uses_footprint(tmp_path: Path) -> None:
+    doc, binary = build_gltf_doc(
+        [("m", (-0.5, 0.0, -0.5), (0.5, 3.0, 0.5))],
+        [{"name": "tall", "mesh": 0, "translation": [5, 1, 5]}],
+    )
+    glb = tmp_path / "x.glb"
+    glb.write_bytes(_glb(doc, binary))
+    scene = import_gltf(glb, out_root=tmp_path / "o", generator="g", prompt_id="p", prompt="x")
+    (obj,) = scene.objects
+    assert obj.position == pytest.approx((0.0, 0.0, 0.0))
+    assert scene.room.size == pytest.approx((1.0, 1.0)) and scene.room.wall_height == pytest.approx(
+        3.0
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "words"),
+    [
+        (lambda raw: raw[:10], "truncated GLB header"),
+        (lambda raw: raw[:-4], "length field"),
+        (lambda raw: raw[:4] + struct.pack("<I", 1) + raw[8:], "container version 1"),
+        (lambda raw: raw[:12] + struct.pack("<I", 10**6) + raw[16:], "runs past the end"),
+    ],
+)
+def test_glb_container_errors(tmp_path: Path, mutate, words: str) -> None:
+    doc, binary = _gltf_fixture()
+    glb = tmp_path / "bad.glb"
+    glb.write_bytes(mutate(_glb(doc, binary)))
+    with pytest.raises(ImportError_, match=words):
+        import_gltf(glb, out_root=tmp_path / "o", generator="g", prompt_id="p", prompt="x")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "words", "pointer"),
+    [
+        (lambda d: d["asset"].update(version="1.0"), "unsupported glTF version", "/asset/version"),
+        (
+            lambda d: d["accessors"][0].update(count=10**6),
+            "runs past its bufferView",
+            "/accessors/0",
+        ),
+        (lambda d: d["accessors"][0].update(sparse={}), "sparse", "/accessors/0"),
+        (lambda d: d["nodes"][0].update(mesh=99), "invalid meshes index 99", "/nodes/0/mesh"),
+        (
+            lambda d: d["nodes"][0].update(rotation=[0.0, 0.0, 0.3826834, 0.9238795]),
+            "tilted",
+            "/nodes/0",
+        ),
+        (lambda d: d["nodes"][0].update(scale=[1, 1, -1]), "mirrors", "/nodes/0"),
+        (
+            lambda d: d["nodes"][0].update(translation=[1, 2]),
+            "expected 3 numbers",
+            "/nodes/0/translation",
+        ),
+        (lambda d: d["nodes"][2].update(children=[2]), "appears twice", "/nodes"),
+        (lambda d: d["bufferViews"][0].update(byteLength=10**7), "does not fit", "/bufferViews/0"),
+    ],
+)
+def test_gltf_content_errors(tmp_path: Path, mutate, words: str, pointer: str) -> None:
+    doc, binary = _gltf_fixture()
+    mutate(doc)
+    glb = tmp_path / "bad.glb"
+    glb.write_bytes(_glb(doc, binary))
+    with pytest.raises(ImportError_) as info:
+        import_gltf(glb, out_root=tmp_path / "o", generator="g", prompt_id="p", prompt="x")
+    assert words in info.value.what
+    assert info.value.pointer == pointer
+
+
+def test_scenestate_glb_asset(tmp_path: Path) -> None:
+    """sceneState assets may be GLBs (objaverse): they are converted to OBJ in the GLB's axes."""
+    doc, binary = build_gltf_doc(
+        [("m", (-0.2, 0.0, -0.3), (0.2, 0.9, 0.3))], [{"name": "n", "mesh": 0}]
+    )
+    src = tmp_path / "a" / "objaverse" / "abc"
+    src.mkdir(parents=True)
+    (src / "abc.glb").write_bytes(_glb(doc, binary))
+    ss = {
+        "format": "sceneState",
+        "scene": {
+            "object": [
+                {"modelId": "objaverse.abc", "transform": {"data": Y_TO_Z.T.reshape(-1).tolist()}}
+            ]
+        },
+    }
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(ss))
+    scene = import_scenestate(
+        path,
+        asset_root=tmp_path / "a",
+        out_root=tmp_path / "o",
+        generator="g",
+        prompt_id="p",
+        prompt="x",
+    )
+    (obj,) = scene.objects
+    assert obj.asset == "assets/objaverse/abc.zxy.obj"
+    assert obj.size == pytest.approx((0.6, 0.4, 0.9))
