@@ -253,3 +253,70 @@ def test_any_one_byte_change_is_detected(tmp_path_factory, which: int, at: int) 
     with pytest.raises(ManifestError) as info:
         verify_manifest(root)
     assert info.value.path == str(root.resolve() / victim)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def test_cli_validate_scenes_ok(root: Path, capsys) -> None:
+    from harness.cli import main
+
+    assert main(["validate-scenes", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert out == f"OK {root}: 6 scenes, 4 assets, 2 generators (gen-a, gen-b), 3 prompts\n"
+    assert main(["validate-scenes", str(root), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload == {
+        "root": str(root),
+        "scenes": 6,
+        "assets": 4,
+        "generators": ["gen-a", "gen-b"],
+        "prompts": 3,
+    }
+
+
+def test_cli_validate_scenes_reports_typed_errors(root: Path, capsys) -> None:
+    from harness.cli import main
+
+    _flip_one_byte(root / "assets/chair/a.obj", 3)
+    assert main(["validate-scenes", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("t3d-audit validate-scenes: error: ")
+    assert "'assets/chair/a.obj' changed" in err and err.count("\n") == 1
+
+
+def test_cli_validate_scenes_bad_scene(tmp_path: Path, capsys) -> None:
+    from harness.cli import main
+
+    paths = write_scene_set(tmp_path, manifest=False)
+    doc = scene_doc("gen-a", "p01")
+    doc["objects"][1]["size"][2] = -1.0
+    paths[0].write_bytes(dumps(doc))
+    write_manifest(tmp_path, _manifest_without_validation(tmp_path, paths))
+    assert main(["validate-scenes", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "p01.json#/objects/1/size/2: non-positive value -1.0" in err
+
+
+def test_cli_validate_scenes_missing_dir(tmp_path: Path, capsys) -> None:
+    from harness.cli import main
+
+    assert main(["validate-scenes", str(tmp_path / "nope")]) == 2
+    assert "cannot read manifest" in capsys.readouterr().err
+
+
+def _manifest_without_validation(root: Path, paths: list[Path]) -> dict:
+    """A manifest whose hashes match files that build_manifest would refuse (a bad scene)."""
+    good = build_manifest(root, paths[1:])
+    rel = paths[0].relative_to(root).as_posix()
+    good["scenes"].append(
+        {
+            "path": rel,
+            "sha256": sha256_file(paths[0]),
+            "id": "gen-a__p01",
+            "generator": "gen-a",
+            "prompt_id": "p01",
+        }
+    )
+    good["scenes"].sort(key=lambda e: e["path"])
+    return good
