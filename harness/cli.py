@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "templates": ("templates", "list the 337 caption templates"),
     "protocol": ("protocol", "list a profile's configuration family"),
     "validate-scenes": ("validate_scenes", "validate a scene set against its manifest"),
+    "import-scene": ("import_scene", "import a sceneState JSON or glTF/GLB scene into a scene set"),
     "build-scenes": ("build_scenes", "generate the bundled frozen scene set"),
     "probe": ("probe", "apply a content probe to a scene file"),
     "plan": ("plan", "show a profile's render plan"),

@@ -816,3 +816,38 @@ def test_scenestate_glb_asset(tmp_path: Path) -> None:
     (obj,) = scene.objects
     assert obj.asset == "assets/objaverse/abc.zxy.obj"
     assert obj.size == pytest.approx((0.6, 0.4, 0.9))
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def test_cli_import_scene_then_validate(tmp_path: Path, capsys) -> None:
+    from harness.cli import main
+
+    out = tmp_path / "set"
+    doc, binary = _gltf_fixture()
+    glb = tmp_path / "room.glb"
+    glb.write_bytes(_glb(doc, binary))
+    argv = ["import-scene", str(glb), "--out", str(out), "--generator", "gen-a"]
+    assert main([*argv, "--prompt-id", "p1", "--prompt", "a dining room"]) == 0
+    assert capsys.readouterr().out.strip() == str(out / "scenes/gen-a/p1.json")
+    path, assets = _write_scenestate(tmp_path)
+    argv = ["import-scene", str(path), "--out", str(out), "--asset-root", str(assets)]
+    assert (
+        main([*argv, "--generator", "gen-b", "--prompt-id", "p1", "--prompt", "a dining room"]) == 0
+    )
+    capsys.readouterr()
+    assert main(["validate-scenes", str(out)]) == 0
+    assert "2 scenes" in capsys.readouterr().out
+    assert [s.generator for s in SceneSet.load(out)] == ["gen-a", "gen-b"]
+
+
+def test_cli_import_scene_errors(tmp_path: Path, capsys) -> None:
+    from harness.cli import main
+
+    path, _ = _write_scenestate(tmp_path)
+    assert main(["import-scene", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert "needs --asset-root" in capsys.readouterr().err
+    argv = ["import-scene", str(path), "--out", str(tmp_path / "o"), "--asset-root", str(tmp_path)]
+    assert main(argv) == 2
+    assert "missing scene metadata" in capsys.readouterr().err
