@@ -851,3 +851,28 @@ def test_cli_import_scene_errors(tmp_path: Path, capsys) -> None:
     argv = ["import-scene", str(path), "--out", str(tmp_path / "o"), "--asset-root", str(tmp_path)]
     assert main(argv) == 2
     assert "missing scene metadata" in capsys.readouterr().err
+
+
+def test_import_scene_set_for_audit_scenes_option(tmp_path: Path, monkeypatch) -> None:
+    """``--audit-scenes FILE`` path: harness.components calls importers.import_scene_set(path)."""
+    from harness.scenes.importers import import_scene_set
+
+    monkeypatch.setenv("T3D_AUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    doc, binary = _gltf_fixture(extras={"generator": "g", "prompt_id": "p1", "prompt": "a room"})
+    glb = tmp_path / "room.glb"
+    glb.write_bytes(_glb(doc, binary))
+    first = import_scene_set(glb)
+    assert first.root.parent == (tmp_path / "cache" / "imports").resolve()
+    assert [s.id for s in first] == ["g__p1"]
+    again = import_scene_set(glb)  # same file -> same folder, same identity
+    assert again.root == first.root and again.identity("g__p1") == first.identity("g__p1")
+    path, assets = _write_scenestate(
+        tmp_path, metadata={"generator": "h", "prompt_id": "p2", "prompt": "x"}
+    )
+    ss = import_scene_set(path, asset_root=assets, out_root=tmp_path / "ss")
+    assert (
+        ss.generators == ("h",)
+        and ss.path_of("h__p2") == (tmp_path / "ss/scenes/h/p2.json").resolve()
+    )
+    with pytest.raises(ImportError_, match="not found"):
+        import_scene_set(tmp_path / "missing.glb")

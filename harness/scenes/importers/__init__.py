@@ -7,6 +7,8 @@
 Both write the assets the scene uses (z-up OBJ, see ``common``) under the output scene-set root
 and return a validated :class:`~harness.scenes.model.Scene`; :func:`write_scene_file` stores it
 as a scene file so that ``build_manifest`` / ``SceneSet.load`` can take over.
+:func:`import_scene_set` does all of it for one file and returns a loaded one-scene SceneSet
+(used by ``--audit-scenes FILE``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.errors import ImportError_
+from harness.hashing import sha256_file
 from harness.scenes.importers.common import write_bytes_atomic
 from harness.scenes.importers.gltf import import_gltf
 from harness.scenes.importers.scenestate import import_scenestate
@@ -30,4 +34,39 @@ def write_scene_file(scene: Scene, out_root: Path | str, rel_path: str | None = 
     return target
 
 
-__all__ = ["import_gltf", "import_scenestate", "write_scene_file"]
+def import_scene_set(
+    path: Path | str,
+    *,
+    out_root: Path | str | None = None,
+    asset_root: Path | str | None = None,
+    **meta: str | None,
+):
+    """Import one sceneState JSON / glTF / GLB file into a fresh scene set and load it.
+
+    ``out_root`` defaults to ``<cache dir>/imports/<first 16 hex of the file's sha256>``, so the
+    same file always lands in the same place; ``asset_root`` (sceneState only) defaults to the
+    file's folder. ``meta``: generator, prompt_id, prompt, prompt_source, scene_id (else taken
+    from the file's metadata). Returns a verified :class:`~harness.scenes.sceneset.SceneSet`.
+    """
+    from harness.paths import default_cache_dir
+    from harness.scenes.manifest import build_manifest, write_manifest
+    from harness.scenes.sceneset import SceneSet
+
+    path = Path(path)
+    if not path.is_file():
+        raise ImportError_("scene file not found", path=path)
+    if out_root is None:
+        out_root = default_cache_dir() / "imports" / sha256_file(path)[:16]
+    out = Path(out_root)
+    out.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() in (".glb", ".gltf"):
+        scene = import_gltf(path, out_root=out, **meta)
+    else:
+        root = Path(asset_root) if asset_root is not None else path.parent
+        scene = import_scenestate(path, asset_root=root, out_root=out, **meta)
+    scene_file = write_scene_file(scene, out)
+    write_manifest(out, build_manifest(out, [scene_file]))
+    return SceneSet.load(out)
+
+
+__all__ = ["import_gltf", "import_scene_set", "import_scenestate", "write_scene_file"]
