@@ -305,12 +305,25 @@ def write_records(df: pd.DataFrame, path: str | Path, *, validate: bool = True) 
                 )
                 handle.write(text.encode("utf-8"))
             else:
+                _require_pyarrow(path)
                 frame.to_parquet(handle, index=False, engine="pyarrow")
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def _require_pyarrow(path: Path) -> None:
+    """Parquet needs a working pyarrow; say so as a typed error rather than an ImportError."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError as exc:  # absent, or built for another numpy major version
+        raise RecordsError(
+            f"Parquet support unavailable: {exc}",
+            where=str(path),
+            hint="install a pyarrow that matches numpy (numpy<2 needs pyarrow<22) or use .csv",
+        ) from exc
 
 
 def _float_text(value: float) -> str:
@@ -339,6 +352,7 @@ def read_records(path: str | Path, *, validate: bool = True) -> pd.DataFrame:
                 encoding="utf-8",
             )
         else:
+            _require_pyarrow(path)
             frame = pd.read_parquet(path, engine="pyarrow")
     except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise RecordsError(f"cannot read records: {exc}", where=str(path)) from exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pandas as pd
@@ -276,4 +277,14 @@ def test_overwrite_is_atomic_replacement(tmp_path):
     write_records(_table(), path)
     write_records(_table().iloc[:2], path)
     assert len(read_records(path)) == 2
+    assert [p.name for p in tmp_path.iterdir()] == ["r.parquet"]
+
+
+def test_unusable_pyarrow_is_a_typed_error(tmp_path, monkeypatch):
+    path = write_records(_table(), tmp_path / "r.parquet")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow → ImportError
+    with pytest.raises(RecordsError, match="Parquet support unavailable"):
+        write_records(_table(), tmp_path / "s.parquet")
+    with pytest.raises(RecordsError, match="Parquet support unavailable"):
+        read_records(path)
     assert [p.name for p in tmp_path.iterdir()] == ["r.parquet"]
