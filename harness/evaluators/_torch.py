@@ -83,3 +83,44 @@ def load_failure(spec: EvaluatorSpec, exc: BaseException) -> EvaluatorError:
         hint="check that the checkpoint matches the model config "
         f"({spec.model_name}) and was written by the same library",
     )
+
+
+class EmbeddingScoring:
+    """Shared ``score``/``score_grid`` for embedding evaluators.
+
+    Subclasses provide ``spec``, ``image_embeddings(images) -> (k, d) unit vectors + rows``,
+    ``text_embeddings(texts) -> (k, d) unit vectors + rows``, ``transform(cos)`` and
+    ``truncated(text)``.
+    """
+
+    spec: EvaluatorSpec
+
+    def score_grid(self, images: Iterable[np.ndarray], captions: Sequence[str]) -> np.ndarray:
+        """``(n_images, n_captions)`` scores; each distinct image and caption encoded once."""
+        img, img_rows = self.image_embeddings(images)  # type: ignore[attr-defined]
+        txt, txt_rows = self.text_embeddings(list(captions))  # type: ignore[attr-defined]
+        if not img_rows or not txt_rows:
+            return np.zeros((len(img_rows), len(txt_rows)))
+        grid = self.transform(img @ txt.T)  # type: ignore[attr-defined]
+        return grid[np.ix_(img_rows, txt_rows)]
+
+    def score(self, images: Sequence[np.ndarray], captions: Sequence[str]) -> list:
+        """Pairwise scores ``images[i]`` vs ``captions[i]`` as ScoreResults."""
+        from harness.evaluators.base import ScoreResult, check_pairs
+
+        check_pairs(self.spec, images, captions)
+        img, img_rows = self.image_embeddings(images)  # type: ignore[attr-defined]
+        txt, txt_rows = self.text_embeddings(list(captions))  # type: ignore[attr-defined]
+        if not img_rows:
+            return []
+        cos = np.einsum("nd,nd->n", img[img_rows], txt[txt_rows])
+        scores = self.transform(cos)  # type: ignore[attr-defined]
+        return [
+            ScoreResult.ok(float(s), truncated=self.truncated(c))  # type: ignore[attr-defined]
+            for s, c in zip(scores, captions, strict=True)
+        ]
+
+
+def clipscore(cos: np.ndarray, weight: float = 2.5) -> np.ndarray:
+    """CLIPScore (Hessel et al. 2021): ``weight * max(cos, 0)`` as float64."""
+    return weight * np.maximum(np.asarray(cos, dtype=np.float64), 0.0)

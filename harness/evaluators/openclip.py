@@ -24,14 +24,16 @@ import numpy as np
 
 from harness.evaluators import weights
 from harness.evaluators._torch import (
+    EmbeddingScoring,
     batched,
+    clipscore,
     distinct_images,
     distinct_texts,
     load_failure,
     resolve_device,
     to_pil,
 )
-from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_pairs
+from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.cache import EmbeddingCache
 from harness.paths import CACHE_ENV, REPO_ROOT
 
@@ -106,7 +108,7 @@ def token_count(tokenizer: Any, text: str) -> int:
     return 0
 
 
-class OpenClipEvaluator:
+class OpenClipEvaluator(EmbeddingScoring):
     """An open_clip model behind the Evaluator protocol (also an EmbeddingEvaluator)."""
 
     def __init__(
@@ -175,28 +177,7 @@ class OpenClipEvaluator:
             bias_param = getattr(self.model, "logit_bias", None)
             bias = float(bias_param.item()) if bias_param is not None else 0.0
             return 1.0 / (1.0 + np.exp(-(scale * cos + bias)))
-        return CLIPSCORE_W * np.maximum(cos, 0.0)
-
-    def score_grid(self, images: Iterable[np.ndarray], captions: Sequence[str]) -> np.ndarray:
-        """``(n_images, n_captions)`` scores; each distinct image and caption encoded once."""
-        img, img_rows = self.image_embeddings(images)
-        txt, txt_rows = self.text_embeddings(list(captions))
-        if not img_rows or not txt_rows:
-            return np.zeros((len(img_rows), len(txt_rows)))
-        grid = self.transform(img @ txt.T)
-        return grid[np.ix_(img_rows, txt_rows)]
-
-    def score(self, images: Sequence[np.ndarray], captions: Sequence[str]) -> list[ScoreResult]:
-        """Pairwise scores ``images[i]`` vs ``captions[i]``."""
-        check_pairs(self.spec, images, captions)
-        img, img_rows = self.image_embeddings(images)
-        txt, txt_rows = self.text_embeddings(list(captions))
-        cos = np.einsum("nd,nd->n", img[img_rows], txt[txt_rows]) if img_rows else np.zeros(0)
-        scores = self.transform(cos)
-        return [
-            ScoreResult.ok(float(s), truncated=self.truncated(c))
-            for s, c in zip(scores, captions, strict=True)
-        ]
+        return clipscore(cos, CLIPSCORE_W)
 
     def close(self) -> None:
         self.model = None
