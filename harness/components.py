@@ -163,11 +163,12 @@ def template_count() -> int:
     return len(template_ids())
 
 
-def paraphrase_captions(prompt_id: str, template_id: str) -> list[tuple[str, str]] | None:
+def paraphrase_captions(prompt_id: str, prompt: str, template_id: str) -> list[tuple[str, str]] | None:
     """``[(level, caption)]`` after the duplicate-collapse rule, wrapped by ``template_id``.
 
-    ``None`` when the bundled paraphrase file has no entry for ``prompt_id`` (scenes imported
-    from elsewhere): the pipeline then records no paraphrase rows for that prompt.
+    ``None`` when the bundled paraphrase file has no entry for ``prompt_id`` or the entry is
+    for another prompt text (scenes imported from elsewhere that reuse an id): the pipeline
+    then records no paraphrase rows for that prompt rather than score foreign rewrites.
     """
     from harness.captions import paraphrase
 
@@ -175,7 +176,7 @@ def paraphrase_captions(prompt_id: str, template_id: str) -> list[tuple[str, str
         return None
     entries = paraphrase.load_paraphrases()
     entry = entries.get(prompt_id)
-    if entry is None:
+    if entry is None or paraphrase.normalise(entry.original) != paraphrase.normalise(prompt):
         return None
     return paraphrase.distinct_captions(entry, template_id)
 

@@ -115,7 +115,7 @@ def build_plan(scene_set: Any, profile: Profile, *, probe_seed: int = 0) -> Plan
             image = ImageKey(scene.id, cfg.render, cfg.background)
             if cfg.factor == "paraphrase":
                 if para is None:
-                    para = components.paraphrase_captions(scene.prompt_id, template_default) or []
+                    para = components.paraphrase_captions(scene.prompt_id, scene.prompt, template_default) or []
                 caption = dict(para).get(cfg.level)
                 if caption is None:
                     continue  # collapsed duplicate or no paraphrases for this prompt

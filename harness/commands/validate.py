@@ -1,0 +1,186 @@
+"""``t3d-audit validate reports/<run-id>``: re-verify a report directory.
+
+Checks, each reported as one line naming the file: the manifest (every output present, its
+sha256 unchanged, nothing unlisted); every card (schema v1.0, id matches content, one card per
+raw score file, ids quoted in results.json match); the coverage of the raw score files (every
+evaluator × scene × level of the run's profile present, no duplicate measurement, the same
+measurement keys for every evaluator); prompts consistent (one baseline caption per prompt
+across generators and evaluators); caption sets deduplicated (templates and paraphrases of
+a scene never repeat a caption); and failures recorded as failures (NaN score, status failed).
+Exit status 0 when the report is valid, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+HELP = "re-verify a report directory (manifest hashes, cards, coverage)"
+
+KEY = ["evaluator", "generator", "prompt_id", "factor", "level"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("report", type=Path, help="a report directory, e.g. reports/<run-id>")
+
+
+def _check_manifest(report: Path) -> tuple[list[str], dict[str, Any] | None]:
+    from harness.cards.manifest import read_manifest, verify_outputs
+    from harness.errors import AuditError
+
+    try:
+        manifest = read_manifest(report)
+    except AuditError as exc:
+        return [str(exc)], None
+    return [f"manifest.json: {p}" for p in verify_outputs(report, manifest)], manifest
+
+
+def _check_cards(report: Path, evaluators: set[str]) -> tuple[list[str], dict[str, str]]:
+    from harness.cards import read_card
+    from harness.errors import AuditError
+
+    problems: list[str] = []
+    ids: dict[str, str] = {}
+    for path in sorted((report / "cards").glob("*.json")):
+        try:
+            card = read_card(path)
+        except AuditError as exc:
+            problems.append(str(exc))
+            continue
+        ev = card["evaluator_identity"]["evaluator_id"]
+        if ev != path.stem:
+            problems.append(f"cards/{path.name}: card is for evaluator {ev!r}")
+        ids[path.stem] = card["card_id"]
+    for ev in sorted(evaluators - set(ids)):
+        problems.append(f"cards/{ev}.json: missing (raw score file scores/{ev}.csv has no card)")
+    results = report / "results.json"
+    if results.is_file():
+        for result in json.loads(results.read_text(encoding="utf-8")).get("results", []):
+            for check in result.get("checks", []):
+                quoted = check.get("card_id")
+                if quoted and ids.get(check.get("evaluator")) not in (None, quoted):
+                    problems.append(
+                        f"results.json: {result['test']} quotes card {quoted[:24]}…, "
+                        f"cards/{check['evaluator']}.json has {ids[check['evaluator']][:24]}…"
+                    )
+    return problems, ids
+
+
+def _read_scores(report: Path) -> tuple[list[str], Any]:
+    import pandas as pd
+
+    from harness import components
+    from harness.errors import AuditError
+
+    frames, problems = [], []
+    for path in sorted((report / "scores").glob("*.csv")):
+        try:
+            frame = components.read_records(path)
+        except AuditError as exc:
+            problems.append(str(exc))
+            continue
+        if set(frame["evaluator"]) != {path.stem}:
+            problems.append(f"scores/{path.name}: rows of other evaluators {sorted(set(frame['evaluator']) - {path.stem})}")
+        frames.append(frame)
+    if not frames:
+        return [*problems, "scores/: no raw score files"], None
+    return problems, pd.concat(frames, ignore_index=True)
+
+
+def _expected_levels(manifest: dict[str, Any] | None) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None:
+    if manifest is None:
+        return None
+    from harness.errors import AuditError
+    from harness.protocol import get_profile
+
+    try:
+        profile = get_profile(manifest["options"]["profile"])
+    except (AuditError, KeyError):
+        return None
+    return dict(profile.levels), tuple(profile.probes)
+
+
+def check_coverage(records: Any, expected: tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None) -> list[str]:
+    """Coverage, consistency, deduplication and failure-encoding problems of a records table."""
+    from harness.captions.paraphrase import normalise
+
+    problems: list[str] = []
+    dup = records.duplicated(KEY, keep=False)
+    for row in records[dup].drop_duplicates(KEY).head(5).itertuples():
+        problems.append(f"scores/{row.evaluator}.csv: duplicate measurement {row.generator}/{row.prompt_id} {row.factor}={row.level}")
+    keysets = {
+        ev: set(map(tuple, g[KEY[1:]].astype(str).to_numpy().tolist())) for ev, g in records.groupby("evaluator")
+    }
+    ref_ev = min(keysets)
+    for ev, keys in sorted(keysets.items()):
+        if keys != keysets[ref_ev]:
+            missing = sorted(keysets[ref_ev] - keys)[:3]
+            extra = sorted(keys - keysets[ref_ev])[:3]
+            problems.append(f"scores/{ev}.csv: measurements differ from {ref_ev} (missing {missing}, extra {extra})")
+    scenes = records[["generator", "prompt_id"]].drop_duplicates()
+    generators, prompts = sorted(set(scenes["generator"])), sorted(set(scenes["prompt_id"]))
+    if len(scenes) != len(generators) * len(prompts):
+        problems.append(f"scores/: not every generator has every prompt ({len(scenes)} scenes for "
+                        f"{len(generators)} generators × {len(prompts)} prompts)")
+    if expected is not None:
+        levels, probes = expected
+        wanted = [("baseline", "c0")]
+        wanted += [(f, lv) for f, lvs in levels.items() if f != "paraphrase" for lv in lvs]
+        wanted += [("probe", p) for p in probes]
+        for ev, keys in sorted(keysets.items()):
+            for gen, pid in scenes.itertuples(index=False):
+                for factor, level in wanted:
+                    if (gen, pid, factor, level) not in keys:
+                        problems.append(f"scores/{ev}.csv: no {factor}={level} for {gen}/{pid}")
+                        break
+    bad = records[(records["status"] == "failed") & records["score"].notna()]
+    for row in bad.head(3).itertuples():
+        problems.append(f"scores/{row.evaluator}.csv: failed row {row.generator}/{row.prompt_id} {row.factor}={row.level} carries a score")
+    ok = records[records["status"] == "ok"]
+    if ok["score"].map(lambda v: not math.isfinite(float(v))).any():
+        problems.append("scores/: an ok row has a missing or non-finite score")
+    text = records[records["caption"] != ""]
+    base = text[text["factor"] == "baseline"]
+    for pid, group in base.groupby("prompt_id"):
+        if group["caption"].nunique() > 1:
+            problems.append(f"scores/: prompt {pid} has {group['caption'].nunique()} different baseline captions")
+    for factor, norm in (("template", str), ("paraphrase", normalise)):
+        part = text[text["factor"] == factor]
+        for (ev, gen, pid), group in part.groupby(["evaluator", "generator", "prompt_id"]):
+            captions = group["caption"].map(norm)
+            if captions.duplicated().any():
+                problems.append(f"scores/{ev}.csv: {factor} captions of {gen}/{pid} repeat "
+                                f"{captions[captions.duplicated()].iloc[0]!r}")
+    return problems
+
+
+def validate_report(report: Path) -> list[str]:
+    """Every problem found in the report directory (empty list: valid)."""
+    report = Path(report)
+    if not report.is_dir():
+        return [f"{report}: not a directory"]
+    problems, manifest = _check_manifest(report)
+    score_problems, records = _read_scores(report)
+    problems += score_problems
+    evaluators = set() if records is None else set(records["evaluator"])
+    card_problems, _ = _check_cards(report, evaluators)
+    problems += card_problems
+    if records is not None:
+        problems += check_coverage(records, _expected_levels(manifest))
+    if not (report / "summary.json").is_file():
+        problems.append("summary.json: missing")
+    return problems
+
+
+def run(args: argparse.Namespace) -> int:
+    problems = validate_report(args.report)
+    if problems:
+        for line in problems:
+            print(f"{args.report}: {line}")
+        print(f"t3d-audit validate: {len(problems)} problem(s)")
+        return 1
+    print(f"t3d-audit validate: {args.report} is valid")
+    return 0

@@ -1,0 +1,115 @@
+"""Assertion helpers (messages, NaN handling, interval ends) and threshold tables."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.assertions import AuditCheck, assert_at_least, assert_at_most, check, message
+from harness.thresholds import KNOWN, PROBE_THRESHOLDS, ThresholdError, Thresholds, direction
+
+
+def test_failure_message_has_estimate_interval_threshold_and_card():
+    with pytest.raises(AssertionError) as info:
+        assert_at_most(
+            "peak_rho", 1.42, 1.0, threshold_name="peak_rho_max", interval=[1.05, 2.1],
+            evaluator="clip-vit-b-32", card_id="ecc-v1-sha256:" + "ab" * 32,
+        )
+    text = str(info.value)
+    assert "peak_rho of clip-vit-b-32 = 1.42" in text
+    assert "(95% CI [1.05, 2.1])" in text
+    assert "exceeds peak_rho_max = 1" in text
+    assert "[card ecc-v1-sha256:abab" in text
+
+
+def test_lower_bound_comparison_reports_the_bound():
+    out = check("peak_rho", 1.4, "<=", 1.0, interval=[0.8, 2.0], compare="lower")
+    assert out["passed"] and out["tested"] == 0.8
+    with pytest.raises(AssertionError, match=r"bootstrap lower bound = 1\.2 \(estimate 1\.4\)"):
+        assert_at_most("peak_rho", 1.4, 1.0, interval=[1.2, 2.0], compare="lower")
+
+
+@pytest.mark.parametrize("bad", [math.nan, None, "n/a", math.inf])
+def test_missing_estimate_fails_never_passes(bad):
+    with pytest.raises(AssertionError, match="not available"):
+        assert_at_least("discrimination", bad, 0.5)
+
+
+def test_at_least_direction_and_boundary():
+    assert assert_at_least("w", 0.5, 0.5)["passed"]
+    with pytest.raises(AssertionError, match=r"falls below min_kendall_w = 0\.5"):
+        assert_at_least("w", 0.49, 0.5, threshold_name="min_kendall_w")
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, width=32), st.floats(allow_nan=False, allow_infinity=False, width=32))
+def test_check_agrees_with_comparison(estimate, threshold):
+    assert check("m", estimate, "<=", threshold)["passed"] == (estimate <= threshold)
+    assert check("m", estimate, ">=", threshold)["passed"] == (estimate >= threshold)
+    message(check("m", estimate, "<=", threshold))  # always renders
+
+
+def test_audit_check_records_and_uses_declared_direction():
+    seen = []
+    checker = AuditCheck(
+        evaluator="e", thresholds={"min_kendall_w": 0.5, "peak_rho_max": 1.0}, card_id=lambda: "ecc-x", record=seen.append
+    )
+    checker("kendall_w[pitch]", 0.7, "min_kendall_w")
+    with pytest.raises(AssertionError, match=r"rho\[pitch\] of e = 3"):
+        checker("rho[pitch]", 3.0, "peak_rho_max")
+    assert [o["passed"] for o in seen] == [True, False]
+    assert seen[1]["card_id"] == "ecc-x" and seen[1]["op"] == "<="
+
+
+def test_audit_check_skips_undeclared_threshold():
+    reasons = []
+
+    def skip(reason):
+        reasons.append(reason)
+        raise RuntimeError("skipped")
+
+    checker = AuditCheck(evaluator="e", thresholds={}, skip=skip)
+    with pytest.raises(RuntimeError):
+        checker("strict pairs", 3, "min_strict_pairs")
+    assert "no threshold min_strict_pairs declared for e" in reasons[0]
+
+
+def test_thresholds_overrides_apply_in_order_with_globs():
+    t = Thresholds.from_table(
+        {
+            "peak_rho_max": 1.0,
+            "min_kendall_w": 0.5,
+            "overrides": {"clip-*": {"peak_rho_max": 2.0}, "clip-vit-l-14": {"peak_rho_max": 3.0}},
+        }
+    )
+    assert t.for_evaluator("siglip")["peak_rho_max"] == 1.0
+    assert t.for_evaluator("clip-vit-b-32")["peak_rho_max"] == 2.0
+    assert t.for_evaluator("clip-vit-l-14") == {"min_kendall_w": 0.5, "peak_rho_max": 3.0}
+
+
+@pytest.mark.parametrize(
+    ("table", "match"),
+    [
+        ({"peak_rho_mx": 1.0}, "unknown threshold 'peak_rho_mx'"),
+        ({"peak_rho_max": "high"}, "must be a finite number"),
+        ({"peak_rho_max": True}, "must be a finite number"),
+        ({"overrides": {"x": 3}}, "inline table"),
+        ({"overrides": {"x": {"nope": 1}}}, r"overrides\.x"),
+    ],
+)
+def test_bad_threshold_tables_are_rejected(table, match):
+    with pytest.raises(ThresholdError, match=match):
+        Thresholds.from_table(table)
+
+
+def test_repository_thresholds_parse_and_every_probe_has_a_gate_name():
+    import tomllib
+
+    from harness.paths import REPO_ROOT
+
+    data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    Thresholds.from_table(data["tool"]["t3d-audit"]["thresholds"])
+    assert set(PROBE_THRESHOLDS.values()) <= set(KNOWN)
+    assert direction("peak_rho_max") == "max" and direction("min_kendall_w") == "min"

@@ -1,0 +1,129 @@
+"""The measurement pipeline: rows, shared work, caching and failure rows (numpy components)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from harness.errors import RenderError
+from harness.measure import build_plan, measure
+from harness.protocol import get_profile
+from harness.scenes.sceneset import SceneSet
+from harness.testing import BoxRasterizer, TinyGridEvaluator, TinySpec, write_tiny_scene_set
+
+
+class CountingRenderer(BoxRasterizer):
+    """Counts renders per (scene, config); fails for ``fail_lighting`` with a typed error."""
+
+    def __init__(self, fail_lighting: str = ""):
+        self.calls: Counter = Counter()
+        self.fail_lighting = fail_lighting
+
+    def render(self, scene, scene_root, identity, cfg):
+        self.calls[(scene.id, cfg)] += 1
+        if cfg.lighting == self.fail_lighting:
+            raise RenderError(f"planted failure under {cfg.lighting}", where=scene.id)
+        return super().render(scene, scene_root, identity, cfg)
+
+
+class RecordingEvaluator(TinyGridEvaluator):
+    def __init__(self, spec, log):
+        super().__init__(spec)
+        self.log = log
+
+    def score_grid(self, images, captions):
+        from harness.evaluators.cache import image_sha256
+
+        self.log.extend(image_sha256(im) for im in images)
+        return super().score_grid(images, captions)
+
+
+@pytest.fixture(scope="module")
+def scene_set(tmp_path_factory):
+    return SceneSet.load(write_tiny_scene_set(tmp_path_factory.mktemp("scenes")))
+
+
+@pytest.fixture(scope="module")
+def plan(scene_set):
+    return build_plan(scene_set, get_profile("smoke"))
+
+
+def test_plan_has_baseline_every_level_and_probes_per_scene(plan, scene_set):
+    profile = get_profile("smoke")
+    for scene in scene_set.scenes:
+        rows = [r for r in plan.rows if r.group == scene.id]
+        keys = {(r.factor, r.level) for r in rows}
+        assert rows[0].factor == "baseline" and rows[0].level == "c0"
+        for factor, levels in profile.levels.items():
+            if factor != "paraphrase":
+                assert {(factor, lv) for lv in levels} <= keys
+        assert {("probe", p) for p in profile.probes} <= keys
+        baseline_caption = rows[0].caption
+        probe_rows = [r for r in rows if r.factor == "probe"]
+        assert all(r.caption == baseline_caption for r in probe_rows)  # original prompt
+
+
+def test_backgrounds_and_templates_do_not_rerender(plan, tmp_path):
+    renderer = CountingRenderer()
+    measure(TinySpec("tiny-grid"), plan, renderer, cache_dir=tmp_path)
+    assert set(renderer.calls.values()) == {1}  # each (scene, render config) rendered once
+    distinct = {(r.image.scene, r.image.render) for r in plan.rows if r.image is not None}
+    assert len(renderer.calls) == len(distinct) == len(plan.renders)
+
+
+def test_each_image_encoded_once_and_second_run_is_served_from_cache(plan, tmp_path):
+    encoded: list[str] = []
+    builds = []
+
+    def load(spec):
+        builds.append(spec.id)
+        return RecordingEvaluator(spec, encoded)
+
+    spec = TinySpec("tiny-grid")
+    first = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path, load_evaluator=load)
+    assert builds == ["tiny-grid"]
+    assert len(encoded) == len(set(encoded))  # no image went through the model twice
+    second = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path, load_evaluator=load)
+    assert builds == ["tiny-grid"]  # everything came from the score cache: no model load
+    assert first.equals(second)
+
+
+def test_pairwise_and_grid_variants_agree(plan, tmp_path):
+    grid = measure(TinySpec("t", grid=True), plan, BoxRasterizer(), cache_dir=tmp_path / "a")
+    pairs = measure(TinySpec("t", grid=False), plan, BoxRasterizer(), cache_dir=tmp_path / "b")
+    ok = grid["status"].eq("ok")
+    np.testing.assert_allclose(grid.loc[ok, "score"], pairs.loc[ok, "score"])
+
+
+def test_render_and_score_failures_become_failed_rows(plan, tmp_path):
+    spec = TinySpec("tiny-refuse", grid=False, fail_word="Bird")
+    frame = measure(spec, plan, CountingRenderer(fail_lighting="night"), cache_dir=tmp_path)
+    night = frame[(frame["factor"] == "lighting") & (frame["level"] == "night")]
+    assert (night["status"] == "failed").all()
+    assert night["error"].str.contains("planted failure under night").all()
+    refused = frame[frame["caption"].str.contains("Bird")]
+    assert len(refused) and (refused["status"] == "failed").all()
+    assert refused["error"].str.contains("refused caption").all()
+    failed = frame[frame["status"] == "failed"]
+    assert failed["score"].map(math.isnan).all()  # never a number
+    assert frame[frame["status"] == "ok"]["score"].map(math.isfinite).all()
+
+
+def test_prompt_free_evaluator_stores_empty_captions(plan, tmp_path):
+    frame = measure(TinySpec("ctrl", needs_text=False), plan, BoxRasterizer(), cache_dir=tmp_path)
+    assert (frame["caption"] == "").all()
+    assert list(frame.columns) == [
+        "evaluator", "generator", "prompt_id", "scene_sha256", "factor", "level", "caption",
+        "score", "status", "error",
+    ]
+
+
+def test_probe_rows_carry_the_edited_scene_identity(plan, tmp_path):
+    frame = measure(TinySpec("tiny-grid"), plan, BoxRasterizer(), cache_dir=tmp_path)
+    for (gen, pid), group in frame.groupby(["generator", "prompt_id"]):
+        base = group[group["factor"] == "baseline"]["scene_sha256"].iloc[0]
+        probes = group[(group["factor"] == "probe") & (group["status"] == "ok")]
+        assert (probes["scene_sha256"] != base).all(), (gen, pid)

@@ -1,0 +1,161 @@
+"""The audit suite end to end on tiny scenes and tiny numpy evaluators (pytester subprocesses).
+
+No Blender, no torch: the project's conftest swaps in ``harness.testing.BoxRasterizer`` and
+``TinySpec`` evaluators through the ``pytest_audit_*`` hooks. Checks: identical reports with
+``-n 0`` and ``-n 2``; no secret from the environment in any report file; a planted threshold
+fails the run with a readable message; a run whose workers are killed mid-run resumes from the
+caches on the next run and gives the same outputs as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.paths import REPO_ROOT
+from harness.testing import write_tiny_scene_set
+
+pytest_plugins = ["pytester"]
+
+SECRET = "sk-t3d-fake-secret-7f3a9c0d1e2b"
+
+CONFTEST = """
+from harness.testing import BoxRasterizer, TinySpec
+
+
+def pytest_audit_renderer(config, cache_dir):
+    return BoxRasterizer()
+
+
+def pytest_audit_evaluators(config):
+    return [TinySpec("tiny-grid"), TinySpec("tiny-pairs", grid=False)]
+"""
+
+PYPROJECT = """
+[tool.t3d-audit]
+profile = "smoke"
+evaluators = ["tiny-*"]
+scenes = "scenes"
+bootstrap = 40
+
+[tool.t3d-audit.thresholds]
+peak_rho_max = 1000.0
+min_kendall_w = 0.0
+max_top1_count = 6
+max_best_view_inflation = 10.0
+max_failed_share = 1.0
+max_confirmed_reversals = 100
+{extra}
+"""
+
+
+def make_project(pytester: pytest.Pytester, extra: str = "") -> Path:
+    root = pytester.path
+    shutil.copytree(REPO_ROOT / "audit_tests", root / "audit_tests")
+    write_tiny_scene_set(root / "scenes")
+    (root / "conftest.py").write_text(CONFTEST)
+    (root / "pyproject.toml").write_text(PYPROJECT.format(extra=extra))
+    return root
+
+
+def run_audit(pytester: pytest.Pytester, tag: str, *args: str) -> pytest.RunResult:
+    root = pytester.path
+    return pytester.runpytest_subprocess(
+        "audit_tests",
+        "-p",
+        "no:cacheprovider",
+        "--audit-cache-dir",
+        str(root / f"cache-{tag}"),
+        "--audit-report-dir",
+        str(root / f"reports-{tag}"),
+        *args,
+        timeout=600,
+    )
+
+
+def report_dir(root: Path, tag: str) -> Path:
+    found = [p for p in (root / f"reports-{tag}").iterdir() if not p.name.startswith(".")]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def comparable_files(report: Path) -> dict[str, bytes]:
+    """Every report file's bytes; the manifest without ``source`` (HEAD may move mid-test)."""
+    out = {}
+    for path in sorted(p for p in report.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if path.name == "manifest.json":
+            doc = json.loads(data)
+            doc.pop("source")
+            data = json.dumps(doc, sort_keys=True).encode()
+        out[path.relative_to(report).as_posix()] = data
+    return out
+
+
+def card_ids(report: Path) -> dict[str, str]:
+    return {p.stem: json.loads(p.read_text())["card_id"] for p in sorted((report / "cards").glob("*.json"))}
+
+
+def test_serial_and_parallel_runs_write_identical_reports_without_secrets(pytester, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    root = make_project(pytester)
+    serial = run_audit(pytester, "n0", "-n", "0")
+    parallel = run_audit(pytester, "n2", "-n", "2", "--dist", "loadgroup")
+    for result in (serial, parallel):
+        result.stdout.fnmatch_lines(["*t3d-audit summary*", "*tiny-grid*", "*report: *reports-*"])
+    a, b = report_dir(root, "n0"), report_dir(root, "n2")
+    assert a.name == b.name  # the run id derives from the inputs only
+    assert card_ids(a) == card_ids(b)
+    assert all(v.startswith("ecc-v1-sha256:") for v in card_ids(a).values())
+    files_a, files_b = comparable_files(a), comparable_files(b)
+    assert sorted(files_a) == sorted(files_b)
+    assert any(k.startswith("tables/") and k.endswith(".md") for k in files_a)
+    for name in files_a:
+        assert files_a[name] == files_b[name], f"{name} differs between -n 0 and -n 2"
+    # the validate command accepts both reports
+    from harness.commands.validate import validate_report
+
+    assert validate_report(a) == []
+    # no secret from the environment in any file of any report or cache
+    for folder in (root / "reports-n0", root / "reports-n2"):
+        for path in folder.rglob("*"):
+            if path.is_file():
+                assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_planted_threshold_fails_with_readable_message(pytester):
+    make_project(pytester, extra='[tool.t3d-audit.thresholds.overrides]\n"tiny-grid" = { peak_rho_max = 0.001 }\n')
+    result = run_audit(pytester, "planted", "-n", "0")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*test_rho?tiny-grid-background?*",
+            "*rho?background? of tiny-grid = * (estimate *) (95% CI [[]*, *[]]) exceeds peak_rho_max = 0.001*",
+            "*[[]card ecc-v1-sha256:*[]]*",
+        ]
+    )
+    outcomes = json.loads((report_dir(pytester.path, "planted") / "results.json").read_text())["results"]
+    by_test = {r["test"]: r for r in outcomes}
+    assert by_test["audit_tests/test_configuration_ratio.py::test_rho[tiny-grid-background]"]["outcome"] == "failed"
+    assert by_test["audit_tests/test_configuration_ratio.py::test_rho[tiny-pairs-background]"]["outcome"] == "passed"
+
+
+def test_killed_workers_resume_from_caches_with_identical_outputs(pytester, monkeypatch):
+    root = make_project(pytester)
+    clean = run_audit(pytester, "clean", "-n", "0")
+    clean.stdout.fnmatch_lines(["*0 pairs from cache*"])
+    monkeypatch.setenv("T3D_TINY_KILL_AFTER", "3")  # each process dies at its 3rd scoring call
+    killed = run_audit(pytester, "resume", "-n", "2", "--dist", "loadgroup")
+    assert killed.ret != 0
+    assert "crashed" in killed.stdout.str() or "replacing crashed worker" in killed.stdout.str()
+    monkeypatch.delenv("T3D_TINY_KILL_AFTER")
+    rerun = run_audit(pytester, "resume", "-n", "2", "--dist", "loadgroup")
+    summary_line = [line for line in rerun.stdout.lines if "pairs from cache" in line]
+    assert summary_line, rerun.stdout.str()[-2000:]
+    cached = int(summary_line[0].split("pairs scored, ")[1].split(" pairs from cache")[0])
+    assert cached > 0, summary_line  # work done before the kill was reused
+    a, b = report_dir(root, "clean"), report_dir(root, "resume")
+    assert comparable_files(a) == comparable_files(b)
