@@ -23,6 +23,7 @@ from harness.captions import (
 from harness.captions.grammar import (
     GRAMMAR_FILE,
     SLOTS,
+    embed_prompt,
     enumerate_templates,
     parse_grammar,
 )
@@ -145,8 +146,34 @@ def test_ids_stable_under_edge_reordering(rnd: random.Random):
 @given(st.text(min_size=1).filter(lambda s: s.strip()))
 def test_realize(prompt: str):
     assert realize(IDENTITY_TEMPLATE_ID, prompt) == prompt
-    assert realize(DEFAULT_TEMPLATE_ID, prompt) == "A top-down view of " + prompt
-    assert realize(BEST_PAPER_TEMPLATE_ID, prompt).endswith("virtual scene: " + prompt)
+    embedded = embed_prompt(prompt)
+    assert realize(DEFAULT_TEMPLATE_ID, prompt) == "A top-down view of " + embedded
+    assert realize(BEST_PAPER_TEMPLATE_ID, prompt).endswith("virtual scene: " + embedded)
+    # at most the first non-space character changes, and only to its lower case
+    assert len(embedded) == len(prompt)
+    diff = [i for i, (a, b) in enumerate(zip(prompt, embedded, strict=True)) if a != b]
+    assert diff in ([], [len(prompt) - len(prompt.lstrip())])
+    assert all(embedded[i] == prompt[i].lower() for i in diff)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "embedded"),
+    [
+        ("An industrial bar with a TV.", "an industrial bar with a TV."),
+        ("A loft-style bar", "a loft-style bar"),
+        ("The bar stools are placed", "the bar stools are placed"),
+        ("Loft-style bar", "loft-style bar"),
+        ("TV room with a sofa", "TV room with a sofa"),
+        ("McKinley's study", "McKinley's study"),
+        ("I see a room", "I see a room"),
+        ("a bedroom", "a bedroom"),
+        ("Über-modern kitchen", "über-modern kitchen"),
+        ("3 chairs", "3 chairs"),
+    ],
+)
+def test_embed_prompt(prompt, embedded):
+    assert embed_prompt(prompt) == embedded
+    assert realize(IDENTITY_TEMPLATE_ID, prompt) == prompt
 
 
 def test_realize_examples():

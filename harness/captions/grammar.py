@@ -86,14 +86,37 @@ class Template:
         return self.text[: -len(PLACEHOLDER)].rstrip(" ")
 
     def realize(self, prompt: str) -> str:
-        """The caption for ``prompt``: prefix + one space + prompt, or the prompt verbatim."""
+        """The caption for ``prompt``: prefix + one space + :func:`embed_prompt` (prompt), or
+        the prompt verbatim for the identity template."""
         if not isinstance(prompt, str) or not prompt.strip():
             raise ProtocolError(
                 f"cannot realize template {self.id!r} with prompt {prompt!r}",
                 where="prompt",
                 hint="pass a non-empty prompt string",
             )
-        return prompt if self.is_identity else f"{self.prefix} {prompt}"
+        return prompt if self.is_identity else f"{self.prefix} {embed_prompt(prompt)}"
+
+
+def embed_prompt(prompt: str) -> str:
+    """The prompt as it reads inside a wrapper: a sentence-initial capital is lowered.
+
+    Prompts are written as sentences ("An industrial bar with ..."); after "A top-down view
+    of" the caption reads as one sentence only with "an industrial bar ...". Only an ordinary
+    capitalized first word is changed (first letter upper case, no other upper-case letter in
+    the word: "An", "A", "The", "Loft-style"); acronyms and names with inner capitals ("TV",
+    "McKinley") and everything after the first letter are kept verbatim.
+    """
+    first = prompt.split(maxsplit=1)[0] if prompt.strip() else ""
+    ordinary = (
+        first[:1].isupper()
+        and len(first[0].lower()) == 1  # e.g. "İ" lowers to two code points: keep it
+        and not any(ch.isupper() for ch in first[1:])
+        and (len(first) > 1 or first == "A")  # a lone capital other than the article stays
+    )
+    if not ordinary:
+        return prompt
+    head = len(prompt) - len(prompt.lstrip())
+    return prompt[:head] + prompt[head].lower() + prompt[head + 1 :]
 
 
 def _fail(what: str, pointer: str, path: Path) -> ProtocolError:
