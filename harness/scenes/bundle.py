@@ -23,7 +23,14 @@ from harness.scenes.generators import GENERATORS, generate
 from harness.scenes.layout import faithful_layout
 from harness.scenes.manifest import MANIFEST_NAME, build_manifest, write_manifest
 from harness.scenes.model import Scene
-from harness.scenes.prompts import POOL_PATH, SAMPLE_SEED, SAMPLE_SIZE, load_pool, prompts_document, sample
+from harness.scenes.prompts import (
+    POOL_PATH,
+    SAMPLE_SEED,
+    SAMPLE_SIZE,
+    load_pool,
+    prompts_document,
+    sample,
+)
 from harness.scenes.rewrites import paraphrase_document
 
 PROMPTS_FILE = "prompts.json"

@@ -14,8 +14,8 @@ jittered   faithful + pose noise (σ 0.25 m position, σ 20° yaw; items    ≈ 
            on furniture follow their support)
 cluttered  faithful + unrelated extra objects (about 60 % as many       ≈ 0.85–0.9
            again) placed in free space
-gridded    every requested object, all at yaw 0 in packed rows;         ≈ 0.7–0.75
-           relations ignored
+gridded    every requested object on the floor at yaw 0 in packed rows   ≈ 0.7–0.75
+           (rugs flat in the middle); relations ignored
 sparse     faithful with about 35 % of the requested objects dropped    ≈ 0.65–0.7
            (what stood on a dropped object falls to the floor)
 confused   faithful with about 40 % of the objects swapped to another   ≈ 0.5–0.65
@@ -37,7 +37,7 @@ from dataclasses import replace
 
 from harness.errors import SceneError
 from harness.scenes.assets import CATEGORIES, candidates
-from harness.scenes.geometry import boxes_overlap, half_extents, inside_room
+from harness.scenes.geometry import FLAT_HEIGHT, boxes_overlap, half_extents, inside_room
 from harness.scenes.layout import Layout, Placed, faithful_layout, slug_id
 from harness.scenes.model import Room, Scene, SceneObject
 from harness.scenes.prompts import PromptSpec
@@ -154,10 +154,15 @@ def _sparse(layout: Layout, rng: random.Random) -> list[SceneObject]:
 
 
 def _random_free_spot(
-    size, room: Room, placed: list[SceneObject], rng: random.Random, tries: int = 120
+    size,
+    room: Room,
+    placed: list[SceneObject],
+    rng: random.Random,
+    tries: int = 120,
+    yaws: tuple[float, ...] = (0.0, 90.0, 180.0, 270.0),
 ) -> tuple[float, float, float] | None:
     for _ in range(tries):
-        yaw = 90.0 * _pick(rng, 4)
+        yaw = yaws[_pick(rng, len(yaws))]
         hx, hy = half_extents(size, yaw)
         lx, ly = room.size[0] / 2 - hx, room.size[1] / 2 - hy
         if lx < 0 or ly < 0:
@@ -188,16 +193,23 @@ def _cluttered(layout: Layout, rng: random.Random) -> list[SceneObject]:
 
 def _gridded(layout: Layout, rng: random.Random) -> list[SceneObject]:
     room = layout.room
-    for gap in (0.3, 0.15, 0.05):
-        spots = _pack_rows([p.size for p in layout.placed], room, gap)
-        if spots is not None:
+    solid = [i for i, p in enumerate(layout.placed) if p.size[2] > FLAT_HEIGHT]
+    by_depth = sorted(solid, key=lambda i: (-layout.placed[i].size[1], i))
+    spots: dict[int, tuple[float, float, float]] = {}
+    for order in (solid, by_depth):
+        for gap in (0.3, 0.15, 0.05):
+            packed = _pack_rows([layout.placed[i].size for i in order], room, gap)
+            if packed is not None:
+                spots = dict(zip(order, packed, strict=True))
+                break
+        if spots:
             break
-    else:
-        spots = [None] * len(layout.placed)
     out: list[SceneObject] = []
-    for p, spot in zip(layout.placed, spots, strict=True):
-        if spot is None:
-            spot = _random_free_spot(p.size, room, out, rng) or (0.0, 0.0, 0.0)
+    for i, p in enumerate(layout.placed):
+        if p.size[2] <= FLAT_HEIGHT:  # rugs lie flat in the middle, under whatever is there
+            spot = (0.0, 0.0, 0.0)
+        else:
+            spot = spots.get(i) or _random_free_spot(p.size, room, out, rng, yaws=(0.0,)) or (0.0, 0.0, 0.0)
         x, y, yaw = spot
         out.append(_to_object(replace(p, x=x, y=y, z=0.0, yaw=yaw, support=None), rng))
     return out
