@@ -232,8 +232,8 @@ JUDGE_INSTRUCTION = (
     "with no other text."
 )
 VQASCORE_QUESTION = 'Does this figure show "{text}"? Please answer yes or no.'
-BLIP_IMAGE = image_preprocessing(384, interpolation="bicubic", mean=OPENAI_MEAN, std=OPENAI_STD)
-BLIP2_IMAGE = image_preprocessing(224, interpolation="bicubic", mean=OPENAI_MEAN, std=OPENAI_STD)
+BLIP_IMAGE = image_preprocessing(384, resize_mode="squash")
+BLIP2_IMAGE = image_preprocessing(224, resize_mode="squash")
 
 
 def builtin_specs() -> list[EvaluatorSpec]:
