@@ -260,6 +260,13 @@ class BlenderRenderer:
                 wname: self._box_object(bscene, wname, wbox, wall_mat)
                 for wname, wbox in framing.wall_boxes(scene.room.size, scene.room.wall_height).items()
             }
+            for wall in walls.values():
+                # walls are seen by the camera only: light from the environment reaches the
+                # interior as in an open dollhouse, instead of only through the open top
+                wall.visible_shadow = False
+                wall.visible_diffuse = False
+                wall.visible_glossy = False
+                wall.visible_transmission = False
             built_objects += walls.values()
 
             for obj, asset in zip(scene.objects, assets, strict=True):
@@ -343,6 +350,12 @@ class BlenderRenderer:
         c.use_adaptive_sampling = False
         c.max_bounces = settings.MAX_BOUNCES
         c.denoiser = "OPENIMAGEDENOISE"
+        # the room is lit through its open top: clamp indirect light and drop caustics, or the
+        # few samples of the protocol leave fireflies all over the floor
+        c.sample_clamp_indirect = settings.CLAMP_INDIRECT
+        c.caustics_reflective = False
+        c.caustics_refractive = False
+        c.blur_glossy = 1.0
 
     @staticmethod
     def _remove(bscene: Any, objects: list[Any]) -> None:

@@ -184,11 +184,12 @@ def hidden_walls(room_size: tuple[float, float], camera_location) -> frozenset[s
 
 
 def wall_boxes(room_size: tuple[float, float], wall_height: float) -> dict[str, Box]:
-    """The four wall slabs, standing just outside the floor rectangle (corners overlap)."""
+    """The four wall slabs just outside the floor rectangle; the ±y walls own the corner posts
+    (no overlapping faces, which would render as speckles)."""
     hx, hy, t, h = room_size[0] / 2, room_size[1] / 2, WALL_THICKNESS_M, wall_height
     return {
-        "wall_+x": Box((hx, -hy - t, 0.0), (hx + t, hy + t, h)),
-        "wall_-x": Box((-hx - t, -hy - t, 0.0), (-hx, hy + t, h)),
+        "wall_+x": Box((hx, -hy, 0.0), (hx + t, hy, h)),
+        "wall_-x": Box((-hx - t, -hy, 0.0), (-hx, hy, h)),
         "wall_+y": Box((-hx - t, hy, 0.0), (hx + t, hy + t, h)),
         "wall_-y": Box((-hx - t, -hy - t, 0.0), (hx + t, -hy, h)),
     }

@@ -1,0 +1,85 @@
+"""``t3d-audit contact-sheet``: one PNG grid of a scene under each factor's levels.
+
+One row per image factor (resolution, focal length, lighting, background, pitch, yaw), one
+column per level, each tile composited over the background level (white for the other rows)
+and labelled. Renders go through the render cache, so a second sheet is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from harness.paths import default_cache_dir
+from harness.protocol import RENDER_FACTORS, get_profile
+
+LABEL_PX = 14
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scene_file", type=Path, help="scene JSON file")
+    parser.add_argument("--out", type=Path, required=True, help="output PNG")
+    parser.add_argument("--profile", default="default", help="profile whose c0 and levels to show")
+    parser.add_argument("--all-levels", action="store_true", help="every Table 11 level")
+    parser.add_argument("--tile", type=int, default=160, help="tile size in pixels (default 160)")
+    parser.add_argument(
+        "--samples", type=int, default=None, help="override samples (default: the profile's)"
+    )
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=None,
+        help="render size of non-resolution rows (default: the profile's c0 resolution)",
+    )
+    parser.add_argument("--root", type=Path, default=None, help="scene-set root")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="audit cache directory")
+
+
+def run(args: argparse.Namespace) -> int:
+    from PIL import Image, ImageDraw
+
+    from harness.protocol import background_rgb, factors
+    from harness.render.composite import composite
+    from harness.render.inputs import load_scene_file
+    from harness.render.service import RenderService
+    from harness.scenes.model import scene_identity
+
+    profile = get_profile(args.profile)
+    scene, root = load_scene_file(args.scene_file, args.root)
+    identity = scene_identity(scene, root)
+    service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
+    rows: list[tuple[str, list[str]]] = []
+    for name in RENDER_FACTORS:
+        levels = factors()[name].levels if args.all_levels else profile.levels.get(name, ())
+        if levels:
+            rows.append((name, list(levels)))
+    if not rows:
+        print(f"profile {profile.name} selects no image factor levels")
+        return 1
+    tile, label = args.tile, LABEL_PX
+    cols = max(len(levels) for _, levels in rows)
+    head = 90
+    sheet = Image.new("RGB", (head + cols * tile, len(rows) * (tile + label)), (40, 40, 40))
+    draw = ImageDraw.Draw(sheet)
+    for r, (name, levels) in enumerate(rows):
+        y = r * (tile + label)
+        draw.text((4, y + tile // 2), name, fill=(255, 255, 255))
+        for c, level in enumerate(levels):
+            config = profile.configuration(name, level)
+            cfg = config.render
+            if args.samples is not None:
+                cfg = replace(cfg, samples=args.samples)
+            if args.size is not None and name != "resolution":
+                cfg = replace(cfg, resolution_px=args.size)
+            rgb = composite(
+                service.render(scene, root, identity, cfg), background_rgb(config.background)
+            )
+            img = Image.fromarray(rgb, "RGB").resize((tile, tile), Image.Resampling.LANCZOS)
+            x = head + c * tile
+            sheet.paste(img, (x, y + label))
+            draw.text((x + 3, y + 1), f"{level}", fill=(255, 255, 255))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(args.out)
+    print(f"{args.out}: {scene.id}, {sum(len(v) for _, v in rows)} tiles, {service.rendered} rendered")
+    return 0

@@ -1,0 +1,110 @@
+"""``t3d-audit warm``: render everything a profile needs into the render cache.
+
+Prints the plan size first, then renders the missing entries with a progress bar (done/total,
+renders/s, ETA). Resumable: entries already in the cache are skipped, so a run interrupted by
+Ctrl-C or a crash continues where it stopped. ``--jobs N`` renders in N processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from harness.paths import default_cache_dir
+from harness.protocol import get_profile
+
+
+def _identity(sset, scene) -> str:
+    """Scene identity: the set's cached one for its own scenes, hashed for probe-edited ones."""
+    from harness.scenes.model import scene_identity
+
+    own = {s.id: s for s in sset.scenes}.get(scene.id)
+    if own is not None and own == scene:
+        return sset.identity(scene.id)
+    return scene_identity(scene, sset.root)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", default="default", help="profile name (default: default)")
+    parser.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="audit cache directory; renders go to <dir>/renders "
+        "(default: $T3D_AUDIT_CACHE_DIR or .audit_cache)",
+    )
+    parser.add_argument(
+        "--scenes", type=Path, default=None, help="scene-set root (default: the bundled set)"
+    )
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per render")
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "gpu", "auto"),
+        default=os.environ.get("T3D_AUDIT_RENDER_DEVICE", "cpu"),
+        help="Cycles device (default cpu: deterministic)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from harness.render.inputs import apply_probe, load_profile_scenes
+    from harness.render.plan import render_plan
+    from harness.render.warm import resolve_jobs, warm
+
+    if args.jobs < 1:
+        print("t3d-audit warm: --jobs must be >= 1", file=sys.stderr)
+        return 2
+    profile = get_profile(args.profile)
+    sset = load_profile_scenes(profile, args.scenes)
+    jobs = render_plan(profile, list(sset.scenes))
+    print(
+        f"render plan: {len(jobs)} renders for {len(sset)} scenes "
+        f"(profile {profile.name}, {len(jobs) // max(len(sset), 1)} per scene)",
+        flush=True,
+    )
+    start = time.monotonic()
+    requests = resolve_jobs(
+        jobs,
+        list(sset.scenes),
+        sset.root,
+        identity_of=lambda s: _identity(sset, s),
+        probe_fn=apply_probe,
+    )
+    cache_root = (args.cache_dir or default_cache_dir()) / "renders"
+    bar: tqdm | None = None
+
+    def progress(n: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=todo_total[0], unit="render", dynamic_ncols=True, smoothing=0.1)
+        bar.update(n)
+
+    from harness.render.cache import RenderCache
+    from harness.render.warm import pending
+
+    todo_total = [len(pending(requests, RenderCache(cache_root), args.device))]
+    print(f"cached: {len(requests) - todo_total[0]}, to render: {todo_total[0]}", flush=True)
+    try:
+        result = warm(
+            requests,
+            cache_root,
+            jobs=args.jobs,
+            timeout_s=args.timeout,
+            device=args.device,
+            progress=progress,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    print(
+        f"done in {time.monotonic() - start:.1f} s: {result.rendered} rendered, "
+        f"{result.cached} already cached, {len(result.failures)} failed ({cache_root})"
+    )
+    for reason in result.failures:
+        print(f"  failed: {reason}", file=sys.stderr)
+    return 1 if result.failures else 0

@@ -1,0 +1,186 @@
+"""Warm the render cache: render every job of a plan, resumably, over several processes.
+
+Resumable by construction: each finished render is published to the content-addressed cache
+immediately, and a restart skips every job whose entry exists, so after Ctrl-C or a crash
+nothing is rendered twice. Jobs are grouped by scene identity and a whole group goes to one
+worker process, so each scene is built into Blender once per process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue as queue_mod
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import RenderError
+from harness.render.cache import RenderCache
+from harness.render.plan import RenderJob
+from harness.render.service import RenderRequest, RenderService
+from harness.scenes.model import Scene, scene_identity
+
+Progress = Callable[[int], None]  # called with the number of renders just finished
+
+
+@dataclass
+class WarmResult:
+    """Outcome of a warm run: counts and the failures (``scene id [config]: reason``)."""
+
+    total: int
+    cached: int
+    rendered: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def resolve_jobs(
+    jobs: Sequence[RenderJob],
+    scenes: Sequence[Scene],
+    scene_root: Path,
+    identity_of: Callable[[Scene], str] | None = None,
+    probe_fn: Callable[[Scene, str], Scene] | None = None,
+) -> list[RenderRequest]:
+    """Turn plan jobs into render requests: probe-edited scenes built once, identities hashed once.
+
+    ``identity_of`` defaults to :func:`scene_identity` against ``scene_root``; ``probe_fn``
+    (required when a job has a probe) returns the probe-edited scene.
+    """
+    by_id = {s.id: s for s in scenes}
+    ident = identity_of or (lambda s: scene_identity(s, scene_root))
+    memo: dict[tuple[str, str | None], tuple[Scene, str]] = {}
+    out = []
+    for job in jobs:
+        k = (job.scene_id, job.probe)
+        if k not in memo:
+            scene = by_id[job.scene_id]
+            if job.probe is not None:
+                if probe_fn is None:
+                    raise RenderError(f"job {job} needs a probe function", where="warm")
+                scene = probe_fn(scene, job.probe)
+            memo[k] = (scene, ident(scene))
+        scene, identity = memo[k]
+        out.append(RenderRequest(scene, Path(scene_root), identity, job.cfg))
+    return out
+
+
+def pending(requests: Sequence[RenderRequest], cache: RenderCache, device: str = "cpu") -> list[RenderRequest]:
+    """The requests whose cache entry does not exist yet (duplicates removed)."""
+    seen: set[str] = set()
+    out = []
+    for r in requests:
+        key = cache.key(r.identity, r.cfg, device)
+        if key not in seen and not cache.contains(key):
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def _groups(requests: Sequence[RenderRequest]) -> list[list[RenderRequest]]:
+    """Requests grouped by scene identity, largest group first (better load balance)."""
+    groups: dict[str, list[RenderRequest]] = {}
+    for r in requests:
+        groups.setdefault(r.identity, []).append(r)
+    return sorted(groups.values(), key=len, reverse=True)
+
+
+def _render_group(
+    service: RenderService, group: Sequence[RenderRequest], report: Callable[[str | None], None]
+) -> None:
+    """Render one scene's requests; ``report(None)`` per success, ``report(reason)`` per failure."""
+    for r in group:
+        try:
+            service.render(r.scene, r.scene_root, r.identity, r.cfg)
+        except RenderError as exc:
+            report(str(exc))
+        else:
+            report(None)
+
+
+# -- worker processes ------------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(q: Any, cache_root: str, timeout_s: float, device: str) -> None:
+    _WORKER["queue"] = q
+    _WORKER["service"] = RenderService(cache_root, timeout_s=timeout_s, device=device)
+
+
+def _worker_group(group: list[RenderRequest]) -> None:
+    q = _WORKER["queue"]
+    _render_group(_WORKER["service"], group, q.put)
+
+
+def warm(
+    requests: Sequence[RenderRequest],
+    cache_root: Path,
+    *,
+    jobs: int = 1,
+    timeout_s: float = 600.0,
+    device: str = "cpu",
+    progress: Progress | None = None,
+) -> WarmResult:
+    """Render every request missing from the cache at ``cache_root``; returns the counts.
+
+    ``jobs`` worker processes (1: in this process). Render failures are collected, not
+    raised; KeyboardInterrupt stops the workers and propagates (finished renders stay cached).
+    """
+    cache = RenderCache(cache_root)
+    todo = pending(requests, cache, device)
+    result = WarmResult(total=len(requests), cached=len(requests) - len(todo))
+    tick = progress or (lambda n: None)
+
+    def record(reason: str | None) -> None:
+        if reason is None:
+            result.rendered += 1
+        else:
+            result.failures.append(reason)
+        tick(1)
+
+    if not todo:
+        return result
+    if jobs <= 1:
+        service = RenderService(cache_root, timeout_s=timeout_s, device=device)
+        for group in _groups(todo):
+            _render_group(service, group, record)
+        return result
+
+    ctx = mp.get_context("spawn")  # a fresh interpreter per worker: bpy state is per process
+    q = ctx.Queue()
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(q, str(cache_root), timeout_s, device),
+    )
+    try:
+        futures = {pool.submit(_worker_group, g) for g in _groups(todo)}
+        remaining = len(todo)
+        while remaining:
+            try:
+                record(q.get(timeout=0.2))
+                remaining -= 1
+                continue
+            except queue_mod.Empty:
+                pass
+            done, _ = wait(futures, timeout=0, return_when=FIRST_EXCEPTION)
+            for fut in done:
+                if fut.exception() is not None:
+                    raise fut.exception()  # type: ignore[misc]
+            if all(f.done() for f in futures):
+                while remaining:  # the workers are done: collect their last messages
+                    try:
+                        record(q.get(timeout=5.0))
+                    except queue_mod.Empty:
+                        break
+                    remaining -= 1
+                break
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+        raise
+    pool.shutdown(wait=True)
+    return result
