@@ -14,7 +14,7 @@ jittered   faithful + pose noise (σ 0.25 m position, σ 20° yaw; items    ≈ 
            on furniture follow their support)
 cluttered  faithful + unrelated extra objects (about 60 % as many       ≈ 0.85–0.9
            again) placed in free space
-gridded    every requested object on the floor at yaw 0 in packed rows   ≈ 0.7–0.75
+gridded    every requested object on the floor at yaw 0 in packed rows   ≈ 0.7–0.8
            (rugs flat in the middle); relations ignored
 sparse     faithful with about 35 % of the requested objects dropped    ≈ 0.65–0.7
            (what stood on a dropped object falls to the floor)

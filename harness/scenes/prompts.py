@@ -49,16 +49,16 @@ class RoomType:
 
 
 ROOM_TYPES: dict[str, RoomType] = {
-    "bedroom": RoomType((4.0, 3.6), 2.6),
-    "living room": RoomType((5.5, 4.5), 2.7),
-    "kitchen": RoomType((4.0, 3.5), 2.6),
-    "dining room": RoomType((4.5, 4.0), 2.7),
-    "office": RoomType((4.0, 3.5), 2.7),
-    "bathroom": RoomType((3.0, 2.5), 2.5),
-    "classroom": RoomType((7.0, 6.0), 3.0),
-    "bar": RoomType((6.0, 4.5), 3.0),
-    "library": RoomType((5.0, 4.5), 3.0),
-    "kids room": RoomType((3.8, 3.4), 2.6),
+    "bedroom": RoomType((3.6, 3.2), 2.6),
+    "living room": RoomType((4.5, 4.0), 2.7),
+    "kitchen": RoomType((3.6, 3.2), 2.6),
+    "dining room": RoomType((4.0, 3.6), 2.7),
+    "office": RoomType((3.6, 3.2), 2.7),
+    "bathroom": RoomType((2.6, 2.2), 2.5),
+    "classroom": RoomType((6.0, 5.0), 3.0),
+    "bar": RoomType((5.0, 4.0), 3.0),
+    "library": RoomType((4.2, 3.8), 3.0),
+    "kids room": RoomType((3.4, 3.0), 2.6),
 }
 
 
