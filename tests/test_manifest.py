@@ -168,7 +168,7 @@ def test_scene_using_unlisted_asset(root: Path) -> None:
     doc = json.loads((root / MANIFEST_NAME).read_text())
     doc["assets"] = [a for a in doc["assets"] if a["path"] != "assets/chair/c.obj"]
     write_manifest(root, doc)
-    with pytest.raises(ManifestError, match=re.escape("uses asset 'assets/chair/c.obj'")):
+    with pytest.raises(ManifestError, match=re.escape("uses asset file 'assets/chair/c.obj'")):
         SceneSet.load(root)
 
 
@@ -320,3 +320,68 @@ def _manifest_without_validation(root: Path, paths: list[Path]) -> dict:
     )
     good["scenes"].sort(key=lambda e: e["path"])
     return good
+
+
+# --------------------------------------------------------------------------- asset dependencies
+
+
+def _with_material(root: Path) -> None:
+    """Make assets/table/a.obj name a material that names a texture (and a missing map)."""
+    obj = root / "assets/table/a.obj"
+    obj.write_text("mtllib a.mtl\n" + obj.read_text())
+    (root / "assets/table/a.mtl").write_text(
+        "newmtl m\nKd 0.5 0.5 0.5\nmap_Kd -s 1 1 1 tex/wood.png\nmap_Bump gone.png\n"
+    )
+    (root / "assets/table/tex").mkdir()
+    (root / "assets/table/tex/wood.png").write_bytes(b"png")
+
+
+def test_materials_are_part_of_the_asset(tmp_path: Path) -> None:
+    from harness.scenes.assetdeps import asset_dependencies
+
+    paths = write_scene_set(tmp_path, manifest=False)
+    _with_material(tmp_path)
+    assert asset_dependencies(tmp_path, "assets/table/a.obj") == (
+        "assets/table/a.mtl",
+        "assets/table/tex/wood.png",
+    )
+    assert asset_dependencies(tmp_path, "assets/chair/a.obj") == ()
+    write_manifest(tmp_path, build_manifest(tmp_path, paths))
+    listed = [e["path"] for e in verify_manifest(tmp_path)["assets"]]
+    assert "assets/table/a.mtl" in listed and "assets/table/tex/wood.png" in listed
+    before = SceneSet.load(tmp_path).identity("gen-a__p01")
+    (tmp_path / "assets/table/a.mtl").write_text("newmtl m\nKd 1 0 0\n")
+    with pytest.raises(ManifestError, match=re.escape("'assets/table/a.mtl' changed")):
+        verify_manifest(tmp_path)
+    assert SceneSet.load(tmp_path, verify=False).identity("gen-a__p01") != before
+
+
+def test_material_missing_from_old_manifest_is_reported(tmp_path: Path) -> None:
+    paths = write_scene_set(tmp_path)  # manifest written before the material existed
+    _with_material(tmp_path)
+    doc = build_manifest(tmp_path, paths)
+    doc["assets"] = [a for a in doc["assets"] if not a["path"].endswith((".mtl", ".png"))]
+    write_manifest(tmp_path, doc)
+    with pytest.raises(ManifestError, match=re.escape("uses asset file 'assets/table/a.mtl'")):
+        SceneSet.load(tmp_path)
+
+
+def test_material_outside_root_is_ignored(tmp_path: Path, tmp_path_factory) -> None:
+    from harness.scenes.assetdeps import asset_dependencies
+
+    write_scene_set(tmp_path, manifest=False)
+    outside = tmp_path_factory.mktemp("out")
+    (outside / "evil.mtl").write_text("newmtl x\n")
+    obj = tmp_path / "assets/bed/a.obj"
+    obj.write_text(f"mtllib ../../../{outside.name}/evil.mtl /etc/x.mtl\n" + obj.read_text())
+    assert asset_dependencies(tmp_path, "assets/bed/a.obj") == ()
+
+
+def test_build_accepts_cwd_relative_paths(tmp_path: Path, monkeypatch) -> None:
+    paths = write_scene_set(tmp_path / "set", manifest=False)
+    monkeypatch.chdir(tmp_path)
+    expected = build_manifest(tmp_path / "set", paths)
+    cwd_relative = [p.relative_to(tmp_path) for p in paths]  # set/scenes/gen-a/p01.json
+    assert build_manifest(Path("set"), cwd_relative) == expected
+    with pytest.raises(SceneError, match=re.escape("missing scene file 'nope.json'")):
+        build_manifest(Path("set"), ["nope.json"])

@@ -370,7 +370,7 @@ def check_asset_path(
         exists = False
     if not exists:
         raise error(
-            f"missing {kind} file {asset!r}",
+            f"missing {kind if kind.endswith('file') else kind + ' file'} {asset!r}",
             path=path,
             pointer=where,
             hint=f"expected it under {root}",

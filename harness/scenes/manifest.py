@@ -4,7 +4,8 @@ Format (all paths POSIX, relative to the scene-set root; every list sorted)::
 
     {"schema": "t3d-scene-set/1",
      "scenes": [{"path", "sha256", "id", "generator", "prompt_id"}, ...],   # sorted by path
-     "assets": [{"path", "sha256"}, ...],        # every asset used or listed as a candidate
+     "assets": [{"path", "sha256"}, ...],        # every asset used or listed as a candidate,
+                                                 # plus the .mtl/texture files OBJ assets name
      "generators": ["...", ...],
      "prompts": [{"prompt_id", "prompt"}, ...]}  # sorted by prompt_id
 
@@ -29,6 +30,7 @@ from typing import Any
 
 from harness.errors import ManifestError, SceneError
 from harness.hashing import sha256_bytes, sha256_file
+from harness.scenes.assetdeps import asset_dependencies
 from harness.scenes.load import check_asset_path, load_scene, parse_scene
 from harness.scenes.model import Scene
 
@@ -43,20 +45,27 @@ def manifest_bytes(manifest: dict[str, Any]) -> bytes:
 
 
 def _relative(root: Path, scene_path: Path | str) -> str:
-    """POSIX path of ``scene_path`` relative to the (resolved) ``root``."""
+    """POSIX path of ``scene_path`` relative to the (resolved) ``root``.
+
+    Absolute paths must lie under ``root``. A relative path names a file relative to ``root``;
+    if no such file exists but the path (relative to the working directory) names a file under
+    ``root``, that file is meant (``build_manifest("sets/a", ["sets/a/x.json"])``).
+    """
     p = Path(scene_path)
-    if p.is_absolute():
-        try:
-            # Only the directory is resolved: a scene file that is itself a symlink stays named.
-            p = p.parent.resolve() / p.name
-            return p.relative_to(root).as_posix()
-        except (ValueError, OSError):
-            raise SceneError(
-                f"scene file {scene_path} is outside the scene-set root {root}",
-                path=scene_path,
-                hint="scene files live under the root",
-            ) from None
-    return PurePosixPath(*p.parts).as_posix()
+    if not p.is_absolute():
+        if (root / p).is_file() or not p.is_file():
+            return PurePosixPath(*p.parts).as_posix()
+        p = Path.cwd() / p
+    try:
+        # Only the directory is resolved: a scene file that is itself a symlink stays named.
+        p = p.parent.resolve() / p.name
+        return p.relative_to(root).as_posix()
+    except (ValueError, OSError):
+        raise SceneError(
+            f"scene file {scene_path} is outside the scene-set root {root}",
+            path=scene_path,
+            hint="scene files live under the root",
+        ) from None
 
 
 def build_manifest(root: Path | str, scene_paths: Any) -> dict[str, Any]:
@@ -88,7 +97,7 @@ def build_manifest(root: Path | str, scene_paths: Any) -> dict[str, Any]:
                 "prompt_id": scene.prompt_id,
             }
         )
-        assets.update(scene_asset_paths(scene))
+        assets.update(scene_asset_files(root, scene))
     scenes.sort(key=lambda e: e["path"])
     if not scenes:
         raise SceneError("no scene files given", path=root, hint="a scene set has >= 1 scene")
@@ -106,6 +115,14 @@ def scene_asset_paths(scene: Scene) -> set[str]:
     out = {o.asset for o in scene.objects}
     for obj in scene.objects:
         out.update(c.asset for c in obj.candidates or ())
+    return out
+
+
+def scene_asset_files(root: Path, scene: Scene) -> set[str]:
+    """:func:`scene_asset_paths` plus the material/texture files those assets pull in."""
+    out = scene_asset_paths(scene)
+    for asset in list(out):
+        out.update(asset_dependencies(root, asset))
     return out
 
 
@@ -306,10 +323,10 @@ def load_listed_scenes(root: Path, doc: dict[str, Any]) -> list[tuple[str, Scene
                     pointer=f"/scenes/{i}/{field}",
                     hint="rebuild the manifest",
                 )
-        unlisted = sorted(scene_asset_paths(scene) - assets)
+        unlisted = sorted(scene_asset_files(root, scene) - assets)
         if unlisted:
             raise ManifestError(
-                f"scene {rel!r} uses asset {unlisted[0]!r} that the manifest does not list",
+                f"scene {rel!r} uses asset file {unlisted[0]!r} that the manifest does not list",
                 path=root / MANIFEST_NAME,
                 pointer="/assets",
                 hint="rebuild the manifest",

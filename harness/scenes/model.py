@@ -151,13 +151,19 @@ def scene_identity(
 
     Hashed value: canonical JSON of ``{"scene": scene.to_dict(), "assets": {path: sha256}}``,
     asset paths resolved against the scene-set ``root``. Two scenes with the same JSON but a
-    changed mesh file get different identities. ``asset_sha256`` (path -> hex digest, e.g. from
-    a verified manifest) avoids re-reading asset files; paths missing from it are hashed.
+    changed mesh file get different identities. The files an OBJ asset pulls in (``mtllib``
+    materials and their texture maps, see ``harness.scenes.assetdeps``) count as asset bytes
+    too. ``asset_sha256`` (path -> hex digest, e.g. from a verified manifest) avoids re-reading
+    files; paths missing from it are hashed.
     """
+    from harness.scenes.assetdeps import asset_dependencies
+
     root = Path(root)
     known = asset_sha256 or {}
+    files = set(scene.used_assets)
+    for asset in scene.used_assets:
+        files.update(asset_dependencies(root, asset))
     assets = {
-        path: known[path] if path in known else sha256_file(root / path)
-        for path in scene.used_assets
+        path: known[path] if path in known else sha256_file(root / path) for path in sorted(files)
     }
     return sha256_json({"scene": scene.to_dict(), "assets": assets})
