@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -81,3 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"t3d-audit {name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: not an error. Point stdout at devnull so the
+        # interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
