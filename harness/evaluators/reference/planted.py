@@ -235,3 +235,10 @@ def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
     if name == "planted-robust":
         return PlantedEvaluator(name, base, NoEffect(), spec=spec)
     raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PLANTED_IDS)}")
+
+
+def build(spec, *, device: str = "auto", batch_size: int = 32) -> PlantedEvaluator:
+    """Adapter constructor (``EvaluatorSpec.build``): the spec's ``effect`` over the companion."""
+    from harness.evaluators.reference.companion import CompanionEvaluator
+
+    return make_planted(spec.option("effect", spec.id), CompanionEvaluator(), spec=spec)

@@ -1,0 +1,59 @@
+"""``t3d-audit train-reference``: rebuild the bundled reference evaluators.
+
+Renders the training set into ``--data`` (default ``training_data/<recipe key>/``, ignored by
+git) unless it is already there, then trains the chosen models one after another and writes
+``<id>.safetensors`` and ``<id>.card.json`` into ``--out`` (default ``fixtures/evaluators``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.errors import EvaluatorError
+from harness.paths import REPO_ROOT
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.evaluators.reference.train import RECIPES
+
+    parser.add_argument("--model", action="append", choices=sorted(RECIPES),
+                        help="model to train (repeatable; default: all three)")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="training-set directory (built there first if it has no data.npz)")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "fixtures" / "evaluators",
+                        help="where weights and training cards go")
+    parser.add_argument("--scenes", type=int, default=None, help="training scenes to render")
+    parser.add_argument("--views", type=int, default=None, help="renders per training scene")
+    parser.add_argument("--steps", type=int, default=None, help="override the training steps")
+    parser.add_argument("--data-only", action="store_true", help="build the data set and stop")
+    parser.add_argument("--max-minutes", type=float, default=None,
+                        help="stop each model's training after this many minutes")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from harness.evaluators.reference.data import DataRecipe, build_dataset, load_dataset
+    from harness.evaluators.reference.train import RECIPES, train
+
+    recipe = DataRecipe()
+    if args.scenes is not None:
+        recipe = replace(recipe, n_scenes=args.scenes)
+    if args.views is not None:
+        recipe = replace(recipe, views=args.views)
+    if min(recipe.n_scenes, recipe.views) < 1:
+        raise EvaluatorError("--scenes and --views must be at least 1")
+    data_dir = args.data or REPO_ROOT / "training_data" / recipe.key
+    if not (Path(data_dir) / "data.npz").is_file():
+        print(f"building the training set in {data_dir} ({recipe.n_scenes} scenes x {recipe.views} views)")
+        build_dataset(recipe, data_dir)
+    if args.data_only:
+        return 0
+    data = load_dataset(data_dir)
+    for model_id in args.model or list(RECIPES):
+        model_recipe = RECIPES[model_id]
+        if args.max_minutes is not None:
+            model_recipe = replace(model_recipe, max_minutes=args.max_minutes)
+        train(model_recipe, data, args.out, steps=args.steps)
+    return 0

@@ -1,0 +1,154 @@
+"""Registry entries of the bundled reference evaluators.
+
+:func:`reference_specs` returns the default profile's evaluator set; :func:`planted_specs` the
+planted-fragility evaluators (tests and the documented demo). :func:`register_reference`
+registers both with :mod:`harness.evaluators.registry`.
+
+=================  ===================================================================
+id                 what
+=================  ===================================================================
+ref-vit-clip       tiny ViT CLIP (open_clip ``t3d-ref-vit-clip``), ClipLoss, CLIPScore scale
+ref-rn-clip        tiny ModifiedResNet CLIP (``t3d-ref-rn-clip``), ClipLoss, CLIPScore scale
+ref-siglip         tiny ViT with the SigLIP loss (``t3d-ref-sigmoid``), sigmoid scale
+ref-clipiqa        CLIP-IQA antonym pair on ref-vit-clip's weights (prompt-free control)
+companion          symbolic companion check (scene vs prompt spec, no rendering)
+planted-*          companion + a planted protocol effect (see ``planted.py``)
+=================  ===================================================================
+
+The companion and planted evaluators need scenes, not images: their adapters build objects
+with ``needs_scene = True`` and ``score_items(items)`` (see ``items.py``).
+"""
+
+from __future__ import annotations
+
+from harness.evaluators import base
+from harness.evaluators.base import EvaluatorSpec
+from harness.evaluators.reference.planted import PLANTED_IDS
+from harness.evaluators.reference.train import CONFIG_DIR, RECIPES
+
+# Scene-reading adapters (additive: the base table lists the image adapters).
+base.ADAPTERS.setdefault("companion", "harness.evaluators.reference.companion:build")
+base.ADAPTERS.setdefault("planted", "harness.evaluators.reference.planted:build")
+
+REFERENCE_IDS = ("ref-vit-clip", "ref-rn-clip", "ref-siglip", "ref-clipiqa", "companion")
+WEIGHTS_DIR = "fixtures/evaluators"
+COMPANION_SCALE = (
+    "mean of count recall, count precision, relation satisfaction and asset fidelity "
+    "(components absent from a spec are skipped); range [0, 1]"
+)
+
+
+def weights_path(model_id: str) -> str:
+    """Repository-relative path of a bundled model's weights."""
+    return f"{WEIGHTS_DIR}/{model_id}.safetensors"
+
+
+def _model_specs() -> list[EvaluatorSpec]:
+    from harness.evaluators.registry import SIGLIP_SCALE, openclip_local_spec
+    from harness.paths import REPO_ROOT
+
+    out = []
+    for rid, recipe in RECIPES.items():
+        weights = REPO_ROOT / weights_path(rid)
+        if not weights.is_file():
+            continue  # not trained yet: `t3d-audit train-reference --model <id>`
+        kwargs = {"score_scale": SIGLIP_SCALE} if recipe.loss == "siglip" else {}
+        out.append(
+            openclip_local_spec(
+                rid,
+                CONFIG_DIR / f"{recipe.model_name}.json",
+                weights,
+                family="reference (bundled, trained on harness renders)",
+                description=f"{rid}: tiny open_clip {recipe.model_name} trained with "
+                f"{'SigLipLoss' if recipe.loss == 'siglip' else 'ClipLoss'} on the harness's "
+                f"own renders; card {WEIGHTS_DIR}/{rid}.card.json",
+                **kwargs,
+            )
+        )
+    return out
+
+
+def _clipiqa_spec(vit: EvaluatorSpec) -> EvaluatorSpec:
+    from harness.evaluators.registry import _freeze
+
+    options = dict(vit.options)
+    options.pop("scale", None)
+    options.update({"prompts": ["Good photo.", "Bad photo."], "logit_scale": 100.0})
+    return EvaluatorSpec(
+        id="ref-clipiqa",
+        family="Quality (scoped)",
+        adapter="clip_iqa",
+        model_name=vit.model_name,
+        checkpoint=vit.checkpoint,
+        checkpoint_sha256=vit.checkpoint_sha256,
+        preprocessing=vit.preprocessing,
+        score_scale='softmax(100 * [cos(img, "Good photo."), cos(img, "Bad photo.")])[0]: '
+        "P(good); range [0, 1]",
+        instruction='antonym prompt pair ("Good photo.", "Bad photo.")',
+        needs_text=False,
+        max_text_tokens=vit.max_text_tokens,
+        options=_freeze(options),
+        description="CLIP-IQA (Wang et al. 2023) on the bundled ref-vit-clip weights; "
+        "prompt-free control, excluded from alignment counts",
+    )
+
+
+def companion_spec() -> EvaluatorSpec:
+    return EvaluatorSpec(
+        id="companion",
+        family="Symbolic companion",
+        adapter="companion",
+        model_name="t3d-audit symbolic companion check",
+        checkpoint="harness/evaluators/reference/companion.py",
+        preprocessing="none: reads the structured scene and its prompt spec, never an image",
+        score_scale=COMPANION_SCALE,
+        needs_text=False,
+        description="scene vs prompt spec: object counts, relations, asset fidelity; "
+        "protocol-invariant by construction (the card's companion check)",
+    )
+
+
+def planted_specs() -> list[EvaluatorSpec]:
+    """The five planted-fragility evaluators over the companion (known answers)."""
+    return [
+        EvaluatorSpec(
+            id=name,
+            family="Planted fragility (self-validation)",
+            adapter="planted",
+            model_name=f"companion + {name.removeprefix('planted-')} effect",
+            checkpoint="harness/evaluators/reference/planted.py",
+            preprocessing="none: reads the structured scene, its prompt spec and the configuration",
+            score_scale=COMPANION_SCALE + " plus the planted offset (planted.py)",
+            needs_text=True,
+            options=(("effect", name),),
+            description=f"{name}: known, documented protocol effect for the audit's self-test",
+        )
+        for name in PLANTED_IDS
+    ]
+
+
+def reference_specs() -> list[EvaluatorSpec]:
+    """The default profile's evaluator set: the trained models, CLIP-IQA on ref-vit-clip, and
+    the companion. Models whose weights are missing are left out."""
+    models = _model_specs()
+    out = list(models)
+    vit = [s for s in models if s.id == "ref-vit-clip"]
+    if vit:
+        out.append(_clipiqa_spec(vit[0]))
+    out.append(companion_spec())
+    return out
+
+
+def all_reference_specs() -> list[EvaluatorSpec]:
+    """Reference set plus planted evaluators (an entry-point target)."""
+    return reference_specs() + planted_specs()
+
+
+def register_reference(*, replace: bool = True) -> list[EvaluatorSpec]:
+    """Register :func:`all_reference_specs` with the evaluator registry."""
+    from harness.evaluators import registry
+
+    specs = all_reference_specs()
+    for spec in specs:
+        registry.register(spec, replace=replace)
+    return specs
