@@ -57,10 +57,6 @@ class Placed:
     yaw: float
     support: str | None = None
 
-    def as_object(self) -> SceneObject:
-        """A bare :class:`SceneObject` (asset filled in by the generator)."""
-        return SceneObject(self.id, self.label, "", (self.x, self.y, self.z), self.yaw, self.size)
-
 
 @dataclass(frozen=True)
 class Layout:
