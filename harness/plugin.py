@@ -154,10 +154,6 @@ def audit_session_of(config: pytest.Config) -> AuditSession:
 # ------------------------------------------------------------------------------ collection
 
 
-def _usage(exc: AuditError) -> pytest.UsageError:
-    return pytest.UsageError(f"t3d-audit: {exc}")
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     names = metafunc.fixturenames
     wanted = [n for n in ("audit_evaluator", "audit_factor", "audit_shared_factor", "audit_probe") if n in names]
@@ -183,7 +179,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             probes = list(profile.probes)
             metafunc.parametrize("audit_probe", probes, ids=probes)
     except AuditError as exc:
-        raise _usage(exc) from exc
+        problem = str(exc)
+    else:
+        return
+    pytest.fail(f"t3d-audit: {problem}", pytrace=False)  # one clean line, no traceback
 
 
 _AUDIT_FIXTURES = ("audit_evaluator", "audit_panel", "audit_check")

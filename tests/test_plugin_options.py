@@ -1,0 +1,130 @@
+"""Plugin options, ini/pyproject precedence, parametrization ids and markers (pytester, collect only)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.testing import write_tiny_scene_set
+
+pytest_plugins = ["pytester"]
+
+CONFTEST = """
+from harness.testing import BoxRasterizer, TinySpec
+
+
+def pytest_audit_renderer(config, cache_dir):
+    return BoxRasterizer()
+
+
+def pytest_audit_evaluators(config):
+    return [TinySpec("tiny-grid"), TinySpec("tiny-pairs", grid=False), TinySpec("other")]
+"""
+
+TESTS = """
+def test_rho(audit_evaluator, audit_factor):
+    pass
+
+
+def test_disc(audit_evaluator, audit_probe):
+    pass
+
+
+def test_w(audit_evaluator, audit_shared_factor):
+    pass
+
+
+def test_panel(audit_panel):
+    pass
+
+
+def test_plain():
+    pass
+
+
+def test_options(audit_session):
+    o = audit_session.options
+    print("OPTIONS", o.profile, o.evaluators, o.bootstrap, o.seed, o.report_dir.name, o.cache_dir.name)
+    print("THRESHOLDS", audit_session.thresholds_for("tiny-grid"))
+"""
+
+
+@pytest.fixture
+def project(pytester):
+    write_tiny_scene_set(pytester.path / "scenes")
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_audit=TESTS)
+    return pytester
+
+
+def write_pyproject(pytester, body: str) -> None:
+    (pytester.path / "pyproject.toml").write_text(body)
+
+
+def test_parametrization_ids_groups_and_markers(project):
+    write_pyproject(project, '[tool.t3d-audit]\nprofile = "smoke"\nevaluators = ["tiny-*"]\nscenes = "scenes"\n')
+    items, _ = project.inline_genitems("-p", "no:cacheprovider")
+    names = [i.name for i in items]
+    assert "test_rho[tiny-grid-pitch]" in names
+    assert "test_rho[tiny-pairs-paraphrase]" in names
+    assert "test_disc[tiny-grid-scrambled]" in names
+    assert "test_w[tiny-grid-template]" in names
+    assert not any(n.startswith("test_w[") and n.endswith("-paraphrase]") for n in names)
+    assert not any("other" in n for n in names)
+    by_name = {i.name: i for i in items}
+    group = by_name["test_rho[tiny-grid-pitch]"].get_closest_marker("xdist_group")
+    assert group is not None and group.args == ("tiny-grid",)
+    assert by_name["test_panel"].get_closest_marker("xdist_group").args == ("t3d-audit-panel",)
+    assert by_name["test_rho[tiny-grid-pitch]"].get_closest_marker("audit") is not None
+    assert by_name["test_plain"].get_closest_marker("audit") is None
+    listed = project.runpytest("-p", "no:cacheprovider", "--collect-only", "-q").stdout.lines
+    nodes = [line for line in listed if "::" in line]
+    assert nodes[-1].endswith("::test_panel")  # panel tests need every evaluator: run last
+
+
+def test_command_line_beats_ini_beats_pyproject(project):
+    write_pyproject(
+        project,
+        "[tool.pytest.ini_options]\naudit_bootstrap = \"30\"\naudit_seed = \"7\"\n"
+        '[tool.t3d-audit]\nprofile = "smoke"\nevaluators = ["tiny-*"]\nscenes = "scenes"\n'
+        "bootstrap = 10\nseed = 1\n"
+        "[tool.t3d-audit.thresholds]\npeak_rho_max = 1.0\n"
+        '[tool.t3d-audit.thresholds.overrides]\n"tiny-g*" = { peak_rho_max = 4.0 }\n',
+    )
+    result = project.runpytest(
+        "-p", "no:cacheprovider", "-s", "-k", "test_options", "--audit-seed", "99",
+        "--audit-evaluators", "tiny-grid", "--audit-report-dir", "out", "--audit-cache-dir", "cachex",
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["*OPTIONS smoke ('tiny-grid',) 30 99 out cachex", "THRESHOLDS {'peak_rho_max': 4.0}"]
+    )
+
+
+def test_bad_threshold_table_is_a_usage_error(project):
+    write_pyproject(project, '[tool.t3d-audit]\nscenes = "scenes"\n[tool.t3d-audit.thresholds]\npeak_rho_mx = 1\n')
+    result = project.runpytest("-p", "no:cacheprovider", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown threshold 'peak_rho_mx'*use one of*"])
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ('profile = "nope"\nevaluators = ["tiny-*"]', "*t3d-audit: --audit-profile: unknown profile 'nope'*"),
+        ('profile = "smoke"\nevaluators = ["tiny-gird"]', "*t3d-audit: no evaluator matches 'tiny-gird'*"),
+    ],
+)
+def test_bad_profile_or_evaluator_is_a_one_line_collection_error(project, setting, message):
+    write_pyproject(project, f'[tool.t3d-audit]\nscenes = "scenes"\n{setting}\n')
+    result = project.runpytest("-p", "no:cacheprovider", "--collect-only")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([message])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_non_audit_runs_write_no_report(project):
+    write_pyproject(project, '[tool.t3d-audit]\nprofile = "smoke"\nevaluators = ["tiny-*"]\nscenes = "scenes"\n')
+    result = project.runpytest("-p", "no:cacheprovider", "-k", "test_plain", "--audit-report-dir", "rep")
+    result.assert_outcomes(passed=1)
+    assert not (project.path / "rep").exists()
+    assert "t3d-audit summary" not in result.stdout.str()
