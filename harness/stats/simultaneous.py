@@ -86,28 +86,34 @@ def simultaneous_band(
     step = chunk_columns(n_draws, max_bytes)
     # Rows of w sum to P, so normalising once turns a finite block's mean into one product.
     w_norm = w.astype(np.float64) / w.sum(axis=1, keepdims=True)
-    for start in range(0, j_total, step):
-        stop = min(j_total, start + step)
-        block = d[:, start:stop]
-        finite_block = bool(np.isfinite(block).all())
-        means = w_norm @ block if finite_block else prompt_mean_draws(block, w)  # (B, c)
-        all_finite = bool(np.isfinite(means).all())
+    # Columns with a missing prompt need the masked path; group them at the end so every
+    # chunk is contiguous and of one kind (no column gathers on (B × chunk) blocks).
+    full = np.isfinite(d).all(axis=0)
+    perm = np.concatenate([np.flatnonzero(full), np.flatnonzero(~full)])
+    n_full = int(full.sum())
+    bounds = [(a, min(a + step, n_full)) for a in range(0, n_full, step)]
+    bounds += [(a, min(a + step, j_total)) for a in range(n_full, j_total, step)]
+    for start, stop in bounds:
+        cols = perm[start:stop]
+        block = d[:, cols]
+        finite = start < n_full
+        means = w_norm @ block if finite else prompt_mean_draws(block, w)  # (B, c)
         if se_method == "bootstrap":
-            s = _draw_sd(means, all_finite)
+            s = _draw_sd(means, finite)
         else:
             n = np.isfinite(block).sum(axis=0)
             with np.errstate(invalid="ignore", divide="ignore"):
                 s = _nanstd(block) / np.sqrt(n)
-        se[start:stop] = s
-        ok = ~constant[start:stop] & np.isfinite(s) & (s > 0)
+        se[cols] = s
+        ok = ~constant[cols] & np.isfinite(s) & (s > 0)
         if not ok.any():
             continue
-        if not ok.all():
-            means = means[:, ok]
-        means -= mean[start:stop][ok]
+        with np.errstate(divide="ignore"):
+            inv = np.where(ok, 1.0 / np.where(ok, s, 1.0), 0.0)  # ineligible columns weigh 0
+        means -= mean[cols]
+        means *= inv
         np.abs(means, out=means)
-        means /= s[ok]
-        t_max = np.fmax(t_max, means.max(axis=1) if all_finite else nanmax(means, axis=1))
+        t_max = np.fmax(t_max, means.max(axis=1) if finite else nanmax(means, axis=1))
     eligible = ~constant & np.isfinite(se) & (se > 0)
     q = float(np.quantile(t_max, level)) if eligible.any() else float("nan")
     return Band(mean, se, eligible, t_max, q, level, se_method)

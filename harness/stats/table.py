@@ -105,10 +105,46 @@ class EvaluatorScores:
         return tuple(ids), np.concatenate(blocks, axis=2)
 
 
-def check_records(records: pd.DataFrame) -> pd.DataFrame:
-    """Validate the columns and values the statistics rely on; return a normalised copy.
+@dataclass(frozen=True)
+class _Coded:
+    """The record table as integer codes: one entry per row."""
+
+    evaluator: np.ndarray
+    evaluators: np.ndarray
+    factor: np.ndarray
+    factors: np.ndarray
+    level: np.ndarray
+    levels: np.ndarray
+    generator: np.ndarray
+    generators: tuple[str, ...]
+    prompt: np.ndarray
+    prompts: tuple[str, ...]
+    score: np.ndarray
+    failed: np.ndarray
+    empty_caption: np.ndarray
+
+
+def _codes(col: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray]:
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    if (codes < 0).any():
+        row = int(np.flatnonzero(codes < 0)[0])
+        raise RecordsError(f"empty {name!r}", where=f"score records row {row}", hint="fill it in")
+    return codes, np.asarray([str(u) for u in uniques], dtype=object)
+
+
+def _sorted_codes(codes: np.ndarray, names: np.ndarray, key=None) -> tuple[np.ndarray, tuple[str, ...]]:
+    order = sorted(range(len(names)), key=lambda i: key(names[i]) if key else names[i])
+    remap = np.empty(len(names), dtype=np.int64)
+    remap[order] = np.arange(len(names))
+    return remap[codes], tuple(str(names[i]) for i in order)
+
+
+def check_records(records: pd.DataFrame) -> _Coded:
+    """Validate the columns and values the statistics rely on and code them as integers.
 
     Raises :class:`RecordsError` naming the column or row when the table is unusable.
+    (Full schema validation — hashes, level names, error texts — is
+    ``harness.records.validate_records``; this checks what the arithmetic needs.)
     """
     missing = [c for c in COLUMNS if c not in records.columns]
     if missing:
@@ -117,24 +153,23 @@ def check_records(records: pd.DataFrame) -> pd.DataFrame:
             where="score records",
             hint=f"raw score files need the columns {', '.join(COLUMNS)}",
         )
-    df = records.loc[:, list(COLUMNS)].copy()
-    for col in ("evaluator", "generator", "prompt_id", "factor", "level"):
-        if df[col].isna().any():
-            row = int(np.flatnonzero(df[col].isna().to_numpy())[0])
-            raise RecordsError(f"empty {col!r}", where=f"score records row {row}", hint="fill it in")
-        df[col] = df[col].astype(str)
-    df["caption"] = df["caption"].fillna("").astype(str)
-    df["score"] = pd.to_numeric(df["score"], errors="coerce").astype(np.float64)
-    df["status"] = df["status"].astype(str)
-    bad_status = ~df["status"].isin(("ok", "failed"))
-    if bad_status.any():
-        row = int(np.flatnonzero(bad_status.to_numpy())[0])
+    ev, ev_names = _codes(records["evaluator"], "evaluator")
+    fa, fa_names = _codes(records["factor"], "factor")
+    lv, lv_names = _codes(records["level"], "level")
+    gen, gen_names = _sorted_codes(*_codes(records["generator"], "generator"))
+    pr, pr_names = _sorted_codes(*_codes(records["prompt_id"], "prompt_id"), key=level_sort_key)
+    status = records["status"].to_numpy(dtype=object)
+    ok = status == "ok"
+    failed = status == "failed"
+    bad = ~(ok | failed)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
         raise RecordsError(
-            f"status {df['status'].iat[row]!r} is neither 'ok' nor 'failed'",
+            f"status {status[row]!r} is neither 'ok' nor 'failed'",
             where=f"score records row {row}, column 'status'",
         )
-    ok = df["status"].to_numpy() == "ok"
-    bad_score = ok & ~np.isfinite(df["score"].to_numpy())
+    score = pd.to_numeric(records["score"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad_score = ok & ~np.isfinite(score)
     if bad_score.any():
         row = int(np.flatnonzero(bad_score)[0])
         raise RecordsError(
@@ -142,62 +177,75 @@ def check_records(records: pd.DataFrame) -> pd.DataFrame:
             where=f"score records row {row}, column 'score'",
             hint="record the measurement as status 'failed' with an error",
         )
-    df.loc[~ok, "score"] = np.nan
-    dup = df.duplicated(subset=["evaluator", "generator", "prompt_id", "factor", "level"], keep=False)
-    if dup.any():
-        row = int(np.flatnonzero(dup.to_numpy())[0])
-        r = df.iloc[row]
-        raise RecordsError(
-            f"duplicate measurement ({r.evaluator}, {r.generator}, {r.prompt_id}, "
-            f"{r.factor}={r.level})",
-            where=f"score records row {row}",
-            hint="each evaluator × scene × factor level appears once; merge worker files once",
-        )
-    return df
+    score = np.where(ok, score, np.nan)
+    caption = records["caption"].to_numpy(dtype=object)
+    empty = (caption == "") | pd.isna(caption)
+    return _Coded(ev, ev_names, fa, fa_names, lv, lv_names, gen, gen_names, pr, pr_names,
+                  score, failed, empty)
+
+
+def _raise_duplicate(c: _Coded, rows: np.ndarray, flat: np.ndarray) -> None:
+    order = np.argsort(flat, kind="stable")
+    dup = np.flatnonzero(np.diff(flat[order]) == 0)
+    if dup.size == 0:
+        return
+    row = int(rows[order[dup[0] + 1]])
+    raise RecordsError(
+        f"duplicate measurement ({c.evaluators[c.evaluator[row]]}, "
+        f"{c.generators[c.generator[row]]}, {c.prompts[c.prompt[row]]}, "
+        f"{c.factors[c.factor[row]]}={c.levels[c.level[row]]})",
+        where=f"score records row {row}",
+        hint="each evaluator × scene × factor level appears once; merge worker files once",
+    )
 
 
 def pivot_records(records: pd.DataFrame) -> dict[str, EvaluatorScores]:
     """Pivot a tidy record table into :class:`EvaluatorScores`, keyed by evaluator id.
 
     Generators and prompts are the sorted union over all evaluators. Raises
-    :class:`RecordsError` for an invalid table or an evaluator without baseline rows.
+    :class:`RecordsError` for an invalid table, a duplicate measurement, an unknown factor
+    or an evaluator without baseline rows.
     """
-    df = check_records(records)
-    generators = tuple(sorted(df["generator"].unique()))
-    prompts = tuple(sorted(df["prompt_id"].unique(), key=level_sort_key))
-    g_index = pd.Index(generators)
-    p_index = pd.Index(prompts)
-    G, P = len(generators), len(prompts)
-    df["_g"] = g_index.get_indexer(df["generator"])
-    df["_p"] = p_index.get_indexer(df["prompt_id"])
+    c = check_records(records)
+    G, P = len(c.generators), len(c.prompts)
+    order = np.lexsort((c.factor, c.evaluator))
+    ev_sorted = c.evaluator[order]
+    ev_bounds = np.flatnonzero(np.diff(ev_sorted)) + 1
     out: dict[str, EvaluatorScores] = {}
-    for evaluator, edf in df.groupby("evaluator", sort=True):
-        failed = edf["status"].to_numpy() == "failed"
-        failed_by_factor = {
-            str(k): int(v) for k, v in edf.loc[failed, "factor"].value_counts().items()
-        }
+    for rows in np.split(order, ev_bounds):
+        evaluator = str(c.evaluators[c.evaluator[rows[0]]])
+        fa = c.factor[rows]
         baseline = np.full((G, P), np.nan)
         factors: dict[str, FactorScores] = {}
         probes: dict[str, np.ndarray] = {}
         recorded: dict[str, np.ndarray] = {}
-        for factor, fdf in edf.groupby("factor", sort=False):
-            g = fdf["_g"].to_numpy()
-            p = fdf["_p"].to_numpy()
-            s = fdf["score"].to_numpy()
+        failed_by_factor: dict[str, int] = {}
+        has_baseline = False
+        for frows in np.split(rows, np.flatnonzero(np.diff(fa)) + 1):
+            factor = str(c.factors[c.factor[frows[0]]])
+            g, p, s = c.generator[frows], c.prompt[frows], c.score[frows]
+            n_failed = int(c.failed[frows].sum())
+            if n_failed:
+                failed_by_factor[factor] = n_failed
+            lv_codes = c.level[frows]
+            present = np.unique(lv_codes)
+            levels = tuple(sorted((str(c.levels[k]) for k in present), key=level_sort_key))
+            lookup = np.empty(len(c.levels), dtype=np.int64)
+            lookup[[int(np.flatnonzero(c.levels == lv)[0]) for lv in levels]] = np.arange(len(levels))
+            li = lookup[lv_codes]
+            _raise_duplicate(c, frows, (g * P + p) * len(levels) + li)
             if factor == BASELINE:
                 baseline[g, p] = s
+                has_baseline = True
                 continue
-            levels = tuple(sorted(fdf["level"].unique(), key=level_sort_key))
-            li = pd.Index(levels).get_indexer(fdf["level"])
             if factor == PROBE:
                 for k, name in enumerate(levels):
-                    arr = np.full((G, P), np.nan)
                     m = li == k
+                    arr = np.full((G, P), np.nan)
                     arr[g[m], p[m]] = s[m]
-                    probes[name] = arr
                     rec = np.zeros((G, P), dtype=bool)
                     rec[g[m], p[m]] = True
-                    recorded[name] = rec
+                    probes[name], recorded[name] = arr, rec
                 continue
             if factor not in SWEEP_FACTORS:
                 raise RecordsError(
@@ -207,28 +255,27 @@ def pivot_records(records: pd.DataFrame) -> dict[str, EvaluatorScores]:
                 )
             arr = np.full((G, P, len(levels)), np.nan)
             arr[g, p, li] = s
-            factors[str(factor)] = FactorScores(str(factor), levels, arr)
-        if not (edf["factor"] == BASELINE).any():
+            factors[factor] = FactorScores(factor, levels, arr)
+        if not has_baseline:
             raise RecordsError(
                 f"evaluator {evaluator!r} has no baseline rows",
                 where="score records",
                 hint="every evaluator needs factor 'baseline', level 'c0' for each scene",
             )
-        ordered = {f: factors[f] for f in SWEEP_FACTORS if f in factors}
-        out[str(evaluator)] = EvaluatorScores(
-            evaluator=str(evaluator),
-            generators=generators,
-            prompts=prompts,
+        out[evaluator] = EvaluatorScores(
+            evaluator=evaluator,
+            generators=c.generators,
+            prompts=c.prompts,
             baseline=baseline,
-            factors=ordered,
+            factors={f: factors[f] for f in SWEEP_FACTORS if f in factors},
             probes={k: probes[k] for k in sorted(probes, key=_probe_order)},
             probe_recorded=recorded,
-            prompt_free=bool((edf["caption"].str.len() == 0).all()),
-            n_records=len(edf),
-            n_failed=int(failed.sum()),
-            failed_by_factor=failed_by_factor,
+            prompt_free=bool(c.empty_caption[rows].all()),
+            n_records=len(rows),
+            n_failed=int(c.failed[rows].sum()),
+            failed_by_factor=dict(sorted(failed_by_factor.items())),
         )
-    return out
+    return dict(sorted(out.items()))
 
 
 def _probe_order(name: str) -> tuple[int, str]:
