@@ -198,24 +198,36 @@ class _PairwiseEvaluator:
         check_pairs(self.spec, images, captions)
         for i, image in enumerate(images):
             check_image(self.spec, image, i)
-        results: list[ScoreResult] = []
-        pairs = list(zip(images, captions, strict=True))
-        for batch in batched(pairs, self.batch_size):
-            prompts = [self.prompt(c) for _, c in batch]
-            cut = [self.texts.truncated(p) for p in prompts]
-            try:
-                with torch.inference_mode():
-                    values = self._score_batch([im for im, _ in batch], prompts)
-            except (RuntimeError, ValueError) as exc:  # e.g. out of memory on one batch
-                reason = f"{exc.__class__.__name__}: {str(exc).splitlines()[0][:200]}"
-                results += [ScoreResult.failed(reason, truncated=t) for t in cut]
-                continue
-            for value, t in zip(values, cut, strict=True):
-                if np.isfinite(value):
-                    results.append(ScoreResult.ok(float(value), truncated=t))
+        prompts = [self.prompt(c) for c in captions]
+        results: list[ScoreResult | None] = [None] * len(prompts)
+        # Batch only prompts of equal token length: no padding, so a pair's score never
+        # depends on which other pairs share its batch.
+        groups: dict[Any, list[int]] = {}
+        for i, prompt in enumerate(prompts):
+            groups.setdefault(self._length_key(prompt), []).append(i)
+        for members in groups.values():
+            for batch in batched(members, self.batch_size):
+                cut = [self.texts.truncated(prompts[i]) for i in batch]
+                try:
+                    with torch.inference_mode():
+                        values = self._score_batch([images[i] for i in batch],
+                                                   [prompts[i] for i in batch])  # fmt: skip
+                except (RuntimeError, ValueError) as exc:  # e.g. out of memory on one batch
+                    reason = f"{exc.__class__.__name__}: {str(exc).splitlines()[0][:200]}"
+                    values = [np.nan] * len(batch)
                 else:
-                    results.append(ScoreResult.failed("non-finite model output", truncated=t))
-        return results
+                    reason = "non-finite model output"
+                for i, value, t in zip(batch, values, cut, strict=True):
+                    results[i] = (
+                        ScoreResult.ok(float(value), truncated=t)
+                        if np.isfinite(value)
+                        else ScoreResult.failed(reason, truncated=t)
+                    )
+        return [r for r in results if r is not None]
+
+    def _length_key(self, prompt: str) -> Any:
+        """Prompts with equal keys tokenize to equal lengths (batched without padding)."""
+        return min(len(self.texts.tokenizer(prompt)["input_ids"]), self.texts.max_length)
 
     def _score_batch(self, images: Sequence[np.ndarray], prompts: Sequence[str]) -> np.ndarray:
         raise NotImplementedError
@@ -354,6 +366,13 @@ class VqaScoreEvaluator(_PairwiseEvaluator):
     def _model_limit(self) -> int | None:
         qformer = getattr(self.model.config, "qformer_config", None)
         return getattr(qformer, "max_position_embeddings", None)
+
+    def _length_key(self, prompt: str) -> Any:
+        qformer_tok = getattr(self.processor, "qformer_tokenizer", None)
+        lm = super()._length_key(prompt)
+        if qformer_tok is None:
+            return lm
+        return lm, min(len(qformer_tok(prompt)["input_ids"]), self.texts.max_length)
 
     def _score_batch(self, images: Sequence[np.ndarray], prompts: Sequence[str]) -> np.ndarray:
         import torch
