@@ -89,9 +89,13 @@ def test_scene_box_covers_room_and_objects():
     obj = SceneObject("o", "tall", "a.obj", (1.8, 0.0, 0.0), 90.0, (1.0, 0.4, 3.0))
     scene = Scene("s", "g", "p", "x", "t", Room((4.0, 3.0), 2.5), (obj,))
     box = framing.scene_box(scene)
-    # yawed 90°: the 1.0 m side runs along y, the 0.4 m side along x (1.8 + 0.2 = 2.0 = room edge)
-    assert box.lo == pytest.approx((-2.0, -1.5, 0.0))
-    assert box.hi == pytest.approx((2.0, 1.5, 3.0))
+    # yawed 90°: the 1.0 m side runs along y, the 0.4 m side along x (1.8 + 0.2 = 2.0 = room
+    # edge); the walls stand outside the 4 x 3 m floor
+    t = framing.WALL_THICKNESS_M
+    assert box.lo == pytest.approx((-2.0 - t, -1.5 - t, 0.0))
+    assert box.hi == pytest.approx((2.0 + t, 1.5 + t, 3.0))
+    far = SceneObject("o", "far", "a.obj", (5.0, 0.0, 0.0), 0.0, (1.0, 1.0, 1.0))
+    assert framing.scene_box(Scene("s", "g", "p", "x", "t", Room((4.0, 3.0), 2.5), (far,))).hi[0] == 5.5
 
 
 def test_hidden_walls_hand_cases():

@@ -86,8 +86,9 @@ def object_corners(size: tuple[float, float, float], position, yaw_deg: float) -
 
 
 def scene_box(scene: Scene) -> Box:
-    """The box auto-framing keeps fixed: the room (floor to wall top) united with every object."""
-    hx, hy = scene.room.size[0] / 2, scene.room.size[1] / 2
+    """The box auto-framing keeps fixed: the room with its walls united with every object."""
+    hx = scene.room.size[0] / 2 + WALL_THICKNESS_M
+    hy = scene.room.size[1] / 2 + WALL_THICKNESS_M
     pts = [np.array([[-hx, -hy, 0.0], [hx, hy, scene.room.wall_height]])]
     pts += [object_corners(o.size, o.position, o.yaw_deg) for o in scene.objects]
     allp = np.concatenate(pts)
