@@ -202,3 +202,20 @@ def test_id_is_independent_of_key_order_and_bound_to_content(rho, peak):
     shuffled = copy.deepcopy(a)
     shuffled["score_uncertainty"]["peak_rho"] = peak + 1.0
     assert card_id(shuffled) != a["card_id"]
+
+
+def test_card_command_validates_and_identifies(tmp_path, capsys):
+    from harness.cli import main
+
+    good = tmp_path / "good.json"
+    write_card(make_card(), good)
+    bad = tmp_path / "bad.json"
+    broken = make_card()
+    del broken["view_policy"]
+    bad.write_text(json.dumps(broken))
+    assert main(["card", "validate", str(good)]) == 0
+    assert main(["card", "validate", str(good), str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "ok      " in out and "INVALID" in out and "view_policy" in out
+    assert main(["card", "id", str(good)]) == 0
+    assert capsys.readouterr().out.strip() == make_card()["card_id"]

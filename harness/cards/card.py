@@ -88,14 +88,14 @@ def validate_card(card: Mapping[str, Any], *, where: str = "card") -> None:
         raise CardError(
             f"card does not match schema v{SCHEMA_VERSION}: {err.message}{more}",
             where=f"{where}#{pointer}",
-            hint="rebuild the card with `t3d-audit card build` or fill every Table 6 group",
+            hint="cards are written by the audit run (reports/<run-id>/cards/); every Table 6 group is required",
         )
     expected = card_id(card)
     if card["card_id"] != expected:
         raise CardError(
             f"card_id {card['card_id']} does not match its content (hashes to {expected})",
             where=f"{where}#/card_id",
-            hint="the card was edited after it was issued; rebuild it",
+            hint="the card was edited after it was issued; rerun the audit to reissue it",
         )
 
 
