@@ -38,19 +38,6 @@ def load_scores(paths: list[Path]):
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
-def template_slots(template_ids) -> tuple[dict[str, dict[str, str | None]], str]:
-    """Slot choices of the given template ids and the default template id, from the grammar."""
-    from harness.captions import DEFAULT_TEMPLATE_ID, get_template
-
-    slots = {}
-    for tid in template_ids:
-        try:
-            slots[tid] = dict(get_template(tid).slots)
-        except AuditError:
-            continue
-    return slots, DEFAULT_TEMPLATE_ID
-
-
 def _lighting(path: Path | None) -> dict[str, tuple[float, float]] | None:
     if path is None:
         return None
@@ -63,6 +50,7 @@ def _lighting(path: Path | None) -> dict[str, tuple[float, float]] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.report.inputs import audit_inputs
     from harness.report.summary import digest, write_summary
     from harness.report.tables import build_tables, write_tables
     from harness.stats.audit import compute_audit
@@ -71,14 +59,11 @@ def run(args: argparse.Namespace) -> int:
         raise AuditError(f"--bootstrap must be ≥ 0, got {args.bootstrap}", where="--bootstrap")
     t0 = time.perf_counter()
     records = load_scores(list(args.scores))
-    levels = records.loc[records["factor"] == "template", "level"].unique()
-    slots, default_template = template_slots(levels)
     result = compute_audit(
         records,
         bootstrap=args.bootstrap,
         seed=args.seed,
-        template_slots=slots,
-        default_template=default_template,
+        **audit_inputs(records),
         lighting_scalars=_lighting(args.lighting_scalars),
         se_method=args.se,
     )
