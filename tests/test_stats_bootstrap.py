@@ -103,3 +103,15 @@ def test_band_q_scale_and_shift_invariant(c, shift, seed):
     w = bs.prompt_weights(8, 100, seed)
     q = simultaneous_band(d, w).q
     assert simultaneous_band(c * d + shift, w).q == pytest.approx(q, rel=1e-6)
+
+
+def test_margin_ci_brackets_margins_and_matches_paired_gap():
+    rng = np.random.default_rng(8)
+    scores = rng.normal(size=(3, 15, 4)) + np.arange(3)[:, None, None]
+    w = bs.prompt_weights(15, 300, 42)
+    ci = bs.margin_ci(scores, w)
+    assert ci.shape == (2, 3, 4)
+    margin = scores[0].mean(0) - scores[1].mean(0)
+    assert (ci[0, 0] <= margin).all() and (margin <= ci[1, 0]).all()
+    lo, hi = bs.ci_tuple(bs.paired_gap(scores[:, :, 2], 1, 2, w))
+    np.testing.assert_allclose(ci[:, 2, 2], [lo, hi])

@@ -112,6 +112,25 @@ def paired_gap(scores: np.ndarray, a: int, b: int, weights: np.ndarray) -> np.nd
     return prompt_mean_draws(d[:, None], weights)[:, 0]
 
 
+def margin_ci(scores: np.ndarray, weights: np.ndarray, level: float = 0.95) -> np.ndarray:
+    """Pointwise percentile intervals of every pairwise margin Δ_mn(π).
+
+    ``scores`` (G, P, Π) for one evaluator, ``weights`` (B, P). Returns (2, pairs, Π) in
+    score units, pairs in :func:`harness.stats.envelopes.generator_pairs` order. Memory
+    B × pairs × Π floats: call it per protocol subset for large families.
+    """
+    from harness.stats.envelopes import generator_pairs
+
+    s = np.asarray(scores, dtype=np.float64)
+    pairs = generator_pairs(s.shape[0])
+    a = np.array([m for m, _ in pairs], dtype=np.int64)
+    b = np.array([n for _, n in pairs], dtype=np.int64)
+    d = s[a] - s[b]  # (pairs, P, Π)
+    flat = np.transpose(d, (1, 0, 2)).reshape(s.shape[1], -1)
+    ci = percentile_ci(prompt_mean_draws(flat, weights), level)
+    return ci.reshape(2, len(pairs), s.shape[2])
+
+
 def point_mean(values: np.ndarray) -> float:
     """NaN-skipping mean of everything (the original-sample counterpart of the draws)."""
     return float(nanmean(values))
