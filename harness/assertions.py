@@ -105,10 +105,10 @@ def message(outcome: Outcome) -> str:
         "lower": " bootstrap lower bound",
         "upper": " bootstrap upper bound",
     }[outcome["compare"]]
+    estimate = "" if outcome["compare"] == "estimate" else f" (estimate {_fmt(outcome['estimate'])})"
     return (
-        f"{outcome['metric']}{who}{subject} = {_fmt(outcome['tested'])}"
-        f" (estimate {_fmt(outcome['estimate'])}){ci_text} {verb} {name} = "
-        f"{_fmt(outcome['threshold'])}{card}"
+        f"{outcome['metric']}{who}{subject} = {_fmt(outcome['tested'])}{estimate}{ci_text} "
+        f"{verb} {name} = {_fmt(outcome['threshold'])}{card}"
     )
 
 

@@ -8,7 +8,9 @@ peak_rho_max = 1.0
 ```
 
 Override patterns are ids or shell globs; they apply in file order, so a later, more specific
-entry wins. Unknown names are rejected (a typo must not silently disable a gate).
+entry wins. Besides the known names, a project may declare its own ``min_<what>`` /
+``max_<what>`` thresholds for its own audit tests (the prefix gives the direction); any other
+name, or a near-miss of a known name, is rejected: a typo must not silently disable a gate.
 """
 
 from __future__ import annotations
@@ -49,15 +51,26 @@ class ThresholdError(AuditError):
     """A threshold table is malformed or names an unknown threshold."""
 
 
+def _check_name(name: str, where: str) -> None:
+    if name in KNOWN:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(name, KNOWN, n=1, cutoff=0.8)
+    custom = name.startswith(("min_", "max_")) and len(name) > 4 and not close
+    if not custom:
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise ThresholdError(
+            f"unknown threshold {name!r}",
+            where=where,
+            hint=f"{hint}use one of {', '.join(sorted(KNOWN))}, or a custom min_<what> / max_<what>",
+        )
+
+
 def _check_values(values: Mapping[str, Any], where: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, value in values.items():
-        if name not in KNOWN:
-            raise ThresholdError(
-                f"unknown threshold {name!r}",
-                where=where,
-                hint=f"use one of {', '.join(sorted(KNOWN))}",
-            )
+        _check_name(str(name), where)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ThresholdError(f"threshold {name} must be a finite number, got {value!r}", where=where)
         out[name] = float(value)
@@ -102,5 +115,11 @@ class Thresholds:
 
 
 def direction(name: str) -> str:
-    """``"max"`` or ``"min"`` for a known threshold name."""
-    return KNOWN[name][0]
+    """``"max"`` or ``"min"``: from the table of known names, else from the name's prefix."""
+    if name in KNOWN:
+        return KNOWN[name][0]
+    if name.startswith("max_"):
+        return "max"
+    if name.startswith("min_"):
+        return "min"
+    raise ThresholdError(f"threshold {name!r} has no direction", hint="name it min_<what> or max_<what>")

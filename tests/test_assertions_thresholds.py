@@ -93,6 +93,8 @@ def test_thresholds_overrides_apply_in_order_with_globs():
     ("table", "match"),
     [
         ({"peak_rho_mx": 1.0}, "unknown threshold 'peak_rho_mx'"),
+        ({"max_top1_cont": 1.0}, "did you mean max_top1_count"),
+        ({"lighting_limit": 1.0}, "custom min_<what> / max_<what>"),
         ({"peak_rho_max": "high"}, "must be a finite number"),
         ({"peak_rho_max": True}, "must be a finite number"),
         ({"overrides": {"x": 3}}, "inline table"),
@@ -102,6 +104,12 @@ def test_thresholds_overrides_apply_in_order_with_globs():
 def test_bad_threshold_tables_are_rejected(table, match):
     with pytest.raises(ThresholdError, match=match):
         Thresholds.from_table(table)
+
+
+def test_custom_min_max_thresholds_take_their_direction_from_the_prefix():
+    t = Thresholds.from_table({"max_lighting_dispersion": 0.1, "min_pitch_w": 0.3})
+    assert t.for_evaluator("x") == {"max_lighting_dispersion": 0.1, "min_pitch_w": 0.3}
+    assert direction("max_lighting_dispersion") == "max" and direction("min_pitch_w") == "min"
 
 
 def test_repository_thresholds_parse_and_every_probe_has_a_gate_name():
