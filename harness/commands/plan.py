@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from harness.protocol import get_profile
@@ -15,6 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scenes", type=Path, default=None, help="scene-set root (default: the bundled set)"
     )
+    parser.add_argument(
+        "--prompts", type=int, default=None, help="only the first N prompt ids (default: profile's)"
+    )
     parser.add_argument("--json", action="store_true", help="print the full plan as JSON")
 
 
@@ -22,6 +26,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.render.inputs import load_profile_scenes
 
     profile = get_profile(args.profile)
+    if args.prompts is not None:
+        profile = replace(profile, prompts=args.prompts)
     scenes = list(load_profile_scenes(profile, args.scenes))
     jobs = render_plan(profile, scenes)
     summary = plan_summary(profile, jobs)

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from harness.paths import default_cache_dir
@@ -40,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scenes", type=Path, default=None, help="scene-set root (default: the bundled set)"
     )
+    parser.add_argument(
+        "--prompts", type=int, default=None, help="only the first N prompt ids (default: profile's)"
+    )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per render")
     parser.add_argument(
         "--device",
@@ -60,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         print("t3d-audit warm: --jobs must be >= 1", file=sys.stderr)
         return 2
     profile = get_profile(args.profile)
+    if args.prompts is not None:
+        profile = replace(profile, prompts=args.prompts)
     sset = load_profile_scenes(profile, args.scenes)
     jobs = render_plan(profile, list(sset.scenes))
     print(

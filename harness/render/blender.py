@@ -15,11 +15,14 @@ Renders have a transparent film; backgrounds are composited later in numpy.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import sys
 import tempfile
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -452,7 +455,8 @@ class BlenderRenderer:
         built.bscene.render.filepath = str(out)
         start = time.monotonic()
         try:
-            bpy.ops.render.render(write_still=True, scene=built.bscene.name)
+            with _quiet_stdout():
+                bpy.ops.render.render(write_still=True, scene=built.bscene.name)
         except RuntimeError as exc:
             raise RenderFailed(f"Blender failed: {str(exc).strip()}", scene_id=scene.id, cfg=cfg) from exc
         elapsed = time.monotonic() - start
@@ -479,6 +483,22 @@ class BlenderRenderer:
                 cfg=cfg,
             )
         return rgba
+
+
+@contextlib.contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """Silence Blender's per-render "Saved: ..." line (printed on fd 1, past ``sys.stdout``),
+    which would break progress bars; errors still arrive as exceptions and on stderr."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _set(target: Any, attr: str, value: Any) -> None:
