@@ -1,0 +1,107 @@
+"""Measuring scene-reading evaluators (companion, planted-*) over a measurement plan.
+
+The image pipeline (``harness.measure.measure``) renders, composites and calls
+``score(images, captions)``. The companion and the planted evaluators read the structured
+scene, its prompt spec and the configuration instead, so they are measured here, with no
+rendering at all: every plan row becomes one :class:`~.items.ScoreItem` whose context is the
+row's full configuration (factor, level, render settings, background, template, paraphrase).
+
+The plugin routes a spec here when :func:`is_scene_evaluator` is true::
+
+    if is_scene_evaluator(spec):
+        frame = measure_scenes(spec, plan)
+    else:
+        frame = measure(spec, plan, renderer, cache_dir=...)
+
+Rows come back in plan order in the records layout, ``failed`` with the reason when a prompt
+spec is missing, a probe could not be applied, or the evaluator could not score the item.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+SCENE_ADAPTERS = ("companion", "planted")
+
+
+def is_scene_evaluator(spec: Any) -> bool:
+    """Whether ``spec`` is measured by :func:`measure_scenes` (it never needs a render)."""
+    return getattr(spec, "adapter", "") in SCENE_ADAPTERS
+
+
+def bundled_prompt_specs() -> dict[str, Any]:
+    """prompt id → prompt spec of the bundled scene set (``fixtures/prompts/prompts.json``)."""
+    from harness.scenes.prompts import load_prompts
+
+    return {p.id: p for p in load_prompts()}
+
+
+def row_configuration(row: Any, default_template: str) -> Any:
+    """The full :class:`~harness.protocol.Configuration` of a plan row."""
+    from harness.protocol import Configuration
+
+    return Configuration(
+        factor=row.factor,
+        level=row.level,
+        render=row.image.render,
+        background=row.image.background,
+        template=row.level if row.factor == "template" else default_template,
+        paraphrase=row.level if row.factor == "paraphrase" else "p0",
+    )
+
+
+def measure_scenes(
+    spec: Any,
+    plan: Any,
+    *,
+    prompt_specs: Mapping[str, Any] | None = None,
+    load_evaluator: Callable[[Any], Any] | None = None,
+) -> Any:
+    """Records table of scene evaluator ``spec`` over every row of ``plan`` (no rendering).
+
+    ``prompt_specs`` maps prompt id → prompt spec (default: the bundled prompts).
+    """
+    from harness import components
+    from harness.evaluators.reference.items import ScoreContext, ScoreItem
+    from harness.measure import _row
+
+    specs = bundled_prompt_specs() if prompt_specs is None else prompt_specs
+    evaluator = (load_evaluator or (lambda s: s.build()))(spec)
+    default_template = components.default_template_id()
+    needs_text = bool(getattr(spec, "needs_text", True))
+    items: list[Any] = []
+    errors: list[str] = []
+    for row in plan.rows:
+        if row.image is None:
+            errors.append(row.error or "no scene for this row")
+            items.append(None)
+            continue
+        if row.prompt_id not in specs:
+            errors.append(f"no prompt spec for prompt id {row.prompt_id!r}")
+            items.append(None)
+            continue
+        scene = plan.scenes[row.image.scene].scene
+        context = ScoreContext(row.generator, row_configuration(row, default_template))
+        items.append(ScoreItem(scene, specs[row.prompt_id], row.caption, context))
+        errors.append("")
+    todo = [it for it in items if it is not None]
+    try:
+        results = iter(evaluator.score_items(todo))
+    finally:
+        close = getattr(evaluator, "close", None)
+        if close is not None:
+            close()
+    out = []
+    for row, item, err in zip(plan.rows, items, errors, strict=True):
+        caption = row.caption if needs_text else ""
+        if item is None:
+            out.append(_row(spec.id, row, plan, caption, math.nan, "failed", err))
+            continue
+        res = next(results)
+        if res.status == "ok":
+            out.append(_row(spec.id, row, plan, caption, res.score, "ok", ""))
+        else:
+            out.append(_row(spec.id, row, plan, caption, math.nan, "failed", f"score failed: {res.error}"))
+    return components.records_frame(out)

@@ -1,0 +1,80 @@
+"""Known-answer audit: the planted evaluators on the bundled scenes under the smoke profile.
+
+No rendering and no model: the planted evaluators read scenes, so the whole smoke audit
+(plan → records → statistics) runs in seconds. The audit must flag exactly the planted effects.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from harness import components
+from harness.evaluators.reference.scene_measure import is_scene_evaluator, measure_scenes
+from harness.evaluators.reference.specs import companion_spec, planted_specs
+from harness.measure import build_plan
+from harness.protocol import get_profile
+
+PEAK_RHO_MAX = 1.0  # the default gate (pyproject [tool.t3d-audit.thresholds])
+PLANTED_FACTOR = {"planted-pitch": "pitch", "planted-template": "template", "planted-lighting": "lighting"}
+
+
+@pytest.fixture(scope="module")
+def audit():
+    from harness.stats.audit import compute_audit
+
+    profile = get_profile("smoke")
+    scenes = components.load_scene_set(None).select(prompts=profile.prompts, generators=profile.generators)
+    plan = build_plan(scenes, profile)
+    specs = [*planted_specs(), companion_spec()]
+    assert all(is_scene_evaluator(s) for s in specs)
+    records = pd.concat([measure_scenes(s, plan) for s in specs], ignore_index=True)
+    assert (records["status"] == "ok").all()
+    return compute_audit(records, bootstrap=200, seed=42)
+
+
+@pytest.mark.parametrize("name", ["planted-pitch", "planted-template", "planted-lighting",
+                                  "planted-bow", "planted-robust", "companion"])  # fmt: skip
+def test_rho_above_threshold_for_the_planted_factor_only(audit, name):
+    ev = audit.evaluators[name]
+    planted = PLANTED_FACTOR.get(name)
+    for factor, value in ev.rho.items():
+        if factor == planted:
+            assert value > PEAK_RHO_MAX, (factor, value)
+        else:
+            assert abs(value) < 1e-12, (factor, value)  # zero up to float rounding
+
+
+def test_planted_reversal_found_and_only_there(audit):
+    rev = audit.reversals
+    assert rev.descriptive["planted-pitch"]
+    assert {r.evaluator for r in rev.instances} == {"planted-pitch"}
+    assert {r.factor for r in rev.instances} == {"pitch"}
+    for name in ("planted-template", "planted-lighting", "planted-bow", "planted-robust"):
+        assert not rev.descriptive[name] and not rev.simultaneous[name]
+        assert audit.evaluators[name].max_top1 == 1
+    assert audit.evaluators["planted-pitch"].top1_count["pitch"] >= 2
+
+
+def test_bag_of_words_scramble_discrimination_is_chance(audit):
+    disc = audit.evaluators["planted-bow"].discrimination
+    assert disc["scrambled"] == pytest.approx(0.5, abs=0.05)
+    assert disc["keep_half"] >= 0.7 and disc["biggest_only"] >= 0.7  # it still counts objects
+
+
+def test_robust_evaluator_passes_every_default_gate(audit):
+    ev = audit.evaluators["planted-robust"]
+    assert ev.peak_rho <= PEAK_RHO_MAX
+    assert ev.min_w >= 0.5 and ev.max_top1 <= 1
+    assert ev.discrimination["scrambled"] >= 0.6
+    assert min(ev.discrimination["keep_half"], ev.discrimination["biggest_only"]) >= 0.7
+    assert ev.best_view_inflation <= 1.25
+    assert ev.failed == 0
+    assert not audit.reversals.simultaneous["planted-robust"]
+
+
+def test_companion_is_a_prompt_free_control_with_no_protocol_effect(audit):
+    ev = audit.evaluators["companion"]
+    assert ev.prompt_free  # empty captions: out of the alignment counts
+    assert all(abs(v) < 1e-12 for v in ev.dispersion.values())
+    assert ev.content_accuracy > 0.8
