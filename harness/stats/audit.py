@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import RecordsError
+from harness.protocol import RENDER_FACTORS, SHARED_FACTORS
 from harness.stats import bootstrap as bs
 from harness.stats.dispersion import dispersion, scene_dispersion
 from harness.stats.envelopes import Envelopes, envelopes, generator_pairs
@@ -25,13 +26,7 @@ from harness.stats.rank import RankStability, rank_stability
 from harness.stats.reversals import ReversalSearch, search_reversals
 from harness.stats.rho import peak, rho, scene_level_variance
 from harness.stats.simultaneous import SEMethod, simultaneous_band
-from harness.stats.table import (
-    RENDER_FACTORS,
-    SHARED_FACTORS,
-    EvaluatorScores,
-    generator_means,
-    pivot_records,
-)
+from harness.stats.table import EvaluatorScores, generator_means, pivot_records
 from harness.stats.templates import (
     SlotEffect,
     TemplateGain,

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import RecordsError
+from harness.protocol import BASELINE, PROBES, SHARED_FACTORS
 from harness.stats._nan import nanmean
 
 COLUMNS = (
@@ -30,13 +31,9 @@ COLUMNS = (
     "status",
     "error",
 )
-BASELINE = "baseline"
 PROBE = "probe"
 PARAPHRASE = "paraphrase"
-SHARED_FACTORS = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template")
-RENDER_FACTORS = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw")
 SWEEP_FACTORS = (*SHARED_FACTORS, PARAPHRASE)
-PROBES = ("keep_half", "biggest_only", "scrambled", "worst_objects")
 _KNOWN_ORDER = {"red": 0, "green": 1, "blue": 2}
 
 
