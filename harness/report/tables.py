@@ -153,7 +153,7 @@ def table02(result: AuditResult) -> Table:
             num(ev.template_rho),
             num(ev.peak_rho) + mark if _finite(ev.peak_rho) else DASH,
             num(ev.min_w),
-            str(ev.max_top1),
+            str(ev.max_top1) if ev.rank else DASH,
             pct(ev.content_accuracy),
             f"{num(ev.best_view_inflation)}×" if _finite(ev.best_view_inflation) else DASH,
         ))
