@@ -56,6 +56,13 @@ class RenderService:
         self.rendered = 0  # renders actually done by this service (cache misses)
 
     @property
+    def identity(self) -> str:
+        """The renderer's name in cards and manifests: Blender version, revision, device."""
+        from harness.render.settings import RENDERER_REVISION, blender_version
+
+        return f"blender-{blender_version()}-cycles-rev{RENDERER_REVISION}-{self.device}"
+
+    @property
     def device(self) -> str:
         """The device renders run on; resolving ``auto`` starts Blender."""
         if self._device_request == "cpu":
