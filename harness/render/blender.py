@@ -156,7 +156,8 @@ class BlenderRenderer:
         bpy = _bpy()
         before = set(bpy.data.objects)
         try:
-            bpy.ops.wm.obj_import(filepath=str(path), forward_axis="Y", up_axis="Z")
+            with _quiet_stdout():
+                bpy.ops.wm.obj_import(filepath=str(path), forward_axis="Y", up_axis="Z")
         except RuntimeError as exc:
             raise AssetImportFailed(
                 f"Blender could not import {path} (object {obj_id}): {str(exc).strip()}",
