@@ -7,6 +7,7 @@ Round trips start from a known scene-model layout, encode it the way the source 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
 import struct
@@ -876,3 +877,86 @@ def test_import_scene_set_for_audit_scenes_option(tmp_path: Path, monkeypatch) -
     )
     with pytest.raises(ImportError_, match="not found"):
         import_scene_set(tmp_path / "missing.glb")
+
+
+# --------------------------------------------------------------------------- fuzzing
+
+_FUZZ = settings(max_examples=120, deadline=None)
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats() | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def _leaves(doc, prefix=()):
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc)
+    for k, v in items:
+        yield (*prefix, k)
+        if isinstance(v, dict | list):
+            yield from _leaves(v, (*prefix, k))
+
+
+def _mutate(doc, data) -> None:
+    paths = list(_leaves(doc))
+    path = data.draw(st.sampled_from(paths))
+    parent = doc
+    for p in path[:-1]:
+        parent = parent[p]
+    if data.draw(st.booleans()):
+        parent[path[-1]] = data.draw(_json_values)
+    else:
+        del parent[path[-1]]
+
+
+def _expect_typed(fn) -> None:
+    """Run ``fn``; it may succeed or raise SceneError (ImportError_ is one), nothing else."""
+    with contextlib.suppress(SceneError):
+        fn()
+
+
+@_FUZZ
+@given(data=st.data())
+def test_fuzz_gltf_json_mutations(tmp_path_factory, data) -> None:
+    doc, binary = _gltf_fixture()
+    _mutate(doc, data)
+    tmp = tmp_path_factory.mktemp("g")
+    glb = tmp / "x.glb"
+    glb.write_bytes(_glb(doc, binary))
+    _expect_typed(
+        lambda: import_gltf(glb, out_root=tmp / "o", generator="g", prompt_id="p", prompt="x")
+    )
+
+
+@_FUZZ
+@given(
+    edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=4)
+)
+def test_fuzz_glb_byte_edits(tmp_path_factory, edits) -> None:
+    doc, binary = _gltf_fixture()
+    raw = bytearray(_glb(doc, binary))
+    for pos, xor in edits:
+        raw[pos % len(raw)] ^= xor
+    tmp = tmp_path_factory.mktemp("b")
+    glb = tmp / "x.glb"
+    glb.write_bytes(bytes(raw))
+    _expect_typed(
+        lambda: import_gltf(glb, out_root=tmp / "o", generator="g", prompt_id="p", prompt="x")
+    )
+
+
+@_FUZZ
+@given(data=st.data())
+def test_fuzz_scenestate_mutations(tmp_path_factory, data) -> None:
+    tmp = tmp_path_factory.mktemp("s")
+    path, assets = _write_scenestate(tmp)
+    doc = json.loads(path.read_text())
+    _mutate(doc, data)
+    path.write_text(json.dumps(doc))
+    _expect_typed(
+        lambda: import_scenestate(
+            path, asset_root=assets, out_root=tmp / "o", generator="g", prompt_id="p", prompt="x"
+        )
+    )

@@ -8,8 +8,10 @@ Rules:
   (case-insensitive) or whose ``extras.arch`` is true are architecture, not objects.
 * label: ``extras.label``, else the node name without a Blender-style ``.001`` suffix, else the
   mesh name, else ``object``; id: the sanitised node name (deduplicated), else ``obj<node>``.
-* size/pose: the POSITION accessors' min/max box of the mesh, placed by the node's world matrix
-  (see ``common.decompose``: only rotations about the up axis, positive scales).
+* size/pose: the bounding box of the mesh's triangle-primitive POSITION data (exactly the
+  vertices written to the OBJ asset, so the renderer's box fit matches; accessor min/max are
+  not trusted), placed by the node's world matrix (see ``common.decompose``: only rotations
+  about the up axis, positive scales).
 * asset: each (mesh, re-basing) is written once as a z-up OBJ under
   ``<out_root>/assets/<asset_dir>/<mesh name>[.<axes>].obj`` (``asset_dir`` defaults to the
   file's stem), so the renderer (OBJ only) can draw it.
@@ -45,7 +47,6 @@ from harness.scenes.importers.common import (
 )
 from harness.scenes.importers.gltf_io import (
     Gltf,
-    mesh_bounds,
     mesh_triangles,
     read_gltf,
     scene_nodes,
@@ -106,22 +107,31 @@ def import_gltf(
     wall_pts: list[np.ndarray] = []
     pending: list[tuple[str, str, str, Any]] = []  # (raw id, label, asset, placement)
     written: dict[tuple[int, str], str] = {}
+    meshes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for index, world_y in scene_nodes(g):
         node = g.item("nodes", index, f"/nodes/{index}")
         if "mesh" not in node:
             continue
         where = f"/nodes/{index}"
         world = _z_up(world_y)
-        lo, hi = mesh_bounds(g, node["mesh"], f"{where}/mesh")
+        mesh_index = node["mesh"]
+        g.item("meshes", mesh_index, f"{where}/mesh")  # a valid index before it is a dict key
+        if mesh_index not in meshes:
+            meshes[mesh_index] = mesh_triangles(g, mesh_index, f"{where}/mesh")
+        verts, faces = meshes[mesh_index]
+        lo, hi = verts.min(axis=0), verts.max(axis=0)
         name = node.get("name") if isinstance(node.get("name"), str) else ""
         node_extras = node.get("extras") if isinstance(node.get("extras"), dict) else {}
         if _ARCH.match(name) or node_extras.get("arch") is True:
             corners = _box_corners(world, lo, hi)
-            kind = (node_extras.get("arch_type") or name).lower()
+            arch_type = node_extras.get("arch_type")
+            kind = (arch_type if isinstance(arch_type, str) else name).lower()
             (floor_pts if kind.startswith("floor") else wall_pts).append(corners)
             continue
         placement = decompose(world, lo, hi, path=path, pointer=where)
-        asset = _write_mesh_asset(g, node["mesh"], placement, out_root, folder, written)
+        asset = _write_mesh_asset(
+            g, mesh_index, (verts, faces), placement, out_root, folder, written
+        )
         label = _label(g, node, name, node_extras)
         pending.append((sanitize_id(name, f"obj{index}"), label, asset, placement))
 
@@ -152,6 +162,7 @@ def _label(g: Gltf, node: dict[str, Any], name: str, extras: dict[str, Any]) -> 
 def _write_mesh_asset(
     g: Gltf,
     mesh_index: int,
+    mesh_data: tuple[np.ndarray, np.ndarray],
     placement: Any,
     out_root: Path,
     folder: str,
@@ -162,7 +173,7 @@ def _write_mesh_asset(
         return written[key]
     mesh = g.item("meshes", mesh_index, "/meshes")
     stem = sanitize_id(mesh.get("name"), f"mesh{mesh_index}")
-    verts, faces = mesh_triangles(g, mesh_index, f"/meshes/{mesh_index}")
+    verts, faces = mesh_data
     rebased = verts @ np.asarray(placement.axes).T
     suffix = "" if placement.is_identity else f".{placement.tag}"
     rel = f"assets/{folder}/{stem}{suffix}.obj"

@@ -155,7 +155,9 @@ def read_accessor(g: Gltf, index: Any, where: str) -> np.ndarray:
     if "sparse" in acc:
         raise g.fail("sparse accessors are not supported", here)
     ctype, kind, count = acc.get("componentType"), acc.get("type"), acc.get("count")
-    if ctype not in _COMPONENT or kind not in _WIDTH or not isinstance(count, int) or count < 0:
+    known = isinstance(ctype, int) and ctype in _COMPONENT
+    known = known and isinstance(kind, str) and kind in _WIDTH
+    if not known or not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise g.fail("accessor needs componentType, type and count", here)
     width = _WIDTH[kind]
     dtype = np.dtype(_COMPONENT[ctype])
@@ -240,7 +242,11 @@ def scene_nodes(g: Gltf) -> Iterator[tuple[int, np.ndarray]]:
         where = f"/scenes/{s_index}/nodes"
     else:  # no scenes: every node that is nobody's child is a root
         children = {
-            c for n in g.items("nodes") if isinstance(n, dict) for c in n.get("children", [])
+            c
+            for n in g.items("nodes")
+            if isinstance(n, dict) and isinstance(n.get("children"), list)
+            for c in n["children"]
+            if isinstance(c, int)
         }
         roots = [i for i in range(len(g.items("nodes"))) if i not in children]
         where = "/nodes"
@@ -250,6 +256,7 @@ def scene_nodes(g: Gltf) -> Iterator[tuple[int, np.ndarray]]:
     visited: set[int] = set()
     while stack:
         index, parent, depth = stack.pop()
+        g.item("nodes", index, f"/nodes/{index}" if isinstance(index, int) else where)
         if index in visited or depth > 256:
             raise g.fail(f"node {index!r} appears twice (cycle or shared child)", "/nodes")
         world = parent @ local_matrix(g, index)
@@ -259,28 +266,6 @@ def scene_nodes(g: Gltf) -> Iterator[tuple[int, np.ndarray]]:
         if not isinstance(kids, list):
             raise g.fail("children must be an array", f"/nodes/{index}/children")
         stack.extend((c, world, depth + 1) for c in reversed(kids))
-
-
-def mesh_bounds(g: Gltf, mesh_index: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
-    """Local bounding box (lo, hi) of a mesh from its POSITION accessors' min/max."""
-    mesh = g.item("meshes", mesh_index, where)
-    los, his = [], []
-    for p, prim in enumerate(_primitives(g, mesh, mesh_index)):
-        acc_index = prim.get("attributes", {}).get("POSITION")
-        acc = g.item(
-            "accessors", acc_index, f"/meshes/{mesh_index}/primitives/{p}/attributes/POSITION"
-        )
-        if "min" in acc and "max" in acc:
-            los.append(_numbers(g, acc["min"], 3, f"/accessors/{acc_index}/min"))
-            his.append(_numbers(g, acc["max"], 3, f"/accessors/{acc_index}/max"))
-        else:  # min/max are required by the spec, but be forgiving
-            pts = read_accessor(g, acc_index, f"/accessors/{acc_index}")
-            if len(pts):
-                los.append(pts.min(axis=0))
-                his.append(pts.max(axis=0))
-    if not los:
-        raise g.fail("mesh has no vertices", f"/meshes/{mesh_index}")
-    return np.min(np.array(los), axis=0), np.max(np.array(his), axis=0)
 
 
 def _primitives(g: Gltf, mesh: dict[str, Any], mesh_index: Any) -> list[dict[str, Any]]:
@@ -309,6 +294,8 @@ def mesh_triangles(g: Gltf, mesh_index: Any, where: str) -> tuple[np.ndarray, np
             raise g.fail("POSITION must be VEC3", f"{here}/attributes/POSITION")
         if "indices" in prim:
             idx = read_accessor(g, prim["indices"], f"{here}/indices").reshape(-1)
+            if idx.dtype.kind != "i":
+                raise g.fail("indices must be an integer accessor", f"{here}/indices")
         else:
             idx = np.arange(len(pos))
         if len(idx) % 3 or (len(idx) and (idx.min() < 0 or idx.max() >= len(pos))):
