@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -385,3 +386,44 @@ def test_build_accepts_cwd_relative_paths(tmp_path: Path, monkeypatch) -> None:
     assert build_manifest(Path("set"), cwd_relative) == expected
     with pytest.raises(SceneError, match=re.escape("missing scene file 'nope.json'")):
         build_manifest(Path("set"), ["nope.json"])
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=5,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_fuzz_manifest_mutations(tmp_path_factory, data) -> None:
+    """A mutated manifest gives ManifestError/SceneError (or still loads), nothing else."""
+    root = tmp_path_factory.mktemp("fz")
+    write_scene_set(root, generators=("g",), prompt_ids=("p1", "p2"))
+    doc = json.loads((root / MANIFEST_NAME).read_text())
+    paths = [()]
+
+    def walk(node, prefix):
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, v in items:
+            paths.append((*prefix, k))
+            if isinstance(v, dict | list):
+                walk(v, (*prefix, k))
+
+    walk(doc, ())
+    path = data.draw(st.sampled_from(paths[1:]))
+    parent = doc
+    for p in path[:-1]:
+        parent = parent[p]
+    if data.draw(st.booleans()):
+        parent[path[-1]] = data.draw(_values)
+    else:
+        del parent[path[-1]]
+    (root / MANIFEST_NAME).write_text(json.dumps(doc))
+    with contextlib.suppress(SceneError):  # ManifestError is a SceneError
+        SceneSet.load(root)
