@@ -83,11 +83,13 @@ def _reversal_records(gap: float, noise: float, seed: int = 0) -> pd.DataFrame:
 def test_planted_reversal_is_confirmed():
     result = compute_audit(_reversal_records(gap=5.0, noise=0.1), bootstrap=400, seed=42)
     assert result.to_summary()["reversals"] == {"descriptive": 1, "pointwise": 1, "simultaneous": 1}
-    kinds = {r.kind for r in result.reversals.instances}
-    assert kinds == {"pointwise", "simultaneous"}
+    kinds = [r.kind for r in result.reversals.instances]
+    assert kinds == ["pointwise", "simultaneous"]  # one instance each: unordered winner pairs
     r = result.reversals.instances[0]
     assert (r.winner1, r.winner2, r.level1, r.level2) == ("g0", "g1", "0", "90")
     assert r.ci1[0] > 0 > r.ci2[1]
+    assert r.band1[0] > 0 > r.band2[1]
+    assert result.reversals.instances[1].ci1 == r.band1
 
 
 def test_weak_reversal_is_only_descriptive():

@@ -193,28 +193,27 @@ def table03_best_template(result: AuditResult) -> Table:
 
 
 def table04(result: AuditResult) -> Table:
-    simul = {(r.evaluator, r.factor, r.winner1, r.winner2, r.level1, r.level2): r
-             for r in result.reversals.instances if r.kind == "simultaneous"}
     rows = []
     seen: set[str] = set()
     for r in result.reversals.instances:
         if r.kind != "pointwise" or r.evaluator in seen:
             continue
         seen.add(r.evaluator)
-        key = (r.evaluator, r.factor, r.winner1, r.winner2, r.level1, r.level2)
-        s = simul.get(key)
+        confirmed = _finite(r.band1[0]) and r.band1[0] > 0 and _finite(r.band2[1]) and r.band2[1] < 0
         rows.append((
             f"{r.evaluator} / {r.factor}",
             f"{r.winner1} − {r.winner2}",
             f"{r.level1} ; {r.level2}",
             f"{signed(r.gap1)} {interval(r.ci1, signed)} ; {signed(r.gap2)} {interval(r.ci2, signed)}",
-            "confirmed" if s else "not confirmed",
+            f"{interval(r.band1, signed)} ; {interval(r.band2, signed)}",
+            "yes" if confirmed else "no",
         ))
     return Table("table04_reversals", "Table 4: Selected same-pair pointwise reversals",
-                 ("Evaluator / factor", "Pair", "Levels", "Gap [pointwise 95%]", "Simultaneous"),
-                 tuple(rows),
-                 "One instance per evaluator with opposite pointwise intervals at two levels of "
-                 "one factor; 'confirmed' when the simultaneous band agrees.")
+                 ("Evaluator / factor", "Pair", "Levels", "Gap [pointwise 95%]",
+                  "Simultaneous 95%", "Confirmed"), tuple(rows),
+                 "One instance per evaluator (the most separated) with opposite pointwise "
+                 "intervals at two levels of one factor; confirmed when both simultaneous "
+                 "intervals also exclude zero in opposite directions.")
 
 
 def table08(result: AuditResult) -> Table | None:

@@ -24,7 +24,9 @@ class Reversal:
     """One confirmed opposite-interval pair: Δ_ab = L(a) − L(b) at two levels of a factor.
 
     ``gap1``/``gap2`` are the point margins at ``level1``/``level2``; ``ci1``/``ci2`` the
-    intervals of the kind named by ``kind`` ("pointwise" or "simultaneous").
+    intervals of the kind named by ``kind`` ("pointwise" or "simultaneous");
+    ``band1``/``band2`` the simultaneous-band intervals at the same two levels (NaN for an
+    ineligible contrast), so a pointwise instance shows what the band says about it.
     """
 
     evaluator: str
@@ -38,6 +40,8 @@ class Reversal:
     ci1: tuple[float, float]
     ci2: tuple[float, float]
     kind: str
+    band1: tuple[float, float] = (float("nan"), float("nan"))
+    band2: tuple[float, float] = (float("nan"), float("nan"))
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,8 @@ def search_reversals(
                                 ci1=(float(L[i]), float(H[i])),
                                 ci2=(float(L[k]), float(H[k])),
                                 kind=kind,
+                                band1=(float(s_lo[i]), float(s_hi[i])),
+                                band2=(float(s_lo[k]), float(s_hi[k])),
                             )
                         )
     return ReversalSearch(desc, point, simul, tuple(found))
