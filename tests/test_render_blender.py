@@ -194,3 +194,20 @@ def test_service_caches_and_builds_each_scene_once(renderer, scene_root, tmp_pat
     moved = replace(scene, objects=(replace(scene.objects[0], position=(0.5, 0.0, 0.0)), scene.objects[1]))
     assert scene_identity(moved, scene_root) != ident
     assert isinstance(SceneObject, type)
+
+
+@pytest.mark.slow
+def test_built_scenes_are_bounded_and_share_meshes(renderer, scene_root):
+    import bpy
+
+    from harness.render import blender
+
+    for i in range(blender.MAX_BUILT_SCENES + 2):
+        scene = box_scene(f"test.lru{i}")
+        renderer.built(scene, scene_root, scene_identity(scene, scene_root))
+    assert len(renderer._built) == blender.MAX_BUILT_SCENES
+    t3d_scenes = [s for s in bpy.data.scenes if s.name.startswith("t3d-")]
+    assert len(t3d_scenes) == blender.MAX_BUILT_SCENES
+    # each built scene has its own floor and four walls; the three box assets are shared
+    meshes = {ob.data.name for s in t3d_scenes for ob in s.objects if ob.type == "MESH"}
+    assert len(meshes) == 5 * blender.MAX_BUILT_SCENES + 3

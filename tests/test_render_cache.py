@@ -174,3 +174,15 @@ def test_processes_racing_on_one_key_render_once(tmp_path):
     assert outs == {_image(7, 32).tobytes()}
     # the published entry holds the same bytes
     assert RenderCache(tmp_path / "cache").get(key).tobytes() in outs
+
+
+def test_prune_tmp_removes_only_stale_dirs(tmp_path):
+    cache = RenderCache(tmp_path)
+    stale, fresh = tmp_path / "tmp" / "k.dead", tmp_path / "tmp" / "k.live"
+    stale.mkdir(parents=True)
+    fresh.mkdir()
+    (stale / "image.png").write_bytes(b"half")
+    old = time.time() - 7200
+    os.utime(stale, (old, old))
+    assert cache.prune_tmp(3600) == 1
+    assert not stale.exists() and fresh.exists()

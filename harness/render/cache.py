@@ -14,6 +14,7 @@ import io
 import json
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -175,6 +176,24 @@ class RenderCache:
                 # an equal entry was published meanwhile (lock lost or not used): keep it
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def prune_tmp(self, max_age_s: float = 3600.0) -> int:
+        """Delete temp dirs older than ``max_age_s`` (left by killed writers); returns how many.
+
+        Young ones may belong to a live writer and are kept.
+        """
+        tmp = self.root / "tmp"
+        if not tmp.is_dir():
+            return 0
+        now, removed = time.time(), 0
+        for path in tmp.iterdir():
+            try:
+                if now - path.stat().st_mtime > max_age_s:
+                    shutil.rmtree(path, ignore_errors=True)
+                    removed += 1
+            except FileNotFoundError:
+                continue
+        return removed
 
     def put(self, key: str, image: np.ndarray, meta: dict[str, Any] | None = None) -> None:
         """Publish ``image`` under ``key`` unless a valid entry already exists."""

@@ -128,6 +128,7 @@ def warm(
     raised; KeyboardInterrupt stops the workers and propagates (finished renders stay cached).
     """
     cache = RenderCache(cache_root)
+    cache.prune_tmp()
     todo = pending(requests, cache, device)
     result = WarmResult(total=len(requests), cached=len(requests) - len(todo))
     tick = progress or (lambda n: None)
