@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import EvaluatorError
-from harness.evaluators import registry, weights
+from harness.evaluators import base, registry, weights
 
 
 @pytest.fixture
@@ -78,8 +78,24 @@ def test_incomplete_snapshot_is_not_available(hub):
 
 
 def test_snapshot_without_ref_is_accepted(hub):
-    fake_snapshot(hub, "Salesforce/blip-vqa-base", ["config.json", "model.safetensors"], ref=False)
+    files = ["config.json", "model.safetensors", "preprocessor_config.json", "tokenizer.json"]
+    fake_snapshot(hub, "Salesforce/blip-vqa-base", files, ref=False)
     assert registry.get("blip-vqa").weights_available()
+
+
+def test_hf_snapshot_needs_processor_and_tokenizer_files(hub):
+    fake_snapshot(hub, "Salesforce/blip-vqa-base", ["config.json", "model.safetensors"])
+    assert not registry.get("blip-vqa").weights_available()
+
+
+def test_adapters_without_weights_are_always_available():
+    spec = registry.get("clip-vit-b32").with_changes(id="scene-checker", adapter="judge")
+    base.ADAPTERS.setdefault("t3d-test-noweights", "harness.evaluators.judge:build")
+    try:
+        plain = spec.with_changes(adapter="t3d-test-noweights")
+        assert plain.weights_available()
+    finally:
+        base.ADAPTERS.pop("t3d-test-noweights", None)
 
 
 def test_separate_tokenizer_must_be_cached(hub):

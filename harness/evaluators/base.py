@@ -164,6 +164,10 @@ class EvaluatorSpec:
         """Load the evaluator. Raises :class:`EvaluatorError` when weights cannot be found."""
         if batch_size < 1:
             raise EvaluatorError(f"evaluator {self.id!r}: batch_size must be >= 1")
+        from harness.evaluators import weights
+
+        if self.adapter in weights.WEIGHTED_ADAPTERS:
+            weights.require(self)  # fail fast, before importing torch, when offline and absent
         module_name, func_name = ADAPTERS[self.adapter].split(":")
         try:
             module = importlib.import_module(module_name)

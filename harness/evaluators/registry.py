@@ -48,6 +48,8 @@ OPENCLIP_FILES = ("open_clip_model.safetensors|open_clip_pytorch_model.bin",)
 HF_MODEL_FILES = (
     "config.json",
     "model.safetensors|model.safetensors.index.json|pytorch_model.bin|pytorch_model.bin.index.json",
+    "preprocessor_config.json|processor_config.json",
+    "tokenizer.json|tokenizer_config.json|vocab.txt|vocab.json",
 )
 
 _lock = threading.RLock()

@@ -31,6 +31,11 @@ WEIGHTS_DIR_ENV = "T3D_AUDIT_WEIGHTS_DIR"
 OFFLINE_ENVS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "T3D_AUDIT_OFFLINE")
 _TRUE = {"1", "true", "yes", "on"}
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+# Adapters whose evaluators load model weights (others, e.g. a hosted judge or a symbolic
+# scene checker registered by a plugin, have nothing to find on disk).
+WEIGHTED_ADAPTERS = frozenset(
+    {"open_clip", "hf_clip", "blip2_itm", "blip2_itc", "blip_vqa", "vqascore", "clip_iqa"}
+)
 
 
 def is_offline() -> bool:
@@ -149,6 +154,8 @@ def available(spec: EvaluatorSpec) -> bool:
     """
     if spec.adapter == "judge":
         return bool(os.environ.get(str(spec.option("api_key_env", "OPENAI_API_KEY")), ""))
+    if spec.adapter not in WEIGHTED_ADAPTERS:
+        return True
     if resolve(spec) is None:
         return False
     tokenizer = spec.option("hf_tokenizer")
