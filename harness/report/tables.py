@@ -193,12 +193,13 @@ def table03_best_template(result: AuditResult) -> Table:
 
 
 def table04(result: AuditResult) -> Table:
-    rows = []
-    seen: set[str] = set()
+    best: dict[str, object] = {}
     for r in result.reversals.instances:
-        if r.kind != "pointwise" or r.evaluator in seen:
-            continue
-        seen.add(r.evaluator)
+        sep = min(r.ci1[0], -r.ci2[1])  # how far both pointwise intervals clear zero
+        if r.kind == "pointwise" and (r.evaluator not in best or sep > best[r.evaluator][0]):
+            best[r.evaluator] = (sep, r)
+    rows = []
+    for _, r in best.values():
         confirmed = _finite(r.band1[0]) and r.band1[0] > 0 and _finite(r.band2[1]) and r.band2[1] < 0
         rows.append((
             f"{r.evaluator} / {r.factor}",

@@ -46,7 +46,8 @@ class Reversal:
 
 @dataclass(frozen=True)
 class ReversalSearch:
-    """Per-evaluator flags and the confirmed instances (strongest first per evaluator)."""
+    """Per-evaluator flags and every confirmed instance, in search order (evaluator, factor,
+    winner pair); each instance is the most separated level pair of its winner pair."""
 
     descriptive: dict[str, bool]
     pointwise: dict[str, bool]
