@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.stats.audit import AuditResult, EvaluatorAudit
+from harness.stats.reversals import Reversal
 
 FACTOR_LABELS = {
     "resolution": "Res.",
@@ -193,7 +194,7 @@ def table03_best_template(result: AuditResult) -> Table:
 
 
 def table04(result: AuditResult) -> Table:
-    best: dict[str, object] = {}
+    best: dict[str, tuple[float, Reversal]] = {}
     for r in result.reversals.instances:
         sep = min(r.ci1[0], -r.ci2[1])  # how far both pointwise intervals clear zero
         if r.kind == "pointwise" and (r.evaluator not in best or sep > best[r.evaluator][0]):
