@@ -19,7 +19,6 @@ from harness.errors import AuditError
 from harness.session import PANEL, RESULT_PROPERTY, WORKER_OUTPUT_KEY, AuditOptions, AuditSession
 
 SESSION_KEY = pytest.StashKey[AuditSession]()
-SINK_KEY = pytest.StashKey["ControllerSink | WorkerSink"]()
 OUTCOMES_KEY = pytest.StashKey[list]()
 PANEL_GROUP = "t3d-audit-panel"
 
@@ -140,9 +139,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     extra = [spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or [])]
     session = AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
-    config.stash[SESSION_KEY] = session
     # The one place that distinguishes an xdist worker from the controller (or a lone process).
-    config.stash[SINK_KEY] = WorkerSink() if hasattr(config, "workerinput") else ControllerSink()
+    session.sink = WorkerSink() if hasattr(config, "workerinput") else ControllerSink()
+    config.stash[SESSION_KEY] = session
     config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
 
 
@@ -247,7 +246,7 @@ class _RunHooks:
 
     @property
     def sink(self) -> ControllerSink | WorkerSink:
-        return self.config.stash[SINK_KEY]
+        return self.config.stash[SESSION_KEY].sink
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # on the controller for every worker's reports; locally in a lone process

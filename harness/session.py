@@ -87,6 +87,7 @@ class AuditSession:
         self._summaries: dict[str, dict[str, Any]] = {}
         self._cards: dict[str, dict[str, Any]] = {}
         self.measure_stats: dict[str, MeasureStats] = {}
+        self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
 
     # -------------------------------------------------------------------- inputs
     @cached_property

@@ -126,14 +126,25 @@ def test_serial_and_parallel_runs_write_identical_reports_without_secrets(pytest
                 assert SECRET.encode() not in path.read_bytes(), path
 
 
+def docs_example() -> str:
+    """The worked example of docs/writing-an-audit.md (its first Python block)."""
+    text = (REPO_ROOT / "docs" / "writing-an-audit.md").read_text()
+    return text.split("```python\n", 1)[1].split("```", 1)[0]
+
+
 def test_planted_threshold_fails_with_readable_message(pytester):
-    make_project(pytester, extra='[tool.t3d-audit.thresholds.overrides]\n"tiny-grid" = { peak_rho_max = 0.001 }\n')
+    root = make_project(
+        pytester,
+        extra='max_lighting_dispersion = 0.5\n'
+        '[tool.t3d-audit.thresholds.overrides]\n"tiny-grid" = { peak_rho_max = 0.001 }\n',
+    )
+    (root / "audit_tests" / "test_lighting_budget.py").write_text(docs_example())
     result = run_audit(pytester, "planted", "-n", "0")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
             "*test_rho?tiny-grid-background?*",
-            "*rho?background? of tiny-grid = * (estimate *) (95% CI [[]*, *[]]) exceeds peak_rho_max = 0.001*",
+            "*rho?background? of tiny-grid = * (95% CI [[]*, *[]]) exceeds peak_rho_max = 0.001*",
             "*[[]card ecc-v1-sha256:*[]]*",
         ]
     )
@@ -141,6 +152,10 @@ def test_planted_threshold_fails_with_readable_message(pytester):
     by_test = {r["test"]: r for r in outcomes}
     assert by_test["audit_tests/test_configuration_ratio.py::test_rho[tiny-grid-background]"]["outcome"] == "failed"
     assert by_test["audit_tests/test_configuration_ratio.py::test_rho[tiny-pairs-background]"]["outcome"] == "passed"
+    # the documentation's worked example is collected per evaluator and gates like the rest
+    example = by_test["audit_tests/test_lighting_budget.py::test_lighting_dispersion[tiny-grid]"]
+    assert example["outcome"] == "passed"
+    assert example["checks"][0]["threshold_name"] == "max_lighting_dispersion"
 
 
 def test_killed_workers_resume_from_caches_with_identical_outputs(pytester, monkeypatch):
