@@ -238,7 +238,8 @@ class _PairwiseEvaluator:
 
 # --------------------------------------------------------------------------- BLIP-2
 class Blip2Evaluator(_PairwiseEvaluator):
-    """BLIP-2 retrieval model: ITM head (per pair) or ITC head (per pair and grid)."""
+    """BLIP-2 retrieval model, ITM head: pairwise only (no ``score_grid`` attribute, so
+    callers that probe ``hasattr(ev, "score_grid")`` score it pair by pair)."""
 
     def _model_limit(self) -> int | None:
         return getattr(self.model.config.qformer_config, "max_position_embeddings", None)
@@ -269,15 +270,14 @@ class Blip2Evaluator(_PairwiseEvaluator):
             return logits.softmax(dim=-1)[:, 1].cpu().numpy().astype(np.float64)
         return logits.diagonal().cpu().numpy().astype(np.float64)  # (B images, B texts)
 
+
+class Blip2ItcEvaluator(Blip2Evaluator):
+    """BLIP-2 retrieval model, ITC head: pairwise and ``score_grid``."""
+
     def score_grid(self, images: Iterable[np.ndarray], captions: Sequence[str]) -> np.ndarray:
-        """ITC only: ``(n_images, n_captions)``; one forward per image batch vs all captions."""
+        """``(n_images, n_captions)``; one forward per image batch against all captions."""
         import torch
 
-        if self.itm:
-            raise EvaluatorError(
-                f"evaluator {self.spec.id!r} (ITM head) scores pairs only",
-                hint="call score(images, captions) with one caption per image",
-            )
         unique_caps, cap_rows = distinct_texts(list(captions))
         prompts = [self.prompt(c) for c in unique_caps]
         rows, unique = distinct_images(self.spec, images)
@@ -303,7 +303,8 @@ def build_blip2(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 
 
     device = resolve_device(device)
     model, processor = load_pretrained(spec, Blip2ForImageTextRetrieval, device)
-    return Blip2Evaluator(spec, model, processor, device, batch_size)
+    cls = Blip2Evaluator if spec.option("use_image_text_matching_head") else Blip2ItcEvaluator
+    return cls(spec, model, processor, device, batch_size)
 
 
 # --------------------------------------------------------------------------- BLIP-VQA
