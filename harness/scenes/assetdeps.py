@@ -22,13 +22,19 @@ def asset_dependencies(root: Path | str, asset: str) -> tuple[str, ...]:
     """
     if not asset.lower().endswith(".obj"):
         return ()
-    root = Path(root).resolve()
+    root = _resolved(str(root))
     target = root / asset
     try:
         stat = target.stat()
     except OSError:
         return ()
     return _cached(str(root), asset, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=256)
+def _resolved(root: str) -> Path:
+    # resolve() costs a syscall per path component; a scene-set root does not move mid-run
+    return Path(root).resolve()
 
 
 @lru_cache(maxsize=4096)

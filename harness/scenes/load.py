@@ -7,9 +7,12 @@ file, a JSON pointer (RFC 6901) into it and the reason; no other exception escap
 1. bytes are UTF-8 (strict; a BOM is malformed JSON), the text is JSON;
 2. no duplicate keys, no non-finite numbers (Python's ``json`` accepts ``NaN``/``Infinity`` and
    turns ``1e999`` into ``inf``; all are rejected), no lone surrogates in strings;
-3. JSON Schema (Draft 2020-12, validator compiled once): missing/unknown fields, wrong types,
-   non-positive sizes, empty object list, id syntax;
-4. semantics: duplicate object ids; asset paths (objects and retrieval candidates) must be
+3. JSON Schema (Draft 2020-12): missing/unknown fields, wrong types, non-positive sizes, empty
+   object list, id syntax. A yes/no checker compiled once from the same file
+   (``harness.scenes.fastschema``) accepts valid scenes fast; only a rejected document goes to
+   jsonschema, which names the most relevant violation;
+4. semantics: ids match their pattern in full (Python's ``$`` also matches before a final
+   newline); duplicate object ids; asset paths (objects and retrieval candidates) must be
    relative POSIX paths without ``.``/``..``/empty segments, must stay inside the scene-set
    root after resolving symlinks, and must name an existing file.
 """

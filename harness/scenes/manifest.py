@@ -82,6 +82,7 @@ def build_manifest(root: Path | str, scene_paths: Any) -> dict[str, Any]:
     by_id: dict[str, str] = {}
     by_cell: dict[tuple[str, str], str] = {}
     checked: set[str] = set()
+    deps: dict[str, tuple[str, ...]] = {}
     for raw in scene_paths:
         rel = _relative(root, raw)
         check_asset_path(rel, root, path=rel, kind="scene file")
@@ -97,7 +98,7 @@ def build_manifest(root: Path | str, scene_paths: Any) -> dict[str, Any]:
                 "prompt_id": scene.prompt_id,
             }
         )
-        assets.update(scene_asset_files(root, scene))
+        assets.update(scene_asset_files(root, scene, deps))
     scenes.sort(key=lambda e: e["path"])
     if not scenes:
         raise SceneError("no scene files given", path=root, hint="a scene set has >= 1 scene")
@@ -118,11 +119,19 @@ def scene_asset_paths(scene: Scene) -> set[str]:
     return out
 
 
-def scene_asset_files(root: Path, scene: Scene) -> set[str]:
-    """:func:`scene_asset_paths` plus the material/texture files those assets pull in."""
+def scene_asset_files(
+    root: Path, scene: Scene, memo: dict[str, tuple[str, ...]] | None = None
+) -> set[str]:
+    """:func:`scene_asset_paths` plus the material/texture files those assets pull in.
+
+    ``memo`` (asset -> dependencies) may be shared across the scenes of one pass.
+    """
+    memo = {} if memo is None else memo
     out = scene_asset_paths(scene)
     for asset in list(out):
-        out.update(asset_dependencies(root, asset))
+        if asset not in memo:
+            memo[asset] = asset_dependencies(root, asset)
+        out.update(memo[asset])
     return out
 
 
@@ -311,6 +320,7 @@ def load_listed_scenes(root: Path, doc: dict[str, Any]) -> list[tuple[str, Scene
     prompts = {e["prompt_id"]: e["prompt"] for e in doc["prompts"]}
     out = []
     checked: set[str] = set()
+    deps: dict[str, tuple[str, ...]] = {}
     for i, entry in enumerate(doc["scenes"]):
         rel = entry["path"]
         scene = load_scene(root / rel, root, checked_assets=checked)
@@ -323,7 +333,7 @@ def load_listed_scenes(root: Path, doc: dict[str, Any]) -> list[tuple[str, Scene
                     pointer=f"/scenes/{i}/{field}",
                     hint="rebuild the manifest",
                 )
-        unlisted = sorted(scene_asset_files(root, scene) - assets)
+        unlisted = sorted(scene_asset_files(root, scene, deps) - assets)
         if unlisted:
             raise ManifestError(
                 f"scene {rel!r} uses asset file {unlisted[0]!r} that the manifest does not list",
