@@ -276,3 +276,12 @@ def test_retry_after_http_date():
 def test_pair_mismatch_is_an_error(server, make):
     with pytest.raises(EvaluatorError, match="1 images but 2 captions"):
         make().score([IMAGE], ["a", "b"])
+
+
+def test_invalid_base_url_is_a_failed_record(monkeypatch):
+    monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
+    spec = registry.judge_spec("badurl", "gpt-4o-2024-11-20", base_url="nota://url",
+                               api_key_env="T3D_TEST_JUDGE_KEY", max_retries=0)  # fmt: skip
+    (res,) = judge.build(spec).score([IMAGE], ["x"])
+    assert res.status == "failed" and "request error" in res.error
+    assert_no_key(res.error)

@@ -27,7 +27,7 @@ def to_pil(image: np.ndarray) -> Any:
     """An ``(H, W, 3)`` uint8 array as a PIL RGB image."""
     from PIL import Image
 
-    return Image.fromarray(np.ascontiguousarray(image), mode="RGB")
+    return Image.fromarray(np.ascontiguousarray(image))
 
 
 def distinct_images(

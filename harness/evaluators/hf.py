@@ -22,6 +22,7 @@ Scores (all float64):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -41,6 +42,7 @@ from harness.evaluators._torch import (
 )
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
 from harness.evaluators.cache import EmbeddingCache
+from harness.paths import CACHE_ENV
 
 
 # --------------------------------------------------------------------------- loading
@@ -121,7 +123,7 @@ class HFClipEvaluator(EmbeddingScoring):
         self.batch_size = batch
         limit = getattr(model.config.text_config, "max_position_embeddings", None)
         self.texts = _Texts(spec, _tokenizer(processor), _window(spec, limit))
-        self.text_cache = EmbeddingCache(spec.identity_hash)
+        self.text_cache = EmbeddingCache(spec.identity_hash, os.environ.get(CACHE_ENV) or None)
         self.dtype = next(model.parameters()).dtype
 
     def image_embeddings(self, images: Iterable[np.ndarray]) -> tuple[np.ndarray, list[int]]:

@@ -108,10 +108,11 @@ class ParseError(ValueError):
 
 def png_data_url(image: np.ndarray) -> str:
     """``data:image/png;base64,...`` for an ``(H, W, 3)`` uint8 image."""
+    import numpy as np
     from PIL import Image
 
     buffer = io.BytesIO()
-    Image.fromarray(image, mode="RGB").save(buffer, format="PNG")
+    Image.fromarray(np.ascontiguousarray(image)).save(buffer, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -236,6 +237,11 @@ class JudgeClient:
                 reason = f"timeout after {self.settings.timeout_s:g} s"
             except httpx.HTTPError as exc:
                 reason = f"request error: {exc.__class__.__name__}: {exc}"
+            except Exception as exc:  # e.g. an invalid base URL: not retryable, still a record
+                return ScoreResult.failed(
+                    self._key.scrub(f"request error: {exc.__class__.__name__}: {exc}"),
+                    attempts=str(attempt + 1),
+                )
             else:
                 if response.status_code == 200:
                     try:
