@@ -70,36 +70,23 @@ class EvaluatorSpecLike(Protocol):
 # ----------------------------------------------------------------------------- scenes
 
 
-def load_scene_set(path: Path | None) -> Any:
+def load_scene_set(path: Path | None, cache_dir: Path | None = None) -> Any:
     """The scene set at ``path`` (a scene-set directory, a sceneState JSON or a GLB), verified.
 
-    ``None`` means the bundled set in ``fixtures/scenes``.
+    ``None`` means the bundled set in ``fixtures/scenes``. A single scene file is imported into
+    ``<cache_dir>/imports/<16 hex of its sha256>`` (the same file always lands in one place).
     """
     from harness.paths import BUNDLED_SCENES
     from harness.scenes.sceneset import SceneSet
 
     root = Path(path) if path is not None else BUNDLED_SCENES
     if root.is_file():
-        return _import_scene_file(root)
+        from harness.hashing import sha256_file
+        from harness.scenes.importers import import_scene_set
+
+        out = None if cache_dir is None else Path(cache_dir) / "imports" / sha256_file(root)[:16]
+        return import_scene_set(root, out_root=out)
     return SceneSet.load(root, verify=True)
-
-
-def _import_scene_file(path: Path) -> Any:
-    try:
-        from harness.scenes import importers
-    except ImportError as exc:
-        raise AuditError(
-            f"cannot import {path.name}: scene importers are not available in this build",
-            where=path,
-            hint="pass a scene-set directory to --audit-scenes",
-        ) from exc
-    if hasattr(importers, "import_scene_set"):
-        return importers.import_scene_set(path)
-    raise AuditError(
-        f"no importer accepts {path.name}",
-        where=path,
-        hint="pass a sceneState JSON, a .glb, or a scene-set directory",
-    )
 
 
 def select_scenes(scene_set: Any, prompts: int | None, generators: Sequence[str] | None) -> Any:

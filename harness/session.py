@@ -106,7 +106,7 @@ class AuditSession:
 
     @cached_property
     def scene_set(self) -> Any:
-        full = components.load_scene_set(self.options.scenes)
+        full = components.load_scene_set(self.options.scenes, self.options.cache_dir)
         return components.select_scenes(full, self.profile.prompts, self.profile.generators)
 
     @cached_property
