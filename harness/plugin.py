@@ -86,20 +86,23 @@ def build_options(config: pytest.Config) -> AuditOptions:
     table = _pyproject_table(config)
     got = {dest: _resolve(config, dest, table) for dest in _OPTIONS}
 
-    def path_of(dest: str, default: Path | None) -> Path | None:
+    def path_of(dest: str) -> Path | None:
         if got[dest] is None:
-            return default
+            return None
         value, base = got[dest]
         return (base / str(value)).resolve()
 
-    def int_of(dest: str, default: int | None) -> int | None:
+    def int_of(dest: str) -> int | None:
         if got[dest] is None:
-            return default
+            return None
         value = got[dest][0]
         try:
             return int(value)
         except (TypeError, ValueError) as exc:
             raise pytest.UsageError(f"--{dest.replace('_', '-')} must be an integer, got {value!r}") from exc
+
+    def str_of(dest: str) -> str | None:
+        return None if got[dest] is None else str(got[dest][0])
 
     evaluators: tuple[str, ...] = ()
     if got["audit_evaluators"] is not None:
@@ -110,15 +113,16 @@ def build_options(config: pytest.Config) -> AuditOptions:
         thresholds = Thresholds.from_table(table.get("thresholds"))
     except AuditError as exc:
         raise pytest.UsageError(str(exc)) from exc
+    seed = int_of("audit_seed")
     return AuditOptions(
-        profile=str(got["audit_profile"][0]) if got["audit_profile"] else "default",
+        profile=str_of("audit_profile") or "default",
         evaluators=evaluators,
-        scenes=path_of("audit_scenes", None),
-        report_dir=path_of("audit_report_dir", Path(config.rootpath) / "reports") or Path("reports"),
-        cache_dir=path_of("audit_cache_dir", default_cache_dir()) or default_cache_dir(),
-        bootstrap=int_of("audit_bootstrap", None),
-        seed=int_of("audit_seed", 42) or 0,
-        run_id=str(got["audit_run_id"][0]) if got["audit_run_id"] else None,
+        scenes=path_of("audit_scenes"),
+        report_dir=path_of("audit_report_dir") or Path(config.rootpath) / "reports",
+        cache_dir=path_of("audit_cache_dir") or default_cache_dir(),
+        bootstrap=int_of("audit_bootstrap"),
+        seed=42 if seed is None else seed,
+        run_id=str_of("audit_run_id"),
         thresholds=thresholds,
     )
 
@@ -231,9 +235,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
             "checks": item.stash.get(OUTCOMES_KEY, []),
         }
         if report.failed and not result["checks"]:
-            result["error"] = str(report.longrepr.reprcrash.message) if hasattr(
-                report.longrepr, "reprcrash"
-            ) and report.longrepr.reprcrash else "error before any check"
+            crash = getattr(report.longrepr, "reprcrash", None)
+            result["error"] = (getattr(crash, "message", "") or "error before any check")[:300]
         report.user_properties.append((RESULT_PROPERTY, json.dumps(result, sort_keys=True)))
     return report
 
