@@ -960,3 +960,23 @@ def test_fuzz_scenestate_mutations(tmp_path_factory, data) -> None:
             path, asset_root=assets, out_root=tmp / "o", generator="g", prompt_id="p", prompt="x"
         )
     )
+
+
+def test_scenestate_unit_scales_world_and_arch(tmp_path: Path) -> None:
+    """A world stored in centimetres (unit 0.01) imports to the same metric scene."""
+    path, assets = _write_scenestate(tmp_path)
+    doc = json.loads(path.read_text())
+    spec = doc["scene"]
+    spec["unit"] = 0.01
+    for obj in spec["object"]:
+        data = obj["transform"]["data"]
+        obj["transform"]["data"] = [v if k % 4 == 3 else v * 100 for k, v in enumerate(data)]
+    for element in spec["arch"]["elements"]:
+        element["points"] = [[v * 100 for v in p] for p in element["points"]]
+        if "height" in element:
+            element["height"] *= 100
+    path.write_text(json.dumps(doc))
+    scene = import_scenestate(
+        path, asset_root=assets, out_root=tmp_path / "o", generator="g", prompt_id="p", prompt="x"
+    )
+    _check_truth(scene)
