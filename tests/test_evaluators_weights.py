@@ -16,7 +16,6 @@ def hub(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
     monkeypatch.delenv(weights.WEIGHTS_DIR_ENV, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("T3D_AUDIT_CLIP_URL_CACHE", str(tmp_path / "clip-url-cache"))
     return cache
 
 
@@ -119,11 +118,13 @@ def test_override_dir_file_and_directory(hub, tmp_path, monkeypatch):
     assert weights.resolve(registry.get("clip-vit-b32")) is None
 
 
-def test_openai_url_cache_counts(hub, tmp_path):
-    url_cache = tmp_path / "clip-url-cache"
-    url_cache.mkdir()
+def test_torchscript_url_cache_is_not_used(hub, monkeypatch):
+    # ~/.cache/clip/*.pt are TorchScript archives: torch.load(weights_only=True) refuses them
+    url_cache = hub.parent / "home" / ".cache" / "clip"
+    url_cache.mkdir(parents=True)
     (url_cache / "ViT-B-16.pt").write_bytes(b"x")
-    assert weights.resolve(registry.get("clip-vit-b16")).kind == "url"
+    monkeypatch.setenv("HOME", str(hub.parent / "home"))
+    assert weights.resolve(registry.get("clip-vit-b16")) is None
 
 
 def test_local_checkpoint_path(tmp_path, hub):

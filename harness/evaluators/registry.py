@@ -85,7 +85,6 @@ def openclip_spec(
     image_size: int,
     context_length: int,
     hub_repo: str = "",
-    url_file: str = "",
     resize_mode: str = "shortest",
     interpolation: str = "bicubic",
     mean: Sequence[float] = OPENAI_MEAN,
@@ -105,8 +104,6 @@ def openclip_spec(
         "std": list(std),
         "image_size": image_size,
     }
-    if url_file:
-        options["url_file"] = url_file
     if hf_tokenizer:
         options["hf_tokenizer"] = hf_tokenizer
     if model_config:
@@ -217,10 +214,13 @@ def _freeze(options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 
 
 # --------------------------------------------------------------------------- built-ins
-def _openai(id: str, arch: str, size: int, hub: str, url_file: str, label: str) -> EvaluatorSpec:
+def _openai(id: str, arch: str, size: int, hub: str, label: str) -> EvaluatorSpec:
+    # open_clip serves the OpenAI weights from timm's Hugging Face mirror (safetensors); the
+    # original openaipublic .pt files are TorchScript archives, which torch.load cannot open
+    # with weights_only=True, so they are not used.
     return openclip_spec(
         id, f"{arch}-quickgelu", "openai", family="CLIP (OpenAI)", image_size=size,
-        context_length=77, hub_repo=hub, url_file=url_file,
+        context_length=77, hub_repo=hub,
         description=f"OpenAI CLIP {label} (Radford et al. 2021)",
     )  # fmt: skip
 
@@ -243,13 +243,13 @@ def builtin_specs() -> list[EvaluatorSpec]:
     laion = dict(family="CLIP (open data)", image_size=224, context_length=77)
     specs = [
         _openai("clip-vit-b32", "ViT-B-32", 224, "timm/vit_base_patch32_clip_224.openai",
-                "ViT-B-32.pt", "ViT-B/32"),
+                "ViT-B/32"),
         _openai("clip-vit-b16", "ViT-B-16", 224, "timm/vit_base_patch16_clip_224.openai",
-                "ViT-B-16.pt", "ViT-B/16"),
+                "ViT-B/16"),
         _openai("clip-vit-l14", "ViT-L-14", 224, "timm/vit_large_patch14_clip_224.openai",
-                "ViT-L-14.pt", "ViT-L/14"),
+                "ViT-L/14"),
         _openai("clip-vit-l14-336", "ViT-L-14-336", 336, "timm/vit_large_patch14_clip_336.openai",
-                "ViT-L-14-336px.pt", "ViT-L/14@336px"),
+                "ViT-L/14@336px"),
         openclip_spec("openclip-vit-l14", "ViT-L-14", "laion2b_s32b_b82k", **laion,
                       hub_repo="laion/CLIP-ViT-L-14-laion2B-s32B-b82K",
                       mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5),
@@ -262,7 +262,6 @@ def builtin_specs() -> list[EvaluatorSpec]:
                       description="OpenCLIP ViT-bigG/14 on LAION-2B (Cherti et al. 2023)"),
         openclip_spec("metaclip-vit-l14", "ViT-L-14-quickgelu", "metaclip_fullcc", **laion,
                       hub_repo="timm/vit_large_patch14_clip_224.metaclip_2pt5b",
-                      url_file="l14_fullcc2.5b.pt",
                       description="MetaCLIP ViT-L/14, 2.5B curated pairs (Xu et al. 2024)"),
         openclip_spec("dfn-vit-l14", "ViT-L-14-quickgelu", "dfn2b", **laion,
                       hub_repo="apple/DFN2B-CLIP-ViT-L-14",
@@ -340,7 +339,7 @@ def builtin_specs() -> list[EvaluatorSpec]:
             needs_text=False, max_text_tokens=77,
             hub_repo="timm/resnet50_clip.openai", hub_files=OPENCLIP_FILES,
             options=_freeze({"prompts": ["Good photo.", "Bad photo."], "logit_scale": 100.0,
-                             "url_file": "RN50.pt", "image_size": 224,
+                             "image_size": 224,
                              "interpolation": "bicubic", "resize_mode": "shortest",
                              "mean": list(OPENAI_MEAN), "std": list(OPENAI_STD)}),
             description="CLIP-IQA (Wang et al. 2023), prompt-free quality control on OpenAI "

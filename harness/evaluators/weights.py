@@ -6,8 +6,11 @@ Nothing here imports torch or touches the network. Resolution order for an evalu
 2. ``$T3D_AUDIT_WEIGHTS_DIR/<evaluator id>`` (a file such as ``<id>.safetensors``, or a
    directory written by ``save_pretrained`` / holding ``open_clip_model.safetensors``);
 3. the Hugging Face hub cache (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
-   ``~/.cache/huggingface/hub``) entry ``models--<org>--<name>/snapshots/<rev>/``;
-4. for the OpenAI CLIP tags, open_clip's own URL cache ``~/.cache/clip/<file>``.
+   ``~/.cache/huggingface/hub``) entry ``models--<org>--<name>/snapshots/<rev>/``.
+
+open_clip's URL cache (``~/.cache/clip``) is not consulted: the OpenAI files there are
+TorchScript archives, which ``torch.load(weights_only=True)`` refuses; the same weights come
+from timm's Hugging Face mirror as safetensors.
 
 When none holds the weights and the machine is offline (``HF_HUB_OFFLINE=1`` or
 ``T3D_AUDIT_OFFLINE=1``), loading fails with :func:`missing_weights_error`, which names the
@@ -88,7 +91,7 @@ def _first_present(folder: Path, alternatives: str) -> Path | None:
 
 @dataclass(frozen=True)
 class Resolved:
-    """Where an evaluator's weights were found: ``kind`` is path, override, hub or url."""
+    """Where an evaluator's weights were found: ``kind`` is path, override or hub."""
 
     kind: str
     path: Path
@@ -108,11 +111,6 @@ def resolve(spec: EvaluatorSpec) -> Resolved | None:
         snap = hub_snapshot(spec.hub_repo, spec.hub_files)
         if snap is not None:
             return Resolved("hub", snap)
-    url_file = spec.option("url_file")
-    if url_file:
-        path = Path(os.environ.get("T3D_AUDIT_CLIP_URL_CACHE", "~/.cache/clip")).expanduser()
-        if (path / url_file).is_file():
-            return Resolved("url", path / url_file)
     return None
 
 
