@@ -330,7 +330,11 @@ def compute_summary(records: pd.DataFrame, bootstrap: int, seed: int) -> dict[st
     ``rho``, ``dispersion`` (per factor) and ``discrimination`` (per probe), ``None`` ends
     where the bootstrap is off or undefined. Assertion messages print them.
     """
-    result = compute_audit(records, bootstrap, seed)
+    return summary_of(compute_audit(records, bootstrap, seed))
+
+
+def summary_of(result: Any) -> dict[str, Any]:
+    """The summary dict (with ``intervals``, see :func:`compute_summary`) of an ``AuditResult``."""
     summary = result.to_summary()
     for name, ev in result.evaluators.items():
         summary["evaluators"][name]["intervals"] = {

@@ -86,6 +86,7 @@ class AuditSession:
         self._records_files: dict[str, Path] = {}
         self._summaries: dict[str, dict[str, Any]] = {}
         self._cards: dict[str, dict[str, Any]] = {}
+        self._panel_results: dict[tuple[str, ...], Any] = {}
         self.measure_stats: dict[str, MeasureStats] = {}
         self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
 
@@ -216,12 +217,21 @@ class AuditSession:
         ids = sorted(evaluator_ids or self.specs)
         return pd.concat([self.records(e) for e in ids], ignore_index=True)
 
+    def panel_result(self, evaluator_ids: list[str] | None = None) -> Any:
+        """H3's ``AuditResult`` over the evaluators, computed once per process."""
+        ids = tuple(sorted(evaluator_ids or self.specs))
+        if ids not in self._panel_results:
+            self._panel_results[ids] = components.compute_audit(
+                self.panel_records(list(ids)), self.bootstrap, self.seed
+            )
+        return self._panel_results[ids]
+
     def panel_summary(self, evaluator_ids: list[str] | None = None) -> dict[str, Any]:
-        """The full summary over the evaluators (simultaneous band, reversals)."""
+        """The full summary over the evaluators (simultaneous band, reversals), disk-cached."""
         ids = sorted(evaluator_ids or self.specs)
         return self._cached_summary(
             [self.records_file(e) for e in ids],
-            lambda: components.compute_summary(self.panel_records(ids), self.bootstrap, self.seed),
+            lambda: components.summary_of(self.panel_result(ids)),
         )
 
     def thresholds_for(self, evaluator_id: str) -> dict[str, float]:

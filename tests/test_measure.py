@@ -7,6 +7,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.errors import RenderError
 from harness.measure import build_plan, measure
@@ -127,3 +129,40 @@ def test_probe_rows_carry_the_edited_scene_identity(plan, tmp_path):
         base = group[group["factor"] == "baseline"]["scene_sha256"].iloc[0]
         probes = group[(group["factor"] == "probe") & (group["status"] == "ok")]
         assert (probes["scene_sha256"] != base).all(), (gen, pid)
+
+
+_LEVELS = {
+    "resolution": ("196", "224", "256"),
+    "focal_length": ("35", "50", "85"),
+    "lighting": ("city", "night"),
+    "background": ("255", "0", "red"),
+    "pitch": ("0", "45", "90"),
+    "yaw": ("0", "180"),
+}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    chosen=st.fixed_dictionaries(
+        {}, optional={f: st.lists(st.sampled_from(lv), min_size=1, unique=True) for f, lv in _LEVELS.items()}
+    ),
+    probes=st.lists(st.sampled_from(["keep_half", "biggest_only", "scrambled"]), unique=True),
+)
+def test_plan_invariants(scene_set, chosen, probes):
+    from harness.protocol import Profile, RenderConfig
+
+    c0 = RenderConfig(resolution_px=224)
+    profile = Profile("prop", "", c0, {f: tuple(v) for f, v in chosen.items()}, None, None, tuple(probes), (), 0)
+    plan = build_plan(scene_set, profile)
+    keys = [(r.group, r.factor, r.level) for r in plan.rows]
+    assert len(keys) == len(set(keys))
+    per_scene = 1 + sum(len(v) for v in chosen.values()) + len(probes)
+    assert len(plan.rows) == per_scene * len(scene_set.scenes)
+    renders = set(plan.renders)
+    assert len(renders) == len(plan.renders)
+    assert {(r.image.scene, r.image.render) for r in plan.rows if r.image is not None} == renders
+    for row in plan.rows:
+        if row.factor == "background":  # composited over the c0 render, never re-rendered
+            assert row.image.render == c0
+    distinct_cfgs = {cfg for cfg in (c.render for c in profile.configurations())}
+    assert len(renders) == len(scene_set.scenes) * (len(distinct_cfgs) + len(probes))

@@ -114,8 +114,7 @@ def write_report(
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(session.records_file(ev), target)
 
-    records = session.panel_records(evaluators)
-    result = components.compute_audit(records, session.bootstrap, session.seed)
+    result = session.panel_result(evaluators)
     summary = json.loads(json.dumps(result.to_summary(), allow_nan=False))
     dump_json(summary, tmp / "summary.json")
     try:
