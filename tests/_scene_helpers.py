@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -77,7 +76,3 @@ def write_scene_set(
     if manifest:
         write_manifest(root, build_manifest(root, paths))
     return paths
-
-
-def deep_copy(doc: dict) -> dict:
-    return copy.deepcopy(doc)

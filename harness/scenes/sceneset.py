@@ -18,6 +18,7 @@ from harness.scenes.manifest import (
     check_set_invariants,
     load_listed_scenes,
     read_manifest,
+    scene_asset_paths,
     verify_manifest,
 )
 from harness.scenes.model import Scene, scene_identity
@@ -126,8 +127,6 @@ class SceneSet:
     @property
     def asset_paths(self) -> tuple[str, ...]:
         """Sorted asset paths used or listed as candidates by any scene."""
-        from harness.scenes.manifest import scene_asset_paths
-
         out: set[str] = set()
         for scene in self.scenes:
             out |= scene_asset_paths(scene)
