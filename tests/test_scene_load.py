@@ -221,3 +221,19 @@ def test_schema_file_is_draft_2020_12() -> None:
     schema = json.loads(SCHEMA_PATH.read_text())
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["properties"]["schema"] == {"const": "t3d-scene/1"}
+
+
+def test_loading_valid_scenes_imports_neither_jsonschema_nor_numpy(tmp_path: Path) -> None:
+    """Valid scenes take the compiled fast path; jsonschema is imported only to explain errors."""
+    import subprocess
+    import sys
+
+    write_assets(tmp_path)
+    (tmp_path / "s.json").write_bytes(dumps(scene_doc()))
+    code = (
+        "import sys; from pathlib import Path; from harness.scenes import load_scene;"
+        f"load_scene(Path({str(tmp_path / 's.json')!r}), Path({str(tmp_path)!r}));"
+        "print('jsonschema' in sys.modules, 'numpy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
