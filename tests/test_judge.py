@@ -12,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.errors import EvaluatorError
 from harness.evaluators import judge, registry
@@ -285,3 +287,21 @@ def test_invalid_base_url_is_a_failed_record(monkeypatch):
     (res,) = judge.build(spec).score([IMAGE], ["x"])
     assert res.status == "failed" and "request error" in res.error
     assert_no_key(res.error)
+
+
+@given(st.one_of(st.integers(-1000, 1000), st.floats(allow_nan=False), st.text(max_size=5),
+                 st.booleans(), st.none()))  # fmt: skip
+def test_parse_accepts_exactly_integers_in_range(rating):
+    body = ok_body(None, content=json.dumps({"rating": rating}))
+    valid = isinstance(rating, int) and not isinstance(rating, bool) and 0 <= rating <= 100
+    if valid:
+        assert judge.parse_response(body) == (rating, MODEL_REPORTED)
+    else:
+        with pytest.raises(judge.ParseError):
+            judge.parse_response(body)
+
+
+@given(st.binary(max_size=200))
+def test_parse_never_crashes_on_garbage(data):
+    with contextlib.suppress(judge.ParseError):
+        judge.parse_response(data)
