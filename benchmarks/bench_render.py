@@ -122,6 +122,7 @@ sc.view_settings.view_transform = settings.VIEW_TRANSFORM
 c.samples, c.use_adaptive_sampling, c.use_denoising = c0.samples, False, False
 c.max_bounces, c.sample_clamp_indirect = settings.MAX_BOUNCES, settings.CLAMP_INDIRECT
 c.caustics_reflective = c.caustics_refractive = False
+c.blur_glossy = 1.0
 r.filepath = sys.argv[5] + "/bare.png"
 r.resolution_x = r.resolution_y = 64
 bpy.ops.render.render(write_still=True)  # kernels + sync, excluded like the harness's build
@@ -154,6 +155,41 @@ def bench_speed(scene: Path, sizes: list[int], repeat: int) -> None:
     for size in sizes:
         h, b = harness[str(size)], bare[str(size)]
         print(f"{size:>6} {h:>10.2f} {b:>8.2f} {1 / h:>12.3f} {1 / b:>9.3f} {h / b - 1:>+9.1%}")
+
+
+def bench_harness_side(sizes: list[int]) -> None:
+    """The harness's own work per render, without Blender: camera solve, PNG decode of
+    Blender's output, PNG encode + sha256 + publish into the cache, verified cache read."""
+    import numpy as np
+
+    from harness.protocol import RenderConfig
+    from harness.render import framing
+    from harness.render.cache import RenderCache, decode_png, encode_png
+    from harness.render.inputs import load_scene_file
+
+    print("== harness-side work per render (no Blender; incompressible noise = worst case), ms")
+    scene, _ = load_scene_file(DEFAULT_SCENE)
+    box = framing.scene_box(scene)
+    rng = np.random.default_rng(0)
+    print(f"{'px':>6} {'camera':>7} {'decode':>7} {'publish':>8} {'read':>6} {'total':>6}")
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = RenderCache(Path(tmp))
+        for size in sizes:
+            img = rng.integers(0, 256, (size, size, 4), dtype=np.uint8)
+            img[..., 3] = 255
+            blender_png = encode_png(img)  # stands in for the PNG Blender writes (both sides)
+            t0 = time.perf_counter()
+            framing.solve_camera(box, 50.0, 45.0, 30.0)
+            t1 = time.perf_counter()
+            decode_png(blender_png)
+            t2 = time.perf_counter()
+            key = cache.key(str(size), RenderConfig(resolution_px=size))
+            cache.put(key, img)
+            t3 = time.perf_counter()
+            cache.get(key)
+            t4 = time.perf_counter()
+            ms = [1000 * x for x in (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0)]
+            print(f"{size:>6} " + " ".join(f"{v:>7.1f}" for v in ms))
 
 
 def _warm(cache: Path, *extra: str) -> float:
@@ -214,6 +250,7 @@ def main() -> None:
     parser.add_argument("--skip-warm", action="store_true")
     args = parser.parse_args()
     bench_plan()
+    bench_harness_side(args.sizes)
     if not args.skip_speed:
         bench_speed(args.scene, args.sizes, args.repeat)
     if not args.skip_warm:
