@@ -201,3 +201,23 @@ def test_clip_iqa_is_prompt_free_softmax_over_antonyms(tiny):
     assert a[0].score == pytest.approx(expected, abs=1e-4)
     grid = ev.score_grid(ims, ["", "z"])
     np.testing.assert_allclose(grid[:, 0], grid[:, 1])
+
+
+def test_text_embeddings_shared_on_disk_between_evaluators(tiny, tmp_path, monkeypatch):
+    config, ckpt, _ = tiny
+    monkeypatch.setenv("T3D_AUDIT_CACHE_DIR", str(tmp_path))
+    spec = registry.openclip_local_spec("tiny-shared", config, ckpt)
+    first = spec.build(device="cpu")
+    grid = first.score_grid(images(2), CAPTIONS)
+    second = spec.build(device="cpu")  # e.g. another xdist worker scoring another generator
+    rows = {"n": 0}
+    encode = second.model.encode_text
+
+    def counting(x, **kw):
+        rows["n"] += x.shape[0]
+        return encode(x, **kw)
+
+    monkeypatch.setattr(second.model, "encode_text", counting)
+    np.testing.assert_allclose(second.score_grid(images(2), CAPTIONS), grid, atol=1e-6)
+    assert rows["n"] == 0
+    assert len(list((tmp_path / "text_emb").rglob("*.npy"))) == len(CAPTIONS)
