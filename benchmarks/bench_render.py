@@ -121,6 +121,7 @@ r.image_settings.file_format, r.image_settings.color_mode = "PNG", "RGBA"
 sc.view_settings.view_transform = settings.VIEW_TRANSFORM
 c.samples, c.use_adaptive_sampling, c.use_denoising = c0.samples, False, False
 c.max_bounces, c.sample_clamp_indirect = settings.MAX_BOUNCES, settings.CLAMP_INDIRECT
+c.sample_clamp_direct = settings.CLAMP_DIRECT
 c.caustics_reflective = c.caustics_refractive = False
 c.blur_glossy = 1.0
 r.filepath = sys.argv[5] + "/bare.png"

@@ -354,8 +354,9 @@ class BlenderRenderer:
         c.use_adaptive_sampling = False
         c.max_bounces = settings.MAX_BOUNCES
         c.denoiser = "OPENIMAGEDENOISE"
-        # the room is lit through its open top: clamp indirect light and drop caustics, or the
-        # few samples of the protocol leave fireflies all over the floor
+        # clamp sample values and drop caustics, or the few samples of the protocol leave
+        # fireflies (sun glints, light leaking past walls) all over the floor
+        c.sample_clamp_direct = settings.CLAMP_DIRECT
         c.sample_clamp_indirect = settings.CLAMP_INDIRECT
         c.caustics_reflective = False
         c.caustics_refractive = False

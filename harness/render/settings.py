@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from importlib import metadata
 
-RENDERER_REVISION = "1"
+RENDERER_REVISION = "2"
 
 WORLD_STRENGTH = 1.0  # the same for every lighting map: only the map changes
 WORLD_MAP_RESOLUTION = 256  # importance map of the lighting HDRI (pixels per side)
 MAX_BOUNCES = 4
+CLAMP_DIRECT = 3.0  # Cycles sample clamp for direct light: removes sun-glint speckles
 CLAMP_INDIRECT = 1.0  # Cycles sample clamp for indirect light (firefly control)
 VIEW_TRANSFORM = "AgX"  # Blender's default: highlights roll off instead of clipping to white
 FLOOR_RGB = (0.62, 0.56, 0.48)
