@@ -221,3 +221,23 @@ def test_text_embeddings_shared_on_disk_between_evaluators(tiny, tmp_path, monke
     np.testing.assert_allclose(second.score_grid(images(2), CAPTIONS), grid, atol=1e-6)
     assert rows["n"] == 0
     assert len(list((tmp_path / "text_emb").rglob("*.npy"))) == len(CAPTIONS)
+
+
+def test_same_config_name_in_two_places_builds_the_right_architecture(tiny, tmp_path):
+    import open_clip
+    import torch
+    from safetensors.torch import save_file
+
+    config, ckpt, _ = tiny
+    other_cfg = json.loads(json.dumps(TINY_CFG))
+    other_cfg["embed_dim"] = 8
+    other = tmp_path / config.name  # same stem, different architecture
+    other.write_text(json.dumps(other_cfg))
+    open_clip.add_model_config(other)
+    torch.manual_seed(1)
+    other_ckpt = tmp_path / "other.safetensors"
+    save_file(open_clip.create_model(config.stem).state_dict(), str(other_ckpt))
+    small = registry.openclip_local_spec("tiny-8", other, other_ckpt).build(device="cpu")
+    big = registry.openclip_local_spec("tiny-16", config, ckpt).build(device="cpu")
+    assert small.text_embeddings(["a room"])[0].shape == (1, 8)
+    assert big.text_embeddings(["a room"])[0].shape == (1, 16)

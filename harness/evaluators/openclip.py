@@ -15,6 +15,7 @@ are kept, so memory is bounded by the batch, not the number of images.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import EvaluatorError
 from harness.evaluators import weights
 from harness.evaluators._torch import (
     EmbeddingScoring,
@@ -67,8 +69,20 @@ def register_model_config(spec: EvaluatorSpec) -> None:
         path = REPO_ROOT / path
     if not path.is_file():
         raise weights.missing_weights_error(spec, f"model config {path} not found")
-    if Path(path).stem not in open_clip.list_models():
+    try:
+        wanted = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise EvaluatorError(f"model config is not JSON: {exc}", where=path) from exc
+    # (Re-)register when the name is unknown or bound to a different config: open_clip keys
+    # configs by file stem, and a later path wins on rescan.
+    if open_clip.get_model_config(path.stem) != wanted:
         open_clip.add_model_config(path)
+    if open_clip.get_model_config(path.stem) != wanted:
+        raise EvaluatorError(
+            f"evaluator {spec.id!r}: open_clip did not accept model config {path.name}",
+            where=path,
+            hint="it needs embed_dim, vision_cfg and text_cfg as in open_clip/model_configs",
+        )
 
 
 def load(spec: EvaluatorSpec, device: str) -> tuple[Any, Any, Any]:
