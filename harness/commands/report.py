@@ -6,7 +6,6 @@ No renderer and no model are needed: everything is recomputed from the records.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -25,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--se", choices=("bootstrap", "analytic"), default="bootstrap",
                         help="standard error of the simultaneous band (default: bootstrap SD)")
     parser.add_argument("--lighting-scalars", type=Path, metavar="JSON",
-                        help='optional {"map": [EV, CCT_K], ...} for the Table 8 correlation')
+                        help="EV/CCT of the lighting maps for Table 8 (t3d-audit lighting output "
+                        'or {"map": [EV, CCT_K], ...}; default: fixtures/lighting_scalars.json)')
 
 
 def load_scores(paths: list[Path]):
@@ -36,17 +36,6 @@ def load_scores(paths: list[Path]):
 
     frames = [read_records(p) for p in paths]
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-
-
-def _lighting(path: Path | None) -> dict[str, tuple[float, float]] | None:
-    if path is None:
-        return None
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return {str(k): (float(v[0]), float(v[1])) for k, v in raw.items()}
-    except (OSError, ValueError, TypeError, IndexError, AttributeError) as exc:
-        raise AuditError(f"cannot read lighting scalars: {exc}", where=path,
-                         hint='expected {"city": [EV, CCT_K], ...}') from exc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,8 +52,7 @@ def run(args: argparse.Namespace) -> int:
         records,
         bootstrap=args.bootstrap,
         seed=args.seed,
-        **audit_inputs(records),
-        lighting_scalars=_lighting(args.lighting_scalars),
+        **audit_inputs(records, lighting=args.lighting_scalars),
         se_method=args.se,
     )
     out = Path(args.out)

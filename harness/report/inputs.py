@@ -1,18 +1,24 @@
 """Inputs of :func:`harness.stats.audit.compute_audit` that come from data files, not records.
 
-``compute_audit`` is pure; the caption grammar (template slot choices, default template)
-is read here so the CLI and the pytest plugin pass the same inputs:
-``compute_audit(records, bootstrap=B, seed=S, **audit_inputs(records))``.
+``compute_audit`` is pure; the caption grammar (template slot choices, default template) and
+the lighting maps' EV/CCT (Table 8) are read here so the CLI and the pytest plugin pass the
+same inputs: ``compute_audit(records, bootstrap=B, seed=S, **audit_inputs(records))``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from harness.errors import AuditError
+from harness.paths import FIXTURES
+
+# Written by `t3d-audit lighting --out fixtures/lighting_scalars.json` from Blender's maps.
+DEFAULT_LIGHTING_SCALARS = FIXTURES / "lighting_scalars.json"
 
 
 def template_slots(template_ids: Iterable[str]) -> dict[str, dict[str, str | None]]:
@@ -28,9 +34,39 @@ def template_slots(template_ids: Iterable[str]) -> dict[str, dict[str, str | Non
     return slots
 
 
-def audit_inputs(records: pd.DataFrame) -> dict[str, Any]:
-    """``template_slots`` and ``default_template`` keyword arguments for ``compute_audit``."""
+def lighting_scalars(path: str | Path | None = None) -> dict[str, tuple[float, float]]:
+    """``{lighting level: (EV, CCT K)}`` for Table 8, read from ``path``.
+
+    ``None`` reads the committed :data:`DEFAULT_LIGHTING_SCALARS` (its default convention).
+    Accepted: a ``t3d-lighting-scalars/1`` document as written by ``t3d-audit lighting``, or
+    a plain ``{"city": [EV, CCT_K], ...}`` mapping. Raises :class:`AuditError` naming the file.
+    """
+    from harness.render.lighting import SCHEMA, scalars_from_document
+
+    path = Path(path) if path is not None else DEFAULT_LIGHTING_SCALARS
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(raw, dict) and "schema" in raw:
+            return scalars_from_document(raw)
+        return {str(k): (float(v[0]), float(v[1])) for k, v in raw.items()}
+    except (OSError, ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
+        raise AuditError(
+            f"cannot read lighting scalars: {exc!s}",
+            where=path,
+            hint=f'expected a {SCHEMA} document (t3d-audit lighting) or {{"city": [EV, CCT_K]}}',
+        ) from exc
+
+
+def audit_inputs(
+    records: pd.DataFrame, *, lighting: str | Path | None = None
+) -> dict[str, Any]:
+    """``template_slots``, ``default_template`` and ``lighting_scalars`` keyword arguments for
+    ``compute_audit``; ``lighting`` is a scalars file (default: the committed fixture)."""
     from harness.captions import DEFAULT_TEMPLATE_ID
 
     levels = records.loc[records["factor"] == "template", "level"].unique()
-    return {"template_slots": template_slots(levels), "default_template": DEFAULT_TEMPLATE_ID}
+    return {
+        "template_slots": template_slots(levels),
+        "default_template": DEFAULT_TEMPLATE_ID,
+        "lighting_scalars": lighting_scalars(lighting),
+    }

@@ -1,0 +1,93 @@
+"""``t3d-audit lighting [--out FILE] [--check FILE]``: Table 8 scalars of the lighting maps.
+
+Reads Blender's eight bundled studio-light world HDRIs through bpy and prints (or writes,
+atomically) the fixture document of :mod:`harness.render.lighting`: per map the file name,
+its sha256, the log-average EV and the CCT. ``--check FILE`` recomputes and compares with a
+committed file instead (exit 1 on a mismatch), e.g. after a Blender upgrade.
+Regenerate the committed fixture with ``t3d-audit lighting --out fixtures/lighting_scalars.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from harness.errors import AuditError
+
+HELP = "EV and CCT of the lighting maps (study Table 8) from Blender's HDRIs"
+EV_TOLERANCE = 5e-4  # stops; the fixture stores 4 decimals
+CCT_TOLERANCE = 0.1  # kelvin; the fixture stores 1 decimal
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, metavar="FILE",
+                        help="write the JSON document here (default: print it)")
+    parser.add_argument("--check", type=Path, metavar="FILE",
+                        help="recompute and compare with this committed file; exit 1 if different")
+
+
+def compare(committed: dict, fresh: dict) -> list[str]:
+    """Differences between two fixture documents (empty when they agree within rounding)."""
+    problems = []
+    if committed.get("schema") != fresh["schema"]:
+        problems.append(f"schema {committed.get('schema')!r} != {fresh['schema']!r}")
+    old_maps, new_maps = committed.get("maps", {}), fresh["maps"]
+    if set(old_maps) != set(new_maps):
+        problems.append(f"maps {sorted(old_maps)} != {sorted(new_maps)}")
+    for level in sorted(set(old_maps) & set(new_maps)):
+        old, new = old_maps[level], new_maps[level]
+        if old.get("sha256") != new["sha256"]:
+            problems.append(f"{level}: EXR sha256 changed ({new['file']})")
+        for conv, vals in new["conventions"].items():
+            prev = old.get("conventions", {}).get(conv, {})
+            for key, tol in (("ev", EV_TOLERANCE), ("cct", CCT_TOLERANCE)):
+                if key not in prev or abs(float(prev[key]) - vals[key]) > tol:
+                    problems.append(f"{level} [{conv}] {key}: committed {prev.get(key)!r}, "
+                                    f"recomputed {vals[key]!r}")
+    return problems
+
+
+def _write_atomic(doc: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(doc, handle, indent=1, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.render.lighting import bundled_lighting_scalars
+
+    try:
+        import bpy  # noqa: F401
+    except ImportError as exc:
+        raise AuditError(f"bpy is not importable: {exc}", where="lighting",
+                         hint="install the render extra (the bpy wheel)") from exc
+    doc = bundled_lighting_scalars()
+    if args.check is not None:
+        try:
+            committed = json.loads(args.check.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise AuditError(f"cannot read lighting scalars: {exc}", where=args.check) from exc
+        problems = compare(committed, doc)
+        for p in problems:
+            print(f"{args.check}: {p}", file=sys.stderr)
+        print(f"{args.check}: {'differs' if problems else 'matches'} "
+              f"(Blender {doc['blender_version']})")
+        return 1 if problems else 0
+    if args.out is not None:
+        _write_atomic(doc, args.out)
+        print(f"wrote {args.out}")
+        return 0
+    json.dump(doc, sys.stdout, indent=1, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
