@@ -221,7 +221,7 @@ def bench_warm() -> None:
         profile = get_profile("default")
         sset = load_profile_scenes(profile)
         jobs = render_plan(profile, list(sset.scenes))
-        requests = resolve_jobs(jobs, list(sset.scenes), sset.root, probe_fn=apply_probe)
+        requests, _ = resolve_jobs(jobs, list(sset.scenes), sset.root, probe_fn=apply_probe)
         cache = RenderCache(Path(tmp) / "renders")
         placeholder = np.zeros((2, 2, 4), np.uint8)
         for r in requests:

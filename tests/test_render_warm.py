@@ -41,7 +41,9 @@ def _requests(tmp_path):
     scenes = [Scene(f"s{i}", "g", f"p{i}", "x", "t", Room((4.0, 4.0), 2.5), ()) for i in range(3)]
     jobs = render_plan(profile, scenes)
     probe = lambda s, p: s.with_objects((), id_suffix=p)  # noqa: E731
-    return resolve_jobs(jobs, scenes, tmp_path, probe_fn=probe)
+    requests, failures = resolve_jobs(jobs, scenes, tmp_path, probe_fn=probe)
+    assert failures == []
+    return requests
 
 
 def test_crash_then_resume_renders_each_job_once(tmp_path, monkeypatch):
@@ -81,3 +83,19 @@ def test_failures_are_collected_not_cached(tmp_path, monkeypatch):
     assert len(result.failures) == 10 and all("scene s1" in f for f in result.failures)
     assert result.rendered == len(requests) - 10
     assert len(pending(requests, RenderCache(tmp_path / "renders"))) == 10
+
+
+def test_probe_that_cannot_apply_is_a_failure_not_a_crash(tmp_path):
+    from harness.errors import SceneError
+
+    profile = replace(get_profile("smoke"), probes=("keep_half", "worst_objects"))
+    scenes = [Scene("s0", "g", "p0", "x", "t", Room((4.0, 4.0), 2.5), ())]
+
+    def probe(scene, name):
+        if name == "worst_objects":
+            raise SceneError("no candidates")
+        return scene.with_objects((), id_suffix=name)
+
+    requests, failures = resolve_jobs(render_plan(profile, scenes), scenes, tmp_path, probe_fn=probe)
+    assert len(requests) == 11 and len(failures) == 1
+    assert "probe worst_objects failed" in failures[0] and "no candidates" in failures[0]

@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per render")
     parser.add_argument(
         "--device",
-        choices=("cpu", "gpu", "auto"),
+        choices=("cpu", "gpu"),
         default=os.environ.get("T3D_AUDIT_RENDER_DEVICE", "cpu"),
         help="Cycles device (default cpu: deterministic)",
     )
@@ -56,9 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from harness.render.cache import RenderCache
     from harness.render.inputs import apply_probe, load_profile_scenes
     from harness.render.plan import render_plan
-    from harness.render.warm import resolve_jobs, warm
+    from harness.render.warm import pending, resolve_jobs, warm
 
     if args.jobs < 1:
         print("t3d-audit warm: --jobs must be >= 1", file=sys.stderr)
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         flush=True,
     )
     start = time.monotonic()
-    requests = resolve_jobs(
+    requests, skipped = resolve_jobs(
         jobs,
         list(sset.scenes),
         sset.root,
@@ -82,31 +83,18 @@ def run(args: argparse.Namespace) -> int:
         probe_fn=apply_probe,
     )
     cache_root = (args.cache_dir or default_cache_dir()) / "renders"
-    bar: tqdm | None = None
-
-    def progress(n: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=todo_total[0], unit="render", dynamic_ncols=True, smoothing=0.1)
-        bar.update(n)
-
-    from harness.render.cache import RenderCache
-    from harness.render.warm import pending
-
-    todo_total = [len(pending(requests, RenderCache(cache_root), args.device))]
-    print(f"cached: {len(requests) - todo_total[0]}, to render: {todo_total[0]}", flush=True)
-    try:
+    todo = len(pending(requests, RenderCache(cache_root), args.device))
+    print(f"cached: {len(requests) - todo}, to render: {todo}", flush=True)
+    with tqdm(total=todo, unit="render", dynamic_ncols=True, smoothing=0.1) as bar:
         result = warm(
             requests,
             cache_root,
             jobs=args.jobs,
             timeout_s=args.timeout,
             device=args.device,
-            progress=progress,
+            progress=bar.update,
         )
-    finally:
-        if bar is not None:
-            bar.close()
+    result.failures[:0] = skipped
     print(
         f"done in {time.monotonic() - start:.1f} s: {result.rendered} rendered, "
         f"{result.cached} already cached, {len(result.failures)} failed ({cache_root})"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import RenderError
+from harness.errors import AuditError, RenderError
 from harness.render.cache import RenderCache
 from harness.render.plan import RenderJob
 from harness.render.service import RenderRequest, RenderService
@@ -41,16 +41,19 @@ def resolve_jobs(
     scene_root: Path,
     identity_of: Callable[[Scene], str] | None = None,
     probe_fn: Callable[[Scene, str], Scene] | None = None,
-) -> list[RenderRequest]:
+) -> tuple[list[RenderRequest], list[str]]:
     """Turn plan jobs into render requests: probe-edited scenes built once, identities hashed once.
 
     ``identity_of`` defaults to :func:`scene_identity` against ``scene_root``; ``probe_fn``
-    (required when a job has a probe) returns the probe-edited scene.
+    (required when a job has a probe) returns the probe-edited scene. A probe that cannot
+    apply (``AuditError``) drops its job and is returned as a failure reason, as the audit
+    records it as a failed measurement.
     """
     by_id = {s.id: s for s in scenes}
     ident = identity_of or (lambda s: scene_identity(s, scene_root))
-    memo: dict[tuple[str, str | None], tuple[Scene, str]] = {}
-    out = []
+    memo: dict[tuple[str, str | None], tuple[Scene, str] | None] = {}
+    out: list[RenderRequest] = []
+    failures: list[str] = []
     for job in jobs:
         k = (job.scene_id, job.probe)
         if k not in memo:
@@ -58,11 +61,17 @@ def resolve_jobs(
             if job.probe is not None:
                 if probe_fn is None:
                     raise RenderError(f"job {job} needs a probe function", where="warm")
-                scene = probe_fn(scene, job.probe)
+                try:
+                    scene = probe_fn(scene, job.probe)
+                except AuditError as exc:
+                    failures.append(f"scene {job.scene_id}: probe {job.probe} failed: {exc}")
+                    memo[k] = None
+                    continue
             memo[k] = (scene, ident(scene))
-        scene, identity = memo[k]
-        out.append(RenderRequest(scene, Path(scene_root), identity, job.cfg))
-    return out
+        resolved = memo[k]
+        if resolved is not None:
+            out.append(RenderRequest(resolved[0], Path(scene_root), resolved[1], job.cfg))
+    return out, failures
 
 
 def pending(requests: Sequence[RenderRequest], cache: RenderCache, device: str = "cpu") -> list[RenderRequest]:
@@ -127,6 +136,8 @@ def warm(
     ``jobs`` worker processes (1: in this process). Render failures are collected, not
     raised; KeyboardInterrupt stops the workers and propagates (finished renders stay cached).
     """
+    if device not in ("cpu", "gpu"):
+        raise RenderError(f"warm renders on 'cpu' or 'gpu', not {device!r}", where="--device")
     cache = RenderCache(cache_root)
     cache.prune_tmp()
     todo = pending(requests, cache, device)
