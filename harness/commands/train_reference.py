@@ -28,7 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=None, help="override the training steps")
     parser.add_argument("--data-only", action="store_true", help="build the data set and stop")
     parser.add_argument("--max-minutes", type=float, default=None,
-                        help="stop each model's training after this many minutes")  # fmt: skip
+                        help="stop each model's training after this many minutes")
+    parser.add_argument("--frozen-check", action="store_true",
+                        help="after training, measure biggest-only discrimination on the frozen "
+                             "set (renders through the audit cache) and add it to the cards")
+    parser.add_argument("--check-only", action="store_true",
+                        help="skip data and training; only run --frozen-check on existing weights")
+    parser.add_argument("--check-prompts", type=int, default=10,
+                        help="prompts of the frozen set used by --frozen-check")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
     from harness.evaluators.reference.data import DataRecipe, build_dataset, load_dataset
     from harness.evaluators.reference.train import RECIPES, train
 
+    models = args.model or list(RECIPES)
+    if args.check_only:
+        _frozen_check(models, args.out, args.check_prompts)
+        return 0
     recipe = DataRecipe()
     if args.scenes is not None:
         recipe = replace(recipe, n_scenes=args.scenes)
@@ -51,9 +62,37 @@ def run(args: argparse.Namespace) -> int:
     if args.data_only:
         return 0
     data = load_dataset(data_dir)
-    for model_id in args.model or list(RECIPES):
+    for model_id in models:
         model_recipe = RECIPES[model_id]
         if args.max_minutes is not None:
             model_recipe = replace(model_recipe, max_minutes=args.max_minutes)
         train(model_recipe, data, args.out, steps=args.steps)
+    if args.frozen_check:
+        _frozen_check(models, args.out, args.check_prompts)
     return 0
+
+
+def _frozen_check(models: list[str], out: Path, prompts: int) -> None:
+    """Run the frozen-set biggest-only check and record it in each model's training card."""
+    import json
+
+    from harness.evaluators.reference.checks import frozen_probe_check
+    from harness.evaluators.reference.train import CONFIG_DIR, RECIPES
+    from harness.evaluators.registry import SIGLIP_SCALE, openclip_local_spec
+
+    specs = []
+    for model_id in models:
+        weights = Path(out) / f"{model_id}.safetensors"
+        if not weights.is_file():
+            raise EvaluatorError(f"no weights for {model_id}", where=weights,
+                                 hint="train it first: t3d-audit train-reference --model " + model_id)
+        recipe = RECIPES[model_id]
+        kw = {"score_scale": SIGLIP_SCALE} if recipe.loss == "siglip" else {}
+        specs.append(openclip_local_spec(model_id, CONFIG_DIR / f"{recipe.model_name}.json",
+                                         weights, **kw))
+    results = frozen_probe_check(specs, prompts=prompts)
+    for model_id, result in results.items():
+        card_path = Path(out) / f"{model_id}.card.json"
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+        card["frozen_set_check"] = result
+        card_path.write_text(json.dumps(card, indent=1, sort_keys=True) + "\n", encoding="utf-8")
