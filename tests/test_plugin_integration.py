@@ -72,7 +72,7 @@ def run_audit(pytester: pytest.Pytester, tag: str, *args: str) -> pytest.RunResu
         "--audit-report-dir",
         str(root / f"reports-{tag}"),
         *args,
-        timeout=600,
+        timeout=300,
     )
 
 
@@ -163,9 +163,11 @@ def test_killed_workers_resume_from_caches_with_identical_outputs(pytester, monk
     clean = run_audit(pytester, "clean", "-n", "0")
     clean.stdout.fnmatch_lines(["*0 pairs from cache*"])
     monkeypatch.setenv("T3D_TINY_KILL_AFTER", "3")  # each process dies at its 3rd scoring call
-    killed = run_audit(pytester, "resume", "-n", "2", "--dist", "loadgroup")
+    # no worker restarts: xdist's loadgroup rescheduling after a crash is not robust, and a run
+    # whose workers all died is the harshest case for resuming anyway
+    killed = run_audit(pytester, "resume", "-n", "2", "--dist", "loadgroup", "--max-worker-restart", "0")
     assert killed.ret != 0
-    assert "crashed" in killed.stdout.str() or "replacing crashed worker" in killed.stdout.str()
+    assert "crashed while running" in killed.stdout.str()
     monkeypatch.delenv("T3D_TINY_KILL_AFTER")
     rerun = run_audit(pytester, "resume", "-n", "2", "--dist", "loadgroup")
     summary_line = [line for line in rerun.stdout.lines if "pairs from cache" in line]
