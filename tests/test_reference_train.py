@@ -42,7 +42,24 @@ def synthetic_set(n_scenes: int = 24) -> TrainingSet:
             captions.append([f"a {colour} {shape}", f"one {colour} {shape}"])
             scene.append(s)
     heldout = np.array([s >= n_scenes // 2 for s in scene])
-    return TrainingSet(np.stack(images), np.array(scene), heldout, captions, {"synthetic": True})
+    images = np.stack(images)
+    alpha = np.where((images != 128).any(-1, keepdims=True), 255, 0).astype(np.uint8)
+    rgba = np.concatenate([images, alpha], axis=-1)
+    return TrainingSet(images, np.array(scene), heldout, captions, {"synthetic": True}, rgba)
+
+
+def test_augmentation_keeps_shape_and_is_seeded():
+    import torch
+
+    from harness.evaluators.reference.train import augment_batch, prepare_rgba
+
+    ts = synthetic_set(4)
+    x = prepare_rgba(ts.rgba, 48)
+    assert x.shape == (8, 4, 48, 48) and float(x.max()) <= 1.0
+    a = augment_batch(x, torch.Generator().manual_seed(0))
+    b = augment_batch(x, torch.Generator().manual_seed(0))
+    assert a.shape == (8, 3, 48, 48) and torch.equal(a, b)
+    assert not torch.equal(a, augment_batch(x, torch.Generator().manual_seed(1)))
 
 
 def test_configs_are_open_clip_configs_for_each_recipe():
@@ -71,7 +88,7 @@ def test_five_steps_write_loadable_weights_and_a_card(model_id, tmp_path):
     recipe = replace(RECIPES[model_id], batch_size=8, warmup=2)
     result = train(recipe, synthetic_set(), tmp_path, steps=5, log=lambda m: None)
     card = json.loads(result.card_path.read_text())
-    assert card["steps"] == 5 and card["seed"] == recipe.seed
+    assert card["steps"] == 5 and card["seed"] == recipe.seed and card["augmented"]
     assert np.isfinite(card["final_loss"]) and card["wall_time_s"] > 0
     assert card["heldout_retrieval"]["queries"] == 12 * 5
     assert 0.0 <= card["heldout_retrieval"]["top1"] <= 1.0

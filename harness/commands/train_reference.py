@@ -19,8 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--model", action="append", choices=sorted(RECIPES),
                         help="model to train (repeatable; default: all three)")
-    parser.add_argument("--data", type=Path, default=None,
-                        help="training-set directory (built there first if it has no data.npz)")
+    parser.add_argument("--data", type=Path, action="append", default=None,
+                        help="training-set directory (built there first if it has no data.npz); "
+                             "repeat to train on several sets together")
+    parser.add_argument("--seed", type=int, default=None, help="data recipe seed")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "fixtures" / "evaluators",
                         help="where weights and training cards go")
     parser.add_argument("--scenes", type=int, default=None, help="training scenes to render")
@@ -41,7 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from harness.evaluators.reference.data import DataRecipe, build_dataset, load_dataset
+    from harness.evaluators.reference.data import (
+        DataRecipe,
+        build_dataset,
+        concat_datasets,
+        load_dataset,
+    )
     from harness.evaluators.reference.train import RECIPES, train
 
     models = args.model or list(RECIPES)
@@ -53,15 +60,18 @@ def run(args: argparse.Namespace) -> int:
         recipe = replace(recipe, n_scenes=args.scenes)
     if args.views is not None:
         recipe = replace(recipe, views=args.views)
+    if args.seed is not None:
+        recipe = replace(recipe, seed=args.seed)
     if min(recipe.n_scenes, recipe.views) < 1:
         raise EvaluatorError("--scenes and --views must be at least 1")
-    data_dir = args.data or REPO_ROOT / "training_data" / recipe.key
-    if not (Path(data_dir) / "data.npz").is_file():
-        print(f"building the training set in {data_dir} ({recipe.n_scenes} scenes x {recipe.views} views)")
-        build_dataset(recipe, data_dir)
+    data_dirs = args.data or [REPO_ROOT / "training_data" / recipe.key]
+    for data_dir in data_dirs:
+        if not (Path(data_dir) / "data.npz").is_file():
+            print(f"building the training set in {data_dir} ({recipe.n_scenes} scenes x {recipe.views} views)")
+            build_dataset(recipe, data_dir)
     if args.data_only:
         return 0
-    data = load_dataset(data_dir)
+    data = concat_datasets([load_dataset(d) for d in data_dirs])
     for model_id in models:
         model_recipe = RECIPES[model_id]
         if args.max_minutes is not None:

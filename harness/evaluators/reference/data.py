@@ -269,7 +269,7 @@ def random_view(recipe: DataRecipe, rng: random.Random):
 
 
 def resize(image: np.ndarray, px: int) -> np.ndarray:
-    """(H, W, 3) uint8 → (px, px, 3) uint8, bicubic with antialiasing (PIL)."""
+    """(H, W, C) uint8 → (px, px, C) uint8 (C = 3 or 4), bicubic with antialiasing (PIL)."""
     from PIL import Image
 
     return np.asarray(Image.fromarray(image).resize((px, px), Image.Resampling.BICUBIC))
@@ -298,12 +298,13 @@ def build_dataset(
     log(f"{len(pairs)} training scenes sampled in {time.time() - t0:.1f}s")
     rng = random.Random(recipe.seed + 1)
     heldout_scenes = set(rng.sample(range(len(pairs)), max(10, round(recipe.heldout_frac * len(pairs)))))
-    images, scene_idx, captions = [], [], []
+    images, rgbas, scene_idx, captions = [], [], [], []
     for i, (scene, spec) in enumerate(pairs):
         for _ in range(recipe.views):
             cfg, background = random_view(recipe, rng)
-            rgb = composite(render(scene, cfg), background)
-            images.append(resize(rgb, recipe.image_px))
+            rgba = render(scene, cfg)
+            images.append(resize(composite(rgba, background), recipe.image_px))
+            rgbas.append(resize(rgba, recipe.image_px))
             scene_idx.append(i)
             room = spec.room_type
             captions.append([write_caption(scene, spec, room, rng) for _ in range(recipe.captions_per_image)])
@@ -313,6 +314,7 @@ def build_dataset(
     np.savez_compressed(
         out / "data.npz",
         images=np.stack(images),
+        rgba=np.stack(rgbas),
         scene=np.asarray(scene_idx, dtype=np.int64),
         heldout=np.asarray([s in heldout_scenes for s in scene_idx]),
     )
@@ -344,14 +346,17 @@ def _harness_renderer(cache_dir: Path) -> Callable[[Scene, Any], np.ndarray]:
 
 @dataclass(frozen=True)
 class TrainingSet:
-    """A loaded training set: ``images`` (N, S, S, 3) uint8, ``scene`` (N,), ``heldout`` (N,),
-    ``captions`` N lists of strings, ``recipe`` the build metadata."""
+    """A loaded training set: ``images`` (N, S, S, 3) uint8 (composited over the recipe's random
+    background), ``scene`` (N,), ``heldout`` (N,), ``captions`` N lists of strings, ``recipe``
+    the build metadata, ``rgba`` (N, S, S, 4) uint8 renders before compositing (training draws
+    a fresh background per step from them) or ``None``."""
 
     images: np.ndarray
     scene: np.ndarray
     heldout: np.ndarray
     captions: list[list[str]]
     recipe: dict[str, Any]
+    rgba: np.ndarray | None = None
 
 
 def load_dataset(data_dir: str | Path) -> TrainingSet:
@@ -365,8 +370,30 @@ def load_dataset(data_dir: str | Path) -> TrainingSet:
         )
     with np.load(d / "data.npz") as z:
         images, scene, heldout = z["images"], z["scene"], z["heldout"]
+        rgba = z["rgba"] if "rgba" in z.files else None
     captions = json.loads((d / "captions.json").read_text(encoding="utf-8"))
     recipe = json.loads((d / "recipe.json").read_text(encoding="utf-8"))
     if not (len(images) == len(scene) == len(heldout) == len(captions)):
         raise EvaluatorError("training set arrays disagree in length", where=d, hint="rebuild it")
-    return TrainingSet(images, scene, heldout, captions, recipe)
+    return TrainingSet(images, scene, heldout, captions, recipe, rgba)
+
+
+def concat_datasets(sets: Sequence[TrainingSet]) -> TrainingSet:
+    """One training set from several (scene indices kept distinct; recipes listed)."""
+    if len(sets) == 1:
+        return sets[0]
+    offset, scenes = 0, []
+    for ts in sets:
+        scenes.append(ts.scene + offset)
+        offset += int(ts.scene.max()) + 1 if len(ts.scene) else 0
+    rgba = None
+    if all(ts.rgba is not None for ts in sets):
+        rgba = np.concatenate([ts.rgba for ts in sets])
+    return TrainingSet(
+        np.concatenate([ts.images for ts in sets]),
+        np.concatenate(scenes),
+        np.concatenate([ts.heldout for ts in sets]),
+        [c for ts in sets for c in ts.captions],
+        {"parts": [ts.recipe for ts in sets]},
+        rgba,
+    )

@@ -53,7 +53,8 @@ class ModelRecipe:
     seed: int = 0
     threads: int = 1
     max_minutes: float = 25.0
-    hflip: bool = True
+    augment: bool = True  # fresh background, brightness, 90° turns and flips per sample
+    patch_dropout: float = 0.0  # ViT towers only, training only
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -62,9 +63,9 @@ class ModelRecipe:
 RECIPES: dict[str, ModelRecipe] = {
     r.id: r
     for r in (
-        ModelRecipe("ref-vit-clip", "t3d-ref-vit-clip", "clip", seed=1),
+        ModelRecipe("ref-vit-clip", "t3d-ref-vit-clip", "clip", seed=1, patch_dropout=0.25),
         ModelRecipe("ref-rn-clip", "t3d-ref-rn-clip", "clip", seed=2),
-        ModelRecipe("ref-siglip", "t3d-ref-sigmoid", "siglip", seed=3),
+        ModelRecipe("ref-siglip", "t3d-ref-sigmoid", "siglip", seed=3, patch_dropout=0.25),
     )
 }
 
@@ -106,6 +107,45 @@ def prepare_images(images: np.ndarray, size: int) -> Any:
     return (x - mean) / std
 
 
+def prepare_rgba(rgba: np.ndarray, size: int) -> Any:
+    """(N, S, S, 4) uint8 → (N, 4, size, size) float32 tensor in [0, 1] (straight alpha)."""
+    import torch
+
+    from harness.evaluators.reference.data import resize
+
+    if rgba.shape[1] != size:
+        rgba = np.stack([resize(im, size) for im in rgba])
+    return torch.from_numpy(rgba).permute(0, 3, 1, 2).float().div_(255.0)
+
+
+def augment_batch(rgba: Any, generator: Any) -> Any:
+    """Composite a fresh background under each render and apply content-preserving changes.
+
+    ``rgba`` (B, 4, S, S) in [0, 1] → normalised (B, 3, S, S). Per sample: brightness ×U(0.8,
+    1.2); background a random gray (half) or a random colour; a random multiple of 90° turn and
+    horizontal flip (captions name objects, not sides). Draws from the torch ``generator``.
+    """
+    import torch
+
+    b = rgba.shape[0]
+    rgb, alpha = rgba[:, :3], rgba[:, 3:]
+    bright = torch.empty(b, 1, 1, 1).uniform_(0.8, 1.2, generator=generator)
+    rgb = (rgb * bright).clamp_(0.0, 1.0)
+    bg = torch.rand(b, 3, 1, 1, generator=generator)
+    gray = torch.rand(b, 1, 1, 1, generator=generator) < 0.5
+    bg = torch.where(gray, bg[:, :1].expand(b, 3, 1, 1), bg)
+    x = rgb * alpha + bg * (1.0 - alpha)
+    turns = torch.randint(0, 4, (b,), generator=generator)
+    flips = torch.rand(b, generator=generator) < 0.5
+    out = torch.empty_like(x)
+    for i in range(b):
+        xi = torch.rot90(x[i], int(turns[i]), dims=(1, 2))
+        out[i] = xi.flip(-1) if flips[i] else xi
+    mean = torch.tensor(OPENAI_MEAN).view(1, 3, 1, 1)
+    std = torch.tensor(OPENAI_STD).view(1, 3, 1, 1)
+    return (out - mean) / std
+
+
 @dataclass
 class TrainResult:
     """What a run produced; ``card`` is written next to the weights."""
@@ -141,10 +181,13 @@ def train(
     rng = random.Random(recipe.seed)
     register_configs()
     total = steps if steps is not None else recipe.steps
-    model = open_clip.create_model(recipe.model_name, pretrained=None)
+    extra = {"force_patch_dropout": recipe.patch_dropout} if recipe.patch_dropout else {}
+    model = open_clip.create_model(recipe.model_name, pretrained=None, **extra)
     tokenizer = open_clip.get_tokenizer(recipe.model_name)
     size = _image_size(model)
-    pixels = prepare_images(data.images, size)
+    use_rgba = recipe.augment and data.rgba is not None
+    pixels = prepare_rgba(data.rgba, size) if use_rgba else prepare_images(data.images, size)
+    gen = torch.Generator().manual_seed(recipe.seed)
     train_idx = np.flatnonzero(~data.heldout)
     by_scene: dict[int, list[int]] = {}
     for i in train_idx:
@@ -175,10 +218,7 @@ def train(
             group["lr"] = _lr_at(step, recipe, total)
         chosen = rng.sample(scenes, batch)
         idx = [rng.choice(by_scene[s]) for s in chosen]
-        images = pixels[idx]
-        if recipe.hflip:
-            flip = torch.rand(len(idx)) < 0.5
-            images = torch.where(flip.view(-1, 1, 1, 1), images.flip(-1), images)
+        images = augment_batch(pixels[idx], gen) if use_rgba else pixels[idx]
         texts = tokenizer([rng.choice(data.captions[i]) for i in idx])
         out = model(images, texts)
         loss = loss_fn(*out)
