@@ -25,8 +25,8 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -73,12 +73,19 @@ def records_from_rows(rows: Iterable[dict[str, object]]) -> pd.DataFrame:
     return _coerce(frame[list(COLUMNS)])
 
 
-def _coerce(df: pd.DataFrame) -> pd.DataFrame:
-    """Fix dtypes: score float64, strings object (values unchanged)."""
-    out = df.copy()
-    out["score"] = out["score"].astype("float64")
+def _coerce(df: pd.DataFrame, *, copy: bool = True) -> pd.DataFrame:
+    """Fix dtypes: score float64, strings object (values unchanged).
+
+    ``copy=False`` may reuse (and modify) ``df`` itself: for frames nobody else holds.
+    """
+    out = df.copy() if copy else df
+    if out["score"].dtype != np.float64:
+        out["score"] = out["score"].astype("float64")
     for c in STRING_COLUMNS:
-        out[c] = out[c].astype(object)
+        if out[c].dtype != object:
+            out[c] = out[c].astype(object)
+    if isinstance(out.index, pd.RangeIndex) and out.index.start == 0 and out.index.step == 1:
+        return out
     return out.reset_index(drop=True)
 
 
@@ -104,16 +111,63 @@ def _raise(problems: list[str], where: str, hint: str | None = None) -> None:
     raise error
 
 
-def _mask(column: pd.Series, predicate: Callable[[Any], bool]) -> np.ndarray:
-    """Boolean array: ``predicate(cell)`` per row, evaluated once per distinct value."""
-    try:
-        uniques = pd.unique(column.to_numpy(dtype=object))
-    except TypeError:  # unhashable cells (lists, dicts): evaluate row by row
-        return column.map(predicate).to_numpy(dtype=bool)
-    hits = [v for v in uniques if predicate(v)]
-    if not hits:
-        return np.zeros(len(column), dtype=bool)
-    return column.isin(hits).to_numpy(dtype=bool)
+@dataclass(frozen=True)
+class _TextColumn:
+    """One string column, factorised once so every check runs per distinct value.
+
+    ``ok``: per row, whether the cell is a ``str`` (``None`` when every cell is);
+    ``codes`` (n,) index into ``uniques`` of the cell's text, non-string cells counting as
+    ``''``. Row masks come from per-unique flags indexed by ``codes`` — no per-row Python.
+    """
+
+    ok: np.ndarray | None
+    codes: np.ndarray
+    uniques: np.ndarray
+
+    def ok_mask(self) -> np.ndarray:
+        return np.ones(len(self.codes), dtype=bool) if self.ok is None else self.ok
+
+    def where(self, predicate: Callable[[str], bool]) -> np.ndarray:
+        """Boolean (n,): ``predicate(text)`` per row, evaluated once per distinct text."""
+        flags = np.fromiter((predicate(v) for v in self.uniques), bool, len(self.uniques))
+        return flags[self.codes]
+
+    def contains(self, needle: str) -> np.ndarray:
+        """Boolean (n,): the text contains ``needle`` (one join decides the common no case)."""
+        if needle not in "".join(self.uniques):
+            return np.zeros(len(self.codes), dtype=bool)
+        return self.where(lambda v: needle in v)
+
+    def equals(self, value: str) -> np.ndarray:
+        hit = np.flatnonzero(self.uniques == value) if len(self.uniques) else []
+        return self.codes == hit[0] if len(hit) else np.zeros(len(self.codes), dtype=bool)
+
+
+def _text_column(column: pd.Series) -> _TextColumn:
+    values = column.to_numpy(dtype=object)
+    # infer_dtype walks the cells in C: "string" means every cell is a str instance
+    if pd.api.types.infer_dtype(values, skipna=False) in ("string", "empty"):
+        ok, text = None, values
+    else:  # rare: some cells are not strings (None, NaN, numbers, lists)
+        ok = np.fromiter((isinstance(v, str) for v in values), bool, len(values))
+        text = values.copy()
+        text[~ok] = ""
+    codes, uniques = pd.factorize(text)
+    return _TextColumn(ok, codes, np.asarray(uniques, dtype=object))
+
+
+def _combined_codes(columns: list[_TextColumn], n: int) -> np.ndarray:
+    """One int64 code per row identifying the tuple of the columns' texts."""
+    key = np.zeros(n, dtype=np.int64)
+    span = 1
+    for col in columns:
+        size = max(len(col.uniques), 1)
+        if span * size >= 2**62:  # renumber densely before the product could overflow
+            key, uniq = pd.factorize(key)
+            key, span = key.astype(np.int64), max(len(uniq), 1)
+        key = key * size + col.codes
+        span *= size
+    return key
 
 
 def _rows(mask: pd.Series | np.ndarray) -> list[int]:
@@ -129,6 +183,9 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
     ids, ``p0``..``p10``, probe names); status in ``ok``/``failed``; an ``ok`` row has a finite
     score and no error; a ``failed`` row has a NaN score and a non-empty error; no duplicate
     measurement (same evaluator, scene_sha256, factor, level, caption).
+
+    Vectorised: each string column is factorised once and every rule runs per distinct value,
+    so the cost is a few C passes per column plus Python work per distinct value.
     """
     where = str(where)
     if not isinstance(df, pd.DataFrame):
@@ -160,24 +217,23 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
         score = numeric
     score = score.astype("float64").to_numpy()
 
-    string_ok = {c: ~_mask(df[c], lambda v: not isinstance(v, str)) for c in STRING_COLUMNS}
+    text = {c: _text_column(df[c]) for c in STRING_COLUMNS}
     for c in STRING_COLUMNS:
-        for row in _rows(~string_ok[c]):
-            problems.append(_problem(row, c, f"must be a string, got {df[c].iloc[row - 1]!r}"))
+        if text[c].ok is not None:
+            for row in _rows(~text[c].ok):
+                problems.append(_problem(row, c, f"must be a string, got {df[c].iloc[row - 1]!r}"))
 
     for c in STRING_COLUMNS:
-        for row in _rows(_mask(df[c], lambda v: isinstance(v, str) and "\x00" in v)):
+        for row in _rows(text[c].contains("\x00")):
             problems.append(_problem(row, c, "contains a NUL character"))
 
-    def text(c: str) -> pd.Series:
-        return df[c].where(string_ok[c], "").astype(str)
-
     for c in REQUIRED_NONEMPTY:
-        for row in _rows(string_ok[c] & _mask(text(c), lambda v: not v.strip())):
+        for row in _rows(text[c].ok_mask() & text[c].where(lambda v: not v.strip())):
             problems.append(_problem(row, c, "empty"))
 
-    sha_ok = ~_mask(text("scene_sha256"), lambda v: _SHA256.fullmatch(v) is None)
-    for row in _rows(string_ok["scene_sha256"] & ~sha_ok):
+    sha = text["scene_sha256"]
+    sha_bad = sha.where(lambda v: _SHA256.fullmatch(v) is None)
+    for row in _rows(sha.ok_mask() & sha_bad):
         problems.append(
             _problem(
                 row,
@@ -186,19 +242,17 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
             )
         )
 
-    problems.extend(
-        _level_problems(text("factor"), text("level"), string_ok["factor"] & string_ok["level"])
-    )
+    problems.extend(_level_problems(text["factor"], text["level"]))
 
-    status = text("status")
-    is_ok = (status == "ok").to_numpy()
-    is_failed = (status == "failed").to_numpy()
-    for row in _rows(string_ok["status"] & ~is_ok & ~is_failed):
+    status = text["status"]
+    is_ok = status.equals("ok")
+    is_failed = status.equals("failed")
+    for row in _rows(status.ok_mask() & ~is_ok & ~is_failed):
         problems.append(
             _problem(row, "status", f"{df['status'].iloc[row - 1]!r} is not 'ok' or 'failed'")
         )
     finite = np.isfinite(score)
-    has_error = _mask(text("error"), lambda v: bool(v.strip()))
+    has_error = text["error"].where(lambda v: bool(v.strip()))
     for row in _rows(is_ok & ~finite):
         problems.append(_problem(row, "score", f"status ok but score is {score[row - 1]!r}"))
     for row in _rows(is_ok & has_error):
@@ -214,12 +268,12 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
     for row in _rows(is_failed & ~has_error):
         problems.append(_problem(row, "error", "status failed without an error message"))
 
-    key = pd.DataFrame({c: text(c) for c in MEASUREMENT_KEY})
-    dup = key.duplicated(keep=False).to_numpy()
+    key, _ = pd.factorize(_combined_codes([text[c] for c in MEASUREMENT_KEY], len(df)))
+    dup = np.bincount(key, minlength=1)[key] > 1 if len(key) else np.zeros(0, dtype=bool)
     if dup.any():
-        first_of: dict[tuple[str, ...], int] = {}
+        first_of: dict[int, int] = {}
         for row in _rows(dup):
-            k = tuple(key.iloc[row - 1])
+            k = int(key[row - 1])
             if k in first_of:
                 problems.append(
                     _problem(
@@ -235,27 +289,32 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
         _raise(problems, where, "fix the rows named above; see DESIGN.md 'Raw score records'")
 
 
-def _level_problems(factor: pd.Series, level: pd.Series, usable: np.ndarray) -> list[str]:
+def _level_problems(factor: _TextColumn, level: _TextColumn) -> list[str]:
+    """Problems of rows whose (factor, level) the protocol rejects; checked once per pair."""
     from harness.protocol import check_level
 
-    problems: list[str] = []
-    pairs = pd.DataFrame({"f": factor, "l": level})[usable]
-    verdict: dict[tuple[str, str], str | None] = {}
-    for pair in pairs.drop_duplicates().itertuples(index=False):
+    usable = factor.ok_mask() & level.ok_mask()
+    pair = factor.codes.astype(np.int64) * max(len(level.uniques), 1) + level.codes
+    pair_id, pairs = pd.factorize(pair[usable])
+    verdicts: list[str | None] = []
+    for p in pairs:
+        f = factor.uniques[int(p) // max(len(level.uniques), 1)]
+        lv = level.uniques[int(p) % max(len(level.uniques), 1)]
         try:
-            check_level(pair.f, pair.l)
-            verdict[(pair.f, pair.l)] = None
+            check_level(f, lv)
+            verdicts.append(None)
         except AuditError as exc:
-            verdict[(pair.f, pair.l)] = exc.what + (f" ({exc.hint})" if exc.hint else "")
-    if any(v is not None for v in verdict.values()):
-        for row, (f, lv) in zip(_rows(usable), pairs.itertuples(index=False), strict=True):
-            message = verdict[(f, lv)]
-            if message is not None:
-                problems.append(
-                    _problem(
-                        row, "level" if message.startswith("unknown level") else "factor", message
-                    )
-                )
+            verdicts.append(exc.what + (f" ({exc.hint})" if exc.hint else ""))
+    bad_pairs = np.array([v is not None for v in verdicts], dtype=bool)
+    if not bad_pairs.any():
+        return []
+    problems: list[str] = []
+    rows = np.flatnonzero(usable)
+    for i in np.flatnonzero(bad_pairs[pair_id]):
+        message = verdicts[pair_id[i]]
+        assert message is not None
+        column = "level" if message.startswith("unknown level") else "factor"
+        problems.append(_problem(int(rows[i]) + 1, column, message))
     return problems
 
 
@@ -362,5 +421,22 @@ def read_records(path: str | Path, *, validate: bool = True) -> pd.DataFrame:
         return frame
     if kind == "parquet":
         for c in STRING_COLUMNS:
-            frame[c] = frame[c].map(lambda v: "" if v is None else v)
-    return _coerce(frame)
+            fixed = _missing_as_empty(frame[c])
+            if fixed is not None:
+                frame[c] = fixed
+    return _coerce(frame, copy=False)
+
+
+def _missing_as_empty(column: pd.Series) -> pd.Series | None:
+    """Parquet nulls (``None`` cells) of a string column → ``''``, other cells unchanged;
+    ``None`` when there is nothing to replace."""
+    values = column.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=False) in ("string", "empty"):
+        return None  # every cell a str
+    candidates = np.flatnonzero(pd.isna(values))  # None, NaN, NA, NaT: keep only the None
+    nones = [i for i in candidates if values[i] is None]
+    if not nones:
+        return None
+    values = values.copy()
+    values[nones] = ""
+    return pd.Series(values, index=column.index, name=column.name, dtype=object)
