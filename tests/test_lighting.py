@@ -205,6 +205,16 @@ def test_audit_inputs_default_to_the_committed_scalars():
     assert audit_inputs(_records())["lighting_scalars"] == lighting_scalars()
 
 
+def test_missing_default_file_warns_and_gives_no_scalars(tmp_path, monkeypatch):
+    import harness.report.inputs as inputs
+
+    monkeypatch.setattr(inputs, "DEFAULT_LIGHTING_SCALARS", tmp_path / "absent.json")
+    with pytest.warns(UserWarning, match="Table 8 has no EV/CCT"):
+        assert inputs.lighting_scalars() == {}
+    with pytest.raises(AuditError, match="cannot read lighting scalars"):
+        inputs.lighting_scalars(tmp_path / "absent.json")  # an explicit path must exist
+
+
 def test_report_fills_table8_by_default(tmp_path):
     from harness.records import write_records
 

@@ -8,6 +8,7 @@ same inputs: ``compute_audit(records, bootstrap=B, seed=S, **audit_inputs(record
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -37,12 +38,21 @@ def template_slots(template_ids: Iterable[str]) -> dict[str, dict[str, str | Non
 def lighting_scalars(path: str | Path | None = None) -> dict[str, tuple[float, float]]:
     """``{lighting level: (EV, CCT K)}`` for Table 8, read from ``path``.
 
-    ``None`` reads the committed :data:`DEFAULT_LIGHTING_SCALARS` (its default convention).
+    ``None`` reads the committed :data:`DEFAULT_LIGHTING_SCALARS` (its default convention);
+    when that file is absent (an install without the repository's ``fixtures/``) a warning
+    says so and ``{}`` comes back, so Table 8 keeps its z-shifts without EV/CCT.
     Accepted: a ``t3d-lighting-scalars/1`` document as written by ``t3d-audit lighting``, or
     a plain ``{"city": [EV, CCT_K], ...}`` mapping. Raises :class:`AuditError` naming the file.
     """
     from harness.render.lighting import SCHEMA, scalars_from_document
 
+    if path is None and not DEFAULT_LIGHTING_SCALARS.is_file():
+        warnings.warn(
+            f"{DEFAULT_LIGHTING_SCALARS} not found: Table 8 has no EV/CCT "
+            "(pass --lighting-scalars, or write it with `t3d-audit lighting --out FILE`)",
+            stacklevel=2,
+        )
+        return {}
     path = Path(path) if path is not None else DEFAULT_LIGHTING_SCALARS
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
