@@ -357,10 +357,12 @@ def _pair(ci: Any) -> list[float | None] | None:
 
 
 def compute_audit(records: pd.DataFrame, bootstrap: int, seed: int) -> Any:
-    """H3's ``AuditResult`` (tables and figures read from it)."""
+    """H3's ``AuditResult`` (tables and figures read from it), with the same data-file inputs
+    (template slots, default template, lighting EV/CCT) as ``t3d-audit report``."""
+    from harness.report.inputs import audit_inputs
     from harness.stats.audit import compute_audit as _compute
 
-    return _compute(records, bootstrap=bootstrap, seed=seed)
+    return _compute(records, bootstrap=bootstrap, seed=seed, **audit_inputs(records))
 
 
 def write_tables(result: Any, out_dir: Path) -> list[Path]:

@@ -64,6 +64,9 @@ def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, 
     para = components.paraphrase_file()
     if para is not None and "paraphrase" in session.profile.levels:
         entries.append(file_entry(para, label=portable_label(para, bases), role="paraphrases"))
+    lighting = FIXTURES / "lighting_scalars.json"
+    if lighting.is_file():
+        entries.append(file_entry(lighting, label=portable_label(lighting, bases), role="lighting-scalars"))
     profiles = REPO_ROOT / "harness" / "profiles.json"
     if profiles.is_file():
         entries.append(file_entry(profiles, label=portable_label(profiles, bases), role="profiles"))
