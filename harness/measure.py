@@ -270,6 +270,10 @@ def measure(
     ``load_evaluator(spec)`` builds the model (default ``spec.build()``); it is called at most
     once and only when some pair is not in the score cache. Output rows follow plan order.
     """
+    from harness.evaluators.reference.scene_measure import is_scene_evaluator, measure_scenes
+
+    if is_scene_evaluator(spec):  # companion, planted-*: scenes + configuration, no renders
+        return measure_scenes(spec, plan, load_evaluator=load_evaluator)
     stats = stats if stats is not None else MeasureStats()
     build = load_evaluator or (lambda s: s.build())
     from harness.evaluators.cache import ScoreCache

@@ -356,6 +356,11 @@ def _ensure_loaded() -> None:
         if not _specs:
             for spec in builtin_specs():
                 _specs[spec.id] = spec
+            # the bundled reference evaluators (trained models present, companion, planted-*)
+            from harness.evaluators.reference.specs import all_reference_specs
+
+            for spec in all_reference_specs():
+                _specs.setdefault(spec.id, spec)
         if not _entry_points_loaded:
             _entry_points_loaded = True
             _load_entry_points()
