@@ -48,10 +48,10 @@ service = RenderService(Path(sys.argv[5]))
 service.render(scene, root, ident, replace(c0, resolution_px=64, seed=999))  # build + kernels
 out = {}
 for size in sizes:
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     for i in range(repeat):
         service.render(scene, root, ident, replace(c0, resolution_px=size, seed=i))
-    out[size] = (time.perf_counter() - t) / repeat
+    out[size] = ((time.perf_counter() - t) / repeat, (time.process_time() - cpu) / repeat)
 print("RESULT", json.dumps(out))
 """
 
@@ -73,6 +73,7 @@ sc = bpy.context.scene
 def mat(rgb):
     m = bpy.data.materials.new("m")
     m.node_tree.nodes["Principled BSDF"].inputs["Base Color"].default_value = (*rgb, 1)
+    m.node_tree.nodes["Principled BSDF"].inputs["Roughness"].default_value = 0.8
     return m
 
 def box(b, m, camera_only=False):
@@ -130,11 +131,11 @@ bpy.ops.render.render(write_still=True)  # kernels + sync, excluded like the har
 out = {}
 for size in sizes:
     r.resolution_x = r.resolution_y = size
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     for i in range(repeat):
         c.seed = i
         bpy.ops.render.render(write_still=True)
-    out[size] = (time.perf_counter() - t) / repeat
+    out[size] = ((time.perf_counter() - t) / repeat, (time.process_time() - cpu) / repeat)
 print("RESULT", json.dumps(out))
 """
 
@@ -152,10 +153,13 @@ def bench_speed(scene: Path, sizes: list[int], repeat: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         harness = _run(_HARNESS, str(scene), json.dumps(sizes), str(repeat), tmp + "/cache")
         bare = _run(_BARE, str(scene), json.dumps(sizes), str(repeat), tmp)
-    print(f"{'px':>6} {'harness s':>10} {'bare s':>8} {'harness r/s':>12} {'bare r/s':>9} {'overhead':>9}")
+    # wall time swings with other load on a shared machine; CPU time (all threads) does not
+    print(f"{'px':>6} {'harness s':>10} {'bare s':>8} {'harness r/s':>12} {'bare r/s':>9} "
+          f"{'wall ovh':>9} {'harness cpu':>12} {'bare cpu':>9} {'cpu ovh':>8}")
     for size in sizes:
-        h, b = harness[str(size)], bare[str(size)]
-        print(f"{size:>6} {h:>10.2f} {b:>8.2f} {1 / h:>12.3f} {1 / b:>9.3f} {h / b - 1:>+9.1%}")
+        (h, hc), (b, bc) = harness[str(size)], bare[str(size)]
+        print(f"{size:>6} {h:>10.2f} {b:>8.2f} {1 / h:>12.3f} {1 / b:>9.3f} {h / b - 1:>+9.1%} "
+              f"{hc:>12.2f} {bc:>9.2f} {hc / bc - 1:>+8.1%}")
 
 
 def bench_harness_side(sizes: list[int]) -> None:
@@ -202,7 +206,18 @@ def _warm(cache: Path, *extra: str) -> float:
     return time.perf_counter() - t
 
 
-def bench_warm() -> None:
+def bench_warm_small() -> None:
+    """Cold (real renders) then warm (all cached) on the smoke profile, first prompt, 2 jobs."""
+    print("== t3d-audit warm: cold vs warm")
+    with tempfile.TemporaryDirectory() as tmp:
+        small = ("--profile", "smoke", "--prompts", "1", "--jobs", "2")
+        cold = _warm(Path(tmp), *small)
+        warm = _warm(Path(tmp), *small)
+        print(f"smoke, 1 prompt (84 renders, 2 jobs): cold {cold:.1f} s, warm {warm:.2f} s")
+
+
+def bench_warm_default_cached() -> None:
+    """``warm --profile default`` with every key pre-filled by a placeholder (synthetic)."""
     import numpy as np
 
     from harness.protocol import get_profile
@@ -211,12 +226,6 @@ def bench_warm() -> None:
     from harness.render.plan import render_plan
     from harness.render.warm import resolve_jobs
 
-    print("== t3d-audit warm: cold vs warm")
-    with tempfile.TemporaryDirectory() as tmp:
-        small = ("--profile", "smoke", "--prompts", "1", "--jobs", "2")
-        cold = _warm(Path(tmp), *small)
-        warm = _warm(Path(tmp), *small)
-        print(f"smoke, 1 prompt (84 renders, 2 jobs): cold {cold:.1f} s, warm {warm:.2f} s")
     with tempfile.TemporaryDirectory() as tmp:
         profile = get_profile("default")
         sset = load_profile_scenes(profile)
@@ -249,13 +258,16 @@ def main() -> None:
     parser.add_argument("--scene", type=Path, default=DEFAULT_SCENE)
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-warm", action="store_true")
+    parser.add_argument("--skip-cold", action="store_true", help="skip the cold warm-up run")
     args = parser.parse_args()
     bench_plan()
     bench_harness_side(args.sizes)
     if not args.skip_speed:
         bench_speed(args.scene, args.sizes, args.repeat)
     if not args.skip_warm:
-        bench_warm()
+        if not args.skip_cold:
+            bench_warm_small()
+        bench_warm_default_cached()
 
 
 if __name__ == "__main__":

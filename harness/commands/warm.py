@@ -56,10 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from harness.render.cache import RenderCache
     from harness.render.inputs import apply_probe, load_profile_scenes
     from harness.render.plan import render_plan
-    from harness.render.warm import pending, resolve_jobs, warm
+    from harness.render.warm import resolve_jobs, warm
 
     if args.jobs < 1:
         print("t3d-audit warm: --jobs must be >= 1", file=sys.stderr)
@@ -83,17 +82,27 @@ def run(args: argparse.Namespace) -> int:
         probe_fn=apply_probe,
     )
     cache_root = (args.cache_dir or default_cache_dir()) / "renders"
-    todo = len(pending(requests, RenderCache(cache_root), args.device))
-    print(f"cached: {len(requests) - todo}, to render: {todo}", flush=True)
-    with tqdm(total=todo, unit="render", dynamic_ncols=True, smoothing=0.1) as bar:
+    bar: tqdm | None = None
+
+    def on_start(cached: int, to_render: int) -> None:
+        nonlocal bar
+        print(f"cached: {cached}, to render: {to_render}", flush=True)
+        if to_render:
+            bar = tqdm(total=to_render, unit="render", dynamic_ncols=True, smoothing=0.1)
+
+    try:
         result = warm(
             requests,
             cache_root,
             jobs=args.jobs,
             timeout_s=args.timeout,
             device=args.device,
-            progress=bar.update,
+            progress=lambda n: bar.update(n) if bar is not None else None,
+            on_start=on_start,
         )
+    finally:
+        if bar is not None:
+            bar.close()
     result.failures[:0] = skipped
     print(
         f"done in {time.monotonic() - start:.1f} s: {result.rendered} rendered, "

@@ -6,6 +6,7 @@ served after a change to the pipeline.
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import metadata
 
 RENDERER_REVISION = "2"
@@ -33,6 +34,7 @@ LIGHTING_FILES = {
 }
 
 
+@cache
 def blender_version() -> str:
     """The installed bpy version, read from package metadata (does not import bpy)."""
     try:

@@ -130,11 +130,14 @@ def warm(
     timeout_s: float = 600.0,
     device: str = "cpu",
     progress: Progress | None = None,
+    on_start: Callable[[int, int], None] | None = None,
 ) -> WarmResult:
     """Render every request missing from the cache at ``cache_root``; returns the counts.
 
-    ``jobs`` worker processes (1: in this process). Render failures are collected, not
-    raised; KeyboardInterrupt stops the workers and propagates (finished renders stay cached).
+    ``jobs`` worker processes (1: in this process). ``on_start(cached, to_render)`` is called
+    once before rendering, ``progress(n)`` after each finished render. Render failures are
+    collected, not raised; KeyboardInterrupt stops the workers and propagates (finished
+    renders stay cached).
     """
     if device not in ("cpu", "gpu"):
         raise RenderError(f"warm renders on 'cpu' or 'gpu', not {device!r}", where="--device")
@@ -143,6 +146,8 @@ def warm(
     todo = pending(requests, cache, device)
     result = WarmResult(total=len(requests), cached=len(requests) - len(todo))
     tick = progress or (lambda n: None)
+    if on_start is not None:
+        on_start(result.cached, len(todo))
 
     def record(reason: str | None) -> None:
         if reason is None:
