@@ -15,9 +15,11 @@ Renders have a transparent film; backgrounds are composited later in numpy.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import math
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -111,6 +113,7 @@ class BlenderRenderer:
         self._built: OrderedDict[str, _Built] = OrderedDict()
         self._hdris: dict[str, Any] = {}
         self._tmp = Path(tempfile.mkdtemp(prefix="t3d-render-"))
+        atexit.register(shutil.rmtree, self._tmp, True)
         self._materials: dict[str, Any] = {}
         self.builds = 0  # scenes built so far (for tests and benchmarks)
 
