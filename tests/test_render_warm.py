@@ -99,3 +99,27 @@ def test_probe_that_cannot_apply_is_a_failure_not_a_crash(tmp_path):
     requests, failures = resolve_jobs(render_plan(profile, scenes), scenes, tmp_path, probe_fn=probe)
     assert len(requests) == 11 and len(failures) == 1
     assert "probe worst_objects failed" in failures[0] and "no candidates" in failures[0]
+
+
+@pytest.mark.slow
+def test_warm_in_worker_processes_with_blender(tmp_path):
+    pytest.importorskip("bpy")
+    from harness.protocol import RenderConfig
+    from harness.render.service import RenderRequest
+    from harness.scenes.model import scene_identity
+    from tests._render_helpers import box_scene, write_box_assets
+
+    write_box_assets(tmp_path)
+    requests = []
+    for sid in ("test.w1", "test.w2"):
+        scene = box_scene(sid)
+        ident = scene_identity(scene, tmp_path)
+        for cfg in (RenderConfig(32, samples=1), RenderConfig(32, samples=1, yaw_deg=90.0)):
+            requests.append(RenderRequest(scene, tmp_path, ident, cfg))
+    ticks, starts = [], []
+    result = warm(requests, tmp_path / "renders", jobs=2, progress=ticks.append,
+                  on_start=lambda c, t: starts.append((c, t)))
+    assert (result.rendered, result.cached, result.failures) == (4, 0, [])
+    assert starts == [(0, 4)] and sum(ticks) == 4
+    again = warm(requests, tmp_path / "renders", jobs=2)
+    assert (again.rendered, again.cached) == (0, 4)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import queue as queue_mod
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -112,7 +113,16 @@ def _render_group(
 _WORKER: dict[str, Any] = {}
 
 
+def _is_blender_scripts_dir(entry: str) -> bool:
+    """Whether a ``sys.path`` entry is one Blender adds after ``import bpy`` (its scripts dirs)."""
+    parts = Path(entry).parts
+    return "bpy" in parts and "scripts" in parts[parts.index("bpy") :]
+
+
 def _init_worker(q: Any, cache_root: str, timeout_s: float, device: str) -> None:
+    # a spawned worker inherits the parent's sys.path; if the parent had imported bpy, that
+    # holds Blender's scripts/modules, whose pure-Python "bpy" shadows the real module
+    sys.path[:] = [p for p in sys.path if not _is_blender_scripts_dir(p)]
     _WORKER["queue"] = q
     _WORKER["service"] = RenderService(cache_root, timeout_s=timeout_s, device=device)
 
@@ -196,7 +206,7 @@ def warm(
                 break
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        for proc in list(getattr(pool, "_processes", {}).values()):
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
             proc.terminate()
         raise
     pool.shutdown(wait=True)
