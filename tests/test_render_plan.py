@@ -55,3 +55,17 @@ def test_summary():
     jobs = render_plan(profile, [_scene(0), _scene(1)])
     summary = plan_summary(profile, jobs)
     assert summary["renders"] == 20 and summary["scenes"] == 2 and summary["configs_per_scene"] == 10
+
+
+def test_profile_configuration_of_any_level():
+    import pytest
+
+    from harness.errors import ProtocolError
+
+    profile = get_profile("smoke")  # selects only yaw 0/180, but any Table 11 level works
+    yaw = profile.configuration("yaw", "90")
+    assert (yaw.render.pitch_deg, yaw.render.yaw_deg, yaw.id) == (45.0, 90.0, "yaw=90")
+    assert profile.configuration("baseline", "c0").render == profile.c0
+    assert profile.configuration("background", "red").render == profile.c0
+    with pytest.raises(ProtocolError):
+        profile.configuration("yaw", "10")
