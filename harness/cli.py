@@ -19,6 +19,7 @@ from harness.errors import AuditError
 
 # command name -> (module under harness.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "audit": ("audit", "run the audit suite (pytest) and print the verdict"),
     "templates": ("templates", "list the 337 caption templates"),
     "protocol": ("protocol", "list a profile's configuration family"),
     "validate-scenes": ("validate_scenes", "validate a scene set against its manifest"),
