@@ -19,8 +19,9 @@ Recipe (:class:`DataRecipe`, recorded on every training card):
    length), a random studio-light map, a random background colour (composited), a random
    resolution from ``resolutions``; then resized to ``image_px`` (bicubic) and stored.
 
-Output (``DIR``, ignored by git): ``data.npz`` (``images`` (N, S, S, 3) uint8, ``scene``
-(N,) int scene index, ``heldout`` (N,) bool), ``captions.json`` (N lists of strings),
+Output (``DIR``, ignored by git): ``data.npz`` (``images`` (N, S, S, 3) uint8 composited,
+``rgba`` (N, S, S, 4) uint8 before compositing, ``scene`` (N,) int scene index, ``heldout``
+(N,) bool), ``captions.json`` (N lists of strings),
 ``scenes.jsonl`` (the scene dicts), ``recipe.json``. Held-out scenes (a fraction
 ``heldout_frac`` chosen by the seed) are never trained on.
 """
