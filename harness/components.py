@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from harness.errors import AuditError, EvaluatorError, RecordsError
+from harness.errors import AuditError, EvaluatorError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,18 +22,6 @@ if TYPE_CHECKING:
     from harness.protocol import RenderConfig
     from harness.scenes.model import Scene
 
-RECORD_COLUMNS = (
-    "evaluator",
-    "generator",
-    "prompt_id",
-    "scene_sha256",
-    "factor",
-    "level",
-    "caption",
-    "score",
-    "status",
-    "error",
-)
 
 
 # ----------------------------------------------------------------------------- protocols
@@ -273,51 +261,28 @@ def evaluator_weight_files(spec: Any) -> list[Path]:
 
 
 def records_frame(rows: list[tuple]) -> pd.DataFrame:
-    """The tidy records table from rows in :data:`RECORD_COLUMNS` order."""
+    """The tidy records table from rows in :data:`harness.records.COLUMNS` order."""
     import pandas as pd
 
-    frame = pd.DataFrame(rows, columns=list(RECORD_COLUMNS))
+    from harness.records import COLUMNS
+
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["score"] = frame["score"].astype("float64")
     return frame
 
 
 def write_records(frame: pd.DataFrame, path: Path) -> None:
     """Write a records file (CSV or Parquet by suffix), validated, byte-stable."""
-    try:
-        from harness import records
-    except ImportError:
-        records = None  # type: ignore[assignment]
-    if records is not None and hasattr(records, "write_records"):
-        records.write_records(frame, path)
-        return
-    if path.suffix == ".parquet":
-        frame.to_parquet(path, index=False)
-    else:
-        frame.to_csv(path, index=False, float_format="%.17g", lineterminator="\n")
+    from harness import records
+
+    records.write_records(frame, path)
 
 
 def read_records(path: Path) -> pd.DataFrame:
-    """Read a records file written by :func:`write_records`."""
-    try:
-        from harness import records
-    except ImportError:
-        records = None  # type: ignore[assignment]
-    if records is not None and hasattr(records, "read_records"):
-        return records.read_records(path)
-    import pandas as pd
+    """Read and validate a records file written by :func:`write_records`."""
+    from harness import records
 
-    try:
-        if Path(path).suffix == ".parquet":
-            frame = pd.read_parquet(path)
-        else:
-            frame = pd.read_csv(path, keep_default_na=False, na_values={"score": ["", "nan", "NaN"]})
-    except (OSError, ValueError) as exc:
-        raise RecordsError(f"cannot read records: {exc}", where=path) from exc
-    frame["caption"] = frame["caption"].astype(str)
-    frame["error"] = frame["error"].astype(str)
-    frame["level"] = frame["level"].astype(str)
-    frame["prompt_id"] = frame["prompt_id"].astype(str)
-    return frame
+    return records.read_records(path)
 
 
 # ----------------------------------------------------------------------------- statistics

@@ -17,20 +17,9 @@ import pandas as pd
 
 from harness.errors import RecordsError
 from harness.protocol import BASELINE, PROBES, SHARED_FACTORS
+from harness.records import COLUMNS
 from harness.stats._nan import nanmean
 
-COLUMNS = (
-    "evaluator",
-    "generator",
-    "prompt_id",
-    "scene_sha256",
-    "factor",
-    "level",
-    "caption",
-    "score",
-    "status",
-    "error",
-)
 PROBE = "probe"
 PARAPHRASE = "paraphrase"
 SWEEP_FACTORS = (*SHARED_FACTORS, PARAPHRASE)
