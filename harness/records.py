@@ -20,10 +20,9 @@ of a CSV file when no field spans lines).
 from __future__ import annotations
 
 import csv
+import io
 import math
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import AuditError, RecordsError
+from harness.fileio import write_bytes_atomic
 
 COLUMNS: tuple[str, ...] = (
     "evaluator",
@@ -346,30 +346,24 @@ def write_records(df: pd.DataFrame, path: str | Path, *, validate: bool = True) 
     if validate:
         validate_records(df, where=path)
     frame = _coerce(df[list(COLUMNS)])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if kind == "csv":
-                # The csv module leaves a field with a lone "\r" unquoted (it only looks for the
-                # line terminator "\n"), which would split the row on reading: quote all then.
-                needs_all = any(
-                    "\r" in frame[c].astype(str).str.cat() for c in STRING_COLUMNS if len(frame)
-                )
-                text = frame.assign(score=[_float_text(v) for v in frame["score"]]).to_csv(
-                    index=False,
-                    lineterminator="\n",
-                    quoting=csv.QUOTE_ALL if needs_all else csv.QUOTE_MINIMAL,
-                )
-                handle.write(text.encode("utf-8"))
-            else:
-                _require_pyarrow(path)
-                frame.to_parquet(handle, index=False, engine="pyarrow")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    if kind == "csv":
+        # The csv module leaves a field with a lone "\r" unquoted (it only looks for the line
+        # terminator "\n"), which would split the row on reading: quote all fields then.
+        needs_all = any(
+            "\r" in frame[c].astype(str).str.cat() for c in STRING_COLUMNS if len(frame)
+        )
+        text = frame.assign(score=[_float_text(v) for v in frame["score"]]).to_csv(
+            index=False,
+            lineterminator="\n",
+            quoting=csv.QUOTE_ALL if needs_all else csv.QUOTE_MINIMAL,
+        )
+        data = text.encode("utf-8")
+    else:
+        _require_pyarrow(path)
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False, engine="pyarrow")
+        data = buffer.getvalue()
+    write_bytes_atomic(path, data)
     return path
 
 

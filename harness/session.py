@@ -10,8 +10,6 @@ collects per-test outcomes. Nothing here knows about xdist: the plugin hands the
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -19,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import components
+from harness.fileio import write_text_atomic
 from harness.hashing import sha256_file, sha256_json
 from harness.thresholds import Thresholds
 
@@ -57,14 +56,6 @@ def _stats_code_hash() -> str:
 
     root = Path(stats_pkg.__file__).parent
     return sha256_json({p.name: sha256_file(p) for p in sorted(root.glob("*.py"))})
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 class AuditSession:
@@ -159,9 +150,7 @@ class AuditSession:
                         load_evaluator=self._build_evaluator,
                         stats=stats,
                     )
-                    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-                    components.write_records(frame, tmp)
-                    os.replace(tmp, path)
+                    components.write_records(frame, path)  # atomic: temp file + rename
         self._records_files[evaluator_id] = path
         return path
 
@@ -198,7 +187,7 @@ class AuditSession:
             summary = compute()
             # store and return what a reader gets, so every process sees identical values
             text = json.dumps(summary, sort_keys=True, allow_nan=True)
-            _atomic_write_text(path, text)
+            write_text_atomic(path, text)
             return json.loads(text)
 
     def summary(self, evaluator_id: str) -> dict[str, Any]:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from harness.errors import AuditError
+from harness.fileio import write_text_atomic
 
 HELP = "EV and CCT of the lighting maps (study Table 8) from Blender's HDRIs"
 EV_TOLERANCE = 5e-4  # stops; the fixture stores 4 decimals
@@ -51,19 +50,6 @@ def compare(committed: dict, fresh: dict) -> list[str]:
     return problems
 
 
-def _write_atomic(doc: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(doc, handle, indent=1, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def run(args: argparse.Namespace) -> int:
     from harness.render.lighting import bundled_lighting_scalars
 
@@ -85,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
               f"(Blender {doc['blender_version']})")
         return 1 if problems else 0
     if args.out is not None:
-        _write_atomic(doc, args.out)
+        write_text_atomic(args.out, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {args.out}")
         return 0
     json.dump(doc, sys.stdout, indent=1, ensure_ascii=False)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.fileio import write_bytes_atomic
+
 HELP = "apply a content probe to a scene file"
 
 
@@ -49,10 +51,7 @@ def run(args: argparse.Namespace) -> int:
     root = args.root or find_root(args.scene_file)
     scene = load_scene(args.scene_file, root)
     edited = probes.apply(scene, args.probe, seed=args.seed)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(f".{args.out.name}.tmp")
-    tmp.write_bytes(scene_bytes(edited))
-    tmp.replace(args.out)
+    write_bytes_atomic(args.out, scene_bytes(edited))
     print(f"{edited.id}\t{len(scene.objects)} -> {len(edited.objects)} objects")
     print(f"identity {scene_identity(edited, root)}")
     print(f"wrote {args.out}")

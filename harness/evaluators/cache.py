@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.fileio import write_bytes_atomic
 from harness.hashing import canonical_json, sha256_bytes
 
 if TYPE_CHECKING:
@@ -46,21 +45,6 @@ def image_sha256(image: np.ndarray) -> str:
 def text_sha256(text: str) -> str:
     """sha256 of the UTF-8 bytes of ``text``."""
     return sha256_bytes(text.encode("utf-8"))
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Publish ``data`` at ``path``: temp file in the same directory, fsync, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class ScoreCache:
@@ -99,7 +83,7 @@ class ScoreCache:
         data = canonical_json(clean)
         path = self._dir(identity_hash, image_sha) / f"{sha256_bytes(data)}.json"
         if not path.exists():
-            atomic_write_bytes(path, data)
+            write_bytes_atomic(path, data)
         return path
 
 
@@ -150,7 +134,7 @@ class EmbeddingCache:
                 if not path.exists():
                     buffer = io.BytesIO()
                     np.save(buffer, vec, allow_pickle=False)
-                    atomic_write_bytes(path, buffer.getvalue())
+                    write_bytes_atomic(path, buffer.getvalue())
 
     def _remember(self, text: str, vec: np.ndarray) -> None:
         if len(self._memory) >= self.max_items:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness.fileio import write_text_atomic
 from harness.stats.audit import AuditResult
 
 
@@ -19,15 +18,7 @@ def summary_json(result: AuditResult) -> str:
 def write_summary(result: AuditResult, path: str | Path) -> Path:
     """Write ``summary.json`` atomically (temporary file in the same directory, then rename)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(summary_json(result))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, summary_json(result))
     return path
 
 

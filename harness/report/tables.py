@@ -11,12 +11,11 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.fileio import write_text_atomic
 from harness.stats.audit import AuditResult, EvaluatorAudit
 from harness.stats.reversals import Reversal
 
@@ -364,17 +363,6 @@ def build_tables(result: AuditResult) -> list[Table]:
     return [t for t in tables if t is not None]
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_tables(tables: Iterable[Table] | AuditResult, out_dir: Path) -> list[Path]:
     """Write ``<key>.md`` and ``<key>.csv`` per table plus ``tables.md`` with all of them.
 
@@ -387,9 +375,9 @@ def write_tables(tables: Iterable[Table] | AuditResult, out_dir: Path) -> list[P
     for t in tables:
         for suffix, text in ((".md", t.to_markdown()), (".csv", t.to_csv())):
             path = out_dir / f"{t.key}{suffix}"
-            _atomic_write(path, text)
+            write_text_atomic(path, text)
             written.append(path)
     combined = out_dir / "tables.md"
-    _atomic_write(combined, "\n".join(t.to_markdown() for t in tables))
+    write_text_atomic(combined, "\n".join(t.to_markdown() for t in tables))
     written.append(combined)
     return written

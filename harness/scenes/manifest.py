@@ -23,12 +23,11 @@ meshes) are ignored: they cannot change a scene without changing a listed hash.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness.errors import ManifestError, SceneError
+from harness.fileio import write_bytes_atomic
 from harness.hashing import sha256_bytes, sha256_file
 from harness.scenes.assetdeps import asset_dependencies
 from harness.scenes.load import check_asset_path, load_scene, parse_scene
@@ -172,20 +171,9 @@ def check_set_invariants(
 
 
 def write_manifest(root: Path | str, manifest: dict[str, Any]) -> Path:
-    """Write ``<root>/manifest.json`` atomically (temp file in the root, then rename)."""
-    root = Path(root)
-    target = root / MANIFEST_NAME
-    data = manifest_bytes(manifest)
-    fd, tmp = tempfile.mkstemp(prefix=".manifest.", suffix=".tmp", dir=root)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``<root>/manifest.json`` atomically (temp file in the root, fsync, then rename)."""
+    target = Path(root) / MANIFEST_NAME
+    write_bytes_atomic(target, manifest_bytes(manifest))
     return target
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness import fileio
 from harness.errors import ImportError_
 from harness.scenes.model import Room
 
@@ -244,12 +245,9 @@ def _num(value: float) -> str:
 
 def write_bytes_atomic(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` (creating parents) unless identical bytes are already there."""
-    target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_file() and target.read_bytes() == data:
         return
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(target)
+    fileio.write_bytes_atomic(target, data)
 
 
 @dataclass(frozen=True)
