@@ -78,6 +78,9 @@ def test_lr_schedule_warmup_then_cosine():
     assert _lr_at(9, r, 110) == pytest.approx(1.0)
     assert _lr_at(60, r, 110) == pytest.approx(0.5)
     assert _lr_at(110, r, 110) == pytest.approx(0.0)
+    # a run stopped by the clock anneals by the clock
+    assert _lr_at(20, r, 110, time_fraction=0.5) == pytest.approx(0.5)
+    assert _lr_at(20, r, 110, time_fraction=1.0) == pytest.approx(0.0)
 
 
 @pytest.mark.slow

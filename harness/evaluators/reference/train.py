@@ -155,10 +155,13 @@ class TrainResult:
     card: dict[str, Any] = field(default_factory=dict)
 
 
-def _lr_at(step: int, recipe: ModelRecipe, total: int) -> float:
+def _lr_at(step: int, recipe: ModelRecipe, total: int, time_fraction: float = 0.0) -> float:
+    """Linear warm-up, then cosine decay to 0. Progress is the larger of the step fraction and
+    ``time_fraction`` (elapsed / ``max_minutes``), so a run stopped by the clock still ends
+    annealed."""
     if step < recipe.warmup:
         return recipe.lr * (step + 1) / recipe.warmup
-    progress = (step - recipe.warmup) / max(1, total - recipe.warmup)
+    progress = max((step - recipe.warmup) / max(1, total - recipe.warmup), time_fraction)
     return recipe.lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
@@ -215,7 +218,7 @@ def train(
             stopped_early = True
             break
         for group in opt.param_groups:
-            group["lr"] = _lr_at(step, recipe, total)
+            group["lr"] = _lr_at(step, recipe, total, (time.time() - t0) / 60.0 / recipe.max_minutes)
         chosen = rng.sample(scenes, batch)
         idx = [rng.choice(by_scene[s]) for s in chosen]
         images = augment_batch(pixels[idx], gen) if use_rgba else pixels[idx]
