@@ -244,6 +244,7 @@ def train(
     tmp = weights.with_suffix(".safetensors.tmp")
     save_file(state, str(tmp), metadata={"model_name": recipe.model_name, "recipe": json.dumps(recipe.to_dict())})
     tmp.replace(weights)
+    weights.chmod(0o644)  # safetensors writes owner-only files; the fixture is public
     if weights.stat().st_size > MAX_WEIGHTS_BYTES:
         raise EvaluatorError(f"{weights.name} is {weights.stat().st_size} bytes, over the 10 MB budget",
                              where=weights, hint="shrink the model config")  # fmt: skip
