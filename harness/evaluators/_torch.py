@@ -9,7 +9,7 @@ import numpy as np
 
 from harness.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, check_image
-from harness.evaluators.cache import image_sha256
+from harness.evaluators.cache import EmbeddingCache, image_sha256
 
 
 def resolve_device(device: str) -> str:
@@ -86,19 +86,57 @@ def load_failure(spec: EvaluatorSpec, exc: BaseException) -> EvaluatorError:
 
 
 class EmbeddingScoring:
-    """Shared ``score``/``score_grid`` for embedding evaluators.
+    """Shared encoding loops and ``score``/``score_grid`` for embedding evaluators.
 
-    Subclasses provide ``spec``, ``image_embeddings(images) -> (k, d) unit vectors + rows``,
-    ``text_embeddings(texts) -> (k, d) unit vectors + rows``, ``transform(cos)`` and
+    Subclasses provide ``spec``, ``batch_size``, ``text_cache``, the model calls
+    ``encode_images(batch) -> (b, d)`` and ``encode_texts(batch) -> (b, d)`` (float32 unit
+    vectors as numpy, run under ``torch.inference_mode``), ``transform(cos)`` and
     ``truncated(text)``.
     """
 
     spec: EvaluatorSpec
+    batch_size: int
+    text_cache: EmbeddingCache
+
+    def encode_images(self, batch: list[np.ndarray]) -> np.ndarray:
+        """``(len(batch), d)`` float32 unit vectors for ``(H, W, 3)`` uint8 images."""
+        raise NotImplementedError
+
+    def encode_texts(self, batch: list[str]) -> np.ndarray:
+        """``(len(batch), d)`` float32 unit vectors for texts."""
+        raise NotImplementedError
+
+    def image_embeddings(self, images: Iterable[np.ndarray]) -> tuple[np.ndarray, list[int]]:
+        """``(distinct (k, d) float32 unit vectors, row of each input image)``; streamed."""
+        import torch
+
+        rows, unique = distinct_images(self.spec, images)
+        chunks: list[np.ndarray] = []
+        with torch.inference_mode():
+            for batch in batched(unique, self.batch_size):
+                chunks.append(self.encode_images([im for _, im in batch]))
+        return (np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)), rows
+
+    def text_embeddings(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+        """``(distinct (k, d) float32 unit vectors, row of each input text)``; cached."""
+        import torch
+
+        unique, rows = distinct_texts(texts)
+        known = self.text_cache.get_many(unique)
+        todo = [t for t in unique if t not in known]
+        with torch.inference_mode():
+            for batch in batched(todo, self.batch_size):
+                fresh = dict(zip(batch, self.encode_texts(batch), strict=True))
+                self.text_cache.put_many(fresh)
+                known.update(fresh)
+        if not unique:
+            return np.zeros((0, 0), np.float32), rows
+        return np.stack([known[t] for t in unique]).astype(np.float32), rows
 
     def score_grid(self, images: Iterable[np.ndarray], captions: Sequence[str]) -> np.ndarray:
         """``(n_images, n_captions)`` scores; each distinct image and caption encoded once."""
-        img, img_rows = self.image_embeddings(images)  # type: ignore[attr-defined]
-        txt, txt_rows = self.text_embeddings(list(captions))  # type: ignore[attr-defined]
+        img, img_rows = self.image_embeddings(images)
+        txt, txt_rows = self.text_embeddings(list(captions))
         if not img_rows or not txt_rows:
             return np.zeros((len(img_rows), len(txt_rows)))
         grid = self.transform(img @ txt.T)  # type: ignore[attr-defined]
@@ -109,8 +147,8 @@ class EmbeddingScoring:
         from harness.evaluators.base import ScoreResult, check_pairs
 
         check_pairs(self.spec, images, captions)
-        img, img_rows = self.image_embeddings(images)  # type: ignore[attr-defined]
-        txt, txt_rows = self.text_embeddings(list(captions))  # type: ignore[attr-defined]
+        img, img_rows = self.image_embeddings(images)
+        txt, txt_rows = self.text_embeddings(list(captions))
         if not img_rows:
             return []
         cos = np.einsum("nd,nd->n", img[img_rows], txt[txt_rows])

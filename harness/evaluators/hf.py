@@ -111,9 +111,8 @@ def _window(spec: EvaluatorSpec, model_limit: int | None) -> int:
     return int(min(limits)) if limits else 512
 
 
-# --------------------------------------------------------------------------- Long-CLIP
-class HFClipEvaluator(EmbeddingScoring):
-    """A transformers ``CLIPModel`` (Long-CLIP: 248 text positions) scored by CLIPScore."""
+class _HFModel:
+    """A loaded transformers model with its processor, device, dtype and text window."""
 
     def __init__(self, spec: EvaluatorSpec, model: Any, processor: Any, device: str, batch: int):
         self.spec = spec
@@ -121,40 +120,38 @@ class HFClipEvaluator(EmbeddingScoring):
         self.processor = processor
         self.device = device
         self.batch_size = batch
-        limit = getattr(model.config.text_config, "max_position_embeddings", None)
-        self.texts = _Texts(spec, _tokenizer(processor), _window(spec, limit))
-        self.text_cache = EmbeddingCache(spec.identity_hash, os.environ.get(CACHE_ENV) or None)
         self.dtype = next(model.parameters()).dtype
+        self.texts = _Texts(spec, _tokenizer(processor), _window(spec, self._model_limit()))
 
-    def image_embeddings(self, images: Iterable[np.ndarray]) -> tuple[np.ndarray, list[int]]:
+    def _model_limit(self) -> int | None:
+        """The model's own text-token limit, if it has one (the spec may set a lower one)."""
+        return None
+
+
+# --------------------------------------------------------------------------- Long-CLIP
+class HFClipEvaluator(_HFModel, EmbeddingScoring):
+    """A transformers ``CLIPModel`` (Long-CLIP: 248 text positions) scored by CLIPScore."""
+
+    def __init__(self, spec: EvaluatorSpec, model: Any, processor: Any, device: str, batch: int):
+        super().__init__(spec, model, processor, device, batch)
+        self.text_cache = EmbeddingCache(spec.identity_hash, os.environ.get(CACHE_ENV) or None)
+
+    def _model_limit(self) -> int | None:
+        return getattr(self.model.config.text_config, "max_position_embeddings", None)
+
+    def encode_images(self, batch: list[np.ndarray]) -> np.ndarray:
         import torch
 
-        rows, unique = distinct_images(self.spec, images)
-        chunks = []
-        with torch.inference_mode():
-            for batch in batched(unique, self.batch_size):
-                pixels = _pixels(self.processor, [im for _, im in batch], self.device, self.dtype)
-                emb = _features(self.model.get_image_features(pixel_values=pixels))
-                chunks.append(torch.nn.functional.normalize(emb.float(), dim=-1).cpu().numpy())
-        return (np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)), rows
+        pixels = _pixels(self.processor, batch, self.device, self.dtype)
+        emb = _features(self.model.get_image_features(pixel_values=pixels))
+        return torch.nn.functional.normalize(emb.float(), dim=-1).cpu().numpy()
 
-    def text_embeddings(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+    def encode_texts(self, batch: list[str]) -> np.ndarray:
         import torch
 
-        unique, rows = distinct_texts(texts)
-        known = self.text_cache.get_many(unique)
-        todo = [t for t in unique if t not in known]
-        with torch.inference_mode():
-            for batch in batched(todo, self.batch_size):
-                enc = self.texts.encode(batch, self.device)
-                emb = _features(self.model.get_text_features(**enc))
-                emb = torch.nn.functional.normalize(emb.float(), dim=-1).cpu().numpy()
-                fresh = dict(zip(batch, emb, strict=True))
-                self.text_cache.put_many(fresh)
-                known.update(fresh)
-        if not unique:
-            return np.zeros((0, 0), np.float32), rows
-        return np.stack([known[t] for t in unique]), rows
+        enc = self.texts.encode(batch, self.device)
+        emb = _features(self.model.get_text_features(**enc))
+        return torch.nn.functional.normalize(emb.float(), dim=-1).cpu().numpy()
 
     def transform(self, cos: np.ndarray) -> np.ndarray:
         return clipscore(cos)
@@ -175,20 +172,8 @@ def build_clip(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 3
 
 
 # --------------------------------------------------------------------------- pairwise base
-class _PairwiseEvaluator:
+class _PairwiseEvaluator(_HFModel):
     """Batches (image, caption) pairs through ``_score_batch``; a failing batch fails its pairs."""
-
-    def __init__(self, spec: EvaluatorSpec, model: Any, processor: Any, device: str, batch: int):
-        self.spec = spec
-        self.model = model
-        self.processor = processor
-        self.device = device
-        self.batch_size = batch
-        self.dtype = next(model.parameters()).dtype
-        self.texts = _Texts(spec, _tokenizer(processor), _window(spec, self._model_limit()))
-
-    def _model_limit(self) -> int | None:
-        return None
 
     def prompt(self, caption: str) -> str:
         """The text sent to the model: the spec's instruction with ``{text}`` filled in."""

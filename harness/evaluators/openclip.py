@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,7 @@ from harness.errors import EvaluatorError
 from harness.evaluators import weights
 from harness.evaluators._torch import (
     EmbeddingScoring,
-    batched,
     clipscore,
-    distinct_images,
-    distinct_texts,
     load_failure,
     resolve_device,
     to_pil,
@@ -146,37 +142,17 @@ class OpenClipEvaluator(EmbeddingScoring):
         self.context_length = int(getattr(model, "context_length", spec.max_text_tokens or 77))
 
     # ----------------------------------------------------------------- encoders
-    def image_embeddings(self, images: Iterable[np.ndarray]) -> tuple[np.ndarray, list[int]]:
-        """``(distinct (k, d) float32 unit vectors, row of each input image)``; streamed."""
+    def encode_images(self, batch: list[np.ndarray]) -> np.ndarray:
         import torch
 
-        rows, unique = distinct_images(self.spec, images)
-        chunks: list[np.ndarray] = []
-        with torch.inference_mode():
-            for batch in batched(unique, self.batch_size):
-                pixels = torch.stack([self.preprocess(to_pil(im)) for _, im in batch])
-                emb = self.model.encode_image(pixels.to(self.device), normalize=True)
-                chunks.append(emb.float().cpu().numpy())
-        dim = chunks[0].shape[1] if chunks else 0
-        return (np.concatenate(chunks) if chunks else np.zeros((0, dim), np.float32)), rows
+        pixels = torch.stack([self.preprocess(to_pil(im)) for im in batch])
+        emb = self.model.encode_image(pixels.to(self.device), normalize=True)
+        return emb.float().cpu().numpy()
 
-    def text_embeddings(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
-        """``(distinct (k, d) float32 unit vectors, row of each input text)``; cached."""
-        import torch
-
-        unique, rows = distinct_texts(texts)
-        known = self.text_cache.get_many(unique)
-        todo = [t for t in unique if t not in known]
-        with torch.inference_mode():
-            for batch in batched(todo, self.batch_size):
-                tokens = self.tokenizer(batch, context_length=self.context_length)
-                emb = self.model.encode_text(tokens.to(self.device), normalize=True)
-                fresh = dict(zip(batch, emb.float().cpu().numpy(), strict=True))
-                self.text_cache.put_many(fresh)
-                known.update(fresh)
-        if not unique:
-            return np.zeros((0, 0), np.float32), rows
-        return np.stack([known[t] for t in unique]).astype(np.float32), rows
+    def encode_texts(self, batch: list[str]) -> np.ndarray:
+        tokens = self.tokenizer(batch, context_length=self.context_length)
+        emb = self.model.encode_text(tokens.to(self.device), normalize=True)
+        return emb.float().cpu().numpy()
 
     def truncated(self, text: str) -> bool:
         """Whether ``text`` exceeds the model's text window (and is cut by the tokenizer)."""
