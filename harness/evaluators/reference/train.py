@@ -269,6 +269,7 @@ def train(
         "stopped_early_by_time": stopped_early,
         "batch_size": batch,
         "train_images": len(train_idx),
+        "augmented": use_rgba,
         "train_scenes": len(scenes),
         "wall_time_s": round(wall, 1),
         "threads": recipe.threads,
