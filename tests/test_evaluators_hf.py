@@ -15,24 +15,9 @@ pytest.importorskip("transformers")
 
 from harness.errors import EvaluatorError
 from harness.evaluators import registry
+from tests._net_helpers import loopback_only  # noqa: F401  (autouse: loopback only)
 
 pytestmark = pytest.mark.slow  # imports torch and transformers, then runs tiny models
-
-
-@pytest.fixture(autouse=True)
-def _loopback_only(monkeypatch):
-    """Any connection attempt beyond 127.0.0.1 fails the test (weights are local only)."""
-    import socket
-
-    real_connect = socket.socket.connect
-
-    def guarded(self, address):
-        host = address[0] if isinstance(address, tuple) else address
-        if host not in ("127.0.0.1", "::1", "localhost"):
-            raise AssertionError(f"test tried to open a non-loopback socket to {address!r}")
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded)
 
 WORDS = ["yes", "no", "Yes", "a", "an", "the", "room", "bed", "lamp", "table", "chair", "kitchen", "with", "of", "view", "top", "down", "scene", "bedroom", "photo", "does", "this", "figure", "show", "please", "answer", "or"]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]", *WORDS,

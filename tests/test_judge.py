@@ -17,23 +17,10 @@ from hypothesis import strategies as st
 
 from harness.errors import EvaluatorError
 from harness.evaluators import judge, registry
+from tests._net_helpers import loopback_only  # noqa: F401  (autouse: loopback only)
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 MODEL_REPORTED = "gpt-4o-2024-11-20"
-
-
-@pytest.fixture(autouse=True)
-def loopback_only(monkeypatch):
-    """Fail any attempt to connect anywhere but 127.0.0.1 (the tests never use the network)."""
-    real_connect = socket.socket.connect
-
-    def guarded(self, address):
-        host = address[0] if isinstance(address, tuple) else address
-        if host not in ("127.0.0.1", "::1", "localhost"):
-            raise AssertionError(f"test tried to open a non-loopback socket to {address!r}")
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded)
 
 
 class Script:
