@@ -46,7 +46,11 @@ Box = tuple[float, float, float, float]  # x0, x1, y0, y1 in some plan frame
 
 @dataclass(frozen=True)
 class Placed:
-    """One laid-out instance: world pose of its box and the instance it stands on, if any."""
+    """One laid-out instance: pose of its box and the instance it stands on, if any.
+
+    In a :class:`Layout` the pose is in the room's world frame; while a group is being laid
+    out the same record holds the group-local pose.
+    """
 
     id: str
     label: str
@@ -106,16 +110,12 @@ def placement_parents(spec: PromptSpec) -> dict[str, tuple[str, str]]:
 # ------------------------------------------------------------------ group layout (local frame)
 
 
-@dataclass(frozen=True)
-class _Member:
-    id: str
-    label: str
-    size: tuple[float, float, float]
-    x: float
-    y: float
-    z: float
-    yaw: float
-    support: str | None
+_Member = Placed  # a group member, posed in the group's local frame
+
+
+def _objects(members: list[_Member]) -> list[SceneObject]:
+    """The members as asset-less scene objects (for the overlap and room checks)."""
+    return [SceneObject(m.id, m.label, "", (m.x, m.y, m.z), m.yaw, m.size) for m in members]
 
 
 def _move(members: list[_Member], dx: float, dy: float, dz: float, dyaw: float) -> list[_Member]:
@@ -286,7 +286,7 @@ class _Grouper:
 
 
 def _fits(members: list[_Member], room: Room, placed: list[SceneObject]) -> bool:
-    objs = [SceneObject(m.id, m.label, "", (m.x, m.y, m.z), m.yaw, m.size) for m in members]
+    objs = _objects(members)
     for o in objs:
         if not inside_room(o.position, o.size, o.yaw_deg, room, tol=0.0):
             return False
@@ -359,7 +359,7 @@ def _layout_in(spec: PromptSpec, room: Room) -> Layout | None:
             moved = _move(g, x, y, 0.0, yaw)
             if _fits(moved, room, placed_objs):
                 placed_members[i] = moved
-                placed_objs += [SceneObject(m.id, m.label, "", (m.x, m.y, m.z), m.yaw, m.size) for m in moved]
+                placed_objs += _objects(moved)
                 break
         else:
             return None
@@ -373,7 +373,7 @@ def _layout_in(spec: PromptSpec, room: Room) -> Layout | None:
 
 
 def _check_internal(members: list[_Member], spec: PromptSpec) -> None:
-    objs = [SceneObject(m.id, m.label, "", (m.x, m.y, m.z), m.yaw, m.size) for m in members]
+    objs = _objects(members)
     for i, a in enumerate(objs):
         for b in objs[i + 1 :]:
             if boxes_overlap(a, b):
