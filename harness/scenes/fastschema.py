@@ -147,13 +147,18 @@ def _object_checks(node: dict[str, Any], build: Callable[[Any], Check]) -> list[
     return out
 
 
-def _array_checks(node: dict[str, Any], build: Callable[[Any], Check]) -> list[Check]:
+def _length_checks(kind: type, lo: int | None, hi: int | None) -> list[Check]:
+    """Bounds on ``len(v)`` for values of type ``kind`` (other types pass)."""
     out: list[Check] = []
-    lo, hi = node.get("minItems"), node.get("maxItems")
     if lo is not None:
-        out.append(lambda v: not isinstance(v, list) or len(v) >= lo)
+        out.append(lambda v: not isinstance(v, kind) or len(v) >= lo)
     if hi is not None:
-        out.append(lambda v: not isinstance(v, list) or len(v) <= hi)
+        out.append(lambda v: not isinstance(v, kind) or len(v) <= hi)
+    return out
+
+
+def _array_checks(node: dict[str, Any], build: Callable[[Any], Check]) -> list[Check]:
+    out = _length_checks(list, node.get("minItems"), node.get("maxItems"))
     if "items" in node:
         item = build(node["items"])
 
@@ -169,12 +174,7 @@ def _array_checks(node: dict[str, Any], build: Callable[[Any], Check]) -> list[C
 
 
 def _string_checks(node: dict[str, Any]) -> list[Check]:
-    out: list[Check] = []
-    lo, hi = node.get("minLength"), node.get("maxLength")
-    if lo is not None:
-        out.append(lambda v: not isinstance(v, str) or len(v) >= lo)
-    if hi is not None:
-        out.append(lambda v: not isinstance(v, str) or len(v) <= hi)
+    out = _length_checks(str, node.get("minLength"), node.get("maxLength"))
     if "pattern" in node:
         regex = re.compile(node["pattern"])
         out.append(lambda v: not isinstance(v, str) or regex.search(v) is not None)
