@@ -112,22 +112,24 @@ def message(outcome: Outcome) -> str:
     )
 
 
-def assert_at_most(metric: str, estimate: Any, threshold: float, **kw: Any) -> Outcome:
-    """Fail unless ``estimate <= threshold`` (see :func:`check` for keywords)."""
+def _require(outcome: Outcome) -> Outcome:
+    """``outcome`` if it passed, else an AssertionError carrying its :func:`message`."""
     __tracebackhide__ = True
-    outcome = check(metric, estimate, "<=", threshold, **kw)
     if not outcome["passed"]:
         raise AssertionError(message(outcome))
     return outcome
+
+
+def assert_at_most(metric: str, estimate: Any, threshold: float, **kw: Any) -> Outcome:
+    """Fail unless ``estimate <= threshold`` (see :func:`check` for keywords)."""
+    __tracebackhide__ = True
+    return _require(check(metric, estimate, "<=", threshold, **kw))
 
 
 def assert_at_least(metric: str, estimate: Any, threshold: float, **kw: Any) -> Outcome:
     """Fail unless ``estimate >= threshold`` (see :func:`check` for keywords)."""
     __tracebackhide__ = True
-    outcome = check(metric, estimate, ">=", threshold, **kw)
-    if not outcome["passed"]:
-        raise AssertionError(message(outcome))
-    return outcome
+    return _require(check(metric, estimate, ">=", threshold, **kw))
 
 
 class AuditCheck:
@@ -195,6 +197,4 @@ class AuditCheck:
         )
         if self._record is not None:
             self._record(outcome)
-        if not outcome["passed"]:
-            raise AssertionError(message(outcome))
-        return outcome
+        return _require(outcome)
