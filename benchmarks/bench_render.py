@@ -12,7 +12,7 @@
 2. ``t3d-audit warm``: cold (empty cache, real renders; smoke profile, 1 prompt, 2 jobs) vs
    warm (everything cached). A second warm measurement covers the full default profile's plan
    with every key pre-filled by a placeholder image (synthetic: it times the all-cached path
-   of 2040 jobs, not rendering). Target: warm <= 5 s.
+   of the default plan, not rendering). Target: warm <= 5 s.
 3. Render-plan size per scene for each profile (paper: 39 distinct renders per scene).
 """
 
