@@ -39,6 +39,9 @@ FACING_TOL_DEG = 45.0  # "facing": front within this angle of the bearing to the
 FACING_MARGIN_M = 0.3  # the front ray hits the target's footprint grown by this margin
 FRONT_MAX_M = 2.5  # "in front of": centre beyond the target's front face, within this gap
 FRONT_SIDE_M = 0.5  # and at most this far past the target's sides
+# Distance thresholds are compared with this slack so a rigid move of the whole layout
+# (float rounding of ~1e-16 m) cannot flip a gap that sits exactly on a threshold.
+GAP_EPS_M = 1e-9
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ class CompanionScore:
 
 
 def _beside(a: SceneObject, others: Sequence[SceneObject]) -> bool:
-    return any(geometry.footprint_gap(a, b) <= NEAR_M and not _on(a, [b]) for b in others)
+    return any(geometry.footprint_gap(a, b) <= NEAR_M + GAP_EPS_M and not _on(a, [b]) for b in others)
 
 
 def _on(a: SceneObject, others: Sequence[SceneObject]) -> bool:
@@ -165,8 +168,8 @@ def _in_front_of(a: SceneObject, others: Sequence[SceneObject]) -> bool:
         lx, ly = _local((a.position[0], a.position[1]), b)
         if (
             ly < -b.size[1] / 2
-            and abs(lx) <= b.size[0] / 2 + FRONT_SIDE_M
-            and geometry.footprint_gap(a, b) <= FRONT_MAX_M
+            and abs(lx) <= b.size[0] / 2 + FRONT_SIDE_M + GAP_EPS_M
+            and geometry.footprint_gap(a, b) <= FRONT_MAX_M + GAP_EPS_M
         ):
             return True
     return False
@@ -219,7 +222,7 @@ def relation_satisfaction(scene: Scene, req: RelationRequirement) -> float:
             (a, b)
             for a in subjects
             for b in [min(targets, key=lambda t, a=a: geometry.footprint_gap(a, t))]
-            if geometry.footprint_gap(a, b) <= NEAR_M
+            if geometry.footprint_gap(a, b) <= NEAR_M + GAP_EPS_M
         ]
         frac = len(near) / len(subjects)
         sectors = {int(((geometry.bearing_deg(b, a) + 45.0) % 360.0) // 90.0) for a, b in near}
