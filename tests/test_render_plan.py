@@ -29,8 +29,8 @@ def test_paper_profile_is_39_per_scene():
 
 
 def test_default_and_smoke_counts():
-    # default: c0 224 px; resolutions 196/256/336 new; 6 focal, 7 lighting, 6 pitch, 7 yaw
-    assert len(render_plan(get_profile("default"), [_scene(0)])) == 1 + 3 + 6 + 7 + 6 + 7 + 4
+    # default: c0 224 px; resolutions 196/256 new; 6 focal, 7 lighting, 6 pitch, 7 yaw
+    assert len(render_plan(get_profile("default"), [_scene(0)])) == 1 + 2 + 6 + 7 + 6 + 7 + 4
     # smoke: 196/256, 35/85, night/studio, pitch 45/90, yaw 0@45 (= pitch 45) and 180
     assert len(render_plan(get_profile("smoke"), [_scene(0)])) == 1 + 2 + 2 + 2 + 2 + 1 + 4
 
