@@ -2,7 +2,10 @@
 
 This is the README's main job. It is a thin wrapper over
 ``pytest audit_tests -n auto --dist loadgroup --max-worker-restart 0 --audit-profile P``: the
-report lands in ``reports/<run-id>/`` whatever the verdict. Without ``--gate`` a completed
+report lands in ``reports/<run-id>/`` whatever the verdict. Renders are warmed first with
+``t3d-audit warm`` over all cores: xdist groups tests per evaluator, and every evaluator needs
+the same renders, so without the warm step one worker renders while the others wait on its
+per-key locks. Without ``--gate`` a completed
 audit exits 0 even when audit assertions fail (fragility is the finding, not an error); with
 ``--gate`` a failing assertion exits 1, as a release gate needs. Errors (bad options, a crash,
 nothing collected) always exit non-zero.
@@ -25,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--evaluators", help="comma-separated evaluator ids or globs")
     parser.add_argument("--workers", default="auto", help="pytest-xdist workers (default: auto)")
     parser.add_argument("--report-dir", help="directory for <run-id>/ (default: reports)")
+    parser.add_argument("--cache-dir", help="audit cache (default: $T3D_AUDIT_CACHE_DIR or .audit_cache)")
+    parser.add_argument(
+        "--no-warm", action="store_true", help="skip rendering the profile in parallel first"
+    )
     parser.add_argument(
         "--gate", action="store_true", help="exit 1 when an audit assertion fails (release gating)"
     )
@@ -42,15 +49,34 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--audit-evaluators", args.evaluators]
     if args.report_dir:
         argv += ["--audit-report-dir", args.report_dir]
+    if args.cache_dir:
+        argv += ["--audit-cache-dir", args.cache_dir]
     extra = list(args.pytest_args or [])
     if extra and extra[0] == "--":
         extra = extra[1:]
     return argv + extra
 
 
+def warm_argv(args: argparse.Namespace) -> list[str]:
+    """The ``t3d-audit warm`` command line that renders the profile before pytest runs."""
+    jobs = (os.cpu_count() or 1) if args.workers == "auto" else max(1, int(args.workers))
+    argv = ["warm", "--profile", args.profile, "--jobs", str(jobs)]
+    if args.cache_dir:
+        argv += ["--cache-dir", args.cache_dir]
+    return argv
+
+
 def run(args: argparse.Namespace) -> int:
     import pytest
 
+    from harness.cli import main as cli_main
+
+    if not args.no_warm:
+        print("t3d-audit audit: t3d-audit " + " ".join(warm_argv(args)), flush=True)
+        code = cli_main(warm_argv(args))
+        if code not in (0, 1):  # 1: some renders failed; the audit records them as failures
+            print(f"t3d-audit audit: warming the render cache failed (exit code {code})")
+            return code
     argv = pytest_argv(args)
     print("t3d-audit audit: pytest " + " ".join(argv), flush=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
