@@ -123,3 +123,13 @@ def test_bundled_weights_and_cards_are_consistent():
         for key in ("data_recipe", "seed", "steps", "wall_time_s", "final_loss"):
             assert key in card, key
         assert Path(REPO_ROOT / card["model_config"]).is_file()
+
+
+def test_command_defaults_and_typed_errors(tmp_path, capsys):
+    from harness.cli import main
+    from harness.evaluators.reference.data import BUNDLED_RECIPES
+
+    assert len({r.key for r in BUNDLED_RECIPES}) == 2
+    assert main(["train-reference", "--check-only", "--frozen-check", "--out", str(tmp_path)]) == 2
+    assert "no weights for ref-" in capsys.readouterr().err
+    assert main(["train-reference", "--data-only", "--scenes", "0"]) == 2

@@ -181,6 +181,10 @@ class DataRecipe:
         return sha256_json(self.to_dict())[:16]
 
 
+#: The two recipes the bundled weights were trained on (``t3d-audit train-reference`` default).
+BUNDLED_RECIPES = (DataRecipe(), DataRecipe(seed=TRAIN_SEED + 1, n_scenes=600, views=1))
+
+
 def _seed_specs() -> list[Any]:
     from harness.scenes.prompts import load_pool, load_prompts
 

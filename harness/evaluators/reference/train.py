@@ -45,14 +45,14 @@ class ModelRecipe:
     id: str
     model_name: str
     loss: str  # "clip" | "siglip"
-    steps: int = 1200
+    steps: int = 2500
     batch_size: int = 64
     lr: float = 2e-3
     weight_decay: float = 0.05
     warmup: int = 60
     seed: int = 0
     threads: int = 1
-    max_minutes: float = 25.0
+    max_minutes: float = 13.0
     augment: bool = True  # fresh background, brightness, 90° turns and flips per sample
     patch_dropout: float = 0.0  # ViT towers only, training only
 
