@@ -9,32 +9,24 @@ from __future__ import annotations
 
 import math
 
+from harness.scenes import geometry as scene_geometry
 from harness.scenes.model import SceneObject
 
 Point = tuple[float, float]
 
-# The direction an object faces at yaw 0, in the floor plane. It must agree with the scene
-# generators' convention (``harness.scenes.generators``): a chair facing a table has its front
-# pointing at the table's centre.
+# The direction an object faces at yaw 0, in the floor plane: the scene generators' convention,
+# taken from ``harness.scenes.geometry`` (the footprint and front helpers below delegate there).
 FRONT_AT_YAW0: Point = (0.0, -1.0)
 
 
 def footprint(obj: SceneObject) -> tuple[Point, Point, Point, Point]:
     """The four floor corners (x, y) of ``obj``'s rotated box, counter-clockwise."""
-    cx, cy = obj.position[0], obj.position[1]
-    hx, hy = obj.size[0] / 2.0, obj.size[1] / 2.0
-    c, s = math.cos(math.radians(obj.yaw_deg)), math.sin(math.radians(obj.yaw_deg))
-    corners = []
-    for dx, dy in ((-hx, -hy), (hx, -hy), (hx, hy), (-hx, hy)):
-        corners.append((cx + c * dx - s * dy, cy + s * dx + c * dy))
-    return tuple(corners)  # type: ignore[return-value]
+    return tuple(scene_geometry.object_footprint(obj))  # type: ignore[return-value]
 
 
 def front_direction(obj: SceneObject) -> Point:
     """Unit vector the object faces: :data:`FRONT_AT_YAW0` rotated by ``yaw_deg``."""
-    c, s = math.cos(math.radians(obj.yaw_deg)), math.sin(math.radians(obj.yaw_deg))
-    fx, fy = FRONT_AT_YAW0
-    return (c * fx - s * fy, s * fx + c * fy)
+    return scene_geometry.front_vector(obj.yaw_deg)
 
 
 def _axes(poly: tuple[Point, ...]) -> list[Point]:
@@ -78,10 +70,7 @@ def footprint_gap(a: SceneObject, b: SceneObject) -> float:
 
 def inside_footprint(point: Point, obj: SceneObject) -> bool:
     """Whether the floor point lies inside (or on the edge of) ``obj``'s footprint."""
-    x, y = point[0] - obj.position[0], point[1] - obj.position[1]
-    c, s = math.cos(math.radians(obj.yaw_deg)), math.sin(math.radians(obj.yaw_deg))
-    lx, ly = c * x + s * y, -s * x + c * y
-    return abs(lx) <= obj.size[0] / 2.0 + 1e-9 and abs(ly) <= obj.size[1] / 2.0 + 1e-9
+    return scene_geometry.point_in_footprint(point, obj, margin=1e-9)
 
 
 def bearing_deg(origin: SceneObject, target: SceneObject) -> float:
