@@ -321,6 +321,25 @@ def _pair(ci: Any) -> list[float | None] | None:
     return [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None]
 
 
+def companion_agreement(records: pd.DataFrame, companion_records: pd.DataFrame) -> Any:
+    """``CompanionAgreement`` of the one evaluator in ``records`` with the companion check's
+    records (both pivoted together, so they share generator and prompt axes)."""
+    import pandas as pd
+
+    from harness.stats.companion import companion_agreement as _agreement
+    from harness.stats.table import pivot_records
+
+    ev_ids = sorted(set(records["evaluator"]))
+    co_ids = sorted(set(companion_records["evaluator"]))
+    if len(ev_ids) != 1 or len(co_ids) != 1:
+        raise AuditError(
+            f"companion agreement needs one evaluator on each side, got {ev_ids} and {co_ids}",
+            where="companion check",
+        )
+    pivoted = pivot_records(pd.concat([records, companion_records], ignore_index=True))
+    return _agreement(pivoted[ev_ids[0]], pivoted[co_ids[0]])
+
+
 def compute_audit(records: pd.DataFrame, bootstrap: int, seed: int) -> Any:
     """H3's ``AuditResult`` (tables and figures read from it), with the same data-file inputs
     (template slots, default template, lighting EV/CCT) as ``t3d-audit report``."""

@@ -49,6 +49,7 @@ def card_for(session: AuditSession, evaluator_id: str) -> dict[str, Any]:
     scenes = session.scene_set
     prompt_sources = sorted({s.prompt_source for s in scenes.scenes})
     is_judge = getattr(spec, "adapter", "") == "judge"
+    companion = companion_check(session, evaluator_id)
     return build_card(
         evaluator=evaluator_fields(spec),
         scenes={
@@ -87,5 +88,52 @@ def card_for(session: AuditSession, evaluator_id: str) -> dict[str, Any]:
             else ("not_reported", "not applicable: the evaluator returns scores, not responses"),
             "hash_manifest": ("released", "manifest.json"),
         },
-        known_missing=["companion validation (geometry-grounded, multi-view or human)", "render grids"],
+        known_missing=["render grids"]
+        if companion is not None
+        else ["companion validation (geometry-grounded, multi-view or human)", "render grids"],
+        companion=companion,
     )
+
+
+COMPANION_ADAPTER = "companion"
+
+
+def companion_check(session: AuditSession, evaluator_id: str) -> tuple[str, str] | None:
+    """The card's companion check: agreement with the run's symbolic companion evaluator.
+
+    ``None`` when the run has no companion (the field is then ``not_reported``). The companion's
+    own card says what it is; every other card gets its c0 agreement with it (see
+    :mod:`harness.stats.companion`).
+    """
+    ids = sorted(e for e, s in session.specs.items() if getattr(s, "adapter", "") == COMPANION_ADAPTER)
+    if not ids:
+        return None
+    cid = ids[0]
+    what = (
+        f"symbolic companion `{cid}`: scores each frozen scene against its prompt spec (object "
+        "counts, pairwise relations, asset fidelity) without rendering, so every protocol gives "
+        "it the same value"
+    )
+    if evaluator_id == cid:
+        return ("geometry_grounded", f"this evaluator is the {what}")
+    a = components.companion_agreement(session.records(evaluator_id), session.records(cid))
+    return ("geometry_grounded", describe_agreement(what, a))
+
+
+def describe_agreement(what: str, a: Any) -> str:
+    """One paragraph for the card from a ``CompanionAgreement``."""
+
+    def pct(x: float) -> str:
+        return "n/a" if x != x else f"{100 * x:.0f}%"
+
+    parts = [
+        f"{what}. At c0 this evaluator orders {pct(a.pair_agreement)} of the {a.n_pairs} "
+        "within-prompt generator pairs the companion orders as the companion does (evaluator "
+        "ties count half)",
+        "generator-mean ranking Kendall tau-b "
+        + ("n/a" if a.ranking_tau != a.ranking_tau else f"{a.ranking_tau:+.2f}"),
+        f"c0 winner {a.winner or 'tied'} (companion: {a.companion_winner or 'tied'})",
+    ]
+    for probe, (credit, n) in a.probe_agreement.items():
+        parts.append(f"{probe}: drops on {pct(credit)} of the {n} edits the companion confirms as damaging")
+    return "; ".join(parts) + "."
