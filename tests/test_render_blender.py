@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -22,6 +23,7 @@ from harness.render.errors import (
     RenderTimeout,
     SceneInvalid,
 )
+from harness.render.settings import THREADS_ENV
 from harness.scenes.model import SceneObject, scene_identity
 from tests._render_helpers import box_scene, write_box_assets
 
@@ -80,7 +82,10 @@ def test_render_shape_alpha_and_determinism(renderer, scene_root):
 
 
 @pytest.mark.slow
-def test_byte_identical_in_a_fresh_process(renderer, scene_root):
+@pytest.mark.parametrize("threads", ["", "1"], ids=["auto-threads", "one-thread"])
+def test_byte_identical_in_a_fresh_process(renderer, scene_root, threads):
+    """Also across thread counts: warm pins one Cycles thread per process, and thread count
+    is not part of the cache key."""
     code = (
         "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
         "from tests._render_helpers import box_scene;"
@@ -94,6 +99,7 @@ def test_byte_identical_in_a_fresh_process(renderer, scene_root):
     out = subprocess.run(
         [sys.executable, "-c", code, str(REPO), str(scene_root)],
         capture_output=True, text=True, timeout=300, check=True,
+        env={**os.environ, THREADS_ENV: threads},
     ).stdout
     sha = next(line.split()[1] for line in out.splitlines() if line.startswith("SHA "))
     assert sha == sha256_bytes(encode_png(_render(renderer, scene_root)))

@@ -339,6 +339,10 @@ class BlenderRenderer:
         r.engine = "CYCLES"
         r.film_transparent = True
         r.use_persistent_data = True
+        threads = settings.render_threads()
+        r.threads_mode = "FIXED" if threads else "AUTO"
+        if threads:
+            r.threads = threads
         r.resolution_percentage = 100
         r.use_compositing = False
         r.use_sequencer = False

@@ -11,6 +11,10 @@ from importlib import metadata
 
 RENDERER_REVISION = "2"
 
+#: Cycles CPU threads per process (unset or 0: all cores). Thread count never changes pixels,
+#: so it is not part of the cache key; ``warm`` sets it to cores / processes.
+THREADS_ENV = "T3D_AUDIT_RENDER_THREADS"
+
 WORLD_STRENGTH = 1.0  # the same for every lighting map: only the map changes
 WORLD_MAP_RESOLUTION = 256  # importance map of the lighting HDRI (pixels per side)
 MAX_BOUNCES = 4
@@ -41,3 +45,19 @@ def blender_version() -> str:
         return metadata.version("bpy")
     except metadata.PackageNotFoundError:
         return "not-installed"
+
+
+def render_threads() -> int:
+    """Threads per rendering process from ``$T3D_AUDIT_RENDER_THREADS`` (0: Cycles' automatic)."""
+    import os
+
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    try:
+        n = int(raw) if raw else 0
+    except ValueError:
+        from harness.errors import RenderError
+
+        raise RenderError(
+            f"{THREADS_ENV}={raw!r} is not a whole number", where=THREADS_ENV, hint="unset it or give a count"
+        ) from None
+    return max(0, n)

@@ -9,6 +9,7 @@ worker process, so each scene is built into Blender once per process.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue as queue_mod
 import sys
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from harness.errors import AuditError, RenderError
 from harness.render.cache import RenderCache
 from harness.render.plan import RenderJob
 from harness.render.service import RenderRequest, RenderService
+from harness.render.settings import THREADS_ENV
 from harness.scenes.model import Scene, scene_identity
 
 Progress = Callable[[int], None]  # called with the number of renders just finished
@@ -119,10 +121,13 @@ def _is_blender_scripts_dir(entry: str) -> bool:
     return "bpy" in parts and "scripts" in parts[parts.index("bpy") :]
 
 
-def _init_worker(q: Any, cache_root: str, timeout_s: float, device: str) -> None:
+def _init_worker(q: Any, cache_root: str, timeout_s: float, device: str, threads: int) -> None:
     # a spawned worker inherits the parent's sys.path; if the parent had imported bpy, that
     # holds Blender's scripts/modules, whose pure-Python "bpy" shadows the real module
     sys.path[:] = [p for p in sys.path if not _is_blender_scripts_dir(p)]
+    if threads and not os.environ.get(THREADS_ENV):
+        # one Cycles thread pool per core, not one per process on every core
+        os.environ[THREADS_ENV] = str(threads)
     _WORKER["queue"] = q
     _WORKER["service"] = RenderService(cache_root, timeout_s=timeout_s, device=device)
 
@@ -180,7 +185,7 @@ def warm(
         max_workers=jobs,
         mp_context=ctx,
         initializer=_init_worker,
-        initargs=(q, str(cache_root), timeout_s, device),
+        initargs=(q, str(cache_root), timeout_s, device, max(1, (os.cpu_count() or 1) // jobs)),
     )
     try:
         futures = {pool.submit(_worker_group, g) for g in _groups(todo)}

@@ -1,0 +1,23 @@
+"""Renderer settings read from the environment."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import RenderError
+from harness.render.settings import THREADS_ENV, render_threads
+
+
+@pytest.mark.parametrize(("raw", "want"), [(None, 0), ("", 0), ("0", 0), ("1", 1), (" 3 ", 3), ("-2", 0)])
+def test_render_threads(monkeypatch, raw, want):
+    if raw is None:
+        monkeypatch.delenv(THREADS_ENV, raising=False)
+    else:
+        monkeypatch.setenv(THREADS_ENV, raw)
+    assert render_threads() == want
+
+
+def test_render_threads_rejects_words(monkeypatch):
+    monkeypatch.setenv(THREADS_ENV, "two")
+    with pytest.raises(RenderError, match=f"{THREADS_ENV}='two' is not a whole number"):
+        render_threads()
