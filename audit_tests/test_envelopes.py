@@ -1,8 +1,9 @@
 """Are pairwise generator comparisons settled across all shared protocols? (study §4.3)
 
 The margin envelope of a generator pair is [min, max] of its mean-score difference over every
-shared protocol. Declare ``min_strict_pairs`` / ``max_sign_crossings`` in
-``[tool.t3d-audit.thresholds]`` to gate on them; undeclared gates are skipped, not passed.
+shared protocol. The project gates ``max_sign_crossings = 0``: no pair's reported order may
+depend on the protocol. ``min_strict_pairs`` (also excluding pairs whose envelope only touches
+zero) is left for a project to declare; an undeclared gate is skipped, not passed.
 """
 
 
