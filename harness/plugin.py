@@ -144,9 +144,28 @@ def pytest_configure(config: pytest.Config) -> None:
     extra = [spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or [])]
     session = AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
     # The one place that distinguishes an xdist worker from the controller (or a lone process).
-    session.sink = WorkerSink() if hasattr(config, "workerinput") else ControllerSink()
+    if hasattr(config, "workerinput"):
+        session.sink = WorkerSink()
+        _share_cores(int(config.workerinput.get("workercount", 1)))
+    else:
+        session.sink = ControllerSink()
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
+
+
+def _share_cores(workers: int) -> None:
+    """Give each xdist worker its share of the cores for torch and Cycles (unless the user set
+    thread counts): N workers each running a pool over every core oversubscribe the machine."""
+    import os
+    import sys
+
+    from harness.render.settings import THREADS_ENV
+
+    share = str(max(1, (os.cpu_count() or 1) // max(1, workers)))
+    for name in ("OMP_NUM_THREADS", THREADS_ENV):
+        os.environ.setdefault(name, share)
+    if "torch" in sys.modules:  # imported early by a conftest: OMP_NUM_THREADS came too late
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
 def audit_session_of(config: pytest.Config) -> AuditSession:

@@ -128,3 +128,21 @@ def test_non_audit_runs_write_no_report(project):
     result.assert_outcomes(passed=1)
     assert not (project.path / "rep").exists()
     assert "t3d-audit summary" not in result.stdout.str()
+
+
+def test_xdist_workers_share_the_cores(monkeypatch):
+    import os
+    import sys
+
+    from harness.plugin import _share_cores
+    from harness.render.settings import THREADS_ENV
+
+    monkeypatch.delitem(sys.modules, "torch", raising=False)  # keep this process's torch threads
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv(THREADS_ENV, "3")  # a user's setting wins
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    _share_cores(4)
+    assert os.environ["OMP_NUM_THREADS"] == "2" and os.environ[THREADS_ENV] == "3"
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    _share_cores(16)
+    assert os.environ["OMP_NUM_THREADS"] == "1"
