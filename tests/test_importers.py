@@ -66,8 +66,21 @@ def transformed_corners(matrix, lo, hi) -> np.ndarray:
 
 
 def same_points(a: np.ndarray, b: np.ndarray, tol: float = 1e-6) -> bool:
-    key = lambda p: tuple(np.round(p / tol).astype(np.int64))  # noqa: E731
-    return sorted(map(key, a)) == sorted(map(key, b))
+    """Whether the point sets (N, 3) match one to one within ``tol`` per coordinate.
+
+    (Rounding both to a ``tol`` grid is not enough: a coordinate on a half-step, such as
+    1.984375 / 1e-5, rounds either way under a last-bit difference.)"""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape:
+        return False
+    close = np.abs(a[:, None, :] - b[None, :, :]).max(axis=-1) <= tol
+    used: set[int] = set()
+    for row in close:
+        free = [j for j in np.flatnonzero(row) if j not in used]
+        if not free:
+            return False
+        used.add(int(free[0]))
+    return True
 
 
 def obj_text(lo, hi) -> str:
