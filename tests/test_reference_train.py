@@ -108,7 +108,8 @@ def test_five_steps_write_loadable_weights_and_a_card(model_id, tmp_path):
 
 
 def test_bundled_weights_and_cards_are_consistent():
-    """Every committed model has weights ≤ 10 MB whose sha256 matches its training card."""
+    """Every committed model has weights ≤ 10 MB matching its card, its config unchanged since
+    training, and meets the quality bars."""
     from harness.hashing import sha256_file
 
     cards = sorted(BUNDLED.glob("*.card.json")) if BUNDLED.is_dir() else []
@@ -120,16 +121,20 @@ def test_bundled_weights_and_cards_are_consistent():
         assert weights.stat().st_size <= MAX_WEIGHTS_BYTES
         assert sha256_file(weights) == card["weights_sha256"]
         assert card["heldout_retrieval"]["candidates"] == 10
+        # the issue's quality bars: caption->image top-1 of 10 >= 50 %, biggest-only >= 70 %
+        assert card["heldout_retrieval"]["top1"] >= 0.5, card_path.name
+        assert card["frozen_set_check"]["discrimination"] >= 0.7, card_path.name
         for key in ("data_recipe", "seed", "steps", "wall_time_s", "final_loss"):
             assert key in card, key
-        assert Path(REPO_ROOT / card["model_config"]).is_file()
+        config = Path(REPO_ROOT / card["model_config"])
+        assert sha256_file(config) == card["model_config_sha256"], f"{config} changed after training"
 
 
 def test_command_defaults_and_typed_errors(tmp_path, capsys):
     from harness.cli import main
     from harness.evaluators.reference.data import BUNDLED_RECIPES
 
-    assert len({r.key for r in BUNDLED_RECIPES}) == 2
+    assert len({r.key for r in BUNDLED_RECIPES}) == 3
     assert main(["train-reference", "--check-only", "--frozen-check", "--out", str(tmp_path)]) == 2
     assert "no weights for ref-" in capsys.readouterr().err
     assert main(["train-reference", "--data-only", "--scenes", "0"]) == 2

@@ -4,7 +4,7 @@ Renders the training sets into ``--data`` (default: one ``training_data/<recipe 
 recipe of ``BUNDLED_RECIPES``, ignored by git) unless they are already there, then trains the
 chosen models one after another on all of them together and writes ``<id>.safetensors`` and
 ``<id>.card.json`` into ``--out`` (default ``fixtures/evaluators``). With the defaults this
-reproduces the bundled weights (each model ≤ 13 minutes of training on one thread).
+reproduces the bundled weights (each model ≤ 25 minutes of training on one thread).
 """
 
 from __future__ import annotations

@@ -181,8 +181,12 @@ class DataRecipe:
         return sha256_json(self.to_dict())[:16]
 
 
-#: The two recipes the bundled weights were trained on (``t3d-audit train-reference`` default).
-BUNDLED_RECIPES = (DataRecipe(), DataRecipe(seed=TRAIN_SEED + 1, n_scenes=600, views=1))
+#: The recipes the bundled weights were trained on (``t3d-audit train-reference`` default).
+BUNDLED_RECIPES = (
+    DataRecipe(),
+    DataRecipe(seed=TRAIN_SEED + 1, n_scenes=600, views=1),
+    DataRecipe(seed=TRAIN_SEED + 2, n_scenes=600, views=1),
+)
 
 
 def _seed_specs() -> list[Any]:

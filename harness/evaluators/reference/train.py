@@ -52,7 +52,7 @@ class ModelRecipe:
     warmup: int = 60
     seed: int = 0
     threads: int = 1
-    max_minutes: float = 13.0
+    max_minutes: float = 20.0
     augment: bool = True  # fresh background, brightness, 90° turns and flips per sample
     patch_dropout: float = 0.0  # ViT towers only, training only
 
@@ -64,7 +64,7 @@ RECIPES: dict[str, ModelRecipe] = {
     r.id: r
     for r in (
         ModelRecipe("ref-vit-clip", "t3d-ref-vit-clip", "clip", seed=1, patch_dropout=0.25),
-        ModelRecipe("ref-rn-clip", "t3d-ref-rn-clip", "clip", seed=2),
+        ModelRecipe("ref-rn-clip", "t3d-ref-rn-clip", "clip", seed=2, steps=4000, max_minutes=25.0),
         ModelRecipe("ref-siglip", "t3d-ref-sigmoid", "siglip", seed=3, patch_dropout=0.25),
     )
 }
