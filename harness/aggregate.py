@@ -106,14 +106,15 @@ class ControllerSink:
         measured = _sum_facts(self.worker_facts)
         if measured:
             terminalreporter.write_line(
-                "measured here: {renders} renders, {scored_pairs} pairs scored, "
-                "{cached_pairs} pairs from cache".format(**measured)
+                "measured here: {images} images ({renders} rendered, the rest from the render "
+                "cache), {scored_pairs} pairs scored, {cached_pairs} pairs from the score "
+                "cache".format(**measured)
             )
         terminalreporter.write_line(f"report: {self.report_dir}")
 
 
 def _sum_facts(facts: list[dict[str, Any]]) -> dict[str, int]:
-    total = {"renders": 0, "scored_pairs": 0, "cached_pairs": 0}
+    total = {"images": 0, "renders": 0, "scored_pairs": 0, "cached_pairs": 0}
     seen = False
     for fact in facts:
         for counters in fact.get("measure", {}).values():

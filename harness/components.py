@@ -186,6 +186,11 @@ class _ServiceRenderer:
     def render(self, scene: Scene, scene_root: Path, identity: str, cfg: RenderConfig) -> np.ndarray:
         return self._service.render(scene, scene_root, identity, cfg)
 
+    @property
+    def rendered(self) -> int:
+        """Renders this process actually made (render-cache misses)."""
+        return self._service.rendered
+
 
 def _blender_identity() -> str:
     try:

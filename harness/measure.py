@@ -173,7 +173,8 @@ class ImageSource:
         self.renderer = renderer
         self._rgba: dict[tuple[str, RenderConfig], np.ndarray | str] = {}
         self._rgb: dict[ImageKey, np.ndarray | str] = {}
-        self.renders = 0
+        self.images = 0  # renders fetched, from the render cache or rendered
+        self.renders = 0  # of those, rendered here (when the renderer counts its cache misses)
 
     def clear(self) -> None:
         self._rgba.clear()
@@ -184,9 +185,12 @@ class ImageSource:
         key = (scene_key, cfg)
         if key not in self._rgba:
             planned = self.plan.scenes[scene_key]
+            before = getattr(self.renderer, "rendered", None)
             try:
                 self._rgba[key] = self.renderer.render(planned.scene, self.plan.root, planned.identity, cfg)
-                self.renders += 1
+                self.images += 1
+                after = getattr(self.renderer, "rendered", None)
+                self.renders += 1 if before is None or after is None else after - before
             except Exception as exc:
                 if not components.is_render_failure(exc):
                     raise
@@ -215,7 +219,8 @@ def image_sha256(rgb: np.ndarray) -> str:
 class MeasureStats:
     """Counters of one measurement (terminal summary only; never hashed into outputs)."""
 
-    renders: int = 0
+    images: int = 0  # renders fetched (render cache or rendered)
+    renders: int = 0  # renders made in this process
     scored_pairs: int = 0
     cached_pairs: int = 0
     failed_rows: int = 0
@@ -329,6 +334,7 @@ def measure(
                     status = "failed" if err else "ok"
                     out.append(_row(spec.id, row, plan, caption, value, status, err))
     finally:
+        stats.images += source.images
         stats.renders += source.renders
         if evaluator is not None and hasattr(evaluator, "close"):
             evaluator.close()

@@ -261,6 +261,7 @@ class AuditSession:
             "records": {e: str(p) for e, p in sorted(self._records_files.items())},
             "measure": {
                 e: {
+                    "images": s.images,
                     "renders": s.renders,
                     "scored_pairs": s.scored_pairs,
                     "cached_pairs": s.cached_pairs,

@@ -161,7 +161,7 @@ def test_planted_threshold_fails_with_readable_message(pytester):
 def test_killed_workers_resume_from_caches_with_identical_outputs(pytester, monkeypatch):
     root = make_project(pytester)
     clean = run_audit(pytester, "clean", "-n", "0")
-    clean.stdout.fnmatch_lines(["*0 pairs from cache*"])
+    clean.stdout.fnmatch_lines(["*0 pairs from the score cache*"])
     monkeypatch.setenv("T3D_TINY_KILL_AFTER", "3")  # each process dies at its 3rd scoring call
     # no worker restarts: xdist's loadgroup rescheduling after a crash is not robust, and a run
     # whose workers all died is the harshest case for resuming anyway
@@ -170,9 +170,9 @@ def test_killed_workers_resume_from_caches_with_identical_outputs(pytester, monk
     assert "crashed while running" in killed.stdout.str()
     monkeypatch.delenv("T3D_TINY_KILL_AFTER")
     rerun = run_audit(pytester, "resume", "-n", "2", "--dist", "loadgroup")
-    summary_line = [line for line in rerun.stdout.lines if "pairs from cache" in line]
+    summary_line = [line for line in rerun.stdout.lines if "pairs from the score cache" in line]
     assert summary_line, rerun.stdout.str()[-2000:]
-    cached = int(summary_line[0].split("pairs scored, ")[1].split(" pairs from cache")[0])
+    cached = int(summary_line[0].split("pairs scored, ")[1].split(" pairs from the score cache")[0])
     assert cached > 0, summary_line  # work done before the kill was reused
     a, b = report_dir(root, "clean"), report_dir(root, "resume")
     assert comparable_files(a) == comparable_files(b)

@@ -32,7 +32,7 @@ def test_audit_flags_exactly_the_planted_effects(tmp_path):
         for case in ET.parse(junit).getroot().iter("testcase")
         if case.find("failure") is not None or case.find("error") is not None
     ]
-    assert "measured here: 0 renders" in proc.stdout
+    assert "measured here: 0 images (0 rendered" in proc.stdout
 
     def failing(evaluator: str) -> list[str]:
         return [name for name in failed if f"[{evaluator}" in name]
