@@ -14,7 +14,6 @@ from harness.stats.companion import (
     companion_agreement,
     kendall_tau_b,
     order_agreement,
-    unique_top,
 )
 from harness.stats.table import EvaluatorScores
 
@@ -49,13 +48,6 @@ def test_kendall_tau_b_by_hand():
     assert math.isnan(kendall_tau_b(np.array([1, 1]), np.array([1, 2])))
     with pytest.raises(ValueError, match="one length"):
         kendall_tau_b(np.array([1, 2]), np.array([1, 2, 3]))
-
-
-def test_unique_top():
-    assert unique_top(np.array([0.1, 0.9, 0.3]), ("a", "b", "c")) == "b"
-    assert unique_top(np.array([0.9, 0.9, 0.3]), ("a", "b", "c")) is None
-    assert unique_top(np.array([NAN, 0.2, NAN]), ("a", "b", "c")) == "b"
-    assert unique_top(np.array([NAN, NAN]), ("a", "b")) is None
 
 
 def test_order_agreement_by_hand():

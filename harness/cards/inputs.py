@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from harness import components
@@ -124,14 +125,14 @@ def describe_agreement(what: str, a: Any) -> str:
     """One paragraph for the card from a ``CompanionAgreement``."""
 
     def pct(x: float) -> str:
-        return "n/a" if x != x else f"{100 * x:.0f}%"
+        return "n/a" if math.isnan(x) else f"{100 * x:.0f}%"
 
     parts = [
         f"{what}. At c0 this evaluator orders {pct(a.pair_agreement)} of the {a.n_pairs} "
         "within-prompt generator pairs the companion orders as the companion does (evaluator "
         "ties count half)",
         "generator-mean ranking Kendall tau-b "
-        + ("n/a" if a.ranking_tau != a.ranking_tau else f"{a.ranking_tau:+.2f}"),
+        + ("n/a" if math.isnan(a.ranking_tau) else f"{a.ranking_tau:+.2f}"),
         f"c0 winner {a.winner or 'tied'} (companion: {a.companion_winner or 'tied'})",
     ]
     for probe, (credit, n) in a.probe_agreement.items():

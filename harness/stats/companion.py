@@ -14,6 +14,7 @@ import numpy as np
 
 from harness.stats.envelopes import generator_pairs
 from harness.stats.probes import pair_credit
+from harness.stats.rank import unique_winners
 from harness.stats.table import EvaluatorScores, generator_means
 
 
@@ -25,7 +26,7 @@ class CompanionAgreement:
     orders strictly and the evaluator measured: 1 same order, 0.5 evaluator tie, 0 opposite;
     ``n_pairs`` such cells. ``ranking_tau``: Kendall τ-b between the two generator-mean
     vectors (G,) at c0. ``winner`` / ``companion_winner``: the unique top generator at c0
-    (``None`` on a tie at the top). ``probe_agreement``: probe → (the evaluator's directional
+    (``None`` on a tie at the top or an undefined mean). ``probe_agreement``: probe → (the evaluator's directional
     credit on the cells where the companion's score strictly drops, number of such cells).
     """
 
@@ -58,14 +59,11 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
     return float((sa * sb).sum() / np.sqrt(untied_a * untied_b))
 
 
-def unique_top(means: np.ndarray, names: tuple[str, ...]) -> str | None:
-    """The name of the single largest finite value of ``means`` (G,), ``None`` on a tie or none."""
-    m = np.asarray(means, dtype=np.float64)
-    if not np.isfinite(m).any():
-        return None
-    best = np.nanmax(m)
-    hits = np.flatnonzero(m == best)
-    return names[int(hits[0])] if len(hits) == 1 else None
+def _winner(means: np.ndarray, names: tuple[str, ...]) -> str | None:
+    """The unique top generator of ``means`` (G,), ``None`` when tied or any mean is undefined
+    (the rule of :func:`harness.stats.rank.unique_winners`)."""
+    index = int(unique_winners(np.asarray(means, dtype=np.float64)[:, None])[0])
+    return names[index] if index >= 0 else None
 
 
 def order_agreement(scores: np.ndarray, truth: np.ndarray) -> tuple[float, int]:
@@ -113,7 +111,7 @@ def companion_agreement(evaluator: EvaluatorScores, companion: EvaluatorScores) 
         pair_agreement=pair,
         n_pairs=n_pairs,
         ranking_tau=kendall_tau_b(ev_means, co_means),
-        winner=unique_top(ev_means, evaluator.generators),
-        companion_winner=unique_top(co_means, companion.generators),
+        winner=_winner(ev_means, evaluator.generators),
+        companion_winner=_winner(co_means, companion.generators),
         probe_agreement=probes,
     )
