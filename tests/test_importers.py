@@ -154,6 +154,7 @@ def test_decompose_upside_down_object_is_rebased() -> None:
         (np.diag([1.0, 1.0, -1.0, 1.0]), "mirrors"),
         (np.array([[1, 0.5, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]), "shears"),
         (np.diag([1.0, 0.0, 1.0, 1.0]), "zero scale"),
+        (np.diag([1e200, 1.0, 1.0, 1.0]), "scale overflows"),
         (np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 1, 1.0]]), "projective"),
     ],
 )

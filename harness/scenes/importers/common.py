@@ -116,7 +116,12 @@ def decompose(
             hint="expected [0, 0, 0, 1]",
         )
     lin, trans = m[:3, :3], m[:3, 3]
-    scale = np.linalg.norm(lin, axis=0)
+    with np.errstate(over="ignore"):
+        scale = np.linalg.norm(lin, axis=0)
+    if not np.all(np.isfinite(scale)):
+        raise ImportError_(
+            "transform scale overflows", path=path, pointer=pointer, hint="scale entries must be below ~1e150"
+        )
     if np.any(scale < 1e-12):
         raise ImportError_("transform has a zero scale", path=path, pointer=pointer)
     rot = lin / scale
