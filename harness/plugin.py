@@ -159,9 +159,9 @@ def _share_cores(workers: int) -> None:
     import os
     import sys
 
-    from harness.render.settings import THREADS_ENV
+    from harness.render.settings import THREADS_ENV, core_share
 
-    share = str(max(1, (os.cpu_count() or 1) // max(1, workers)))
+    share = str(core_share(workers))
     for name in ("OMP_NUM_THREADS", THREADS_ENV):
         os.environ.setdefault(name, share)
     if "torch" in sys.modules:  # imported early by a conftest: OMP_NUM_THREADS came too late

@@ -21,3 +21,13 @@ def test_render_threads_rejects_words(monkeypatch):
     monkeypatch.setenv(THREADS_ENV, "two")
     with pytest.raises(RenderError, match=f"{THREADS_ENV}='two' is not a whole number"):
         render_threads()
+
+
+@pytest.mark.parametrize(("cores", "processes", "want"), [(8, 2, 4), (8, 3, 2), (2, 4, 1), (None, 2, 1), (4, 0, 4)])
+def test_core_share(monkeypatch, cores, processes, want):
+    import os
+
+    from harness.render.settings import core_share
+
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert core_share(processes) == want

@@ -47,6 +47,14 @@ def blender_version() -> str:
         return "not-installed"
 
 
+def core_share(processes: int) -> int:
+    """Threads each of ``processes`` concurrent processes gets so that together they use every
+    core once (at least 1)."""
+    import os
+
+    return max(1, (os.cpu_count() or 1) // max(1, processes))
+
+
 def render_threads() -> int:
     """Threads per rendering process from ``$T3D_AUDIT_RENDER_THREADS`` (0: Cycles' automatic)."""
     import os

@@ -22,7 +22,7 @@ from harness.errors import AuditError, RenderError
 from harness.render.cache import RenderCache
 from harness.render.plan import RenderJob
 from harness.render.service import RenderRequest, RenderService
-from harness.render.settings import THREADS_ENV
+from harness.render.settings import THREADS_ENV, core_share
 from harness.scenes.model import Scene, scene_identity
 
 Progress = Callable[[int], None]  # called with the number of renders just finished
@@ -125,9 +125,8 @@ def _init_worker(q: Any, cache_root: str, timeout_s: float, device: str, threads
     # a spawned worker inherits the parent's sys.path; if the parent had imported bpy, that
     # holds Blender's scripts/modules, whose pure-Python "bpy" shadows the real module
     sys.path[:] = [p for p in sys.path if not _is_blender_scripts_dir(p)]
-    if threads and not os.environ.get(THREADS_ENV):
-        # one Cycles thread pool per core, not one per process on every core
-        os.environ[THREADS_ENV] = str(threads)
+    # one Cycles thread pool per core, not one per process on every core (a user setting wins)
+    os.environ.setdefault(THREADS_ENV, str(threads))
     _WORKER["queue"] = q
     _WORKER["service"] = RenderService(cache_root, timeout_s=timeout_s, device=device)
 
@@ -185,7 +184,7 @@ def warm(
         max_workers=jobs,
         mp_context=ctx,
         initializer=_init_worker,
-        initargs=(q, str(cache_root), timeout_s, device, max(1, (os.cpu_count() or 1) // jobs)),
+        initargs=(q, str(cache_root), timeout_s, device, core_share(jobs)),
     )
     try:
         futures = {pool.submit(_worker_group, g) for g in _groups(todo)}
