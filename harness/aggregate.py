@@ -55,6 +55,11 @@ class ControllerSink:
         self.report_dir: Path | None = None
         self.error: str | None = None
         self.rows: list[dict[str, Any]] = []
+        self.gate_problem: str | None = None
+        self.missing: list[str] = []
+        self.kept = 0
+        self.complete = True
+        self.selection: str | None = None
 
     def add_report(self, report: pytest.TestReport) -> None:
         for result in outcomes_of(report):
@@ -72,26 +77,66 @@ class ControllerSink:
             ids.update(session.specs)
         return sorted(ids)
 
+    def expected_tests(self, session: AuditSession, evaluators: list[str]) -> set[str]:
+        """Collected audit tests (before deselection) that a report of ``evaluators`` covers.
+
+        Panel tests belong to the report of every selected evaluator."""
+        collected: dict[str, str] = {}
+        for fact in self.worker_facts:
+            collected.update(fact.get("collected", {}))
+        chosen = set(evaluators)
+        if chosen == set(session.specs):
+            chosen.add(PANEL)
+        return {test for test, ev in collected.items() if ev in chosen}
+
     def finish(self, session: AuditSession, config: pytest.Config, pytest_session: pytest.Session) -> None:
         self.worker_facts.append(session.worker_facts())  # this process's own measurements
         if not self.results:
             return
         from harness.report.writer import write_report
 
+        evaluators = self.evaluators(session)
         try:
             written = write_report(
                 session,
-                self.evaluators(session),
+                evaluators,
                 [self.results[k] for k in sorted(self.results)],
+                self.expected_tests(session, evaluators),
+                selection_of(config),
             )
         except AuditError as exc:
             self.error = str(exc)
             pytest_session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
+        finally:
+            self._check_gate(session, pytest_session)
         self.report_dir = written.directory
         self.rows = written.terminal_rows
+        self.missing = written.missing
+        self.kept = written.kept
+        self.complete = written.complete
+        self.selection = selection_of(config)
+
+    def _check_gate(self, session: AuditSession, pytest_session: pytest.Session) -> None:
+        """Fail a run in which no audit check reached an assertion (it gated nothing)."""
+        if any(r.get("checks") for r in self.results.values()) or session.options.allow_empty:
+            return
+        outcomes = [r["outcome"] for r in self.results.values()]
+        self.gate_problem = (
+            f"no audit check reached an assertion: {len(outcomes)} audit tests ran "
+            f"({outcomes.count('skipped')} skipped, {outcomes.count('passed')} passed without "
+            f"a check, {outcomes.count('failed')} failed before one), so nothing was gated. "
+            "Declare thresholds in [tool.t3d-audit.thresholds] (skipped tests say which), or "
+            "pass --audit-allow-empty when an empty gate is intended."
+        )
+        # a configuration that gates nothing is a usage error, not a verdict (exit 4, not 1)
+        if pytest_session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            pytest_session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def terminal_summary(self, terminalreporter: Any) -> None:
+        if self.gate_problem:
+            terminalreporter.write_sep("=", "t3d-audit gate", red=True)
+            terminalreporter.write_line(f"FAILED: {self.gate_problem}")
         if self.error:
             terminalreporter.write_sep("=", "t3d-audit report", red=True)
             terminalreporter.write_line(f"report not written: {self.error}")
@@ -110,7 +155,40 @@ class ControllerSink:
                 "cache), {scored_pairs} pairs scored, {cached_pairs} pairs from the score "
                 "cache".format(**measured)
             )
+        if self.kept:
+            terminalreporter.write_line(
+                f"partial run: {self.kept} results kept from the earlier report of this run id"
+            )
+        if self.missing:
+            terminalreporter.write_line(
+                f"report marked partial: {len(self.missing)} collected audit tests have no result "
+                f"(first: {self.missing[0]}); rerun without -k/--lf to complete it"
+            )
+        elif not self.complete:
+            terminalreporter.write_line(
+                f"report marked partial: this run selected part of the suite ({self.selection}) "
+                "and no complete report of this run id exists; rerun without it to complete it"
+            )
         terminalreporter.write_line(f"report: {self.report_dir}")
+
+
+def selection_of(config: pytest.Config) -> str | None:
+    """How the run chose part of the collected suite, or ``None`` when it ran all of it."""
+    chosen = []
+    for flag, dest in (("-k", "keyword"), ("-m", "markexpr")):
+        value = config.getoption(dest, None)
+        if value:
+            chosen.append(f"{flag} {value}")
+    if config.getoption("deselect", None):
+        chosen.append("--deselect")
+    if config.getoption("stepwise", False):
+        chosen.append("--stepwise")
+    lf = config.pluginmanager.get_plugin("lfplugin")
+    if config.getoption("lf", False) and lf is not None and getattr(lf, "lastfailed", None):
+        chosen.append("--lf")
+    if any("::" in str(arg) for arg in config.args):
+        chosen.append("node ids")
+    return " ".join(chosen) or None
 
 
 def _sum_facts(facts: list[dict[str, Any]]) -> dict[str, int]:

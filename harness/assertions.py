@@ -147,8 +147,10 @@ class AuditCheck:
         card_id: Callable[[], str] | str = "",
         record: Callable[[Outcome], None] | None = None,
         skip: Callable[[str], Any] | None = None,
+        declared: Callable[[str], bool] | None = None,
     ):
         self.evaluator = evaluator
+        self._declared = declared
         self.thresholds = thresholds
         self._card_id = card_id
         self._record = record
@@ -173,12 +175,21 @@ class AuditCheck:
     ) -> Outcome:
         """Check ``estimate`` against the named threshold in its declared direction.
 
-        An undeclared threshold skips the test (through ``skip``) rather than passing it.
+        A known threshold that is not set skips the test (through ``skip``) rather than passing
+        it; a name that is neither known nor declared custom fails it (a typo in a test file
+        must not turn a check into a skip).
         """
         __tracebackhide__ = True
-        from harness.thresholds import direction
+        from harness.thresholds import closest_name, direction
 
         value = self.thresholds.get(threshold_name)
+        if value is None and self._declared is not None and not self._declared(threshold_name):
+            close = closest_name(threshold_name, self.thresholds)
+            raise AssertionError(
+                f"unknown threshold {threshold_name!r} in an audit check of {self.evaluator}"
+                + (f" (did you mean {close}?)" if close else "")
+                + "; declare custom thresholds under [tool.t3d-audit.thresholds.custom]"
+            )
         if value is None:
             if self._skip is not None:
                 self._skip(f"no threshold {threshold_name} declared for {self.evaluator}")

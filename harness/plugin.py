@@ -16,30 +16,16 @@ import pytest
 
 from harness.aggregate import ControllerSink, WorkerSink
 from harness.errors import AuditError
-from harness.session import PANEL, RESULT_PROPERTY, WORKER_OUTPUT_KEY, AuditOptions, AuditSession
+from harness.options import PATH_OPTIONS, add_options, build_options
+from harness.session import PANEL, RESULT_PROPERTY, WORKER_OUTPUT_KEY, AuditSession
 
 SESSION_KEY = pytest.StashKey[AuditSession]()
 OUTCOMES_KEY = pytest.StashKey[list]()
 PANEL_GROUP = "t3d-audit-panel"
 
-# option dest -> (help, ini type); the ini name is the dest, the pyproject key drops "audit_"
-_OPTIONS: dict[str, tuple[str, str]] = {
-    "audit_profile": ("protocol profile: smoke, default or paper", "string"),
-    "audit_evaluators": ("comma-separated evaluator ids or globs (default: the profile's)", "args"),
-    "audit_scenes": ("scene-set directory, sceneState JSON or GLB (default: bundled)", "string"),
-    "audit_report_dir": ("directory for reports/<run-id>/ (default: reports)", "string"),
-    "audit_cache_dir": ("render/score/records cache (default: $T3D_AUDIT_CACHE_DIR or .audit_cache)", "string"),
-    "audit_bootstrap": ("bootstrap replicates (default: the profile's)", "string"),
-    "audit_seed": ("bootstrap seed (default: 42)", "string"),
-    "audit_run_id": ("report directory name (default: derived from the inputs)", "string"),
-}
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("t3d-audit", "text-to-3D evaluator audit")
-    for dest, (help_, ini_type) in _OPTIONS.items():
-        group.addoption(f"--{dest.replace('_', '-')}", dest=dest, default=None, help=help_)
-        parser.addini(dest, help_, type=ini_type)  # type: ignore[arg-type]
+    add_options(parser)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -48,83 +34,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
-# ------------------------------------------------------------------------------ configuration
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
+    # `--audit-cache-dir DIR` made DIR pytest's rootdir: redo that choice before it is used
+    from harness.rootdir import reresolve
 
-
-def _pyproject_table(config: pytest.Config) -> dict[str, Any]:
-    path = Path(config.rootpath) / "pyproject.toml"
-    if not path.is_file():
-        return {}
-    import tomllib
-
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise pytest.UsageError(f"{path}: cannot read [tool.t3d-audit]: {exc}") from exc
-    return dict(data.get("tool", {}).get("t3d-audit", {}))
-
-
-def _resolve(config: pytest.Config, dest: str, table: dict[str, Any]) -> tuple[Any, Path] | None:
-    """The first set value (command line, ini, pyproject) and the directory it is relative to."""
-    value = config.getoption(dest)
-    if value is not None:
-        return value, Path(config.invocation_params.dir)
-    ini = config.getini(dest)
-    if ini not in (None, "", []):
-        return ini, Path(config.rootpath)
-    key = dest.removeprefix("audit_")
-    if key in table:
-        return table[key], Path(config.rootpath)
-    return None
-
-
-def build_options(config: pytest.Config) -> AuditOptions:
-    """Options from the command line, the pytest ini and ``[tool.t3d-audit]``, in that order."""
-    from harness.paths import default_cache_dir
-    from harness.thresholds import Thresholds
-
-    table = _pyproject_table(config)
-    got = {dest: _resolve(config, dest, table) for dest in _OPTIONS}
-
-    def path_of(dest: str) -> Path | None:
-        if got[dest] is None:
-            return None
-        value, base = got[dest]
-        return (base / str(value)).resolve()
-
-    def int_of(dest: str) -> int | None:
-        if got[dest] is None:
-            return None
-        value = got[dest][0]
-        try:
-            return int(value)
-        except (TypeError, ValueError) as exc:
-            raise pytest.UsageError(f"--{dest.replace('_', '-')} must be an integer, got {value!r}") from exc
-
-    def str_of(dest: str) -> str | None:
-        return None if got[dest] is None else str(got[dest][0])
-
-    evaluators: tuple[str, ...] = ()
-    if got["audit_evaluators"] is not None:
-        raw = got["audit_evaluators"][0]
-        items = raw if isinstance(raw, list) else str(raw).split(",")
-        evaluators = tuple(sorted({e.strip() for item in items for e in str(item).split(",") if e.strip()}))
-    try:
-        thresholds = Thresholds.from_table(table.get("thresholds"))
-    except AuditError as exc:
-        raise pytest.UsageError(str(exc)) from exc
-    seed = int_of("audit_seed")
-    return AuditOptions(
-        profile=str_of("audit_profile") or "default",
-        evaluators=evaluators,
-        scenes=path_of("audit_scenes"),
-        report_dir=path_of("audit_report_dir") or Path(config.rootpath) / "reports",
-        cache_dir=path_of("audit_cache_dir") or default_cache_dir(),
-        bootstrap=int_of("audit_bootstrap"),
-        seed=42 if seed is None else seed,
-        run_id=str_of("audit_run_id"),
-        thresholds=thresholds,
-    )
+    reresolve(early_config, args, PATH_OPTIONS)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -150,7 +65,37 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         session.sink = ControllerSink()
     config.stash[SESSION_KEY] = session
+    if not hasattr(config, "workerinput"):
+        _check_selection(config, session)
     config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
+
+
+def _check_selection(config: pytest.Config, session: AuditSession) -> None:
+    """Evaluator ids/globs and threshold overrides, checked once on the controller.
+
+    Only when the run names evaluators or declares overrides: plain ``pytest tests`` stays free
+    of registry look-ups. An override glob that matches no selected evaluator removes nothing
+    but gates nothing either: a warning, and an error under ``--audit-gate``.
+    """
+    import fnmatch
+
+    options = session.options
+    if not (options.evaluators or options.thresholds.overrides):
+        return
+    try:
+        selected = list(session.specs)
+    except AuditError as exc:
+        raise pytest.UsageError(f"t3d-audit: {exc}") from exc
+    for pattern, _values in options.thresholds.overrides:
+        if any(fnmatch.fnmatchcase(e, pattern) for e in selected):
+            continue
+        problem = (
+            f"t3d-audit: threshold override {pattern!r} matches no selected evaluator "
+            f"({', '.join(selected)}); check its spelling in [tool.t3d-audit.thresholds.overrides]"
+        )
+        if options.gate:
+            raise pytest.UsageError(problem + " (an error under --audit-gate)")
+        config.issue_config_time_warning(pytest.PytestConfigWarning(problem), stacklevel=2)
 
 
 def _share_cores(workers: int) -> None:
@@ -237,6 +182,11 @@ def _test_key(item: pytest.Item) -> str:
     return f"{rel.as_posix()}::{item.name}"
 
 
+def _evaluator_of(item: pytest.Item) -> str:
+    callspec = getattr(item, "callspec", None)
+    return str(callspec.params.get("audit_evaluator", PANEL)) if callspec else PANEL
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     report = yield
@@ -245,11 +195,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
         return report
     final = report.when == "call" or (report.when == "setup" and not report.passed)
     if final:
-        callspec = getattr(item, "callspec", None)
-        evaluator = callspec.params.get("audit_evaluator", PANEL) if callspec else PANEL
         result = {
             "test": _test_key(item),
-            "evaluator": evaluator,
+            "evaluator": _evaluator_of(item),
             "outcome": report.outcome,
             "checks": item.stash.get(OUTCOMES_KEY, []),
         }
@@ -269,6 +217,14 @@ class _RunHooks:
     @property
     def sink(self) -> ControllerSink | WorkerSink:
         return self.config.stash[SESSION_KEY].sink
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        # before -k / --lf deselect: what a complete report of this run has to cover
+        session = self.config.stash[SESSION_KEY]
+        for item in items:
+            if any(n in getattr(item, "fixturenames", ()) for n in _AUDIT_FIXTURES):
+                session.collected_tests[_test_key(item)] = _evaluator_of(item)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # on the controller for every worker's reports; locally in a lone process
@@ -378,4 +334,5 @@ def audit_check(request: pytest.FixtureRequest, audit_session: AuditSession, aud
         card_id=card_id,
         record=outcomes.append,
         skip=lambda reason: pytest.skip(reason),
+        declared=audit_session.options.thresholds.is_declared,
     )

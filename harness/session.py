@@ -48,6 +48,8 @@ class AuditOptions:
     device: str = "auto"
     batch_size: int = 32
     thresholds: Thresholds = field(default_factory=Thresholds)
+    gate: bool = False  # release-gate mode: configuration warnings are errors
+    allow_empty: bool = False  # a run whose checks all skipped may pass
 
 
 def _stats_code_hash() -> str:
@@ -79,6 +81,7 @@ class AuditSession:
         self._cards: dict[str, dict[str, Any]] = {}
         self._panel_results: dict[tuple[str, ...], Any] = {}
         self.measure_stats: dict[str, MeasureStats] = {}
+        self.collected_tests: dict[str, str] = {}  # audit test key -> evaluator id (or PANEL)
         self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
 
     # -------------------------------------------------------------------- inputs
@@ -258,6 +261,7 @@ class AuditSession:
     def worker_facts(self) -> dict[str, Any]:
         """Per-worker facts for the controller (builtins only): what this process measured."""
         return {
+            "collected": dict(sorted(self.collected_tests.items())),
             "records": {e: str(p) for e, p in sorted(self._records_files.items())},
             "measure": {
                 e: {

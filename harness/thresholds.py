@@ -8,16 +8,22 @@ peak_rho_max = 1.0
 ```
 
 Override patterns are ids or shell globs; they apply in file order, so a later, more specific
-entry wins. Besides the known names, a project may declare its own ``min_<what>`` /
-``max_<what>`` thresholds for its own audit tests (the prefix gives the direction); any other
-name, or a near-miss of a known name, is rejected: a typo must not silently disable a gate.
+entry wins. Every name must be a known threshold. A project's own audit tests may use their
+own thresholds, declared in a separate table so that a typo of a known name can never pass as
+a new one::
+
+    [tool.t3d-audit.thresholds.custom]
+    min_my_metric = 0.4       # the prefix, min_ or max_, gives the direction
+
+Overrides may then set known or declared custom names. Any other name is an error that names
+the closest known one: a misspelt threshold must not silently remove a gate.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,30 +57,60 @@ class ThresholdError(AuditError):
     """A threshold table is malformed or names an unknown threshold."""
 
 
-def _check_name(name: str, where: str) -> None:
-    if name in KNOWN:
-        return
+def closest_name(name: str, known: Iterable[str]) -> str | None:
+    """The known name closest to ``name``: the same words in another order, else by spelling."""
     import difflib
 
-    close = difflib.get_close_matches(name, KNOWN, n=1, cutoff=0.8)
-    custom = name.startswith(("min_", "max_")) and len(name) > 4 and not close
-    if not custom:
-        hint = f"did you mean {close[0]}? " if close else ""
-        raise ThresholdError(
-            f"unknown threshold {name!r}",
-            where=where,
-            hint=f"{hint}use one of {', '.join(sorted(KNOWN))}, or a custom min_<what> / max_<what>",
-        )
+    known = sorted(known)
+    words = sorted(name.lower().split("_"))
+    for candidate in known:
+        if sorted(candidate.split("_")) == words:
+            return candidate
+    close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.5)
+    return close[0] if close else None
 
 
-def _check_values(values: Mapping[str, Any], where: str) -> dict[str, float]:
+def _check_name(name: str, where: str, custom: frozenset[str] = frozenset()) -> None:
+    if name in KNOWN or name in custom:
+        return
+    close = closest_name(name, set(KNOWN) | custom)
+    hint = f"did you mean {close}? " if close else ""
+    raise ThresholdError(
+        f"unknown threshold {name!r}",
+        where=where,
+        hint=f"{hint}known thresholds: {', '.join(sorted(KNOWN))}; declare your own audit's "
+        "thresholds as min_<what> / max_<what> under [tool.t3d-audit.thresholds.custom]",
+    )
+
+
+def _check_values(
+    values: Mapping[str, Any], where: str, custom: frozenset[str] = frozenset()
+) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, value in values.items():
-        _check_name(str(name), where)
+        _check_name(str(name), where, custom)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ThresholdError(f"threshold {name} must be a finite number, got {value!r}", where=where)
-        out[name] = float(value)
+        out[str(name)] = float(value)
     return out
+
+
+def _check_custom(values: Any, where: str) -> dict[str, float]:
+    if not isinstance(values, Mapping):
+        raise ThresholdError("custom must be a table of min_<what> / max_<what> = value", where=where)
+    for name in values:
+        name = str(name)
+        if name in KNOWN:
+            raise ThresholdError(
+                f"custom threshold {name!r} is a known threshold", where=where,
+                hint="set it in [tool.t3d-audit.thresholds] itself",
+            )
+        if not (name.startswith(("min_", "max_")) and len(name) > 4):
+            raise ThresholdError(
+                f"custom threshold {name!r} must be named min_<what> or max_<what>", where=where,
+                hint="the prefix gives the direction: max_ may not be exceeded, min_ not undercut",
+            )
+    return _check_values(values, where, frozenset(str(k) for k in values))
 
 
 @dataclass(frozen=True)
@@ -83,24 +119,33 @@ class Thresholds:
 
     base: tuple[tuple[str, float], ...] = ()
     overrides: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+    custom: frozenset[str] = frozenset()  # declared custom names (their values are in base)
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any] | None, *, where: str = "[tool.t3d-audit.thresholds]") -> Thresholds:
         """Parse the TOML table (``overrides`` is a sub-table of pattern → values)."""
+        if table is not None and not isinstance(table, Mapping):
+            raise ThresholdError(f"thresholds must be a table, got {table!r}", where=where)
         table = dict(table or {})
         raw_overrides = table.pop("overrides", {}) or {}
         if not isinstance(raw_overrides, Mapping):
             raise ThresholdError("overrides must be a table of pattern = { name = value }", where=where)
-        base = _check_values(table, where)
+        custom_values = _check_custom(table.pop("custom", {}) or {}, f"{where}.custom")
+        custom = frozenset(custom_values)
+        base = _check_values(table, where) | custom_values
         overrides = []
         for pattern, values in raw_overrides.items():
             if not isinstance(values, Mapping):
                 raise ThresholdError(
                     f"override {pattern!r} must be an inline table", where=f"{where}.overrides"
                 )
-            checked = _check_values(values, f"{where}.overrides.{pattern}")
+            checked = _check_values(values, f"{where}.overrides.{pattern}", custom)
             overrides.append((str(pattern), tuple(sorted(checked.items()))))
-        return cls(tuple(sorted(base.items())), tuple(overrides))
+        return cls(tuple(sorted(base.items())), tuple(overrides), custom)
+
+    def is_declared(self, name: str) -> bool:
+        """Whether ``name`` is a known threshold or one of this table's custom ones."""
+        return name in KNOWN or name in self.custom
 
     def for_evaluator(self, evaluator_id: str) -> dict[str, float]:
         """The thresholds that apply to ``evaluator_id`` (overrides applied in order)."""
@@ -111,7 +156,10 @@ class Thresholds:
         return dict(sorted(out.items()))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"base": dict(self.base), "overrides": {p: dict(v) for p, v in self.overrides}}
+        out: dict[str, Any] = {"base": dict(self.base), "overrides": {p: dict(v) for p, v in self.overrides}}
+        if self.custom:  # only when declared, so existing run ids stay as they were
+            out["custom"] = sorted(self.custom)
+        return out
 
 
 def direction(name: str) -> str:

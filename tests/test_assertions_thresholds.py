@@ -76,6 +76,20 @@ def test_audit_check_skips_undeclared_threshold():
     assert "no threshold min_strict_pairs declared for e" in reasons[0]
 
 
+def test_a_misspelt_threshold_in_a_test_fails_instead_of_skipping():
+    # regression: any undeclared name skipped the check, so a typo in an audit file gated nothing
+    table = Thresholds.from_table({"peak_rho_max": 1.0, "custom": {"max_lighting_dispersion": 0.1}})
+    checker = AuditCheck(
+        evaluator="e",
+        thresholds=table.for_evaluator("e"),
+        skip=lambda reason: pytest.fail("skipped: " + reason),
+        declared=table.is_declared,
+    )
+    with pytest.raises(AssertionError, match=r"unknown threshold .max_lighting_dispersoin..*did you mean max_lighting_dispersion"):
+        checker("dispersion", 0.05, "max_lighting_dispersoin")
+    assert checker("dispersion", 0.05, "max_lighting_dispersion")["passed"]
+
+
 def test_thresholds_overrides_apply_in_order_with_globs():
     t = Thresholds.from_table(
         {
@@ -94,7 +108,14 @@ def test_thresholds_overrides_apply_in_order_with_globs():
     [
         ({"peak_rho_mx": 1.0}, "unknown threshold 'peak_rho_mx'"),
         ({"max_top1_cont": 1.0}, "did you mean max_top1_count"),
-        ({"lighting_limit": 1.0}, "custom min_<what> / max_<what>"),
+        ({"lighting_limit": 1.0}, r"thresholds\.custom"),
+        # regression: a reordered known name passed as a custom max_ threshold, removing 18 checks
+        ({"max_peak_rho": 1.0}, "did you mean peak_rho_max"),
+        ({"max_lighting_dispersion": 0.1}, "unknown threshold 'max_lighting_dispersion'"),
+        ({"custom": {"lighting": 0.1}}, "must be named min_<what> or max_<what>"),
+        ({"custom": {"peak_rho_max": 0.1}}, "is a known threshold"),
+        ({"custom": 3}, "custom must be a table"),
+        ({"custom": {"max_a": 1.0}, "overrides": {"x": {"max_b": 1}}}, "unknown threshold 'max_b'"),
         ({"peak_rho_max": "high"}, "must be a finite number"),
         ({"peak_rho_max": True}, "must be a finite number"),
         ({"overrides": {"x": 3}}, "inline table"),
@@ -107,8 +128,16 @@ def test_bad_threshold_tables_are_rejected(table, match):
 
 
 def test_custom_min_max_thresholds_take_their_direction_from_the_prefix():
-    t = Thresholds.from_table({"max_lighting_dispersion": 0.1, "min_pitch_w": 0.3})
+    t = Thresholds.from_table(
+        {
+            "custom": {"max_lighting_dispersion": 0.1, "min_pitch_w": 0.3},
+            "overrides": {"y*": {"min_pitch_w": 0.5}},
+        }
+    )
     assert t.for_evaluator("x") == {"max_lighting_dispersion": 0.1, "min_pitch_w": 0.3}
+    assert t.for_evaluator("yz")["min_pitch_w"] == 0.5
+    assert t.is_declared("min_pitch_w") and t.is_declared("peak_rho_max")
+    assert not t.is_declared("min_pitch_ww")
     assert direction("max_lighting_dispersion") == "max" and direction("min_pitch_w") == "min"
 
 

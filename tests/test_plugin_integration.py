@@ -10,56 +10,16 @@ caches on the next run and gives the same outputs as an uninterrupted run.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from harness.paths import REPO_ROOT
-from harness.testing import write_tiny_scene_set
+from tests._audit_project import make_project
 
 pytest_plugins = ["pytester"]
 
 SECRET = "sk-t3d-fake-secret-7f3a9c0d1e2b"
-
-CONFTEST = """
-from harness.testing import BoxRasterizer, TinySpec
-
-
-def pytest_audit_renderer(config, cache_dir):
-    return BoxRasterizer()
-
-
-def pytest_audit_evaluators(config):
-    return [TinySpec("tiny-grid"), TinySpec("tiny-pairs", grid=False)]
-"""
-
-PYPROJECT = """
-[tool.t3d-audit]
-profile = "smoke"
-evaluators = ["tiny-*"]
-scenes = "scenes"
-bootstrap = 40
-
-[tool.t3d-audit.thresholds]
-peak_rho_max = 1000.0
-min_kendall_w = 0.0
-max_top1_count = 6
-max_best_view_inflation = 10.0
-max_failed_share = 1.0
-max_confirmed_reversals = 100
-{extra}
-"""
-
-
-def make_project(pytester: pytest.Pytester, extra: str = "") -> Path:
-    root = pytester.path
-    shutil.copytree(REPO_ROOT / "audit_tests", root / "audit_tests")
-    write_tiny_scene_set(root / "scenes")
-    (root / "conftest.py").write_text(CONFTEST)
-    (root / "pyproject.toml").write_text(PYPROJECT.format(extra=extra))
-    return root
-
 
 def run_audit(pytester: pytest.Pytester, tag: str, *args: str) -> pytest.RunResult:
     root = pytester.path
@@ -135,7 +95,7 @@ def docs_example() -> str:
 def test_planted_threshold_fails_with_readable_message(pytester):
     root = make_project(
         pytester,
-        extra='max_lighting_dispersion = 0.5\n'
+        extra='[tool.t3d-audit.thresholds.custom]\nmax_lighting_dispersion = 0.5\n'
         '[tool.t3d-audit.thresholds.overrides]\n"tiny-grid" = { peak_rho_max = 0.001 }\n',
     )
     (root / "audit_tests" / "test_lighting_budget.py").write_text(docs_example())

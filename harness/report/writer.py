@@ -7,7 +7,9 @@ Layout::
     tables/                    every statistics table, Markdown + CSV (harness.report.tables)
     figures/*.png              dispersion heatmap, discrimination bars, peak rho intervals
     cards/<evaluator>.json     Evaluator Configuration Card v1.0 per evaluator
-    results.json               every audit test's outcome, estimate, interval, threshold, card
+    results.json               every audit test's outcome, estimate, interval, threshold, card;
+                               ``complete`` and ``missing`` say whether every collected audit
+                               test of the report's evaluators has a result
     manifest.json              source revision, packages, inputs and outputs by sha256
 
 The directory is assembled under a temporary name and renamed into place. Its content depends
@@ -36,12 +38,50 @@ if TYPE_CHECKING:
 
 @dataclass
 class WrittenReport:
-    """Where the report went and what the terminal table shows."""
+    """Where the report went and what the terminal table shows.
+
+    ``missing``: collected audit tests of the report's evaluators without a result (empty when
+    the report is complete); ``kept``: results kept from the previous report of the same run
+    id because this run did not re-run those tests (``-k``, ``--lf``, ``-x``).
+    """
 
     directory: Path
     run_id: str
     terminal_rows: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    kept: int = 0
+    complete: bool = True
+
+
+def previous_results(directory: Path) -> tuple[list[dict[str, Any]], bool]:
+    """The results of an earlier report in ``directory`` and whether it was complete
+    (``([], False)`` when absent or unreadable)."""
+    path = directory / "results.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        results = data["results"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return [], False
+    if not isinstance(results, list):
+        return [], False
+    kept = [r for r in results if isinstance(r, dict) and isinstance(r.get("test"), str)]
+    return kept, data.get("complete") is True
+
+
+def merge_results(
+    new: Sequence[dict[str, Any]], previous: Sequence[dict[str, Any]], expected: set[str]
+) -> tuple[list[dict[str, Any]], int]:
+    """This run's results plus the previous report's results of expected tests it did not run.
+
+    A report's id is derived from every input of the run, so an earlier report with the same
+    id measured the same thing: a partial rerun (``-k``, ``--lf``) completes it instead of
+    replacing it. Returns ``(results sorted by test, number kept from previous)``.
+    """
+    merged = {r["test"]: r for r in previous if r["test"] in expected}
+    kept = len(merged.keys() - {r["test"] for r in new})
+    merged.update({r["test"]: r for r in new})
+    return [merged[k] for k in sorted(merged)], kept
 
 
 def dump_json(value: Any, path: Path) -> Path:
@@ -91,9 +131,20 @@ def _options(session: AuditSession, evaluators: Sequence[str]) -> dict[str, Any]
 
 
 def write_report(
-    session: AuditSession, evaluators: Sequence[str], results: Sequence[dict[str, Any]]
+    session: AuditSession,
+    evaluators: Sequence[str],
+    results: Sequence[dict[str, Any]],
+    expected: set[str] | None = None,
+    selection: str | None = None,
 ) -> WrittenReport:
-    """Write the report of ``evaluators`` with the audit ``results``; returns where it went."""
+    """Write the report of ``evaluators`` with the audit ``results``; returns where it went.
+
+    ``expected``: the test keys the report should cover (every collected audit test of these
+    evaluators, before ``-k``/``--lf`` deselection); default: the tests in ``results``.
+    ``selection``: how the run chose a subset of the suite (``-k pitch``, ``--lf``), if it did.
+    Such a run completes an earlier complete report of the same run id; on its own (pytest
+    may not even collect the files it skips) it is marked partial.
+    """
     from harness.report.figures import write_figures
     from harness.report.terminal import rows_from
 
@@ -106,6 +157,13 @@ def write_report(
     base = Path(session.options.report_dir)
     base.mkdir(parents=True, exist_ok=True)
     final = base / run_id
+    earlier, earlier_complete = previous_results(final)
+    expected = set(expected or ()) | {r["test"] for r in results}
+    if earlier_complete:
+        expected |= {r["test"] for r in earlier}
+    merged, kept = merge_results(results, earlier, expected)
+    missing = sorted(expected - {r["test"] for r in merged})
+    complete = not missing and (earlier_complete or not selection)
     tmp = base / f".tmp-{run_id}"
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -130,7 +188,14 @@ def write_report(
         card_path.parent.mkdir(parents=True, exist_ok=True)
         write_card(session.card(ev), card_path)
     dump_json(
-        {"run_id": run_id, "evaluators": evaluators, "results": sorted(results, key=lambda r: r["test"])},
+        {
+            "run_id": run_id,
+            "evaluators": evaluators,
+            "complete": complete,
+            "missing": missing,
+            "selection": None if complete else selection,
+            "results": merged,
+        },
         tmp / "results.json",
     )
     manifest = build_manifest(
@@ -143,4 +208,4 @@ def write_report(
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)
-    return WrittenReport(final, run_id, rows_from(summary, results), notes)
+    return WrittenReport(final, run_id, rows_from(summary, merged), notes, missing, kept, complete)

@@ -1,0 +1,238 @@
+"""The ``--audit-*`` options: declared once, resolved and validated once, at configure time.
+
+Each option is read from the command line, else the pytest ini (``audit_<name>``), else
+``[tool.t3d-audit]`` in ``pyproject.toml`` (key without ``audit_``). Every value is checked
+here, before any test is collected: a bad value is a :class:`pytest.UsageError` (exit 4) of
+one line that names the option and says what to write, never a traceback at test setup.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.errors import AuditError
+from harness.session import AuditOptions
+
+MAX_BOOTSTRAP = 100_000  # B x prompts weights and B-row draws stay within memory at any profile
+MAX_SEED = 2**63 - 1
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One ``--audit-*`` option: its help text, pytest ini type and value kind."""
+
+    help: str
+    ini_type: str = "string"
+    kind: str = "text"  # text | path | int | flag | list
+
+
+OPTIONS: dict[str, OptionSpec] = {
+    "audit_profile": OptionSpec("protocol profile: smoke, default or paper"),
+    "audit_evaluators": OptionSpec(
+        "comma-separated evaluator ids or globs (default: the profile's)", "args", "list"
+    ),
+    "audit_scenes": OptionSpec(
+        "scene-set directory, sceneState JSON or GLB (default: bundled)", kind="path"
+    ),
+    "audit_report_dir": OptionSpec("directory for reports/<run-id>/ (default: reports)", kind="path"),
+    "audit_cache_dir": OptionSpec(
+        "render/score/records cache (default: $T3D_AUDIT_CACHE_DIR or .audit_cache)", kind="path"
+    ),
+    "audit_bootstrap": OptionSpec(
+        f"bootstrap replicates, 0..{MAX_BOOTSTRAP} (default: the profile's)", kind="int"
+    ),
+    "audit_seed": OptionSpec("bootstrap seed, a non-negative integer (default: 42)", kind="int"),
+    "audit_run_id": OptionSpec("report directory name (default: derived from the inputs)"),
+    "audit_gate": OptionSpec(
+        "release-gate mode: configuration warnings (an override that matches no selected "
+        "evaluator) become errors",
+        "bool",
+        "flag",
+    ),
+    "audit_allow_empty": OptionSpec(
+        "let a run pass in which no audit check reached an assertion (default: such a run fails)",
+        "bool",
+        "flag",
+    ),
+}
+PATH_OPTIONS: tuple[str, ...] = tuple(
+    f"--{dest.replace('_', '-')}" for dest, spec in OPTIONS.items() if spec.kind == "path"
+)
+# keys of [tool.t3d-audit] besides the options themselves
+# ("compare": the release comparison's margins, read by that command)
+TABLE_KEYS = frozenset({"thresholds", "compare"} | {d.removeprefix("audit_") for d in OPTIONS})
+
+
+def flag(dest: str) -> str:
+    return f"--{dest.replace('_', '-')}"
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option on the command line and in the ini file."""
+    group = parser.getgroup("t3d-audit", "text-to-3D evaluator audit")
+    for dest, spec in OPTIONS.items():
+        if spec.kind == "flag":
+            group.addoption(flag(dest), dest=dest, action="store_true", default=None, help=spec.help)
+        else:
+            group.addoption(flag(dest), dest=dest, default=None, help=spec.help)
+        parser.addini(dest, spec.help, type=spec.ini_type)  # type: ignore[arg-type]
+
+
+def pyproject_table(config: pytest.Config) -> dict[str, Any]:
+    """``[tool.t3d-audit]`` of the rootdir's ``pyproject.toml`` (unknown keys rejected)."""
+    path = Path(config.rootpath) / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise pytest.UsageError(f"{path}: cannot read [tool.t3d-audit]: {exc}") from exc
+    table = data.get("tool", {}).get("t3d-audit", {})
+    if not isinstance(table, dict):
+        raise pytest.UsageError(f"{path}: [tool.t3d-audit] must be a table, got {table!r}")
+    for key in table:
+        if key not in TABLE_KEYS:
+            close = difflib.get_close_matches(str(key), TABLE_KEYS, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise pytest.UsageError(
+                f"{path}: unknown key {key!r} in [tool.t3d-audit]{hint} "
+                f"(known: {', '.join(sorted(TABLE_KEYS))})"
+            )
+    return dict(table)
+
+
+def _resolve(config: pytest.Config, dest: str, table: dict[str, Any]) -> tuple[Any, Path] | None:
+    """The first set value (command line, ini, pyproject) and the directory it is relative to."""
+    value = config.getoption(dest)
+    if value is not None:
+        return value, Path(config.invocation_params.dir)
+    ini = config.getini(dest)
+    if ini not in (None, "", []) and not (OPTIONS[dest].kind == "flag" and ini is False):
+        return ini, Path(config.rootpath)
+    key = dest.removeprefix("audit_")
+    if key in table:
+        return table[key], Path(config.rootpath)
+    return None
+
+
+def _int(dest: str, value: Any, low: int, high: int) -> int:
+    text = str(value).strip()
+    try:
+        number = int(text) if not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        number = None
+    if number is None or not low <= number <= high:
+        raise pytest.UsageError(f"{flag(dest)} must be an integer in [{low}, {high}], got {value!r}")
+    return number
+
+
+def _directory(dest: str, path: Path) -> Path:
+    """``path`` if it is or can become a directory (no file in its way)."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                what = "is" if candidate == path else f"has {candidate} in its way, which is"
+                raise pytest.UsageError(
+                    f"{flag(dest)}={path}: {what} a file, not a directory; "
+                    f"pass a directory (it is created when missing)"
+                )
+            break
+    return path
+
+
+def _check_profile(name: str) -> None:
+    from harness.protocol import get_profile
+
+    try:
+        get_profile(name)
+    except AuditError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+
+
+def build_options(config: pytest.Config) -> AuditOptions:
+    """Options from the command line, the pytest ini and ``[tool.t3d-audit]``, validated."""
+    from harness.paths import default_cache_dir
+    from harness.thresholds import Thresholds
+
+    table = pyproject_table(config)
+    got = {dest: _resolve(config, dest, table) for dest in OPTIONS}
+
+    def path_of(dest: str) -> Path | None:
+        if got[dest] is None:
+            return None
+        value, base = got[dest]
+        if not isinstance(value, str) or not value.strip():
+            raise pytest.UsageError(f"{flag(dest)} must be a path, got {value!r}")
+        return (base / value).resolve()
+
+    def value_of(dest: str) -> Any:
+        return None if got[dest] is None else got[dest][0]
+
+    def flag_of(dest: str) -> bool:
+        value = value_of(dest)
+        if value is None:
+            return False
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off", ""):
+            return False
+        raise pytest.UsageError(f"{flag(dest)} must be true or false, got {value!r}")
+
+    evaluators: tuple[str, ...] = ()
+    raw = value_of("audit_evaluators")
+    if raw is not None:
+        items = raw if isinstance(raw, list) else str(raw).split(",")
+        evaluators = tuple(sorted({e.strip() for item in items for e in str(item).split(",") if e.strip()}))
+        if not evaluators:
+            raise pytest.UsageError("--audit-evaluators names no evaluator; give ids or globs")
+
+    thresholds_table = table.get("thresholds")
+    if thresholds_table is not None and not isinstance(thresholds_table, dict):
+        raise pytest.UsageError(
+            f"[tool.t3d-audit] thresholds must be a table ([tool.t3d-audit.thresholds]), "
+            f"got {thresholds_table!r}"
+        )
+    try:
+        thresholds = Thresholds.from_table(thresholds_table)
+    except AuditError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+
+    bootstrap = value_of("audit_bootstrap")
+    seed = value_of("audit_seed")
+    run_id = value_of("audit_run_id")
+    if run_id is not None and not _RUN_ID.fullmatch(str(run_id)):
+        raise pytest.UsageError(
+            f"--audit-run-id must be a plain directory name (letters, digits, . _ -), got {run_id!r}"
+        )
+    scenes = path_of("audit_scenes")
+    if scenes is not None and not scenes.exists():
+        raise pytest.UsageError(f"--audit-scenes={scenes}: no such file or directory")
+    report_dir = path_of("audit_report_dir") or Path(config.rootpath) / "reports"
+    cache_dir = path_of("audit_cache_dir") or default_cache_dir()
+    profile = str(value_of("audit_profile") or "default")
+    _check_profile(profile)
+    return AuditOptions(
+        profile=profile,
+        evaluators=evaluators,
+        scenes=scenes,
+        report_dir=_directory("audit_report_dir", report_dir),
+        cache_dir=_directory("audit_cache_dir", cache_dir),
+        bootstrap=None if bootstrap is None else _int("audit_bootstrap", bootstrap, 0, MAX_BOOTSTRAP),
+        seed=42 if seed is None else _int("audit_seed", seed, 0, MAX_SEED),
+        run_id=None if run_id is None else str(run_id),
+        thresholds=thresholds,
+        gate=flag_of("audit_gate"),
+        allow_empty=flag_of("audit_allow_empty"),
+    )

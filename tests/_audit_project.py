@@ -1,0 +1,60 @@
+"""A tiny audit project for pytester integration tests: the real audit suite, tiny scenes,
+numpy evaluators and a box rasterizer (no Blender, no torch)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.paths import REPO_ROOT
+from harness.testing import write_tiny_scene_set
+
+CONFTEST = """
+from harness.testing import BoxRasterizer, TinySpec
+
+
+def pytest_audit_renderer(config, cache_dir):
+    return BoxRasterizer()
+
+
+def pytest_audit_evaluators(config):
+    return [TinySpec("tiny-grid"), TinySpec("tiny-pairs", grid=False)]
+"""
+
+PYPROJECT = """
+[tool.pytest.ini_options]
+testpaths = ["audit_tests"]
+
+[tool.t3d-audit]
+profile = "smoke"
+evaluators = ["tiny-*"]
+scenes = "scenes"
+bootstrap = 40
+
+[tool.t3d-audit.thresholds]
+{thresholds}
+"""
+
+LENIENT = """peak_rho_max = 1000.0
+min_kendall_w = 0.0
+max_top1_count = 6
+max_best_view_inflation = 10.0
+max_failed_share = 1.0
+max_confirmed_reversals = 100
+"""
+
+
+def make_project(pytester: pytest.Pytester, extra: str = "", thresholds: str = LENIENT) -> Path:
+    """Copy the audit suite next to tiny scenes; ``extra`` is appended to the thresholds table."""
+    root = pytester.path
+    shutil.copytree(REPO_ROOT / "audit_tests", root / "audit_tests")
+    write_tiny_scene_set(root / "scenes")
+    (root / "conftest.py").write_text(CONFTEST)
+    (root / "pyproject.toml").write_text(PYPROJECT.format(thresholds=thresholds + extra))
+    return root
+
+
+def report_dirs(reports: Path) -> list[Path]:
+    return sorted(p for p in reports.iterdir() if not p.name.startswith("."))

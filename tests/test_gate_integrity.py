@@ -1,0 +1,138 @@
+"""The release gate can never be lost silently (pytester runs of the real audit suite).
+
+Each test reproduces a way the gate used to vanish without an error: a path option written
+as two arguments, an empty threshold table, a partial rerun, bad option values, an override
+that matches nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests._audit_project import make_project, report_dirs
+
+pytest_plugins = ["pytester"]
+
+STRICT = '[tool.t3d-audit.thresholds.overrides]\n"tiny-grid" = { peak_rho_max = 0.001 }\n'
+
+
+def results_of(run: Path) -> dict:
+    return json.loads((run / "results.json").read_text())
+
+
+@pytest.mark.parametrize("option", ["--audit-cache-dir", "--audit-report-dir"])
+def test_space_separated_path_options_gate_exactly_like_the_equals_form(
+    pytester, tmp_path_factory, option
+):
+    # regression: `--audit-cache-dir DIR` with DIR outside the project made DIR the rootdir, so
+    # pyproject.toml (testpaths, thresholds) was not read and every audit check skipped
+    make_project(pytester, extra=STRICT)
+    outside = tmp_path_factory.mktemp("shared")
+    other = "--audit-report-dir" if option == "--audit-cache-dir" else "--audit-cache-dir"
+    runs = {}
+    for form, workers in (("space", "2"), ("equals", "0")):
+        target = outside / form
+        target.mkdir()
+        given = [option, str(target)] if form == "space" else [f"{option}={target}"]
+        runs[form] = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-n", workers, *given,
+            f"{other}={pytester.path / ('side-' + form)}", timeout=300,
+        )
+    for form, result in runs.items():
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, (form, result.stdout.str()[-1500:])
+        result.stdout.fnmatch_lines([f"rootdir: {pytester.path}*", "*exceeds peak_rho_max = 0.001*"])
+    space, equals = (runs[f].parseoutcomes() for f in ("space", "equals"))
+    assert space == equals and space["failed"] >= 1
+
+
+def test_an_empty_gate_fails_unless_allowed(pytester):
+    # regression: with no thresholds every check skipped and pytest exited 0
+    make_project(pytester, thresholds="")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "0", timeout=300)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["*t3d-audit gate*", "FAILED: no audit check reached an assertion*"])
+    allowed = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-n", "0", "--audit-allow-empty", timeout=300
+    )
+    assert allowed.ret == pytest.ExitCode.OK
+    assert "no audit check reached an assertion" not in allowed.stdout.str()
+
+
+def test_partial_reruns_complete_the_report_instead_of_replacing_it(pytester):
+    # regression: `-k ...` / `--lf` rewrote results.json of the same run id with the subset
+    root = make_project(pytester, extra=STRICT)
+    reports = root / "reports"
+    full = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", timeout=300)
+    assert full.ret == pytest.ExitCode.TESTS_FAILED
+    (run,) = report_dirs(reports)
+    complete = results_of(run)
+    assert complete["complete"] is True and complete["missing"] == []
+    tests = [r["test"] for r in complete["results"]]
+    for args in (["-k", "pitch"], ["--lf"], ["-x"]):
+        partial = pytester.runpytest_subprocess("-n", "0", *args, timeout=300)
+        assert partial.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), args
+        after = results_of(run)
+        assert [r["test"] for r in after["results"]] == tests, args
+        assert after["complete"] is True
+        # a rerun of fewer evaluators reports on them alone: never complete by omission
+        for other in report_dirs(reports):
+            if other != run:
+                assert results_of(other)["complete"] is False, (args, other.name)
+    pytester.runpytest_subprocess("-n", "0", "-k", "pitch", timeout=300).stdout.fnmatch_lines(
+        ["*partial run: * results kept from the earlier report*"]
+    )
+    # a partial run with no earlier report is marked partial, never passed off as complete
+    fresh = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-n", "0", "-k", "pitch", f"--audit-report-dir={root / 'fresh'}",
+        timeout=300,
+    )
+    fresh.stdout.fnmatch_lines(["*report marked partial: * collected audit tests have no result*"])
+    (fresh_run,) = report_dirs(root / "fresh")
+    marked = results_of(fresh_run)
+    assert marked["complete"] is False
+    assert len(marked["missing"]) + len(marked["results"]) == len(tests)
+
+
+@pytest.mark.parametrize(
+    ("args", "pyproject_extra", "message"),
+    [
+        (["--audit-seed=-1"], "", "*--audit-seed must be an integer in [[]0, *[]], got '-1'"),
+        (["--audit-seed", "x"], "", "*--audit-seed must be an integer*got 'x'"),
+        (["--audit-bootstrap=-5"], "", "*--audit-bootstrap must be an integer in [[]0, 100000[]]*"),
+        (["--audit-bootstrap=1000000000"], "", "*--audit-bootstrap must be an integer in*"),
+        (["--audit-cache-dir=afile"], "", "*--audit-cache-dir=*afile: is a file, not a directory*"),
+        (["--audit-report-dir=afile/sub"], "", "*--audit-report-dir=*has */afile in its way*"),
+        (["--audit-run-id=../x"], "", "*--audit-run-id must be a plain directory name*"),
+        (["--audit-scenes=nowhere"], "", "*--audit-scenes=*nowhere: no such file or directory"),
+        ([], "thresholds = 5\n", "*thresholds must be a table*got 5"),
+        ([], "bootstrp = 5\n", "*unknown key 'bootstrp' in [[]tool.t3d-audit[]]; did you mean 'bootstrap'?*"),
+    ],
+)
+def test_bad_options_are_one_line_usage_errors_before_collection(pytester, args, pyproject_extra, message):
+    # regression: these gave tracebacks, INTERNALERROR, or 301 errors at test setup
+    root = make_project(pytester)
+    (root / "afile").write_text("not a directory")
+    if pyproject_extra:
+        text = (root / "pyproject.toml").read_text().split("[tool.t3d-audit.thresholds]")[0]
+        (root / "pyproject.toml").write_text(
+            text.replace('bootstrap = 40\n', "bootstrap = 40\n" + pyproject_extra)
+        )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-n", "0", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1, errors
+    result.stderr.fnmatch_lines([message])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_an_override_matching_no_evaluator_warns_and_fails_under_gate(pytester):
+    make_project(pytester, extra='[tool.t3d-audit.thresholds.overrides]\n"clip-vit-b-32" = { peak_rho_max = 2.0 }\n')
+    warned = pytester.runpytest("-p", "no:cacheprovider", "-n", "0", "--collect-only", "-q")
+    assert warned.ret == pytest.ExitCode.OK
+    warned.stdout.fnmatch_lines(["*override 'clip-vit-b-32' matches no selected evaluator*"])
+    gated = pytester.runpytest("-p", "no:cacheprovider", "-n", "0", "--collect-only", "--audit-gate")
+    assert gated.ret == pytest.ExitCode.USAGE_ERROR
+    gated.stderr.fnmatch_lines(["*override 'clip-vit-b-32' matches no selected evaluator*--audit-gate*"])
