@@ -95,8 +95,9 @@ def message(outcome: Outcome) -> str:
     card = f"\n[card {outcome['card_id']}]" if outcome["card_id"] else ""
     if outcome["tested"] is None:
         what = "bootstrap interval" if outcome["compare"] != "estimate" else "estimate"
+        why = outcome.get("reason") or "not measured or all records failed"
         return (
-            f"{outcome['metric']}{who}: {what} not available (not measured or all records failed)"
+            f"{outcome['metric']}{who}: {what} not available ({why})"
             f"{ci_text}; threshold {name} = {_fmt(outcome['threshold'])}{card}"
         )
     verb = "exceeds" if outcome["op"] == "<=" else "falls below"
@@ -148,9 +149,11 @@ class AuditCheck:
         record: Callable[[Outcome], None] | None = None,
         skip: Callable[[str], Any] | None = None,
         declared: Callable[[str], bool] | None = None,
+        no_data: Callable[[], str | None] | None = None,
     ):
         self.evaluator = evaluator
         self._declared = declared
+        self._no_data = no_data
         self.thresholds = thresholds
         self._card_id = card_id
         self._record = record
@@ -206,6 +209,10 @@ class AuditCheck:
             card_id=self.card_id,
             compare=compare,
         )
+        if outcome["tested"] is None and self._no_data is not None:
+            reason = self._no_data()
+            if reason:
+                outcome["reason"] = reason
         if self._record is not None:
             self._record(outcome)
         return _require(outcome)

@@ -326,13 +326,13 @@ def measure(
             for row, p in zip(rows, row_pairs, strict=True):
                 caption = row.caption if needs_text else ""
                 if isinstance(p, str):
-                    out.append(_row(spec.id, row, plan, caption, math.nan, "failed", p))
-                elif p in cached:
-                    out.append(_row(spec.id, row, plan, caption, cached[p], "ok", ""))
+                    value, err = math.nan, p
                 else:
-                    value, err = results[p]
-                    status = "failed" if err else "ok"
-                    out.append(_row(spec.id, row, plan, caption, value, status, err))
+                    value, err = (cached[p], "") if p in cached else results[p]
+                    if not err and (problem := score_problem(spec, value)):
+                        value, err = math.nan, f"score failed: {problem}"
+                status = "failed" if err else "ok"
+                out.append(_row(spec.id, row, plan, caption, value, status, err))
     finally:
         stats.images += source.images
         stats.renders += source.renders
@@ -340,6 +340,15 @@ def measure(
             evaluator.close()
     stats.failed_rows += sum(1 for r in out if r[8] == "failed")
     return components.records_frame(out)
+
+
+def score_problem(spec: Any, value: float) -> str | None:
+    """Why ``value`` cannot be recorded as an ok score of ``spec`` (range and finiteness), else
+    ``None``. Specs without ``score_problem`` (duck-typed test specs) only need finite scores."""
+    check = getattr(spec, "score_problem", None)
+    if check is not None:
+        return check(value)
+    return None if math.isfinite(value) else f"non-finite score {value!r}"
 
 
 def _row(ev: str, row: Row, plan: Plan, caption: str, score: float, status: str, error: str) -> tuple:

@@ -328,6 +328,14 @@ def audit_check(request: pytest.FixtureRequest, audit_session: AuditSession, aud
     def card_id() -> str:
         return "" if evaluator == PANEL else audit_session.card_id(evaluator)
 
+    def no_data() -> str | None:
+        if evaluator == PANEL:
+            return None
+        summary = audit_session.summary(evaluator)
+        if summary.get("failed_share") == 1.0:
+            return f"no successful records: all {summary['failed']} measurements failed"
+        return None
+
     return AuditCheck(
         evaluator=evaluator,
         thresholds=audit_thresholds,
@@ -335,4 +343,5 @@ def audit_check(request: pytest.FixtureRequest, audit_session: AuditSession, aud
         record=outcomes.append,
         skip=lambda reason: pytest.skip(reason),
         declared=audit_session.options.thresholds.is_declared,
+        no_data=no_data,
     )

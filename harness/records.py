@@ -23,7 +23,7 @@ import csv
 import io
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,7 +174,12 @@ def _rows(mask: pd.Series | np.ndarray) -> list[int]:
     return [int(i) + 1 for i in np.flatnonzero(np.asarray(mask, dtype=bool))]
 
 
-def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> None:
+ScoreRanges = Mapping[str, tuple[float, float]]
+
+
+def validate_records(
+    df: pd.DataFrame, *, where: str | Path = "<records>", score_ranges: ScoreRanges | None = None
+) -> None:
     """Raise :class:`RecordsError` listing every problem (row, column, what) in ``df``.
 
     Checked: the exact column list and order; score dtype; string cells; empty evaluator,
@@ -182,7 +187,9 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
     protocol (``harness.protocol.check_level``: ``baseline``/``c0``, Table 11 levels, template
     ids, ``p0``..``p10``, probe names); status in ``ok``/``failed``; an ``ok`` row has a finite
     score and no error; a ``failed`` row has a NaN score and a non-empty error; no duplicate
-    measurement (same evaluator, scene_sha256, factor, level, caption).
+    measurement (same evaluator, scene_sha256, factor, level, caption). ``score_ranges``
+    (evaluator id → closed ``(low, high)``, from the evaluator specs): an ``ok`` score of a
+    listed evaluator lies in its range.
 
     Vectorised: each string column is factorised once and every rule runs per distinct value,
     so the cost is a few C passes per column plus Python work per distinct value.
@@ -255,6 +262,18 @@ def validate_records(df: pd.DataFrame, *, where: str | Path = "<records>") -> No
     has_error = text["error"].where(lambda v: bool(v.strip()))
     for row in _rows(is_ok & ~finite):
         problems.append(_problem(row, "score", f"status ok but score is {score[row - 1]!r}"))
+    for evaluator, (low, high) in sorted((score_ranges or {}).items()):
+        slack = 1e-9 * (high - low)
+        outside = is_ok & finite & text["evaluator"].equals(evaluator)
+        outside &= (score < low - slack) | (score > high + slack)
+        for row in _rows(outside):
+            problems.append(
+                _problem(
+                    row, "score",
+                    f"{score[row - 1]!r} is outside evaluator {evaluator!r}'s declared range "
+                    f"[{low:g}, {high:g}]",
+                )
+            )
     for row in _rows(is_ok & has_error):
         problems.append(_problem(row, "error", "status ok but an error message is set"))
     for row in _rows(is_failed & ~np.isnan(score)):
@@ -384,7 +403,9 @@ def _float_text(value: float) -> str:
     return "" if math.isnan(value) else repr(float(value))
 
 
-def read_records(path: str | Path, *, validate: bool = True) -> pd.DataFrame:
+def read_records(
+    path: str | Path, *, validate: bool = True, score_ranges: ScoreRanges | None = None
+) -> pd.DataFrame:
     """Read a records file (CSV or Parquet by suffix) into a dtype-stable table.
 
     ``score`` is float64 (empty CSV field → NaN), the other columns are Python strings (empty
@@ -410,7 +431,7 @@ def read_records(path: str | Path, *, validate: bool = True) -> pd.DataFrame:
     except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise RecordsError(f"cannot read records: {exc}", where=str(path)) from exc
     if validate:
-        validate_records(frame, where=path)
+        validate_records(frame, where=path, score_ranges=score_ranges)
     elif [str(c) for c in frame.columns] != list(COLUMNS):
         return frame
     if kind == "parquet":

@@ -133,7 +133,9 @@ class TinyEvaluator:
         _log("scores", f"{self.spec.id} pairs {len(images)}")
         out = []
         for image, caption in zip(images, captions, strict=True):
-            if self.spec.fail_word and self.spec.fail_word in caption:
+            if self.spec.fail_all:
+                out.append(ScoreResult.failed("HTTP 503: service unavailable"))
+            elif self.spec.fail_word and self.spec.fail_word in caption:
                 out.append(ScoreResult.failed(f"refused caption containing {self.spec.fail_word!r}"))
             else:
                 out.append(ScoreResult.ok(self._one(image, caption)))
@@ -171,9 +173,11 @@ class TinySpec:
     needs_text: bool = True
     fail_word: str = ""
     version: int = 1
+    fail_all: bool = False  # every score fails, as a hosted judge that is down
 
     def identity(self) -> dict[str, Any]:
-        return {
+        extra = {"fail_all": True} if self.fail_all else {}
+        return extra | {
             "id": self.id,
             "family": "tiny",
             "model_name": f"tiny numpy evaluator ({'grid' if self.grid else 'pairs'})",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._audit_project import make_project, report_dirs
+from tests._audit_project import LENIENT, make_project, report_dirs
 
 pytest_plugins = ["pytester"]
 
@@ -136,3 +136,38 @@ def test_an_override_matching_no_evaluator_warns_and_fails_under_gate(pytester):
     gated = pytester.runpytest("-p", "no:cacheprovider", "-n", "0", "--collect-only", "--audit-gate")
     assert gated.ret == pytest.ExitCode.USAGE_ERROR
     gated.stderr.fnmatch_lines(["*override 'clip-vit-b-32' matches no selected evaluator*--audit-gate*"])
+
+
+DOWN_CONFTEST = """
+from harness.testing import BoxRasterizer, TinySpec
+
+
+def pytest_audit_renderer(config, cache_dir):
+    return BoxRasterizer()
+
+
+def pytest_audit_evaluators(config):
+    return [TinySpec("tiny-grid"), TinySpec("tiny-down", grid=False, fail_all=True)]
+"""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_evaluator_whose_records_all_failed_fails_alone_and_is_reported(pytester, workers):
+    # regression: one evaluator with only failed rows crashed the session finish (All-NaN slice),
+    # so no report was written for any evaluator
+    root = make_project(pytester, thresholds=LENIENT.replace("max_failed_share = 1.0", "max_failed_share = 0.01"))
+    (root / "conftest.py").write_text(DOWN_CONFTEST)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, timeout=300)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "INTERNALERROR" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*no successful records: all * measurements failed*"])
+    (run,) = report_dirs(root / "reports")
+    outcomes = results_of(run)["results"]
+    down = [r for r in outcomes if r["evaluator"] == "tiny-down"]
+    assert down and not [r["test"] for r in down if r["outcome"] == "passed"]
+    assert all(r["outcome"] != "failed" for r in outcomes if r["evaluator"] == "tiny-grid")
+    card = json.loads((run / "cards" / "tiny-down.json").read_text())
+    assert card["score_uncertainty"]["records_status"] == "no_successful_records"
+    assert card["score_uncertainty"]["failed_share"] == 1.0
+    summary = json.loads((run / "summary.json").read_text())["evaluators"]
+    assert summary["tiny-down"]["peak_rho"] is None and summary["tiny-grid"]["peak_rho"] is not None

@@ -262,6 +262,9 @@ def build_card(
             "dispersion": _number_map(s.get("dispersion")),
             "discrimination": _number_map(s.get("discrimination")),
             "failed_records": _or_nr(s.get("failed")),
+            "failed_share": _or_nr(s.get("failed_share")),
+            # a card of an evaluator that produced nothing says so instead of looking unmeasured
+            "records_status": "no_successful_records" if s.get("failed_share") == 1.0 else "ok",
         },
         "rank_stability": {
             "kendall_w": _number_map(s.get("kendall_w")),

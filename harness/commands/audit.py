@@ -42,15 +42,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def pytest_argv(args: argparse.Namespace) -> list[str]:
     """The pytest command line this run uses (also printed, so users can run it directly)."""
-    argv = [str(REPO_ROOT / "audit_tests"), "-p", "no:cacheprovider", "--audit-profile", args.profile]
+    # `=` forms and an explicit rootdir: no value can be taken for a test path
+    argv = [
+        str(REPO_ROOT / "audit_tests"), f"--rootdir={REPO_ROOT}", "-p", "no:cacheprovider",
+        f"--audit-profile={args.profile}",
+    ]
     if args.workers not in ("0", 0):
         argv += ["-n", str(args.workers), "--dist", "loadgroup", "--max-worker-restart", "0"]
     if args.evaluators:
-        argv += ["--audit-evaluators", args.evaluators]
+        argv += [f"--audit-evaluators={args.evaluators}"]
     if args.report_dir:
-        argv += ["--audit-report-dir", args.report_dir]
+        argv += [f"--audit-report-dir={args.report_dir}"]
     if args.cache_dir:
-        argv += ["--audit-cache-dir", args.cache_dir]
+        argv += [f"--audit-cache-dir={args.cache_dir}"]
+    if args.gate:
+        argv += ["--audit-gate"]
     extra = list(args.pytest_args or [])
     if extra and extra[0] == "--":
         extra = extra[1:]

@@ -29,12 +29,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_scores(paths: list[Path]):
-    """Read and validate every file, then concatenate (duplicates are caught downstream)."""
+    """Read and validate every file, then concatenate (duplicates are caught downstream).
+
+    Scores of registered evaluators must lie in their declared ranges."""
     import pandas as pd
 
-    from harness.records import read_records
+    from harness.errors import RecordsError
+    from harness.evaluators.registry import declared_score_ranges
+    from harness.records import read_records, validate_records
 
-    frames = [read_records(p) for p in paths]
+    frames = []
+    for path in paths:
+        frame = read_records(path, validate=False)
+        if len(frame) == 0:
+            raise RecordsError("the file holds no score records (blank or header only)", where=path,
+                               hint="pass the raw score files an audit wrote (reports/<run-id>/scores/)")
+        ids = [e for e in set(frame["evaluator"]) if isinstance(e, str)]
+        validate_records(frame, where=path, score_ranges=declared_score_ranges(ids))
+        frames.append(frame)
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 

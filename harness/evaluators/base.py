@@ -52,6 +52,7 @@ IDENTITY_FIELDS = (
     "checkpoint_sha256",
     "preprocessing",
     "score_scale",
+    "score_range",
     "instruction",
     "decoding",
     "needs_text",
@@ -120,6 +121,7 @@ class EvaluatorSpec:
     hub_files: tuple[str, ...] = ()
     options: tuple[tuple[str, Any], ...] = ()
     description: str = ""
+    score_range: tuple[float, float] | None = None  # closed [low, high]; None: any finite score
 
     def __post_init__(self) -> None:
         if not self.id or any(ch.isspace() for ch in self.id):
@@ -129,6 +131,14 @@ class EvaluatorSpec:
                 f"evaluator {self.id!r}: unknown adapter {self.adapter!r}",
                 hint=f"choose one of {', '.join(sorted(ADAPTERS))}",
             )
+        if self.score_range is not None:
+            low, high = (float(v) for v in self.score_range)
+            if not (math.isfinite(low) and math.isfinite(high) and low < high):
+                raise EvaluatorError(
+                    f"evaluator {self.id!r}: score_range must be two finite numbers low < high, "
+                    f"got {self.score_range!r}"
+                )
+            object.__setattr__(self, "score_range", (low, high))
         keys = [k for k, _ in self.options]
         if keys != sorted(set(keys)):
             object.__setattr__(self, "options", tuple(sorted(dict(self.options).items())))
@@ -145,6 +155,10 @@ class EvaluatorSpec:
             value = getattr(self, name)
             if name == "options":
                 value = {k: list(v) if isinstance(v, tuple) else v for k, v in value}
+            elif name == "score_range":
+                if value is None:
+                    continue  # undeclared: keeps the identity of specs written before the field
+                value = list(value)
             out[name] = value
         return out
 
@@ -152,6 +166,18 @@ class EvaluatorSpec:
     def identity_hash(self) -> str:
         """sha256 over the canonical JSON of :meth:`identity` (the score-cache namespace)."""
         return sha256_json(self.identity())
+
+    def score_problem(self, score: float) -> str | None:
+        """Why ``score`` cannot be an ``ok`` score of this evaluator, or ``None`` if it can:
+        it must be finite and, when the spec declares ``score_range``, inside it."""
+        if not math.isfinite(score):
+            return f"non-finite score {score!r}"
+        if self.score_range is not None:
+            low, high = self.score_range
+            slack = 1e-9 * (high - low)  # float rounding at a closed end (sigmoid -> 1.0)
+            if not low - slack <= score <= high + slack:
+                return f"score {score!r} outside the declared range [{low:g}, {high:g}]"
+        return None
 
     # ----------------------------------------------------------------- behaviour
     def weights_available(self) -> bool:

@@ -42,6 +42,10 @@ SIGLIP_SCALE = (
     "sigmoid(exp(logit_scale) * cos(image_emb, text_emb) + logit_bias): the model's trained "
     "pairwise match probability; range (0, 1)"
 )
+CLIPSCORE_RANGE = (0.0, CLIPSCORE_W)
+PROBABILITY_RANGE = (0.0, 1.0)  # sigmoid, softmax and P("yes") readouts
+COSINE_RANGE = (-1.0, 1.0)
+JUDGE_RANGE = (0.0, 100.0)
 OPENAI_MEAN = (0.48145466, 0.4578275, 0.40821073)
 OPENAI_STD = (0.26862954, 0.26130258, 0.27577711)
 OPENCLIP_FILES = ("open_clip_model.safetensors|open_clip_pytorch_model.bin",)
@@ -112,6 +116,7 @@ def openclip_spec(
     scale = "sigmoid" if score_scale == SIGLIP_SCALE else "clipscore"
     options["scale"] = scale
     return EvaluatorSpec(
+        score_range=PROBABILITY_RANGE if scale == "sigmoid" else CLIPSCORE_RANGE,
         id=id,
         family=family,
         adapter="open_clip",
@@ -141,6 +146,7 @@ def hf_spec(
     preprocessing: str,
     score_scale: str,
     max_text_tokens: int | None,
+    score_range: tuple[float, float] = PROBABILITY_RANGE,
     instruction: str = "",
     decoding: str = "",
     options: dict[str, Any] | None = None,
@@ -148,6 +154,7 @@ def hf_spec(
 ) -> EvaluatorSpec:
     """A spec for a transformers model loaded with ``from_pretrained(repo)``."""
     return EvaluatorSpec(
+        score_range=score_range,
         id=id,
         family=family,
         adapter=adapter,
@@ -197,6 +204,7 @@ def judge_spec(
         checkpoint=model,
         preprocessing="RGB PNG at native resolution, sent as a base64 data URL (detail=auto)",
         score_scale="integer rating 0-100 from the JSON field 'rating'; anything else -> failed",
+        score_range=JUDGE_RANGE,
         instruction=instruction or JUDGE_INSTRUCTION,
         decoding=f"temperature=0; max_tokens={max_tokens}; n=1; "
         "response_format=json_object; retries on timeout/429/5xx with exponential backoff",
@@ -279,7 +287,7 @@ def builtin_specs() -> list[EvaluatorSpec]:
         hf_spec("longclip-vit-l14", "hf_clip", "zer0int/LongCLIP-L-Diffusers",
                 family="CLIP (long-text)", model_name="Long-CLIP ViT-L/14",
                 preprocessing=image_preprocessing(224), score_scale=CLIPSCORE_SCALE,
-                max_text_tokens=248,
+                score_range=CLIPSCORE_RANGE, max_text_tokens=248,
                 description="Long-CLIP-L (Zhang et al. 2024), BeichenZhang/LongCLIP-L converted "
                             "unchanged to the transformers CLIPModel format (248 positions)"),
         openclip_spec("siglip-vit-l16", "ViT-L-16-SigLIP-256", "webli", family="Sigmoid objective",
@@ -304,6 +312,7 @@ def builtin_specs() -> list[EvaluatorSpec]:
                 preprocessing=BLIP2_IMAGE, max_text_tokens=512,
                 score_scale="max over the 32 Q-Former query embeddings of cos(query, text); "
                             "range [-1, 1]",
+                score_range=COSINE_RANGE,
                 options={"use_image_text_matching_head": False},
                 description="BLIP-2 image-text contrastive head (Li et al. 2023a)"),
         hf_spec("blip-vqa", "blip_vqa", "Salesforce/blip-vqa-base", family="VQA-based",
@@ -335,6 +344,7 @@ def builtin_specs() -> list[EvaluatorSpec]:
             preprocessing=image_preprocessing(224),
             score_scale='softmax(100 * [cos(img, "Good photo."), cos(img, "Bad photo.")])[0]: '
                         "P(good); range [0, 1]",
+            score_range=PROBABILITY_RANGE,
             instruction='antonym prompt pair ("Good photo.", "Bad photo.")',
             needs_text=False, max_text_tokens=77,
             hub_repo="timm/resnet50_clip.openai", hub_files=OPENCLIP_FILES,
@@ -411,6 +421,17 @@ def all_specs() -> list[EvaluatorSpec]:
     _ensure_loaded()
     with _lock:
         return list(_specs.values())
+
+
+def declared_score_ranges(evaluator_ids: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """``id → (low, high)`` for the registered evaluators among ``evaluator_ids`` that declare a
+    score range (records of other ids are only checked for finite scores)."""
+    by_id = {s.id: s for s in all_specs()}
+    return {
+        e: by_id[e].score_range  # type: ignore[misc]
+        for e in sorted(set(evaluator_ids))
+        if e in by_id and by_id[e].score_range is not None
+    }
 
 
 def get(evaluator_id: str) -> EvaluatorSpec:

@@ -113,6 +113,11 @@ class EvaluatorAudit:
         return max(self.top1_count.values(), default=0)
 
     @property
+    def top1_summary(self) -> dict[str, int | None]:
+        """``top1_count`` with ``None`` for factors that were not measured (all failed)."""
+        return {f: r.top1_count if r.measured else None for f, r in self.rank.items()}
+
+    @property
     def winner_changed(self) -> bool:
         return self.max_top1 >= 2
 
@@ -176,6 +181,7 @@ class AuditResult:
         evs: dict[str, Any] = {}
         for name, ev in self.evaluators.items():
             counts = ev.envelopes.counts()
+            measured = bool(np.isfinite(ev.baseline_means).any())
             evs[name] = {
                 "dispersion": _clean(ev.dispersion),
                 "rho": _clean(ev.rho),
@@ -183,20 +189,21 @@ class AuditResult:
                 "peak_rho": _num(ev.peak_rho),
                 "peak_rho_ci": _clean(list(ev.peak_rho_ci)),
                 "kendall_w": _clean(ev.kendall_w),
-                "top1_count": dict(ev.top1_count),
+                "top1_count": ev.top1_summary,
                 "min_w": _num(ev.min_w),
-                "max_top1": ev.max_top1,
+                "max_top1": ev.max_top1 if any(r.measured for r in ev.rank.values()) else None,
                 "best_view_inflation": _num(ev.best_view_inflation),
                 "discrimination": _clean(ev.discrimination),
                 "content_accuracy": _num(ev.content_accuracy),
-                "envelopes": {
-                    "strict": counts["strict"],
-                    "sign_crossing": counts["sign_crossing"],
-                    "tie_boundary": counts["tie_boundary"],
+                "envelopes": {  # counts of a never-measured evaluator are unknown, not 0
+                    "strict": counts["strict"] if measured else None,
+                    "sign_crossing": counts["sign_crossing"] if measured else None,
+                    "tie_boundary": counts["tie_boundary"] if measured else None,
                     "stable_winner": ev.stable_winner,
                 },
                 "logo_peak_rho_range": _clean(list(ev.logo_peak_rho_range)),
                 "failed": ev.failed,
+                "failed_share": ev.failed / ev.n_records if ev.n_records else None,
             }
         return {
             "evaluators": evs,
@@ -241,8 +248,35 @@ def compute_audit(
     from ``seed`` and shared by every interval. ``template_slots`` (template id → slot
     choices) enables Table 3; ``default_template`` the best-template-vs-default gain;
     ``lighting_scalars`` (map → (EV, CCT K)) the lighting correlation. Failed records are
-    excluded and counted. Raises :class:`RecordsError` for an unusable table.
+    excluded and counted. Raises :class:`RecordsError` for an unusable table, and for scores
+    so large that a statistic would overflow (never a silent ``inf``).
     """
+    try:
+        with np.errstate(over="raise"):
+            return _compute_audit(
+                records, bootstrap, seed, template_slots, default_template, lighting_scalars,
+                se_method, max_bytes,
+            )
+    except FloatingPointError as exc:
+        scores = pd.to_numeric(records["score"], errors="coerce").abs()
+        raise RecordsError(
+            f"a statistic would overflow ({exc}); the largest |score| is {scores.max():.3g}",
+            where="score records",
+            hint="scores must be on the evaluator's own bounded scale: declare its score_range "
+            "and record out-of-range outputs as failed",
+        ) from exc
+
+
+def _compute_audit(
+    records: pd.DataFrame,
+    bootstrap: int,
+    seed: int,
+    template_slots: Mapping[str, Mapping[str, str | None]] | None,
+    default_template: str | None,
+    lighting_scalars: Mapping[str, tuple[float, float]] | None,
+    se_method: SEMethod,
+    max_bytes: int,
+) -> AuditResult:
     if bootstrap < 0:
         raise RecordsError(f"bootstrap must be ≥ 0, got {bootstrap}", where="--bootstrap")
     tables = pivot_records(records)

@@ -68,13 +68,16 @@ class RankStability:
     """Rank stability of one factor: W, distinct unique winners, winner-change count.
 
     ``winners`` (L,) holds the unique winner index per level (−1 = tied top);
-    ``winner_changes`` counts unordered level pairs whose unique winners differ.
+    ``winner_changes`` counts unordered level pairs whose unique winners differ;
+    ``measured`` is False when no generator mean is finite (every record failed): the counts
+    are then 0 but mean "not measured", never "stable".
     """
 
     kendall_w: float
     top1_count: int
     winner_changes: int
     winners: tuple[int, ...]
+    measured: bool = True
 
 
 def rank_stability(means: np.ndarray) -> RankStability:
@@ -94,4 +97,5 @@ def rank_stability(means: np.ndarray) -> RankStability:
         top1_count=int(np.unique(valid).size),
         winner_changes=int(total - same),
         winners=tuple(int(x) for x in win),
+        measured=bool(np.isfinite(mu).any()),
     )

@@ -192,6 +192,8 @@ def pivot_records(records: pd.DataFrame) -> dict[str, EvaluatorScores]:
     :class:`RecordsError` for an invalid table, a duplicate measurement, an unknown factor
     or an evaluator without baseline rows.
     """
+    if len(records) == 0:
+        raise RecordsError("no score records", where="score records", hint="pass non-empty raw score files")
     c = check_records(records)
     G, P = len(c.generators), len(c.prompts)
     order = np.lexsort((c.factor, c.evaluator))

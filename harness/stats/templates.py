@@ -113,12 +113,15 @@ class TemplateGain:
 def template_gain(scores: np.ndarray, levels: Sequence[str], default: str) -> TemplateGain | None:
     """Best template by mean score and its gain over ``default``; ``scores`` (G, P, T).
 
-    Returns None when the default template was not measured.
+    Returns None when the default template was not measured or no template has a score
+    (every record failed).
     """
     if default not in levels:
         return None
     means = nanmean(scores.reshape(-1, scores.shape[-1]), axis=0)  # (T,)
     k = list(levels).index(default)
+    if not np.isfinite(means).any():
+        return None
     best = int(np.nanargmax(means))
     base = scores[..., k]
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -38,6 +38,10 @@ COMPANION_SCALE = (
 )
 
 
+# companion [0, 1] plus planted offsets of at most +-0.5 (planted.py), with room to spare
+PLANTED_RANGE = (-1.0, 2.0)
+
+
 def weights_path(model_id: str) -> str:
     """Repository-relative path of a bundled model's weights."""
     return f"{WEIGHTS_DIR}/{model_id}.safetensors"
@@ -69,7 +73,7 @@ def _model_specs() -> list[EvaluatorSpec]:
 
 
 def _clipiqa_spec(vit: EvaluatorSpec) -> EvaluatorSpec:
-    from harness.evaluators.registry import _freeze
+    from harness.evaluators.registry import PROBABILITY_RANGE, _freeze
 
     options = dict(vit.options)
     options.pop("scale", None)
@@ -84,6 +88,7 @@ def _clipiqa_spec(vit: EvaluatorSpec) -> EvaluatorSpec:
         preprocessing=vit.preprocessing,
         score_scale='softmax(100 * [cos(img, "Good photo."), cos(img, "Bad photo.")])[0]: '
         "P(good); range [0, 1]",
+        score_range=PROBABILITY_RANGE,
         instruction='antonym prompt pair ("Good photo.", "Bad photo.")',
         needs_text=False,
         max_text_tokens=vit.max_text_tokens,
@@ -102,6 +107,7 @@ def companion_spec() -> EvaluatorSpec:
         checkpoint="harness/evaluators/reference/companion.py",
         preprocessing="none: reads the structured scene and its prompt spec, never an image",
         score_scale=COMPANION_SCALE,
+        score_range=(0.0, 1.0),
         needs_text=False,
         description="scene vs prompt spec: object counts, relations, asset fidelity; "
         "protocol-invariant by construction (the card's companion check)",
@@ -119,6 +125,7 @@ def planted_specs() -> list[EvaluatorSpec]:
             checkpoint="harness/evaluators/reference/planted.py",
             preprocessing="none: reads the structured scene, its prompt spec and the configuration",
             score_scale=COMPANION_SCALE + " plus the planted offset (planted.py)",
+            score_range=PLANTED_RANGE,
             needs_text=True,
             options=(("effect", name),),
             description=f"{name}: known, documented protocol effect for the audit's self-test",
