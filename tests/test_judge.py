@@ -351,6 +351,7 @@ def leaked_fragments(text: str, key: str = KEY) -> list[str]:
         ("invalid key ", KEY.upper()),  # an upper-cased echo passed the exact-match scrub
         ("key was ", KEY[3:20].swapcase()),  # a fragment in another case
     ],
+    ids=["cut-at-200", "upper-case", "fragment"],
 )
 def test_key_fragments_in_error_bodies_never_reach_the_record(server, make, prefix, echo):
     server.steps = [{"status": 401, "body": f'{{"error": "{prefix}{echo} rejected"}}'.encode()}]
