@@ -266,13 +266,18 @@ def evaluator_weight_files(spec: Any) -> list[Path]:
 
 
 def records_frame(rows: list[tuple]) -> pd.DataFrame:
-    """The tidy records table from rows in :data:`harness.records.COLUMNS` order."""
+    """The tidy records table from rows in :data:`harness.records.COLUMNS` order, each
+    optionally followed by a served model id (the ``served_model`` column is kept only when
+    some row has one)."""
     import pandas as pd
 
-    from harness.records import COLUMNS
+    from harness.records import COLUMNS, SERVED_MODEL
 
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    served = [r[len(COLUMNS)] if len(r) > len(COLUMNS) else "" for r in rows]
+    frame = pd.DataFrame([r[: len(COLUMNS)] for r in rows], columns=list(COLUMNS))
     frame["score"] = frame["score"].astype("float64")
+    if any(served):
+        frame[SERVED_MODEL] = served
     return frame
 
 

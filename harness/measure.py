@@ -15,7 +15,9 @@ renderer caches across runs), each background composited once, and each distinct
 caption is encoded once per evaluator (``score_grid`` for embedding evaluators). Scores live in
 the evaluators' on-disk score cache (``harness.evaluators.cache.ScoreCache``: immutable
 segments, temp file + rename), so an interrupted run resumes where it stopped. Render and score failures become ``failed`` rows
-with the reason; they are never cached and never stored as a number.
+with the reason; they are never cached and never stored as a number. The model id a hosted
+evaluator reports serving (``ScoreResult.metadata["model"]``) is cached with the score and
+written to the rows' ``served_model`` column (absent when no row has one).
 """
 
 from __future__ import annotations
@@ -229,11 +231,12 @@ class MeasureStats:
 
 def _score_missing(
     evaluator: Any, images: dict[str, np.ndarray], pairs: Sequence[tuple[str, str]]
-) -> dict[tuple[str, str], tuple[float, str]]:
-    """Score ``pairs`` of (image sha, caption). Returns pair → (score, error); error '' when ok."""
+) -> dict[tuple[str, str], tuple[float, str, str]]:
+    """Score ``pairs`` of (image sha, caption). Returns pair → (score, error, served model id);
+    error '' when ok, served model '' unless the evaluator reported one."""
     import numpy as np
 
-    out: dict[tuple[str, str], tuple[float, str]] = {}
+    out: dict[tuple[str, str], tuple[float, str, str]] = {}
     if hasattr(evaluator, "score_grid"):
         shas = sorted({p[0] for p in pairs})
         caps = sorted({p[1] for p in pairs})
@@ -242,22 +245,23 @@ def _score_missing(
             if grid.shape != (len(shas), len(caps)):
                 raise ValueError(f"score_grid returned shape {grid.shape}, expected {(len(shas), len(caps))}")
         except Exception as exc:
-            return {p: (math.nan, f"score failed: {type(exc).__name__}: {exc}") for p in pairs}
+            return {p: (math.nan, f"score failed: {type(exc).__name__}: {exc}", "") for p in pairs}
         si = {s: i for i, s in enumerate(shas)}
         ci = {c: j for j, c in enumerate(caps)}
         for p in pairs:
             value = float(grid[si[p[0]], ci[p[1]]])
-            out[p] = (value, "") if math.isfinite(value) else (math.nan, "score failed: non-finite score")
+            out[p] = (value, "", "") if math.isfinite(value) else (math.nan, "score failed: non-finite score", "")
         return out
     try:
         results = evaluator.score([images[s] for s, _ in pairs], [c for _, c in pairs])
     except Exception as exc:
-        return {p: (math.nan, f"score failed: {type(exc).__name__}: {exc}") for p in pairs}
+        return {p: (math.nan, f"score failed: {type(exc).__name__}: {exc}", "") for p in pairs}
     for p, res in zip(pairs, results, strict=True):
         if getattr(res, "status", "failed") == "ok" and math.isfinite(float(res.score)):
-            out[p] = (float(res.score), "")
+            served = (getattr(res, "metadata", None) or {}).get("model", "")
+            out[p] = (float(res.score), "", served if isinstance(served, str) else "")
         else:
-            out[p] = (math.nan, f"score failed: {getattr(res, 'error', '') or 'unknown'}")
+            out[p] = (math.nan, f"score failed: {getattr(res, 'error', '') or 'unknown'}", "")
     return out
 
 
@@ -306,13 +310,13 @@ def measure(
                 images[sha] = rgb
                 row_pairs.append((sha, row.caption if needs_text else ""))
             wanted = sorted({p for p in row_pairs if isinstance(p, tuple)})
-            cached: dict[tuple[str, str], float] = {}
+            cached: dict[tuple[str, str], tuple[float, str]] = {}
             for sha in sorted({p[0] for p in wanted}):
                 caps = [p[1] for p in wanted if p[0] == sha]
-                cached.update(((sha, c), v) for c, v in cache.get(identity_hash, sha, caps).items())
+                cached.update(((sha, c), v) for c, v in cache.get_entries(identity_hash, sha, caps).items())
             missing = [p for p in wanted if p not in cached]
             stats.cached_pairs += len(wanted) - len(missing)
-            results: dict[tuple[str, str], tuple[float, str]] = {}
+            results: dict[tuple[str, str], tuple[float, str, str]] = {}
             if missing:
                 if evaluator is None:
                     evaluator = build(spec)
@@ -320,19 +324,22 @@ def measure(
                 results = _score_missing(evaluator, images, missing)
                 stats.scored_pairs += len(missing)
                 for sha in sorted({p[0] for p in missing}):
-                    new_ok = {p[1]: v for p, (v, err) in results.items() if p[0] == sha and not err}
+                    new_ok = {p[1]: v for p, (v, err, _) in results.items() if p[0] == sha and not err}
+                    served = {p[1]: m for p, (_, err, m) in results.items() if p[0] == sha and not err and m}
                     if new_ok:
-                        cache.put(identity_hash, sha, new_ok)
+                        cache.put(identity_hash, sha, new_ok, served)
             for row, p in zip(rows, row_pairs, strict=True):
                 caption = row.caption if needs_text else ""
                 if isinstance(p, str):
-                    value, err = math.nan, p
+                    value, err, served = math.nan, p, ""
+                elif p in cached:
+                    (value, served), err = cached[p], ""
                 else:
-                    value, err = (cached[p], "") if p in cached else results[p]
-                    if not err and (problem := score_problem(spec, value)):
-                        value, err = math.nan, f"score failed: {problem}"
+                    value, err, served = results[p]
+                if not err and (problem := score_problem(spec, value)):
+                    value, err = math.nan, f"score failed: {problem}"
                 status = "failed" if err else "ok"
-                out.append(_row(spec.id, row, plan, caption, value, status, err))
+                out.append(_row(spec.id, row, plan, caption, value, status, err, served))
     finally:
         stats.images += source.images
         stats.renders += source.renders
@@ -351,8 +358,12 @@ def score_problem(spec: Any, value: float) -> str | None:
     return None if math.isfinite(value) else f"non-finite score {value!r}"
 
 
-def _row(ev: str, row: Row, plan: Plan, caption: str, score: float, status: str, error: str) -> tuple:
+def _row(
+    ev: str, row: Row, plan: Plan, caption: str, score: float, status: str, error: str, served: str = ""
+) -> tuple:
+    """One record in column order, ``served_model`` last (dropped by ``records_frame`` when
+    no row has one)."""
     scene_key = row.image.scene if row.image is not None else row.group
     identity = plan.scenes[scene_key].identity if scene_key in plan.scenes else ""
     return (ev, row.generator, row.prompt_id, identity, row.factor, row.level, caption,
-            float(score), status, error[:300])
+            float(score), status, error[:300], served)

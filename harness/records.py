@@ -8,6 +8,11 @@ Columns, in this order (DESIGN.md "Raw score records")::
 (``caption`` and ``error`` may be empty). A failure is a row with ``status = "failed"``, NaN
 score and a non-empty ``error`` — never a number.
 
+Optional trailing column ``served_model`` (:data:`OPTIONAL_COLUMNS`): the model id a hosted
+evaluator's endpoint reported serving each row (``''`` for rows without one, e.g. failures).
+It is written only when some row carries one, so the files of evaluators that report no served
+model (every local evaluator) keep exactly the ten columns above; readers accept both forms.
+
 Files are CSV or Parquet, chosen by suffix (``.csv``, ``.parquet``/``.pq``). Writing is
 atomic (temporary file in the same directory, then rename). CSV stores floats with Python's
 shortest round-trip repr and NaN as an empty field, so ``read_records(write_records(df))``
@@ -46,6 +51,8 @@ COLUMNS: tuple[str, ...] = (
     "error",
 )
 STRING_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c != "score")
+SERVED_MODEL = "served_model"
+OPTIONAL_COLUMNS: tuple[str, ...] = (SERVED_MODEL,)
 REQUIRED_NONEMPTY = ("evaluator", "generator", "prompt_id")
 MEASUREMENT_KEY = ("evaluator", "scene_sha256", "factor", "level", "caption")
 _KEY_TEXT = ", ".join(MEASUREMENT_KEY)
@@ -70,7 +77,24 @@ def records_from_rows(rows: Iterable[dict[str, object]]) -> pd.DataFrame:
     frame = pd.DataFrame(
         [{c: r.get(c, "" if c == "error" else None) for c in COLUMNS} for r in rows]
     )
-    return _coerce(frame[list(COLUMNS)])
+    served = [r.get(SERVED_MODEL) or "" for r in rows]
+    if any(served):
+        frame[SERVED_MODEL] = served
+    return _coerce(frame[columns_of(frame)])
+
+
+def columns_of(df: pd.DataFrame) -> list[str]:
+    """The columns a records file of ``df`` holds: :data:`COLUMNS`, plus ``served_model``
+    when ``df`` has that column and some row of it is non-empty."""
+    if SERVED_MODEL in df.columns:
+        cells = df[SERVED_MODEL]
+        if bool((cells.notna() & (cells.astype(str) != "")).any()):
+            return [*COLUMNS, SERVED_MODEL]
+    return list(COLUMNS)
+
+
+def _string_columns(df: pd.DataFrame) -> tuple[str, ...]:
+    return (*STRING_COLUMNS, SERVED_MODEL) if SERVED_MODEL in df.columns else STRING_COLUMNS
 
 
 def _coerce(df: pd.DataFrame, *, copy: bool = True) -> pd.DataFrame:
@@ -81,7 +105,7 @@ def _coerce(df: pd.DataFrame, *, copy: bool = True) -> pd.DataFrame:
     out = df.copy() if copy else df
     if out["score"].dtype != np.float64:
         out["score"] = out["score"].astype("float64")
-    for c in STRING_COLUMNS:
+    for c in _string_columns(out):
         if out[c].dtype != object:
             out[c] = out[c].astype(object)
     if isinstance(out.index, pd.RangeIndex) and out.index.start == 0 and out.index.step == 1:
@@ -182,7 +206,7 @@ def validate_records(
 ) -> None:
     """Raise :class:`RecordsError` listing every problem (row, column, what) in ``df``.
 
-    Checked: the exact column list and order; score dtype; string cells; empty evaluator,
+    Checked: the exact column list and order (optionally ``served_model`` last); score dtype; string cells; empty evaluator,
     generator or prompt_id; scene_sha256 = 64 lowercase hex digits; factor/level known to the
     protocol (``harness.protocol.check_level``: ``baseline``/``c0``, Table 11 levels, template
     ids, ``p0``..``p10``, probe names); status in ``ok``/``failed``; an ``ok`` row has a finite
@@ -198,9 +222,9 @@ def validate_records(
     if not isinstance(df, pd.DataFrame):
         raise RecordsError(f"expected a pandas DataFrame, got {type(df).__name__}", where=where)
     cols = [str(c) for c in df.columns]
-    if cols != list(COLUMNS):
+    if cols not in (list(COLUMNS), [*COLUMNS, *OPTIONAL_COLUMNS]):
         missing = [c for c in COLUMNS if c not in cols]
-        extra = [c for c in cols if c not in COLUMNS]
+        extra = [c for c in cols if c not in COLUMNS + OPTIONAL_COLUMNS]
         parts = []
         if missing:
             parts.append(f"missing column(s) {missing}")
@@ -209,7 +233,9 @@ def validate_records(
         if not parts:
             parts.append(f"columns out of order: {cols}")
         raise RecordsError(
-            "; ".join(parts), where=where, hint=f"columns must be exactly {', '.join(COLUMNS)}"
+            "; ".join(parts),
+            where=where,
+            hint=f"columns must be exactly {', '.join(COLUMNS)} (then, optionally, {SERVED_MODEL})",
         )
     if len(cols) != len(set(cols)):
         raise RecordsError("duplicate column names", where=where)
@@ -224,13 +250,13 @@ def validate_records(
         score = numeric
     score = score.astype("float64").to_numpy()
 
-    text = {c: _text_column(df[c]) for c in STRING_COLUMNS}
-    for c in STRING_COLUMNS:
+    text = {c: _text_column(df[c]) for c in _string_columns(df)}
+    for c in text:
         if text[c].ok is not None:
             for row in _rows(~text[c].ok):
                 problems.append(_problem(row, c, f"must be a string, got {df[c].iloc[row - 1]!r}"))
 
-    for c in STRING_COLUMNS:
+    for c in text:
         for row in _rows(text[c].contains("\x00")):
             problems.append(_problem(row, c, "contains a NUL character"))
 
@@ -364,12 +390,12 @@ def write_records(df: pd.DataFrame, path: str | Path, *, validate: bool = True) 
     kind = _format(path)
     if validate:
         validate_records(df, where=path)
-    frame = _coerce(df[list(COLUMNS)])
+    frame = _coerce(df[columns_of(df)])
     if kind == "csv":
         # The csv module leaves a field with a lone "\r" unquoted (it only looks for the line
         # terminator "\n"), which would split the row on reading: quote all fields then.
         needs_all = any(
-            "\r" in frame[c].astype(str).str.cat() for c in STRING_COLUMNS if len(frame)
+            "\r" in frame[c].astype(str).str.cat() for c in _string_columns(frame) if len(frame)
         )
         text = frame.assign(score=[_float_text(v) for v in frame["score"]]).to_csv(
             index=False,
@@ -419,7 +445,7 @@ def read_records(
         if kind == "csv":
             frame = pd.read_csv(
                 path,
-                dtype={c: str for c in STRING_COLUMNS},
+                dtype={c: str for c in (*STRING_COLUMNS, *OPTIONAL_COLUMNS)},
                 keep_default_na=False,
                 na_values={"score": [""]},
                 float_precision="round_trip",
@@ -432,10 +458,10 @@ def read_records(
         raise RecordsError(f"cannot read records: {exc}", where=str(path)) from exc
     if validate:
         validate_records(frame, where=path, score_ranges=score_ranges)
-    elif [str(c) for c in frame.columns] != list(COLUMNS):
+    elif [str(c) for c in frame.columns] not in (list(COLUMNS), [*COLUMNS, *OPTIONAL_COLUMNS]):
         return frame
     if kind == "parquet":
-        for c in STRING_COLUMNS:
+        for c in _string_columns(frame):
             fixed = _missing_as_empty(frame[c])
             if fixed is not None:
                 frame[c] = fixed

@@ -219,3 +219,45 @@ def test_card_command_validates_and_identifies(tmp_path, capsys):
     assert "ok      " in out and "INVALID" in out and "view_policy" in out
     assert main(["card", "id", str(good)]) == 0
     assert capsys.readouterr().out.strip() == make_card()["card_id"]
+
+
+def _with_served(served):
+    return make_card(evaluator={**make_card()["evaluator_identity"], "served_models": served})
+
+
+def test_served_models_are_recorded_sorted_and_change_the_id():
+    one = _with_served(["gpt-4o-2024-11-20", "gpt-4o-2024-08-06", "gpt-4o-2024-11-20"])
+    validate_card(one)
+    assert one["evaluator_identity"]["served_models"] == ["gpt-4o-2024-08-06", "gpt-4o-2024-11-20"]
+    other = _with_served(["gpt-4o-2024-11-20"])
+    validate_card(other)
+    assert len({one["card_id"], other["card_id"], make_card()["card_id"]}) == 3
+
+
+def test_no_served_model_leaves_the_card_as_before():
+    assert _with_served([]) == make_card()  # local evaluators: same bytes, same id
+    assert "served_models" not in make_card()["evaluator_identity"]
+
+
+def test_schema_rejects_a_malformed_served_models_list():
+    from harness.cards.card import card_id
+
+    for bad in ([], [""], ["a", "a"], "gpt-4o"):
+        card = make_card()
+        card["evaluator_identity"]["served_models"] = bad
+        card["card_id"] = card_id(card)
+        with pytest.raises(CardError, match="evaluator_identity"):
+            validate_card(card)
+
+
+def test_served_models_come_from_the_records_column():
+    import pandas as pd
+
+    from harness.cards.inputs import evaluator_fields, served_models
+    from harness.evaluators import registry
+
+    frame = pd.DataFrame({"served_model": ["b", "", "a", "b"]})
+    assert served_models(frame) == ["a", "b"]
+    assert served_models(pd.DataFrame({"score": [1.0]})) == []
+    fields = evaluator_fields(registry.get("gpt4o-judge"), ["a", "b"])
+    assert fields["served_models"] == ["a", "b"]

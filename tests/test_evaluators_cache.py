@@ -148,3 +148,30 @@ def test_cached_grid_matches_uncached_and_computes_each_cell_once(tmp_path):
     assert inner.grid_cells == 0
     ev.score_grid([img(10), img(20)], ["x", "zzz"])
     assert inner.grid_cells == 2  # the cached "x" column is not recomputed
+
+
+def test_served_model_is_cached_with_its_score_and_plain_segments_keep_their_bytes(tmp_path):
+    import json
+
+    cache = ScoreCache(tmp_path)
+    plain = cache.put("id", "ef" * 32, {"x": 1.0, "y": 2.5})
+    assert plain.read_bytes() == b'{"x":1.0,"y":2.5}'  # no served model: the segment as before
+    served = cache.put("id", "ef" * 32, {"z": 3.0, "w": 4.0}, {"z": "gpt-4o-2024-11-20"})
+    assert json.loads(served.read_bytes()) == {"w": 4.0, "z": [3.0, "gpt-4o-2024-11-20"]}
+    assert cache.get_entries("id", "ef" * 32, ["x", "z", "w"]) == {
+        "x": (1.0, ""), "z": (3.0, "gpt-4o-2024-11-20"), "w": (4.0, "")}  # fmt: skip
+    assert cache.get("id", "ef" * 32, ["z"]) == {"z": 3.0}
+
+
+def test_cached_evaluator_keeps_the_served_model_of_a_hit(tmp_path):
+    class Served(CountingEvaluator):
+        def score(self, images, captions):
+            return [ScoreResult.ok(r.score, model="m-1") for r in super().score(images, captions)]
+
+    inner = Served()
+    ev = CachedEvaluator(inner, ScoreCache(tmp_path))
+    first = ev.score([img(1)], ["a"])
+    second = ev.score([img(1)], ["a"])
+    assert inner.pairs == 1
+    assert first[0].metadata["model"] == second[0].metadata["model"] == "m-1"
+    assert second[0].metadata["cached"] == "true"

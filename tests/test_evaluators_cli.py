@@ -109,6 +109,9 @@ def test_score_writes_records_with_failures_and_uses_cache(tmp_path, judge_id, c
     assert list(df["prompt_id"]) == ["im0", "im0", "im1"]
     assert KEY not in out.read_text() and KEY not in capsys.readouterr().out
     assert any((tmp_path / "c" / "scores").rglob("*.json"))
+    assert list(df["served_model"]) == ["gpt-4o-2024-11-20", "", "gpt-4o-2024-11-20"]
+    assert main(args) == 0  # the ok pairs now come from the cache, with their served model
+    assert list(read_records(out)["served_model"]) == list(df["served_model"])
 
 
 def test_score_csv_captions_with_record_columns(tmp_path, judge_id):

@@ -29,6 +29,7 @@ class Script:
     def __init__(self):
         self.steps: list[dict] = []
         self.requests: list[dict] = []
+        self.sent: list[int] = []
         self.lock = threading.Lock()
 
     def next(self) -> dict:
@@ -60,6 +61,10 @@ class Handler(BaseHTTPRequestHandler):
             )
         if step.get("sleep"):
             time.sleep(step["sleep"])
+        if step.get("trickle"):
+            return self.trickle(step)
+        if step.get("big"):
+            return self.big(step)
         status = step.get("status", 200)
         payload = step.get("body", ok_body(step.get("rating", 50)))
         self.send_response(status)
@@ -70,6 +75,41 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self.wfile.write(payload)
+
+    def trickle(self, step):
+        """One byte every ``interval`` s for ``seconds`` s: in the status line or in the body."""
+        interval, seconds = step["trickle"]
+        head = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"
+        data = head + b" " * 100000 if step.get("in_headers") else head
+        sent, start = 0, time.monotonic()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            if not step.get("in_headers"):
+                self.wfile.write(head)
+                self.wfile.flush()
+                data = b" " * 100000
+            while time.monotonic() - start < seconds and sent < len(data):
+                self.wfile.write(data[sent : sent + 1])
+                self.wfile.flush()
+                sent += 1
+                time.sleep(interval)
+        self.close_connection = True
+
+    def big(self, step):
+        """``big`` bytes of body in 64 KiB writes (one buffer, reused); counts what was sent."""
+        size, block = step["big"], b"x" * 65536
+        self.send_response(step.get("status", 500))
+        if step.get("length", True):
+            self.send_header("Content-Length", str(size))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        sent = 0
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            while sent < size:
+                self.wfile.write(block)
+                sent += len(block)
+        with self.script.lock:
+            self.script.sent.append(sent)
+        self.close_connection = True
 
 
 @pytest.fixture
@@ -292,3 +332,199 @@ def test_parse_accepts_exactly_integers_in_range(rating):
 def test_parse_never_crashes_on_garbage(data):
     with contextlib.suppress(judge.ParseError):
         judge.parse_response(data)
+
+
+# ----------------------------------------------------------------------------- hardening
+
+
+def leaked_fragments(text: str, key: str = KEY) -> list[str]:
+    """Every run of 8+ characters of ``key`` (case-insensitive) found in ``text``."""
+    width = min(judge.MIN_FRAGMENT, len(key))
+    low, k = text.lower(), key.lower()
+    return [k[i : i + width] for i in range(len(k) - width + 1) if k[i : i + width] in low]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "echo"),
+    [
+        ("x" * 185, KEY),  # the old 200-character cut kept the first 15 characters of the key
+        ("invalid key ", KEY.upper()),  # an upper-cased echo passed the exact-match scrub
+        ("key was ", KEY[3:20].swapcase()),  # a fragment in another case
+    ],
+    ids=["cut-at-200", "upper-case", "fragment"],
+)
+def test_key_fragments_in_error_bodies_never_reach_the_record(server, make, prefix, echo):
+    server.steps = [{"status": 401, "body": f'{{"error": "{prefix}{echo} rejected"}}'.encode()}]
+    (res,) = make().score([IMAGE], ["x"])
+    assert res.status == "failed" and "HTTP 401" in res.error
+    assert leaked_fragments(res.error) == []
+    assert "***" in res.error
+
+
+def test_exception_text_is_scrubbed_case_insensitively(server, make, monkeypatch):
+    def explode(image):
+        raise RuntimeError(f"cannot encode for {KEY.upper()}")
+
+    monkeypatch.setattr(judge, "png_data_url", explode)
+    (res,) = make().score([IMAGE], ["x"])
+    assert res.status == "failed" and "request build failed" in res.error
+    assert leaked_fragments(res.error) == [] and "***" in res.error
+
+
+KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+CLIENT = judge.JudgeClient(judge.JudgeSettings("m", "http://127.0.0.1:9", "{text}"), judge.Secret("k"))
+
+
+@st.composite
+def key_and_text(draw):
+    key = draw(st.text(KEY_ALPHABET, min_size=8, max_size=80))  # API keys are longer still
+    pieces = []
+    for _ in range(draw(st.integers(0, 6))):
+        pieces.append(draw(st.text(KEY_ALPHABET + " :{}\"'\n", max_size=60)))
+        i = draw(st.integers(0, len(key) - 1))
+        j = draw(st.integers(i + 1, len(key)))
+        fragment = key[i:j]
+        case = draw(st.sampled_from(["same", "upper", "lower", "swap", "mixed"]))
+        if case == "mixed":
+            flips = draw(st.lists(st.booleans(), min_size=len(fragment), max_size=len(fragment)))
+            fragment = "".join(c.upper() if f else c.lower() for c, f in zip(fragment, flips, strict=True))
+        else:
+            fragment = {"same": fragment, "upper": fragment.upper(), "lower": fragment.lower(),
+                        "swap": fragment.swapcase()}[case]  # fmt: skip
+        pieces.append(fragment)
+    pieces.append(draw(st.text(KEY_ALPHABET + " ", max_size=60)))
+    return key, "".join(pieces)
+
+
+@given(key_and_text())
+def test_no_key_fragment_survives_scrub_and_truncation(case):
+    key, text = case
+    scrubbed = judge.Secret(key).scrub(text)
+    assert leaked_fragments(scrubbed, key) == []
+    client = judge.JudgeClient.__new__(judge.JudgeClient)
+    client.__dict__.update(CLIENT.__dict__, _key=judge.Secret(key))
+    for reason in (text, "x" * 190 + text, "HTTP 500: " + text * 3):
+        stored = client.failed(reason, 1).error
+        assert leaked_fragments(stored, key) == []
+        assert len(stored) <= judge.REASON_LIMIT
+
+
+def test_scrub_masks_exactly_the_key_runs():
+    secret = judge.Secret("sk-ABCDEFGH-12345678")
+    assert secret.scrub("a sk-abcdefgh-12345678 b") == "a *** b"
+    assert secret.scrub("x ABCDEFGH y 1234567 z") == "x *** y 1234567 z"  # 7 characters stay
+    assert secret.scrub("defgh-12 and gh-12345") == "*** and ***"
+    assert judge.Secret("abc").scrub("xABCx abx") == "x***x abx"  # a short key: the whole key
+
+
+def client_for(server, **settings) -> judge.JudgeClient:
+    return judge.JudgeClient(
+        judge.JudgeSettings("gpt-4o-2024-11-20", server.base_url, "{text}", **settings),
+        judge.Secret(KEY),
+        sleep=lambda s: None,
+    )
+
+
+@pytest.mark.parametrize("length", [True, False], ids=["content-length", "until-close"])
+def test_oversized_body_is_not_read_past_the_cap(server, length):
+    import re
+    import tracemalloc
+
+    cap, size = 1 << 20, 64 << 20
+    server.steps = [{"big": size, "status": 500, "length": length}]
+    client = client_for(server, max_response_bytes=cap, max_retries=3, timeout_s=20.0)
+    tracemalloc.start()
+    try:
+        res = client.rate(IMAGE, "x")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        client.close()
+    assert res.status == "failed" and f"response body exceeds {cap} bytes" in res.error
+    read = int(re.search(r"read (\d+)", res.error).group(1))
+    assert read <= cap + 65536  # at most one chunk past the cap
+    assert res.metadata["attempts"] == "1"  # not retried
+    assert peak < 8 << 20, f"peak traced memory {peak / 2**20:.1f} MiB"
+    deadline = time.monotonic() + 5
+    while not server.sent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.sent and server.sent[0] < size  # the client hung up early
+
+
+def test_body_at_the_cap_is_read(server):
+    body = ok_body(77)
+    server.steps = [{"body": body}]
+    client = client_for(server, max_response_bytes=len(body))
+    try:
+        res = client.rate(IMAGE, "x")
+    finally:
+        client.close()
+    assert res.status == "ok" and res.score == 77.0
+
+
+@pytest.mark.parametrize("in_headers", [False, True], ids=["body", "status-line"])
+def test_timeout_is_a_deadline_for_the_whole_request(server, make, sleeps, in_headers):
+    server.steps = [{"trickle": (0.05, 6.0), "in_headers": in_headers}]
+    start = time.monotonic()
+    (res,) = make(timeout_s=1.0, max_retries=0).score([IMAGE], ["x"])
+    elapsed = time.monotonic() - start
+    assert res.status == "failed" and "timeout" in res.error
+    assert elapsed < 1.0 + 0.5, f"took {elapsed:.2f} s"
+
+
+def test_duplicate_keys_are_rejected(server, make):
+    dup_content = ok_body(None, content='{"rating": 1000, "rating": 50}')
+    dup_model = b'{"model": "a", "model": "b", "choices": [{"message": {"content": "{\\"rating\\": 5}"}}]}'
+    for body, where in ((dup_content, "content JSON has the key 'rating' twice"),
+                        (dup_model, "response JSON has the key 'model' twice")):  # fmt: skip
+        server.steps = [{"body": body}]
+        (res,) = make().score([IMAGE], ["x"])
+        assert res.status == "failed" and where in res.error
+
+
+@pytest.mark.parametrize("base_url", ["nota://url/v1", "ftp://127.0.0.1/v1", "http://[::1/v1"])
+def test_errors_that_cannot_succeed_are_not_retried(monkeypatch, sleeps, base_url):
+    monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
+    spec = registry.judge_spec("badurl", "gpt-4o-2024-11-20", base_url=base_url,
+                               api_key_env="T3D_TEST_JUDGE_KEY", max_retries=3)  # fmt: skip
+    (res,) = judge.build(spec, sleep=sleeps.append).score([IMAGE], ["x"])
+    assert res.status == "failed" and "not retried" in res.error
+    assert res.metadata["attempts"] == "1" and sleeps == []
+
+
+def test_connection_errors_are_still_retried(monkeypatch, sleeps):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
+    spec = registry.judge_spec(
+        "dead", "gpt-4o-2024-11-20", base_url=f"http://127.0.0.1:{port}/v1",
+        api_key_env="T3D_TEST_JUDGE_KEY", max_retries=2, backoff_base_s=0.01,
+    )  # fmt: skip
+    (res,) = judge.build(spec, sleep=sleeps.append).score([IMAGE], ["x"])
+    assert "gave up after 3 attempts" in res.error and len(sleeps) == 2
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 503, 599])
+def test_retry_statuses_are_retried(server, make, sleeps, status):
+    server.steps = [{"status": status, "body": b"{}"}, {"rating": 9}]
+    (res,) = make().score([IMAGE], ["x"])
+    assert res.status == "ok" and len(sleeps) == 1
+
+
+def test_docs_state_the_retry_statuses_of_the_code():
+    from pathlib import Path
+
+    text = judge.retry_status_text()
+    assert text == "HTTP 408, 409, 429 and 5xx"
+    assert text in " ".join(judge.__doc__.split())
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "evaluators.md").read_text()
+    section = " ".join(docs.split("## Hosted judge contract")[1].split("\n## ")[0].split())
+    assert text in section
+    assert text in registry.get("gpt4o-judge").decoding  # the card's decoding field
+
+
+@given(st.text(max_size=40))
+def test_retry_after_never_raises(value):
+    seconds = judge.retry_after_seconds(value)
+    assert seconds is None or seconds >= 0

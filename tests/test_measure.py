@@ -14,7 +14,13 @@ from harness.errors import RenderError
 from harness.measure import build_plan, measure
 from harness.protocol import get_profile
 from harness.scenes.sceneset import SceneSet
-from harness.testing import BoxRasterizer, TinyGridEvaluator, TinySpec, write_tiny_scene_set
+from harness.testing import (
+    BoxRasterizer,
+    TinyEvaluator,
+    TinyGridEvaluator,
+    TinySpec,
+    write_tiny_scene_set,
+)
 
 
 class CountingRenderer(BoxRasterizer):
@@ -166,3 +172,50 @@ def test_plan_invariants(scene_set, chosen, probes):
             assert row.image.render == c0
     distinct_cfgs = {cfg for cfg in (c.render for c in profile.configurations())}
     assert len(renders) == len(scene_set.scenes) * (len(distinct_cfgs) + len(probes))
+
+
+class ServedEvaluator(TinyEvaluator):
+    """A pairwise evaluator that reports a served model id per result, like the hosted judge."""
+
+    def score(self, images, captions):
+        from harness.evaluators.base import ScoreResult
+
+        return [ScoreResult.ok(r.score, model=f"served-{len(c) % 2}") if r.status == "ok" else r
+                for r, c in zip(super().score(images, captions), captions, strict=True)]  # fmt: skip
+
+
+def test_served_model_reaches_the_records_and_survives_the_score_cache(plan, tmp_path):
+    from harness import components
+    from harness.records import COLUMNS
+
+    spec = TinySpec("hosted", grid=False, fail_word="bedroom")
+    first = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path, load_evaluator=ServedEvaluator)
+    assert list(first.columns) == [*COLUMNS, "served_model"]
+    ok = first["status"] == "ok"
+    assert ok.any() and (~ok).any()
+    expected = first.loc[ok, "caption"].map(lambda c: f"served-{len(c) % 2}")
+    assert first.loc[ok, "served_model"].equals(expected)
+    assert (first.loc[~ok, "served_model"] == "").all()  # a failure reports no served model
+
+    class Other(ServedEvaluator):  # would report other ids: ok rows must come from the cache
+        def score(self, images, captions):
+            return [type(r)(r.score, r.status, r.error, r.truncated, {"model": "other"})
+                    for r in super().score(images, captions)]  # fmt: skip
+
+    again = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path, load_evaluator=Other)
+    assert again.equals(first)
+    path = tmp_path / "served.csv"
+    components.write_records(first, path)
+    assert path.read_text().splitlines()[0] == ",".join([*COLUMNS, "served_model"])
+    assert components.read_records(path).equals(first)
+
+
+def test_evaluators_without_a_served_model_keep_ten_columns(plan, tmp_path):
+    from harness import components
+    from harness.records import COLUMNS
+
+    for spec in (TinySpec("grid"), TinySpec("pairs", grid=False)):
+        frame = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path)
+        assert list(frame.columns) == list(COLUMNS)
+        components.write_records(frame, tmp_path / f"{spec.id}.csv")
+        assert (tmp_path / f"{spec.id}.csv").read_text().splitlines()[0] == ",".join(COLUMNS)

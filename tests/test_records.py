@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 import sys
 
 import numpy as np
@@ -25,6 +27,7 @@ from harness.records import (
 
 SHA_A = "a" * 64
 SHA_B = "0123456789abcdef" * 4
+PLAIN_TABLE_SHA256 = "d04adbe76169f61ff11843562cfaba72e463de5b0e4c82bf02eceab39ae38bcd"
 
 
 def _row(**over) -> dict:
@@ -288,3 +291,49 @@ def test_unusable_pyarrow_is_a_typed_error(tmp_path, monkeypatch):
     with pytest.raises(RecordsError, match="Parquet support unavailable"):
         read_records(path)
     assert [p.name for p in tmp_path.iterdir()] == ["r.parquet"]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_served_model_column_round_trips_and_is_written_only_when_set(tmp_path, suffix):
+    from harness.records import SERVED_MODEL
+
+    served = records_from_rows([_row(served_model="gpt-4o-2024-11-20"),
+                                _row(level="512", factor="resolution", score=math.nan,
+                                     status="failed", error="timeout")])  # fmt: skip
+    assert list(served.columns) == [*COLUMNS, SERVED_MODEL]
+    assert served[SERVED_MODEL].tolist() == ["gpt-4o-2024-11-20", ""]
+    back = read_records(write_records(served, tmp_path / f"s{suffix}"))
+    pd.testing.assert_frame_equal(back, served)
+    if suffix == ".csv":
+        assert (tmp_path / "s.csv").read_text().splitlines()[0].endswith(",error,served_model")
+    plain = _table()
+    plain[SERVED_MODEL] = ""  # a column with no served model is not written
+    write_records(plain, tmp_path / f"p{suffix}")
+    pd.testing.assert_frame_equal(read_records(tmp_path / f"p{suffix}"), _table())
+
+
+def test_plain_records_bytes_do_not_change(tmp_path):
+    path = write_records(_table(), tmp_path / "r.csv")
+    # sha256 of this table's file as written before the served_model column existed
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == PLAIN_TABLE_SHA256
+    assert records_from_rows([_row(served_model="")]).columns.tolist() == list(COLUMNS)
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        (["served_model", *COLUMNS], "columns out of order"),
+        ([*COLUMNS[:-1], "served_model", "error"], "columns out of order"),
+        ([*COLUMNS, "served_model", "seed"], "unexpected column(s) ['seed']"),
+    ],
+)
+def test_served_model_must_come_last(columns, message):
+    df = _table().assign(served_model="m", seed="1")[columns]
+    with pytest.raises(RecordsError, match=re.escape(message)):
+        validate_records(df)
+
+
+def test_served_model_cells_must_be_strings():
+    df = _table().assign(served_model=[None, "m", "m", "m", "m", ""])
+    with pytest.raises(RecordsError, match=r"row 1, column 'served_model': must be a string"):
+        validate_records(df)

@@ -3,7 +3,8 @@
 A card is plain JSON data: the ten Table 6 groups plus ``card_type``, ``schema_version`` and
 ``card_id``. The id is ``ecc-v1-sha256:<hex>``, the sha256 of the canonical JSON of the card
 without ``card_id``, so the same inputs give the same id byte for byte on any machine and any
-worker count. Cards never hold timestamps, host names or environment values: a ``call_date``
+worker count (the served model ids of a hosted evaluator are part of the content, so a
+different served model gives a different id). Cards never hold timestamps, host names or environment values: a ``call_date``
 is only recorded when the evaluator spec itself declares an API snapshot date.
 """
 
@@ -167,7 +168,9 @@ def build_card(
     """Assemble a v1.0 card from plain data and stamp its id.
 
     ``evaluator``: ``evaluator_id``, ``name``, ``checkpoint``, ``identity_sha256``,
-    ``instruction``, ``decoding``, ``call_date``, ``prompt_free`` (missing → not_reported).
+    ``instruction``, ``decoding``, ``call_date``, ``prompt_free`` (missing → not_reported),
+    optionally ``served_models``: the distinct model ids a hosted evaluator's endpoint reported
+    serving (the records' ``served_model`` column), written sorted and only when non-empty.
     ``scenes``: ``dataset``, ``generators``, ``n_scenes``, ``n_prompts``, ``scene_set_sha256``.
     ``render``: ``renderer``, ``c0`` (RenderConfig dict), ``background``, ``declared_levels``
     (factor → levels), ``post_processing``, ``probe_seed``. ``captions``: ``template``,
@@ -186,6 +189,9 @@ def build_card(
         "call_date",
     )}
     ev["prompt_free"] = bool(evaluator.get("prompt_free", False))
+    served = sorted(set(evaluator.get("served_models") or ()))
+    if served:  # only evaluators whose endpoint reports a model id; local ones keep their bytes
+        ev["served_models"] = served
     evidence_group: dict[str, Any] = {}
     for key in EVIDENCE_KEYS:
         status, location = evidence.get(key, (NOT_REPORTED, NOT_REPORTED))

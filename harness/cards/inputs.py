@@ -17,8 +17,18 @@ PARAPHRASE_RULE = (
 )
 
 
-def evaluator_fields(spec: Any) -> dict[str, Any]:
-    """The card's evaluator identity group from a spec's ``identity()``."""
+def served_models(records: Any) -> list[str]:
+    """Distinct non-empty ``served_model`` ids of a records table, sorted ([] without the column)."""
+    from harness.records import SERVED_MODEL
+
+    if SERVED_MODEL not in records.columns:
+        return []
+    return sorted({m for m in records[SERVED_MODEL] if isinstance(m, str) and m})
+
+
+def evaluator_fields(spec: Any, served: list[str] | None = None) -> dict[str, Any]:
+    """The card's evaluator identity group from a spec's ``identity()`` and the model ids its
+    endpoint reported serving (``served``; left out of the card when there are none)."""
     ident = dict(spec.identity())
     checkpoint = ident.get("checkpoint") or NOT_REPORTED
     return {
@@ -30,6 +40,7 @@ def evaluator_fields(spec: Any) -> dict[str, Any]:
         "decoding": ident.get("decoding") or "deterministic forward pass",
         "call_date": ident.get("call_date") or NOT_REPORTED,
         "prompt_free": not bool(getattr(spec, "needs_text", True)),
+        "served_models": list(served or []),
     }
 
 
@@ -52,7 +63,7 @@ def card_for(session: AuditSession, evaluator_id: str) -> dict[str, Any]:
     is_judge = getattr(spec, "adapter", "") == "judge"
     companion = companion_check(session, evaluator_id)
     return build_card(
-        evaluator=evaluator_fields(spec),
+        evaluator=evaluator_fields(spec, served_models(session.records(evaluator_id))),
         scenes={
             "dataset": "t3d-audit bundled scenes"
             if session.options.scenes is None

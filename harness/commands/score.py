@@ -147,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
             images = [load_image(r["_path"]) for r in chunk]
             for row, result in zip(chunk, evaluator.score(images, [r["caption"] for r in chunk]),
                                    strict=True):  # fmt: skip
-                row.update(score=result.score, status=result.status, error=result.error)
+                row.update(score=result.score, status=result.status, error=result.error,
+                           served_model=result.metadata.get("model", ""))  # fmt: skip
     finally:
         evaluator.close()
     table = records_from_rows({k: v for k, v in r.items() if k != "_path"} for r in todo)

@@ -11,6 +11,9 @@ Score cache
     writers never corrupt each other, and a reader sees a segment whole or not at all (temp
     file in the same directory, then ``os.replace``). ``get`` merges the segments of an image;
     a template sweep of one scene costs one segment, so reads stay a few files per image.
+    A score of a hosted evaluator that reported its served model id is stored as
+    ``[score, "served model id"]`` instead of a bare number (readers before that skip such
+    entries and rescore); scores without one stay bare numbers, so their segments are unchanged.
 
 Text-embedding cache
     ``<root>/text_emb/<identity hash>/<caption sha[:2]>/<caption sha>.npy`` (float32 vector),
@@ -58,9 +61,15 @@ class ScoreCache:
 
     def get(self, identity_hash: str, image_sha: str, captions: Iterable[str]) -> dict[str, float]:
         """Cached scores for those ``captions`` of one image (absent captions are left out)."""
+        return {c: v for c, (v, _) in self.get_entries(identity_hash, image_sha, captions).items()}
+
+    def get_entries(
+        self, identity_hash: str, image_sha: str, captions: Iterable[str]
+    ) -> dict[str, tuple[float, str]]:
+        """Cached ``(score, served model id or '')`` for those ``captions`` of one image."""
         wanted = set(captions)
         folder = self._dir(identity_hash, image_sha)
-        found: dict[str, float] = {}
+        found: dict[str, tuple[float, str]] = {}
         if not folder.is_dir() or not wanted:
             return found
         for segment in sorted(folder.glob("*.json")):
@@ -70,14 +79,30 @@ class ScoreCache:
                 continue  # a damaged segment is ignored and will be rewritten
             if not isinstance(data, dict):
                 continue
-            for caption, score in data.items():
-                if caption in wanted and isinstance(score, int | float) and math.isfinite(score):
-                    found[caption] = float(score)
+            for caption, entry in data.items():
+                if caption not in wanted:
+                    continue
+                score, served = entry, ""
+                if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str):
+                    score, served = entry
+                if isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score):
+                    found[caption] = (float(score), served)
         return found
 
-    def put(self, identity_hash: str, image_sha: str, scores: Mapping[str, float]) -> Path | None:
-        """Publish the finite ``scores`` (caption -> score) of one image as one segment."""
-        clean = {c: float(s) for c, s in scores.items() if math.isfinite(float(s))}
+    def put(
+        self,
+        identity_hash: str,
+        image_sha: str,
+        scores: Mapping[str, float],
+        served: Mapping[str, str] | None = None,
+    ) -> Path | None:
+        """Publish the finite ``scores`` (caption -> score) of one image as one segment;
+        ``served`` (caption -> served model id) is stored with the scores that have one."""
+        served = served or {}
+        clean: dict[str, float | list] = {}
+        for c, s in scores.items():
+            if math.isfinite(float(s)):
+                clean[c] = [float(s), served[c]] if served.get(c) else float(s)
         if not clean:
             return None
         data = canonical_json(clean)
@@ -163,20 +188,25 @@ class CachedEvaluator:
         results: list = [None] * len(images)
         missing: list[int] = []
         for i, (sha, cap) in enumerate(zip(shas, captions, strict=True)):
-            hit = self.cache.get(self._idh, sha, [cap])
+            hit = self.cache.get_entries(self._idh, sha, [cap])
             if cap in hit:
-                results[i] = ScoreResult.ok(hit[cap], cached="true")
+                score, served = hit[cap]
+                extra = {"model": served} if served else {}
+                results[i] = ScoreResult.ok(score, cached="true", **extra)
             else:
                 missing.append(i)
         if missing:
             fresh = self.evaluator.score([images[i] for i in missing], [captions[i] for i in missing])
             by_image: dict[str, dict[str, float]] = {}
+            served: dict[str, dict[str, str]] = {}
             for i, res in zip(missing, fresh, strict=True):
                 results[i] = res
                 if res.status == "ok":
                     by_image.setdefault(shas[i], {})[captions[i]] = res.score
+                    if res.metadata.get("model"):
+                        served.setdefault(shas[i], {})[captions[i]] = res.metadata["model"]
             for sha, scores in by_image.items():
-                self.cache.put(self._idh, sha, scores)
+                self.cache.put(self._idh, sha, scores, served.get(sha))
         return results
 
     def score_grid(self, images, captions):

@@ -6,19 +6,29 @@ caption, plus the image as a base64 PNG data URL. Decoding is fixed by the spec 
 
 Response contract (strict): HTTP 200; a JSON object with a string ``model`` and
 ``choices[0].message.content`` holding exactly one JSON object with an integer ``rating`` in
-[0, 100] (other keys allowed, no surrounding text). Anything else gives a ``failed``
-:class:`ScoreResult` with the reason; **never** a score of 0 (the reference study's client
-stored failures as 0, Appendix I). The model id the API reports is recorded in
-``ScoreResult.metadata["model"]``.
+[0, 100] (other keys allowed, no surrounding text, no key twice in either JSON object).
+Anything else gives a ``failed`` :class:`ScoreResult` with the reason; **never** a score of 0
+(the reference study's client stored failures as 0, Appendix I). The model id the API reports
+(the *served* model) is recorded in ``ScoreResult.metadata["model"]`` and from there in the
+records' ``served_model`` column and the card's ``served_models``.
 
-Retries: up to ``max_retries`` extra attempts on timeouts, connection errors, HTTP 429 and
-5xx, waiting ``Retry-After`` when the server sends it (seconds or an HTTP date), otherwise
-``backoff_base_s * 2**attempt``, each wait capped at ``backoff_max_s``. Other 4xx and parse
-failures are not retried (temperature 0 makes a retry unlikely to differ).
+Limits per request: ``timeout_s`` is a deadline for the whole request (connect, send, and
+every read of the headers and body together), not a per-read timeout; a response body over
+``max_response_bytes`` (default :data:`MAX_RESPONSE_BYTES`, 4 MiB; sent with
+``Accept-Encoding: identity``) is not read further and fails with ``response body exceeds N
+bytes`` (not retried).
+
+Retries: up to ``max_retries`` extra attempts on timeouts, connection errors (connect, read,
+write, server disconnects) and HTTP 408, 409, 429 and 5xx, waiting ``Retry-After`` when the
+server sends it (seconds or an HTTP date), otherwise ``backoff_base_s * 2**attempt``, each wait
+capped at ``backoff_max_s``. Errors a retry cannot fix fail at once: an invalid URL, an
+unsupported protocol, a local protocol error, other 4xx, an oversized body and parse failures
+(temperature 0 makes a retry unlikely to differ).
 
 The API key is read from the environment variable named by the ``api_key_env`` option
-(default ``OPENAI_API_KEY``), kept in a :class:`Secret` whose repr is masked, and scrubbed
-from every error message.
+(default ``OPENAI_API_KEY``), kept in a :class:`Secret` whose repr is masked. Every failure
+message is scrubbed before it is shortened: each run of :data:`MIN_FRAGMENT` or more
+characters that occurs anywhere in the key, compared case-insensitively, becomes ``***``.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import email.utils
 import io
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,22 +53,73 @@ if TYPE_CHECKING:
 
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 MASK = "***"
+MIN_FRAGMENT = 8  # characters: a run this long shared with the key is masked
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+ERROR_WINDOW = 65536  # characters of an error body that are scrubbed, of which ...
+ERROR_SNIPPET = 200  # ... this many are kept in the record
+REASON_LIMIT = 280  # a record's error column keeps 300 characters including a prefix
+
+
+def retry_status_text(codes: frozenset[int] = RETRY_STATUS) -> str:
+    """The retried statuses as the docs spell them, e.g. ``HTTP 408, 409, 429 and 5xx``."""
+    five = set(range(500, 600))
+    named = sorted(c for c in codes if c not in five)
+    parts = [str(c) for c in named] + (["5xx"] if five <= codes else [])
+    return "HTTP " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
+
+
+def _fold(text: str) -> str:
+    """Lower-case per character, keeping characters whose lower case is longer (same length)."""
+    return "".join(ch if len(low := ch.lower()) != 1 else low for ch in text)
 
 
 class Secret:
     """A string that never shows itself in repr/str/format."""
 
-    __slots__ = ("_value",)
+    __slots__ = ("_grams", "_value", "_width")
 
     def __init__(self, value: str):
         self._value = value
+        self._width = min(MIN_FRAGMENT, len(value))
+        folded = _fold(value)
+        self._grams = frozenset(
+            folded[i : i + self._width] for i in range(len(value) - self._width + 1)
+        ) if value else frozenset()  # fmt: skip
 
     def reveal(self) -> str:
         return self._value
 
     def scrub(self, text: str) -> str:
-        """``text`` with every occurrence of the secret replaced by ``***``."""
-        return text.replace(self._value, MASK) if self._value else text
+        """``text`` with every run of ``MIN_FRAGMENT``+ characters of the secret masked.
+
+        A run is any substring of the key (the whole key when it is shorter), compared
+        case-insensitively; overlapping and adjacent runs merge into one ``***``. Repeated
+        until nothing matches, so joining the pieces around a mask cannot form a new run.
+        """
+        if not self._grams:
+            return text
+        while True:
+            folded = _fold(text)
+            starts: list[int] = []
+            for gram in self._grams:
+                at = folded.find(gram)
+                while at != -1:
+                    starts.append(at)
+                    at = folded.find(gram, at + 1)
+            if not starts:
+                return text
+            pieces: list[str] = []
+            kept_from = 0
+            run_start, run_end = -1, -1
+            for start in sorted(starts):
+                if start > run_end:  # a new masked run
+                    if run_end >= 0:
+                        pieces += [text[kept_from:run_start], MASK]
+                        kept_from = run_end
+                    run_start = start
+                run_end = max(run_end, start + self._width)
+            pieces += [text[kept_from:run_start], MASK, text[run_end:]]
+            text = "".join(pieces)
 
     def __repr__(self) -> str:
         return "Secret(***)"
@@ -85,6 +147,7 @@ class JudgeSettings:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     max_concurrency: int = 4
+    max_response_bytes: int = MAX_RESPONSE_BYTES
 
     @classmethod
     def from_spec(cls, spec: EvaluatorSpec) -> JudgeSettings:
@@ -99,11 +162,36 @@ class JudgeSettings:
             backoff_base_s=float(spec.option("backoff_base_s", 1.0)),
             backoff_max_s=float(spec.option("backoff_max_s", 60.0)),
             max_concurrency=int(spec.option("max_concurrency", 4)),
+            max_response_bytes=int(spec.option("max_response_bytes", MAX_RESPONSE_BYTES)),
         )
 
 
 class ParseError(ValueError):
     """The API answered, but not in the strict response contract."""
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json`` object hook: a key given twice is an error (``json`` would keep the last)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def strict_json(text: str | bytes, what: str) -> Any:
+    """``json.loads`` that rejects duplicate keys; :class:`ParseError` naming ``what``."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_object)
+    except _DuplicateKey as exc:
+        raise ParseError(f"{what} has the key {exc.key[:40]!r} twice") from None
 
 
 def png_data_url(image: np.ndarray) -> str:
@@ -140,8 +228,10 @@ def request_body(settings: JudgeSettings, image_url: str, caption: str) -> dict[
 def parse_response(body: bytes) -> tuple[int, str]:
     """``(rating, reported model id)`` from a chat-completions response, or :class:`ParseError`."""
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = strict_json(body, "response JSON")
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        if isinstance(exc, ParseError):
+            raise
         raise ParseError(f"response is not JSON ({exc.__class__.__name__})") from None
     if not isinstance(data, dict):
         raise ParseError("response is not a JSON object")
@@ -156,35 +246,57 @@ def parse_response(body: bytes) -> tuple[int, str]:
     if not isinstance(content, str):
         raise ParseError("choices[0].message.content is missing")
     try:
-        answer = json.loads(content.strip())
-    except ValueError:
+        answer = strict_json(content.strip(), "content JSON")
+    except ParseError:
+        raise
+    except (ValueError, RecursionError):
         raise ParseError(f"content is not strict JSON: {content[:80]!r}") from None
     if not isinstance(answer, dict) or "rating" not in answer:
         raise ParseError(f"content has no 'rating' field: {content[:80]!r}")
     rating = answer["rating"]
     if isinstance(rating, bool) or not isinstance(rating, int):
-        raise ParseError(f"rating is not an integer: {rating!r}")
+        raise ParseError(f"rating is not an integer: {rating!r}"[:120])
     if not 0 <= rating <= 100:
-        raise ParseError(f"rating {rating} is outside [0, 100]")
+        raise ParseError(f"rating {rating} is outside [0, 100]"[:120])
     return rating, model
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta seconds or HTTP date)."""
+    """Seconds to wait from a ``Retry-After`` header (delta seconds or HTTP date); ``None``
+    when absent or unreadable (never raises)."""
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return max(0.0, seconds) if seconds == seconds else None  # NaN: unreadable
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        if when is None:
+            return None
+        return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    except (TypeError, ValueError, OverflowError, IndexError, OSError):
         return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class _Fail(Exception):
+    """One attempt failed; ``retry`` says whether another attempt could succeed."""
+
+    def __init__(self, reason: str, *, retry: bool, retry_after: str | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry = retry
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class _Reply:
+    status: int
+    body: bytes
+    retry_after: str | None
 
 
 class JudgeClient:
@@ -204,7 +316,7 @@ class JudgeClient:
         self._sleep = sleep
         self._http = httpx.Client(
             timeout=httpx.Timeout(settings.timeout_s),
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": "application/json", "Accept-Encoding": "identity"},
             trust_env=False,  # never route through a proxy from the environment
         )
 
@@ -217,52 +329,123 @@ class JudgeClient:
         wait = hinted if hinted is not None else self.settings.backoff_base_s * 2**attempt
         return min(wait, self.settings.backoff_max_s)
 
-    def rate(self, image: np.ndarray, caption: str) -> ScoreResult:
-        """One judged pair; never raises for request or parse failures."""
-        import httpx
+    def failed(self, reason: str, attempts: int) -> ScoreResult:
+        """The failed result for ``reason``: scrubbed first, then shortened."""
+        text = self._key.scrub(reason)
+        if len(text) > REASON_LIMIT:
+            text = text[: REASON_LIMIT - 3] + "..."
+        return ScoreResult.failed(text, attempts=str(attempts))
 
+    def rate(self, image: np.ndarray, caption: str) -> ScoreResult:
+        """One judged pair; never raises (request, parse and unexpected failures are results)."""
+        try:
+            return self._rate(image, caption)
+        except Exception as exc:  # a bug here must still be a scrubbed failure, never a score
+            return self.failed(f"judge error: {exc.__class__.__name__}: {exc}", 1)
+
+    def _rate(self, image: np.ndarray, caption: str) -> ScoreResult:
         try:
             payload = json.dumps(request_body(self.settings, png_data_url(image), caption))
         except Exception as exc:  # encoding an image should not fail, but never score it 0
-            return ScoreResult.failed(self._key.scrub(f"request build failed: {exc}"))
+            return self.failed(f"request build failed: {exc}", 0)
+        attempts = self.settings.max_retries + 1
+        reason = "no attempt made"
+        for attempt in range(attempts):
+            try:
+                reply = self._attempt(payload.encode("utf-8"))
+                if reply.status == 200:
+                    rating, model = parse_response(reply.body)
+                    return ScoreResult.ok(float(rating), model=model, attempts=str(attempt + 1))
+                raise _Fail(
+                    f"HTTP {reply.status}: {self._snippet(reply.body)}",
+                    retry=reply.status in RETRY_STATUS,
+                    retry_after=reply.retry_after,
+                )
+            except ParseError as exc:
+                return self.failed(f"unparsable response: {exc}", attempt + 1)
+            except _Fail as exc:
+                reason = exc.reason
+                if not exc.retry:
+                    return self.failed(reason, attempt + 1)
+                if attempt + 1 < attempts:
+                    self._sleep(self.delay(attempt, exc.retry_after))
+        return self.failed(f"gave up after {attempts} attempts; last: {reason}", attempts)
+
+    def _snippet(self, body: bytes) -> str:
+        """The start of an error body for the record: scrubbed, then cut to 200 characters."""
+        text = body[: ERROR_WINDOW * 4].decode("utf-8", errors="replace")[:ERROR_WINDOW]
+        return self._key.scrub(" ".join(text.split()))[:ERROR_SNIPPET]
+
+    def _attempt(self, payload: bytes) -> _Reply:
+        """One request under a deadline of ``timeout_s`` for all of it; raises :class:`_Fail`.
+
+        The exchange runs in a daemon thread so the wait is bounded however the server paces
+        its bytes; a thread left behind stops at its next chunk or its next read timeout.
+        """
+        done = threading.Event()
+        cancel = threading.Event()
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                box["reply"] = self._exchange(payload, cancel)
+            except BaseException as exc:  # handed to the waiting thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="judge-request", daemon=True).start()
+        if not done.wait(self.settings.timeout_s):
+            cancel.set()
+            limit = f"{self.settings.timeout_s:g} s"
+            raise _Fail(f"timeout: no complete response within {limit}", retry=True)
+        if "error" in box:
+            raise self._classify(box["error"])
+        return box["reply"]
+
+    def _classify(self, exc: BaseException) -> BaseException:
+        """Map an exception of :meth:`_exchange` to a :class:`_Fail` (others pass through)."""
+        import httpx
+
+        if isinstance(exc, _Fail):
+            return exc
+        name = f"{exc.__class__.__name__}: {exc}"
+        if isinstance(exc, httpx.TimeoutException):
+            return _Fail(f"timeout: {name}", retry=True)
+        if isinstance(exc, (httpx.NetworkError, httpx.RemoteProtocolError)):
+            return _Fail(f"request error: {name}", retry=True)
+        if isinstance(exc, (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, ValueError)):
+            return _Fail(f"request error (not retried): {name}", retry=False)
+        return exc
+
+    def _exchange(self, payload: bytes, cancel: threading.Event) -> _Reply:
+        """POST and read the body in chunks, at most ``max_response_bytes`` of it."""
+        cap = self.settings.max_response_bytes
         url = f"{self.settings.base_url}/chat/completions"
         headers = {"Authorization": f"Bearer {self._key.reveal()}"}
-        reason = "no attempt made"
-        attempts = self.settings.max_retries + 1
-        for attempt in range(attempts):
-            retry_after = None
-            try:
-                response = self._http.post(url, content=payload, headers=headers)
-            except httpx.TimeoutException:
-                reason = f"timeout after {self.settings.timeout_s:g} s"
-            except httpx.HTTPError as exc:
-                reason = f"request error: {exc.__class__.__name__}: {exc}"
-            except Exception as exc:  # e.g. an invalid base URL: not retryable, still a record
-                return ScoreResult.failed(
-                    self._key.scrub(f"request error: {exc.__class__.__name__}: {exc}"),
-                    attempts=str(attempt + 1),
+        with self._http.stream("POST", url, content=payload, headers=headers) as response:
+            retry_after = response.headers.get("Retry-After")
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > cap:
+                raise _Fail(
+                    f"response body exceeds {cap} bytes (HTTP {response.status_code}, "
+                    f"Content-Length {int(declared)}; read 0)",
+                    retry=False,
                 )
-            else:
-                if response.status_code == 200:
-                    try:
-                        rating, model = parse_response(response.content)
-                    except ParseError as exc:
-                        return ScoreResult.failed(
-                            self._key.scrub(f"unparsable response: {exc}"),
-                            attempts=str(attempt + 1),
-                        )
-                    return ScoreResult.ok(float(rating), model=model, attempts=str(attempt + 1))
-                snippet = response.text[:200].replace("\n", " ")
-                reason = f"HTTP {response.status_code}: {snippet}"
-                if response.status_code not in RETRY_STATUS:
-                    return ScoreResult.failed(self._key.scrub(reason), attempts=str(attempt + 1))
-                retry_after = response.headers.get("Retry-After")
-            if attempt + 1 < attempts:
-                self._sleep(self.delay(attempt, retry_after))
-        return ScoreResult.failed(
-            self._key.scrub(f"gave up after {attempts} attempts; last: {reason}"),
-            attempts=str(attempts),
-        )
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():  # decoded bytes count: a zip bomb stops too
+                if cancel.is_set():
+                    raise _Fail("abandoned after the deadline", retry=False)
+                size += len(chunk)
+                if size > cap:
+                    raise _Fail(
+                        f"response body exceeds {cap} bytes (HTTP {response.status_code}; "
+                        f"read {size})",
+                        retry=False,
+                    )
+                chunks.append(chunk)
+        return _Reply(response.status_code, b"".join(chunks), retry_after)
 
     def close(self) -> None:
         self._http.close()

@@ -207,7 +207,8 @@ def judge_spec(
         score_range=JUDGE_RANGE,
         instruction=instruction or JUDGE_INSTRUCTION,
         decoding=f"temperature=0; max_tokens={max_tokens}; n=1; "
-        "response_format=json_object; retries on timeout/429/5xx with exponential backoff",
+        "response_format=json_object; retries on timeouts, connection errors and HTTP 408, 409, "
+        "429 and 5xx with exponential backoff",
         needs_text=True,
         options=_freeze(options),
         description=f"Hosted MLLM judge {model} over an OpenAI-compatible chat-completions API",
