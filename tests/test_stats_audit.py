@@ -115,6 +115,7 @@ DESIGN_EVALUATOR_KEYS = {
     "envelopes",
     "logo_peak_rho_range",
     "failed",
+    "failed_share",
 }
 
 
