@@ -73,7 +73,13 @@ class ControllerSink:
         return sorted(ids)
 
     def finish(self, session: AuditSession, config: pytest.Config, pytest_session: pytest.Session) -> None:
-        self.worker_facts.append(session.worker_facts())  # this process's own measurements
+        try:
+            self._write(session, pytest_session)
+        finally:
+            # this process's own measurements, taken after the report (which reads the caches)
+            self.worker_facts.append(session.worker_facts())
+
+    def _write(self, session: AuditSession, pytest_session: pytest.Session) -> None:
         if not self.results:
             return
         from harness.report.writer import write_report
@@ -110,6 +116,12 @@ class ControllerSink:
                 "cache), {scored_pairs} pairs scored, {cached_pairs} pairs from the score "
                 "cache".format(**measured)
             )
+        discarded = _sum_discarded(self.worker_facts)
+        if discarded:
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(discarded.items()))
+            terminalreporter.write_line(
+                f"cache: {sum(discarded.values())} corrupt entries discarded and recomputed ({kinds})"
+            )
         terminalreporter.write_line(f"report: {self.report_dir}")
 
 
@@ -122,3 +134,12 @@ def _sum_facts(facts: list[dict[str, Any]]) -> dict[str, int]:
             for k in total:
                 total[k] += int(counters.get(k, 0))
     return total if seen else {}
+
+
+def _sum_discarded(facts: list[dict[str, Any]]) -> dict[str, int]:
+    """Cache entries that failed verification, summed over processes, by cache kind."""
+    total: dict[str, int] = {}
+    for fact in facts:
+        for kind, n in fact.get("cache_discarded", {}).items():
+            total[kind] = total.get(kind, 0) + int(n)
+    return total
