@@ -119,8 +119,10 @@ class ControllerSink:
         discarded = _sum_discarded(self.worker_facts)
         if discarded:
             kinds = ", ".join(f"{k} {n}" for k, n in sorted(discarded.items()))
+            total = sum(discarded.values())
             terminalreporter.write_line(
-                f"cache: {sum(discarded.values())} corrupt entries discarded and recomputed ({kinds})"
+                f"cache: {total} corrupt {'entry' if total == 1 else 'entries'} discarded and "
+                f"recomputed ({kinds})"
             )
         terminalreporter.write_line(f"report: {self.report_dir}")
 
