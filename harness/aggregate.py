@@ -81,7 +81,7 @@ class ControllerSink:
         """Collected audit tests (before deselection) that a report of ``evaluators`` covers.
 
         Panel tests belong to the report of every selected evaluator."""
-        collected: dict[str, str] = {}
+        collected: dict[str, str] = dict(session.collected_tests)  # a lone process collects too
         for fact in self.worker_facts:
             collected.update(fact.get("collected", {}))
         chosen = set(evaluators)
@@ -90,7 +90,13 @@ class ControllerSink:
         return {test for test, ev in collected.items() if ev in chosen}
 
     def finish(self, session: AuditSession, config: pytest.Config, pytest_session: pytest.Session) -> None:
-        self.worker_facts.append(session.worker_facts())  # this process's own measurements
+        try:
+            self._write(session, config, pytest_session)
+        finally:
+            # this process's own measurements, taken after the report (which reads the caches)
+            self.worker_facts.append(session.worker_facts())
+
+    def _write(self, session: AuditSession, config: pytest.Config, pytest_session: pytest.Session) -> None:
         if not self.results:
             return
         from harness.report.writer import write_report
@@ -169,6 +175,14 @@ class ControllerSink:
                 f"report marked partial: this run selected part of the suite ({self.selection}) "
                 "and no complete report of this run id exists; rerun without it to complete it"
             )
+        discarded = _sum_discarded(self.worker_facts)
+        if discarded:
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(discarded.items()))
+            total = sum(discarded.values())
+            terminalreporter.write_line(
+                f"cache: {total} corrupt {'entry' if total == 1 else 'entries'} discarded and "
+                f"recomputed ({kinds})"
+            )
         terminalreporter.write_line(f"report: {self.report_dir}")
 
 
@@ -200,3 +214,12 @@ def _sum_facts(facts: list[dict[str, Any]]) -> dict[str, int]:
             for k in total:
                 total[k] += int(counters.get(k, 0))
     return total if seen else {}
+
+
+def _sum_discarded(facts: list[dict[str, Any]]) -> dict[str, int]:
+    """Cache entries that failed verification, summed over processes, by cache kind."""
+    total: dict[str, int] = {}
+    for fact in facts:
+        for kind, n in fact.get("cache_discarded", {}).items():
+            total[kind] = total.get(kind, 0) + int(n)
+    return total

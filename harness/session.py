@@ -16,8 +16,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import components
-from harness.fileio import write_text_atomic
+from harness import cacheseal, components
+from harness.fileio import write_bytes_atomic
 from harness.hashing import sha256_file, sha256_json
 from harness.thresholds import Thresholds
 
@@ -60,6 +60,41 @@ def _stats_code_hash() -> str:
     return sha256_json({p.name: sha256_file(p) for p in sorted(root.glob("*.py"))})
 
 
+def _records_ok(path: Path, key: str, *, discard: bool = False) -> bool:
+    """Whether the records CSV at ``path`` matches its sidecar seal for ``key``.
+
+    With ``discard`` (call it holding the entry's lock) a bad file and its seal are deleted
+    and reported; a missing file is just a miss.
+    """
+    if not path.is_file():
+        return False
+    try:
+        cacheseal.check_sidecar(path, key)
+    except cacheseal.CorruptEntry as exc:
+        if discard:
+            path.unlink(missing_ok=True)
+            cacheseal.sidecar(path).unlink(missing_ok=True)
+            cacheseal.discarded("records", path, str(exc))
+        return False
+    return True
+
+
+def _read_summary(path: Path, key: str, *, discard: bool = False) -> dict[str, Any] | None:
+    """The summary sealed in ``path`` for ``key``; ``None`` if absent or bad (see above)."""
+    if not path.is_file():
+        return None
+    try:
+        found = json.loads(cacheseal.read_sealed(path, key))
+        if not isinstance(found, dict):
+            raise cacheseal.CorruptEntry("summary is not a JSON object")
+    except (cacheseal.CorruptEntry, ValueError) as exc:
+        if discard:
+            path.unlink(missing_ok=True)
+            cacheseal.discarded("summaries", path, str(exc))
+        return None
+    return found
+
+
 class AuditSession:
     """State of one audit run (see module docstring). Lazy: nothing loads until asked."""
 
@@ -83,6 +118,8 @@ class AuditSession:
         self.measure_stats: dict[str, MeasureStats] = {}
         self.collected_tests: dict[str, str] = {}  # audit test key -> evaluator id (or PANEL)
         self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
+        # cache entries discarded before this session (an earlier run in the same process)
+        self._discarded_before = cacheseal.discarded_counts()
 
     # -------------------------------------------------------------------- inputs
     @cached_property
@@ -132,18 +169,23 @@ class AuditSession:
         )
 
     def records_file(self, evaluator_id: str) -> Path:
-        """The evaluator's records, measured once across workers and runs (lock + rename)."""
+        """The evaluator's records, measured once across workers and runs (lock + rename).
+
+        The CSV is sealed by ``<key>.csv.seal`` (``harness.cacheseal``); a file that fails the
+        check is discarded, reported and measured again.
+        """
         if evaluator_id in self._records_files:
             return self._records_files[evaluator_id]
         from filelock import FileLock
 
         from harness.measure import MeasureStats, measure
 
-        path = self.options.cache_dir / "records" / f"{self.records_key(evaluator_id)}.csv"
+        key = self.records_key(evaluator_id)
+        path = self.options.cache_dir / "records" / f"{key}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.is_file():
+        if not _records_ok(path, key):
             with FileLock(str(path) + ".lock"):
-                if not path.is_file():
+                if not _records_ok(path, key, discard=True):
                     stats = self.measure_stats.setdefault(evaluator_id, MeasureStats())
                     frame = measure(
                         self.specs[evaluator_id],
@@ -154,6 +196,7 @@ class AuditSession:
                         stats=stats,
                     )
                     components.write_records(frame, path)  # atomic: temp file + rename
+                    write_bytes_atomic(cacheseal.sidecar(path), cacheseal.seal(key, path.read_bytes()))
         self._records_files[evaluator_id] = path
         return path
 
@@ -179,18 +222,20 @@ class AuditSession:
             }
         )
         path = self.options.cache_dir / "summaries" / f"{key}.json"
-        if path.is_file():
-            return json.loads(path.read_text(encoding="utf-8"))
+        found = _read_summary(path, key)
+        if found is not None:
+            return found
         from filelock import FileLock
 
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock"):
-            if path.is_file():
-                return json.loads(path.read_text(encoding="utf-8"))
+            found = _read_summary(path, key, discard=True)
+            if found is not None:
+                return found
             summary = compute()
             # store and return what a reader gets, so every process sees identical values
             text = json.dumps(summary, sort_keys=True, allow_nan=True)
-            write_text_atomic(path, text)
+            write_bytes_atomic(path, cacheseal.sealed(key, text.encode("utf-8")))
             return json.loads(text)
 
     def summary(self, evaluator_id: str) -> dict[str, Any]:
@@ -273,5 +318,10 @@ class AuditSession:
                     "model_loaded": s.model_loaded,
                 }
                 for e, s in sorted(self.measure_stats.items())
+            },
+            "cache_discarded": {
+                kind: n - self._discarded_before.get(kind, 0)
+                for kind, n in sorted(cacheseal.discarded_counts().items())
+                if n > self._discarded_before.get(kind, 0)
             },
         }

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.cacheseal import CacheCorruptionWarning
 from harness.evaluators import registry
 from harness.evaluators.base import ScoreResult
 from harness.evaluators.cache import (
@@ -56,7 +57,9 @@ def test_damaged_segment_is_ignored(tmp_path):
     cache = ScoreCache(tmp_path)
     path = cache.put("id", "cd" * 32, {"x": 2.0})
     (path.parent / "junk.json").write_text("{not json")
-    assert cache.get("id", "cd" * 32, ["x"]) == {"x": 2.0}
+    with pytest.warns(CacheCorruptionWarning, match="no seal line"):
+        assert cache.get("id", "cd" * 32, ["x"]) == {"x": 2.0}
+    assert not (path.parent / "junk.json").exists()  # discarded
 
 
 def test_concurrent_writers_never_corrupt(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.cacheseal import CacheCorruptionWarning
 from harness.errors import RenderError
 from harness.protocol import RenderConfig
 from harness.render import settings
@@ -97,14 +98,17 @@ def test_corrupt_entry_is_discarded_and_rerendered(tmp_path, damage):
     else:  # a valid PNG of another shape with a matching sha: caught by the shape check
         import json
 
-        from harness.hashing import sha256_bytes
+        from harness.hashing import canonical_json, sha256_bytes, sha256_json
 
         other = encode_png(_image(2, 4))
         png.write_bytes(other)
         meta = json.loads((entry / "meta.json").read_text())
         meta["png_sha256"] = sha256_bytes(other)
-        (entry / "meta.json").write_text(json.dumps(meta))
-    assert cache.get(key) is None
+        del meta["meta_sha256"]
+        meta["meta_sha256"] = sha256_json(meta)  # a consistent forgery: only the shape differs
+        (entry / "meta.json").write_bytes(canonical_json(meta))
+    with pytest.warns(CacheCorruptionWarning, match="shape" if damage == "wrong_shape" else ""):
+        assert cache.get(key) is None
     assert not entry.exists()
     calls = []
     out = cache.get_or_render(key, lambda: calls.append(1) or _image(1))

@@ -7,17 +7,22 @@ Score cache
         <root>/scores/<identity hash>/<image sha[:2]>/<image sha>/<segment sha>.json
 
     Each ``put`` writes one immutable *segment* (a JSON object caption -> score) named by the
-    sha256 of its own bytes: writing the same scores twice gives the same file, concurrent
+    sha256 of its canonical JSON: writing the same scores twice gives the same file, concurrent
     writers never corrupt each other, and a reader sees a segment whole or not at all (temp
     file in the same directory, then ``os.replace``). ``get`` merges the segments of an image;
     a template sweep of one scene costs one segment, so reads stay a few files per image.
     A score of a hosted evaluator that reported its served model id is stored as
     ``[score, "served model id"]`` instead of a bare number (readers before that skip such
     entries and rescore); scores without one stay bare numbers, so their segments are unchanged.
+    A segment is a sealed file (``harness.cacheseal``: a seal line naming the key
+    ``scores/<identity hash>/<image sha>`` and the payload's sha256, then the JSON); one that
+    fails the check (edited, truncated, moved, or unsealed) is deleted, warned about and
+    counted, and its pairs are scored again.
 
 Text-embedding cache
-    ``<root>/text_emb/<identity hash>/<caption sha[:2]>/<caption sha>.npy`` (float32 vector),
-    plus an in-process dict, so the captions of a prompt are encoded once and shared by all
+    ``<root>/text_emb/<identity hash>/<caption sha[:2]>/<caption sha>.npy`` (a sealed file,
+    key ``text_emb/<identity hash>/<caption sha>``, holding a float32 ``.npy`` vector; a bad
+    one is discarded like a segment), plus an in-process dict, so the captions of a prompt are encoded once and shared by all
     generators' scenes and across pytest-xdist workers.
 """
 
@@ -29,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.cacheseal import CorruptEntry, discarded, read_sealed, sealed
 from harness.fileio import write_bytes_atomic
 from harness.hashing import canonical_json, sha256_bytes
 
@@ -59,6 +65,28 @@ class ScoreCache:
     def _dir(self, identity_hash: str, image_sha: str) -> Path:
         return self.root / identity_hash / image_sha[:2] / image_sha
 
+    @staticmethod
+    def _key(identity_hash: str, image_sha: str) -> str:
+        return f"scores/{identity_hash}/{image_sha}"
+
+    def _segment(self, path: Path, key: str) -> dict | None:
+        """A verified segment's content; a bad one is deleted and reported (``None``)."""
+        try:
+            payload = read_sealed(path, key)
+            if sha256_bytes(payload) != path.stem:
+                raise CorruptEntry("segment name differs from its content's sha256")
+            data = json.loads(payload)
+            if not isinstance(data, dict):
+                raise CorruptEntry("segment is not a JSON object")
+        except (CorruptEntry, ValueError) as exc:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                return None  # another reader discarded (and reported) it first
+            discarded("score", path, str(exc))
+            return None
+        return data
+
     def get(self, identity_hash: str, image_sha: str, captions: Iterable[str]) -> dict[str, float]:
         """Cached scores for those ``captions`` of one image (absent captions are left out)."""
         return {c: v for c, (v, _) in self.get_entries(identity_hash, image_sha, captions).items()}
@@ -72,13 +100,11 @@ class ScoreCache:
         found: dict[str, tuple[float, str]] = {}
         if not folder.is_dir() or not wanted:
             return found
+        key = self._key(identity_hash, image_sha)
         for segment in sorted(folder.glob("*.json")):
-            try:
-                data = json.loads(segment.read_bytes())
-            except (OSError, ValueError):
-                continue  # a damaged segment is ignored and will be rewritten
-            if not isinstance(data, dict):
-                continue
+            data = self._segment(segment, key)
+            if data is None:
+                continue  # discarded: its pairs count as misses and are scored again
             for caption, entry in data.items():
                 if caption not in wanted:
                     continue
@@ -108,7 +134,7 @@ class ScoreCache:
         data = canonical_json(clean)
         path = self._dir(identity_hash, image_sha) / f"{sha256_bytes(data)}.json"
         if not path.exists():
-            write_bytes_atomic(path, data)
+            write_bytes_atomic(path, sealed(self._key(identity_hash, image_sha), data))
         return path
 
 
@@ -126,10 +152,30 @@ class EmbeddingCache:
         sha = text_sha256(text)
         return self.root / sha[:2] / f"{sha}.npy"
 
-    def get_many(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """Embeddings already known for ``texts`` (memory first, then disk)."""
+    def _key(self, text: str) -> str:
+        return f"text_emb/{self.identity_hash}/{text_sha256(text)}"
+
+    def _load(self, path: Path, text: str) -> np.ndarray | None:
+        """A verified embedding; a bad file is deleted and reported (``None``)."""
+        import io
+
         import numpy as np
 
+        try:
+            vec = np.load(io.BytesIO(read_sealed(path, self._key(text))), allow_pickle=False)
+            if vec.dtype != np.float32 or vec.ndim != 1:
+                raise CorruptEntry(f"expected a float32 vector, found {vec.dtype} {vec.shape}")
+        except (CorruptEntry, OSError, ValueError) as exc:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                return None
+            discarded("text-embedding", path, str(exc))
+            return None
+        return vec
+
+    def get_many(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """Embeddings already known for ``texts`` (memory first, then disk)."""
         found: dict[str, np.ndarray] = {}
         for text in texts:
             if text in self._memory:
@@ -137,9 +183,8 @@ class EmbeddingCache:
             elif self.root is not None:
                 path = self._path(text)
                 if path.is_file():
-                    try:
-                        vec = np.load(path, allow_pickle=False)
-                    except (OSError, ValueError):
+                    vec = self._load(path, text)
+                    if vec is None:
                         continue
                     self._remember(text, vec)
                     found[text] = vec
@@ -159,7 +204,7 @@ class EmbeddingCache:
                 if not path.exists():
                     buffer = io.BytesIO()
                     np.save(buffer, vec, allow_pickle=False)
-                    write_bytes_atomic(path, buffer.getvalue())
+                    write_bytes_atomic(path, sealed(self._key(text), buffer.getvalue()))
 
     def _remember(self, text: str, vec: np.ndarray) -> None:
         if len(self._memory) >= self.max_items:

@@ -4,8 +4,11 @@ Layout: ``<root>/objects/<key[:2]>/<key>/{image.png, meta.json}``. Entries are i
 a render is written to a temp dir under ``<root>/tmp`` (same filesystem) and published with
 one ``os.rename``, so readers see a whole entry or none. The per-key file lock under
 ``<root>/locks`` only avoids duplicate work; correctness comes from the rename. Reads are
-verified: ``meta.json`` carries the PNG's sha256 and shape, and an entry that fails the check
-(truncated, corrupted, half-deleted) is discarded and rendered again.
+verified: ``meta.json`` (canonical JSON) names the key of the directory it was published as
+and carries the PNG's sha256 and shape, plus ``meta_sha256``, the sha256 of its own other
+fields. An entry that fails any check (truncated, edited, half-deleted, swapped with or copied
+from another key's directory, or written before ``meta_sha256`` existed) is discarded, warned
+about and counted (``harness.cacheseal.discarded``), and rendered again.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 from filelock import FileLock
 from PIL import Image
 
+from harness.cacheseal import discarded
 from harness.errors import RenderError
 from harness.hashing import canonical_json, sha256_bytes, sha256_json
 from harness.paths import default_cache_dir
@@ -100,11 +104,13 @@ class RenderCache:
         if not entry.is_dir():
             return None
         try:
-            meta = json.loads((entry / META).read_text(encoding="utf-8"))
+            raw = (entry / META).read_bytes()
+            meta = json.loads(raw)
             data = (entry / IMAGE).read_bytes()
         except (OSError, ValueError) as exc:
             raise _Corrupt(f"unreadable entry: {exc}") from exc
-        if not isinstance(meta, dict) or sha256_bytes(data) != meta.get("png_sha256"):
+        _check_meta(raw, meta, key)
+        if sha256_bytes(data) != meta.get("png_sha256"):
             raise _Corrupt("image.png does not match the sha256 in meta.json")
         try:
             image = decode_png(data)
@@ -135,11 +141,16 @@ class RenderCache:
             return self._read(key)
         except _Corrupt:
             with self._lock(key):
-                try:
-                    return self._read(key)  # another process may have replaced it meanwhile
-                except _Corrupt:
-                    self._discard(key)
-                    return None
+                return self._get_locked(key)  # another process may have replaced it meanwhile
+
+    def _get_locked(self, key: str) -> np.ndarray | None:
+        """:meth:`get` for a caller holding the key's lock (file locks do not nest)."""
+        try:
+            return self._read(key)
+        except _Corrupt as exc:
+            self._discard(key)
+            discarded("render", self.entry_dir(key), str(exc))
+            return None
 
     def meta(self, key: str) -> dict[str, Any] | None:
         """The entry's ``meta.json`` content, or ``None`` if absent/unreadable."""
@@ -158,6 +169,8 @@ class RenderCache:
             "png_sha256": sha256_bytes(png),
             "shape": list(image.shape),
         }
+        record.pop("meta_sha256", None)
+        record["meta_sha256"] = sha256_json(record)
         tmp = self.root / "tmp" / f"{key}.{uuid.uuid4().hex}"
         tmp.mkdir(parents=True)
         try:
@@ -199,7 +212,7 @@ class RenderCache:
         """Publish ``image`` under ``key`` unless a valid entry already exists."""
         _check_image(image, key)
         with self._lock(key):
-            if self.get(key) is None:
+            if self._get_locked(key) is None:
                 self._publish(key, image, meta)
 
     def get_or_render(
@@ -216,13 +229,26 @@ class RenderCache:
         if image is not None:
             return image
         with self._lock(key):
-            image = self.get(key)  # rendered by another process while we waited
+            image = self._get_locked(key)  # rendered by another process while we waited
             if image is not None:
                 return image
             image = fn()
             _check_image(image, key)
             self._publish(key, image, meta)
             return image
+
+
+def _check_meta(raw: bytes, meta: Any, key: str) -> None:
+    """Raise :class:`_Corrupt` unless ``meta.json`` is intact and was written for ``key``."""
+    if not isinstance(meta, dict):
+        raise _Corrupt("meta.json is not a JSON object")
+    rest = {k: v for k, v in meta.items() if k != "meta_sha256"}
+    if "meta_sha256" not in meta:
+        raise _Corrupt("meta.json has no meta_sha256 (written by an older version)")
+    if meta["meta_sha256"] != sha256_json(rest) or canonical_json(meta) != raw:
+        raise _Corrupt("meta.json differs from what was published (meta_sha256 mismatch)")
+    if meta.get("key") != key:
+        raise _Corrupt(f"meta.json was written for key {str(meta.get('key'))[:80]!r}, not this one")
 
 
 def _check_image(image: np.ndarray, key: str) -> None:
