@@ -34,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deep", action="store_true",
                         help="also recompute summary.json, tables, cards and figures from scores/ "
                         "and the manifest's run options, and compare them with the files on disk")
+    parser.add_argument("--skip-figures", action="store_true",
+                        help="with --deep: do not redraw and compare the figures (faster)")
 
 
 def _check_manifest(report: Path) -> tuple[list[str], dict[str, Any] | None]:
@@ -171,9 +173,9 @@ def check_coverage(records: Any, expected: tuple[dict[str, tuple[str, ...]], tup
     return problems
 
 
-def check_report(report: Path, *, deep: bool = False) -> tuple[list[str], list[str]]:
+def check_report(report: Path, *, deep: bool = False, figures: bool = True) -> tuple[list[str], list[str]]:
     """``(problems, notes)`` of the report directory: problems empty means valid; notes say what
-    ``deep`` could not compare and why."""
+    ``deep`` could not compare and why (``figures=False``: figures are not redrawn)."""
     report = Path(report)
     if not report.is_dir():
         return [f"{report}: not a directory"], []
@@ -191,19 +193,19 @@ def check_report(report: Path, *, deep: bool = False) -> tuple[list[str], list[s
     if deep:
         from harness.report.rebuild import deep_check
 
-        check = deep_check(report, manifest)
+        check = deep_check(report, manifest, figures=figures)
         problems += [p for p in check.problems if p not in problems]
         notes = check.notes
     return problems, notes
 
 
-def validate_report(report: Path, *, deep: bool = False) -> list[str]:
+def validate_report(report: Path, *, deep: bool = False, figures: bool = True) -> list[str]:
     """Every problem found in the report directory (empty list: valid)."""
-    return check_report(report, deep=deep)[0]
+    return check_report(report, deep=deep, figures=figures)[0]
 
 
 def run(args: argparse.Namespace) -> int:
-    problems, notes = check_report(args.report, deep=args.deep)
+    problems, notes = check_report(args.report, deep=args.deep, figures=not args.skip_figures)
     for line in notes:
         print(f"{args.report}: note: {line}")
     if problems:

@@ -219,10 +219,11 @@ def _cards(report: Path, out: Path, options: Mapping[str, Any], records: Mapping
                            f"(the companion's scores/{companion}.csv is not part of this report)")
 
 
-def deep_check(report: Path, manifest: Mapping[str, Any] | None) -> DeepCheck:
+def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: bool = True) -> DeepCheck:
     """Recompute summary.json, tables/, cards/ (and figures/ where possible) of ``report`` from
     ``scores/`` and ``manifest``'s options; every mismatch is one problem line naming the file
-    (and the JSON key). ``manifest``: shape-checked (``None``: unusable, nothing rebuilt)."""
+    (and the JSON key). ``manifest``: shape-checked (``None``: unusable, nothing rebuilt).
+    ``figures=False`` skips redrawing the figures (most of the time of a small report)."""
     import pandas as pd
 
     from harness.report.writer import write_derived
@@ -245,7 +246,7 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None) -> DeepCheck:
     if not records:
         check.problems.append("--deep: nothing recomputed, no readable score file of the manifest's evaluators")
         return check
-    figures_note = _figures_note(manifest)
+    figures_note = _figures_note(manifest) if figures else "figures/ not compared (--skip-figures)"
     if figures_note:
         check.notes.append(figures_note)
     try:
