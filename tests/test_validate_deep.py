@@ -214,6 +214,8 @@ MALFORMED = [
     ("no profile", lambda m: m["options"].pop("profile"), "manifest.json#/options: 'profile' is a required property"),
     ("bootstrap as text", lambda m: m["options"].update(bootstrap="20"),
      "manifest.json#/options/bootstrap: '20' is not of type 'integer'"),
+    ("negative seed", lambda m: m["options"].update(seed=-1),
+     "manifest.json#/options/seed: -1 is less than the minimum of 0"),
     ("evaluators as a list", lambda m: m["options"].update(evaluators=["a"]),
      "manifest.json#/options/evaluators: ['a'] is not of type 'object'"),
     ("thresholds without base", lambda m: m["options"]["thresholds"].pop("base"),
@@ -240,6 +242,20 @@ def test_a_malformed_manifest_field_gives_one_clear_line(copy, change, line, dee
     assert line in problems, problems
 
 
+@pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
+def test_an_unknown_profile_is_a_line_not_a_traceback(copy, deep):
+    edit_manifest(copy, lambda m: m["options"].update(profile="nope"))
+    problems = validate_report(copy, deep=deep, figures=False)
+    assert any(p.startswith("manifest.json#/options/profile: unknown profile 'nope'") for p in problems), problems
+
+
+def test_nan_in_a_manifest_is_not_json(copy):
+    text = (copy / "manifest.json").read_text().replace('"seed": 42', '"seed": NaN')
+    (copy / "manifest.json").write_text(text)
+    problems = validate_report(copy, deep=True, figures=False)
+    assert any("manifest.json is not JSON: NaN is not a JSON number" in p for p in problems), problems
+
+
 def test_a_manifest_that_is_not_an_object(copy):
     (copy / "manifest.json").write_text("[1, 2]\n")
     assert "manifest.json#/: a manifest is a JSON object, got list" in validate_report(copy, deep=True)
@@ -255,7 +271,8 @@ def test_read_manifest_raises_a_typed_error_naming_the_field(copy):
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+    | st.sampled_from(["smoke", "nope", "a" * 64]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=8,
 )

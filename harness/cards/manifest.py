@@ -168,8 +168,12 @@ def manifest_problems(doc: Any) -> list[str]:
 def load_manifest(report_dir: Path) -> dict[str, Any]:
     """The parsed ``manifest.json`` of ``report_dir``, shape unchecked (see :func:`read_manifest`)."""
     path = Path(report_dir) / MANIFEST_NAME
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constant)
     except FileNotFoundError as exc:
         raise CardError("no manifest.json", where=report_dir, hint="is this a report directory?") from exc
     except (OSError, ValueError) as exc:

@@ -51,7 +51,10 @@ def _check_manifest(report: Path) -> tuple[list[str], dict[str, Any] | None]:
     shape = manifest_problems(manifest)
     if shape:
         return shape, None
-    return [f"manifest.json: {p}" for p in verify_outputs(report, manifest)], manifest
+    from harness.report.rebuild import profile_problems
+
+    problems = [f"manifest.json: {p}" for p in verify_outputs(report, manifest)]
+    return problems + profile_problems(manifest), manifest
 
 
 def _check_cards(report: Path, evaluators: set[str]) -> tuple[list[str], dict[str, str]]:

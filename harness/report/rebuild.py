@@ -176,6 +176,17 @@ def _figures_note(manifest: Mapping[str, Any]) -> str | None:
     return None
 
 
+def profile_problems(manifest: Mapping[str, Any]) -> list[str]:
+    """A line when the manifest's profile is not one this harness knows (shape-checked manifest)."""
+    from harness.protocol import get_profile
+
+    try:
+        get_profile(manifest["options"]["profile"])
+    except AuditError as exc:
+        return [f"manifest.json#/options/profile: {exc.what}" + (f" ({exc.hint})" if exc.hint else "")]
+    return []
+
+
 COMPANION_DEPENDENT = ("card_id", "companion_check", "released_or_missing_evidence", "schema_and_status")
 
 
@@ -265,5 +276,12 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: boo
         check.problems += compare_tree(report, out, "tables")
         if figures_note is None:
             check.problems += compare_tree(report, out, "figures")
-        _cards(report, out, options, records, check)
+        unknown = profile_problems(manifest)
+        if unknown:
+            check.problems += unknown
+            return check
+        try:
+            _cards(report, out, options, records, check)
+        except AuditError as exc:
+            check.problems.append(f"cards/: cannot be rebuilt from scores/ and the options: {exc}")
     return check
