@@ -284,7 +284,7 @@ PATHS = [
 ]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.sampled_from(PATHS), value=JSON)
 def test_any_replaced_manifest_field_gives_lines_never_a_traceback(written, tmp_path_factory, path, value):
     report = tmp_path_factory.mktemp("fuzz") / "report"
