@@ -191,6 +191,9 @@ class _ServiceRenderer:
         """Renders this process actually made (render-cache misses)."""
         return self._service.rendered
 
+    def host(self) -> dict[str, Any]:
+        return self._service.host()
+
 
 def _blender_identity() -> str:
     try:
@@ -199,6 +202,13 @@ def _blender_identity() -> str:
         return f"blender-{blender_version()}-rev{RENDERER_REVISION}"
     except ImportError:
         return "blender"
+
+
+def render_host(renderer: Any) -> dict[str, Any] | None:
+    """``renderer.host()`` when the renderer has one (Blender: CPU model, Blender build, Cycles
+    device and kernel, see :mod:`harness.render.host`), else ``None`` (e.g. a test rasteriser)."""
+    host = getattr(renderer, "host", None)
+    return dict(host()) if callable(host) else None
 
 
 def default_renderer(cache_dir: Path) -> Renderer:

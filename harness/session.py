@@ -95,6 +95,32 @@ def _read_summary(path: Path, key: str, *, discard: bool = False) -> dict[str, A
     return found
 
 
+def derived_run_id(
+    *,
+    profile: str,
+    plan: str,
+    evaluators: dict[str, str],
+    renderer: str,
+    bootstrap: int,
+    seed: int,
+    thresholds: dict[str, Any],
+) -> str:
+    """``<profile>-<12 hex>`` over the run's inputs (``evaluators``: id -> identity hash;
+    ``thresholds``: ``Thresholds.to_dict()``); ``validate --deep`` re-derives it from a manifest."""
+    digest = sha256_json(
+        {
+            "profile": profile,
+            "plan": plan,
+            "evaluators": dict(sorted(evaluators.items())),
+            "renderer": renderer,
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "thresholds": thresholds,
+        }
+    )
+    return f"{profile}-{digest[:12]}"
+
+
 class AuditSession:
     """State of one audit run (see module docstring). Lazy: nothing loads until asked."""
 
@@ -290,18 +316,15 @@ class AuditSession:
         """``--audit-run-id``, else ``<profile>-<12 hex>`` derived from the run's inputs only."""
         if self.options.run_id:
             return self.options.run_id
-        digest = sha256_json(
-            {
-                "profile": self.profile.name,
-                "plan": self.plan.key,
-                "evaluators": {e: self.specs[e].identity_hash for e in sorted(evaluator_ids)},
-                "renderer": self.renderer_identity,
-                "bootstrap": self.bootstrap,
-                "seed": self.seed,
-                "thresholds": self.options.thresholds.to_dict(),
-            }
+        return derived_run_id(
+            profile=self.profile.name,
+            plan=self.plan.key,
+            evaluators={e: self.specs[e].identity_hash for e in sorted(evaluator_ids)},
+            renderer=self.renderer_identity,
+            bootstrap=self.bootstrap,
+            seed=self.seed,
+            thresholds=self.options.thresholds.to_dict(),
         )
-        return f"{self.profile.name}-{digest[:12]}"
 
     def worker_facts(self) -> dict[str, Any]:
         """Per-worker facts for the controller (builtins only): what this process measured."""

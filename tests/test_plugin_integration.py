@@ -79,6 +79,8 @@ def test_serial_and_parallel_runs_write_identical_reports_without_secrets(pytest
     from harness.commands.validate import validate_report
 
     assert validate_report(a) == []
+    # ... and, recomputed from the raw scores and the run options, gives the same files
+    assert validate_report(b, deep=True) == []
     # no secret from the environment in any file of any report or cache
     for folder in (root / "reports-n0", root / "reports-n2"):
         for path in folder.rglob("*"):

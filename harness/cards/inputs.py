@@ -1,8 +1,11 @@
-"""Gather a card's inputs from an audit session (plain data only, no paths of this machine)."""
+"""Gather a card's inputs from an audit session (plain data only, no paths of this machine) and
+build the card from them, during the run or from a report directory (``validate --deep``)."""
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from harness import components
@@ -54,43 +57,118 @@ def declared_views(levels: dict[str, tuple[str, ...]], c0: Any) -> list[dict[str
     return [{"pitch_deg": p, "yaw_deg": y} for p, y in sorted(views)]
 
 
-def card_for(session: AuditSession, evaluator_id: str) -> dict[str, Any]:
-    """The Evaluator Configuration Card of one evaluator of the session's run."""
-    spec = session.specs[evaluator_id]
-    profile = session.profile
+def card_facts(session: AuditSession, evaluators: Sequence[str]) -> dict[str, Any]:
+    """What the cards of ``evaluators`` state beyond the raw scores and the run options.
+
+    Recorded in ``manifest.json`` as ``options.card_facts`` so ``t3d-audit validate --deep``
+    can rebuild every card from the report alone. JSON-ready::
+
+        {"scenes": {"dataset", "generators", "n_scenes", "n_prompts", "prompt_source"},
+         "companion": <companion evaluator id> | None,
+         "evaluators": {id: {"identity": evaluator_fields(spec), "judge": bool,
+                             "thresholds": {name: value}}}}
+    """
     scenes = session.scene_set
-    prompt_sources = sorted({s.prompt_source for s in scenes.scenes})
-    is_judge = getattr(spec, "adapter", "") == "judge"
-    companion = companion_check(session, evaluator_id)
-    return build_card(
-        evaluator=evaluator_fields(spec, served_models(session.records(evaluator_id))),
-        scenes={
+    return {
+        "scenes": {
             "dataset": "t3d-audit bundled scenes"
             if session.options.scenes is None
             else f"scene set {session.options.scenes.name}",
             "generators": list(scenes.generators),
             "n_scenes": len(scenes.scenes),
             "n_prompts": len(scenes.prompt_ids),
-            "scene_set_sha256": components.scene_set_sha256(scenes),
+            "prompt_source": ", ".join(sorted({s.prompt_source for s in scenes.scenes})) or NOT_REPORTED,
+        },
+        "companion": companion_id(session),
+        "evaluators": {
+            ev: {
+                "identity": evaluator_fields(session.specs[ev], served_models(session.records(ev))),
+                "judge": getattr(session.specs[ev], "adapter", "") == "judge",
+                "thresholds": session.thresholds_for(ev),
+            }
+            for ev in sorted(evaluators)
+        },
+    }
+
+
+def run_options(session: AuditSession, evaluators: Sequence[str]) -> dict[str, Any]:
+    """``manifest.json#/options``: every run setting the report's numbers and cards depend on.
+
+    JSON-ready (round-tripped), so a card built from it during the run equals the card
+    ``validate --deep`` rebuilds from the manifest.
+    """
+    options = {
+        "profile": session.profile.name,
+        "bootstrap": session.bootstrap,
+        "seed": session.seed,
+        "probe_seed": session.options.probe_seed,
+        "renderer": session.renderer_identity,
+        "evaluators": {ev: session.specs[ev].identity_hash for ev in sorted(evaluators)},
+        "scene_set_sha256": components.scene_set_sha256(session.scene_set),
+        "plan_sha256": session.plan.key,
+        "thresholds": session.options.thresholds.to_dict(),
+        "run_id_explicit": bool(session.options.run_id),
+        "card_facts": card_facts(session, evaluators),
+    }
+    return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
+
+
+def card_for(session: AuditSession, evaluator_id: str) -> dict[str, Any]:
+    """The Evaluator Configuration Card of one evaluator of the session's run."""
+    options = run_options(session, [evaluator_id])
+    cid = options["card_facts"]["companion"]
+    agreement = None
+    if cid is not None and cid != evaluator_id:
+        agreement = components.companion_agreement(session.records(evaluator_id), session.records(cid))
+    return assemble_card(evaluator_id, options, session.summary(evaluator_id), agreement)
+
+
+def assemble_card(
+    evaluator_id: str, options: Mapping[str, Any], stats: Mapping[str, Any] | None, agreement: Any = None
+) -> dict[str, Any]:
+    """The card of ``evaluator_id`` from plain data: the run ``options`` (as in
+    ``manifest.json``, with ``card_facts``), the evaluator's ``stats`` (its summary entry,
+    computed from its own records) and ``agreement`` (``CompanionAgreement`` with the run's
+    companion; ``None`` when the run has none or this evaluator is the companion).
+
+    The one way cards are built: during the run (:func:`card_for`) and by
+    ``t3d-audit validate --deep`` from a report directory.
+    """
+    from harness.protocol import get_profile
+
+    facts = options["card_facts"]
+    ev_facts = facts["evaluators"][evaluator_id]
+    scenes = facts["scenes"]
+    profile = get_profile(options["profile"])
+    is_judge = bool(ev_facts["judge"])
+    companion = companion_check(evaluator_id, facts["companion"], agreement)
+    return build_card(
+        evaluator={**ev_facts["identity"], "identity_sha256": options["evaluators"][evaluator_id]},
+        scenes={
+            "dataset": scenes["dataset"],
+            "generators": list(scenes["generators"]),
+            "n_scenes": scenes["n_scenes"],
+            "n_prompts": scenes["n_prompts"],
+            "scene_set_sha256": options["scene_set_sha256"],
         },
         render={
-            "renderer": session.renderer_identity,
+            "renderer": options["renderer"],
             "c0": profile.c0.to_dict(),
             "background": "255",
             "declared_levels": {k: list(v) for k, v in profile.levels.items()},
-            "probe_seed": session.options.probe_seed,
+            "probe_seed": options["probe_seed"],
         },
         captions={
             "template": components.realize(components.default_template_id(), "{prompt}"),
             "n_templates": len(profile.levels.get("template", ())) or 1,
             "paraphrase_rule": PARAPHRASE_RULE if "paraphrase" in profile.levels else "no paraphrases",
-            "prompt_source": ", ".join(prompt_sources) or NOT_REPORTED,
+            "prompt_source": scenes["prompt_source"],
         },
         views=declared_views(dict(profile.levels), profile.c0),
-        stats=session.summary(evaluator_id),
-        bootstrap=session.bootstrap,
-        seed=session.seed,
-        thresholds=session.thresholds_for(evaluator_id),
+        stats=stats,
+        bootstrap=options["bootstrap"],
+        seed=options["seed"],
+        thresholds=ev_facts["thresholds"],
         evidence={
             "frozen_scenes": ("released", "manifest.json#/inputs (scene files and assets by sha256)"),
             "render_grids": ("not_released", "renders stay in the local render cache"),
@@ -110,17 +188,21 @@ def card_for(session: AuditSession, evaluator_id: str) -> dict[str, Any]:
 COMPANION_ADAPTER = "companion"
 
 
-def companion_check(session: AuditSession, evaluator_id: str) -> tuple[str, str] | None:
-    """The card's companion check: agreement with the run's symbolic companion evaluator.
+def companion_id(session: AuditSession) -> str | None:
+    """The run's symbolic companion evaluator (the first by id), ``None`` when it has none."""
+    ids = sorted(e for e, s in session.specs.items() if getattr(s, "adapter", "") == COMPANION_ADAPTER)
+    return ids[0] if ids else None
+
+
+def companion_check(evaluator_id: str, cid: str | None, agreement: Any) -> tuple[str, str] | None:
+    """The card's companion check: agreement with the run's symbolic companion ``cid``.
 
     ``None`` when the run has no companion (the field is then ``not_reported``). The companion's
-    own card says what it is; every other card gets its c0 agreement with it (see
-    :mod:`harness.stats.companion`).
+    own card says what it is; every other card gets its c0 agreement with it (``agreement``, a
+    ``CompanionAgreement``, see :mod:`harness.stats.companion`).
     """
-    ids = sorted(e for e, s in session.specs.items() if getattr(s, "adapter", "") == COMPANION_ADAPTER)
-    if not ids:
+    if cid is None:
         return None
-    cid = ids[0]
     what = (
         f"symbolic companion `{cid}`: scores each frozen scene against its prompt spec (object "
         "counts, pairwise relations, asset fidelity) without rendering, so every protocol gives "
@@ -128,8 +210,7 @@ def companion_check(session: AuditSession, evaluator_id: str) -> tuple[str, str]
     )
     if evaluator_id == cid:
         return ("geometry_grounded", f"this evaluator is the {what}")
-    a = components.companion_agreement(session.records(evaluator_id), session.records(cid))
-    return ("geometry_grounded", describe_agreement(what, a))
+    return ("geometry_grounded", describe_agreement(what, agreement))
 
 
 def describe_agreement(what: str, a: Any) -> str:

@@ -1,8 +1,13 @@
 """The report's provenance manifest: source revision, package versions, inputs and outputs by sha256.
 
 ``manifest.json`` binds a report to what produced it. It holds no timestamps, host names,
-absolute paths or environment values, so equal inputs give an equal manifest and nothing
-secret can leak through it. ``verify_manifest`` re-hashes every output.
+absolute paths or environment values, so nothing secret can leak through it. One key
+describes the machine: ``render_host`` (CPU model, Blender build, Cycles device and kernel,
+see :func:`harness.render.host.render_host`), because Cycles output differs slightly across
+CPUs and so can the numbers. Everything else is equal for equal inputs; ``render_host`` is
+never hashed, never part of a run id, and ``t3d-audit validate`` ignores it.
+:func:`verify_outputs` re-hashes every output; ``fixtures/schemas/report-manifest-v1.json``
+is the schema and docs/report-format.md describes every field.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from typing import Any
 
 from harness.errors import CardError
 from harness.hashing import sha256_file
-from harness.paths import REPO_ROOT
+from harness.paths import REPO_ROOT, SCHEMAS
 
 MANIFEST_SCHEMA = "t3d-audit-manifest/1"
 MANIFEST_NAME = "manifest.json"
+SCHEMA_FILE = SCHEMAS / "report-manifest-v1.json"
+MAX_SHAPE_PROBLEMS = 8
 PACKAGES = (
     "t3d-audit",
     "numpy",
@@ -108,8 +115,13 @@ def build_manifest(
     report_dir: Path,
     source: Mapping[str, Any] | None = None,
     packages: Mapping[str, str] | None = None,
+    render_host: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The manifest of a finished report directory (outputs hashed as they are on disk)."""
+    """The manifest of a finished report directory (outputs hashed as they are on disk).
+
+    ``render_host``: facts about the machine that rendered (``None`` for a renderer that has
+    none to give, e.g. a test rasteriser); stored as is, excluded from every comparison.
+    """
     return {
         "schema": MANIFEST_SCHEMA,
         "run_id": run_id,
@@ -118,6 +130,7 @@ def build_manifest(
         "options": dict(options),
         "inputs": sorted(inputs, key=lambda e: (e["role"], e["path"])),
         "outputs": output_entries(report_dir),
+        "render_host": dict(render_host) if render_host is not None else None,
     }
 
 
@@ -127,19 +140,57 @@ def write_manifest(manifest: Mapping[str, Any], report_dir: Path) -> Path:
     return path
 
 
-def read_manifest(report_dir: Path) -> dict[str, Any]:
+def _shape_errors(doc: Any) -> list[tuple[str, str]]:
+    """``(JSON pointer, message)`` for every shape problem of a parsed manifest."""
+    import jsonschema
+
+    if not isinstance(doc, dict):
+        return [("/", f"a manifest is a JSON object, got {type(doc).__name__}")]
+    if doc.get("schema") != MANIFEST_SCHEMA:  # another schema's fields mean nothing here
+        return [("/schema", f"manifest schema is {doc.get('schema')!r}, expected {MANIFEST_SCHEMA}")]
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: ([str(p) for p in e.absolute_path], e.message))
+    return [("/" + "/".join(str(p) for p in e.absolute_path), e.message) for e in errors]
+
+
+def manifest_problems(doc: Any) -> list[str]:
+    """Shape problems of a parsed manifest, one line each (``manifest.json#<pointer>: ...``),
+    checked against ``fixtures/schemas/report-manifest-v1.json``; at most
+    :data:`MAX_SHAPE_PROBLEMS` lines plus a count of the rest."""
+    errors = _shape_errors(doc)
+    lines = [f"{MANIFEST_NAME}#{pointer}: {message}" for pointer, message in errors[:MAX_SHAPE_PROBLEMS]]
+    if len(errors) > MAX_SHAPE_PROBLEMS:
+        lines.append(f"{MANIFEST_NAME}: {len(errors) - MAX_SHAPE_PROBLEMS} more shape problems")
+    return lines
+
+
+def load_manifest(report_dir: Path) -> dict[str, Any]:
+    """The parsed ``manifest.json`` of ``report_dir``, shape unchecked (see :func:`read_manifest`)."""
     path = Path(report_dir) / MANIFEST_NAME
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constant)
     except FileNotFoundError as exc:
         raise CardError("no manifest.json", where=report_dir, hint="is this a report directory?") from exc
-    except ValueError as exc:
+    except (OSError, ValueError) as exc:
         raise CardError(f"manifest.json is not JSON: {exc}", where=path) from exc
-    if not isinstance(doc, dict) or doc.get("schema") != MANIFEST_SCHEMA:
+
+
+def read_manifest(report_dir: Path) -> dict[str, Any]:
+    """The parsed, shape-checked manifest; raises :class:`CardError` naming the first bad field."""
+    doc = load_manifest(report_dir)
+    errors = _shape_errors(doc)
+    if errors:
+        pointer, message = errors[0]
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
         raise CardError(
-            f"manifest schema is {doc.get('schema') if isinstance(doc, dict) else None!r}",
-            where=f"{path}#/schema",
-            hint=f"expected {MANIFEST_SCHEMA}",
+            message + more,
+            where=f"{Path(report_dir) / MANIFEST_NAME}#{pointer}",
+            hint="manifest.json is written by the audit run; rerun the audit to rewrite it",
         )
     return doc
 

@@ -7,6 +7,12 @@ evaluator × scene × level of the run's profile present, no duplicate measureme
 measurement keys for every evaluator); prompts consistent (one baseline caption per prompt
 across generators and evaluators); caption sets deduplicated (templates and paraphrases of
 a scene never repeat a caption); and failures recorded as failures (NaN score, status failed).
+A malformed manifest (missing keys, wrong types) gives one line per bad field.
+
+``--deep`` also recomputes summary.json, the tables, the cards and (with the matplotlib that
+wrote them) the figures from the raw score files and the run options in manifest.json, and
+compares them with the files on disk (:mod:`harness.report.rebuild`): the hashes alone cannot
+catch an edit whose author also rehashed the manifest.
 Exit status 0 when the report is valid, 1 otherwise.
 """
 
@@ -18,24 +24,37 @@ import math
 from pathlib import Path
 from typing import Any
 
-HELP = "re-verify a report directory (manifest hashes, cards, coverage)"
+HELP = "re-verify a report directory (manifest hashes, cards, coverage; --deep: recompute)"
 
 KEY = ["evaluator", "generator", "prompt_id", "factor", "level"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("report", type=Path, help="a report directory, e.g. reports/<run-id>")
+    parser.add_argument("--deep", action="store_true",
+                        help="also recompute summary.json, tables, cards and figures from scores/ "
+                        "and the manifest's run options, and compare them with the files on disk")
+    parser.add_argument("--skip-figures", action="store_true",
+                        help="with --deep: do not redraw and compare the figures (faster)")
 
 
 def _check_manifest(report: Path) -> tuple[list[str], dict[str, Any] | None]:
-    from harness.cards.manifest import read_manifest, verify_outputs
+    """Shape problems (one line per bad field) and output-hash problems; the manifest when its
+    shape is sound, else ``None`` (nothing downstream reads an unsound one)."""
+    from harness.cards.manifest import load_manifest, manifest_problems, verify_outputs
     from harness.errors import AuditError
 
     try:
-        manifest = read_manifest(report)
+        manifest = load_manifest(report)
     except AuditError as exc:
         return [str(exc)], None
-    return [f"manifest.json: {p}" for p in verify_outputs(report, manifest)], manifest
+    shape = manifest_problems(manifest)
+    if shape:
+        return shape, None
+    from harness.report.rebuild import profile_problems
+
+    problems = [f"manifest.json: {p}" for p in verify_outputs(report, manifest)]
+    return problems + profile_problems(manifest), manifest
 
 
 def _check_cards(report: Path, evaluators: set[str]) -> tuple[list[str], dict[str, str]]:
@@ -98,7 +117,7 @@ def _expected_levels(manifest: dict[str, Any] | None) -> tuple[dict[str, tuple[s
 
     try:
         profile = get_profile(manifest["options"]["profile"])
-    except (AuditError, KeyError):
+    except AuditError:
         return None
     return dict(profile.levels), tuple(profile.probes)
 
@@ -157,11 +176,12 @@ def check_coverage(records: Any, expected: tuple[dict[str, tuple[str, ...]], tup
     return problems
 
 
-def validate_report(report: Path) -> list[str]:
-    """Every problem found in the report directory (empty list: valid)."""
+def check_report(report: Path, *, deep: bool = False, figures: bool = True) -> tuple[list[str], list[str]]:
+    """``(problems, notes)`` of the report directory: problems empty means valid; notes say what
+    ``deep`` could not compare and why (``figures=False``: figures are not redrawn)."""
     report = Path(report)
     if not report.is_dir():
-        return [f"{report}: not a directory"]
+        return [f"{report}: not a directory"], []
     problems, manifest = _check_manifest(report)
     score_problems, records = _read_scores(report)
     problems += score_problems
@@ -172,15 +192,29 @@ def validate_report(report: Path) -> list[str]:
         problems += check_coverage(records, _expected_levels(manifest))
     if not (report / "summary.json").is_file():
         problems.append("summary.json: missing")
-    return problems
+    notes: list[str] = []
+    if deep:
+        from harness.report.rebuild import deep_check
+
+        check = deep_check(report, manifest, figures=figures)
+        problems += [p for p in check.problems if p not in problems]
+        notes = check.notes
+    return problems, notes
+
+
+def validate_report(report: Path, *, deep: bool = False, figures: bool = True) -> list[str]:
+    """Every problem found in the report directory (empty list: valid)."""
+    return check_report(report, deep=deep, figures=figures)[0]
 
 
 def run(args: argparse.Namespace) -> int:
-    problems = validate_report(args.report)
+    problems, notes = check_report(args.report, deep=args.deep, figures=not args.skip_figures)
+    for line in notes:
+        print(f"{args.report}: note: {line}")
     if problems:
         for line in problems:
             print(f"{args.report}: {line}")
         print(f"t3d-audit validate: {len(problems)} problem(s)")
         return 1
-    print(f"t3d-audit validate: {args.report} is valid")
+    print(f"t3d-audit validate: {args.report} is valid" + (" (recomputed from scores/)" if args.deep else ""))
     return 0

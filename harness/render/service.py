@@ -69,6 +69,13 @@ class RenderService:
             return "cpu"
         return self._renderer().device
 
+    def host(self) -> dict:
+        """Facts about this machine's renderer (``manifest.json#/render_host``): CPU model,
+        Blender build, Cycles device and CPU kernel. Does not import bpy here."""
+        from harness.render.host import render_host
+
+        return render_host(self.device)
+
     def _renderer(self):
         from harness.render.blender import get_renderer
 

@@ -10,11 +10,18 @@ Layout::
     results.json               every audit test's outcome, estimate, interval, threshold, card;
                                ``complete`` and ``missing`` say whether every collected audit
                                test of the report's evaluators has a result
-    manifest.json              source revision, packages, inputs and outputs by sha256
+    manifest.json              source revision, packages, run options, inputs and outputs by
+                               sha256, and the render host
 
 The directory is assembled under a temporary name and renamed into place. Its content depends
-only on the inputs (no timestamps, no host or environment values), so equal inputs give equal
-bytes whatever the number of xdist workers.
+only on the inputs (no timestamps, no environment values), so equal inputs give equal bytes
+whatever the number of xdist workers, with one exception: ``manifest.json#/render_host`` names
+the machine (CPU model, Blender build, Cycles device and kernel), because Cycles output differs
+slightly across CPUs. The contract (docs/report-format.md): on one machine, or on machines
+sharing one render cache, equal inputs give a byte-identical report apart from ``render_host``;
+across machines with their own renders, the numbers can move. Every file but ``manifest.json``
+is derived from ``scores/`` and ``manifest.json#/options`` (``t3d-audit validate --deep``
+recomputes them).
 """
 
 from __future__ import annotations
@@ -116,18 +123,22 @@ def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, 
     return entries
 
 
-def _options(session: AuditSession, evaluators: Sequence[str]) -> dict[str, Any]:
-    return {
-        "profile": session.profile.name,
-        "bootstrap": session.bootstrap,
-        "seed": session.seed,
-        "probe_seed": session.options.probe_seed,
-        "renderer": session.renderer_identity,
-        "evaluators": {ev: session.specs[ev].identity_hash for ev in evaluators},
-        "scene_set_sha256": components.scene_set_sha256(session.scene_set),
-        "plan_sha256": session.plan.key,
-        "thresholds": session.options.thresholds.to_dict(),
-    }
+def write_derived(result: Any, directory: Path, *, figures: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """``summary.json``, ``tables/`` and (with ``figures``) ``figures/`` of an ``AuditResult``
+    under ``directory``; returns the summary and notes. The one writer of these files, used by
+    :func:`write_report` and by ``t3d-audit validate --deep`` to recompute them."""
+    from harness.report.figures import write_figures
+
+    notes: list[str] = []
+    summary = json.loads(json.dumps(result.to_summary(), allow_nan=False))
+    dump_json(summary, directory / "summary.json")
+    try:
+        components.write_tables(result, directory / "tables")
+    except ImportError as exc:
+        notes.append(f"tables not written: {exc}")
+    if figures:
+        write_figures(summary, directory / "figures")
+    return summary, notes
 
 
 def write_report(
@@ -145,7 +156,7 @@ def write_report(
     Such a run completes an earlier complete report of the same run id; on its own (pytest
     may not even collect the files it skips) it is marked partial.
     """
-    from harness.report.figures import write_figures
+    from harness.cards.inputs import run_options
     from harness.report.terminal import rows_from
 
     evaluators = sorted(evaluators)
@@ -168,21 +179,12 @@ def write_report(
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    notes: list[str] = []
-
     for ev in evaluators:
         target = tmp / "scores" / f"{ev}.csv"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(session.records_file(ev), target)
 
-    result = session.panel_result(evaluators)
-    summary = json.loads(json.dumps(result.to_summary(), allow_nan=False))
-    dump_json(summary, tmp / "summary.json")
-    try:
-        components.write_tables(result, tmp / "tables")
-    except ImportError as exc:
-        notes.append(f"tables not written: {exc}")
-    write_figures(summary, tmp / "figures")
+    summary, notes = write_derived(session.panel_result(evaluators), tmp)
     for ev in evaluators:
         card_path = tmp / "cards" / f"{ev}.json"
         card_path.parent.mkdir(parents=True, exist_ok=True)
@@ -200,9 +202,10 @@ def write_report(
     )
     manifest = build_manifest(
         run_id=run_id,
-        options=_options(session, evaluators),
+        options=run_options(session, evaluators),
         inputs=_inputs(session, evaluators),
         report_dir=tmp,
+        render_host=components.render_host(session.renderer),
     )
     write_manifest(manifest, tmp)
     if final.exists():
