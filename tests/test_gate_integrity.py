@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.commands.validate import validate_report
 from tests._audit_project import LENIENT, make_project, report_dirs
 
 pytest_plugins = ["pytester"]
@@ -94,6 +95,18 @@ def test_partial_reruns_complete_the_report_instead_of_replacing_it(pytester):
     marked = results_of(fresh_run)
     assert marked["complete"] is False
     assert len(marked["missing"]) + len(marked["results"]) == len(tests)
+    # validate flags a report whose results do not cover evaluators x checks, and no other
+    assert validate_report(run) == []
+    problems = validate_report(fresh_run)
+    assert any("partial report" in p for p in problems), problems
+    doc = results_of(run)
+    doc["results"] = [r for r in doc["results"] if "pitch" not in r["test"]]
+    from harness.commands.validate import check_results
+    from harness.protocol import get_profile
+
+    smoke = get_profile("smoke")
+    problems = check_results(doc, {"tiny-grid", "tiny-pairs"}, (dict(smoke.levels), tuple(smoke.probes)))
+    assert any("lacks factors ['pitch']" in p for p in problems), problems
 
 
 @pytest.mark.parametrize(

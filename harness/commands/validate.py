@@ -75,9 +75,9 @@ def _check_cards(report: Path, evaluators: set[str]) -> tuple[list[str], dict[st
         ids[path.stem] = card["card_id"]
     for ev in sorted(evaluators - set(ids)):
         problems.append(f"cards/{ev}.json: missing (raw score file scores/{ev}.csv has no card)")
-    results = report / "results.json"
-    if results.is_file():
-        for result in json.loads(results.read_text(encoding="utf-8")).get("results", []):
+    _problems, doc = load_results(report)
+    if doc is not None:
+        for result in doc["results"]:
             for check in result.get("checks", []):
                 quoted = check.get("card_id")
                 if quoted and ids.get(check.get("evaluator")) not in (None, quoted):
@@ -86,6 +86,70 @@ def _check_cards(report: Path, evaluators: set[str]) -> tuple[list[str], dict[st
                         f"cards/{check['evaluator']}.json has {ids[check['evaluator']][:24]}…"
                     )
     return problems, ids
+
+
+def load_results(report: Path) -> tuple[list[str], dict[str, Any] | None]:
+    """``results.json`` checked for shape: ``(problems, document or None)``."""
+    path = report / "results.json"
+    if not path.is_file():
+        return ["results.json: missing"], None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"results.json: unreadable ({exc})"], None
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        return ["results.json: not an object with a 'results' list"], None
+    bad = [i for i, r in enumerate(doc["results"])
+           if not (isinstance(r, dict) and isinstance(r.get("test"), str)
+                   and isinstance(r.get("evaluator"), str) and isinstance(r.get("checks", []), list))]
+    if bad:
+        return [f"results.json#/results/{bad[0]}: not a result object (test, evaluator, checks)"], None
+    return [], doc
+
+
+def check_results(
+    doc: dict[str, Any], evaluators: set[str], expected: tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None
+) -> list[str]:
+    """Whether the results cover evaluators × audit tests × the profile's factors and probes.
+
+    A partial run (``-k``, ``--lf``, ``-x``) that could not complete an earlier report is marked
+    ``complete: false``; beyond that flag, every audit test function run for one evaluator
+    must have run for all of them with the same parameters, and a test parametrized over the
+    profile's probes or factors must cover all of them.
+    """
+    from harness.protocol import SHARED_FACTORS
+
+    problems: list[str] = []
+    if doc.get("complete") is not True:
+        missing = doc.get("missing") or []
+        what = (f"{len(missing)} collected audit tests have no result (first: {missing[0]})"
+                if missing else f"the run selected part of the suite ({doc.get('selection')})"
+                if "complete" in doc else "it does not say whether it is complete")
+        problems.append(f"results.json: partial report: {what}; rerun the audit without -k/--lf")
+    params: dict[str, dict[str, set[str]]] = {}
+    for result in doc["results"]:
+        ev = result["evaluator"]
+        if ev == "panel":
+            continue
+        base, _, rest = result["test"].partition("[")
+        rest = rest.rstrip("]").removeprefix(ev).lstrip("-")
+        params.setdefault(base, {}).setdefault(ev, set()).add(rest)
+    levels, probes = expected if expected is not None else ({}, ())
+    for base, by_ev in sorted(params.items()):
+        for ev in sorted(evaluators - set(by_ev)):
+            problems.append(f"results.json: {base} has no result for evaluator {ev}")
+        union = set().union(*by_ev.values())
+        for ev, got in sorted(by_ev.items()):
+            if got != union:
+                problems.append(f"results.json: {base}[{ev}] lacks {sorted(union - got)[:3]}")
+        named = union - {""}
+        if named and named <= set(probes) and named != set(probes):
+            problems.append(f"results.json: {base} lacks probes {sorted(set(probes) - named)}")
+        if named and named <= set(levels):
+            wanted = set(levels) if "paraphrase" in named else set(levels) & set(SHARED_FACTORS)
+            if not wanted <= named:
+                problems.append(f"results.json: {base} lacks factors {sorted(wanted - named)}")
+    return problems
 
 
 def _read_scores(report: Path) -> tuple[list[str], Any]:
@@ -188,8 +252,13 @@ def check_report(report: Path, *, deep: bool = False, figures: bool = True) -> t
     evaluators = set() if records is None else set(records["evaluator"])
     card_problems, _ = _check_cards(report, evaluators)
     problems += card_problems
+    expected = _expected_levels(manifest)
     if records is not None:
-        problems += check_coverage(records, _expected_levels(manifest))
+        problems += check_coverage(records, expected)
+    result_problems, results = load_results(report)
+    problems += result_problems
+    if results is not None:
+        problems += check_results(results, evaluators, expected)
     if not (report / "summary.json").is_file():
         problems.append("summary.json: missing")
     notes: list[str] = []
