@@ -522,6 +522,29 @@ def test_scenestate_errors(tmp_path: Path, overrides, words: str, pointer: str) 
     assert info.value.pointer == pointer
 
 
+def test_scenestate_object_far_outside_its_floor_is_rejected(tmp_path: Path) -> None:
+    """An imported scene goes through the loader's physical limits: a bed 1 km east of a
+    4 x 6 m floor is a SceneError naming the object's x position, not a scene."""
+    far = (translate([1000.0, 0.0, 0.0])).T.reshape(-1).tolist()
+    floor = {"type": "Floor", "points": [[-2, -3, 0], [2, -3, 0], [2, 3, 0], [-2, 3, 0]]}
+    path = _minimal(
+        tmp_path,
+        object=[{"modelId": "test.bed01", "transform": {"data": far}}],
+        arch={"elements": [floor]},
+    )
+    with pytest.raises(SceneError) as info:
+        import_scenestate(
+            path,
+            asset_root=tmp_path / "a",
+            out_root=tmp_path / "o",
+            generator="g",
+            prompt_id="p",
+            prompt="x",
+        )
+    assert info.value.pointer == "/objects/0/position/0"
+    assert "outside the room" in info.value.what and info.value.path == str(path)
+
+
 def test_scenestate_file_level_errors(tmp_path: Path) -> None:
     path = _minimal(tmp_path)
     kwargs = {"asset_root": tmp_path / "a", "out_root": tmp_path / "o"}

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from harness.errors import SceneError
 from harness.hashing import canonical_json
 from harness.scenes import Scene, parse_scene
+from harness.scenes.limits import LENGTH_MAX, LENGTH_MIN, ROOM_MARGIN, YAW_MAX
 from harness.scenes.load import _fast_check, _validator
 from tests._scene_helpers import ASSETS, dumps, scene_doc, write_assets
 
@@ -233,22 +234,33 @@ words = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Cc")), min_size=1, max_size=12
 )
 finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)
-positive = st.floats(min_value=1e-6, max_value=1e3, exclude_min=True)
+length = st.floats(min_value=LENGTH_MIN, max_value=LENGTH_MAX)
+unit = st.floats(min_value=0.0, max_value=1.0)
 
 
 @st.composite
 def valid_docs(draw) -> dict:
+    """Valid scenes: lengths in range, every object's rotated box inside the room."""
+    room = draw(st.lists(length, min_size=2, max_size=2))
+    wall = draw(length)
     n = draw(st.integers(1, 6))
     object_ids = draw(st.lists(ids, min_size=n, max_size=n, unique=True))
     objects = []
     for oid in object_ids:
+        # footprint sides <= min(room)/2 so the rotated box always fits somewhere on the floor
+        size = [max(LENGTH_MIN, draw(unit) * min(room) / 2) for _ in range(2)]
+        size.append(max(LENGTH_MIN, draw(unit) * wall))
+        yaw = draw(st.floats(min_value=-YAW_MAX, max_value=YAW_MAX))
+        free = [room[k] / 2 - (size[0] + size[1]) / 2 for k in (0, 1)]
+        position = [(2 * draw(unit) - 1) * max(0.0, free[k]) for k in (0, 1)]
+        position.append(draw(unit) * (wall - size[2]))
         obj = {
             "id": oid,
             "label": draw(words),
             "asset": draw(st.sampled_from(ASSETS)),
-            "position": draw(st.lists(finite, min_size=3, max_size=3)),
-            "yaw_deg": draw(finite),
-            "size": draw(st.lists(positive, min_size=3, max_size=3)),
+            "position": position,
+            "yaw_deg": yaw,
+            "size": size,
         }
         if draw(st.booleans()):
             obj["candidates"] = [
@@ -263,10 +275,7 @@ def valid_docs(draw) -> dict:
         "prompt_id": draw(ids),
         "prompt": draw(words) + " " + draw(st.text(max_size=20)),
         "prompt_source": "fuzz",
-        "room": {
-            "size": draw(st.lists(positive, min_size=2, max_size=2)),
-            "wall_height": draw(positive),
-        },
+        "room": {"size": room, "wall_height": wall},
         "objects": objects,
     }
 
@@ -281,3 +290,47 @@ def test_valid_documents_load_and_round_trip(root: Path, doc: dict) -> None:
     scene = parse_scene(text, path="fuzz.json", root=root)
     assert scene.to_dict() == doc
     assert parse_scene(canonical_json(scene.to_dict()), path="again.json", root=root) == scene
+
+
+def _out_of_range(draw, field: str, doc: dict) -> tuple[tuple, Any]:
+    """(path to a field of ``doc``, a finite value outside its physical range)."""
+    big = st.floats(min_value=LENGTH_MAX, max_value=1e308, exclude_min=True)
+    tiny = st.floats(min_value=0.0, max_value=LENGTH_MIN, exclude_min=True, exclude_max=True)
+    i = draw(st.integers(0, len(doc["objects"]) - 1))
+    if field == "room_size":
+        return ("room", "size", draw(st.integers(0, 1))), draw(big | tiny)
+    if field == "wall_height":
+        return ("room", "wall_height"), draw(big | tiny)
+    if field == "object_size":
+        return ("objects", i, "size", draw(st.integers(0, 2))), draw(big | tiny)
+    if field == "yaw":
+        yaw = draw(st.floats(min_value=YAW_MAX, max_value=1e308, exclude_min=True))
+        return ("objects", i, "yaw_deg"), yaw * draw(st.sampled_from([1, -1]))
+    obj = doc["objects"][i]
+    if field == "position_xy":
+        axis = draw(st.integers(0, 1))
+        # beyond the grown floor even for the object's centre
+        lo = doc["room"]["size"][axis] / 2 + ROOM_MARGIN
+        far = draw(st.floats(min_value=lo, max_value=1e308, exclude_min=True))
+        return ("objects", i, "position", axis), far * draw(st.sampled_from([1, -1]))
+    below = st.floats(min_value=-1e308, max_value=-ROOM_MARGIN, exclude_max=True)
+    top = doc["room"]["wall_height"] + ROOM_MARGIN - obj["size"][2]
+    above = st.floats(min_value=top, max_value=1e308, exclude_min=True)
+    return ("objects", i, "position", 2), draw(below | above)
+
+
+FIELDS = ["room_size", "wall_height", "object_size", "yaw", "position_xy", "position_z"]
+
+
+@FUZZ
+@given(field=st.sampled_from(FIELDS), data=st.data())
+def test_out_of_range_values_raise_scene_error_naming_the_field(
+    root: Path, field: str, data
+) -> None:
+    doc = scene_doc(n_objects=data.draw(st.integers(1, 4)))
+    where, value = _out_of_range(data.draw, field, doc)
+    _get(doc, where[:-1])[where[-1]] = value
+    err = _parse(root, dumps(doc))
+    assert isinstance(err, SceneError), f"accepted {field} = {value!r}"
+    assert err.pointer == "/" + "/".join(map(str, where)), (err.pointer, err.what)
+    assert "out of range" in err.what or "outside the room" in err.what

@@ -127,6 +127,69 @@ def test_invalid_documents(root: Path, mutate, pointer_: str, words: str) -> Non
     assert str(err).startswith(f"s.json#{pointer_}: ")
 
 
+def _set(path: tuple, value):
+    def mutate(doc: dict) -> None:
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return mutate
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "pointer_", "words"),
+    [
+        # the reported cases: 1 km outside, 500 m below the floor, 1e-320 / 1e300 m, yaw 1e300
+        (("objects", 0, "position", 0), 1000.0, "/objects/0/position/0", "outside the room"),
+        (("objects", 1, "position", 2), -500.0, "/objects/1/position/2", "outside the room"),
+        (
+            ("objects", 2, "size", 1),
+            1e-320,
+            "/objects/2/size/1",
+            "object size 1e-320 m out of range",
+        ),
+        (("objects", 2, "size", 2), 1e300, "/objects/2/size/2", "out of range"),
+        (("objects", 0, "yaw_deg"), 1e300, "/objects/0/yaw_deg", "yaw 1e+300 degrees out of range"),
+        (("objects", 0, "yaw_deg"), -360.5, "/objects/0/yaw_deg", "out of range"),
+        (("room", "size", 1), 1e300, "/room/size/1", "room size"),
+        (("room", "wall_height"), 0.0009, "/room/wall_height", "wall height"),
+        # object 0: size 0.5 x 0.6 at yaw 0 in a 4 x 5 m room; 1 m margin -> |x| <= 3 - 0.25
+        (("objects", 0, "position", 0), -2.7501, "/objects/0/position/0", "x = ±3.0001 m"),
+        # object 1: 0.5 x 0.6 at yaw 30 -> y half extent (0.5 sin 30 + 0.6 cos 30) / 2 = 0.38481
+        (("objects", 1, "position", 1), 3.5 - 0.3848, "/objects/1/position/1", "y = ±3.50001 m"),
+        # object 2 is 1.1 m tall; walls 2.6 m + 1 m margin -> bottom z <= 2.5
+        (("objects", 2, "position", 2), 2.5001, "/objects/2/position/2", "outside the room"),
+        (("objects", 2, "position", 2), -1.0001, "/objects/2/position/2", "spans z -1.0001"),
+    ],
+)
+def test_physically_implausible_values(root: Path, path, value, pointer_, words) -> None:
+    doc = scene_doc()
+    _set(path, value)(doc)
+    err = _err(root, doc)
+    assert (err.pointer, err.path) == (pointer_, "s.json")
+    assert words in err.what, err.what
+    assert err.hint
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("objects", 0, "position", 0), -2.75),  # footprint exactly on the grown floor edge
+        (("objects", 2, "position", 2), 2.5),  # top exactly at wall height + margin
+        (("objects", 2, "position", 2), -1.0),
+        (("objects", 0, "yaw_deg"), -360.0),
+        (("objects", 0, "yaw_deg"), 360),
+        (("objects", 2, "size", 0), 0.001),
+        (("room", "size", 0), 100),
+    ],
+)
+def test_physical_limits_are_inclusive(root: Path, path, value) -> None:
+    doc = scene_doc()
+    _set(path, value)(doc)
+    assert isinstance(parse_scene(dumps(doc), path="s.json", root=root), Scene)
+
+
 @pytest.mark.parametrize(
     ("data", "words", "pointer_"),
     [

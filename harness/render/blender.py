@@ -8,7 +8,10 @@ to empty factory settings once, then keeps state across renders:
 - each frozen scene is built once into its own ``bpy`` scene (floor, four walls, objects,
   camera, world) and reused across configurations with ``render.use_persistent_data``; between
   renders only the camera, the world map, the hidden walls and the resolution change;
-- lighting maps are Blender's bundled studio-light world HDRIs at a fixed strength.
+- lighting maps are Blender's bundled studio-light world HDRIs at a fixed strength;
+- Blender's own output (C-level prints on fds 1/2) goes to ``<log dir>/blender-<pid>.log``
+  (``harness.render.blenderlog``; the service sets the folder), and a failure quotes its last
+  lines.
 
 Renders have a transparent film; backgrounds are composited later in numpy.
 """
@@ -16,15 +19,12 @@ Renders have a transparent film; backgrounds are composited later in numpy.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import math
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from PIL import Image
 
 from harness.hashing import sha256_file
 from harness.protocol import LIGHTING_MAPS, RenderConfig
-from harness.render import framing, settings
+from harness.render import blenderlog, framing, settings
 from harness.render.errors import (
     AssetImportFailed,
     NothingVisible,
@@ -106,9 +106,10 @@ class BlenderRenderer:
     """Per-process Blender state; use :func:`get_renderer` rather than constructing directly."""
 
     def __init__(self, device: str = "cpu"):
-        bpy = _bpy()
-        bpy.ops.wm.read_factory_settings(use_empty=True)
-        self.device = self._setup_device(device)
+        with blenderlog.capture():
+            bpy = _bpy()
+            bpy.ops.wm.read_factory_settings(use_empty=True)
+            self.device = self._setup_device(device)
         self._assets: dict[tuple[str, str], _Asset] = {}
         self._built: OrderedDict[str, _Built] = OrderedDict()
         self._hdris: dict[str, Any] = {}
@@ -158,34 +159,40 @@ class BlenderRenderer:
             return self._assets[cache_key]
         bpy = _bpy()
         before = set(bpy.data.objects)
-        try:
-            with _quiet_stdout():
+        with blenderlog.capture() as log:
+            said = log.from_here()  # quote this import's output only
+            try:
                 bpy.ops.wm.obj_import(filepath=str(path), forward_axis="Y", up_axis="Z")
-        except RuntimeError as exc:
-            raise AssetImportFailed(
-                f"Blender could not import {path} (object {obj_id}): {str(exc).strip()}",
-                scene_id=scene.id,
-            ) from exc
-        new = [o for o in bpy.data.objects if o not in before]
-        parts, points = [], []
-        for ob in new:
-            if ob.type == "MESH" and len(ob.data.vertices) > 0:
-                mesh, matrix = ob.data, ob.matrix_basis.copy()
-                mesh.use_fake_user = True  # keep the mesh alive after its import object goes
-                co = np.empty(len(mesh.vertices) * 3, dtype=np.float64)
-                mesh.vertices.foreach_get("co", co)
-                co = co.reshape(-1, 3)
-                m = np.array(matrix)
-                points.append(co @ m[:3, :3].T + m[:3, 3])
-                if not mesh.materials:
-                    mesh.materials.append(self._material("default_object", settings.DEFAULT_OBJECT_RGB))
-                parts.append((mesh, matrix))
-        for ob in new:
-            bpy.data.objects.remove(ob, do_unlink=True)
-        if not parts:
-            raise AssetImportFailed(
-                f"OBJ file {path} (object {obj_id}) contains no mesh geometry", scene_id=scene.id
-            )
+            except RuntimeError as exc:
+                raise AssetImportFailed(
+                    f"Blender could not import {path} (object {obj_id}): {str(exc).strip()}",
+                    scene_id=scene.id,
+                    hint=said.describe() or None,
+                ) from exc
+            new = [o for o in bpy.data.objects if o not in before]
+            parts, points = [], []
+            for ob in new:
+                if ob.type == "MESH" and len(ob.data.vertices) > 0:
+                    mesh, matrix = ob.data, ob.matrix_basis.copy()
+                    mesh.use_fake_user = True  # keep the mesh alive after its import object goes
+                    co = np.empty(len(mesh.vertices) * 3, dtype=np.float64)
+                    mesh.vertices.foreach_get("co", co)
+                    co = co.reshape(-1, 3)
+                    m = np.array(matrix)
+                    points.append(co @ m[:3, :3].T + m[:3, 3])
+                    if not mesh.materials:
+                        mesh.materials.append(
+                            self._material("default_object", settings.DEFAULT_OBJECT_RGB)
+                        )
+                    parts.append((mesh, matrix))
+            for ob in new:
+                bpy.data.objects.remove(ob, do_unlink=True)
+            if not parts:
+                raise AssetImportFailed(
+                    f"OBJ file {path} (object {obj_id}) contains no mesh geometry",
+                    scene_id=scene.id,
+                    hint=said.describe() or None,
+                )
         allp = np.concatenate(points)
         asset = _Asset(parts, allp.min(0), allp.max(0))
         self._assets[cache_key] = asset
@@ -439,8 +446,9 @@ class BlenderRenderer:
 
     def hidden_walls(self, scene: Scene, scene_root: Path, identity: str, cfg: RenderConfig) -> set[str]:
         """Names of the walls hidden for ``cfg`` in the built scene (for tests)."""
-        built = self.built(scene, scene_root, identity)
-        self._apply(built, scene, cfg, None)
+        with blenderlog.capture():
+            built = self.built(scene, scene_root, identity)
+            self._apply(built, scene, cfg, None)
         return {n for n, ob in built.walls.items() if ob.hide_render}
 
     def render(
@@ -457,17 +465,27 @@ class BlenderRenderer:
         Raises the typed errors of :mod:`harness.render.errors`; never returns a failed image.
         """
         bpy = _bpy()
-        built = self.built(scene, scene_root, identity)
-        self._apply(built, scene, cfg, timeout_s)
-        out = self._tmp / f"{os.getpid()}-{identity[:16]}.png"
-        out.unlink(missing_ok=True)
-        built.bscene.render.filepath = str(out)
-        start = time.monotonic()
-        try:
-            with _quiet_stdout():
+        with blenderlog.capture() as log:
+            built = self.built(scene, scene_root, identity)
+            self._apply(built, scene, cfg, timeout_s)
+            out = self._tmp / f"{os.getpid()}-{identity[:16]}.png"
+            out.unlink(missing_ok=True)
+            built.bscene.render.filepath = str(out)
+            start = time.monotonic()
+            said = log.from_here()
+            try:
                 bpy.ops.render.render(write_still=True, scene=built.bscene.name)
-        except RuntimeError as exc:
-            raise RenderFailed(f"Blender failed: {str(exc).strip()}", scene_id=scene.id, cfg=cfg) from exc
+            except RuntimeError as exc:
+                raise RenderFailed(
+                    f"Blender failed: {str(exc).strip()}",
+                    scene_id=scene.id,
+                    cfg=cfg,
+                    hint=said.describe() or None,
+                ) from exc
+            if not out.is_file():
+                raise RenderFailed(
+                    "Blender wrote no image", scene_id=scene.id, cfg=cfg, hint=said.describe() or None
+                )
         elapsed = time.monotonic() - start
         if timeout_s and elapsed >= timeout_s:
             out.unlink(missing_ok=True)
@@ -477,8 +495,6 @@ class BlenderRenderer:
                 cfg=cfg,
                 hint="raise the timeout or lower samples/resolution",
             )
-        if not out.is_file():
-            raise RenderFailed("Blender wrote no image", scene_id=scene.id, cfg=cfg)
         with Image.open(out) as im:
             rgba = np.asarray(im.convert("RGBA")).copy()
         out.unlink(missing_ok=True)
@@ -492,22 +508,6 @@ class BlenderRenderer:
                 cfg=cfg,
             )
         return rgba
-
-
-@contextlib.contextmanager
-def _quiet_stdout() -> Iterator[None]:
-    """Silence Blender's per-render "Saved: ..." line (printed on fd 1, past ``sys.stdout``),
-    which would break progress bars; errors still arrive as exceptions and on stderr."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
 
 
 def _set(target: Any, attr: str, value: Any) -> None:

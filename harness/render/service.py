@@ -41,6 +41,7 @@ class RenderService:
     ``cache_dir`` is the render-cache root (``None``: ``<default cache dir>/renders``);
     ``timeout_s`` bounds one render; ``device`` is ``cpu`` (default), ``gpu`` or ``auto``
     (default from ``$T3D_AUDIT_RENDER_DEVICE``). GPU renders get their own cache keys.
+    Blender's own output goes to ``<cache_dir>/logs/blender-<pid>.log``, not the terminal.
     """
 
     def __init__(
@@ -77,8 +78,10 @@ class RenderService:
         return render_host(self.device)
 
     def _renderer(self):
+        from harness.render import blenderlog
         from harness.render.blender import get_renderer
 
+        blenderlog.set_log_dir(self.cache.root / "logs")
         return get_renderer(self._device_request)
 
     def key(self, identity: str, cfg: RenderConfig) -> str:

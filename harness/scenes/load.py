@@ -11,7 +11,9 @@ file, a JSON pointer (RFC 6901) into it and the reason; no other exception escap
    object list, id syntax. A yes/no checker compiled once from the same file
    (``harness.scenes.fastschema``) accepts valid scenes fast; only a rejected document goes to
    jsonschema, which names the most relevant violation;
-4. semantics: ids match their pattern in full (Python's ``$`` also matches before a final
+4. physical limits (``harness.scenes.limits``): lengths in [1 mm, 100 m], ``|yaw_deg| <= 360``,
+   every object's box within the room grown by a 1 m margin;
+5. semantics: ids match their pattern in full (Python's ``$`` also matches before a final
    newline); duplicate object ids; asset paths (objects and retrieval candidates) must be
    relative POSIX paths without ``.``/``..``/empty segments, must stay inside the scene-set
    root after resolving symlinks, and must name an existing file.
@@ -29,6 +31,7 @@ from typing import Any
 from harness.errors import SceneError
 from harness.paths import SCHEMAS
 from harness.scenes.fastschema import compile_schema
+from harness.scenes.limits import check_limits
 from harness.scenes.model import Scene
 
 SCHEMA_PATH = SCHEMAS / "scene-v1.json"
@@ -440,6 +443,7 @@ def validate_document(
     if walk:
         _check_values(doc, where)
     _schema_error(doc, where)
+    check_limits(doc, where)
     _check_semantics(doc, where, _resolve_root(root, where), checked_assets)
     return Scene.from_dict(doc)
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -335,9 +334,9 @@ def _copy_materials(src: Path, raw: bytes, dest_dir: Path) -> None:
                 ):
                     tex = (mtl.parent / words[-1]).resolve()
                     if tex.is_relative_to(base) and tex.is_file():
-                        target = dest_dir / tex.relative_to(base)
-                        target.parent.mkdir(parents=True, exist_ok=True)
-                        shutil.copyfile(tex, target)
+                        # temp + rename, never in place: the output may hard-link an
+                        # existing scene set's files (``staging.staged_directory``)
+                        write_bytes_atomic(dest_dir / tex.relative_to(base), tex.read_bytes())
 
 
 def _room(arch: Any, objects: list[PlacedObject], to_z: np.ndarray, unit: float, path: Path):
