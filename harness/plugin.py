@@ -18,6 +18,9 @@ from harness.aggregate import ControllerSink, WorkerSink
 from harness.errors import AuditError
 from harness.session import PANEL, RESULT_PROPERTY, WORKER_OUTPUT_KEY, AuditOptions, AuditSession
 
+# --audit-baseline (the release comparison as parametrized tests) lives in its own plugin module
+pytest_plugins = ["harness.baseline_gate"]
+
 SESSION_KEY = pytest.StashKey[AuditSession]()
 OUTCOMES_KEY = pytest.StashKey[list]()
 PANEL_GROUP = "t3d-audit-panel"

@@ -80,6 +80,7 @@ class AuditSession:
         self._panel_results: dict[tuple[str, ...], Any] = {}
         self.measure_stats: dict[str, MeasureStats] = {}
         self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
+        self.baseline_card_ids: dict[str, str] = {}  # evaluator → previous release's card (--audit-baseline)
 
     # -------------------------------------------------------------------- inputs
     @cached_property

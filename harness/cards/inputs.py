@@ -93,6 +93,7 @@ def card_for(session: AuditSession, evaluator_id: str) -> dict[str, Any]:
         if companion is not None
         else ["companion validation (geometry-grounded, multi-view or human)", "render grids"],
         companion=companion,
+        baseline_card_id=session.baseline_card_ids.get(evaluator_id),
     )
 
 

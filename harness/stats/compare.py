@@ -433,6 +433,23 @@ def weighted_median_draws(values: np.ndarray, weights: np.ndarray) -> np.ndarray
     return out
 
 
+def planned_metrics(t: EvaluatorScores) -> list[tuple[str, str | None]]:
+    """(kind, subject) of every metric :func:`side_metrics` computes for ``t``, in order."""
+    out: list[tuple[str, str | None]] = []
+    for f in t.factors:
+        out += [("rho", f), ("dispersion", f)]
+        if f in SHARED_FACTORS:
+            out += [("kendall_w", f), ("top1_count", f)]
+    if t.factors:
+        out.append(("peak_rho", None))
+    out += [("sign_crossings", None), ("strict_pairs", None)]
+    out += [("discrimination", p) for p in t.probes]
+    if "pitch" in t.factors or "yaw" in t.factors:
+        out.append(("best_view_inflation", None))
+    out.append(("failed_share", None))
+    return out
+
+
 @dataclass(frozen=True)
 class _Metric:
     kind: str
