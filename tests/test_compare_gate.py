@@ -208,3 +208,32 @@ def test_comparison_document_is_json_clean(tiny_files, capsys):
     assert set(metric) == {"metric", "kind", "subject", "baseline", "candidate", "difference", "ci",
                            "ci_pointwise", "se", "margin", "harmful", "verdict"}
     assert all(v is None or np.isfinite(v) for v in metric["ci"])
+
+
+@pytest.mark.slow
+def test_noise_floor_rerun_with_other_batch_size_and_threads(tmp_path):
+    """The same release scored twice by a real model (ref-vit-clip on box renders): batch 32
+    on 2 threads, then batch 3 on 1 thread. Scores move in the last float32 bits (3e-7 here);
+    the comparison shows no regression and nothing inconclusive."""
+    torch = pytest.importorskip("torch")
+    from harness.session import AuditOptions, AuditSession
+    from harness.stats.compare import compare_records
+    from harness.testing import BoxRasterizer, write_tiny_scene_set
+
+    write_tiny_scene_set(tmp_path / "scenes")
+    threads = torch.get_num_threads()
+    runs = []
+    try:
+        for batch, n_threads in ((32, 2), (3, 1)):
+            torch.set_num_threads(n_threads)
+            options = AuditOptions(profile="smoke", evaluators=("ref-vit-clip",), scenes=tmp_path / "scenes",
+                                   cache_dir=tmp_path / f"cache-{batch}", batch_size=batch, device="cpu")
+            session = AuditSession(options, renderer_factory=lambda _cache: BoxRasterizer())
+            runs.append(session.records("ref-vit-clip"))
+    finally:
+        torch.set_num_threads(threads)
+    key = ["scene_sha256", "factor", "level", "caption"]
+    moved = (runs[0].set_index(key)["score"] - runs[1].set_index(key)["score"]).abs().max()
+    assert moved < 1e-5
+    out = compare_records(runs[0], runs[1], bootstrap=500)
+    assert not out.regressions and not out.inconclusive
