@@ -62,8 +62,9 @@ OPTIONS: dict[str, OptionSpec] = {
         "flag",
     ),
 }
-PATH_OPTIONS: tuple[str, ...] = tuple(
-    f"--{dest.replace('_', '-')}" for dest, spec in OPTIONS.items() if spec.kind == "path"
+PATH_OPTIONS: tuple[str, ...] = (
+    *(f"--{dest.replace('_', '-')}" for dest, spec in OPTIONS.items() if spec.kind == "path"),
+    "--audit-baseline",  # declared by harness.baseline_gate
 )
 # keys of [tool.t3d-audit] besides the options themselves
 # ("compare": the release comparison's margins, read by that command)

@@ -146,6 +146,7 @@ class AuditSession:
         self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
         # cache entries discarded before this session (an earlier run in the same process)
         self._discarded_before = cacheseal.discarded_counts()
+        self.baseline_card_ids: dict[str, str] = {}  # evaluator → previous release's card (--audit-baseline)
 
     # -------------------------------------------------------------------- inputs
     @cached_property

@@ -164,6 +164,7 @@ def build_card(
     evidence: Mapping[str, tuple[str, str]],
     known_missing: Sequence[str] = (),
     companion: tuple[str, str] | None = None,
+    baseline_card_id: str | None = None,
 ) -> dict[str, Any]:
     """Assemble a v1.0 card from plain data and stamp its id.
 
@@ -177,7 +178,8 @@ def build_card(
     ``n_templates``, ``paraphrase_rule``, ``prompt_source``. ``views``: declared poses
     (``pitch_deg``, ``yaw_deg``). ``stats``: the evaluator's entry of the audit summary
     (DESIGN.md "Summary"), or ``None`` when the run computed none. ``evidence``: for each of
-    :data:`EVIDENCE_KEYS`, ``(status, location)``.
+    :data:`EVIDENCE_KEYS`, ``(status, location)``. ``baseline_card_id``: the card of the
+    previous release the run was gated against (``--audit-baseline``), recorded when given.
     """
     s = dict(stats or {})
     c0 = render["c0"]
@@ -292,6 +294,8 @@ def build_card(
         "id_rule": ID_RULE,
         "producer": f"t3d-audit {__version__}",
     }
+    if baseline_card_id:
+        body["baseline_card_id"] = str(baseline_card_id)
     body = _clean(body)
     body["card_id"] = card_id(body)
     return body

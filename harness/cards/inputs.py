@@ -182,6 +182,7 @@ def assemble_card(
         if companion is not None
         else ["companion validation (geometry-grounded, multi-view or human)", "render grids"],
         companion=companion,
+        baseline_card_id=session.baseline_card_ids.get(evaluator_id),
     )
 
 

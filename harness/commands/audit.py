@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
+from pathlib import Path
 
 from harness.paths import REPO_ROOT
 
@@ -34,6 +36,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--gate", action="store_true", help="exit 1 when an audit assertion fails (release gating)"
+    )
+    parser.add_argument(
+        "--baseline", metavar="PATH",
+        help="gate against a previous release too (pytest --audit-baseline; docs/release-gate.md)",
+    )
+    parser.add_argument(
+        "--save-baseline", metavar="NAME",
+        help="after a passing run, store its scores and cards as baselines/NAME/ for the next release",
     )
     parser.add_argument(
         "pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments after '--'"
@@ -57,6 +67,8 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
         argv += [f"--audit-cache-dir={args.cache_dir}"]
     if args.gate:
         argv += ["--audit-gate"]
+    if getattr(args, "baseline", None):
+        argv += [f"--audit-baseline={args.baseline}"]
     extra = list(args.pytest_args or [])
     if extra and extra[0] == "--":
         extra = extra[1:]
@@ -86,12 +98,33 @@ def run(args: argparse.Namespace) -> int:
     argv = pytest_argv(args)
     print("t3d-audit audit: pytest " + " ".join(argv), flush=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    started = time.time()
     code = int(pytest.main(argv))
     if code == _PASSED:
         print("t3d-audit audit: verdict PASS (every audit assertion held)")
-        return 0
-    if code == _FAILED:
+    elif code == _FAILED:
         print("t3d-audit audit: verdict FAIL (audit assertions failed; see the report)")
-        return 1 if args.gate else 0
-    print(f"t3d-audit audit: the audit did not complete (pytest exit code {code})")
-    return code
+        if args.gate:
+            return 1
+    else:
+        print(f"t3d-audit audit: the audit did not complete (pytest exit code {code})")
+        return code
+    if args.save_baseline:
+        from harness.release import save_baseline
+
+        saved = save_baseline(latest_report(Path(args.report_dir or REPO_ROOT / "reports"), started),
+                              args.save_baseline)
+        print(f"t3d-audit audit: saved this release as baseline {saved}")
+    return 0
+
+
+def latest_report(report_dir: Path, since: float) -> Path:
+    """The report directory this run wrote: the newest ``<run-id>/`` modified since ``since``."""
+    from harness.errors import AuditError
+
+    found = [p for p in report_dir.iterdir() if p.is_dir() and not p.name.startswith(".")] \
+        if report_dir.is_dir() else []
+    found = [p for p in found if p.stat().st_mtime >= since - 1]
+    if not found:
+        raise AuditError("the run wrote no report to save as a baseline", where=str(report_dir))
+    return max(found, key=lambda p: p.stat().st_mtime)

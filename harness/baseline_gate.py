@@ -1,0 +1,167 @@
+"""``pytest --audit-baseline=PATH``: the release comparison as parametrized tests.
+
+Registered by ``harness.plugin`` (its ``pytest_plugins``). With a baseline (a report
+directory, a saved baseline ``baselines/<name>/`` or a score file) every test that takes
+the ``audit_baseline_metric`` fixture — ``audit_tests/test_regression.py`` — is
+parametrized over (candidate evaluator, metric), with ids such as
+``test_no_regression[clip-v2-rho-pitch]``, so the JUnit XML that gates a release also
+carries the comparison. Without the option those tests are skipped. Each evaluator of the
+run pairs with the baseline evaluator of the same id, else (one alignment evaluator on each
+side) with the baseline's single alignment evaluator. The candidate's card records the
+baseline's card id. Margins come from ``[tool.t3d-audit.compare]`` (docs/release-gate.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from harness.errors import AuditError
+
+if TYPE_CHECKING:
+    from harness.margins import Margins
+    from harness.release import Release
+    from harness.session import AuditSession
+    from harness.stats.compare import Comparison
+
+OPTION = "audit_baseline"
+FIXTURE = "audit_baseline_metric"
+GATE_KEY = pytest.StashKey["BaselineGate"]()
+DEFAULT_BOOTSTRAP = 2000
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    help_ = "previous release to gate against: report directory, saved baseline or score file"
+    parser.getgroup("t3d-audit").addoption("--audit-baseline", dest=OPTION, default=None, help=help_)
+    parser.addini(OPTION, help_, type="string")
+
+
+@dataclass
+class BaselineGate:
+    """The baseline, the pairing with the run's evaluators and per-process comparisons."""
+
+    release: Release
+    pairs: dict[str, str]  # candidate (run) evaluator → baseline evaluator
+    margins: Margins
+    session: AuditSession
+    _done: dict[str, Comparison] = field(default_factory=dict)
+
+    def comparison(self, evaluator: str) -> Comparison:
+        """The run's ``evaluator`` against its baseline (computed once per process)."""
+        if evaluator not in self._done:
+            from harness.stats.compare import compare_records
+
+            boot = self.session.bootstrap
+            self._done[evaluator] = compare_records(
+                self.release.records,
+                self.session.records(evaluator),
+                baseline_evaluator=self.pairs[evaluator],
+                candidate_evaluator=evaluator,
+                margins=self.margins.for_evaluator(evaluator),
+                bootstrap=boot if boot >= 2 else DEFAULT_BOOTSTRAP,
+                seed=self.session.seed,
+            )
+        return self._done[evaluator]
+
+
+def _baseline_path(config: pytest.Config) -> Path | None:
+    value = config.getoption(OPTION)
+    if value:
+        return (Path(config.invocation_params.dir) / value).resolve()
+    ini = config.getini(OPTION)
+    return (Path(config.rootpath) / ini).resolve() if ini else None
+
+
+def pair_with_baseline(session_specs: dict[str, Any], baseline: dict[str, bool]) -> dict[str, str]:
+    """Run evaluator → baseline evaluator: equal ids first, else the single alignment
+    evaluator of each side. ``baseline``: id → alignment (see ``stats.compare.evaluators_of``)."""
+    pairs = {e: e for e in session_specs if e in baseline}
+    run_align = [e for e, s in session_specs.items() if getattr(s, "needs_text", True)]
+    base_align = [e for e, a in baseline.items() if a]
+    if not pairs and len(run_align) == 1 and len(base_align) == 1:
+        pairs = {run_align[0]: base_align[0]}
+    return pairs
+
+
+@pytest.hookimpl(trylast=True)  # after harness.plugin has stashed the session
+def pytest_configure(config: pytest.Config) -> None:
+    path = _baseline_path(config)
+    if path is None:
+        return
+    from harness.plugin import audit_session_of
+    from harness.release import load_margins, load_release
+    from harness.stats.compare import evaluators_of
+
+    session = audit_session_of(config)
+    try:
+        release = load_release(path, role="baseline")
+        margins = load_margins(Path(config.rootpath) / "pyproject.toml")
+        pairs = pair_with_baseline(session.specs, evaluators_of(release.records))
+    except AuditError as exc:
+        raise pytest.UsageError(f"--audit-baseline: {exc}") from exc
+    if not pairs:
+        raise pytest.UsageError(
+            f"--audit-baseline: no evaluator of this run pairs with the baseline's "
+            f"{sorted(evaluators_of(release.records))} (use the same evaluator ids)"
+        )
+    for candidate, base in pairs.items():
+        if base in release.card_ids:
+            session.baseline_card_ids[candidate] = release.card_ids[base]
+    config.stash[GATE_KEY] = BaselineGate(release, pairs, margins, session)
+
+
+@dataclass(frozen=True)
+class BaselineMetric:
+    """One parameter of ``test_no_regression``: a run evaluator and a metric id."""
+
+    evaluator: str
+    metric: str
+    gate: BaselineGate = field(repr=False, compare=False)
+
+    def check(self) -> None:
+        """Fail on a confirmed regression; skip a metric undefined on both sides."""
+        from harness.stats.compare import REGRESSION
+
+        try:
+            comparison = self.gate.comparison(self.evaluator)
+        except AuditError as exc:
+            pytest.fail(f"t3d-audit: {exc}", pytrace=False)
+        found = {m.metric: m for m in comparison.metrics}
+        if self.metric not in found:
+            pytest.skip(f"{self.metric} is undefined for both releases")
+        m = found[self.metric]
+        if m.verdict == REGRESSION:
+            sign = "+" if m.harmful > 0 else "−"
+            pytest.fail(
+                f"{self.metric} of {self.evaluator} regressed against baseline "
+                f"{comparison.baseline_evaluator}: {m.baseline:.4g} → {m.candidate:.4g}, "
+                f"Δ = {m.difference:+.4g}, 95 % simultaneous CI [{m.ci[0]:.4g}, {m.ci[1]:.4g}] "
+                f"beyond the margin {sign}{m.margin:g}",
+                pytrace=False,
+            )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if FIXTURE not in metafunc.fixturenames:
+        return
+    gate = metafunc.config.stash.get(GATE_KEY, None)
+    if gate is None:
+        metafunc.parametrize(FIXTURE, [pytest.param(None, marks=pytest.mark.skip(
+            reason="no --audit-baseline given"))], ids=["no-baseline"])
+        return
+    from harness.stats.compare import metric_id, planned_metrics
+    from harness.stats.table import pivot_records
+
+    tables = pivot_records(gate.release.records)
+    params = []
+    for candidate, base in sorted(gate.pairs.items()):
+        for kind, subject in planned_metrics(tables[base]):
+            name = metric_id(kind, subject)
+            params.append(pytest.param(
+                BaselineMetric(candidate, name, gate), id=f"{candidate}-{name}",
+                marks=pytest.mark.xdist_group(candidate),
+            ))
+    metafunc.parametrize(FIXTURE, params)

@@ -1,0 +1,88 @@
+"""``t3d-audit compare``: gate a release of an evaluator against its previous release.
+
+Exit status: 0 when no metric is a confirmed regression, 1 when at least one is (or when a
+metric is inconclusive and ``--fail-on-inconclusive`` is given), 2 on a usage error.
+See docs/release-gate.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from harness.errors import AuditError
+
+HELP = "compare an evaluator release with its previous release (paired, with margins)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("baseline", type=Path, metavar="BASELINE",
+                        help="report directory (scores/ inside) or score file of the previous release")
+    parser.add_argument("candidate", type=Path, metavar="CANDIDATE",
+                        help="report directory or score file of the new release")
+    parser.add_argument("--pair", action="append", metavar="BASE_ID=CAND_ID",
+                        help="evaluators to compare (repeatable; default: the single alignment "
+                        "evaluator of each side, else equal ids)")
+    parser.add_argument("--margin", action="append", metavar="METRIC=DELTA",
+                        help="margin of a metric kind (rho=0.1) or of one factor/probe "
+                        "(rho.pitch=0.2); repeatable; overrides [tool.t3d-audit.compare]")
+    parser.add_argument("--bootstrap", type=int, default=2000, metavar="B",
+                        help="paired prompt-block bootstrap draws (default 2000)")
+    parser.add_argument("--seed", type=int, default=42, metavar="S", help="bootstrap seed (default 42)")
+    parser.add_argument("--fail-on-inconclusive", action="store_true",
+                        help="exit 1 when a metric is inconclusive, not only on a regression")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="also write comparison.md and comparison.json to DIR")
+    parser.add_argument("--config", type=Path, metavar="PYPROJECT", default=Path("pyproject.toml"),
+                        help="pyproject.toml with [tool.t3d-audit.compare] (default: ./pyproject.toml)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.fileio import write_text_atomic
+    from harness.margins import parse_margin_args
+    from harness.release import (
+        comparison_document,
+        exit_code,
+        load_margins,
+        load_release,
+        parse_pairs,
+        render_markdown,
+    )
+    from harness.stats.compare import auto_pairs, compare_records
+
+    if args.bootstrap < 2:
+        raise AuditError(f"--bootstrap must be ≥ 2, got {args.bootstrap}", where="--bootstrap")
+    t0 = time.perf_counter()
+    cli_margins = parse_margin_args(args.margin)
+    margins = load_margins(args.config)
+    pairs = parse_pairs(args.pair)
+    baseline = load_release(args.baseline, role="baseline")
+    candidate = load_release(args.candidate, role="candidate")
+    pairs = pairs or auto_pairs(baseline.records, candidate.records)
+    comparisons = [
+        compare_records(
+            baseline.records,
+            candidate.records,
+            baseline_evaluator=b,
+            candidate_evaluator=c,
+            margins=margins.for_evaluator(c, cli_margins),
+            bootstrap=args.bootstrap,
+            seed=args.seed,
+        )
+        for b, c in pairs
+    ]
+    document = comparison_document(
+        comparisons, baseline, candidate, fail_on_inconclusive=args.fail_on_inconclusive
+    )
+    markdown = render_markdown(document)
+    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    if args.out:
+        write_text_atomic(Path(args.out) / "comparison.json", text + "\n")
+        write_text_atomic(Path(args.out) / "comparison.md", markdown)
+    print(text if args.json else markdown)
+    if not args.json:
+        print(f"compared {len(comparisons)} evaluator pair(s) in {time.perf_counter() - t0:.1f} s")
+    return exit_code(comparisons, fail_on_inconclusive=args.fail_on_inconclusive)

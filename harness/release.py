@@ -1,0 +1,227 @@
+"""Inputs and outputs of the release gate (the statistics are ``harness.stats.compare``).
+
+* :func:`load_release`: a report directory (``scores/*.csv|parquet`` and ``cards/*.json``),
+  a directory of score files, or one score file → records and card ids.
+* :func:`load_margins`: ``[tool.t3d-audit.compare]`` of a ``pyproject.toml``.
+* :func:`render_markdown` / :func:`comparison_document`: the outputs, naming every metric
+  with its factor or probe.
+* :func:`save_baseline`: store a report's raw scores, cards and manifest as a named baseline
+  (``baselines/<name>/``, docs/release-gate.md), the next release's ``BASELINE``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.errors import AuditError
+from harness.margins import Margins
+from harness.records import CSV_SUFFIXES, PARQUET_SUFFIXES
+from harness.stats.compare import INCONCLUSIVE, REGRESSION, CompareError, Comparison
+
+SCORE_SUFFIXES = (*CSV_SUFFIXES, *PARQUET_SUFFIXES)
+BASELINES_DIR = "baselines"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One side of a comparison: its records, where they came from and its card ids."""
+
+    label: str
+    records: pd.DataFrame
+    files: tuple[Path, ...]
+    card_ids: dict[str, str] = field(default_factory=dict)
+
+
+def _score_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in SCORE_SUFFIXES)
+
+
+def _card_ids(folder: Path) -> dict[str, str]:
+    """Evaluator id → card id of every readable card in ``folder`` (unreadable ones skipped:
+    the card id is provenance for the output, not an input of the comparison)."""
+    out: dict[str, str] = {}
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*.json")):
+        try:
+            card = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        cid = card.get("card_id") if isinstance(card, dict) else None
+        ev = (card.get("evaluator_identity") or {}).get("evaluator_id") if isinstance(card, dict) else None
+        if isinstance(cid, str):
+            out[str(ev) if isinstance(ev, str) else path.stem] = cid
+    return out
+
+
+def load_release(path: str | Path, *, role: str) -> Release:
+    """Read one release. ``role`` ("baseline"/"candidate") names it in errors.
+
+    A directory with ``scores/`` is a report (or saved baseline) directory; any other
+    directory must hold score files itself. Raises :class:`CompareError` or
+    :class:`harness.errors.RecordsError`.
+    """
+    from harness.records import read_records
+
+    path = Path(path)
+    if path.is_dir():
+        scores = path / "scores"
+        files = _score_files(scores if scores.is_dir() else path)
+        cards = _card_ids(path / "cards")
+        if not files:
+            raise CompareError(
+                f"no score files (*.csv, *.parquet) in the {role}",
+                where=str(scores if scores.is_dir() else path),
+                hint="pass a report directory (with scores/) or a score file",
+            )
+    elif path.is_file():
+        if path.suffix.lower() not in SCORE_SUFFIXES:
+            raise CompareError(
+                f"the {role} is not a score file or report directory",
+                where=str(path),
+                hint="use a report directory, or a .csv / .parquet score file",
+            )
+        files, cards = [path], {}
+    else:
+        raise CompareError(f"the {role} does not exist", where=str(path), hint="check the path")
+    frames = [read_records(f) for f in files]
+    records = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return Release(str(path), records, tuple(files), cards)
+
+
+def parse_pairs(items: Sequence[str] | None) -> list[tuple[str, str]]:
+    """``["clip-v1=clip-v2"]`` → ``[("clip-v1", "clip-v2")]`` (``--pair``)."""
+    out = []
+    for item in items or ():
+        b, sep, c = str(item).partition("=")
+        if not sep or not b.strip() or not c.strip():
+            raise CompareError(f"expected BASE_ID=CAND_ID, got {item!r}", where="--pair")
+        out.append((b.strip(), c.strip()))
+    return out
+
+
+def load_margins(pyproject: str | Path | None) -> Margins:
+    """Margins from ``[tool.t3d-audit.compare]`` of ``pyproject`` (none → defaults only)."""
+    if pyproject is None:
+        return Margins()
+    path = Path(pyproject)
+    if not path.is_file():
+        return Margins()
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise AuditError(f"cannot read [tool.t3d-audit.compare]: {exc}", where=str(path)) from exc
+    table = data.get("tool", {}).get("t3d-audit", {}).get("compare")
+    return Margins.from_table(table, where=f"{path}: [tool.t3d-audit.compare]")
+
+
+def exit_code(comparisons: Sequence[Comparison], *, fail_on_inconclusive: bool = False) -> int:
+    """0 without a confirmed regression, 1 with one (or with an inconclusive metric when
+    ``fail_on_inconclusive``)."""
+    bad = {REGRESSION, INCONCLUSIVE} if fail_on_inconclusive else {REGRESSION}
+    return int(any(m.verdict in bad for c in comparisons for m in c.metrics))
+
+
+def comparison_document(
+    comparisons: Sequence[Comparison], baseline: Release, candidate: Release, *, fail_on_inconclusive: bool = False
+) -> dict[str, Any]:
+    """The JSON document of a comparison run (``comparison.json``)."""
+    pairs = []
+    for c in comparisons:
+        entry = c.to_dict()
+        entry["baseline_card_id"] = baseline.card_ids.get(c.baseline_evaluator)
+        entry["candidate_card_id"] = candidate.card_ids.get(c.candidate_evaluator)
+        pairs.append(entry)
+    return {
+        "baseline": baseline.label,
+        "candidate": candidate.label,
+        "exit_code": exit_code(comparisons, fail_on_inconclusive=fail_on_inconclusive),
+        "fail_on_inconclusive": fail_on_inconclusive,
+        "pairs": pairs,
+    }
+
+
+def _fmt(x: float | None, digits: int = 4) -> str:
+    return "—" if x is None else f"{x:.{digits}g}" if abs(x) < 1e4 else f"{x:.3e}"
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    """Markdown of :func:`comparison_document`: one table per evaluator pair."""
+    lines = [
+        "# Release comparison",
+        "",
+        f"- baseline: `{document['baseline']}`",
+        f"- candidate: `{document['candidate']}`",
+    ]
+    for pair in document["pairs"]:
+        fb, fc = pair["failures"]["baseline"], pair["failures"]["candidate"]
+        counts = ", ".join(f"{v} {k}" for k, v in pair["verdicts"].items())
+        lines += [
+            "",
+            f"## {pair['baseline_evaluator']} → {pair['candidate_evaluator']}",
+            "",
+            f"- verdicts: {counts}",
+            f"- intervals: 95 % paired prompt-block bootstrap (B = {pair['bootstrap']}, seed "
+            f"{pair['seed']}, {pair['n_prompts']} prompts), simultaneous over the "
+            f"{len(pair['metrics'])} metrics by a {pair['correction']} band (q = {_fmt(pair['q'])})",
+            f"- failed rows: baseline {fb['failed']} of {fb['rows']}, candidate {fc['failed']} of "
+            f"{fc['rows']}; {pair['failures']['excluded_rows']} paired rows excluded",
+            f"- cards: baseline `{pair.get('baseline_card_id') or 'not given'}`, candidate "
+            f"`{pair.get('candidate_card_id') or 'not given'}`",
+        ]
+        if pair["not_compared"]:
+            lines.append(f"- undefined on both sides: {', '.join(pair['not_compared'])}")
+        lines += [
+            "",
+            "| metric | factor / probe | baseline | candidate | difference | 95 % CI | margin | verdict |",
+            "|---|---|---:|---:|---:|---|---:|---|",
+        ]
+        for m in pair["metrics"]:
+            sign = "+" if m["harmful"] == "increase" else "−"
+            lo, hi = m["ci"]
+            verdict = f"**{m['verdict']}**" if m["verdict"] in (REGRESSION, INCONCLUSIVE) else m["verdict"]
+            lines.append(
+                f"| {m['kind']} | {m['subject'] or '—'} | {_fmt(m['baseline'])} | {_fmt(m['candidate'])} "
+                f"| {_fmt(m['difference'])} | [{_fmt(lo)}, {_fmt(hi)}] | {sign}{_fmt(m['margin'])} "
+                f"| {verdict} |"
+            )
+    code = document["exit_code"]
+    lines += ["", f"Gate: {'FAIL' if code else 'PASS'} (exit {code})", ""]
+    return "\n".join(lines)
+
+
+def save_baseline(report: str | Path, name: str, *, root: str | Path = BASELINES_DIR) -> Path:
+    """Copy a report's ``scores/``, ``cards/`` and ``manifest.json`` to ``root/name/``.
+
+    The copy is assembled under a temporary name and renamed into place, replacing an older
+    baseline of that name. Returns the baseline directory.
+    """
+    report = Path(report)
+    if not (report / "scores").is_dir():
+        raise AuditError("not a report directory (no scores/)", where=str(report))
+    if not name or "/" in name or name in (".", ".."):
+        raise AuditError(f"baseline name {name!r} is not a plain directory name", where="--save-baseline")
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    final, tmp = root / name, root / f".tmp-{name}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    shutil.copytree(report / "scores", tmp / "scores")
+    if (report / "cards").is_dir():
+        shutil.copytree(report / "cards", tmp / "cards")
+    if (report / "manifest.json").is_file():
+        shutil.copyfile(report / "manifest.json", tmp / "manifest.json")
+    if final.exists():
+        shutil.rmtree(final)
+    tmp.rename(final)
+    return final
