@@ -156,11 +156,14 @@ def test_cached_grid_matches_uncached_and_computes_each_cell_once(tmp_path):
 def test_served_model_is_cached_with_its_score_and_plain_segments_keep_their_bytes(tmp_path):
     import json
 
+    from harness.cacheseal import read_sealed
+
     cache = ScoreCache(tmp_path)
+    key = "scores/id/" + "ef" * 32
     plain = cache.put("id", "ef" * 32, {"x": 1.0, "y": 2.5})
-    assert plain.read_bytes() == b'{"x":1.0,"y":2.5}'  # no served model: the segment as before
+    assert read_sealed(plain, key) == b'{"x":1.0,"y":2.5}'  # no served model: payload as before
     served = cache.put("id", "ef" * 32, {"z": 3.0, "w": 4.0}, {"z": "gpt-4o-2024-11-20"})
-    assert json.loads(served.read_bytes()) == {"w": 4.0, "z": [3.0, "gpt-4o-2024-11-20"]}
+    assert json.loads(read_sealed(served, key)) == {"w": 4.0, "z": [3.0, "gpt-4o-2024-11-20"]}
     assert cache.get_entries("id", "ef" * 32, ["x", "z", "w"]) == {
         "x": (1.0, ""), "z": (3.0, "gpt-4o-2024-11-20"), "w": (4.0, "")}  # fmt: skip
     assert cache.get("id", "ef" * 32, ["z"]) == {"z": 3.0}

@@ -85,6 +85,8 @@ def card_facts(session: AuditSession, evaluators: Sequence[str]) -> dict[str, An
                 "identity": evaluator_fields(session.specs[ev], served_models(session.records(ev))),
                 "judge": getattr(session.specs[ev], "adapter", "") == "judge",
                 "thresholds": session.thresholds_for(ev),
+                **({"baseline_card_id": session.baseline_card_ids[ev]}
+                   if ev in session.baseline_card_ids else {}),
             }
             for ev in sorted(evaluators)
         },
@@ -182,7 +184,7 @@ def assemble_card(
         if companion is not None
         else ["companion validation (geometry-grounded, multi-view or human)", "render grids"],
         companion=companion,
-        baseline_card_id=session.baseline_card_ids.get(evaluator_id),
+        baseline_card_id=ev_facts.get("baseline_card_id"),
     )
 
 
