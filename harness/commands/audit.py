@@ -56,6 +56,9 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     argv = [
         str(REPO_ROOT / "audit_tests"), f"--rootdir={REPO_ROOT}", "-p", "no:cacheprovider",
         f"--audit-profile={args.profile}",
+        # this process imported harness (the CLI) before pytest could mark it for rewriting
+        "-W", "ignore:Module already imported so cannot be rewritten; harness"
+        ":pytest.PytestAssertRewriteWarning",
     ]
     if args.workers not in ("0", 0):
         argv += ["-n", str(args.workers), "--dist", "loadgroup", "--max-worker-restart", "0"]
