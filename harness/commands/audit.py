@@ -1,7 +1,7 @@
 """``t3d-audit audit``: run the audit suite (``audit_tests/``) with pytest and print the verdict.
 
 This is the README's main job. It is a thin wrapper over
-``pytest audit_tests -n auto --dist loadgroup --max-worker-restart 0 --audit-profile P``: the
+``pytest audit_tests --rootdir=REPO -n auto --dist loadgroup --max-worker-restart 0 --audit-profile=P``: the
 report lands in ``reports/<run-id>/`` whatever the verdict. Renders are warmed first with
 ``t3d-audit warm`` over all cores: xdist groups tests per evaluator, and every evaluator needs
 the same renders, so without the warm step one worker renders while the others wait on its

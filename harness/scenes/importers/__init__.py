@@ -8,7 +8,7 @@ Both write the assets the scene uses (z-up OBJ, see ``common``) under the output
 and return a validated :class:`~harness.scenes.model.Scene`; :func:`write_scene_file` stores it
 as a scene file so that ``build_manifest`` / ``SceneSet.load`` can take over.
 :func:`import_scene_set` does all of it for one file and returns a loaded one-scene SceneSet
-(used by ``--audit-scenes FILE``).
+(used by ``--audit-scenes=FILE``).
 """
 
 from __future__ import annotations
