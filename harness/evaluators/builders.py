@@ -221,7 +221,7 @@ def openclip_local_spec(
     score_scale: str = CLIPSCORE_SCALE,
     description: str = "",
 ) -> EvaluatorSpec:
-    """The spec :func:`register_openclip_local` registers (without registering it)."""
+    """The spec :func:`harness.evaluators.registry.register_openclip_local` registers."""
     config_path = Path(model_config).expanduser().resolve()
     ckpt_path = Path(checkpoint).expanduser().resolve()
     for what, path in (("model config", config_path), ("checkpoint", ckpt_path)):
