@@ -71,7 +71,7 @@ def build_evaluator(root: Path, batch_size: int):
     import torch
     from safetensors.torch import save_file
 
-    from harness.evaluators import registry
+    from harness.evaluators import builders
 
     config = root / "t3d-bench-clip.json"
     config.write_text(json.dumps(SMALL_CFG))
@@ -80,7 +80,7 @@ def build_evaluator(root: Path, batch_size: int):
     model = open_clip.create_model("t3d-bench-clip").eval()
     ckpt = root / "bench.safetensors"
     save_file(model.state_dict(), str(ckpt))
-    spec = registry.openclip_local_spec("bench-clip", config, ckpt)
+    spec = builders.openclip_local_spec("bench-clip", config, ckpt)
     return spec.build(device="cpu", batch_size=batch_size)
 
 

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from harness.cli import main
-from harness.evaluators import registry
+from harness.evaluators import builders, catalogue, registry
 from harness.records import read_records
 
 KEY = "sk-cli-SECRET-abcdef"
@@ -28,7 +28,7 @@ def test_listing_is_offline_fast_and_complete(tmp_path):
     )  # fmt: skip
     rows = json.loads(out.stdout)
     ids = [r["id"] for r in rows]
-    assert ids[:20] == [s.id for s in registry.builtin_specs()]
+    assert ids[:20] == [s.id for s in catalogue.builtin_specs()]
     assert all(r["weights_available"] is False for r in rows[:20])
     for row in rows:
         assert {"family", "model_name", "checkpoint", "preprocessing", "score_scale",
@@ -75,7 +75,7 @@ def judge_id(monkeypatch):
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Rater)
     threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
     monkeypatch.setenv("T3D_CLI_KEY", KEY)
-    spec = registry.judge_spec(
+    spec = builders.judge_spec(
         "cli-judge", "gpt-4o-2024-11-20", base_url=f"http://127.0.0.1:{httpd.server_address[1]}",
         api_key_env="T3D_CLI_KEY", max_retries=0, timeout_s=5.0,
     )  # fmt: skip

@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 pytest.importorskip("open_clip")
 
 from harness.errors import EvaluatorError
-from harness.evaluators import registry, weights
+from harness.evaluators import builders, registry, weights
 from tests._net_helpers import loopback_only  # noqa: F401  (autouse: loopback only)
 
 pytestmark = pytest.mark.slow  # imports torch and open_clip (seconds), then runs tiny models
@@ -48,7 +48,7 @@ def tiny(tmp_path_factory):
 @pytest.fixture(scope="module")
 def evaluator(tiny):
     config, ckpt, _ = tiny
-    spec = registry.openclip_local_spec("tiny-clip", config, ckpt)
+    spec = builders.openclip_local_spec("tiny-clip", config, ckpt)
     return spec.build(device="cpu", batch_size=4)
 
 
@@ -117,7 +117,7 @@ def test_grid_equals_pairwise_and_dedupes(evaluator, monkeypatch):
 
 def test_batch_size_does_not_change_scores(tiny):
     config, ckpt, _ = tiny
-    spec = registry.openclip_local_spec("tiny-clip", config, ckpt)
+    spec = builders.openclip_local_spec("tiny-clip", config, ckpt)
     ims = images(5, seed=2)
     a = spec.build(device="cpu", batch_size=1).score_grid(ims, CAPTIONS)
     b = spec.build(device="cpu", batch_size=8).score_grid(ims, CAPTIONS)
@@ -131,8 +131,8 @@ def test_truncation_is_recorded(evaluator):
 
 def test_sigmoid_scale_uses_model_temperature(tiny):
     config, ckpt, model = tiny
-    spec = registry.openclip_local_spec(
-        "tiny-sig", config, ckpt, score_scale=registry.SIGLIP_SCALE
+    spec = builders.openclip_local_spec(
+        "tiny-sig", config, ckpt, score_scale=builders.SIGLIP_SCALE
     )
     ev = spec.build(device="cpu")
     im = images(1)[0]
@@ -143,7 +143,7 @@ def test_sigmoid_scale_uses_model_temperature(tiny):
 
 def test_weights_dir_override_feeds_the_same_loader(tiny, tmp_path, monkeypatch):
     config, ckpt, _ = tiny
-    base = registry.openclip_local_spec("tiny-override", config, ckpt)
+    base = builders.openclip_local_spec("tiny-override", config, ckpt)
     spec = base.with_changes(checkpoint="some_tag", checkpoint_sha256="")
     override = tmp_path / "w"
     override.mkdir()
@@ -158,7 +158,7 @@ def test_weights_dir_override_feeds_the_same_loader(tiny, tmp_path, monkeypatch)
 
 def test_missing_local_checkpoint_offline_is_a_clear_error(tiny, tmp_path, monkeypatch):
     config, ckpt, _ = tiny
-    spec = registry.openclip_local_spec("tiny-gone", config, ckpt).with_changes(
+    spec = builders.openclip_local_spec("tiny-gone", config, ckpt).with_changes(
         checkpoint=str(tmp_path / "gone.safetensors")
     )
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -171,7 +171,7 @@ def test_corrupt_checkpoint_is_a_load_error(tiny, tmp_path):
     config, _, _ = tiny
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"not a safetensors file")
-    spec = registry.openclip_local_spec("tiny-bad", config, bad)
+    spec = builders.openclip_local_spec("tiny-bad", config, bad)
     with pytest.raises(EvaluatorError, match="could not be loaded"):
         spec.build(device="cpu")
 
@@ -185,7 +185,7 @@ def test_bad_images_are_rejected(evaluator):
 
 def test_clip_iqa_is_prompt_free_softmax_over_antonyms(tiny):
     config, ckpt, model = tiny
-    local = registry.openclip_local_spec("tiny-backbone", config, ckpt)
+    local = builders.openclip_local_spec("tiny-backbone", config, ckpt)
     spec = registry.get("clip-iqa").with_changes(
         model_name=local.model_name, checkpoint=local.checkpoint, hub_repo="", hub_files=(),
         options=tuple(sorted({**dict(registry.get("clip-iqa").options),
@@ -207,7 +207,7 @@ def test_clip_iqa_is_prompt_free_softmax_over_antonyms(tiny):
 def test_text_embeddings_shared_on_disk_between_evaluators(tiny, tmp_path, monkeypatch):
     config, ckpt, _ = tiny
     monkeypatch.setenv("T3D_AUDIT_CACHE_DIR", str(tmp_path))
-    spec = registry.openclip_local_spec("tiny-shared", config, ckpt)
+    spec = builders.openclip_local_spec("tiny-shared", config, ckpt)
     first = spec.build(device="cpu")
     grid = first.score_grid(images(2), CAPTIONS)
     second = spec.build(device="cpu")  # e.g. another xdist worker scoring another generator
@@ -238,7 +238,7 @@ def test_same_config_name_in_two_places_builds_the_right_architecture(tiny, tmp_
     torch.manual_seed(1)
     other_ckpt = tmp_path / "other.safetensors"
     save_file(open_clip.create_model(config.stem).state_dict(), str(other_ckpt))
-    small = registry.openclip_local_spec("tiny-8", other, other_ckpt).build(device="cpu")
-    big = registry.openclip_local_spec("tiny-16", config, ckpt).build(device="cpu")
+    small = builders.openclip_local_spec("tiny-8", other, other_ckpt).build(device="cpu")
+    big = builders.openclip_local_spec("tiny-16", config, ckpt).build(device="cpu")
     assert small.text_embeddings(["a room"])[0].shape == (1, 8)
     assert big.text_embeddings(["a room"])[0].shape == (1, 16)

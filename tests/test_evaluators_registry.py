@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import EvaluatorError
-from harness.evaluators import registry
+from harness.evaluators import builders, catalogue, registry
 from harness.evaluators.base import IDENTITY_FIELDS, EvaluatorSpec, ScoreResult
 
 TABLE_12 = {
@@ -41,7 +41,7 @@ TABLE_12 = {
 
 
 def test_every_table12_row_is_registered_with_exact_identity():
-    specs = {s.id: s for s in registry.builtin_specs()}
+    specs = {s.id: s for s in catalogue.builtin_specs()}
     assert list(specs) == list(TABLE_12)
     for evaluator_id, (family, model_name, checkpoint) in TABLE_12.items():
         spec = specs[evaluator_id]
@@ -56,7 +56,7 @@ def test_every_table12_row_is_registered_with_exact_identity():
 
 
 def test_prompt_free_control_and_text_windows():
-    specs = {s.id: s for s in registry.builtin_specs()}
+    specs = {s.id: s for s in catalogue.builtin_specs()}
     assert [s.id for s in specs.values() if not s.needs_text] == ["clip-iqa"]
     assert specs["clipa-vit-l14"].max_text_tokens == 32
     assert specs["longclip-vit-l14"].max_text_tokens == 248
@@ -72,14 +72,14 @@ def test_prompt_free_control_and_text_windows():
 def test_identity_hash_is_stable_and_sensitive():
     spec = registry.get("clip-vit-b32")
     assert spec.identity_hash == registry.get("clip-vit-b32").identity_hash
-    assert len({s.identity_hash for s in registry.builtin_specs()}) == 20
+    assert len({s.identity_hash for s in catalogue.builtin_specs()}) == 20
     changed = spec.with_changes(score_scale="raw cosine")
     assert changed.identity_hash != spec.identity_hash
     assert hash(spec) == hash(registry.get("clip-vit-b32"))  # frozen, hashable
 
 
 def test_identity_is_json_ready():
-    for spec in registry.builtin_specs():
+    for spec in catalogue.builtin_specs():
         assert json.loads(json.dumps(spec.identity())) == spec.identity()
 
 
@@ -132,21 +132,21 @@ def test_register_openclip_local_records_checkpoint_hash(tmp_path):
     )  # fmt: skip
     ckpt = tmp_path / "tiny.safetensors"
     ckpt.write_bytes(b"weights v1")
-    spec = registry.openclip_local_spec("tiny-local", config, ckpt)
+    spec = builders.openclip_local_spec("tiny-local", config, ckpt)
     assert spec.model_name == "tiny-cfg"
     assert spec.max_text_tokens == 12
     assert "32x32" in spec.preprocessing
     assert spec.weights_available()
     ckpt.write_bytes(b"weights v2")
-    assert registry.openclip_local_spec("tiny-local", config, ckpt).identity_hash != (
+    assert builders.openclip_local_spec("tiny-local", config, ckpt).identity_hash != (
         spec.identity_hash
     )
     with pytest.raises(EvaluatorError, match="not found"):
-        registry.openclip_local_spec("x", config, tmp_path / "missing.pt")
+        builders.openclip_local_spec("x", config, tmp_path / "missing.pt")
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     with pytest.raises(EvaluatorError, match="not an open_clip config"):
-        registry.openclip_local_spec("x", bad, ckpt)
+        builders.openclip_local_spec("x", bad, ckpt)
 
 
 def test_spec_rejects_bad_ids_and_adapters():
@@ -167,7 +167,7 @@ def test_score_result_never_stores_failure_as_number():
     assert ScoreResult.ok(0.0).score == 0.0
 
 
-@given(st.lists(st.sampled_from([s.id for s in registry.builtin_specs()]), min_size=1))
+@given(st.lists(st.sampled_from([s.id for s in catalogue.builtin_specs()]), min_size=1))
 def test_select_is_idempotent_and_ordered(ids):
     chosen = [s.id for s in registry.select(ids)]
     assert set(chosen) == set(ids)

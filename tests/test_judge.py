@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import EvaluatorError
-from harness.evaluators import judge, registry
+from harness.evaluators import builders, judge, judge_settings, registry
 from tests._net_helpers import loopback_only  # noqa: F401  (autouse: loopback only)
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -136,7 +136,7 @@ def make(server, sleeps, monkeypatch):
     monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
 
     def factory(**overrides):
-        spec = registry.judge_spec(
+        spec = builders.judge_spec(
             "test-judge", "gpt-4o-2024-11-20", base_url=server.base_url,
             api_key_env="T3D_TEST_JUDGE_KEY", timeout_s=overrides.pop("timeout_s", 2.0),
             max_retries=overrides.pop("max_retries", 3), backoff_base_s=0.5, backoff_max_s=8.0,
@@ -256,7 +256,7 @@ def test_connection_refused_is_a_failure_and_never_leaks(monkeypatch, sleeps):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
-    spec = registry.judge_spec(
+    spec = builders.judge_spec(
         "dead", "gpt-4o-2024-11-20", base_url=f"http://127.0.0.1:{port}/v1",
         api_key_env="T3D_TEST_JUDGE_KEY", max_retries=1, backoff_base_s=0.01,
     )  # fmt: skip
@@ -309,7 +309,7 @@ def test_pair_mismatch_is_an_error(server, make):
 
 def test_invalid_base_url_is_a_failed_record(monkeypatch):
     monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
-    spec = registry.judge_spec("badurl", "gpt-4o-2024-11-20", base_url="nota://url",
+    spec = builders.judge_spec("badurl", "gpt-4o-2024-11-20", base_url="nota://url",
                                api_key_env="T3D_TEST_JUDGE_KEY", max_retries=0)  # fmt: skip
     (res,) = judge.build(spec).score([IMAGE], ["x"])
     assert res.status == "failed" and "request error" in res.error
@@ -485,7 +485,7 @@ def test_duplicate_keys_are_rejected(server, make):
 @pytest.mark.parametrize("base_url", ["nota://url/v1", "ftp://127.0.0.1/v1", "http://[::1/v1"])
 def test_errors_that_cannot_succeed_are_not_retried(monkeypatch, sleeps, base_url):
     monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
-    spec = registry.judge_spec("badurl", "gpt-4o-2024-11-20", base_url=base_url,
+    spec = builders.judge_spec("badurl", "gpt-4o-2024-11-20", base_url=base_url,
                                api_key_env="T3D_TEST_JUDGE_KEY", max_retries=3)  # fmt: skip
     (res,) = judge.build(spec, sleep=sleeps.append).score([IMAGE], ["x"])
     assert res.status == "failed" and "not retried" in res.error
@@ -497,7 +497,7 @@ def test_connection_errors_are_still_retried(monkeypatch, sleeps):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
-    spec = registry.judge_spec(
+    spec = builders.judge_spec(
         "dead", "gpt-4o-2024-11-20", base_url=f"http://127.0.0.1:{port}/v1",
         api_key_env="T3D_TEST_JUDGE_KEY", max_retries=2, backoff_base_s=0.01,
     )  # fmt: skip
@@ -512,10 +512,54 @@ def test_retry_statuses_are_retried(server, make, sleeps, status):
     assert res.status == "ok" and len(sleeps) == 1
 
 
+def _documented_defaults() -> dict[str, str]:
+    import re
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "evaluators.md").read_text()
+    section = docs.split("## Hosted judge contract")[1].split("\n## ")[0]
+    defaults = " ".join(section.split("Defaults (")[1].split())
+    return dict(re.findall(r"`(\w+)=([^`]+)`", defaults))
+
+
+def test_judge_settings_are_the_one_source_of_the_judge_defaults():
+    from dataclasses import fields
+
+    defaults = {f.name: f.default for f in fields(judge_settings.JudgeSettings)}
+    # the docs list every default except the model (required) and the instruction (long)
+    documented = _documented_defaults()
+    assert set(documented) == set(defaults) - {"model", "instruction"}
+    for name, text in documented.items():
+        assert type(defaults[name])(text) == defaults[name], name
+    # judge_spec records them, and a spec without options reads them back
+    spec = builders.judge_spec("d", "gpt-4o-2024-11-20")
+    assert dict(spec.options) == {
+        k: v for k, v in defaults.items() if k in judge_settings.IDENTITY_OPTIONS
+    }
+    bare = spec.with_changes(options=())
+    expected = judge_settings.JudgeSettings("gpt-4o-2024-11-20", instruction=spec.instruction)
+    assert judge_settings.JudgeSettings.from_spec(bare) == expected
+    assert judge_settings.JudgeSettings.from_spec(spec) == expected
+    assert spec.instruction == judge_settings.JUDGE_INSTRUCTION
+
+
+def test_judge_spec_overrides_reach_the_client_settings():
+    spec = builders.judge_spec(
+        "o", "m-1", base_url="http://127.0.0.1:9/v1/", api_key_env="K", max_tokens=7,
+        timeout_s=3.0, max_retries=1, backoff_base_s=0.5, backoff_max_s=2.0, max_concurrency=2,
+    )  # fmt: skip
+    got = judge_settings.JudgeSettings.from_spec(spec)
+    assert (got.base_url, got.api_key_env, got.max_tokens, got.timeout_s, got.max_retries) == (
+        "http://127.0.0.1:9/v1", "K", 7, 3.0, 1
+    )
+    assert (got.backoff_base_s, got.backoff_max_s, got.max_concurrency) == (0.5, 2.0, 2)
+    assert spec.decoding.startswith("temperature=0; max_tokens=7; n=1;")
+
+
 def test_docs_state_the_retry_statuses_of_the_code():
     from pathlib import Path
 
-    text = judge.retry_status_text()
+    text = judge_settings.retry_status_text()
     assert text == "HTTP 408, 409, 429 and 5xx"
     assert text in " ".join(judge.__doc__.split())
     docs = (Path(__file__).resolve().parents[1] / "docs" / "evaluators.md").read_text()

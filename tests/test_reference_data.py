@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.evaluators.reference import data
-from harness.evaluators.reference.data import (
+from harness.scenes.prompts import load_pool, load_prompts
+from harness.training import data
+from harness.training.data import (
     DataRecipe,
     build_dataset,
     load_dataset,
@@ -21,7 +22,6 @@ from harness.evaluators.reference.data import (
     sample_scenes,
     write_caption,
 )
-from harness.scenes.prompts import load_pool, load_prompts
 
 
 def test_plural_hand_values():

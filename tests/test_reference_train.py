@@ -9,14 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.evaluators.reference.data import TrainingSet
-from harness.evaluators.reference.train import (
-    CONFIG_DIR,
-    MAX_WEIGHTS_BYTES,
-    RECIPES,
-    _lr_at,
-)
+from harness.evaluators.reference.fit import lr_at
+from harness.evaluators.reference.models import CONFIG_DIR, RECIPES
 from harness.paths import REPO_ROOT
+from harness.training.data import TrainingSet
+from harness.training.train import MAX_WEIGHTS_BYTES
 
 BUNDLED = REPO_ROOT / "fixtures" / "evaluators"
 
@@ -51,7 +48,7 @@ def synthetic_set(n_scenes: int = 24) -> TrainingSet:
 def test_augmentation_keeps_shape_and_is_seeded():
     import torch
 
-    from harness.evaluators.reference.train import augment_batch, prepare_rgba
+    from harness.evaluators.reference.fit import augment_batch, prepare_rgba
 
     ts = synthetic_set(4)
     x = prepare_rgba(ts.rgba, 48)
@@ -74,19 +71,19 @@ def test_configs_are_open_clip_configs_for_each_recipe():
 
 def test_lr_schedule_warmup_then_cosine():
     r = replace(RECIPES["ref-vit-clip"], lr=1.0, warmup=10)
-    assert _lr_at(0, r, 110) == pytest.approx(0.1)
-    assert _lr_at(9, r, 110) == pytest.approx(1.0)
-    assert _lr_at(60, r, 110) == pytest.approx(0.5)
-    assert _lr_at(110, r, 110) == pytest.approx(0.0)
+    assert lr_at(0, r, 110) == pytest.approx(0.1)
+    assert lr_at(9, r, 110) == pytest.approx(1.0)
+    assert lr_at(60, r, 110) == pytest.approx(0.5)
+    assert lr_at(110, r, 110) == pytest.approx(0.0)
     # a run stopped by the clock anneals by the clock
-    assert _lr_at(20, r, 110, time_fraction=0.5) == pytest.approx(0.5)
-    assert _lr_at(20, r, 110, time_fraction=1.0) == pytest.approx(0.0)
+    assert lr_at(20, r, 110, time_fraction=0.5) == pytest.approx(0.5)
+    assert lr_at(20, r, 110, time_fraction=1.0) == pytest.approx(0.0)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("model_id", sorted(RECIPES))
 def test_five_steps_write_loadable_weights_and_a_card(model_id, tmp_path):
-    from harness.evaluators.reference.train import train
+    from harness.training.train import train
 
     recipe = replace(RECIPES[model_id], batch_size=8, warmup=2)
     result = train(recipe, synthetic_set(), tmp_path, steps=5, log=lambda m: None)
@@ -97,7 +94,7 @@ def test_five_steps_write_loadable_weights_and_a_card(model_id, tmp_path):
     assert 0.0 <= card["heldout_retrieval"]["top1"] <= 1.0
     assert result.weights.stat().st_size <= MAX_WEIGHTS_BYTES
     # loads through the registry's local open_clip path and scores
-    from harness.evaluators.registry import SIGLIP_SCALE, openclip_local_spec
+    from harness.evaluators.builders import SIGLIP_SCALE, openclip_local_spec
 
     kw = {"score_scale": SIGLIP_SCALE} if recipe.loss == "siglip" else {}
     spec = openclip_local_spec("tmp-" + model_id, CONFIG_DIR / f"{recipe.model_name}.json",
@@ -132,7 +129,7 @@ def test_bundled_weights_and_cards_are_consistent():
 
 def test_command_defaults_and_typed_errors(tmp_path, capsys):
     from harness.cli import main
-    from harness.evaluators.reference.data import BUNDLED_RECIPES
+    from harness.training.data import BUNDLED_RECIPES
 
     assert len({r.key for r in BUNDLED_RECIPES}) == 3
     assert main(["train-reference", "--check-only", "--frozen-check", "--out", str(tmp_path)]) == 2

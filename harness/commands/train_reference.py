@@ -17,7 +17,7 @@ from harness.paths import REPO_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from harness.evaluators.reference.train import RECIPES
+    from harness.evaluators.reference.models import RECIPES
 
     parser.add_argument("--model", action="append", choices=sorted(RECIPES),
                         help="model to train (repeatable; default: all three)")
@@ -45,14 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from harness.evaluators.reference.data import (
+    from harness.evaluators.reference.models import RECIPES
+    from harness.training.data import (
         BUNDLED_RECIPES,
         DataRecipe,
         build_dataset,
         concat_datasets,
         load_dataset,
     )
-    from harness.evaluators.reference.train import RECIPES, train
+    from harness.training.train import train
 
     models = args.model or list(RECIPES)
     if args.check_only:
@@ -94,9 +95,9 @@ def _frozen_check(models: list[str], out: Path, prompts: int) -> None:
     """Run the frozen-set biggest-only check and record it in each model's training card."""
     import json
 
-    from harness.evaluators.reference.checks import frozen_probe_check
-    from harness.evaluators.reference.train import CONFIG_DIR, RECIPES
-    from harness.evaluators.registry import SIGLIP_SCALE, openclip_local_spec
+    from harness.evaluators.builders import SIGLIP_SCALE, openclip_local_spec
+    from harness.evaluators.reference.models import CONFIG_DIR, RECIPES
+    from harness.training.checks import frozen_probe_check
 
     specs = []
     for model_id in models:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from harness.errors import EvaluatorError
+from harness.evaluators import weights
 from harness.hashing import sha256_json
 
 if TYPE_CHECKING:
@@ -41,6 +42,9 @@ ADAPTERS: dict[str, str] = {
     "vqascore": "harness.evaluators.hf:build_vqascore",
     "judge": "harness.evaluators.judge:build",
     "clip_iqa": "harness.evaluators.clipiqa:build",
+    # scene-reading adapters: score the structured scene (``needs_scene``), never an image
+    "companion": "harness.evaluators.reference.companion:build",
+    "planted": "harness.evaluators.reference.planted:build",
 }
 
 IDENTITY_FIELDS = (
@@ -182,16 +186,12 @@ class EvaluatorSpec:
     # ----------------------------------------------------------------- behaviour
     def weights_available(self) -> bool:
         """True when the weights (or API key) are present locally; never touches the network."""
-        from harness.evaluators import weights
-
         return weights.available(self)
 
     def build(self, device: str = "auto", batch_size: int = 32) -> Evaluator:
         """Load the evaluator. Raises :class:`EvaluatorError` when weights cannot be found."""
         if batch_size < 1:
             raise EvaluatorError(f"evaluator {self.id!r}: batch_size must be >= 1")
-        from harness.evaluators import weights
-
         if self.adapter in weights.WEIGHTED_ADAPTERS:
             weights.require(self)  # fail fast, before importing torch, when offline and absent
         module_name, func_name = ADAPTERS[self.adapter].split(":")

@@ -14,9 +14,8 @@ records' ``served_model`` column and the card's ``served_models``.
 
 Limits per request: ``timeout_s`` is a deadline for the whole request (connect, send, and
 every read of the headers and body together), not a per-read timeout; a response body over
-``max_response_bytes`` (default :data:`MAX_RESPONSE_BYTES`, 4 MiB; sent with
-``Accept-Encoding: identity``) is not read further and fails with ``response body exceeds N
-bytes`` (not retried).
+``max_response_bytes`` (sent with ``Accept-Encoding: identity``) is not read further and fails
+with ``response body exceeds N bytes`` (not retried).
 
 Retries: up to ``max_retries`` extra attempts on timeouts, connection errors (connect, read,
 write, server disconnects) and HTTP 408, 409, 429 and 5xx, waiting ``Retry-After`` when the
@@ -25,10 +24,13 @@ capped at ``backoff_max_s``. Errors a retry cannot fix fail at once: an invalid 
 unsupported protocol, a local protocol error, other 4xx, an oversized body and parse failures
 (temperature 0 makes a retry unlikely to differ).
 
-The API key is read from the environment variable named by the ``api_key_env`` option
-(default ``OPENAI_API_KEY``), kept in a :class:`Secret` whose repr is masked. Every failure
-message is scrubbed before it is shortened: each run of :data:`MIN_FRAGMENT` or more
-characters that occurs anywhere in the key, compared case-insensitively, becomes ``***``.
+Every default (endpoint, key variable, limits, retries) is a field default of
+:class:`~harness.evaluators.judge_settings.JudgeSettings`.
+
+The API key is read from the environment variable named by the ``api_key_env`` option, kept
+in a :class:`Secret` whose repr is masked. Every failure message is scrubbed before it is
+shortened: each run of :data:`MIN_FRAGMENT` or more characters that occurs anywhere in the key,
+compared case-insensitively, becomes ``***``.
 """
 
 from __future__ import annotations
@@ -47,25 +49,16 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
+from harness.evaluators.judge_settings import RETRY_STATUS, JudgeSettings
 
 if TYPE_CHECKING:
     import numpy as np
 
-RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 MASK = "***"
 MIN_FRAGMENT = 8  # characters: a run this long shared with the key is masked
-MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 ERROR_WINDOW = 65536  # characters of an error body that are scrubbed, of which ...
 ERROR_SNIPPET = 200  # ... this many are kept in the record
 REASON_LIMIT = 280  # a record's error column keeps 300 characters including a prefix
-
-
-def retry_status_text(codes: frozenset[int] = RETRY_STATUS) -> str:
-    """The retried statuses as the docs spell them, e.g. ``HTTP 408, 409, 429 and 5xx``."""
-    five = set(range(500, 600))
-    named = sorted(c for c in codes if c not in five)
-    parts = [str(c) for c in named] + (["5xx"] if five <= codes else [])
-    return "HTTP " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
 
 
 def _fold(text: str) -> str:
@@ -131,39 +124,6 @@ class Secret:
 
     def __reduce__(self):
         raise TypeError("a Secret cannot be pickled")
-
-
-@dataclass(frozen=True)
-class JudgeSettings:
-    """Client settings taken from the spec's options (all part of its identity)."""
-
-    model: str
-    base_url: str
-    instruction: str
-    temperature: float = 0.0
-    max_tokens: int = 20
-    timeout_s: float = 60.0
-    max_retries: int = 4
-    backoff_base_s: float = 1.0
-    backoff_max_s: float = 60.0
-    max_concurrency: int = 4
-    max_response_bytes: int = MAX_RESPONSE_BYTES
-
-    @classmethod
-    def from_spec(cls, spec: EvaluatorSpec) -> JudgeSettings:
-        return cls(
-            model=spec.checkpoint,
-            base_url=str(spec.option("base_url", "https://api.openai.com/v1")).rstrip("/"),
-            instruction=spec.instruction,
-            temperature=float(spec.option("temperature", 0.0)),
-            max_tokens=int(spec.option("max_tokens", 20)),
-            timeout_s=float(spec.option("timeout_s", 60.0)),
-            max_retries=int(spec.option("max_retries", 4)),
-            backoff_base_s=float(spec.option("backoff_base_s", 1.0)),
-            backoff_max_s=float(spec.option("backoff_max_s", 60.0)),
-            max_concurrency=int(spec.option("max_concurrency", 4)),
-            max_response_bytes=int(spec.option("max_response_bytes", MAX_RESPONSE_BYTES)),
-        )
 
 
 class ParseError(ValueError):
@@ -478,7 +438,7 @@ class JudgeEvaluator:
 
 def api_key(spec: EvaluatorSpec) -> Secret:
     """The API key from the environment, or an error naming the variable (never the value)."""
-    name = str(spec.option("api_key_env", "OPENAI_API_KEY"))
+    name = str(spec.option("api_key_env", JudgeSettings.api_key_env))
     value = os.environ.get(name, "")
     if not value:
         raise EvaluatorError(

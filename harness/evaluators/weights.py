@@ -22,13 +22,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from harness.errors import EvaluatorError
+from harness.evaluators.judge_settings import JudgeSettings
 from harness.paths import REPO_ROOT
-
-if TYPE_CHECKING:
-    from harness.evaluators.base import EvaluatorSpec
 
 WEIGHTS_DIR_ENV = "T3D_AUDIT_WEIGHTS_DIR"
 OFFLINE_ENVS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "T3D_AUDIT_OFFLINE")
@@ -39,6 +37,23 @@ _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 WEIGHTED_ADAPTERS = frozenset(
     {"open_clip", "hf_clip", "blip2_itm", "blip2_itc", "blip_vqa", "vqascore", "clip_iqa"}
 )
+
+
+class ResolvableSpec(Protocol):
+    """What weight resolution reads of a spec; :class:`harness.evaluators.base.EvaluatorSpec`
+    has it (this module sits below ``base``, which calls it, and never imports it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def adapter(self) -> str: ...
+    @property
+    def checkpoint(self) -> str: ...
+    @property
+    def hub_repo(self) -> str: ...
+    @property
+    def hub_files(self) -> tuple[str, ...]: ...
+    def option(self, key: str, default: Any = None) -> Any: ...
 
 
 def is_offline() -> bool:
@@ -97,7 +112,7 @@ class Resolved:
     path: Path
 
 
-def resolve(spec: EvaluatorSpec) -> Resolved | None:
+def resolve(spec: ResolvableSpec) -> Resolved | None:
     """Find the spec's weights locally (see the module docstring); None when absent."""
     if spec.adapter == "judge":
         return None
@@ -124,7 +139,7 @@ def local_path(value: str) -> Path | None:
     return path if path.exists() else None
 
 
-def _override(spec: EvaluatorSpec) -> Path | None:
+def _override(spec: ResolvableSpec) -> Path | None:
     base = os.environ.get(WEIGHTS_DIR_ENV)
     if not base:
         return None
@@ -145,13 +160,13 @@ def tokenizer_available(repo: str) -> bool:
     return hub_snapshot(repo, ("tokenizer.json|tokenizer_config.json|vocab.txt",)) is not None
 
 
-def available(spec: EvaluatorSpec) -> bool:
+def available(spec: ResolvableSpec) -> bool:
     """Offline availability: weights present locally (and the tokenizer, when separate).
 
     For the hosted judge this means the API key variable is set (its value is not read out).
     """
     if spec.adapter == "judge":
-        return bool(os.environ.get(str(spec.option("api_key_env", "OPENAI_API_KEY")), ""))
+        return bool(os.environ.get(str(spec.option("api_key_env", JudgeSettings.api_key_env)), ""))
     if spec.adapter not in WEIGHTED_ADAPTERS:
         return True
     if resolve(spec) is None:
@@ -160,7 +175,7 @@ def available(spec: EvaluatorSpec) -> bool:
     return not tokenizer or tokenizer_available(str(tokenizer))
 
 
-def missing_weights_error(spec: EvaluatorSpec, detail: str = "") -> EvaluatorError:
+def missing_weights_error(spec: ResolvableSpec, detail: str = "") -> EvaluatorError:
     """The error raised when an evaluator's weights cannot be found (offline or otherwise)."""
     where_hub = f"Hugging Face repo {spec.hub_repo!r}" if spec.hub_repo else "its checkpoint"
     download = (
@@ -182,7 +197,7 @@ def missing_weights_error(spec: EvaluatorSpec, detail: str = "") -> EvaluatorErr
     return EvaluatorError(what, where=spec.checkpoint or spec.id, hint=hint)
 
 
-def require(spec: EvaluatorSpec) -> Resolved | None:
+def require(spec: ResolvableSpec) -> Resolved | None:
     """Resolve the weights, or raise when offline and absent.
 
     Returns None when absent but online: the adapter may then let its library download.

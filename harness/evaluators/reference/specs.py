@@ -1,8 +1,8 @@
 """Registry entries of the bundled reference evaluators.
 
 :func:`reference_specs` returns the default profile's evaluator set; :func:`planted_specs` the
-planted-fragility evaluators (tests and the documented demo). :func:`register_reference`
-registers both with :mod:`harness.evaluators.registry`.
+planted-fragility evaluators (tests and the documented demo). The registry starts with both
+(:func:`harness.evaluators.catalogue.catalogue_specs`).
 
 =================  ===================================================================
 id                 what
@@ -21,14 +21,16 @@ with ``needs_scene = True`` and ``score_items(items)`` (see ``items.py``).
 
 from __future__ import annotations
 
-from harness.evaluators import base
 from harness.evaluators.base import EvaluatorSpec
+from harness.evaluators.builders import (
+    PROBABILITY_RANGE,
+    SIGLIP_SCALE,
+    freeze_options,
+    openclip_local_spec,
+)
+from harness.evaluators.reference.models import CONFIG_DIR, RECIPES
 from harness.evaluators.reference.planted import PLANTED_IDS
-from harness.evaluators.reference.train import CONFIG_DIR, RECIPES
-
-# Scene-reading adapters (additive: the base table lists the image adapters).
-base.ADAPTERS.setdefault("companion", "harness.evaluators.reference.companion:build")
-base.ADAPTERS.setdefault("planted", "harness.evaluators.reference.planted:build")
+from harness.paths import REPO_ROOT
 
 REFERENCE_IDS = ("ref-vit-clip", "ref-rn-clip", "ref-siglip", "ref-clipiqa", "companion")
 WEIGHTS_DIR = "fixtures/evaluators"
@@ -48,9 +50,6 @@ def weights_path(model_id: str) -> str:
 
 
 def _model_specs() -> list[EvaluatorSpec]:
-    from harness.evaluators.registry import SIGLIP_SCALE, openclip_local_spec
-    from harness.paths import REPO_ROOT
-
     out = []
     for rid, recipe in RECIPES.items():
         weights = REPO_ROOT / weights_path(rid)
@@ -73,8 +72,6 @@ def _model_specs() -> list[EvaluatorSpec]:
 
 
 def _clipiqa_spec(vit: EvaluatorSpec) -> EvaluatorSpec:
-    from harness.evaluators.registry import PROBABILITY_RANGE, _freeze
-
     options = dict(vit.options)
     options.pop("scale", None)
     options.update({"prompts": ["Good photo.", "Bad photo."], "logit_scale": 100.0})
@@ -92,7 +89,7 @@ def _clipiqa_spec(vit: EvaluatorSpec) -> EvaluatorSpec:
         instruction='antonym prompt pair ("Good photo.", "Bad photo.")',
         needs_text=False,
         max_text_tokens=vit.max_text_tokens,
-        options=_freeze(options),
+        options=freeze_options(options),
         description="CLIP-IQA (Wang et al. 2023) on the bundled ref-vit-clip weights; "
         "prompt-free control, excluded from alignment counts",
     )
@@ -149,13 +146,3 @@ def reference_specs() -> list[EvaluatorSpec]:
 def all_reference_specs() -> list[EvaluatorSpec]:
     """Reference set plus planted evaluators (an entry-point target)."""
     return reference_specs() + planted_specs()
-
-
-def register_reference(*, replace: bool = True) -> list[EvaluatorSpec]:
-    """Register :func:`all_reference_specs` with the evaluator registry."""
-    from harness.evaluators import registry
-
-    specs = all_reference_specs()
-    for spec in specs:
-        registry.register(spec, replace=replace)
-    return specs

@@ -277,13 +277,6 @@ def random_view(recipe: DataRecipe, rng: random.Random):
     return cfg, background
 
 
-def resize(image: np.ndarray, px: int) -> np.ndarray:
-    """(H, W, C) uint8 → (px, px, C) uint8 (C = 3 or 4), bicubic with antialiasing (PIL)."""
-    from PIL import Image
-
-    return np.asarray(Image.fromarray(image).resize((px, px), Image.Resampling.BICUBIC))
-
-
 def build_dataset(
     recipe: DataRecipe,
     out_dir: str | Path,
@@ -296,6 +289,7 @@ def build_dataset(
     ``render(scene, cfg) -> (H, W, 4) uint8`` defaults to the harness renderer (its cache in
     ``out_dir/renders`` makes an interrupted build resume without re-rendering).
     """
+    from harness.evaluators.reference.fit import resize
     from harness.render.composite import composite
 
     out = Path(out_dir)

@@ -1,17 +1,16 @@
-"""Training loop of the reference evaluators, with open_clip's own models and losses.
+"""Optimisation loop of the reference evaluators, with open_clip's own models and losses.
+
+The only training module that imports torch/open_clip (lazily, inside functions); it takes
+plain numpy arrays and a :class:`~harness.evaluators.reference.models.ModelRecipe`, and knows
+nothing of scenes or the renderer (the data and the orchestration live in
+:mod:`harness.training`).
 
 Each model is an open_clip config in ``configs/`` registered with ``open_clip.add_model_config``
 and trained from random init with ``open_clip.loss.ClipLoss`` (softmax contrastive) or
 ``SigLipLoss`` (pairwise sigmoid). Batches hold distinct scenes (one random view, one random
 caption each), so no batch contains a false negative of the same scene. Single-threaded by
-default: the machine is shared.
-
-Outputs in ``out_dir`` (``fixtures/evaluators/`` for the bundled ones):
-
-- ``<id>.safetensors``: the state dict in float16 (≤ 10 MB), loadable with
-  ``open_clip.create_model_and_transforms(<model name>, pretrained=<path>)``;
-- ``<id>.card.json``: the training card (data recipe, seed, steps, wall time, final loss,
-  held-out caption→image top-1 among 10 candidate scenes).
+default: the machine is shared. Weights are saved as a float16 state dict in safetensors,
+loadable with ``open_clip.create_model_and_transforms(<model name>, pretrained=<path>)``.
 """
 
 from __future__ import annotations
@@ -20,54 +19,19 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from harness.errors import EvaluatorError
-from harness.evaluators.reference.data import TrainingSet
-from harness.hashing import sha256_file
+from harness.evaluators.builders import OPENAI_MEAN, OPENAI_STD
+from harness.evaluators.reference.models import CONFIG_DIR, ModelRecipe
 
-CONFIG_DIR = Path(__file__).with_name("configs")
-OPENAI_MEAN = (0.48145466, 0.4578275, 0.40821073)
-OPENAI_STD = (0.26862954, 0.26130258, 0.27577711)
-MAX_WEIGHTS_BYTES = 10 * 1024 * 1024
 RETRIEVAL_CANDIDATES = 10
-
-
-@dataclass(frozen=True)
-class ModelRecipe:
-    """How one reference model is trained. ``max_minutes`` stops early (recorded on the card)."""
-
-    id: str
-    model_name: str
-    loss: str  # "clip" | "siglip"
-    steps: int = 2500
-    batch_size: int = 64
-    lr: float = 2e-3
-    weight_decay: float = 0.05
-    warmup: int = 60
-    seed: int = 0
-    threads: int = 1
-    max_minutes: float = 20.0
-    augment: bool = True  # fresh background, brightness, 90° turns and flips per sample
-    patch_dropout: float = 0.0  # ViT towers only, training only
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-RECIPES: dict[str, ModelRecipe] = {
-    r.id: r
-    for r in (
-        ModelRecipe("ref-vit-clip", "t3d-ref-vit-clip", "clip", seed=1, patch_dropout=0.25),
-        ModelRecipe("ref-rn-clip", "t3d-ref-rn-clip", "clip", seed=2, steps=4000, max_minutes=25.0),
-        ModelRecipe("ref-siglip", "t3d-ref-sigmoid", "siglip", seed=3, patch_dropout=0.25),
-    )
-}
+LOSS_CLASSES = {"clip": "open_clip.loss.ClipLoss", "siglip": "open_clip.loss.SigLipLoss"}
 
 
 def register_configs() -> None:
@@ -80,11 +44,11 @@ def register_configs() -> None:
             open_clip.add_model_config(path)
 
 
-def config_path(model_name: str) -> Path:
-    path = CONFIG_DIR / f"{model_name}.json"
-    if not path.is_file():
-        raise EvaluatorError(f"no bundled model config {model_name!r}", where=CONFIG_DIR)
-    return path
+def resize(image: np.ndarray, px: int) -> np.ndarray:
+    """(H, W, C) uint8 → (px, px, C) uint8 (C = 3 or 4), bicubic with antialiasing (PIL)."""
+    from PIL import Image
+
+    return np.asarray(Image.fromarray(image).resize((px, px), Image.Resampling.BICUBIC))
 
 
 def _image_size(model: Any) -> int:
@@ -97,8 +61,6 @@ def prepare_images(images: np.ndarray, size: int) -> Any:
     (bicubic resize like the open_clip transform, OpenAI mean/std)."""
     import torch
 
-    from harness.evaluators.reference.data import resize
-
     if images.shape[1] != size:
         images = np.stack([resize(im, size) for im in images])
     x = torch.from_numpy(images).permute(0, 3, 1, 2).float().div_(255.0)
@@ -110,8 +72,6 @@ def prepare_images(images: np.ndarray, size: int) -> Any:
 def prepare_rgba(rgba: np.ndarray, size: int) -> Any:
     """(N, S, S, 4) uint8 → (N, 4, size, size) float32 tensor in [0, 1] (straight alpha)."""
     import torch
-
-    from harness.evaluators.reference.data import resize
 
     if rgba.shape[1] != size:
         rgba = np.stack([resize(im, size) for im in rgba])
@@ -146,16 +106,7 @@ def augment_batch(rgba: Any, generator: Any) -> Any:
     return (out - mean) / std
 
 
-@dataclass
-class TrainResult:
-    """What a run produced; ``card`` is written next to the weights."""
-
-    weights: Path
-    card_path: Path
-    card: dict[str, Any] = field(default_factory=dict)
-
-
-def _lr_at(step: int, recipe: ModelRecipe, total: int, time_fraction: float = 0.0) -> float:
+def lr_at(step: int, recipe: ModelRecipe, total: int, time_fraction: float = 0.0) -> float:
     """Linear warm-up, then cosine decay to 0. Progress is the larger of the step fraction and
     ``time_fraction`` (elapsed / ``max_minutes``), so a run stopped by the clock still ends
     annealed."""
@@ -165,15 +116,42 @@ def _lr_at(step: int, recipe: ModelRecipe, total: int, time_fraction: float = 0.
     return recipe.lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
-def train(
+@dataclass
+class FitResult:
+    """What one optimisation run did; the training card records these fields."""
+
+    steps: int
+    steps_planned: int
+    stopped_early_by_time: bool
+    batch_size: int
+    train_images: int
+    train_scenes: int
+    augmented: bool
+    wall_time_s: float  # seconds of the loop, without saving
+    parameters: int
+    losses: list[float] = field(default_factory=list)  # one per step
+    versions: dict[str, str] = field(default_factory=dict)  # torch, open_clip
+
+
+def fit(
     recipe: ModelRecipe,
-    data: TrainingSet,
-    out_dir: str | Path,
+    weights: Path,
     *,
+    images: np.ndarray,
+    scene: np.ndarray,
+    heldout: np.ndarray,
+    captions: Sequence[Sequence[str]],
+    rgba: np.ndarray | None = None,
     steps: int | None = None,
     log: Callable[[str], None] = print,
-) -> TrainResult:
-    """Train ``recipe`` on ``data``'s training scenes; write weights and the training card."""
+) -> FitResult:
+    """Train ``recipe`` from random init on the rows not ``heldout``; save float16 ``weights``.
+
+    ``images`` (N, S, S, 3) uint8 composited renders, ``rgba`` (N, S, S, 4) uint8 or ``None``
+    (with ``recipe.augment``, each step composites a fresh background under them), ``scene``
+    (N,) int scene index, ``heldout`` (N,) bool, ``captions`` N lists of strings. ``steps``
+    overrides the recipe's. The weights file is written to a temporary name, then renamed.
+    """
     import open_clip
     import torch
     from open_clip.loss import ClipLoss, SigLipLoss
@@ -188,13 +166,13 @@ def train(
     model = open_clip.create_model(recipe.model_name, pretrained=None, **extra)
     tokenizer = open_clip.get_tokenizer(recipe.model_name)
     size = _image_size(model)
-    use_rgba = recipe.augment and data.rgba is not None
-    pixels = prepare_rgba(data.rgba, size) if use_rgba else prepare_images(data.images, size)
+    use_rgba = recipe.augment and rgba is not None
+    pixels = prepare_rgba(rgba, size) if use_rgba else prepare_images(images, size)
     gen = torch.Generator().manual_seed(recipe.seed)
-    train_idx = np.flatnonzero(~data.heldout)
+    train_idx = np.flatnonzero(~heldout)
     by_scene: dict[int, list[int]] = {}
     for i in train_idx:
-        by_scene.setdefault(int(data.scene[i]), []).append(int(i))
+        by_scene.setdefault(int(scene[i]), []).append(int(i))
     scenes = sorted(by_scene)
     if len(scenes) < 2:
         raise EvaluatorError("a training set needs at least two training scenes")
@@ -218,12 +196,12 @@ def train(
             stopped_early = True
             break
         for group in opt.param_groups:
-            group["lr"] = _lr_at(step, recipe, total, (time.time() - t0) / 60.0 / recipe.max_minutes)
+            group["lr"] = lr_at(step, recipe, total, (time.time() - t0) / 60.0 / recipe.max_minutes)
         chosen = rng.sample(scenes, batch)
         idx = [rng.choice(by_scene[s]) for s in chosen]
-        images = augment_batch(pixels[idx], gen) if use_rgba else pixels[idx]
-        texts = tokenizer([rng.choice(data.captions[i]) for i in idx])
-        out = model(images, texts)
+        batch_images = augment_batch(pixels[idx], gen) if use_rgba else pixels[idx]
+        texts = tokenizer([rng.choice(captions[i]) for i in idx])
+        out = model(batch_images, texts)
         loss = loss_fn(*out)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -237,65 +215,44 @@ def train(
             log(f"{recipe.id}: step {done}/{total} loss {np.mean(losses[-50:]):.4f} "
                 f"({time.time() - t0:.0f}s)")  # fmt: skip
     wall = time.time() - t0
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    weights = out_dir / f"{recipe.id}.safetensors"
     state = {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in model.state_dict().items()}
     tmp = weights.with_suffix(".safetensors.tmp")
     save_file(state, str(tmp), metadata={"model_name": recipe.model_name, "recipe": json.dumps(recipe.to_dict())})
     tmp.replace(weights)
     weights.chmod(0o644)  # safetensors writes owner-only files; the fixture is public
-    if weights.stat().st_size > MAX_WEIGHTS_BYTES:
-        raise EvaluatorError(f"{weights.name} is {weights.stat().st_size} bytes, over the 10 MB budget",
-                             where=weights, hint="shrink the model config")  # fmt: skip
-    top1 = heldout_top1(recipe.model_name, weights, data, seed=recipe.seed)
-    card = {
-        "schema": "t3d-reference-card/1",
-        "id": recipe.id,
-        "model_name": recipe.model_name,
-        "model_config": f"harness/evaluators/reference/configs/{recipe.model_name}.json",
-        "model_config_sha256": sha256_file(config_path(recipe.model_name)),
-        "weights": weights.name,
-        "weights_sha256": sha256_file(weights),
-        "weights_bytes": weights.stat().st_size,
-        "weights_dtype": "float16",
-        "parameters": int(sum(p.numel() for p in model.parameters())),
-        "loss": {"clip": "open_clip.loss.ClipLoss", "siglip": "open_clip.loss.SigLipLoss"}[recipe.loss],
-        "recipe": recipe.to_dict(),
-        "data_recipe": data.recipe,
-        "seed": recipe.seed,
-        "steps": done,
-        "steps_planned": total,
-        "stopped_early_by_time": stopped_early,
-        "batch_size": batch,
-        "train_images": len(train_idx),
-        "augmented": use_rgba,
-        "train_scenes": len(scenes),
-        "wall_time_s": round(wall, 1),
-        "threads": recipe.threads,
-        "final_loss": round(float(np.mean(losses[-50:])), 4) if losses else None,
-        "first_loss": round(losses[0], 4) if losses else None,
-        "heldout_retrieval": top1,
-        "torch": torch.__version__,
-        "open_clip": open_clip.__version__,
-    }
-    card_path = out_dir / f"{recipe.id}.card.json"
-    card_path.write_text(json.dumps(card, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    log(f"{recipe.id}: {done} steps in {wall:.0f}s, final loss {card['final_loss']}, held-out "
-        f"top-1 {top1['top1']:.3f} (chance {top1['chance']:.2f})")  # fmt: skip
-    return TrainResult(weights, card_path, card)
+    return FitResult(
+        steps=done,
+        steps_planned=total,
+        stopped_early_by_time=stopped_early,
+        batch_size=batch,
+        train_images=len(train_idx),
+        train_scenes=len(scenes),
+        augmented=use_rgba,
+        wall_time_s=wall,
+        parameters=int(sum(p.numel() for p in model.parameters())),
+        losses=losses,
+        versions={"torch": torch.__version__, "open_clip": open_clip.__version__},
+    )
 
 
 def heldout_top1(
-    model_name: str, weights: Path, data: TrainingSet, *, seed: int = 0, rounds: int = 5
+    model_name: str,
+    weights: Path,
+    *,
+    images: np.ndarray,
+    scene: np.ndarray,
+    heldout: np.ndarray,
+    captions: Sequence[Sequence[str]],
+    seed: int = 0,
+    rounds: int = 5,
 ) -> dict[str, Any]:
     """Caption→image top-1 among 10 candidate held-out scenes, with the saved weights.
 
-    For each held-out scene: its first caption (first view's first wording) against its first
-    view plus the first views of 9 other held-out scenes drawn at random; a hit when its own
-    image has the highest cosine similarity (ties count as misses). Repeated ``rounds`` times
-    with different distractors; the model is loaded from ``weights`` through open_clip's
-    ``pretrained=`` path, exactly as the registry loads it.
+    Arrays as in :func:`fit`. For each held-out scene: its first caption (first view's first
+    wording) against its first view plus the first views of 9 other held-out scenes drawn at
+    random; a hit when its own image has the highest cosine similarity (ties count as misses).
+    Repeated ``rounds`` times with different distractors; the model is loaded from ``weights``
+    through open_clip's ``pretrained=`` path, exactly as the registry loads it.
     """
     import open_clip
     import torch
@@ -305,16 +262,16 @@ def heldout_top1(
     model.eval()
     tokenizer = open_clip.get_tokenizer(model_name)
     first: dict[int, int] = {}
-    for i in np.flatnonzero(data.heldout):
-        first.setdefault(int(data.scene[i]), int(i))
+    for i in np.flatnonzero(heldout):
+        first.setdefault(int(scene[i]), int(i))
     scenes = sorted(first)
     if len(scenes) < RETRIEVAL_CANDIDATES:
         return {"top1": float("nan"), "chance": 1 / RETRIEVAL_CANDIDATES, "queries": 0,
                 "note": "fewer than 10 held-out scenes"}  # fmt: skip
     idx = [first[s] for s in scenes]
     with torch.inference_mode():
-        img = model.encode_image(prepare_images(data.images[idx], _image_size(model)), normalize=True)
-        txt = model.encode_text(tokenizer([data.captions[i][0] for i in idx]), normalize=True)
+        img = model.encode_image(prepare_images(images[idx], _image_size(model)), normalize=True)
+        txt = model.encode_text(tokenizer([captions[i][0] for i in idx]), normalize=True)
     sim = (txt @ img.T).numpy()
     rng = random.Random(seed)
     hits = total = 0

@@ -1,0 +1,57 @@
+"""The three bundled reference models: open_clip config, loss and optimisation recipe each.
+
+Data only (no torch): the registry entries (:mod:`harness.evaluators.reference.specs`) read
+the model name and loss; the optimisation loop (:mod:`harness.evaluators.reference.fit`) and
+the training orchestration (:mod:`harness.training.train`) read the whole recipe. The open_clip
+model configs are ``configs/<model name>.json`` next to this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import EvaluatorError
+
+CONFIG_DIR = Path(__file__).with_name("configs")
+
+
+@dataclass(frozen=True)
+class ModelRecipe:
+    """How one reference model is trained. ``max_minutes`` stops early (recorded on the card)."""
+
+    id: str
+    model_name: str
+    loss: str  # "clip" | "siglip"
+    steps: int = 2500
+    batch_size: int = 64
+    lr: float = 2e-3
+    weight_decay: float = 0.05
+    warmup: int = 60
+    seed: int = 0
+    threads: int = 1
+    max_minutes: float = 20.0
+    augment: bool = True  # fresh background, brightness, 90° turns and flips per sample
+    patch_dropout: float = 0.0  # ViT towers only, training only
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+RECIPES: dict[str, ModelRecipe] = {
+    r.id: r
+    for r in (
+        ModelRecipe("ref-vit-clip", "t3d-ref-vit-clip", "clip", seed=1, patch_dropout=0.25),
+        ModelRecipe("ref-rn-clip", "t3d-ref-rn-clip", "clip", seed=2, steps=4000, max_minutes=25.0),
+        ModelRecipe("ref-siglip", "t3d-ref-sigmoid", "siglip", seed=3, patch_dropout=0.25),
+    )
+}
+
+
+def config_path(model_name: str) -> Path:
+    """The bundled open_clip config of ``model_name`` (an :class:`EvaluatorError` if absent)."""
+    path = CONFIG_DIR / f"{model_name}.json"
+    if not path.is_file():
+        raise EvaluatorError(f"no bundled model config {model_name!r}", where=CONFIG_DIR)
+    return path
