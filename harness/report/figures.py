@@ -106,6 +106,12 @@ def peak_rho_intervals(summary: Mapping[str, Any], path: Path) -> Path:
     :data:`LINEAR_RHO_MAX`); ρ below :data:`RHO_ZERO` (a prompt-free companion's float noise,
     ~1e-31) is drawn at 0 and labelled ``≈0`` instead of stretching a log axis over 30 decades.
     """
+    fig, _ax = peak_rho_figure(summary)
+    return _save(fig, path)
+
+
+def peak_rho_figure(summary: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The (figure, axes) of :func:`peak_rho_intervals`, unsaved."""
     plt = _plt()
     evs = sorted(summary["evaluators"])
     fig, ax = plt.subplots(figsize=(5.0, 0.9 + 0.3 * max(len(evs), 1)))
@@ -135,7 +141,7 @@ def peak_rho_intervals(summary: Mapping[str, Any], path: Path) -> Path:
     ax.set_yticks(range(len(evs)), evs)
     ax.set_xlabel("peak ρ (config. / generator variance), 95% CI; ρ = 1 dashed")
     ax.set_title("Peak configuration ratio")
-    return _save(fig, path)
+    return fig, ax
 
 
 def _rho_shown(value: Any) -> float:
