@@ -285,8 +285,24 @@ class Thumbs:
 
 
 def _scores_at(frame: Any, prompt: str, factor: str, level: str) -> dict[str, float]:
-    rows = frame[(frame["prompt_id"] == prompt) & (frame["factor"] == factor) & (frame["level"] == level)]
-    return {str(g): float(s) for g, s, st in zip(rows["generator"], rows["score"], rows["status"], strict=True) if st == "ok"}
+    """Generator → score of the ok rows of one prompt at one factor level."""
+    return _score_index(frame).get((prompt, factor, level), {})
+
+
+_INDEXES: dict[int, tuple[Any, dict[tuple[str, str, str], dict[str, float]]]] = {}
+
+
+def _score_index(frame: Any) -> dict[tuple[str, str, str], dict[str, float]]:
+    """(prompt, factor, level) → {generator: score} of ``frame``'s ok rows, built once per frame (cleared after each page build)."""
+    cached = _INDEXES.get(id(frame))
+    if cached is not None and cached[0] is frame:
+        return cached[1]
+    index: dict[tuple[str, str, str], dict[str, float]] = {}
+    ok = frame[frame["status"] == "ok"]
+    for g, p, f, lv, sc in zip(ok["generator"], ok["prompt_id"], ok["factor"], ok["level"], ok["score"], strict=True):
+        index.setdefault((str(p), str(f), str(lv)), {})[str(g)] = float(sc)
+    _INDEXES[id(frame)] = (frame, index)
+    return index
 
 
 def _strip(ev: str, frame: Any, factor: str, prompt: str, thumbs: Thumbs) -> str:
@@ -453,8 +469,11 @@ def build_html(report: Path) -> str:
     """The page of the report directory ``report`` (see module docstring)."""
     data = ReportData(report)
     thumbs = Thumbs(data)
-    strips = _strips(data, thumbs)
-    probes = _probe_pairs(data, thumbs)
+    try:
+        strips = _strips(data, thumbs)
+        probes = _probe_pairs(data, thumbs)
+    finally:
+        _INDEXES.clear()
     body = [_verdict(data), _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
     nav = [("verdict", "Verdict"), ("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
     if data.comparison is not None:
