@@ -450,13 +450,17 @@ def _provenance(data: ReportData) -> str:
     m = data.manifest if isinstance(data.manifest, dict) else {}
     source = m.get("source") or {}
     inputs = [[str(i.get("path")), str(i.get("role")), str(i.get("sha256", ""))[:16]] for i in m.get("inputs", [])]
-    shown = {k: m.get(k) for k in ("packages", "options", "render_host")}
+    # render_host names the machine and is never compared (docs/report-format.md): left out so
+    # the page is the same wherever the report is rebuilt
+    shown = {k: m.get(k) for k in ("packages", "options")}
     return (
         '<section id="provenance"><h2>Provenance</h2>'
-        f"<p>run <code>{e(data.run_id)}</code> · source <code>{e(str(source.get('revision')))}</code> "
-        f"(commit <code>{e(str(source.get('commit')))}</code>) · schema <code>{e(str(m.get('schema')))}</code></p>"
+        f"<p>run <code>{e(data.run_id)}</code> · <span id=\"prov-source\">source <code>"
+        f"{e(str(source.get('revision')))}</code> (commit <code>{e(str(source.get('commit')))}</code>)"
+        f"</span> · schema <code>{e(str(m.get('schema')))}</code> · render host: see "
+        '<a href="manifest.json">manifest.json</a></p>'
         + _table_html("Inputs", ["path", "role", "sha256 (16 hex)"], inputs, "inputs")
-        + f'<details class="card"><summary>Packages, options and render host</summary>{_value_html(shown)}</details>'
+        + f'<details class="card"><summary>Packages and options</summary>{_value_html(shown)}</details>'
         + "</section>"
     )
 
