@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("score", "score images against captions"),
     "report": ("report", "compute tables and summary.json from raw score files"),
     "validate": ("validate", "re-verify a report directory"),
+    "html": ("html", "write a report directory's self-contained report.html"),
     "compare": ("compare", "gate a release against its previous release (paired, with margins)"),
     "card": ("card", "build or validate an Evaluator Configuration Card"),
     "lighting": ("lighting", "EV and CCT of the lighting maps (study Table 8)"),

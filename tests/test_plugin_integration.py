@@ -10,6 +10,7 @@ caches on the next run and gives the same outputs as an uninterrupted run.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,8 @@ def report_dir(root: Path, tag: str) -> Path:
 
 
 def comparable_files(report: Path) -> dict[str, bytes]:
-    """Every report file's bytes; the manifest without ``source`` (HEAD may move mid-test)."""
+    """Every report file's bytes; the manifest and report.html without ``source`` (HEAD may
+    move mid-test)."""
     out = {}
     for path in sorted(p for p in report.rglob("*") if p.is_file()):
         data = path.read_bytes()
@@ -51,6 +53,8 @@ def comparable_files(report: Path) -> dict[str, bytes]:
             doc = json.loads(data)
             doc.pop("source")
             data = json.dumps(doc, sort_keys=True).encode()
+        if path.name == "report.html":
+            data = re.sub(rb'<span id="prov-source">.*?</span>', b"", data)
         out[path.relative_to(report).as_posix()] = data
     return out
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from harness.cards.card import card_id
 from harness.cards.manifest import load_manifest, manifest_problems, output_entries, write_manifest
 from harness.commands.validate import check_report, validate_report
+from harness.report.html import build_html
 from harness.report.writer import write_derived, write_report
 from harness.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer
@@ -166,6 +167,7 @@ def test_a_dropped_evaluator_is_flagged_even_when_everything_else_is_rewritten(c
         del manifest["options"]["card_facts"]["evaluators"]["planted-bow"]
 
     edit_manifest(copy, drop)
+    (copy / "report.html").write_text(build_html(copy), encoding="utf-8")  # the page too
     rehash(copy)
     assert validate_report(copy) == []
     problems = validate_report(copy, deep=True, figures=False)

@@ -4,7 +4,11 @@
 * ``discrimination.png``: directional discrimination per probe and evaluator, with the 50 %
   chance line (study Fig. 3).
 * ``peak_rho.png``: peak ρ per evaluator with its bootstrap 95 % interval and the ρ = 1 line
-  (study Fig. 6).
+  (study Fig. 6), on a linear axis from 0 (≈0 for a prompt-free companion).
+* ``envelopes.png``: generator pairs per evaluator whose margin envelope is strict, crosses
+  zero or touches a tie (study Table 9).
+
+Colours are the Okabe–Ito palette, with hatching, so no figure relies on hue alone.
 
 PNG files are written without a software/date stamp so equal summaries give equal bytes on
 one machine. matplotlib is imported here only, when a report is written.
@@ -20,6 +24,10 @@ from typing import Any
 FACTOR_ORDER = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template", "paraphrase")
 PROBE_ORDER = ("keep_half", "biggest_only", "scrambled", "worst_objects")
 _PNG_META = {"Software": None}
+# Okabe & Ito (2008): distinguishable under the common colour-vision deficiencies
+OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
+RHO_ZERO = 1e-9  # ρ below this is drawn as 0 (a prompt-free evaluator's rounding noise)
+LINEAR_RHO_MAX = 20.0  # beyond this the peak-ρ axis turns symlog above ρ = 1
 
 
 def _plt() -> Any:
@@ -79,7 +87,9 @@ def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path:
     x = np.arange(len(evs))
     for k, probe in enumerate(probes):
         values = [_num(summary["evaluators"][e]["discrimination"].get(probe)) * 100 for e in evs]
-        ax.bar(x + (k - (len(probes) - 1) / 2) * width, values, width, label=probe)
+        ax.bar(x + (k - (len(probes) - 1) / 2) * width, values, width, label=probe,
+               color=OKABE_ITO[1 + k % 7], hatch=("", "//", "..", "xx")[k % 4],
+               edgecolor="black", linewidth=0.4)
     ax.axhline(50, color="black", linestyle="--", linewidth=1, label="chance (50%)")
     ax.set_xticks(x, evs, rotation=35, ha="right")
     ax.set_ylim(0, 100)
@@ -90,24 +100,76 @@ def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path:
 
 
 def peak_rho_intervals(summary: Mapping[str, Any], path: Path) -> Path:
-    """Peak ρ per evaluator with bootstrap 95 % intervals, log scale, ρ = 1 reference line."""
+    """Peak ρ per evaluator with bootstrap 95 % intervals and the ρ = 1 reference line.
+
+    Linear axis from 0 (symlog above ρ = 1 when some interval reaches past
+    :data:`LINEAR_RHO_MAX`); ρ below :data:`RHO_ZERO` (a prompt-free companion's float noise,
+    ~1e-31) is drawn at 0 and labelled ``≈0`` instead of stretching a log axis over 30 decades.
+    """
+    fig, _ax = peak_rho_figure(summary)
+    return _save(fig, path)
+
+
+def peak_rho_figure(summary: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The (figure, axes) of :func:`peak_rho_intervals`, unsaved."""
     plt = _plt()
     evs = sorted(summary["evaluators"])
-    fig, ax = plt.subplots(figsize=(4.5, 0.8 + 0.3 * max(len(evs), 1)))
+    fig, ax = plt.subplots(figsize=(5.0, 0.9 + 0.3 * max(len(evs), 1)))
+    top = 1.0
     for i, ev in enumerate(evs):
         entry = summary["evaluators"][ev]
-        peak = _num(entry.get("peak_rho"))
+        peak = _rho_shown(entry.get("peak_rho"))
         ci = entry.get("peak_rho_ci") or [None, None]
-        lo, hi = _num(ci[0]), _num(ci[1])
-        if math.isfinite(lo) and math.isfinite(hi) and lo > 0:
-            ax.plot([lo, hi], [i, i], color="tab:blue", linewidth=2)
-        if math.isfinite(peak) and peak > 0:
-            ax.plot([peak], [i], "o", color="tab:red")
+        lo, hi = _rho_shown(ci[0]), _rho_shown(ci[1])
+        if math.isfinite(lo) and math.isfinite(hi):
+            ax.plot([lo, hi], [i, i], color=OKABE_ITO[5], linewidth=2.5, solid_capstyle="butt")
+            top = max(top, hi)
+        if math.isfinite(peak):
+            ax.plot([peak], [i], "o", color=OKABE_ITO[6], markersize=5)
+            top = max(top, peak)
+            label = "≈0" if peak == 0 else f"{peak:.3g}"
+            ax.annotate(label, (peak, i), xytext=(4, 4), textcoords="offset points", fontsize=6)
+        else:
+            ax.annotate("n/a", (0, i), xytext=(4, -2), textcoords="offset points", fontsize=6)
     ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
-    ax.set_xscale("log")
+    if top > LINEAR_RHO_MAX:
+        ax.set_xscale("symlog", linthresh=1.0, linscale=1.0)
+        ax.set_xlim(0, top * 1.5)
+    else:
+        ax.set_xlim(0, max(1.5, top) * 1.1)
+    ax.set_ylim(-0.7, len(evs) - 0.3)
     ax.set_yticks(range(len(evs)), evs)
-    ax.set_xlabel("peak ρ (configuration / generator variance), 95% bootstrap CI")
+    ax.set_xlabel("peak ρ (config. / generator variance), 95% CI; ρ = 1 dashed")
     ax.set_title("Peak configuration ratio")
+    return fig, ax
+
+
+def _rho_shown(value: Any) -> float:
+    """ρ as drawn: NaN stays NaN, anything below :data:`RHO_ZERO` is 0."""
+    x = _num(value)
+    return 0.0 if math.isfinite(x) and x < RHO_ZERO else x
+
+
+def envelope_bars(summary: Mapping[str, Any], path: Path) -> Path:
+    """Stacked bars per evaluator: generator pairs whose margin envelope across the shared
+    protocols is strict (one sign), crosses zero, or touches a tie."""
+    import numpy as np
+
+    plt = _plt()
+    evs = sorted(summary["evaluators"])
+    kinds = (("strict", "strict ordering"), ("sign_crossing", "sign crossing"), ("tie_boundary", "tie boundary"))
+    fig, ax = plt.subplots(figsize=(5.0, 1.3 + 0.3 * max(len(evs), 1)))
+    left = np.zeros(len(evs))
+    for k, (key, label) in enumerate(kinds):
+        values = np.array([_num((summary["evaluators"][e].get("envelopes") or {}).get(key)) for e in evs])
+        values = np.nan_to_num(values, nan=0.0)
+        ax.barh(range(len(evs)), values, left=left, color=OKABE_ITO[(2, 6, 7)[k]],
+                hatch=("", "//", "..")[k], edgecolor="black", linewidth=0.4, label=label)
+        left += values
+    ax.set_yticks(range(len(evs)), evs)
+    ax.set_xlabel("generator pairs")
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=3)
+    ax.set_title("Generator-pair margin envelopes across shared protocols")
     return _save(fig, path)
 
 
@@ -123,10 +185,11 @@ def _save(fig: Any, path: Path) -> Path:
 
 
 def write_figures(summary: Mapping[str, Any], out_dir: Path) -> list[Path]:
-    """All three figures under ``out_dir``; returns their paths."""
+    """All four figures under ``out_dir``; returns their paths."""
     out_dir = Path(out_dir)
     return [
         dispersion_heatmap(summary, out_dir / "dispersion.png"),
         discrimination_bars(summary, out_dir / "discrimination.png"),
         peak_rho_intervals(summary, out_dir / "peak_rho.png"),
+        envelope_bars(summary, out_dir / "envelopes.png"),
     ]

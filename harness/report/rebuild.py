@@ -12,7 +12,8 @@ one the report carries.
 
 What the options cannot vouch for is not checked: an attacker who rewrites the options and
 every file consistently (another bootstrap seed, say) has written a different, self-consistent
-report. ``manifest.json#/render_host`` is never compared.
+report. ``manifest.json#/render_host`` is never compared. ``report.html`` is rebuilt from the
+report directory itself and compared byte for byte; ``thumbs/`` (copies of renders) only by hash.
 """
 
 from __future__ import annotations
@@ -284,4 +285,25 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: boo
             _cards(report, out, options, records, check)
         except AuditError as exc:
             check.problems.append(f"cards/: cannot be rebuilt from scores/ and the options: {exc}")
+    _html(report, check)
     return check
+
+
+def _html(report: Path, check: DeepCheck) -> None:
+    """report.html rebuilt from the report directory as it is on disk (the files it shows are
+    checked above); thumbs/ cannot be recomputed without the renders."""
+    from harness.report.html import HTML_NAME, build_html
+
+    if (report / "thumbs").is_dir():
+        check.notes.append("thumbs/ not recomputed: the renders are not part of the report (hashes checked)")
+    if not (report / HTML_NAME).is_file():
+        check.notes.append(f"{HTML_NAME}: absent (t3d-audit html writes it)")
+        return
+    try:
+        rebuilt = build_html(report).encode("utf-8")
+    except (AuditError, OSError, ValueError, KeyError, TypeError) as exc:
+        check.problems.append(f"{HTML_NAME}: cannot be rebuilt from the report directory: {exc}")
+        return
+    if (report / HTML_NAME).read_bytes() != rebuilt:
+        check.problems.append(f"{HTML_NAME}: differs from the page rebuilt from the report directory "
+                              "(t3d-audit html rewrites it)")

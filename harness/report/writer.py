@@ -5,7 +5,10 @@ Layout::
     scores/<evaluator>.csv     raw score records, one file per evaluator (records format)
     summary.json               statistics of all evaluators together (DESIGN.md "Summary")
     tables/                    every statistics table, Markdown + CSV (harness.report.tables)
-    figures/*.png              dispersion heatmap, discrimination bars, peak rho intervals
+    figures/*.png              dispersion heatmap, discrimination bars, peak rho intervals,
+                               generator-pair envelopes
+    thumbs/                    thumbnails of one or two prompts' renders (harness.report.thumbs)
+    report.html                the self-contained page over all of the above (harness.report.html)
     cards/<evaluator>.json     Evaluator Configuration Card v1.0 per evaluator
     results.json               every audit test's outcome, estimate, interval, threshold, card;
                                ``complete`` and ``missing`` say whether every collected audit
@@ -157,7 +160,9 @@ def write_report(
     may not even collect the files it skips) it is marked partial.
     """
     from harness.cards.inputs import run_options
+    from harness.report.html import write_html
     from harness.report.terminal import rows_from
+    from harness.report.thumbs import write_session_thumbs
 
     evaluators = sorted(evaluators)
     if not evaluators:
@@ -200,6 +205,7 @@ def write_report(
         },
         tmp / "results.json",
     )
+    write_session_thumbs(session, evaluators, tmp)
     manifest = build_manifest(
         run_id=run_id,
         options=run_options(session, evaluators),
@@ -208,6 +214,7 @@ def write_report(
         render_host=components.render_host(session.renderer),
     )
     write_manifest(manifest, tmp)
+    write_html(tmp)  # reads the finished directory; adds report.html to the manifest's outputs
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)

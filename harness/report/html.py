@@ -1,0 +1,529 @@
+"""``report.html``: one self-contained page to look at a report directory.
+
+A writer over the report directory only (scores/, summary.json, tables/, figures/, cards/,
+results.json, manifest.json, thumbs/, comparison.json if present), never the caches, so
+``t3d-audit html DIR`` rebuilds it anywhere. The page holds its CSS, JS, figures and
+thumbnails inline (data URIs) and requests nothing: it works offline from ``file://``.
+Thumbnails link to the larger copies in ``thumbs/`` and are decoded only when scrolled into
+view. Sections:
+
+* verdict per evaluator, with every failing check (estimate, CI, threshold, card id);
+* figures (``figures/*.png``);
+* per evaluator × factor, one prompt's scenes across the factor's levels with each image's
+  score and the generator ranking (mean over prompts) at each level;
+* probe pairs: the intact scene next to each probe edit, both scores and the companion's verdict;
+* the comparison against a baseline release (``comparison.json``), when present;
+* every statistics table (sortable, filterable), every card, and the provenance.
+
+Output bytes depend only on the report directory's files (no time, no paths, no environment),
+so ``validate --deep`` can rebuild and compare it. Provenance leaves out
+``manifest.json#/outputs``, which lists report.html itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.errors import AuditError
+from harness.report.thumbs import THUMB_DIR, read_index
+
+HTML_NAME = "report.html"
+ASSETS = Path(__file__).with_name("html_assets")
+EMBED_PX = 112  # longer side of an embedded thumbnail, in pixels
+EMBED_QUALITY = 80
+MAX_LEVELS = 12  # levels shown per strip (winner changes first)
+FIGURES = (
+    ("dispersion.png", "Heatmap of score dispersion D in percent, evaluator by factor."),
+    ("peak_rho.png", "Peak configuration ratio rho per evaluator with 95 percent bootstrap "
+     "intervals on a linear axis from 0; the dashed line is rho = 1."),
+    ("discrimination.png", "Directional discrimination per probe and evaluator in percent; the "
+     "dashed line is chance, 50 percent."),
+    ("envelopes.png", "Generator pairs per evaluator whose margin envelope across shared "
+     "protocols is strict, crosses zero, or touches a tie."),
+)
+PROBE_ORDER = ("keep_half", "biggest_only", "scrambled", "worst_objects")
+FACTOR_ORDER = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template", "paraphrase")
+
+e = html.escape
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    """A number with ``digits`` significant digits; ``—`` for missing or non-finite."""
+    if value is None or isinstance(value, bool):
+        return "—" if value is None else str(value).lower()
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(x):
+        return "—"
+    return f"{x:.{digits}g}"
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise AuditError(f"{path.name} is not readable JSON: {exc}", where=path,
+                         hint="rerun the audit, or t3d-audit validate the report") from exc
+
+
+def _ordered(keys: Iterable[str], order: Sequence[str]) -> list[str]:
+    keys = set(keys)
+    return [k for k in order if k in keys] + sorted(keys - set(order))
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+class ReportData:
+    """Everything the page shows, read from one report directory."""
+
+    def __init__(self, report: Path):
+        from harness.records import read_records
+
+        self.dir = Path(report)
+        if not (self.dir / "summary.json").is_file():
+            raise AuditError("no summary.json", where=self.dir, hint="is this a report directory?")
+        self.summary = _read_json(self.dir / "summary.json") or {}
+        self.results = _read_json(self.dir / "results.json") or {}
+        self.manifest = _read_json(self.dir / "manifest.json") or {}
+        self.comparison = _read_json(self.dir / "comparison.json")
+        self.evaluators = sorted(self.summary.get("evaluators", {}))
+        self.cards = {p.stem: _read_json(p) for p in sorted((self.dir / "cards").glob("*.json"))}
+        self.records = {p.stem: read_records(p) for p in sorted((self.dir / "scores").glob("*.csv"))}
+        self.thumbs = read_index(self.dir)
+        options = self.manifest.get("options", {}) if isinstance(self.manifest, dict) else {}
+        facts = options.get("card_facts") or {}
+        self.companion = facts.get("companion") if facts.get("companion") in self.records else None
+
+    @property
+    def run_id(self) -> str:
+        return str(self.results.get("run_id") or self.manifest.get("run_id") or self.dir.name)
+
+
+# ----------------------------------------------------------------------------- sections
+
+
+def _verdict(data: ReportData) -> str:
+    by_ev: dict[str, list[dict[str, Any]]] = {}
+    for r in data.results.get("results", []):
+        by_ev.setdefault(str(r.get("evaluator") or "panel"), []).append(r)
+    rows = []
+    for ev in sorted(by_ev):
+        results = by_ev[ev]
+        failed = [r for r in results if r.get("outcome") == "failed"]
+        checks = [c for r in failed for c in (r.get("checks") or []) if c.get("passed") is False]
+        status = "fail" if failed else "pass"
+        badge = f'<span class="badge {status}">{"✗ FAIL" if failed else "✓ PASS"}</span>'
+        detail = ""
+        if checks or failed:
+            items = []
+            for r in failed:
+                bad = [c for c in (r.get("checks") or []) if c.get("passed") is False]
+                if not bad:
+                    items.append(f"<li><code>{e(r.get('test', ''))}</code>: {e(str(r.get('message') or 'failed'))}</li>")
+                for c in bad:
+                    ci = c.get("interval")
+                    ci_text = f"[{fmt(ci[0])}, {fmt(ci[1])}]" if isinstance(ci, list) and len(ci) == 2 else "—"
+                    card = str(c.get("card_id") or "")
+                    items.append(
+                        f"<li><b>{e(str(c.get('metric')))}</b>: estimate {fmt(c.get('estimate'))}, "
+                        f"95% CI {ci_text}, tested {e(str(c.get('compare', '')))} "
+                        f"{fmt(c.get('tested'))} {e(str(c.get('op', '')))} {fmt(c.get('threshold'))} "
+                        f"(<code>{e(str(c.get('threshold_name', '')))}</code>)"
+                        f'<br><span class="muted">card <code title="{e(card)}">{e(card[:24] + "…" if card else "—")}</code> · '
+                        f"test <code>{e(str(r.get('test', '')))}</code></span></li>"
+                    )
+            detail = f'<ul class="checks">{"".join(items)}</ul>'
+        passed = sum(r.get("outcome") == "passed" for r in results)
+        skipped = sum(r.get("outcome") == "skipped" for r in results)
+        rows.append(
+            f'<tr data-ev="{e(ev)}" data-status="{status}"><th scope="row">{e(ev)}</th><td>{badge}</td>'
+            f"<td>{passed} passed, {len(failed)} failed, {skipped} skipped</td><td>{detail}</td></tr>"
+        )
+    failing = [ev for ev in sorted(by_ev) if any(r.get("outcome") == "failed" for r in by_ev[ev])]
+    headline = (f'<p class="headline"><span class="badge {"fail" if failing else "pass"}">'
+                f'{"✗ FAIL" if failing else "✓ PASS"}</span> {len(failing)} of {len(by_ev)} evaluators '
+                f"(panel checks included) fail at least one check"
+                + (f": {e(', '.join(failing))}" if failing else "") + "</p>")
+    complete = data.results.get("complete")
+    note = "" if complete is not False else (
+        '<p class="warn">⚠ Partial report: missing ' + e(", ".join(data.results.get("missing", [])[:10])) + "</p>")
+    return (
+        '<section id="verdict"><h2>Verdict</h2>' + headline + note
+        + '<table class="sortable verdict"><thead><tr><th scope="col">Evaluator</th><th scope="col">Verdict</th>'
+        '<th scope="col">Tests</th><th scope="col">Failing checks</th></tr></thead><tbody>'
+        + "".join(rows) + "</tbody></table></section>"
+    )
+
+
+def _figures(data: ReportData) -> str:
+    out = []
+    for name, alt in FIGURES:
+        path = data.dir / "figures" / name
+        if not path.is_file():
+            continue
+        uri = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+        out.append(f'<figure class="fig"><img src="{uri}" alt="{e(alt)}"><figcaption>{e(alt)}</figcaption></figure>')
+    if not out:
+        return ""
+    return '<section id="figures"><h2>Figures</h2><div class="figs">' + "".join(out) + "</div></section>"
+
+
+def _table_html(title: str, header: list[str], rows: list[list[str]], key: str) -> str:
+    ev_col = 0 if header and header[0].lower().startswith("evaluator") else None
+    head = "".join(f'<th scope="col"><button type="button" class="sort">{e(h)}</button></th>' for h in header)
+    body = []
+    for row in rows:
+        attr = ""
+        if ev_col is not None and row:
+            attr = f' data-ev="{e(row[0].split(" (")[0].strip())}"'
+        body.append(f"<tr{attr}>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
+    return (
+        f'<details class="table" id="t-{e(key)}"><summary>{e(title)} <span class="muted">({len(rows)} rows)</span></summary>'
+        f'<label class="filter">Filter rows <input type="search" class="rowfilter" aria-label="Filter rows of {e(title)}"></label>'
+        f'<div class="scroll"><table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div></details>'
+    )
+
+
+def _tables(data: ReportData) -> str:
+    out = []
+    for path in sorted((data.dir / "tables").glob("*.csv")):
+        with path.open(encoding="utf-8", newline="") as fh:
+            rows = list(csv.reader(fh))
+        if not rows:
+            continue
+        md = path.with_suffix(".md")
+        title = path.stem
+        if md.is_file():
+            first = md.read_text(encoding="utf-8").splitlines()[:1]
+            if first and first[0].startswith("**"):
+                title = first[0].strip("* ")
+        out.append(_table_html(title, rows[0], rows[1:], path.stem))
+    if not out:
+        return ""
+    return '<section id="tables"><h2>Tables</h2><p class="muted">Click a column header to sort; type to filter.</p>' + "".join(out) + "</section>"
+
+
+def _level_stats(frame: Any, factor: str) -> tuple[list[str], dict[str, list[tuple[str, float]]]]:
+    """Levels of ``factor`` in record order and, per level, generators by mean score (best
+    first, over every prompt; failed rows excluded)."""
+    rows = frame[frame["factor"] == factor]
+    levels = list(dict.fromkeys(rows["level"]))
+    ok = rows[rows["status"] == "ok"]
+    means = ok.groupby(["level", "generator"], sort=True)["score"].mean()
+    ranking: dict[str, list[tuple[str, float]]] = {}
+    for level in levels:
+        if level in means.index.get_level_values(0):
+            items = [(str(g), float(v)) for g, v in means.loc[level].items()]
+            ranking[level] = sorted(items, key=lambda t: (-t[1], t[0]))
+        else:
+            ranking[level] = []
+    return levels, ranking
+
+
+def _shown_levels(levels: list[str], ranking: Mapping[str, list[tuple[str, float]]]) -> list[str]:
+    if len(levels) <= MAX_LEVELS:
+        return levels
+    first = ranking[levels[0]][0][0] if ranking[levels[0]] else None
+    flips = [lv for lv in levels if ranking[lv] and ranking[lv][0][0] != first][: MAX_LEVELS // 2]
+    keep = set(flips)
+    for lv in levels:
+        if len(keep) >= MAX_LEVELS:
+            break
+        keep.add(lv)
+    return [lv for lv in levels if lv in keep]
+
+
+class Thumbs:
+    """Embedded thumbnails: index lookups and the data URIs of the images used on the page."""
+
+    def __init__(self, data: ReportData):
+        self.dir = data.dir / THUMB_DIR
+        self.by_key: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        self.prompts: list[str] = []
+        if data.thumbs is not None:
+            self.prompts = [str(p) for p in data.thumbs.get("prompts", [])]
+            for entry in data.thumbs["images"]:
+                key = (entry.get("generator"), entry.get("prompt_id"), entry.get("factor"), entry.get("level"))
+                self.by_key[tuple(str(k) for k in key)] = entry
+        self.used: dict[str, str] = {}
+
+    def img(self, generator: str, prompt: str, factor: str, level: str, alt: str) -> str:
+        entry = self.by_key.get((generator, prompt, factor, level))
+        name = entry.get("file") if entry else None
+        if not name or not (self.dir / str(name)).is_file():
+            why = (entry or {}).get("error") or "no thumbnail in this report"
+            return f'<div class="noimg" role="img" aria-label="{e(alt)}: {e(why)}">{e(why[:60])}</div>'
+        key = str(name).rsplit(".", 1)[0]
+        if key not in self.used:
+            self.used[key] = self._embed(self.dir / str(name))
+        return (f'<a href="{THUMB_DIR}/{e(str(name))}" class="thumb"><img data-thumb="{e(key)}" alt="{e(alt)}" '
+                f'width="{EMBED_PX}" height="{EMBED_PX}" decoding="async"></a>')
+
+    @staticmethod
+    def _embed(path: Path) -> str:
+        from PIL import Image
+
+        with Image.open(path) as im:
+            im = im.convert("RGB")
+            im.thumbnail((EMBED_PX, EMBED_PX), Image.Resampling.LANCZOS)
+            out = io.BytesIO()
+            im.save(out, format="JPEG", quality=EMBED_QUALITY, optimize=True)
+        return "data:image/jpeg;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def _scores_at(frame: Any, prompt: str, factor: str, level: str) -> dict[str, float]:
+    """Generator → score of the ok rows of one prompt at one factor level."""
+    return _score_index(frame).get((prompt, factor, level), {})
+
+
+_INDEXES: dict[int, tuple[Any, dict[tuple[str, str, str], dict[str, float]]]] = {}
+
+
+def _score_index(frame: Any) -> dict[tuple[str, str, str], dict[str, float]]:
+    """(prompt, factor, level) → {generator: score} of ``frame``'s ok rows, built once per frame (cleared after each page build)."""
+    cached = _INDEXES.get(id(frame))
+    if cached is not None and cached[0] is frame:
+        return cached[1]
+    index: dict[tuple[str, str, str], dict[str, float]] = {}
+    ok = frame[frame["status"] == "ok"]
+    for g, p, f, lv, sc in zip(ok["generator"], ok["prompt_id"], ok["factor"], ok["level"], ok["score"], strict=True):
+        index.setdefault((str(p), str(f), str(lv)), {})[str(g)] = float(sc)
+    _INDEXES[id(frame)] = (frame, index)
+    return index
+
+
+def _strip(ev: str, frame: Any, factor: str, prompt: str, thumbs: Thumbs) -> str:
+    levels, ranking = _level_stats(frame, factor)
+    shown = _shown_levels(levels, ranking)
+    generators = sorted(set(frame["generator"]))
+    first = ranking[levels[0]][0][0] if levels and ranking[levels[0]] else None
+    head = ['<th scope="col">generator</th>']
+    for lv in shown:
+        flip = ranking[lv] and ranking[lv][0][0] != first
+        head.append(f'<th scope="col"{" class=flip" if flip else ""}>{e(lv)}{" ⇄" if flip else ""}</th>')
+    body = []
+    scores = {lv: _scores_at(frame, prompt, factor, lv) for lv in shown}
+    for g in generators:
+        cells = [f'<th scope="row">{e(g)}</th>']
+        for lv in shown:
+            s = scores[lv].get(g)
+            top = s is not None and s == max(scores[lv].values())
+            alt = f"{g}, prompt {prompt}, {factor} = {lv}, {ev} score {fmt(s)}"
+            cells.append(
+                f'<td{" class=top" if top else ""}>{thumbs.img(g, prompt, factor, lv, alt)}'
+                f'<span class="score">{fmt(s)}{" ★" if top else ""}</span></td>'
+            )
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    rank_cells = ['<th scope="row">ranking<br><span class="muted">mean, all prompts</span></th>']
+    for lv in shown:
+        items = "".join(f"<li>{e(g)} <span class='muted'>{fmt(v, 3)}</span></li>" for g, v in ranking[lv])
+        rank_cells.append(f'<td class="rank"><ol>{items}</ol></td>')
+    body.append('<tr class="ranking">' + "".join(rank_cells) + "</tr>")
+    more = "" if len(shown) == len(levels) else (
+        f'<p class="muted">Showing {len(shown)} of {len(levels)} levels (levels where the winner changes first).</p>')
+    changes = sum(1 for lv in levels if ranking[lv] and ranking[lv][0][0] != first)
+    caption = (f"{e(ev)} · {e(factor)} · prompt {e(prompt)}: "
+               + (f"winner changes at {changes} of {len(levels)} levels (⇄)" if changes else "same winner at every level"))
+    return (f'<details class="strip" data-prompt="{e(prompt)}"{" open" if changes else ""}>'
+            f'<summary>{caption}</summary>{more}'
+            f'<div class="scroll"><table class="strip"><thead><tr>{"".join(head)}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div></details>')
+
+
+def _strips(data: ReportData, thumbs: Thumbs) -> str:
+    prompts = thumbs.prompts or sorted(
+        {p for f in data.records.values() for p in f["prompt_id"]})[:1]
+    out = []
+    for ev in data.evaluators:
+        frame = data.records.get(ev)
+        if frame is None:
+            continue
+        factors = _ordered({f for f in frame["factor"]} - {"baseline", "probe"}, FACTOR_ORDER)
+        parts = [_strip(ev, frame, f, p, thumbs) for f in factors for p in prompts]
+        out.append(f'<details class="ev" data-ev="{e(ev)}"><summary>{e(ev)}</summary>{"".join(parts)}</details>')
+    return ('<section id="strips"><h2>Factor strips</h2><p class="muted">One prompt\'s scenes (one row per '
+            "generator) across each factor's levels, with this evaluator's score under each image (★ best "
+            "for this prompt) and the generator ranking over all prompts; ⇄ marks a level whose winner "
+            "differs from the first level's; strips with a winner change start open. Click a thumbnail "
+            "for the stored render.</p>"
+            + "".join(out) + "</section>")
+
+
+def _probe_pairs(data: ReportData, thumbs: Thumbs) -> str:
+    prompts = thumbs.prompts or sorted({p for f in data.records.values() for p in f["prompt_id"]})[:1]
+    comp = data.records.get(data.companion) if data.companion else None
+    out = []
+    for ev in data.evaluators:
+        frame = data.records.get(ev)
+        if frame is None:
+            continue
+        probes = _ordered(set(frame.loc[frame["factor"] == "probe", "level"]), PROBE_ORDER)
+        parts = []
+        for probe in probes:
+            rows = []
+            for prompt in prompts:
+                intact = _scores_at(frame, prompt, "baseline", "c0")
+                edited = _scores_at(frame, prompt, "probe", probe)
+                c_in = _scores_at(comp, prompt, "baseline", "c0") if comp is not None else {}
+                c_ed = _scores_at(comp, prompt, "probe", probe) if comp is not None else {}
+                for g in sorted(set(intact) | set(edited)):
+                    a, b = intact.get(g), edited.get(g)
+                    drop = "—" if a is None or b is None else ("drops ✓" if b < a else "tie" if b == a else "rises ✗")
+                    if g in c_in and g in c_ed:
+                        damaging = c_ed[g] < c_in[g]
+                        verdict = ("damaging" if damaging else "not damaging") + f" ({fmt(c_in[g], 3)} → {fmt(c_ed[g], 3)})"
+                    else:
+                        verdict = "no companion in this report"
+                    rows.append(
+                        f'<div class="pair" data-prompt="{e(prompt)}"><div class="side">'
+                        f'{thumbs.img(g, prompt, "baseline", "c0", f"{g} prompt {prompt} intact, score {fmt(a)}")}'
+                        f'<span>intact<br><b>{fmt(a)}</b></span></div><div class="side">'
+                        f'{thumbs.img(g, prompt, "probe", probe, f"{g} prompt {prompt} {probe}, score {fmt(b)}")}'
+                        f'<span>{e(probe)}<br><b>{fmt(b)}</b></span></div>'
+                        f'<p><b>{e(g)}</b> · prompt {e(prompt)}<br>{ev}: {drop}<br>companion: {e(verdict)}</p></div>'
+                    )
+            parts.append(f'<h4>{e(probe)}</h4><div class="pairs">{"".join(rows)}</div>')
+        out.append(f'<details class="ev" data-ev="{e(ev)}"><summary>{e(ev)}</summary>{"".join(parts)}</details>')
+    return ('<section id="probes"><h2>Probe pairs</h2><p class="muted">Each probe edit next to the intact '
+            "scene, with this evaluator's scores and whether the symbolic companion confirms the edit "
+            "damages the scene.</p>" + "".join(out) + "</section>")
+
+
+def _comparison(data: ReportData) -> str:
+    doc = data.comparison
+    if not isinstance(doc, dict):
+        return ""
+    parts = [f"<p>baseline <code>{e(str(doc.get('baseline')))}</code> → candidate "
+             f"<code>{e(str(doc.get('candidate')))}</code> · exit code {e(str(doc.get('exit_code')))}</p>"]
+    for pair in doc.get("pairs", []):
+        header = ["metric", "factor / probe", "baseline", "candidate", "difference", "95% CI", "margin", "verdict"]
+        rows = []
+        for m in pair.get("metrics", []):
+            ci = m.get("ci") or [None, None]
+            sign = "+" if m.get("harmful") == "increase" else "−"
+            rows.append([str(m.get("kind")), str(m.get("subject") or "—"), fmt(m.get("baseline")),
+                         fmt(m.get("candidate")), fmt(m.get("difference")), f"[{fmt(ci[0])}, {fmt(ci[1])}]",
+                         f"{sign}{fmt(m.get('margin'))}", str(m.get("verdict"))])
+        title = f"{pair.get('baseline_evaluator')} → {pair.get('candidate_evaluator')}"
+        parts.append(_table_html(title, header, rows, f"cmp-{pair.get('candidate_evaluator')}").replace(
+            '<details class="table"', '<details class="table" open', 1))
+    return '<section id="comparison"><h2>Release comparison</h2>' + "".join(parts) + "</section>"
+
+
+def _value_html(value: Any) -> str:
+    if isinstance(value, dict):
+        if not value:
+            return '<span class="muted">{}</span>'
+        return "<dl>" + "".join(f"<dt>{e(str(k))}</dt><dd>{_value_html(v)}</dd>" for k, v in value.items()) + "</dl>"
+    if isinstance(value, list):
+        if all(not isinstance(v, (dict, list)) for v in value):
+            return e(", ".join(fmt(v) if isinstance(v, float) else str(v) for v in value)) or '<span class="muted">[]</span>'
+        return "<ol>" + "".join(f"<li>{_value_html(v)}</li>" for v in value) + "</ol>"
+    if isinstance(value, float):
+        return e(fmt(value))
+    return e("null" if value is None else str(value))
+
+
+def _cards(data: ReportData) -> str:
+    out = []
+    for ev, card in data.cards.items():
+        cid = card.get("card_id", "") if isinstance(card, dict) else ""
+        out.append(f'<details class="card" data-ev="{e(ev)}"><summary>{e(ev)} <code class="muted">{e(str(cid))}</code>'
+                   f'</summary><a href="cards/{e(ev)}.json">cards/{e(ev)}.json</a>{_value_html(card)}</details>')
+    return '<section id="cards"><h2>Evaluator Configuration Cards</h2>' + "".join(out) + "</section>"
+
+
+def _provenance(data: ReportData) -> str:
+    m = data.manifest if isinstance(data.manifest, dict) else {}
+    source = m.get("source") or {}
+    inputs = [[str(i.get("path")), str(i.get("role")), str(i.get("sha256", ""))[:16]] for i in m.get("inputs", [])]
+    # render_host names the machine and is never compared (docs/report-format.md): left out so
+    # the page is the same wherever the report is rebuilt
+    shown = {k: m.get(k) for k in ("packages", "options")}
+    return (
+        '<section id="provenance"><h2>Provenance</h2>'
+        f"<p>run <code>{e(data.run_id)}</code> · <span id=\"prov-source\">source <code>"
+        f"{e(str(source.get('revision')))}</code> (commit <code>{e(str(source.get('commit')))}</code>)"
+        f"</span> · schema <code>{e(str(m.get('schema')))}</code> · render host: see "
+        '<a href="manifest.json">manifest.json</a></p>'
+        + _table_html("Inputs", ["path", "role", "sha256 (16 hex)"], inputs, "inputs")
+        + f'<details class="card"><summary>Packages and options</summary>{_value_html(shown)}</details>'
+        + "</section>"
+    )
+
+
+def _asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+def build_html(report: Path) -> str:
+    """The page of the report directory ``report`` (see module docstring)."""
+    data = ReportData(report)
+    thumbs = Thumbs(data)
+    try:
+        strips = _strips(data, thumbs)
+        probes = _probe_pairs(data, thumbs)
+    finally:
+        _INDEXES.clear()
+    body = [_verdict(data), _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
+    nav = [("verdict", "Verdict"), ("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
+    if data.comparison is not None:
+        nav.append(("comparison", "Comparison"))
+    nav += [("tables", "Tables"), ("cards", "Cards"), ("provenance", "Provenance")]
+    ev_options = "".join(f'<option value="{e(ev)}">{e(ev)}</option>' for ev in data.evaluators)
+    prompt_options = "".join(f'<option value="{e(p)}">{e(p)}</option>' for p in thumbs.prompts)
+    prompt_select = (f'<label>Prompt <select id="f-prompt">{prompt_options}</select></label>'
+                     if len(thumbs.prompts) > 1 else "")
+    thumbs_json = json.dumps(dict(sorted(thumbs.used.items())), separators=(",", ":")).replace("</", "<\\/")
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data: file: 'self'; "
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
+        f"<title>t3d-audit report {e(data.run_id)}</title><style>{_asset('report.css')}</style></head><body>"
+        '<a class="skip" href="#main">Skip to content</a>'
+        f'<header><h1>t3d-audit report <code>{e(data.run_id)}</code></h1><nav aria-label="Sections"><ul>'
+        + "".join(f'<li><a href="#{k}">{v}</a></li>' for k, v in nav)
+        + '</ul></nav><form class="filters" role="search" onsubmit="return false">'
+        f'<label>Evaluator <select id="f-ev"><option value="">all</option>{ev_options}</select></label>'
+        '<label><input type="checkbox" id="f-failing"> failing only</label>'
+        f"{prompt_select}</form></header>"
+        '<main id="main">' + "".join(body) + "</main>"
+        f'<script type="application/json" id="thumb-data">{thumbs_json}</script>'
+        f"<script>{_asset('report.js')}</script></body></html>\n"
+    )
+
+
+def write_html(report: Path) -> Path:
+    """Write ``<report>/report.html`` (temporary file, then rename) and, when the report has a
+    manifest, list it among the manifest's outputs; returns its path."""
+    import os
+
+    from harness.cards.manifest import load_manifest, output_entries, write_manifest
+
+    report = Path(report)
+    path = report / HTML_NAME
+    text = build_html(report)
+    tmp = report / f".{HTML_NAME}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    if (report / "manifest.json").is_file():
+        manifest = load_manifest(report)
+        outputs = output_entries(report)
+        if manifest.get("outputs") != outputs:
+            manifest["outputs"] = outputs
+            write_manifest(manifest, report)
+    return path
