@@ -177,7 +177,7 @@ def build_card(
     (factor → levels), ``post_processing``, ``probe_seed``. ``captions``: ``template``,
     ``n_templates``, ``paraphrase_rule``, ``prompt_source``. ``views``: declared poses
     (``pitch_deg``, ``yaw_deg``). ``stats``: the evaluator's entry of the audit summary
-    (DESIGN.md "Summary"), or ``None`` when the run computed none. ``evidence``: for each of
+    (docs/formats.md "summary.json"), or ``None`` when the run computed none. ``evidence``: for each of
     :data:`EVIDENCE_KEYS`, ``(status, location)``. ``baseline_card_id``: the card of the
     previous release the run was gated against (``--audit-baseline``), recorded when given.
     """
