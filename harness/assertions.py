@@ -3,7 +3,7 @@
 A failing check raises ``AssertionError`` whose message gives the metric, the evaluator, the
 estimate, its interval when known, the threshold (name and value) and the card id, e.g.::
 
-    peak_rho of clip-vit-b-32 = 1.42 (95% CI [1.05, 2.1]) exceeds peak_rho_max = 1
+    peak_rho of clip-vit-b32 = 1.42 (95% CI [1.05, 2.1]) exceeds peak_rho_max = 1
     [card ecc-v1-sha256:3f...]
 
 The helpers hide their own frames (``__tracebackhide__``) so pytest shows the test's line.

@@ -309,7 +309,7 @@ def read_records(path: Path) -> pd.DataFrame:
 
 
 def compute_summary(records: pd.DataFrame, bootstrap: int, seed: int) -> dict[str, Any]:
-    """The DESIGN.md summary dict of ``records`` (plain builtins, JSON-ready).
+    """The summary dict (docs/formats.md "summary.json") of ``records`` (plain builtins, JSON-ready).
 
     Each evaluator entry also carries ``intervals``: pointwise 95 % bootstrap intervals of
     ``rho``, ``dispersion`` (per factor) and ``discrimination`` (per probe), ``None`` ends

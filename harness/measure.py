@@ -1,6 +1,6 @@
 """The measurement pipeline: (evaluator spec, scene set, profile) → the tidy records table.
 
-Rows (DESIGN.md "Raw score records"), per scene in (generator, prompt_id) order:
+Rows (docs/formats.md "Raw score records"), per scene in (generator, prompt_id) order:
 
 * ``baseline/c0`` and every selected level of every factor of the profile (default-equivalent
   levels included). Background levels reuse the c0 render and only re-composite; template

@@ -296,7 +296,7 @@ def audit_records(audit_session: AuditSession, audit_evaluator: str) -> Any:
 
 @pytest.fixture
 def audit_stats(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
-    """The evaluator's entry of the audit summary (DESIGN.md "Summary"), disk-cached."""
+    """The evaluator's entry of the audit summary (docs/formats.md "summary.json"), disk-cached."""
     return _guard(lambda: audit_session.summary(audit_evaluator))
 
 

@@ -1,6 +1,6 @@
 """Raw score records: the one table every evaluator run writes and every report reads.
 
-Columns, in this order (DESIGN.md "Raw score records")::
+Columns, in this order (docs/formats.md "Raw score records")::
 
     evaluator, generator, prompt_id, scene_sha256, factor, level, caption, score, status, error
 
@@ -331,7 +331,7 @@ def validate_records(
                 first_of[k] = row
 
     if problems:
-        _raise(problems, where, "fix the rows named above; see DESIGN.md 'Raw score records'")
+        _raise(problems, where, "fix the rows named above; see docs/formats.md 'Raw score records'")
 
 
 def _level_problems(factor: _TextColumn, level: _TextColumn) -> list[str]:

@@ -3,6 +3,8 @@ numpy evaluators and a box rasterizer (no Blender, no torch)."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -58,3 +60,40 @@ def make_project(pytester: pytest.Pytester, extra: str = "", thresholds: str = L
 
 def report_dirs(reports: Path) -> list[Path]:
     return sorted(p for p in reports.iterdir() if not p.name.startswith("."))
+
+
+def run_audit(pytester: pytest.Pytester, tag: str, *args: str) -> pytest.RunResult:
+    root = pytester.path
+    return pytester.runpytest_subprocess(
+        "audit_tests",
+        "-p",
+        "no:cacheprovider",
+        "--audit-cache-dir",
+        str(root / f"cache-{tag}"),
+        "--audit-report-dir",
+        str(root / f"reports-{tag}"),
+        *args,
+        timeout=300,
+    )
+
+
+def report_dir(root: Path, tag: str) -> Path:
+    found = [p for p in (root / f"reports-{tag}").iterdir() if not p.name.startswith(".")]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def comparable_files(report: Path) -> dict[str, bytes]:
+    """Every report file's bytes; the manifest and report.html without ``source`` (HEAD may
+    move mid-test)."""
+    out = {}
+    for path in sorted(p for p in report.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if path.name == "manifest.json":
+            doc = json.loads(data)
+            doc.pop("source")
+            data = json.dumps(doc, sort_keys=True).encode()
+        if path.name == "report.html":
+            data = re.sub(rb'<span id="prov-source">.*?</span>', b"", data)
+        out[path.relative_to(report).as_posix()] = data
+    return out

@@ -16,10 +16,10 @@ def test_failure_message_has_estimate_interval_threshold_and_card():
     with pytest.raises(AssertionError) as info:
         assert_at_most(
             "peak_rho", 1.42, 1.0, threshold_name="peak_rho_max", interval=[1.05, 2.1],
-            evaluator="clip-vit-b-32", card_id="ecc-v1-sha256:" + "ab" * 32,
+            evaluator="clip-vit-b32", card_id="ecc-v1-sha256:" + "ab" * 32,
         )
     text = str(info.value)
-    assert "peak_rho of clip-vit-b-32 = 1.42" in text
+    assert "peak_rho of clip-vit-b32 = 1.42" in text
     assert "(95% CI [1.05, 2.1])" in text
     assert "exceeds peak_rho_max = 1" in text
     assert "[card ecc-v1-sha256:abab" in text
@@ -95,12 +95,12 @@ def test_thresholds_overrides_apply_in_order_with_globs():
         {
             "peak_rho_max": 1.0,
             "min_kendall_w": 0.5,
-            "overrides": {"clip-*": {"peak_rho_max": 2.0}, "clip-vit-l-14": {"peak_rho_max": 3.0}},
+            "overrides": {"clip-*": {"peak_rho_max": 2.0}, "clip-vit-l14": {"peak_rho_max": 3.0}},
         }
     )
     assert t.for_evaluator("siglip")["peak_rho_max"] == 1.0
-    assert t.for_evaluator("clip-vit-b-32")["peak_rho_max"] == 2.0
-    assert t.for_evaluator("clip-vit-l-14") == {"min_kendall_w": 0.5, "peak_rho_max": 3.0}
+    assert t.for_evaluator("clip-vit-b32")["peak_rho_max"] == 2.0
+    assert t.for_evaluator("clip-vit-l14") == {"min_kendall_w": 0.5, "peak_rho_max": 3.0}
 
 
 @pytest.mark.parametrize(

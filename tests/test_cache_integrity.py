@@ -73,7 +73,7 @@ def test_discarded_warns_and_counts():
 
 
 def test_edited_score_segment_is_discarded_and_rescored(tmp_path):
-    from tests.test_evaluators_cache import CountingEvaluator, img
+    from tests._counting_evaluator import CountingEvaluator, img
 
     inner = CountingEvaluator()
     wrapped = CachedEvaluator(inner, ScoreCache(tmp_path))

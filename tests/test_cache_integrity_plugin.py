@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 
 from harness.records import read_records, write_records
-from tests.test_plugin_integration import comparable_files, make_project, report_dir, run_audit
+from tests._audit_project import comparable_files, make_project, report_dir, run_audit
 
 pytest_plugins = ["pytester"]
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cards import NOT_REPORTED, build_card
-from tests.test_cards import C0, stats_entry
+from tests._card_inputs import C0, stats_entry
 
 # Summary numbers the v1.0 card (a closed schema, study Table 6) has no field for: they are in
 # summary.json, which `t3d-audit validate --deep` recomputes, but not on the card.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import copy
 
 import pytest
 
@@ -23,43 +23,42 @@ def session(tmp_path_factory):
     return AuditSession(options)
 
 
-def _numbers(details: str) -> dict[str, str]:
-    pairs = re.search(r"orders (\S+) of the (\d+) within-prompt", details)
-    tau = re.search(r"Kendall tau-b (\S+?);", details)
-    scramble = re.search(r"scrambled: drops on (\S+) of the (\d+) edits", details)
-    assert pairs and tau and scramble, details
-    return {
-        "pairs": pairs.group(1),
-        "n_pairs": pairs.group(2),
-        "tau": tau.group(1),
-        "scrambled": scramble.group(1),
-        "n_scrambled": scramble.group(2),
-    }
-
-
 def test_an_evaluator_without_protocol_effect_agrees_fully(session):
     card = session.card("planted-robust")
     validate_card(card)
     check = card["companion_check"]
     assert check["kind"] == "geometry_grounded"
-    got = _numbers(check["details"])
-    assert got["pairs"] == "100%" and got["tau"] == "+1.00" and got["scrambled"] == "100%"
-    assert int(got["n_pairs"]) > 0 and int(got["n_scrambled"]) > 0
-    assert "c0 winner faithful (companion: faithful)" in check["details"]
+    got = check["agreement"]
+    assert got["pair_agreement"] == 1.0 and got["ranking_tau"] == pytest.approx(1.0)
+    assert got["probes"]["scrambled"]["drop_credit"] == 1.0
+    assert got["n_pairs"] > 0 and got["probes"]["scrambled"]["n_edits"] > 0
+    assert got["winner"] == got["companion_winner"] == "faithful"
     missing = card["released_or_missing_evidence"]["known_missing"]
     assert not any("companion" in m for m in missing)
 
 
 def test_a_layout_blind_evaluator_misses_the_broken_layouts(session):
-    got = _numbers(session.card("planted-bow")["companion_check"]["details"])
+    scrambled = session.card("planted-bow")["companion_check"]["agreement"]["probes"]["scrambled"]
     # it sees which objects are there, not where: scrambles the companion flags look intact
-    assert int(got["scrambled"].rstrip("%")) <= 70
+    assert scrambled["drop_credit"] <= 0.7 and scrambled["n_edits"] > 0
+
+
+@pytest.mark.parametrize("evaluator", ["planted-robust", "planted-bow", "planted-pitch"])
+def test_the_prose_states_the_numbers_of_the_data(session, evaluator):
+    check = session.card(evaluator)["companion_check"]
+    got, text = check["agreement"], check["details"]
+    assert f"orders {100 * got['pair_agreement']:.0f}% of the {got['n_pairs']} within-prompt" in text
+    assert f"Kendall tau-b {got['ranking_tau']:+.2f};" in text
+    assert f"c0 winner {got['winner'] or 'tied'} (companion: {got['companion_winner'] or 'tied'})" in text
+    for probe, p in got["probes"].items():
+        assert f"{probe}: drops on {100 * p['drop_credit']:.0f}% of the {p['n_edits']} edits" in text
 
 
 def test_the_companion_card_says_what_it_is(session):
     check = session.card("companion")["companion_check"]
     assert check["kind"] == "geometry_grounded"
     assert check["details"].startswith("this evaluator is the symbolic companion `companion`")
+    assert "agreement" not in check  # nothing to agree with: itself
 
 
 def test_without_a_companion_the_field_is_not_reported(tmp_path):
@@ -69,3 +68,14 @@ def test_without_a_companion_the_field_is_not_reported(tmp_path):
     card = AuditSession(options).card("planted-robust")
     assert card["companion_check"]["kind"] == NOT_REPORTED
     assert any("companion" in m for m in card["released_or_missing_evidence"]["known_missing"])
+
+
+def test_the_schema_rejects_malformed_agreement_data(session):
+    from harness.cards import card_id
+    from harness.errors import CardError
+
+    card = copy.deepcopy(session.card("planted-robust"))
+    del card["companion_check"]["agreement"]["n_pairs"]
+    card["card_id"] = card_id(card)
+    with pytest.raises(CardError, match="n_pairs"):
+        validate_card(card)

@@ -22,7 +22,7 @@ from harness.margins import MarginError, Margins, parse_margin_args
 from harness.paths import REPO_ROOT
 from harness.records import read_records, write_records
 from harness.release import load_release, save_baseline
-from tests.test_stats_compare import BASE_PITCH, CAND_PITCH, _tiny
+from tests._compare_tables import BASE_PITCH, CAND_PITCH, tiny_release
 
 
 def _audit(tmp: Path, tag: str, evaluator: str, *extra: str) -> tuple[subprocess.CompletedProcess, Path]:
@@ -143,8 +143,8 @@ def test_argparse_errors_exit_2(capsys):
 @pytest.fixture
 def tiny_files(tmp_path):
     """The hand example of test_stats_compare: rho-pitch is inconclusive (Δ 0.75, wide CI)."""
-    base = write_records(_tiny(BASE_PITCH), tmp_path / "base.csv")
-    cand = write_records(_tiny(CAND_PITCH), tmp_path / "cand.csv")
+    base = write_records(tiny_release(BASE_PITCH), tmp_path / "base.csv")
+    cand = write_records(tiny_release(CAND_PITCH), tmp_path / "cand.csv")
     return str(base), str(cand), tmp_path
 
 

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cacheseal import CacheCorruptionWarning
-from harness.evaluators import registry
 from harness.evaluators.base import ScoreResult
 from harness.evaluators.cache import (
     CachedEvaluator,
@@ -19,10 +18,7 @@ from harness.evaluators.cache import (
     ScoreCache,
     image_sha256,
 )
-
-
-def img(value, shape=(4, 5, 3)):
-    return np.full(shape, value, dtype=np.uint8)
+from tests._counting_evaluator import CountingEvaluator, img
 
 
 def test_image_sha_depends_on_pixels_and_shape():
@@ -97,33 +93,6 @@ def test_embedding_cache_memory_and_disk(tmp_path):
     small = EmbeddingCache("idh", max_items=2)
     small.put_many({"1": vec, "2": vec, "3": vec})
     assert set(small.get_many(["1", "2", "3"])) == {"2", "3"}
-
-
-class CountingEvaluator:
-    """A fake embedding evaluator: score = mean pixel / 255 + len(caption)."""
-
-    def __init__(self, fail_on=""):
-        self.spec = registry.get("clip-vit-b32")
-        self.pairs = 0
-        self.grid_cells = 0
-        self.fail_on = fail_on
-
-    def _s(self, image, caption):
-        return float(image.mean()) / 255 + len(caption)
-
-    def score(self, images, captions):
-        self.pairs += len(images)
-        return [
-            ScoreResult.failed("boom") if c == self.fail_on else ScoreResult.ok(self._s(i, c))
-            for i, c in zip(images, captions, strict=True)
-        ]
-
-    def score_grid(self, images, captions):
-        self.grid_cells += len(images) * len(captions)
-        return np.array([[self._s(i, c) for c in captions] for i in images])
-
-    def close(self):
-        pass
 
 
 def test_cached_evaluator_scores_only_misses(tmp_path):

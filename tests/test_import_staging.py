@@ -18,7 +18,7 @@ from harness.cli import main
 from harness.errors import ImportError_
 from harness.scenes.importers.staging import staged_directory
 from harness.scenes.sceneset import SceneSet
-from tests.test_importers import _write_scenestate
+from tests._scenestate import write_scenestate
 
 META = ["--generator", "gen-a", "--prompt-id", "p1", "--prompt", "a bedroom"]
 
@@ -47,7 +47,7 @@ def _break_last_object(path: Path, how: str) -> None:
 
 @pytest.mark.parametrize("how", ["missing mesh", "outside the room"])
 def test_failed_import_into_a_new_folder_leaves_nothing(tmp_path: Path, capsys, how) -> None:
-    src, assets = _write_scenestate(tmp_path / "src")
+    src, assets = write_scenestate(tmp_path / "src")
     _break_last_object(src, how)
     parent = tmp_path / "work"
     parent.mkdir()
@@ -60,7 +60,7 @@ def test_failed_import_into_a_new_folder_leaves_nothing(tmp_path: Path, capsys, 
 
 
 def test_failed_import_leaves_an_existing_set_untouched(tmp_path: Path, capsys) -> None:
-    src, assets = _write_scenestate(tmp_path / "src")
+    src, assets = write_scenestate(tmp_path / "src")
     out = tmp_path / "set"
     argv = ["import-scene", str(src), "--out", str(out), "--asset-root", str(assets)]
     assert main([*argv, *META]) == 0
@@ -80,7 +80,7 @@ def test_failed_import_leaves_an_existing_set_untouched(tmp_path: Path, capsys) 
 
 
 def test_successful_import_extends_an_existing_set(tmp_path: Path, capsys) -> None:
-    src, assets = _write_scenestate(tmp_path / "src")
+    src, assets = write_scenestate(tmp_path / "src")
     out = tmp_path / "set"
     argv = ["import-scene", str(src), "--out", str(out), "--asset-root", str(assets)]
     assert main([*argv, *META]) == 0
@@ -94,7 +94,7 @@ def test_successful_import_extends_an_existing_set(tmp_path: Path, capsys) -> No
 
 
 def test_out_naming_an_existing_file_is_a_one_line_error(tmp_path: Path, capsys) -> None:
-    src, assets = _write_scenestate(tmp_path / "src")
+    src, assets = write_scenestate(tmp_path / "src")
     target = tmp_path / "taken.txt"
     target.write_text("keep me")
     argv = ["import-scene", str(src), "--out", str(target), "--asset-root", str(assets), *META]
@@ -106,7 +106,7 @@ def test_out_naming_an_existing_file_is_a_one_line_error(tmp_path: Path, capsys)
 
 
 def test_out_below_a_file_is_a_one_line_error(tmp_path: Path, capsys) -> None:
-    src, assets = _write_scenestate(tmp_path / "src")
+    src, assets = write_scenestate(tmp_path / "src")
     (tmp_path / "file").write_text("x")
     out = tmp_path / "file" / "set"
     argv = ["import-scene", str(src), "--out", str(out), "--asset-root", str(assets), *META]

@@ -21,31 +21,20 @@ from hypothesis import strategies as st
 from harness.errors import ImportError_, SceneError
 from harness.scenes import SceneSet, build_manifest, load_scene, write_manifest
 from harness.scenes.importers import import_gltf, import_scenestate, write_scene_file
-from harness.scenes.importers.common import Y_UP_TO_Z_UP, decompose, sanitize_id, unique_ids
+from harness.scenes.importers.common import decompose, sanitize_id, unique_ids
+from tests._scenestate import (
+    BED_BOX,
+    TRUTH,
+    Y_TO_Z,
+    obj_text,
+    rot_z,
+    scale,
+    transformed_corners,
+    translate,
+    write_scenestate,
+)
 
 # --------------------------------------------------------------------------- helpers
-
-
-def rot_z(deg: float) -> np.ndarray:
-    c, s = math.cos(math.radians(deg)), math.sin(math.radians(deg))
-    m = np.eye(4)
-    m[:2, :2] = [[c, -s], [s, c]]
-    return m
-
-
-def translate(v) -> np.ndarray:
-    m = np.eye(4)
-    m[:3, 3] = v
-    return m
-
-
-def scale(v) -> np.ndarray:
-    return np.diag([*v, 1.0])
-
-
-# local y-up -> local z-up turn (+90° about x), as a 4x4
-Y_TO_Z = np.eye(4)
-Y_TO_Z[:3, :3] = Y_UP_TO_Z_UP
 
 
 def box_corners(position, yaw_deg, size) -> np.ndarray:
@@ -56,13 +45,6 @@ def box_corners(position, yaw_deg, size) -> np.ndarray:
     )
     m = translate(position) @ rot_z(yaw_deg)
     return local @ m[:3, :3].T + m[:3, 3]
-
-
-def transformed_corners(matrix, lo, hi) -> np.ndarray:
-    local = np.array(
-        [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
-    )
-    return local @ matrix[:3, :3].T + matrix[:3, 3]
 
 
 def same_points(a: np.ndarray, b: np.ndarray, tol: float = 1e-6) -> bool:
@@ -81,16 +63,6 @@ def same_points(a: np.ndarray, b: np.ndarray, tol: float = 1e-6) -> bool:
             return False
         used.add(int(free[0]))
     return True
-
-
-def obj_text(lo, hi) -> str:
-    """An OBJ box spanning [lo, hi] (8 vertices, 12 triangles)."""
-    verts = [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
-    faces = [(1, 2, 4), (1, 4, 3), (5, 7, 8), (5, 8, 6), (1, 5, 6), (1, 6, 2)]
-    faces += [(3, 4, 8), (3, 8, 7), (1, 3, 7), (1, 7, 5), (2, 6, 8), (2, 8, 4)]
-    lines = ["mtllib box.mtl"] + [f"v {x} {y} {z}" for x, y, z in verts]
-    lines += ["vn 0 1 0", "usemtl wood"] + [f"f {a} {b} {c}" for a, b, c in faces]
-    return "\n".join(lines) + "\n"
 
 
 def obj_bounds(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -212,103 +184,6 @@ def test_ids() -> None:
 
 # --------------------------------------------------------------------------- sceneState
 
-# Truth in scene-model terms (room 4 x 6 m centred at the origin, floor z = 0).
-TRUTH = [
-    # id, label, source.asset, position, yaw, size, asset y-up?
-    ("bed", "bed", "test.bed01", (0.5, 1.0, 0.0), 90.0, (1.6, 2.0, 0.5), False),
-    ("lamp", "lamp", "objaverse.lamp02", (-1.5, -2.5, 0.0), 0.0, (0.3, 0.3, 1.2), True),
-    ("chair", "chair", "test.bed01", (1.0, -1.0, 0.0), -135.0, (0.8, 1.0, 0.25), False),
-]
-BED_BOX = ((-0.5, -1.0, 0.0), (0.5, 1.0, 1.0))  # asset units, z-up, bottom-centred
-LAMP_BOX = ((-0.1, 0.0, -0.1), (0.1, 1.0, 0.1))  # y-up asset: height along +y
-
-
-def _scenestate_matrix(position, yaw, size, box, y_up, offset) -> np.ndarray:
-    lo, hi = np.array(box[0]), np.array(box[1])
-    if y_up:  # express the y-up box in z-up terms first
-        rebase = Y_TO_Z
-        corners = transformed_corners(rebase, lo, hi)
-        lo, hi = corners.min(axis=0), corners.max(axis=0)
-    else:
-        rebase = np.eye(4)
-    extent = hi - lo
-    centre_bottom = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, lo[2]])
-    return (
-        translate(np.array(position) + offset)
-        @ rot_z(yaw)
-        @ scale(np.array(size) / extent)
-        @ translate(-centre_bottom)
-        @ rebase
-    )
-
-
-def _write_scenestate(
-    tmp: Path, *, up_y: bool = False, metadata: dict | None = None, version="scene@1.0.2"
-):
-    assets = tmp / "src_assets"
-    (assets / "test").mkdir(parents=True)
-    (assets / "test" / "bed01.obj").write_text(obj_text(*BED_BOX))
-    (assets / "test" / "box.mtl").write_text("newmtl wood\nKd 0.5 0.3 0.1\nmap_Kd wood.png\n")
-    (assets / "test" / "wood.png").write_bytes(b"\x89PNG fake")
-    (assets / "objaverse" / "lamp02").mkdir(parents=True)
-    (assets / "objaverse" / "lamp02" / "lamp02.obj").write_text(obj_text(*LAMP_BOX))
-    offset = np.array([2.0, 3.0, 0.0])  # SceneEval rooms start at the origin corner
-    objects = []
-    for n, (oid, _label, model, pos, yaw, size, y_up) in enumerate(TRUTH):
-        box = LAMP_BOX if y_up else BED_BOX
-        m = _scenestate_matrix(pos, yaw, size, box, y_up, offset)
-        if up_y:  # store the world y-up: z-up world = Y_UP_TO_Z_UP @ stored
-            inv = np.eye(4)
-            inv[:3, :3] = Y_UP_TO_Z_UP.T
-            m = inv @ m
-        objects.append(
-            {
-                "id": oid,
-                "index": n,
-                "modelId": model,
-                "transform": {"rows": 4, "cols": 4, "data": m.T.reshape(-1).tolist()},
-            }
-        )
-    floor = [[0, 0, 0], [0, 6, 0], [4, 6, 0], [4, 0, 0]]
-    walls = [
-        {
-            "id": f"wall{k}",
-            "type": "Wall",
-            "height": 2.8,
-            "points": [floor[k], floor[(k + 1) % 4]],
-            "holes": [],
-        }
-        for k in range(4)
-    ]
-    arch_up = [0, 0, 1]
-    if up_y:
-        floor = [[x, z, -y] for x, y, z in floor]
-        for w in walls:
-            w["points"] = [[x, z, -y] for x, y, z in w["points"]]
-        arch_up = [0, 1, 0]
-    doc = {
-        "format": "sceneState",
-        "scene": {
-            "version": version,
-            "up": {"x": 0, "y": 1, "z": 0} if up_y else [0, 0, 1],
-            "front": [0, 1, 0],
-            "unit": 1.0,
-            "assetSource": ["test", "objaverse"],
-            "arch": {
-                "version": "arch@1.0.2",
-                "up": arch_up,
-                "elements": [*walls, {"id": "floor", "type": "Floor", "points": floor}],
-            },
-            "object": objects,
-        },
-    }
-    if metadata is not None:
-        doc["metadata"] = metadata
-    path = tmp / "scene_0.json"
-    path.write_text(json.dumps(doc))
-    return path, assets
-
-
 def _check_truth(scene) -> None:
     assert scene.room.size == (4.0, 6.0) and scene.room.wall_height == 2.8
     assert [o.id for o in scene.objects] == ["bed", "lamp", "chair"]
@@ -321,7 +196,7 @@ def _check_truth(scene) -> None:
 
 @pytest.mark.parametrize("up_y", [False, True])
 def test_scenestate_round_trip(tmp_path: Path, up_y: bool) -> None:
-    path, assets = _write_scenestate(tmp_path, up_y=up_y)
+    path, assets = write_scenestate(tmp_path, up_y=up_y)
     out = tmp_path / "set"
     scene = import_scenestate(
         path,
@@ -347,7 +222,7 @@ def test_scenestate_round_trip(tmp_path: Path, up_y: bool) -> None:
 
 
 def test_scenestate_output_is_a_valid_scene_set(tmp_path: Path) -> None:
-    path, assets = _write_scenestate(tmp_path)
+    path, assets = write_scenestate(tmp_path)
     out = tmp_path / "set"
     scene = import_scenestate(
         path,
@@ -375,7 +250,7 @@ def test_scenestate_metadata_from_file_and_override(tmp_path: Path) -> None:
         "prompt": "a study",
         "prompt_source": "SceneEval-100",
     }
-    path, assets = _write_scenestate(tmp_path, metadata=meta)
+    path, assets = write_scenestate(tmp_path, metadata=meta)
     scene = import_scenestate(path, asset_root=assets, out_root=tmp_path / "o")
     assert (scene.generator, scene.prompt_id, scene.prompt, scene.prompt_source) == (
         "Holodeck",
@@ -869,7 +744,7 @@ def test_cli_import_scene_then_validate(tmp_path: Path, capsys) -> None:
     argv = ["import-scene", str(glb), "--out", str(out), "--generator", "gen-a"]
     assert main([*argv, "--prompt-id", "p1", "--prompt", "a dining room"]) == 0
     assert capsys.readouterr().out.strip() == str(out / "scenes/gen-a/p1.json")
-    path, assets = _write_scenestate(tmp_path)
+    path, assets = write_scenestate(tmp_path)
     argv = ["import-scene", str(path), "--out", str(out), "--asset-root", str(assets)]
     assert (
         main([*argv, "--generator", "gen-b", "--prompt-id", "p1", "--prompt", "a dining room"]) == 0
@@ -883,7 +758,7 @@ def test_cli_import_scene_then_validate(tmp_path: Path, capsys) -> None:
 def test_cli_import_scene_errors(tmp_path: Path, capsys) -> None:
     from harness.cli import main
 
-    path, _ = _write_scenestate(tmp_path)
+    path, _ = write_scenestate(tmp_path)
     assert main(["import-scene", str(path), "--out", str(tmp_path / "o")]) == 2
     assert "needs --asset-root" in capsys.readouterr().err
     argv = ["import-scene", str(path), "--out", str(tmp_path / "o"), "--asset-root", str(tmp_path)]
@@ -904,7 +779,7 @@ def test_import_scene_set_for_audit_scenes_option(tmp_path: Path, monkeypatch) -
     assert [s.id for s in first] == ["g__p1"]
     again = import_scene_set(glb)  # same file -> same folder, same identity
     assert again.root == first.root and again.identity("g__p1") == first.identity("g__p1")
-    path, assets = _write_scenestate(
+    path, assets = write_scenestate(
         tmp_path, metadata={"generator": "h", "prompt_id": "p2", "prompt": "x"}
     )
     ss = import_scene_set(path, asset_root=assets, out_root=tmp_path / "ss")
@@ -988,7 +863,7 @@ def test_fuzz_glb_byte_edits(tmp_path_factory, edits) -> None:
 @given(data=st.data())
 def test_fuzz_scenestate_mutations(tmp_path_factory, data) -> None:
     tmp = tmp_path_factory.mktemp("s")
-    path, assets = _write_scenestate(tmp)
+    path, assets = write_scenestate(tmp)
     doc = json.loads(path.read_text())
     _mutate(doc, data)
     path.write_text(json.dumps(doc))
@@ -1001,7 +876,7 @@ def test_fuzz_scenestate_mutations(tmp_path_factory, data) -> None:
 
 def test_scenestate_unit_scales_world_and_arch(tmp_path: Path) -> None:
     """A world stored in centimetres (unit 0.01) imports to the same metric scene."""
-    path, assets = _write_scenestate(tmp_path)
+    path, assets = write_scenestate(tmp_path)
     doc = json.loads(path.read_text())
     spec = doc["scene"]
     spec["unit"] = 0.01

@@ -556,6 +556,17 @@ def test_judge_spec_overrides_reach_the_client_settings():
     assert spec.decoding.startswith("temperature=0; max_tokens=7; n=1;")
 
 
+@pytest.mark.parametrize("status", [201, 301, 302, 400, 404, 451])
+def test_other_statuses_fail_at_once(server, make, sleeps, status):
+    # redirects are not followed and a 2xx other than 200 is not the contract: no retry
+    server.steps = [
+        {"status": status, "body": b"{}", "headers": {"Location": "http://127.0.0.1:9/x"}},
+        {"rating": 9},
+    ]
+    (res,) = make().score([IMAGE], ["x"])
+    assert res.status == "failed" and f"HTTP {status}" in res.error
+    assert len(server.requests) == 1 and sleeps == []
+
 def test_docs_state_the_retry_statuses_of_the_code():
     from pathlib import Path
 
@@ -565,6 +576,7 @@ def test_docs_state_the_retry_statuses_of_the_code():
     docs = (Path(__file__).resolve().parents[1] / "docs" / "evaluators.md").read_text()
     section = " ".join(docs.split("## Hosted judge contract")[1].split("\n## ")[0].split())
     assert text in section
+    assert "any other HTTP status" in section and "fail at once" in section
     assert text in registry.get("gpt4o-judge").decoding  # the card's decoding field
 
 

@@ -195,10 +195,8 @@ def test_parse_accepts_exactly_ten_rewrites():
     assert distinct_levels(entry)[-1] == "p10"
 
 
-@pytest.mark.skipif(
-    not BUNDLED_PARAPHRASES.exists(), reason="bundled paraphrase file not written yet"
-)
 def test_bundled_paraphrases_have_8_to_11_distinct_captions():
+    assert BUNDLED_PARAPHRASES.is_file(), f"committed file missing: {BUNDLED_PARAPHRASES}"
     entries = load_paraphrases()
     assert len(entries) >= 1
     for prompt_id, entry in entries.items():

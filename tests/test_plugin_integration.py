@@ -10,53 +10,16 @@ caches on the next run and gives the same outputs as an uninterrupted run.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 
 from harness.paths import REPO_ROOT
-from tests._audit_project import make_project
+from tests._audit_project import comparable_files, make_project, report_dir, run_audit
 
 pytest_plugins = ["pytester"]
 
 SECRET = "sk-t3d-fake-secret-7f3a9c0d1e2b"
-
-def run_audit(pytester: pytest.Pytester, tag: str, *args: str) -> pytest.RunResult:
-    root = pytester.path
-    return pytester.runpytest_subprocess(
-        "audit_tests",
-        "-p",
-        "no:cacheprovider",
-        "--audit-cache-dir",
-        str(root / f"cache-{tag}"),
-        "--audit-report-dir",
-        str(root / f"reports-{tag}"),
-        *args,
-        timeout=300,
-    )
-
-
-def report_dir(root: Path, tag: str) -> Path:
-    found = [p for p in (root / f"reports-{tag}").iterdir() if not p.name.startswith(".")]
-    assert len(found) == 1, found
-    return found[0]
-
-
-def comparable_files(report: Path) -> dict[str, bytes]:
-    """Every report file's bytes; the manifest and report.html without ``source`` (HEAD may
-    move mid-test)."""
-    out = {}
-    for path in sorted(p for p in report.rglob("*") if p.is_file()):
-        data = path.read_bytes()
-        if path.name == "manifest.json":
-            doc = json.loads(data)
-            doc.pop("source")
-            data = json.dumps(doc, sort_keys=True).encode()
-        if path.name == "report.html":
-            data = re.sub(rb'<span id="prov-source">.*?</span>', b"", data)
-        out[path.relative_to(report).as_posix()] = data
-    return out
 
 
 def card_ids(report: Path) -> dict[str, str]:

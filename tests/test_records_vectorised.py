@@ -1,7 +1,7 @@
 """The vectorised record validation agrees with a plain row-by-row reference, and Parquet nulls.
 
 ``validate_records`` factorises each string column and checks distinct values only; here a
-deliberately naive per-row validator written from DESIGN.md's rules is the oracle, and
+deliberately naive per-row validator written from the rules in docs/formats.md is the oracle, and
 Hypothesis mixes every kind of bad cell into otherwise valid tables.
 """
 

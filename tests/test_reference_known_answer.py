@@ -14,8 +14,10 @@ from harness.evaluators.reference.scene_measure import is_scene_evaluator, measu
 from harness.evaluators.reference.specs import companion_spec, planted_specs
 from harness.measure import build_plan
 from harness.protocol import get_profile
+from tests._thresholds import default_thresholds
 
-PEAK_RHO_MAX = 1.0  # the default gate (pyproject [tool.t3d-audit.thresholds])
+GATES = default_thresholds()  # pyproject [tool.t3d-audit.thresholds]
+PEAK_RHO_MAX = GATES["peak_rho_max"]
 PLANTED_FACTOR = {"planted-pitch": "pitch", "planted-template": "template", "planted-lighting": "lighting"}
 
 
@@ -59,18 +61,22 @@ def test_planted_reversal_found_and_only_there(audit):
 def test_bag_of_words_scramble_discrimination_is_chance(audit):
     disc = audit.evaluators["planted-bow"].discrimination
     assert disc["scrambled"] == pytest.approx(0.5, abs=0.05)
-    assert disc["keep_half"] >= 0.7 and disc["biggest_only"] >= 0.7  # it still counts objects
+    removal = GATES["min_removal_discrimination"]
+    assert disc["keep_half"] >= removal and disc["biggest_only"] >= removal  # it still counts objects
 
 
 def test_robust_evaluator_passes_every_default_gate(audit):
     ev = audit.evaluators["planted-robust"]
     assert ev.peak_rho <= PEAK_RHO_MAX
-    assert ev.min_w >= 0.5 and ev.max_top1 <= 1
-    assert ev.discrimination["scrambled"] >= 0.6
-    assert min(ev.discrimination["keep_half"], ev.discrimination["biggest_only"]) >= 0.7
-    assert ev.best_view_inflation <= 1.25
+    assert ev.min_w >= GATES["min_kendall_w"] and ev.max_top1 <= GATES["max_top1_count"]
+    assert ev.discrimination["scrambled"] >= GATES["min_scramble_discrimination"]
+    removal = min(ev.discrimination["keep_half"], ev.discrimination["biggest_only"])
+    assert removal >= GATES["min_removal_discrimination"]
+    assert ev.discrimination["worst_objects"] >= GATES["min_worst_objects_discrimination"]
+    assert ev.best_view_inflation <= GATES["max_best_view_inflation"]
     assert ev.failed == 0
-    assert not audit.reversals.simultaneous["planted-robust"]
+    assert audit.reversals.simultaneous["planted-robust"] <= GATES["max_confirmed_reversals"]
+    assert ev.envelopes.counts()["sign_crossing"] <= GATES["max_sign_crossings"]
 
 
 def test_companion_is_a_prompt_free_control_with_no_protocol_effect(audit):

@@ -41,9 +41,9 @@ def _frame(rows: list[tuple]) -> pd.DataFrame:
 
 
 def _table10_records() -> pd.DataFrame:
-    from tests.test_stats_envelopes_probes import _table10_pairs
+    from tests._probe_pairs import table10_pairs
 
-    intact, scrambled = _table10_pairs()
+    intact, scrambled = table10_pairs()
     rows = []
     for k in range(300):
         g, p = f"g{k // 50}", f"p{k % 50:02d}"

@@ -3,7 +3,6 @@ replicates against the scalar statistics, verdicts, and planted releases."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 
 import numpy as np
@@ -12,35 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.records import records_from_rows
 from harness.stats import bootstrap as bs
 from harness.stats import compare as cmp
 from harness.stats.envelopes import envelopes
 from harness.stats.rank import kendall_w, rank_stability
 from harness.stats.synthetic import SyntheticSpec, synthetic_records
 from harness.stats.table import pivot_records
+from tests._compare_tables import BASE_PITCH, CAND_PITCH, tiny_release
 
 # ------------------------------------------------------------------------------ hand-computed
-
-
-def _sha(*parts: object) -> str:
-    return hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()
-
-
-def _tiny(pitch: dict[tuple[str, str], tuple[float, float]]) -> pd.DataFrame:
-    """2 generators × 2 prompts; c0 scores g0: (4, 2), g1: (1, 1); pitch levels 0 and 90."""
-    c0 = {("g0", "p0"): 4.0, ("g0", "p1"): 2.0, ("g1", "p0"): 1.0, ("g1", "p1"): 1.0}
-    rows = []
-    for (g, p), s in c0.items():
-        common = dict(evaluator="ev", generator=g, prompt_id=p, scene_sha256=_sha(g, p), caption="a room", status="ok")
-        rows.append(dict(common, factor="baseline", level="c0", score=s))
-        for level, value in zip(("0", "90"), pitch[(g, p)], strict=True):
-            rows.append(dict(common, factor="pitch", level=level, score=value))
-    return records_from_rows(rows)
-
-
-BASE_PITCH = {("g0", "p0"): (4.0, 6.0), ("g0", "p1"): (2.0, 2.0), ("g1", "p0"): (1.0, 1.0), ("g1", "p1"): (0.0, 2.0)}
-CAND_PITCH = {**BASE_PITCH, ("g0", "p0"): (4.0, 8.0)}
 
 
 def test_paired_bootstrap_by_hand():
@@ -52,7 +31,7 @@ def test_paired_bootstrap_by_hand():
     #   k = 0: means (2, 1) var 0.25; numerators 0.5 / 0.5 → Δ* = 0
     #   k = 1: the original sample → Δ* = 0.75
     # (an unpaired bootstrap would also give e.g. 2.0 − 2/9 when the sides drew differently)
-    b, c = _tiny(BASE_PITCH), _tiny(CAND_PITCH)
+    b, c = tiny_release(BASE_PITCH), tiny_release(CAND_PITCH)
     out = cmp.compare_records(b, c, bootstrap=400, seed=7)
     m = {x.metric: x for x in out.metrics}["rho-pitch"]
     assert (m.baseline, m.candidate, m.difference) == pytest.approx((0.5, 1.25, 0.75))

@@ -19,6 +19,7 @@ from harness.stats.envelopes import (
     protocol_shifts,
 )
 from harness.stats.probes import content_accuracy, pair_credit, probe_outcome
+from tests._probe_pairs import table10_pairs
 
 
 def test_margins_and_envelope_hand_computed():
@@ -85,25 +86,8 @@ def test_pair_credit():
     )
 
 
-def _table10_pairs() -> tuple[np.ndarray, np.ndarray]:
-    """300 (intact, scrambled) pairs built to match the study's Table 10 / Appendix I."""
-    intact, probe = [], []
-
-    def add(n, a, b):
-        intact.extend([a] * n)
-        probe.extend([b] * n)
-
-    add(7, 0.0, 0.0)  # both zero: ties
-    add(6, 0.0, 40.0)  # zero intact only: rises   -> 13 zero baselines
-    add(10, 60.0, 0.0)  # zero scrambled only: drops -> 17 zero scrambled, 23 pairs
-    add(114, 80.0, 60.0)  # clean drops
-    add(70, 70.0, 70.0)  # clean ties
-    add(93, 50.0, 90.0)  # clean rises
-    return np.array(intact), np.array(probe)
-
-
 def test_table_10_reproduced():
-    intact, probe = _table10_pairs()
+    intact, probe = table10_pairs()
     out = probe_outcome(intact, probe)
     assert (out.drops, out.ties, out.rises) == (124, 77, 99)
     assert round(100 * out.strict_drop, 1) == 41.3

@@ -163,7 +163,7 @@ def build_card(
     thresholds: Mapping[str, Any],
     evidence: Mapping[str, tuple[str, str]],
     known_missing: Sequence[str] = (),
-    companion: tuple[str, str] | None = None,
+    companion: tuple[str, str] | tuple[str, str, Mapping[str, Any]] | None = None,
     baseline_card_id: str | None = None,
 ) -> dict[str, Any]:
     """Assemble a v1.0 card from plain data and stamp its id.
@@ -177,8 +177,9 @@ def build_card(
     (factor → levels), ``post_processing``, ``probe_seed``. ``captions``: ``template``,
     ``n_templates``, ``paraphrase_rule``, ``prompt_source``. ``views``: declared poses
     (``pitch_deg``, ``yaw_deg``). ``stats``: the evaluator's entry of the audit summary
-    (DESIGN.md "Summary"), or ``None`` when the run computed none. ``evidence``: for each of
-    :data:`EVIDENCE_KEYS`, ``(status, location)``. ``baseline_card_id``: the card of the
+    (docs/formats.md "summary.json"), or ``None`` when the run computed none. ``evidence``: for each of
+    :data:`EVIDENCE_KEYS`, ``(status, location)``. ``companion``: ``(kind, details)``, optionally
+    with the agreement numbers as data (``companion_check.agreement``). ``baseline_card_id``: the card of the
     previous release the run was gated against (``--audit-baseline``), recorded when given.
     """
     s = dict(stats or {})
@@ -199,7 +200,7 @@ def build_card(
         status, location = evidence.get(key, (NOT_REPORTED, NOT_REPORTED))
         evidence_group[key] = {"status": status, "location": location}
     evidence_group["known_missing"] = sorted(set(known_missing))
-    kind, details = companion or (NOT_REPORTED, "no geometry-grounded, multi-view or human check in this run")
+    kind, details, *agreement = companion or (NOT_REPORTED, "no geometry-grounded, multi-view or human check in this run")
     body: dict[str, Any] = {
         "card_type": CARD_TYPE,
         "schema_version": SCHEMA_VERSION,
@@ -282,7 +283,7 @@ def build_card(
             "winner_changes": NOT_REPORTED if max_top1 is None else bool(int(max_top1) > 1),
             "stable_winner": envelopes.get("stable_winner"),
         },
-        "companion_check": {"kind": kind, "details": details},
+        "companion_check": {"kind": kind, "details": details, **({"agreement": agreement[0]} if agreement else {})},
         "released_or_missing_evidence": evidence_group,
     }
     missing = [p for p in _not_reported_fields(body) if not p.startswith("/released_or_missing")]

@@ -197,12 +197,14 @@ def companion_id(session: AuditSession) -> str | None:
     return ids[0] if ids else None
 
 
-def companion_check(evaluator_id: str, cid: str | None, agreement: Any) -> tuple[str, str] | None:
+def companion_check(
+    evaluator_id: str, cid: str | None, agreement: Any
+) -> tuple[str, str] | tuple[str, str, dict[str, Any]] | None:
     """The card's companion check: agreement with the run's symbolic companion ``cid``.
 
     ``None`` when the run has no companion (the field is then ``not_reported``). The companion's
     own card says what it is; every other card gets its c0 agreement with it (``agreement``, a
-    ``CompanionAgreement``, see :mod:`harness.stats.companion`).
+    ``CompanionAgreement``, see :mod:`harness.stats.companion`), in words and as data.
     """
     if cid is None:
         return None
@@ -213,7 +215,29 @@ def companion_check(evaluator_id: str, cid: str | None, agreement: Any) -> tuple
     )
     if evaluator_id == cid:
         return ("geometry_grounded", f"this evaluator is the {what}")
-    return ("geometry_grounded", describe_agreement(what, agreement))
+    return ("geometry_grounded", describe_agreement(what, agreement), agreement_data(agreement))
+
+
+def agreement_data(a: Any) -> dict[str, Any]:
+    """The numbers :func:`describe_agreement` states, as data (fractions, not percentages):
+    ``{"pair_agreement", "n_pairs", "ranking_tau", "winner", "companion_winner",
+    "probes": {probe: {"drop_credit", "n_edits"}}}``; an undefined number (the prose's "n/a")
+    is ``None``."""
+
+    def num(x: float) -> float | None:
+        return None if math.isnan(x) else float(x)
+
+    return {
+        "pair_agreement": num(a.pair_agreement),
+        "n_pairs": int(a.n_pairs),
+        "ranking_tau": num(a.ranking_tau),
+        "winner": a.winner,
+        "companion_winner": a.companion_winner,
+        "probes": {
+            probe: {"drop_credit": num(credit), "n_edits": int(n)}
+            for probe, (credit, n) in a.probe_agreement.items()
+        },
+    }
 
 
 def describe_agreement(what: str, a: Any) -> str:

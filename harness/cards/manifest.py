@@ -7,7 +7,7 @@ see :func:`harness.render.host.render_host`), because Cycles output differs slig
 CPUs and so can the numbers. Everything else is equal for equal inputs; ``render_host`` is
 never hashed, never part of a run id, and ``t3d-audit validate`` ignores it.
 :func:`verify_outputs` re-hashes every output; ``fixtures/schemas/report-manifest-v1.json``
-is the schema and docs/report-format.md describes every field.
+is the schema and docs/formats.md describes every field.
 """
 
 from __future__ import annotations

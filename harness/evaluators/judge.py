@@ -21,7 +21,8 @@ Retries: up to ``max_retries`` extra attempts on timeouts, connection errors (co
 write, server disconnects) and HTTP 408, 409, 429 and 5xx, waiting ``Retry-After`` when the
 server sends it (seconds or an HTTP date), otherwise ``backoff_base_s * 2**attempt``, each wait
 capped at ``backoff_max_s``. Errors a retry cannot fix fail at once: an invalid URL, an
-unsupported protocol, a local protocol error, other 4xx, an oversized body and parse failures
+unsupported protocol, a local protocol error, any other HTTP status (other 4xx, 3xx: redirects
+are not followed, a 2xx other than 200), an oversized body and parse failures
 (temperature 0 makes a retry unlikely to differ).
 
 Every default (endpoint, key variable, limits, retries) is a field default of

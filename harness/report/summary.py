@@ -1,4 +1,4 @@
-"""``summary.json`` (DESIGN.md "Summary") and a short plain-text digest of an audit."""
+"""``summary.json`` (docs/formats.md "summary.json") and a short plain-text digest of an audit."""
 
 from __future__ import annotations
 

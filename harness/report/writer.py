@@ -3,7 +3,7 @@
 Layout::
 
     scores/<evaluator>.csv     raw score records, one file per evaluator (records format)
-    summary.json               statistics of all evaluators together (DESIGN.md "Summary")
+    summary.json               statistics of all evaluators together (docs/formats.md)
     tables/                    every statistics table, Markdown + CSV (harness.report.tables)
     figures/*.png              dispersion heatmap, discrimination bars, peak rho intervals,
                                generator-pair envelopes

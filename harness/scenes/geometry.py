@@ -1,6 +1,6 @@
 """Plan-view geometry of scene objects: rotated footprints, overlap and containment tests.
 
-Conventions (DESIGN.md "Scene"): metres, z up, an object's ``position`` is the bottom centre
+Conventions (docs/formats.md "Scene file"): metres, z up, an object's ``position`` is the bottom centre
 of its box, ``yaw_deg`` rotates counter-clockwise about +z seen from above. An object's
 *front* faces local -y (Blender's "front" view direction), so at yaw θ the front points
 along ``(sin θ, -cos θ)``.

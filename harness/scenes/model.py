@@ -1,4 +1,4 @@
-"""The frozen scene model (DESIGN.md "Scene"): frozen dataclasses mirroring scene-v1.json.
+"""The frozen scene model (docs/formats.md "Scene file"): frozen dataclasses mirroring scene-v1.json.
 
 Units: metres, z up; an object's ``position`` is the bottom centre of its box; ``yaw_deg``
 rotates about +z, counter-clockwise seen from above. Validation of untrusted files lives in

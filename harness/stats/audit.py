@@ -1,7 +1,7 @@
 """Every statistic of the audit from one tidy record table: :func:`compute_audit`.
 
 The result is a frozen :class:`AuditResult`; ``to_summary()`` gives the ``summary.json``
-mapping of DESIGN.md ("Summary") with plain fractions and ``null`` for undefined values.
+mapping of docs/formats.md ("summary.json") with plain fractions and ``null`` for undefined values.
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ class AuditResult:
         return tuple(k for k, v in self.evaluators.items() if not v.prompt_free)
 
     def to_summary(self) -> dict[str, Any]:
-        """The DESIGN.md summary mapping: exactly its keys, fractions, NaN → None."""
+        """The summary.json mapping (docs/formats.md): exactly its keys, fractions, NaN → None."""
         evs: dict[str, Any] = {}
         for name, ev in self.evaluators.items():
             counts = ev.envelopes.counts()

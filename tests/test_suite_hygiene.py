@@ -1,0 +1,54 @@
+"""The test suite's own rules: test modules share helpers only through ``tests/_*.py``, and the
+``slow`` marker means the same thing in pyproject.toml, tox.ini and the README."""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import tomllib
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports, at any depth (lazy imports inside functions too)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(("." * node.level) + node.module)
+    return names
+
+
+def test_no_test_module_imports_another():
+    test_modules = {p.stem for p in TESTS.glob("test_*.py")}
+    bad = []
+    for path in sorted(TESTS.rglob("*.py")):
+        for name in imported_modules(path):
+            last = name.rsplit(".", 1)[-1].lstrip(".")
+            if last in test_modules and (name.startswith(("tests.", ".")) or name == last):
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not bad, "move shared helpers to tests/_<name>.py:\n" + "\n".join(bad)
+
+
+def test_the_module_scan_sees_lazy_and_relative_imports(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from tests.test_x import y\n    from .test_z import w\n")
+    assert imported_modules(probe) == {"tests.test_x", ".test_z"}
+
+
+def test_the_slow_marker_tox_and_readme_agree():
+    pytest_ini = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    options = pytest_ini["tool"]["pytest"]["ini_options"]
+    slow = next(m for m in options["markers"] if m.startswith("slow:"))
+    assert "tox -e tests runs every test" in slow and "-m 'not slow'" in slow
+    assert "-m" not in options.get("addopts", "").split()  # nothing deselected by default
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(ROOT / "tox.ini", encoding="utf-8")
+    command = tox["testenv:tests"]["commands"]
+    assert command.split()[:2] == ["pytest", "tests"] and "slow" not in command
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "`tox -e tests` runs every test, the `slow` ones included" in readme
