@@ -225,11 +225,12 @@ class AuditCheck:
         must not turn a check into a skip). ``bound``: see :func:`check`.
         """
         __tracebackhide__ = True
+        which = _bound(bound, compare)
         value = self._threshold_value(threshold_name)
         reason = None
         if _finite(estimate) is None and self._no_data is not None:
             reason = self._no_data()
-        return self._gate(metric, estimate, interval, threshold_name, value, _bound(bound, compare), reason)
+        return self._gate(metric, estimate, interval, threshold_name, value, which, reason)
 
     def metric(
         self,
