@@ -4,5 +4,5 @@ Best-view inflation: median over scenes of the best pitch/yaw score over the def
 """
 
 
-def test_best_view_inflation(audit_evaluator, audit_stats, audit_check):
-    audit_check("best_view_inflation", audit_stats["best_view_inflation"], "max_best_view_inflation")
+def test_best_view_inflation(audit_evaluator, audit_summary, audit_check):
+    audit_check.metric(audit_summary, "best_view_inflation")

@@ -5,23 +5,13 @@ of the generators' baseline means. ρ > 1: changing the protocol moves scores mo
 changing the generator does.
 """
 
-import pytest
+from harness.assertions import Bound
 
 
-def test_rho(audit_evaluator, audit_factor, audit_stats, audit_check):
-    if audit_factor not in audit_stats["rho"]:
-        pytest.skip(f"no {audit_factor} records in this run")
-    audit_check(
-        f"rho[{audit_factor}]",
-        audit_stats["rho"][audit_factor],
-        "peak_rho_max",
-        interval=audit_stats["intervals"]["rho"].get(audit_factor),
-    )
+def test_rho(audit_evaluator, audit_factor, audit_summary, audit_check):
+    audit_check.metric(audit_summary, "rho", audit_factor)
 
 
-def test_peak_rho_lower_bound(audit_evaluator, audit_stats, audit_check):
+def test_peak_rho_lower_bound(audit_evaluator, audit_summary, audit_check):
     # fragility confirmed beyond prompt-sampling noise: the bootstrap lower bound exceeds the bound
-    audit_check(
-        "peak_rho", audit_stats["peak_rho"], "peak_rho_max",
-        interval=audit_stats["peak_rho_ci"], compare="lower",
-    )
+    audit_check.metric(audit_summary, "peak_rho", bound=Bound.LOWER)

@@ -7,9 +7,9 @@ zero) is left for a project to declare; an undeclared gate is skipped, not passe
 """
 
 
-def test_strict_pairs(audit_evaluator, audit_stats, audit_check):
-    audit_check("strictly ordered pairs", audit_stats["envelopes"]["strict"], "min_strict_pairs")
+def test_strict_pairs(audit_evaluator, audit_summary, audit_check):
+    audit_check.metric(audit_summary, "envelopes", "strict")
 
 
-def test_sign_crossings(audit_evaluator, audit_stats, audit_check):
-    audit_check("sign-crossing pairs", audit_stats["envelopes"]["sign_crossing"], "max_sign_crossings")
+def test_sign_crossings(audit_evaluator, audit_summary, audit_check):
+    audit_check.metric(audit_summary, "envelopes", "sign_crossing")

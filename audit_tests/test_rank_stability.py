@@ -4,17 +4,9 @@ For each shared factor the levels act as raters ranking the generators by their 
 """
 
 
-def test_kendall_w(audit_evaluator, audit_shared_factor, audit_stats, audit_check):
-    audit_check(
-        f"kendall_w[{audit_shared_factor}]",
-        audit_stats["kendall_w"].get(audit_shared_factor),
-        "min_kendall_w",
-    )
+def test_kendall_w(audit_evaluator, audit_shared_factor, audit_summary, audit_check):
+    audit_check.metric(audit_summary, "kendall_w", audit_shared_factor)
 
 
-def test_top1_count(audit_evaluator, audit_shared_factor, audit_stats, audit_check):
-    audit_check(
-        f"top1_count[{audit_shared_factor}]",
-        audit_stats["top1_count"].get(audit_shared_factor),
-        "max_top1_count",
-    )
+def test_top1_count(audit_evaluator, audit_shared_factor, audit_summary, audit_check):
+    audit_check.metric(audit_summary, "top1_count", audit_shared_factor)

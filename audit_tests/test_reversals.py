@@ -6,9 +6,5 @@ protocol) contrast, so this test looks at all selected evaluators together.
 """
 
 
-def test_confirmed_reversals(audit_panel, audit_check):
-    audit_check(
-        "confirmed reversals (simultaneous band)",
-        audit_panel["reversals"]["simultaneous"],
-        "max_confirmed_reversals",
-    )
+def test_confirmed_reversals(audit_panel_summary, audit_check):
+    audit_check.metric(audit_panel_summary, "reversals", "simultaneous")

@@ -10,15 +10,52 @@ The helpers hide their own frames (``__tracebackhide__``) so pytest shows the te
 A missing estimate (NaN/None) fails: "not measured" is never a pass. Each check returns the
 outcome as a JSON-ready dict; :class:`AuditCheck` also hands it to a recorder (the plugin
 attaches it to the test report so the xdist controller can aggregate it).
+
+:meth:`AuditCheck.metric` checks a statistic of a typed summary (``harness.audit_summary``)
+by name, with its interval and default threshold, under one rule for missing data:
+
+- a metric this run's profile does not measure (an absent factor or probe): skipped, with why;
+- a known threshold that is not declared for the evaluator: skipped, with why;
+- a threshold name neither known nor declared custom, or an unknown metric: fails (a typo);
+- a measured metric that is undefined (NaN/None, e.g. every record failed): fails, with why.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from harness.audit_summary import EvaluatorSummary, PanelSummary
 
 Outcome = dict[str, Any]
+
+
+class Bound(StrEnum):
+    """What a check compares with the threshold: the point estimate, or one end of its
+    95 % bootstrap interval (``LOWER``: "even the lower bound exceeds the limit")."""
+
+    ESTIMATE = "estimate"
+    LOWER = "lower"
+    UPPER = "upper"
+
+
+class CheckSkipped(Exception):
+    """A check that cannot gate (undeclared threshold, metric not in the profile), outside pytest."""
+
+
+def _bound(bound: Bound | str, compare: str | None) -> Bound:
+    """``bound`` as a :class:`Bound`; ``compare`` is its old, deprecated spelling."""
+    if compare is not None:
+        warnings.warn("compare= is deprecated; pass bound=Bound.LOWER / Bound.UPPER", DeprecationWarning, stacklevel=3)
+        bound = compare
+    try:
+        return Bound(bound)
+    except ValueError:
+        raise ValueError(f"bound must be one of {', '.join(b.value for b in Bound)}, got {bound!r}") from None
 
 
 def _fmt(value: Any) -> str:
@@ -56,27 +93,30 @@ def check(
     interval: Sequence[Any] | None = None,
     evaluator: str = "",
     card_id: str = "",
-    compare: str = "estimate",
+    bound: Bound | str = Bound.ESTIMATE,
+    compare: str | None = None,
 ) -> Outcome:
     """Evaluate ``estimate <op> threshold`` (``op`` is ``"<="`` or ``">="``) without raising.
 
-    ``compare="lower"`` / ``"upper"`` tests that end of ``interval`` instead of the estimate
-    (e.g. "the bootstrap lower bound of peak rho stays at or below 1").
+    ``bound=Bound.LOWER`` / ``Bound.UPPER`` tests that end of ``interval`` instead of the
+    estimate (e.g. "the bootstrap lower bound of peak rho stays at or below 1"). The outcome
+    records it under ``"compare"`` (``"estimate"``, ``"lower"``, ``"upper"``).
     """
     if op not in ("<=", ">="):
         raise ValueError(f"op must be '<=' or '>=', got {op!r}")
+    which = _bound(bound, compare)
     est = _finite(estimate)
     ci = _interval(interval)
     tested = est
-    if compare in ("lower", "upper"):
-        tested = None if ci is None else ci[0 if compare == "lower" else 1]
+    if which is not Bound.ESTIMATE:
+        tested = None if ci is None else ci[0 if which is Bound.LOWER else 1]
     passed = tested is not None and (tested <= threshold if op == "<=" else tested >= threshold)
     return {
         "metric": metric,
         "evaluator": evaluator,
         "estimate": est,
         "interval": ci,
-        "compare": compare,
+        "compare": which.value,
         "tested": tested,
         "op": op,
         "threshold_name": threshold_name or metric,
@@ -174,32 +214,103 @@ class AuditCheck:
         threshold_name: str,
         *,
         interval: Sequence[Any] | None = None,
-        compare: str = "estimate",
+        bound: Bound | str = Bound.ESTIMATE,
+        compare: str | None = None,
     ) -> Outcome:
-        """Check ``estimate`` against the named threshold in its declared direction.
+        """Check a value of your own (``metric`` names it) against the named threshold in its
+        declared direction; for a statistic of the summary prefer :meth:`metric`.
 
         A known threshold that is not set skips the test (through ``skip``) rather than passing
         it; a name that is neither known nor declared custom fails it (a typo in a test file
-        must not turn a check into a skip).
+        must not turn a check into a skip). ``bound``: see :func:`check`.
         """
         __tracebackhide__ = True
-        from harness.thresholds import closest_name, direction
+        which = _bound(bound, compare)
+        value = self._threshold_value(threshold_name)
+        reason = None
+        if _finite(estimate) is None and self._no_data is not None:
+            reason = self._no_data()
+        return self._gate(metric, estimate, interval, threshold_name, value, which, reason)
 
-        value = self.thresholds.get(threshold_name)
-        if value is None and self._declared is not None and not self._declared(threshold_name):
-            close = closest_name(threshold_name, self.thresholds)
+    def metric(
+        self,
+        summary: EvaluatorSummary | PanelSummary,
+        name: str,
+        key: str | None = None,
+        *,
+        threshold: str | None = None,
+        bound: Bound | str = Bound.ESTIMATE,
+    ) -> Outcome:
+        """Check the statistic ``name`` (per ``key``: a factor, probe or count) of ``summary``.
+
+        ``audit_check.metric(audit_summary, "rho", "pitch")`` checks ``rho[pitch]`` and its
+        interval against ``peak_rho_max``; ``threshold`` names another (a custom one) and is
+        required for metrics no known threshold gates (``dispersion``). Missing data follows
+        the one rule of this module's docstring.
+        """
+        __tracebackhide__ = True
+        from harness.audit_summary import MetricError, Status
+
+        which = _bound(bound, None)
+        try:
+            found = summary.metric(name, key)
+        except MetricError as exc:
+            raise AssertionError(f"audit check of {self.evaluator}: {exc}") from None
+        threshold_name = threshold or found.threshold
+        if threshold_name is None:
             raise AssertionError(
-                f"unknown threshold {threshold_name!r} in an audit check of {self.evaluator}"
+                f"{found.label} has no default threshold: name one, "
+                f"e.g. metric(..., threshold='max_{name}') declared under [tool.t3d-audit.thresholds.custom]"
+            )
+        value = self._threshold_value(threshold_name)
+        if found.status is Status.NOT_IN_PROFILE:
+            self._skip_with(found.reason)
+        reason = found.reason or None
+        if found.status is Status.MEASURED and which is not Bound.ESTIMATE:
+            reason = "the bootstrap is off or undefined for it"
+        elif reason is None and self._no_data is not None:
+            reason = self._no_data()
+        return self._gate(found.label, found.value, found.interval, threshold_name, value, which, reason)
+
+    def _threshold_value(self, name: str) -> float:
+        """The threshold's value; fails for an unknown name, skips for an undeclared known one."""
+        __tracebackhide__ = True
+        from harness.thresholds import closest_name
+
+        value = self.thresholds.get(name)
+        if value is None and self._declared is not None and not self._declared(name):
+            close = closest_name(name, self.thresholds)
+            raise AssertionError(
+                f"unknown threshold {name!r} in an audit check of {self.evaluator}"
                 + (f" (did you mean {close}?)" if close else "")
                 + "; declare custom thresholds under [tool.t3d-audit.thresholds.custom]"
             )
         if value is None:
-            if self._skip is not None:
-                self._skip(f"no threshold {threshold_name} declared for {self.evaluator}")
-            raise KeyError(threshold_name)
+            self._skip_with(f"no threshold {name} declared for {self.evaluator}")
+        return value
+
+    def _skip_with(self, reason: str) -> NoReturn:
+        if self._skip is not None:
+            self._skip(reason)
+        raise CheckSkipped(reason)
+
+    def _gate(
+        self,
+        label: str,
+        estimate: Any,
+        interval: Sequence[Any] | None,
+        threshold_name: str,
+        value: float,
+        bound: Bound,
+        reason: str | None,
+    ) -> Outcome:
+        """Check, attach ``reason`` when nothing could be tested, record, then assert."""
+        __tracebackhide__ = True
+        from harness.thresholds import direction
+
         op = "<=" if direction(threshold_name) == "max" else ">="
         outcome = check(
-            metric,
+            label,
             estimate,
             op,
             value,
@@ -207,12 +318,10 @@ class AuditCheck:
             interval=interval,
             evaluator=self.evaluator,
             card_id=self.card_id,
-            compare=compare,
+            bound=bound,
         )
-        if outcome["tested"] is None and self._no_data is not None:
-            reason = self._no_data()
-            if reason:
-                outcome["reason"] = reason
+        if outcome["tested"] is None and reason:
+            outcome["reason"] = reason
         if self._record is not None:
             self._record(outcome)
         return _require(outcome)

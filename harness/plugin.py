@@ -296,8 +296,17 @@ def audit_records(audit_session: AuditSession, audit_evaluator: str) -> Any:
 
 @pytest.fixture
 def audit_stats(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
-    """The evaluator's entry of the audit summary (docs/formats.md "summary.json"), disk-cached."""
+    """The evaluator's raw summary entry (a dict, disk-cached; docs/formats.md "summary.json")
+    plus ``intervals``; new tests use the typed ``audit_summary``."""
     return _guard(lambda: audit_session.summary(audit_evaluator))
+
+
+@pytest.fixture
+def audit_summary(audit_stats: dict[str, Any], audit_evaluator: str) -> Any:
+    """The evaluator's statistics, typed (``harness.audit_summary.EvaluatorSummary``)."""
+    from harness.audit_summary import EvaluatorSummary
+
+    return EvaluatorSummary.from_entry(audit_evaluator, audit_stats)
 
 
 @pytest.fixture
@@ -310,6 +319,14 @@ def audit_card(audit_session: AuditSession, audit_evaluator: str) -> dict[str, A
 def audit_panel(audit_session: AuditSession) -> dict[str, Any]:
     """The summary over every selected evaluator (simultaneous band, reversals)."""
     return _guard(lambda: audit_session.panel_summary())
+
+
+@pytest.fixture
+def audit_panel_summary(audit_panel: dict[str, Any]) -> Any:
+    """The summary over every selected evaluator, typed (``harness.audit_summary.PanelSummary``)."""
+    from harness.audit_summary import PanelSummary
+
+    return PanelSummary.from_summary(audit_panel)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.assertions import AuditCheck, assert_at_least, assert_at_most, check, message
+from harness.assertions import AuditCheck, Bound, assert_at_least, assert_at_most, check, message
 from harness.thresholds import KNOWN, PROBE_THRESHOLDS, ThresholdError, Thresholds, direction
 
 
@@ -26,10 +26,10 @@ def test_failure_message_has_estimate_interval_threshold_and_card():
 
 
 def test_lower_bound_comparison_reports_the_bound():
-    out = check("peak_rho", 1.4, "<=", 1.0, interval=[0.8, 2.0], compare="lower")
+    out = check("peak_rho", 1.4, "<=", 1.0, interval=[0.8, 2.0], bound=Bound.LOWER)
     assert out["passed"] and out["tested"] == 0.8
     with pytest.raises(AssertionError, match=r"bootstrap lower bound = 1\.2 \(estimate 1\.4\)"):
-        assert_at_most("peak_rho", 1.4, 1.0, interval=[1.2, 2.0], compare="lower")
+        assert_at_most("peak_rho", 1.4, 1.0, interval=[1.2, 2.0], bound=Bound.LOWER)
 
 
 @pytest.mark.parametrize("bad", [math.nan, None, "n/a", math.inf])

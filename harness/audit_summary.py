@@ -1,0 +1,418 @@
+"""Typed view of the audit summary for audit authors: :class:`EvaluatorSummary`, :class:`PanelSummary`.
+
+The evaluator's summary entry (the dict of the ``audit_stats`` fixture, also an entry of
+``summary.json#/evaluators``) becomes a frozen object with one attribute per statistic::
+
+    summary.rho["pitch"]                  # float | None, a ratio
+    summary.interval("rho", "pitch")      # Interval(low, high) | None, 95 % bootstrap
+    summary.metric("discrimination", "scrambled")   # a Metric: value, interval, default threshold
+
+:meth:`EvaluatorSummary.metric` names every gated statistic once: it returns the value, its
+interval, the threshold that gates it by default and whether it was measured at all
+(:class:`Status`). ``AuditCheck.metric`` (``harness.assertions``) turns that into a check.
+Values that are NaN or missing in the entry are ``None`` here. Pure: no I/O, no pytest.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from harness.errors import AuditError
+from harness.protocol import BASELINE, PROBES, RECORD_FACTORS, SHARED_FACTORS
+from harness.thresholds import PROBE_THRESHOLDS
+
+FACTORS = tuple(f for f in RECORD_FACTORS if f not in (BASELINE, "probe"))
+ENVELOPE_COUNTS = ("strict", "sign_crossing", "tie_boundary")
+REVERSAL_COUNTS = ("descriptive", "pointwise", "simultaneous")
+
+
+class MetricError(AuditError):
+    """An audit test names a metric, or a factor/probe of a metric, that does not exist."""
+
+
+class Interval(NamedTuple):
+    """A 95 % prompt-bootstrap percentile interval; an end is ``None`` where undefined."""
+
+    low: float | None
+    high: float | None
+
+
+class Status(Enum):
+    """Whether a metric was measured: the one missing-data rule of audit checks.
+
+    ``MEASURED``: a finite value. ``NOT_IN_PROFILE``: this run's profile does not measure it
+    (a factor or probe it does not have): the check is skipped. ``NO_DATA``: measured but
+    undefined (NaN/None, e.g. every record failed): the check fails.
+    """
+
+    MEASURED = "measured"
+    NOT_IN_PROFILE = "not in profile"
+    NO_DATA = "no data"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One statistic looked up by name (and factor/probe/count key) in a summary.
+
+    ``label`` is how checks and ``results.json`` name it (``rho[pitch]``); ``threshold`` the
+    name of the threshold that gates it by default (``None``: the check must name one);
+    ``reason`` says why ``value`` is ``None`` (empty when measured).
+    """
+
+    name: str
+    key: str | None
+    label: str
+    value: float | None
+    interval: Interval | None
+    threshold: str | None
+    status: Status
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Envelopes:
+    """Margin envelopes of the generator pairs over every shared protocol (counts of pairs).
+
+    ``strict``: pairs whose envelope excludes zero (order settled); ``sign_crossing``: pairs
+    whose order flips with the protocol; ``tie_boundary``: envelopes that only touch zero.
+    ``None`` when the evaluator was never measured. ``stable_winner``: the generator that
+    beats every other at every protocol, or ``None``.
+    """
+
+    strict: int | None = None
+    sign_crossing: int | None = None
+    tie_boundary: int | None = None
+    stable_winner: str | None = None
+
+
+def _num(value: Any) -> float | None:
+    """``value`` as a finite float, else ``None`` (NaN, inf, None, a string)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _count(value: Any) -> int | None:
+    number = _num(value)
+    return None if number is None else int(number)
+
+
+def _interval(value: Any) -> Interval | None:
+    if value is None or isinstance(value, str | bytes | Mapping):
+        return None
+    ends = list(value)
+    if len(ends) != 2:
+        return None
+    return Interval(_num(ends[0]), _num(ends[1]))
+
+
+def _floats(value: Any) -> Mapping[str, float | None]:
+    items = value.items() if isinstance(value, Mapping) else ()
+    return MappingProxyType({str(k): _num(v) for k, v in items})
+
+
+def _counts(value: Any) -> Mapping[str, int | None]:
+    items = value.items() if isinstance(value, Mapping) else ()
+    return MappingProxyType({str(k): _count(v) for k, v in items})
+
+
+def _intervals(value: Any) -> Mapping[str, Interval | None]:
+    items = value.items() if isinstance(value, Mapping) else ()
+    return MappingProxyType({str(k): _interval(v) for k, v in items})
+
+
+def _empty() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """How a metric is found: its attribute, keys, label and default threshold."""
+
+    keys: tuple[str, ...] | None  # the vocabulary of keys, None for a scalar
+    kind: str = ""  # what a key is: "factor", "probe", ...
+    threshold: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)  # key (or "") -> label
+
+
+# Every gated statistic once: its keys, label and the threshold that gates it by default.
+_EVALUATOR_METRICS: dict[str, _Spec] = {
+    "rho": _Spec(FACTORS, "factor", "peak_rho_max"),
+    "dispersion": _Spec(FACTORS, "factor"),
+    "kendall_w": _Spec(SHARED_FACTORS, "shared factor", "min_kendall_w"),
+    "top1_count": _Spec(SHARED_FACTORS, "shared factor", "max_top1_count"),
+    "discrimination": _Spec(PROBES, "probe"),  # threshold per probe: PROBE_THRESHOLDS
+    "peak_rho": _Spec(None, threshold="peak_rho_max"),
+    "template_rho": _Spec(None, threshold="peak_rho_max"),
+    "min_w": _Spec(None, threshold="min_kendall_w"),
+    "max_top1": _Spec(None, threshold="max_top1_count"),
+    "best_view_inflation": _Spec(None, threshold="max_best_view_inflation"),
+    "content_accuracy": _Spec(None),
+    "failed_share": _Spec(None, threshold="max_failed_share", labels={"": "failed share"}),
+    "envelopes": _Spec(
+        ENVELOPE_COUNTS,
+        "envelope count",
+        labels={
+            "strict": "strictly ordered pairs",
+            "sign_crossing": "sign-crossing pairs",
+            "tie_boundary": "tie-boundary pairs",
+        },
+    ),
+}
+_ENVELOPE_THRESHOLDS = {"strict": "min_strict_pairs", "sign_crossing": "max_sign_crossings"}
+
+_PANEL_METRICS: dict[str, _Spec] = {
+    "reversals": _Spec(
+        REVERSAL_COUNTS,
+        "reversal count",
+        labels={
+            "descriptive": "descriptive reversals",
+            "pointwise": "pointwise reversals",
+            "simultaneous": "confirmed reversals (simultaneous band)",
+        },
+    ),
+}
+_REVERSAL_THRESHOLDS = {"simultaneous": "max_confirmed_reversals"}
+
+
+def _spec(specs: Mapping[str, _Spec], name: str, key: str | None, where: str) -> _Spec:
+    """The spec of ``name``; a :class:`MetricError` for an unknown name or a misplaced key."""
+    if name not in specs:
+        close = difflib.get_close_matches(name, list(specs), n=1, cutoff=0.5)
+        raise MetricError(
+            f"unknown metric {name!r}" + (f" (did you mean {close[0]}?)" if close else ""),
+            where=where,
+            hint=f"metrics: {', '.join(specs)}",
+        )
+    spec = specs[name]
+    if spec.keys is None and key is not None:
+        raise MetricError(f"metric {name!r} takes no key, got {key!r}", where=where)
+    if spec.keys is not None and key is None:
+        raise MetricError(f"metric {name!r} needs a {spec.kind}", where=where, hint=", ".join(spec.keys))
+    return spec
+
+
+def _lookup(spec: _Spec, name: str, key: str, values: Mapping[str, Any], where: str) -> tuple[bool, Any]:
+    """``(present, value)`` of a keyed metric; an unknown key (a typo) is a MetricError."""
+    if key in values:
+        return True, values[key]
+    known = spec.keys or ()
+    if key not in known:
+        close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
+        raise MetricError(
+            f"{name} has no {spec.kind} {key!r}" + (f" (did you mean {close[0]}?)" if close else ""),
+            where=where,
+            hint=f"{spec.kind}s: {', '.join(known)}",
+        )
+    return False, None
+
+
+def _metric(
+    spec: _Spec,
+    name: str,
+    key: str | None,
+    present: bool,
+    raw: Any,
+    interval: Interval | None,
+    threshold: str | None,
+    no_data: str,
+) -> Metric:
+    label = spec.labels.get(key or "") or (name if key is None else f"{name}[{key}]")
+    value = _num(raw)
+    if not present:
+        status, reason = Status.NOT_IN_PROFILE, f"{label} is not measured in this run: its profile has no {spec.kind} {key}"
+    elif value is None:
+        status, reason = Status.NO_DATA, no_data
+    else:
+        status, reason = Status.MEASURED, ""
+    return Metric(name, key, label, value, interval, threshold, status, reason)
+
+
+@dataclass(frozen=True)
+class EvaluatorSummary:
+    """Every statistic of one evaluator in one run (the ``audit_summary`` fixture).
+
+    Per-factor and per-probe mappings hold only what this run's profile measured; a value
+    is ``None`` where it was measured but is undefined (NaN: e.g. every record failed).
+    Intervals are pointwise 95 % prompt-bootstrap percentile intervals (``None`` where the
+    bootstrap was off or the entry carries none, e.g. an entry read from ``summary.json``).
+    """
+
+    evaluator: str
+    rho: Mapping[str, float | None] = field(default_factory=_empty)
+    """ρ(f) per factor: configuration variance over generator variance, a ratio (> 1: the
+    protocol moves scores more than the generator does)."""
+    dispersion: Mapping[str, float | None] = field(default_factory=_empty)
+    """D(f) per factor: mean over scenes of the normalised score range, a fraction (0.05 = 5 %)."""
+    kendall_w: Mapping[str, float | None] = field(default_factory=_empty)
+    """Kendall's W per shared factor, levels as raters of the generators, in [0, 1]."""
+    top1_count: Mapping[str, int | None] = field(default_factory=_empty)
+    """Distinct unique winners across the levels of each shared factor, a count."""
+    discrimination: Mapping[str, float | None] = field(default_factory=_empty)
+    """Tie-adjusted directional discrimination per content probe, a fraction (chance 0.5)."""
+    peak_rho: float | None = None
+    """max over factors of ρ, a ratio."""
+    peak_rho_ci: Interval | None = None
+    """95 % bootstrap interval of ``peak_rho``."""
+    template_rho: float | None = None
+    """ρ of the template factor, a ratio."""
+    min_w: float | None = None
+    """Smallest Kendall's W over the shared factors."""
+    max_top1: int | None = None
+    """Largest ``top1_count`` over the shared factors."""
+    best_view_inflation: float | None = None
+    """Median over scenes of the best pose's score over the default view's, a ratio (≥ 1)."""
+    content_accuracy: float | None = None
+    """Mean discrimination over the probes, a fraction."""
+    envelopes: Envelopes = Envelopes()
+    """Margin envelope counts of the generator pairs (see :class:`Envelopes`)."""
+    logo_peak_rho_range: Interval | None = None
+    """[min, max] of ``peak_rho`` leaving one generator out, ratios."""
+    failed: int = 0
+    """Records with status ``failed``, a count."""
+    failed_share: float | None = None
+    """``failed`` over all the evaluator's records, a fraction (``None``: no records)."""
+    intervals: Mapping[str, Mapping[str, Interval | None]] = field(default_factory=_empty)
+    """Bootstrap intervals of ``rho``, ``dispersion`` (per factor), ``discrimination`` (per probe)."""
+
+    @classmethod
+    def from_entry(cls, evaluator: str, entry: Mapping[str, Any]) -> EvaluatorSummary:
+        """Build from the evaluator's summary entry (``audit_stats``; ``summary.json#/evaluators/<id>``)."""
+        envelopes = entry.get("envelopes") or {}
+        winner = envelopes.get("stable_winner")
+        intervals = entry.get("intervals") or {}
+        return cls(
+            evaluator=evaluator,
+            rho=_floats(entry.get("rho")),
+            dispersion=_floats(entry.get("dispersion")),
+            kendall_w=_floats(entry.get("kendall_w")),
+            top1_count=_counts(entry.get("top1_count")),
+            discrimination=_floats(entry.get("discrimination")),
+            peak_rho=_num(entry.get("peak_rho")),
+            peak_rho_ci=_interval(entry.get("peak_rho_ci")),
+            template_rho=_num(entry.get("template_rho")),
+            min_w=_num(entry.get("min_w")),
+            max_top1=_count(entry.get("max_top1")),
+            best_view_inflation=_num(entry.get("best_view_inflation")),
+            content_accuracy=_num(entry.get("content_accuracy")),
+            envelopes=Envelopes(
+                strict=_count(envelopes.get("strict")),
+                sign_crossing=_count(envelopes.get("sign_crossing")),
+                tie_boundary=_count(envelopes.get("tie_boundary")),
+                stable_winner=None if winner is None else str(winner),
+            ),
+            logo_peak_rho_range=_interval(entry.get("logo_peak_rho_range")),
+            failed=_count(entry.get("failed")) or 0,
+            failed_share=_num(entry.get("failed_share")),
+            intervals=MappingProxyType(
+                {name: _intervals(intervals.get(name)) for name in ("rho", "dispersion", "discrimination")}
+            ),
+        )
+
+    def interval(self, name: str, key: str | None = None) -> Interval | None:
+        """The 95 % interval of a metric (``interval("rho", "pitch")``), ``None`` when it has none."""
+        spec = _spec(_EVALUATOR_METRICS, name, key, self.evaluator)
+        if name == "peak_rho":
+            return self.peak_rho_ci
+        if spec.keys is None or name not in self.intervals:
+            return None
+        return self.intervals[name].get(str(key))
+
+    def no_data_reason(self) -> str:
+        """Why a measured statistic of this evaluator can be undefined (for failure messages)."""
+        if self.failed_share == 1.0:
+            return f"no successful records: all {self.failed} measurements failed"
+        if self.failed:
+            return f"undefined on this run's records ({self.failed} failed)"
+        return "undefined on this run's records"
+
+    def metric(self, name: str, key: str | None = None) -> Metric:
+        """Look up a gated statistic: ``metric("rho", "pitch")``, ``metric("peak_rho")``,
+        ``metric("envelopes", "strict")``. Raises :class:`MetricError` for an unknown metric,
+        or for a factor/probe that no profile has (a typo must not become a skip)."""
+        spec = _spec(_EVALUATOR_METRICS, name, key, self.evaluator)
+        if spec.keys is None:
+            present, raw = True, getattr(self, name)
+            threshold = spec.threshold
+        elif name == "envelopes":
+            counts = {k: getattr(self.envelopes, k) for k in ENVELOPE_COUNTS}
+            present, raw = _lookup(spec, name, str(key), counts, self.evaluator)
+            threshold = _ENVELOPE_THRESHOLDS.get(str(key))
+        else:
+            present, raw = _lookup(spec, name, str(key), getattr(self, name), self.evaluator)
+            threshold = PROBE_THRESHOLDS.get(str(key)) if name == "discrimination" else spec.threshold
+        return _metric(
+            spec, name, key, present, raw, self.interval(name, key), threshold, self.no_data_reason()
+        )
+
+
+@dataclass(frozen=True)
+class Reversals:
+    """Winner reversals over every (evaluator, shared factor), counts: ``descriptive`` (distinct
+    unique winners), ``pointwise`` (pair intervals exclude zero) and ``simultaneous``
+    (confirmed by the simultaneous band: the gated count)."""
+
+    descriptive: int | None = None
+    pointwise: int | None = None
+    simultaneous: int | None = None
+
+
+@dataclass(frozen=True)
+class Band:
+    """The simultaneous band: its 95 % max-|t| quantile (``None``: bootstrap off), the number
+    of contrasts it covers, bootstrap replicates B and seed."""
+
+    q95: float | None = None
+    contrasts: int = 0
+    bootstrap: int = 0
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class PanelSummary:
+    """The summary over every selected evaluator (the ``audit_panel_summary`` fixture)."""
+
+    evaluators: Mapping[str, EvaluatorSummary] = field(default_factory=_empty)
+    reversals: Reversals = Reversals()
+    band: Band = Band()
+
+    @classmethod
+    def from_summary(cls, summary: Mapping[str, Any]) -> PanelSummary:
+        """Build from the full summary (``audit_panel``; the contents of ``summary.json``)."""
+        reversals = summary.get("reversals") or {}
+        band = summary.get("simultaneous") or {}
+        return cls(
+            evaluators=MappingProxyType(
+                {
+                    str(name): EvaluatorSummary.from_entry(str(name), entry)
+                    for name, entry in (summary.get("evaluators") or {}).items()
+                }
+            ),
+            reversals=Reversals(*(_count(reversals.get(k)) for k in REVERSAL_COUNTS)),
+            band=Band(
+                q95=_num(band.get("q95")),
+                contrasts=_count(band.get("contrasts")) or 0,
+                bootstrap=_count(band.get("B")) or 0,
+                seed=_count(band.get("seed")) or 0,
+            ),
+        )
+
+    def metric(self, name: str, key: str | None = None) -> Metric:
+        """Look up a panel statistic: ``metric("reversals", "simultaneous")``."""
+        spec = _spec(_PANEL_METRICS, name, key, "panel")
+        counts = {k: getattr(self.reversals, k) for k in REVERSAL_COUNTS}
+        present, raw = _lookup(spec, name, str(key), counts, "panel")
+        return _metric(
+            spec, name, key, present, raw, None, _REVERSAL_THRESHOLDS.get(str(key)),
+            "undefined on this run's records",
+        )
