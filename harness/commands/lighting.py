@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from harness.errors import AuditError
-from harness.fileio import write_text_atomic
+from harness.fileio import json_text, write_json_atomic
 
 HELP = "EV and CCT of the lighting maps (study Table 8) from Blender's HDRIs"
 EV_TOLERANCE = 5e-4  # stops; the fixture stores 4 decimals
@@ -71,9 +71,8 @@ def run(args: argparse.Namespace) -> int:
               f"(Blender {doc['blender_version']})")
         return 1 if problems else 0
     if args.out is not None:
-        write_text_atomic(args.out, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+        write_json_atomic(args.out, doc, indent=1, sort_keys=False)
         print(f"wrote {args.out}")
         return 0
-    json.dump(doc, sys.stdout, indent=1, ensure_ascii=False)
-    sys.stdout.write("\n")
+    sys.stdout.write(json_text(doc, indent=1, sort_keys=False))
     return 0

@@ -37,6 +37,7 @@ from harness import components
 from harness.cards.card import write_card
 from harness.cards.manifest import build_manifest, file_entry, portable_label, write_manifest
 from harness.errors import AuditError
+from harness.fileio import write_json_atomic
 from harness.paths import FIXTURES, REPO_ROOT
 
 if TYPE_CHECKING:
@@ -91,13 +92,6 @@ def merge_results(
     return [merged[k] for k in sorted(merged)], kept
 
 
-def dump_json(value: Any, path: Path) -> Path:
-    """Indented, key-sorted JSON with a trailing newline (stable bytes)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
-    return path
-
-
 def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, str]]:
     scenes = session.scene_set
     bases = {"scenes": Path(scenes.root), "fixtures": FIXTURES, "repo": REPO_ROOT}
@@ -131,7 +125,7 @@ def write_derived(result: Any, directory: Path, *, figures: bool = True) -> tupl
 
     notes: list[str] = []
     summary = json.loads(json.dumps(result.to_summary(), allow_nan=False))
-    dump_json(summary, directory / "summary.json")
+    write_json_atomic(directory / "summary.json", summary)
     try:
         components.write_tables(result, directory / "tables")
     except ImportError as exc:
@@ -189,7 +183,8 @@ def write_report(
         card_path = tmp / "cards" / f"{ev}.json"
         card_path.parent.mkdir(parents=True, exist_ok=True)
         write_card(session.card(ev), card_path)
-    dump_json(
+    write_json_atomic(
+        tmp / "results.json",
         {
             "run_id": run_id,
             "evaluators": evaluators,
@@ -198,7 +193,6 @@ def write_report(
             "selection": None if complete else selection,
             "results": merged,
         },
-        tmp / "results.json",
     )
     manifest = build_manifest(
         run_id=run_id,

@@ -13,11 +13,11 @@ the code, so rebuilding reproduces the committed manifest exactly (``build-scene
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.fileio import json_text
 from harness.scenes.assets import write_assets
 from harness.scenes.generators import GENERATORS, generate
 from harness.scenes.layout import faithful_layout
@@ -51,11 +51,11 @@ class BuildResult:
 
 def scene_bytes(scene: Scene) -> bytes:
     """A scene file's bytes: JSON in model key order, indent 1, UTF-8, trailing newline."""
-    return (json.dumps(scene.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return json_text(scene.to_dict(), indent=1, sort_keys=False).encode("utf-8")
 
 
 def _pretty(doc: Any) -> bytes:
-    return (json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return json_text(doc, indent=1, sort_keys=False).encode("utf-8")
 
 
 def build_scene_set(
