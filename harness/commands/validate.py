@@ -155,13 +155,13 @@ def check_results(
 def _read_scores(report: Path) -> tuple[list[str], Any]:
     import pandas as pd
 
-    from harness import components
     from harness.errors import AuditError
+    from harness.records import read_records
 
     frames, problems = [], []
     for path in sorted((report / "scores").glob("*.csv")):
         try:
-            frame = components.read_records(path)
+            frame = read_records(path)
         except AuditError as exc:
             problems.append(str(exc))
             continue

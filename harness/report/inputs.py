@@ -17,6 +17,7 @@ import pandas as pd
 
 from harness.errors import AuditError
 from harness.paths import FIXTURES
+from harness.stats.audit import AuditResult, compute_audit
 
 # Written by `t3d-audit lighting --out fixtures/lighting_scalars.json` from Blender's maps.
 DEFAULT_LIGHTING_SCALARS = FIXTURES / "lighting_scalars.json"
@@ -80,3 +81,9 @@ def audit_inputs(
         "default_template": DEFAULT_TEMPLATE_ID,
         "lighting_scalars": lighting_scalars(lighting),
     }
+
+
+def audit_result(records: pd.DataFrame, bootstrap: int, seed: int) -> AuditResult:
+    """:func:`~harness.stats.audit.compute_audit` of ``records`` with this module's data-file
+    inputs: the audit session, the report writer and ``validate --deep`` all compute this."""
+    return compute_audit(records, bootstrap=bootstrap, seed=seed, **audit_inputs(records))

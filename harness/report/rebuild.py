@@ -24,10 +24,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness import components
 from harness.errors import AuditError
+from harness.records import read_records
+from harness.report.inputs import audit_result
+from harness.stats.audit import summary_with_intervals
+from harness.stats.companion import records_agreement
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_KEYS = 5  # differing JSON keys listed per file
 
@@ -190,7 +196,9 @@ def profile_problems(manifest: Mapping[str, Any]) -> list[str]:
 COMPANION_DEPENDENT = ("card_id", "companion_check", "released_or_missing_evidence", "schema_and_status")
 
 
-def _cards(report: Path, out: Path, options: Mapping[str, Any], records: Mapping[str, Any], check: DeepCheck) -> None:
+def _cards(
+    report: Path, out: Path, options: Mapping[str, Any], records: Mapping[str, pd.DataFrame], check: DeepCheck
+) -> None:
     from harness.cards.card import write_card
     from harness.cards.inputs import assemble_card
 
@@ -202,13 +210,13 @@ def _cards(report: Path, out: Path, options: Mapping[str, Any], records: Mapping
     companion = options["card_facts"]["companion"]
     for ev in sorted(set(options["card_facts"]["evaluators"]) & set(records)):
         rel = f"cards/{ev}.json"
-        summary = components.compute_summary(records[ev], options["bootstrap"], options["seed"])
+        summary = summary_with_intervals(audit_result(records[ev], options["bootstrap"], options["seed"]))
         # as the session hands it to the card: through JSON (NaN kept, tuples as lists)
         stats = json.loads(json.dumps(summary["evaluators"][ev], sort_keys=True, allow_nan=True))
         if companion is None or companion == ev or companion in records:
             agreement = None
             if companion not in (None, ev):
-                agreement = components.companion_agreement(records[ev], records[companion])
+                agreement = records_agreement(records[ev], records[companion])
             write_card(assemble_card(ev, options, stats, agreement), out / rel)
             check.problems += compare_file(rel, report / rel, out / rel)
             continue
@@ -253,7 +261,7 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: boo
         path = report / "scores" / f"{ev}.csv"
         if path.is_file():
             with contextlib.suppress(AuditError):  # already reported by the score-file check
-                records[ev] = components.read_records(path)
+                records[ev] = read_records(path)
     if not records:
         check.problems.append("--deep: nothing recomputed, no readable score file of the manifest's evaluators")
         return check
@@ -261,7 +269,7 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: boo
     if figures_note:
         check.notes.append(figures_note)
     try:
-        result = components.compute_audit(
+        result = audit_result(
             pd.concat([records[ev] for ev in sorted(records)], ignore_index=True),
             options["bootstrap"],
             options["seed"],

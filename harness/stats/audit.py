@@ -6,6 +6,7 @@ mapping of DESIGN.md ("Summary") with plain fractions and ``null`` for undefined
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -215,6 +216,30 @@ class AuditResult:
             },
             "reversals": self.reversals.counts(),
         }
+
+
+def summary_with_intervals(result: AuditResult) -> dict[str, Any]:
+    """``result.to_summary()`` where each evaluator entry also carries ``intervals``: pointwise
+    95 % bootstrap intervals ``[lo, hi]`` of ``rho`` and ``dispersion`` (per factor) and of
+    ``discrimination`` (per probe); an end is ``None`` where the bootstrap is off or undefined.
+    The audit session's per-evaluator summaries (assertion messages, cards) are these."""
+    summary = result.to_summary()
+    for name, ev in result.evaluators.items():
+        summary["evaluators"][name]["intervals"] = {
+            "rho": {f: _pair(ci) for f, ci in ev.rho_ci.items()},
+            "dispersion": {f: _pair(ci) for f, ci in ev.dispersion_ci.items()},
+            "discrimination": {
+                p: _pair(st.ci.get("discrimination")) for p, st in ev.probes.items()
+            },
+        }
+    return summary
+
+
+def _pair(ci: Interval | None) -> list[float | None] | None:
+    if ci is None:
+        return None
+    lo, hi = (float(v) for v in ci)
+    return [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None]
 
 
 def _num(x: float) -> float | None:

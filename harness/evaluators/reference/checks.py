@@ -22,29 +22,34 @@ def frozen_probe_check(
     log: Callable[[str], None] = print,
 ) -> dict[str, dict[str, Any]]:
     """evaluator id → {discrimination, drops, ties, rises, pairs, failed} on the frozen set."""
-    from harness import components
+    from harness import probes
     from harness.captions import DEFAULT_TEMPLATE_ID, realize
+    from harness.errors import RenderError
     from harness.paths import default_cache_dir
-    from harness.protocol import get_profile
+    from harness.protocol import background_rgb, get_profile
+    from harness.render.composite import composite
+    from harness.render.renderer import default_renderer
+    from harness.scenes.model import scene_identity
+    from harness.scenes.scene_source import load_scene_set
 
     prof = get_profile(profile)
-    scene_set = components.load_scene_set(None).select(prompts=prompts)
-    renderer = components.default_renderer(default_cache_dir() / "renders")
+    scene_set = load_scene_set(None).select(prompts=prompts)
+    renderer = default_renderer(default_cache_dir() / "renders")
     root = scene_set.root
     images_intact, images_probe, captions = [], [], []
     failed = 0
     for i, scene in enumerate(sorted(scene_set, key=lambda s: (s.generator, s.prompt_id))):
         try:
-            edited = components.apply_probe(scene, probe, probe_seed)
+            edited = probes.apply(scene, probe, seed=probe_seed)
             a = renderer.render(scene, root, scene_set.identity(scene.id), prof.c0)
-            b = renderer.render(edited, root, components.scene_identity(edited, root), prof.c0)
+            b = renderer.render(edited, root, scene_identity(edited, root), prof.c0)
         except Exception as exc:  # a failed render or probe is counted, never scored
-            if not components.is_render_failure(exc):
+            if not isinstance(exc, RenderError):
                 raise
             failed += 1
             continue
-        images_intact.append(components.composite(a, "255"))
-        images_probe.append(components.composite(b, "255"))
+        images_intact.append(composite(a, background_rgb("255")))
+        images_probe.append(composite(b, background_rgb("255")))
         captions.append(realize(DEFAULT_TEMPLATE_ID, scene.prompt))
         if (i + 1) % 12 == 0:
             log(f"frozen check: rendered {i + 1} scenes")
