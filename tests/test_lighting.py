@@ -246,3 +246,17 @@ def test_committed_fixture_matches_the_installed_blender():
         f"Blender {fresh['blender_version']} maps differ from the committed fixture; after "
         f"checking, run `t3d-audit lighting --out fixtures/lighting_scalars.json`: {problems}"
     )
+
+
+def test_lighting_without_bpy_is_one_clear_line(monkeypatch, capsys, tmp_path):
+    """The bpy part lives in harness.render.lighting: reading a map without bpy is a typed
+    error there (it used to be an ImportError unless the command had checked first)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "bpy", None)  # makes `import bpy` raise ImportError
+    with pytest.raises(lt.LightingMapError, match="bpy is not importable"):
+        lt.bundled_lighting_scalars()
+    with pytest.raises(lt.LightingMapError, match="bpy is not importable"):
+        lt.read_exr_rgb(tmp_path / "x.exr")
+    assert main(["lighting"]) == 2
+    assert "bpy is not importable" in capsys.readouterr().err
