@@ -38,7 +38,7 @@ def main() -> None:
     from harness.measure_plan import build_plan
     from harness.protocol import get_profile
     from harness.render.blender import get_renderer
-    from harness.render.inputs import load_scene_file
+    from harness.render.render_inputs import load_scene_file
     from harness.scenes.model import scene_identity
     from harness.scenes.scene_source import load_scene_set
 

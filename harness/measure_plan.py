@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness import probes
+from harness import probe_edits
 from harness.captions import DEFAULT_TEMPLATE_ID, realize
 from harness.captions.paraphrase import bundled_captions
 from harness.hashing import sha256_json
@@ -138,7 +138,7 @@ def build_plan(scene_set: SceneSet, profile: Profile, *, probe_seed: int = 0) ->
         for probe in profile.probes:
             key = f"{scene.id}~{probe}"
             try:
-                edited = probes.apply(scene, probe, seed=probe_seed)
+                edited = probe_edits.apply(scene, probe, seed=probe_seed)
             except Exception as exc:  # a probe that cannot apply is a failed measurement
                 rows.append(
                     Row(scene.generator, scene.prompt_id, scene.id, "probe", probe, base_caption,

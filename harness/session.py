@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from harness.measure_plan import Plan
     from harness.protocol import Profile
     from harness.scenes.sceneset import SceneSet
-    from harness.stats.audit import AuditResult
+    from harness.stats.audit_stats import AuditResult
 
 RESULT_PROPERTY = "t3d_audit"  # user_properties key carrying one outcome as a JSON string
 WORKER_OUTPUT_KEY = "t3d_audit"
@@ -281,8 +281,8 @@ class AuditSession:
     def summary(self, evaluator_id: str) -> dict[str, Any]:
         """The evaluator's entry of the audit summary (statistics of its own records)."""
         if evaluator_id not in self._summaries:
-            from harness.report.inputs import audit_result
-            from harness.stats.audit import summary_with_intervals
+            from harness.report.audit_inputs import audit_result
+            from harness.stats.audit_stats import summary_with_intervals
 
             full = self._cached_summary(
                 [self.records_file(evaluator_id)],
@@ -301,7 +301,7 @@ class AuditSession:
 
     def panel_result(self, evaluator_ids: list[str] | None = None) -> AuditResult:
         """The ``AuditResult`` over the evaluators, computed once per process."""
-        from harness.report.inputs import audit_result
+        from harness.report.audit_inputs import audit_result
 
         ids = tuple(sorted(evaluator_ids or self.specs))
         if ids not in self._panel_results:
@@ -312,7 +312,7 @@ class AuditSession:
 
     def panel_summary(self, evaluator_ids: list[str] | None = None) -> dict[str, Any]:
         """The full summary over the evaluators (simultaneous band, reversals), disk-cached."""
-        from harness.stats.audit import summary_with_intervals
+        from harness.stats.audit_stats import summary_with_intervals
 
         ids = sorted(evaluator_ids or self.specs)
         return self._cached_summary(
@@ -326,7 +326,7 @@ class AuditSession:
     # -------------------------------------------------------------------- cards
     def companion_id(self) -> str | None:
         """The run's symbolic companion evaluator (the first by id), ``None`` when it has none."""
-        from harness.cards.inputs import COMPANION_ADAPTER
+        from harness.cards.assemble import COMPANION_ADAPTER
 
         ids = sorted(e for e, s in self.specs.items() if getattr(s, "adapter", "") == COMPANION_ADAPTER)
         return ids[0] if ids else None
@@ -343,7 +343,7 @@ class AuditSession:
                                  "thresholds": {name: value},
                                  "baseline_card_id": <card id> (with --audit-baseline only)}}}
         """
-        from harness.cards.inputs import NOT_REPORTED, evaluator_fields, served_models
+        from harness.cards.assemble import NOT_REPORTED, evaluator_fields, served_models
 
         scenes = self.scene_set
         return {
@@ -395,8 +395,8 @@ class AuditSession:
         """The evaluator's Evaluator Configuration Card (deterministic id), built from plain
         inputs: the run options (with card facts), its summary and its companion agreement."""
         if evaluator_id not in self._cards:
-            from harness.cards.inputs import assemble_card
-            from harness.stats.companion import records_agreement
+            from harness.cards.assemble import assemble_card
+            from harness.stats.companion_agreement import records_agreement
 
             options = self.run_options([evaluator_id])
             cid = options["card_facts"]["companion"]

@@ -243,7 +243,7 @@ def write_tiny_scene_set(
     root: Path, generators: Sequence[str] = ("g1", "g2", "g3"), prompts: Sequence[str] = ("p01", "p02")
 ) -> Path:
     """Write a valid scene set (scenes, OBJ assets, manifest.json) under ``root``."""
-    from harness.scenes.manifest import build_manifest, write_manifest
+    from harness.scenes.set_manifest import build_manifest, write_manifest
 
     root = Path(root).resolve()
     (root / "assets").mkdir(parents=True, exist_ok=True)

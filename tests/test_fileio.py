@@ -69,8 +69,8 @@ def test_json_writer_keeps_each_format_and_a_trailing_newline(tmp_path):
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
 def test_every_json_output_refuses_nan_and_keeps_the_old_file(tmp_path, bad):
     """One allow_nan policy: cards and manifests used to be written with ``NaN`` tokens."""
-    from harness.cards.card import write_card
-    from harness.cards.manifest import write_manifest
+    from harness.cards.card_format import write_card
+    from harness.cards.provenance import write_manifest
 
     card, manifest = tmp_path / "card.json", tmp_path / "manifest.json"
     card.write_text("old\n")

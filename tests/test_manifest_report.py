@@ -7,7 +7,12 @@ import math
 
 import pytest
 
-from harness.cards.manifest import package_versions, read_manifest, source_revision, verify_outputs
+from harness.cards.provenance import (
+    package_versions,
+    read_manifest,
+    source_revision,
+    verify_outputs,
+)
 from harness.commands.validate import check_coverage, validate_report
 from harness.protocol import get_profile
 from harness.report.terminal import render_table, rows_from

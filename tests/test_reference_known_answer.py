@@ -21,7 +21,7 @@ PLANTED_FACTOR = {"planted-pitch": "pitch", "planted-template": "template", "pla
 
 @pytest.fixture(scope="module")
 def audit():
-    from harness.stats.audit import compute_audit
+    from harness.stats.audit_stats import compute_audit
 
     profile = get_profile("smoke")
     scenes = load_scene_set(None).select(prompts=profile.prompts, generators=profile.generators)

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         parse_pairs,
         render_markdown,
     )
-    from harness.stats.compare import auto_pairs, compare_records
+    from harness.stats.release_compare import auto_pairs, compare_records
 
     if args.bootstrap < 2:
         raise AuditError(f"--bootstrap must be ≥ 2, got {args.bootstrap}", where="--bootstrap")

@@ -1,7 +1,7 @@
 """``t3d-audit lighting [--out FILE] [--check FILE]``: Table 8 scalars of the lighting maps.
 
 Reads Blender's eight bundled studio-light world HDRIs through bpy and prints (or writes,
-atomically) the fixture document of :mod:`harness.render.lighting`: per map the file name,
+atomically) the fixture document of :mod:`harness.render.light_maps`: per map the file name,
 its sha256, the log-average EV and the CCT. ``--check FILE`` recomputes and compares with a
 committed file instead (exit 1 on a mismatch), e.g. after a Blender upgrade.
 Regenerate the committed fixture with ``t3d-audit lighting --out fixtures/lighting_scalars.json``.
@@ -51,7 +51,7 @@ def compare(committed: dict, fresh: dict) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.render.lighting import bundled_lighting_scalars
+    from harness.render.light_maps import bundled_lighting_scalars
 
     doc = bundled_lighting_scalars()  # Blender's maps through bpy (harness.render only)
     if args.check is not None:

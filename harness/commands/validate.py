@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _check_manifest(report: Path) -> tuple[list[str], dict[str, Any] | None]:
     """Shape problems (one line per bad field) and output-hash problems; the manifest when its
     shape is sound, else ``None`` (nothing downstream reads an unsound one)."""
-    from harness.cards.manifest import load_manifest, manifest_problems, verify_outputs
+    from harness.cards.provenance import load_manifest, manifest_problems, verify_outputs
     from harness.errors import AuditError
 
     try:

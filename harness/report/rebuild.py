@@ -5,7 +5,7 @@ whoever edits a file can rehash the manifest too. Here the raw score files (``sc
 the run options recorded in ``manifest.json#/options`` are the only trust root: summary.json,
 every table (Markdown + CSV), every card and, where the installed matplotlib is the one that
 wrote them, the figures are recomputed with the writer's own functions
-(:func:`harness.report.writer.write_derived`, :func:`harness.cards.inputs.assemble_card`) and
+(:func:`harness.report.writer.write_derived`, :func:`harness.cards.assemble.assemble_card`) and
 compared byte for byte with what is on disk. The evaluators named by the options, the score
 files, the cards and results.json must agree, and a run id derived from the inputs must be the
 one the report carries.
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import AuditError
 from harness.records import read_records
-from harness.report.inputs import audit_result
-from harness.stats.audit import summary_with_intervals
-from harness.stats.companion import records_agreement
+from harness.report.audit_inputs import audit_result
+from harness.stats.audit_stats import summary_with_intervals
+from harness.stats.companion_agreement import records_agreement
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -199,8 +199,8 @@ COMPANION_DEPENDENT = ("card_id", "companion_check", "released_or_missing_eviden
 def _cards(
     report: Path, out: Path, options: Mapping[str, Any], records: Mapping[str, pd.DataFrame], check: DeepCheck
 ) -> None:
-    from harness.cards.card import write_card
-    from harness.cards.inputs import assemble_card
+    from harness.cards.assemble import assemble_card
+    from harness.cards.card_format import write_card
 
     if "card_facts" not in options:
         check.problems.append("manifest.json#/options/card_facts: missing, so the cards cannot be "

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.fileio import json_text, write_text_atomic
-from harness.stats.audit import AuditResult
+from harness.stats.audit_stats import AuditResult
 
 
 def summary_json(result: AuditResult) -> str:

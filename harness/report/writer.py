@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.captions import paraphrase
-from harness.cards.card import write_card
-from harness.cards.manifest import build_manifest, file_entry, portable_label, write_manifest
+from harness.cards.card_format import write_card
+from harness.cards.provenance import build_manifest, file_entry, portable_label, write_manifest
 from harness.errors import AuditError
 from harness.fileio import write_json_atomic
 from harness.paths import FIXTURES, REPO_ROOT
@@ -44,7 +44,7 @@ from harness.render.renderer import host_facts
 if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec
     from harness.session import AuditSession
-    from harness.stats.audit import AuditResult
+    from harness.stats.audit_stats import AuditResult
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 Layout of a built scene-set root (``fixtures/scenes`` for the bundled set)::
 
-    <root>/manifest.json                     sha256 manifest (harness.scenes.manifest)
+    <root>/manifest.json                     sha256 manifest (harness.scenes.set_manifest)
     <root>/assets/<slug>/<a|b|c>.obj|.mtl    procedural meshes + assets/catalogue.json
     <root>/<generator>/<prompt_id>.json      one scene file per (generator, prompt)
 
@@ -21,7 +21,6 @@ from harness.fileio import json_text
 from harness.scenes.assets import write_assets
 from harness.scenes.generators import GENERATORS, generate
 from harness.scenes.layout import faithful_layout
-from harness.scenes.manifest import MANIFEST_NAME, build_manifest, write_manifest
 from harness.scenes.model import Scene
 from harness.scenes.prompts import (
     POOL_PATH,
@@ -32,6 +31,7 @@ from harness.scenes.prompts import (
     sample,
 )
 from harness.scenes.rewrites import paraphrase_document
+from harness.scenes.set_manifest import MANIFEST_NAME, build_manifest, write_manifest
 
 PROMPTS_FILE = "prompts.json"
 PARAPHRASES_FILE = "paraphrases.json"

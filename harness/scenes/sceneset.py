@@ -15,14 +15,14 @@ from pathlib import Path
 from harness.errors import SceneError
 from harness.hashing import sha256_file, sha256_json
 from harness.scenes.load import validate_scene
-from harness.scenes.manifest import (
+from harness.scenes.model import Scene, scene_identity
+from harness.scenes.set_manifest import (
     check_set_invariants,
     load_listed_scenes,
     read_manifest,
     scene_asset_paths,
     verify_manifest,
 )
-from harness.scenes.model import Scene, scene_identity
 
 
 class SceneSet:

@@ -49,8 +49,8 @@ def import_scene_set(
     from the file's metadata). Returns a verified :class:`~harness.scenes.sceneset.SceneSet`.
     """
     from harness.paths import default_cache_dir
-    from harness.scenes.manifest import build_manifest, write_manifest
     from harness.scenes.sceneset import SceneSet
+    from harness.scenes.set_manifest import build_manifest, write_manifest
 
     path = Path(path)
     if not path.is_file():

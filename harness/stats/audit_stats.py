@@ -22,13 +22,13 @@ from harness.stats.envelopes import Envelopes, envelopes, generator_pairs
 from harness.stats.family import build_family
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
 from harness.stats.logo import logo_peak_rho
-from harness.stats.probes import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
+from harness.stats.probe_stats import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
 from harness.stats.rank import RankStability, rank_stability
 from harness.stats.reversals import ReversalSearch, search_reversals
 from harness.stats.rho import peak, rho, scene_level_variance
 from harness.stats.simultaneous import SEMethod, simultaneous_band
 from harness.stats.table import EvaluatorScores, generator_means, pivot_records
-from harness.stats.templates import (
+from harness.stats.template_effects import (
     SlotEffect,
     TemplateGain,
     average_slot_effects,

@@ -15,7 +15,7 @@ import pandas as pd
 
 from harness.errors import AuditError
 from harness.stats.envelopes import generator_pairs
-from harness.stats.probes import pair_credit
+from harness.stats.probe_stats import pair_credit
 from harness.stats.rank import unique_winners
 from harness.stats.table import EvaluatorScores, generator_means, pivot_records
 

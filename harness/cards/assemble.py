@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from harness.captions import DEFAULT_TEMPLATE_ID, realize
-from harness.cards.card import NOT_REPORTED, build_card
+from harness.cards.card_format import NOT_REPORTED, build_card
 from harness.errors import CardError
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from harness.evaluators.base import EvaluatorSpec
     from harness.protocol import RenderConfig
-    from harness.stats.companion import CompanionAgreement
+    from harness.stats.companion_agreement import CompanionAgreement
 
 PARAPHRASE_RULE = (
     "original prompt plus rewrites from fixtures/prompts/paraphrases.json, duplicates collapsed "
@@ -142,7 +142,7 @@ def companion_check(
 
     ``None`` when the run has no companion (the field is then ``not_reported``). The companion's
     own card says what it is; every other card gets its c0 agreement with it (``agreement``, a
-    ``CompanionAgreement``, see :mod:`harness.stats.companion`).
+    ``CompanionAgreement``, see :mod:`harness.stats.companion_agreement`).
     """
     if cid is None:
         return None
