@@ -35,12 +35,12 @@ def main() -> None:
     from harness.render.settings import THREADS_ENV
 
     os.environ[THREADS_ENV] = "1"
-    from harness.components import load_scene_set, select_scenes
-    from harness.measure import build_plan
+    from harness.measure_plan import build_plan
     from harness.protocol import get_profile
     from harness.render.blender import get_renderer
-    from harness.render.inputs import load_scene_file
+    from harness.render.render_inputs import load_scene_file
     from harness.scenes.model import scene_identity
+    from harness.scenes.scene_source import load_scene_set
 
     scene, root = load_scene_file(args.scene)
     identity = scene_identity(scene, root)
@@ -76,7 +76,7 @@ def main() -> None:
         renderer.render(scene, root, identity, cfg)
         times.append(time.perf_counter() - t0)
     mean = statistics.fmean(times)
-    scenes = select_scenes(load_scene_set(None), profile.prompts, profile.generators)
+    scenes = load_scene_set(None).select(profile.prompts, profile.generators)
     n_renders = len(build_plan(scenes, profile).renders)
     cores = os.cpu_count() or 1
     print(f"  {len(times)} configs: mean {mean:.2f} s, min {min(times):.2f}, max {max(times):.2f}")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness import probes
+from harness import probe_edits
 from harness.paths import BUNDLED_SCENES
 from harness.protocol import PROBES
 from harness.scenes.bundle import build_scene_set
@@ -34,7 +34,7 @@ def main() -> int:
         _timed("build 300 scenes + manifest", lambda: build_scene_set(Path(tmp) / "s", Path(tmp) / "p"))
     scene_set = _timed("SceneSet.load (verify manifest)", lambda: SceneSet.load(BUNDLED_SCENES))
     for probe in PROBES:
-        _timed(f"probe {probe} x {len(scene_set)}", lambda p=probe: [probes.apply(s, p) for s in scene_set])
+        _timed(f"probe {probe} x {len(scene_set)}", lambda p=probe: [probe_edits.apply(s, p) for s in scene_set])
     return 0
 
 

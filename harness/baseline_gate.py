@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from harness.margins import Margins
     from harness.release import Release
     from harness.session import AuditSession
-    from harness.stats.compare import Comparison
+    from harness.stats.release_compare import Comparison
 
 OPTION = "audit_baseline"
 FIXTURE = "audit_baseline_metric"
@@ -52,7 +52,7 @@ class BaselineGate:
     def comparison(self, evaluator: str) -> Comparison:
         """The run's ``evaluator`` against its baseline (computed once per process)."""
         if evaluator not in self._done:
-            from harness.stats.compare import compare_records
+            from harness.stats.release_compare import compare_records
 
             boot = self.session.bootstrap
             self._done[evaluator] = compare_records(
@@ -77,7 +77,7 @@ def _baseline_path(config: pytest.Config) -> Path | None:
 
 def pair_with_baseline(session_specs: dict[str, Any], baseline: dict[str, bool]) -> dict[str, str]:
     """Run evaluator → baseline evaluator: equal ids first, else the single alignment
-    evaluator of each side. ``baseline``: id → alignment (see ``stats.compare.evaluators_of``)."""
+    evaluator of each side. ``baseline``: id → alignment (see ``stats.release_compare.evaluators_of``)."""
     pairs = {e: e for e in session_specs if e in baseline}
     run_align = [e for e, s in session_specs.items() if getattr(s, "needs_text", True)]
     base_align = [e for e, a in baseline.items() if a]
@@ -93,7 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from harness.plugin import audit_session_of
     from harness.release import load_margins, load_release
-    from harness.stats.compare import evaluators_of
+    from harness.stats.release_compare import evaluators_of
 
     session = audit_session_of(config)
     try:
@@ -123,7 +123,7 @@ class BaselineMetric:
 
     def check(self) -> None:
         """Fail on a confirmed regression; skip a metric undefined on both sides."""
-        from harness.stats.compare import REGRESSION
+        from harness.stats.release_compare import REGRESSION
 
         try:
             comparison = self.gate.comparison(self.evaluator)
@@ -152,7 +152,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(FIXTURE, [pytest.param(None, marks=pytest.mark.skip(
             reason="no --audit-baseline given"))], ids=["no-baseline"])
         return
-    from harness.stats.compare import metric_id, planned_metrics
+    from harness.stats.release_compare import metric_id, planned_metrics
     from harness.stats.table import pivot_records
 
     tables = pivot_records(gate.release.records)

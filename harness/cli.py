@@ -1,4 +1,4 @@
-"""``t3d-audit`` command line. Each subcommand lives in ``harness/commands/<name>.py``.
+"""``t3d-audit`` command line. Each subcommand lives in a module of ``harness/commands/`` (see ``COMMANDS``).
 
 A command module provides ``HELP`` (one line), ``add_arguments(parser)`` and
 ``run(args) -> int``. Modules are imported only when their command runs, so ``--help`` and
@@ -21,7 +21,7 @@ from harness.errors import AuditError
 COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("audit", "run the audit suite (pytest) and print the verdict"),
     "templates": ("templates", "list the 337 caption templates"),
-    "protocol": ("protocol", "list a profile's configuration family"),
+    "protocol": ("protocol_list", "list a profile's configuration family"),
     "validate-scenes": ("validate_scenes", "validate a scene set against its manifest"),
     "import-scene": ("import_scene", "import a sceneState JSON or glTF/GLB scene into a scene set"),
     "build-scenes": ("build_scenes", "generate the bundled frozen scene set"),

@@ -4,13 +4,18 @@ The bytes go to a temporary file in the target's own directory (same file system
 rename is atomic), are flushed and fsync'ed, and the temp file is renamed over the target with
 ``os.replace``. On any failure (including KeyboardInterrupt) the temp file is removed and the
 target is left as it was. Parent directories are created.
+
+Every JSON file goes through :func:`write_json_atomic` (or :func:`json_text` where the bytes
+are hashed or sealed first), so all of them share one NaN policy.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
@@ -32,3 +37,35 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
 def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> None:
     """Atomically write ``text`` encoded as ``encoding``; newlines are written as given."""
     write_bytes_atomic(path, text.encode(encoding))
+
+
+def json_text(
+    value: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_ascii: bool = False
+) -> str:
+    """``value`` as JSON text with a trailing newline: the one serialisation of every JSON file
+    the harness writes (each writer keeps its own indent, key order and escaping, so its bytes
+    are stable).
+
+    One NaN policy for all of them: ``allow_nan=False``. JSON has no NaN or Infinity, so a
+    non-finite float raises ``ValueError``; writers state missing values as ``null`` (or
+    ``not_reported`` in cards) before they get here.
+    """
+    return json.dumps(
+        value, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii, allow_nan=False
+    ) + "\n"
+
+
+def write_json_atomic(
+    path: str | Path,
+    value: Any,
+    *,
+    indent: int | None = 2,
+    sort_keys: bool = True,
+    ensure_ascii: bool = False,
+) -> Path:
+    """Atomically write ``value`` as :func:`json_text` (UTF-8) to ``path``; returns ``path``."""
+    path = Path(path)
+    write_text_atomic(
+        path, json_text(value, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
+    )
+    return path

@@ -13,7 +13,7 @@ import pytest
 
 @pytest.hookspec(firstresult=True)
 def pytest_audit_renderer(config: pytest.Config, cache_dir: Any) -> Any:
-    """Return the renderer the audit uses (``harness.components.Renderer``), or None.
+    """Return the renderer the audit uses (``harness.render.renderer.Renderer``), or None.
 
     ``cache_dir`` is where renders may be cached. The first non-None result wins; the default
     is the Blender render service.

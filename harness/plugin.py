@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
         found = hook.pytest_audit_renderer(config=config, cache_dir=cache_dir)
         if found is not None:
             return found
-        from harness.components import default_renderer
+        from harness.render.renderer import default_renderer
 
         return default_renderer(cache_dir)
 
@@ -275,14 +275,14 @@ def audit_scene_set(audit_session: AuditSession) -> Any:
 
 @pytest.fixture(scope="session")
 def audit_render_plan(audit_session: AuditSession) -> Any:
-    """The measurement plan (``harness.measure.Plan``): rows and the distinct renders."""
+    """The measurement plan (``harness.measure_plan.Plan``): rows and the distinct renders."""
     return _guard(lambda: audit_session.plan)
 
 
 @pytest.fixture(scope="session")
 def audit_renders(audit_session: AuditSession) -> Any:
     """``image(row_image_key) -> (H, W, 3) uint8`` through the render cache (or a failure str)."""
-    from harness.measure import ImageSource
+    from harness.measure_images import ImageSource
 
     source = ImageSource(audit_session.plan, audit_session.renderer)
     return source.rgb

@@ -28,9 +28,10 @@ import csv
 import io
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -61,6 +62,55 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 CSV_SUFFIXES = (".csv",)
 PARQUET_SUFFIXES = (".parquet", ".pq")
 MAX_LISTED_PROBLEMS = 8
+
+
+MAX_ERROR_CHARS = 300  # a failed row's reason is cut to this many characters
+
+
+class Record(NamedTuple):
+    """One row of the records table in :data:`COLUMNS` order, then ``served_model``."""
+
+    evaluator: str
+    generator: str
+    prompt_id: str
+    scene_sha256: str
+    factor: str
+    level: str
+    caption: str
+    score: float
+    status: str
+    error: str
+    served_model: str = ""
+
+
+def record(
+    evaluator: str,
+    generator: str,
+    prompt_id: str,
+    scene_sha256: str,
+    factor: str,
+    level: str,
+    caption: str,
+    score: float,
+    status: str,
+    error: str,
+    served_model: str = "",
+) -> Record:
+    """A :class:`Record` with a float score and the error cut to :data:`MAX_ERROR_CHARS`."""
+    return Record(evaluator, generator, prompt_id, scene_sha256, factor, level, caption,
+                  float(score), status, error[:MAX_ERROR_CHARS], served_model)
+
+
+def records_frame(rows: Sequence[Record]) -> pd.DataFrame:
+    """The records table of ``rows`` (row order kept). The ``served_model`` column is kept
+    only when some row has one, so local evaluators' files keep exactly :data:`COLUMNS`."""
+    n = len(COLUMNS)
+    frame = pd.DataFrame([r[:n] for r in rows], columns=list(COLUMNS))
+    frame["score"] = frame["score"].astype("float64")
+    served = [r.served_model for r in rows]
+    if any(served):
+        frame[SERVED_MODEL] = served
+    return frame
 
 
 def empty_records() -> pd.DataFrame:

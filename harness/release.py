@@ -1,4 +1,4 @@
-"""Inputs and outputs of the release gate (the statistics are ``harness.stats.compare``).
+"""Inputs and outputs of the release gate (the statistics are ``harness.stats.release_compare``).
 
 * :func:`load_release`: a report directory (``scores/*.csv|parquet`` and ``cards/*.json``),
   a directory of score files, or one score file → records and card ids.
@@ -23,7 +23,7 @@ import pandas as pd
 from harness.errors import AuditError
 from harness.margins import Margins
 from harness.records import CSV_SUFFIXES, PARQUET_SUFFIXES
-from harness.stats.compare import INCONCLUSIVE, REGRESSION, CompareError, Comparison
+from harness.stats.release_compare import INCONCLUSIVE, REGRESSION, CompareError, Comparison
 
 SCORE_SUFFIXES = (*CSV_SUFFIXES, *PARQUET_SUFFIXES)
 BASELINES_DIR = "baselines"

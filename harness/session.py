@@ -10,22 +10,27 @@ collects per-test outcomes. Nothing here knows about xdist: the plugin hands the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import cacheseal, components
+from harness import cacheseal
 from harness.fileio import write_bytes_atomic
 from harness.hashing import sha256_file, sha256_json
+from harness.render.renderer import Renderer, default_renderer
 from harness.thresholds import Thresholds
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.measure import MeasureStats, Plan
+    from harness.evaluators.base import EvaluatorSpec
+    from harness.measure_images import MeasureStats
+    from harness.measure_plan import Plan
     from harness.protocol import Profile
+    from harness.scenes.sceneset import SceneSet
+    from harness.stats.audit_stats import AuditResult
 
 RESULT_PROPERTY = "t3d_audit"  # user_properties key carrying one outcome as a JSON string
 WORKER_OUTPUT_KEY = "t3d_audit"
@@ -128,19 +133,19 @@ class AuditSession:
         self,
         options: AuditOptions,
         *,
-        renderer_factory: Callable[[Path], components.Renderer] | None = None,
-        extra_evaluators: list[Any] | None = None,
+        renderer_factory: Callable[[Path], Renderer] | None = None,
+        extra_evaluators: list[EvaluatorSpec] | None = None,
         load_evaluator: Callable[[Any], Any] | None = None,
     ):
         self.options = options
-        self._renderer_factory = renderer_factory or components.default_renderer
+        self._renderer_factory = renderer_factory or default_renderer
         self._extra = list(extra_evaluators or [])
         self._load_evaluator = load_evaluator
         self._records: dict[str, pd.DataFrame] = {}
         self._records_files: dict[str, Path] = {}
         self._summaries: dict[str, dict[str, Any]] = {}
         self._cards: dict[str, dict[str, Any]] = {}
-        self._panel_results: dict[tuple[str, ...], Any] = {}
+        self._panel_results: dict[tuple[str, ...], AuditResult] = {}
         self.measure_stats: dict[str, MeasureStats] = {}
         self.collected_tests: dict[str, str] = {}  # audit test key -> evaluator id (or PANEL)
         self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
@@ -164,24 +169,28 @@ class AuditSession:
         return self.options.seed
 
     @cached_property
-    def scene_set(self) -> Any:
-        full = components.load_scene_set(self.options.scenes, self.options.cache_dir)
-        return components.select_scenes(full, self.profile.prompts, self.profile.generators)
+    def scene_set(self) -> SceneSet:
+        from harness.scenes.scene_source import load_scene_set
+
+        full = load_scene_set(self.options.scenes, self.options.cache_dir)
+        return full.select(self.profile.prompts, self.profile.generators)
 
     @cached_property
     def plan(self) -> Plan:
-        from harness.measure import build_plan
+        from harness.measure_plan import build_plan
 
         return build_plan(self.scene_set, self.profile, probe_seed=self.options.probe_seed)
 
     @cached_property
-    def specs(self) -> dict[str, Any]:
+    def specs(self) -> dict[str, EvaluatorSpec]:
         """Selected evaluator specs by id (sorted): option ids/globs, else the profile's list."""
+        from harness.evaluator_selection import select_evaluators
+
         patterns = self.options.evaluators or tuple(self.profile.evaluators)
-        return {s.id: s for s in components.select_evaluators(patterns, self._extra)}
+        return {s.id: s for s in select_evaluators(patterns, self._extra)}
 
     @cached_property
-    def renderer(self) -> components.Renderer:
+    def renderer(self) -> Renderer:
         return self._renderer_factory(self.options.cache_dir / "renders")
 
     @property
@@ -205,7 +214,9 @@ class AuditSession:
             return self._records_files[evaluator_id]
         from filelock import FileLock
 
-        from harness.measure import MeasureStats, measure
+        from harness.measure import measure
+        from harness.measure_images import MeasureStats
+        from harness.records import write_records
 
         key = self.records_key(evaluator_id)
         path = self.options.cache_dir / "records" / f"{key}.csv"
@@ -222,12 +233,12 @@ class AuditSession:
                         load_evaluator=self._build_evaluator,
                         stats=stats,
                     )
-                    components.write_records(frame, path)  # atomic: temp file + rename
+                    write_records(frame, path)  # atomic: temp file + rename
                     write_bytes_atomic(cacheseal.sidecar(path), cacheseal.seal(key, path.read_bytes()))
         self._records_files[evaluator_id] = path
         return path
 
-    def _build_evaluator(self, spec: Any) -> Any:
+    def _build_evaluator(self, spec: EvaluatorSpec) -> Any:
         if self._load_evaluator is not None:
             return self._load_evaluator(spec)
         return spec.build(device=self.options.device, batch_size=self.options.batch_size)
@@ -235,7 +246,9 @@ class AuditSession:
     def records(self, evaluator_id: str) -> pd.DataFrame:
         """The evaluator's tidy records (always as read back from the cache file)."""
         if evaluator_id not in self._records:
-            self._records[evaluator_id] = components.read_records(self.records_file(evaluator_id))
+            from harness.records import read_records
+
+            self._records[evaluator_id] = read_records(self.records_file(evaluator_id))
         return self._records[evaluator_id]
 
     # -------------------------------------------------------------------- statistics
@@ -268,9 +281,14 @@ class AuditSession:
     def summary(self, evaluator_id: str) -> dict[str, Any]:
         """The evaluator's entry of the audit summary (statistics of its own records)."""
         if evaluator_id not in self._summaries:
+            from harness.report.audit_inputs import audit_result
+            from harness.stats.audit_stats import summary_with_intervals
+
             full = self._cached_summary(
                 [self.records_file(evaluator_id)],
-                lambda: components.compute_summary(self.records(evaluator_id), self.bootstrap, self.seed),
+                lambda: summary_with_intervals(
+                    audit_result(self.records(evaluator_id), self.bootstrap, self.seed)
+                ),
             )
             self._summaries[evaluator_id] = full["evaluators"][evaluator_id]
         return self._summaries[evaluator_id]
@@ -281,33 +299,113 @@ class AuditSession:
         ids = sorted(evaluator_ids or self.specs)
         return pd.concat([self.records(e) for e in ids], ignore_index=True)
 
-    def panel_result(self, evaluator_ids: list[str] | None = None) -> Any:
-        """H3's ``AuditResult`` over the evaluators, computed once per process."""
+    def panel_result(self, evaluator_ids: list[str] | None = None) -> AuditResult:
+        """The ``AuditResult`` over the evaluators, computed once per process."""
+        from harness.report.audit_inputs import audit_result
+
         ids = tuple(sorted(evaluator_ids or self.specs))
         if ids not in self._panel_results:
-            self._panel_results[ids] = components.compute_audit(
+            self._panel_results[ids] = audit_result(
                 self.panel_records(list(ids)), self.bootstrap, self.seed
             )
         return self._panel_results[ids]
 
     def panel_summary(self, evaluator_ids: list[str] | None = None) -> dict[str, Any]:
         """The full summary over the evaluators (simultaneous band, reversals), disk-cached."""
+        from harness.stats.audit_stats import summary_with_intervals
+
         ids = sorted(evaluator_ids or self.specs)
         return self._cached_summary(
             [self.records_file(e) for e in ids],
-            lambda: components.summary_of(self.panel_result(ids)),
+            lambda: summary_with_intervals(self.panel_result(ids)),
         )
 
     def thresholds_for(self, evaluator_id: str) -> dict[str, float]:
         return self.options.thresholds.for_evaluator(evaluator_id)
 
     # -------------------------------------------------------------------- cards
-    def card(self, evaluator_id: str) -> dict[str, Any]:
-        """The evaluator's Evaluator Configuration Card (deterministic id)."""
-        if evaluator_id not in self._cards:
-            from harness.cards.inputs import card_for
+    def companion_id(self) -> str | None:
+        """The run's symbolic companion evaluator (the first by id), ``None`` when it has none."""
+        from harness.cards.assemble import COMPANION_ADAPTER
 
-            self._cards[evaluator_id] = card_for(self, evaluator_id)
+        ids = sorted(e for e, s in self.specs.items() if getattr(s, "adapter", "") == COMPANION_ADAPTER)
+        return ids[0] if ids else None
+
+    def card_facts(self, evaluators: Sequence[str]) -> dict[str, Any]:
+        """What the cards of ``evaluators`` state beyond the raw scores and the run options.
+
+        Recorded in ``manifest.json`` as ``options.card_facts`` so ``t3d-audit validate --deep``
+        can rebuild every card from the report alone. JSON-ready::
+
+            {"scenes": {"dataset", "generators", "n_scenes", "n_prompts", "prompt_source"},
+             "companion": <companion evaluator id> | None,
+             "evaluators": {id: {"identity": evaluator_fields(spec, served), "judge": bool,
+                                 "thresholds": {name: value},
+                                 "baseline_card_id": <card id> (with --audit-baseline only)}}}
+        """
+        from harness.cards.assemble import NOT_REPORTED, evaluator_fields, served_models
+
+        scenes = self.scene_set
+        return {
+            "scenes": {
+                "dataset": "t3d-audit bundled scenes"
+                if self.options.scenes is None
+                else f"scene set {self.options.scenes.name}",
+                "generators": list(scenes.generators),
+                "n_scenes": len(scenes.scenes),
+                "n_prompts": len(scenes.prompt_ids),
+                "prompt_source": ", ".join(sorted({s.prompt_source for s in scenes.scenes})) or NOT_REPORTED,
+            },
+            "companion": self.companion_id(),
+            "evaluators": {
+                ev: {
+                    "identity": evaluator_fields(self.specs[ev], served_models(self.records(ev))),
+                    "judge": getattr(self.specs[ev], "adapter", "") == "judge",
+                    "thresholds": self.thresholds_for(ev),
+                    **({"baseline_card_id": self.baseline_card_ids[ev]}
+                       if ev in self.baseline_card_ids else {}),
+                }
+                for ev in sorted(evaluators)
+            },
+        }
+
+    def run_options(self, evaluators: Sequence[str]) -> dict[str, Any]:
+        """``manifest.json#/options``: every run setting the report's numbers and cards depend on,
+        with :meth:`card_facts` — the plain inputs the card builder gets.
+
+        JSON-ready (round-tripped), so a card built from it during the run equals the card
+        ``validate --deep`` rebuilds from the manifest.
+        """
+        options = {
+            "profile": self.profile.name,
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+            "probe_seed": self.options.probe_seed,
+            "renderer": self.renderer_identity,
+            "evaluators": {ev: self.specs[ev].identity_hash for ev in sorted(evaluators)},
+            "scene_set_sha256": self.scene_set.selection_sha256(),
+            "plan_sha256": self.plan.key,
+            "thresholds": self.options.thresholds.to_dict(),
+            "run_id_explicit": bool(self.options.run_id),
+            "card_facts": self.card_facts(evaluators),
+        }
+        return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
+
+    def card(self, evaluator_id: str) -> dict[str, Any]:
+        """The evaluator's Evaluator Configuration Card (deterministic id), built from plain
+        inputs: the run options (with card facts), its summary and its companion agreement."""
+        if evaluator_id not in self._cards:
+            from harness.cards.assemble import assemble_card
+            from harness.stats.companion_agreement import records_agreement
+
+            options = self.run_options([evaluator_id])
+            cid = options["card_facts"]["companion"]
+            agreement = None
+            if cid is not None and cid != evaluator_id:
+                agreement = records_agreement(self.records(evaluator_id), self.records(cid))
+            self._cards[evaluator_id] = assemble_card(
+                evaluator_id, options, self.summary(evaluator_id), agreement
+            )
         return self._cards[evaluator_id]
 
     def card_id(self, evaluator_id: str) -> str:

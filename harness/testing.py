@@ -23,7 +23,6 @@ Environment switches for crash tests: ``T3D_TINY_KILL_AFTER=N`` makes a process 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import zlib
@@ -34,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.fileio import write_json_atomic
 from harness.hashing import sha256_json
 
 LIGHT_GAIN = {
@@ -243,7 +243,7 @@ def write_tiny_scene_set(
     root: Path, generators: Sequence[str] = ("g1", "g2", "g3"), prompts: Sequence[str] = ("p01", "p02")
 ) -> Path:
     """Write a valid scene set (scenes, OBJ assets, manifest.json) under ``root``."""
-    from harness.scenes.manifest import build_manifest, write_manifest
+    from harness.scenes.set_manifest import build_manifest, write_manifest
 
     root = Path(root).resolve()
     (root / "assets").mkdir(parents=True, exist_ok=True)
@@ -258,7 +258,7 @@ def write_tiny_scene_set(
                     if not asset.exists():
                         asset.write_text(f"# {cand['asset']}\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")
             path = root / "scenes" / f"{doc['id']}.json"
-            path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            write_json_atomic(path, doc, indent=1, ensure_ascii=True)
             paths.append(path)
     write_manifest(root, build_manifest(root, paths))
     return root

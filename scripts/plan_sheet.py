@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.paths import BUNDLED_SCENES
 from harness.scenes.assets import CATEGORIES
+from harness.scenes.footprints import front_vector, object_footprint
 from harness.scenes.generators import GENERATORS, generate
-from harness.scenes.geometry import front_vector, object_footprint
 from harness.scenes.layout import faithful_layout
 from harness.scenes.model import Scene
 from harness.scenes.prompts import load_pool, sample

@@ -63,7 +63,7 @@ def write_scene_set(
 ) -> list[Path]:
     """Write assets and one scene per (generator, prompt) under ``root/scenes/<generator>/``;
     with ``manifest`` also write ``root/manifest.json``. Returns the scene paths."""
-    from harness.scenes.manifest import build_manifest, write_manifest
+    from harness.scenes.set_manifest import build_manifest, write_manifest
 
     write_assets(root)
     paths = []

@@ -252,7 +252,7 @@ def test_panel_metric_check():
 
 
 def test_every_key_of_a_real_summary_entry_is_a_field():
-    from harness.stats.audit import compute_audit
+    from harness.stats.audit_stats import compute_audit
     from harness.stats.synthetic import SyntheticSpec, synthetic_records
 
     records = synthetic_records(SyntheticSpec(evaluators=1, prompt_free=0, prompts=4, templates=4, failure_rate=0.02))

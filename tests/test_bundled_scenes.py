@@ -9,9 +9,9 @@ import pytest
 from harness.paths import BUNDLED_SCENES, FIXTURES
 from harness.scenes.bundle import build_scene_set, compare_builds
 from harness.scenes.generators import GENERATORS
-from harness.scenes.manifest import MANIFEST_NAME
 from harness.scenes.prompts import PROMPTS_PATH, load_prompts
 from harness.scenes.sceneset import SceneSet
+from harness.scenes.set_manifest import MANIFEST_NAME
 
 FIXTURES_BUDGET = 25 * 1024 * 1024
 

@@ -23,7 +23,7 @@ from harness.cacheseal import CacheCorruptionWarning, CorruptEntry
 from harness.evaluators.cache import CachedEvaluator, EmbeddingCache, ScoreCache
 from harness.protocol import RenderConfig
 from harness.records import read_records, write_records
-from harness.render.cache import RenderCache
+from harness.render.render_cache import RenderCache
 from harness.session import AuditOptions, AuditSession, _read_summary, _records_ok
 from harness.testing import BoxRasterizer, TinySpec, write_tiny_scene_set
 

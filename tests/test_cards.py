@@ -209,7 +209,7 @@ def test_no_served_model_leaves_the_card_as_before():
 
 
 def test_schema_rejects_a_malformed_served_models_list():
-    from harness.cards.card import card_id
+    from harness.cards.card_format import card_id
 
     for bad in ([], [""], ["a", "a"], "gpt-4o"):
         card = make_card()
@@ -222,7 +222,7 @@ def test_schema_rejects_a_malformed_served_models_list():
 def test_served_models_come_from_the_records_column():
     import pandas as pd
 
-    from harness.cards.inputs import evaluator_fields, served_models
+    from harness.cards.assemble import evaluator_fields, served_models
     from harness.evaluators import registry
 
     frame = pd.DataFrame({"served_model": ["b", "", "a", "b"]})

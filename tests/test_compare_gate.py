@@ -217,7 +217,7 @@ def test_noise_floor_rerun_with_other_batch_size_and_threads(tmp_path):
     the comparison shows no regression and nothing inconclusive."""
     torch = pytest.importorskip("torch")
     from harness.session import AuditOptions, AuditSession
-    from harness.stats.compare import compare_records
+    from harness.stats.release_compare import compare_records
     from harness.testing import BoxRasterizer, write_tiny_scene_set
 
     write_tiny_scene_set(tmp_path / "scenes")

@@ -55,3 +55,29 @@ def test_round_trip(tmp_path_factory, data):
     target = tmp_path_factory.mktemp("rt") / "f.bin"
     fileio.write_bytes_atomic(target, data)
     assert target.read_bytes() == data
+
+
+def test_json_writer_keeps_each_format_and_a_trailing_newline(tmp_path):
+    value = {"b": [1, 2.5], "a": "é"}
+    path = fileio.write_json_atomic(tmp_path / "x.json", value)
+    assert path.read_bytes() == '{\n  "a": "é",\n  "b": [\n    1,\n    2.5\n  ]\n}\n'.encode()
+    fileio.write_json_atomic(path, value, indent=1, sort_keys=False, ensure_ascii=True)
+    assert path.read_bytes() == b'{\n "b": [\n  1,\n  2.5\n ],\n "a": "\\u00e9"\n}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_every_json_output_refuses_nan_and_keeps_the_old_file(tmp_path, bad):
+    """One allow_nan policy: cards and manifests used to be written with ``NaN`` tokens."""
+    from harness.cards.card_format import write_card
+    from harness.cards.provenance import write_manifest
+
+    card, manifest = tmp_path / "card.json", tmp_path / "manifest.json"
+    card.write_text("old\n")
+    manifest.write_text("old\n")
+    with pytest.raises(ValueError):
+        write_card({"x": bad}, card)
+    with pytest.raises(ValueError):
+        write_manifest({"x": bad}, tmp_path)
+    assert card.read_text() == manifest.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["card.json", "manifest.json"]

@@ -10,8 +10,7 @@ import pytest
 from harness.errors import SceneError
 from harness.scenes.assets import CATEGORIES, candidates
 from harness.scenes.fidelity import fidelity, satisfies
-from harness.scenes.generators import GENERATORS, generate
-from harness.scenes.geometry import (
+from harness.scenes.footprints import (
     boxes_overlap,
     front_vector,
     inside_room,
@@ -19,6 +18,7 @@ from harness.scenes.geometry import (
     plan_gap,
     plan_overlap,
 )
+from harness.scenes.generators import GENERATORS, generate
 from harness.scenes.layout import faithful_layout, placement_parents
 from harness.scenes.model import Room, SceneObject
 from harness.scenes.prompts import load_pool, parse_spec, sample

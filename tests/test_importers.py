@@ -767,7 +767,7 @@ def test_cli_import_scene_errors(tmp_path: Path, capsys) -> None:
 
 
 def test_import_scene_set_for_audit_scenes_option(tmp_path: Path, monkeypatch) -> None:
-    """``--audit-scenes FILE`` path: harness.components calls importers.import_scene_set(path)."""
+    """``--audit-scenes FILE`` path: harness.scenes.scene_source calls importers.import_scene_set(path)."""
     from harness.scenes.importers import import_scene_set
 
     monkeypatch.setenv("T3D_AUDIT_CACHE_DIR", str(tmp_path / "cache"))

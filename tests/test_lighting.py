@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from harness.cli import main
 from harness.commands.lighting import compare
 from harness.errors import AuditError
-from harness.render import lighting as lt
+from harness.render import light_maps as lt
 from harness.render.settings import LIGHTING_FILES
-from harness.report.inputs import DEFAULT_LIGHTING_SCALARS, audit_inputs, lighting_scalars
+from harness.report.audit_inputs import DEFAULT_LIGHTING_SCALARS, audit_inputs, lighting_scalars
 
 EXACT_PIXEL = lt.Convention("exact-pixel", "pixel", 1.0, delta=0.0)
 EXACT_EV100 = lt.Convention("exact-ev100", "solid_angle", lt.EV100_REFERENCE, delta=0.0)
@@ -206,7 +206,7 @@ def test_audit_inputs_default_to_the_committed_scalars():
 
 
 def test_missing_default_file_warns_and_gives_no_scalars(tmp_path, monkeypatch):
-    import harness.report.inputs as inputs
+    import harness.report.audit_inputs as inputs
 
     monkeypatch.setattr(inputs, "DEFAULT_LIGHTING_SCALARS", tmp_path / "absent.json")
     with pytest.warns(UserWarning, match="Table 8 has no EV/CCT"):
@@ -246,3 +246,17 @@ def test_committed_fixture_matches_the_installed_blender():
         f"Blender {fresh['blender_version']} maps differ from the committed fixture; after "
         f"checking, run `t3d-audit lighting --out fixtures/lighting_scalars.json`: {problems}"
     )
+
+
+def test_lighting_without_bpy_is_one_clear_line(monkeypatch, capsys, tmp_path):
+    """The bpy part lives in harness.render.light_maps: reading a map without bpy is a typed
+    error there (it used to be an ImportError unless the command had checked first)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "bpy", None)  # makes `import bpy` raise ImportError
+    with pytest.raises(lt.LightingMapError, match="bpy is not importable"):
+        lt.bundled_lighting_scalars()
+    with pytest.raises(lt.LightingMapError, match="bpy is not importable"):
+        lt.read_exr_rgb(tmp_path / "x.exr")
+    assert main(["lighting"]) == 2
+    assert "bpy is not importable" in capsys.readouterr().err

@@ -7,7 +7,12 @@ import math
 
 import pytest
 
-from harness.cards.manifest import package_versions, read_manifest, source_revision, verify_outputs
+from harness.cards.provenance import (
+    package_versions,
+    read_manifest,
+    source_revision,
+    verify_outputs,
+)
 from harness.commands.validate import check_coverage, validate_report
 from harness.protocol import get_profile
 from harness.report.terminal import render_table, rows_from
@@ -129,10 +134,10 @@ def test_validate_rejects_an_edited_card(tmp_path, report):
 
 
 def test_coverage_checks_on_records(report):
-    from harness import components
+    from harness.records import read_records
 
     _, written = report
-    records = components.read_records(written.directory / "scores" / "tiny-grid.csv")
+    records = read_records(written.directory / "scores" / "tiny-grid.csv")
     expected = (dict(get_profile("smoke").levels), tuple(get_profile("smoke").probes))
     assert check_coverage(records, expected) == []
     missing = records.drop(records[(records["factor"] == "pitch") & (records["level"] == "45")].index[:1])

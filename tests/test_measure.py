@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import RenderError
-from harness.measure import build_plan, measure
+from harness.measure import measure
+from harness.measure_plan import build_plan
 from harness.protocol import get_profile
 from harness.scenes.sceneset import SceneSet
 from harness.testing import (
@@ -185,8 +186,7 @@ class ServedEvaluator(TinyEvaluator):
 
 
 def test_served_model_reaches_the_records_and_survives_the_score_cache(plan, tmp_path):
-    from harness import components
-    from harness.records import COLUMNS
+    from harness.records import COLUMNS, read_records, write_records
 
     spec = TinySpec("hosted", grid=False, fail_word="bedroom")
     first = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path, load_evaluator=ServedEvaluator)
@@ -205,17 +205,16 @@ def test_served_model_reaches_the_records_and_survives_the_score_cache(plan, tmp
     again = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path, load_evaluator=Other)
     assert again.equals(first)
     path = tmp_path / "served.csv"
-    components.write_records(first, path)
+    write_records(first, path)
     assert path.read_text().splitlines()[0] == ",".join([*COLUMNS, "served_model"])
-    assert components.read_records(path).equals(first)
+    assert read_records(path).equals(first)
 
 
 def test_evaluators_without_a_served_model_keep_ten_columns(plan, tmp_path):
-    from harness import components
-    from harness.records import COLUMNS
+    from harness.records import COLUMNS, write_records
 
     for spec in (TinySpec("grid"), TinySpec("pairs", grid=False)):
         frame = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path)
         assert list(frame.columns) == list(COLUMNS)
-        components.write_records(frame, tmp_path / f"{spec.id}.csv")
+        write_records(frame, tmp_path / f"{spec.id}.csv")
         assert (tmp_path / f"{spec.id}.csv").read_text().splitlines()[0] == ",".join(COLUMNS)

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from harness import components
-from harness.measure import build_plan, measure
+from harness.measure import measure
+from harness.measure_plan import build_plan
 from harness.protocol import Profile, RenderConfig
+from harness.render.renderer import default_renderer
+from harness.scenes.scene_source import load_scene_set
 from harness.testing import TinySpec
 
 pytestmark = pytest.mark.slow
 
 
 def test_bundled_scene_measured_through_blender(tmp_path):
-    scenes = components.load_scene_set(None)
+    scenes = load_scene_set(None)
     one = scenes.select(1, [scenes.generators[0]])
     profile = Profile(
         name="render-check",
@@ -27,7 +29,7 @@ def test_bundled_scene_measured_through_blender(tmp_path):
         bootstrap=0,
     )
     plan = build_plan(one, profile)
-    renderer = components.default_renderer(tmp_path / "renders")
+    renderer = default_renderer(tmp_path / "renders")
     frame = measure(TinySpec("tiny-grid"), plan, renderer, cache_dir=tmp_path)
     assert (frame["status"] == "ok").all(), frame[frame["status"] != "ok"]["error"].tolist()
     # baseline, pitch=0 and both backgrounds share the c0 render; pitch=45 and the probe add two

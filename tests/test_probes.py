@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import probes
+from harness import probe_edits
 from harness.cli import main
 from harness.errors import ProtocolError, SceneError
 from harness.hashing import sha256_json
 from harness.paths import BUNDLED_SCENES
 from harness.protocol import PROBES
-from harness.scenes.geometry import boxes_overlap, half_extents, object_inside_room
+from harness.scenes.footprints import boxes_overlap, half_extents, object_inside_room
 from harness.scenes.load import load_scene
 from harness.scenes.model import AssetCandidate, Room, Scene, SceneObject
 
@@ -43,16 +43,16 @@ def test_biggest_only_keeps_max_volume_and_breaks_ties_by_id():
     a = _obj("b-obj", "bed", (2.0, 1.0, 1.0))  # 2.0 m³
     b = _obj("a-obj", "sofa", (1.0, 2.0, 1.0))  # 2.0 m³, smaller id
     c = _obj("c-obj", "lamp", (0.3, 0.3, 0.5))
-    out = probes.apply(_scene([a, b, c]), "biggest_only")
+    out = probe_edits.apply(_scene([a, b, c]), "biggest_only")
     assert [o.id for o in out.objects] == ["a-obj"]
-    out2 = probes.apply(_scene([c, _obj("z", "wardrobe", (1.2, 0.6, 2.0))]), "biggest_only")
+    out2 = probe_edits.apply(_scene([c, _obj("z", "wardrobe", (1.2, 0.6, 2.0))]), "biggest_only")
     assert [o.label for o in out2.objects] == ["wardrobe"]  # 1.44 m³ > 0.045 m³
 
 
 @pytest.mark.parametrize(("n", "kept"), [(1, 1), (2, 1), (3, 1), (4, 2), (5, 2), (9, 4)])
 def test_keep_half_keeps_floor_half_but_at_least_one(n, kept):
     objs = [_obj(f"o-{i}", "chair", (0.4, 0.4, 0.9), (i * 0.5 - 2.0, 0.0, 0.0)) for i in range(n)]
-    out = probes.apply(_scene(objs), "keep_half", seed=7)
+    out = probe_edits.apply(_scene(objs), "keep_half", seed=7)
     assert len(out.objects) == kept
     ids = [o.id for o in objs]
     positions = [ids.index(o.id) for o in out.objects]
@@ -67,7 +67,7 @@ def test_worst_objects_picks_lowest_score_and_changes_only_asset():
         AssetCandidate("assets/bed/b.obj", 0.6),
     )
     obj = _obj("bed-1", "bed", (1.6, 2.1, 1.0), (0.5, 0.2, 0.0), 90.0, cands)
-    out = probes.apply(_scene([obj]), "worst_objects")
+    out = probe_edits.apply(_scene([obj]), "worst_objects")
     (new,) = out.objects
     assert new.asset == "assets/bed/c.obj"
     assert (new.id, new.label, new.position, new.yaw_deg, new.size) == (
@@ -81,30 +81,30 @@ def test_worst_objects_picks_lowest_score_and_changes_only_asset():
 
 def test_worst_objects_tie_goes_to_smaller_path():
     cands = (AssetCandidate("assets/x/b.obj", 0.2), AssetCandidate("assets/x/a.obj", 0.2))
-    out = probes.apply(_scene([_obj("x-1", "x", (1, 1, 1), cands=cands)]), "worst_objects")
+    out = probe_edits.apply(_scene([_obj("x-1", "x", (1, 1, 1), cands=cands)]), "worst_objects")
     assert out.objects[0].asset == "assets/x/a.obj"
 
 
 def test_worst_objects_without_candidates_is_a_scene_error():
     scene = _scene([_obj("a", "bed", (1, 1, 1), cands=(AssetCandidate("p", 0.5),)), _obj("b", "sofa", (1, 1, 1))])
     with pytest.raises(SceneError) as info:
-        probes.apply(scene, "worst_objects")
+        probe_edits.apply(scene, "worst_objects")
     assert info.value.pointer == "/objects/1/candidates"
 
 
 def test_unknown_probe_and_bad_seed_are_protocol_errors():
     scene = _scene([_obj("a", "bed", (1, 1, 1))])
     with pytest.raises(ProtocolError, match="unknown probe"):
-        probes.apply(scene, "keep-half")
+        probe_edits.apply(scene, "keep-half")
     with pytest.raises(ProtocolError, match="seed"):
-        probes.apply(scene, "scrambled", seed=-1)
+        probe_edits.apply(scene, "scrambled", seed=-1)
 
 
 def test_probe_ids_are_valid_and_distinct():
     scene = _scene([_obj("a", "bed", (1, 1, 1)), _obj("b", "sofa", (1, 1, 1), (2, 0, 0))])
-    ids = {probes.apply(scene, p, seed=s).id for p in ("keep_half", "scrambled", "biggest_only") for s in (0, 1)}
+    ids = {probe_edits.apply(scene, p, seed=s).id for p in ("keep_half", "scrambled", "biggest_only") for s in (0, 1)}
     assert len(ids) == 6
-    assert probes.apply(scene, "keep_half", seed=3).id == "gen.p-01~keep-half.s3"
+    assert probe_edits.apply(scene, "keep_half", seed=3).id == "gen.p-01~keep-half.s3"
     assert all("_" not in i for i in ids)
 
 
@@ -114,7 +114,7 @@ def test_scrambled_moves_everything_without_overlap_in_a_roomy_scene():
         _obj("lamp-1", "lamp", (0.3, 0.3, 0.5), (1.2, 2.0, 0.55)),
         _obj("chair-1", "chair", (0.45, 0.5, 0.9), (-2.0, -1.5, 0.0), 180.0),
     ]
-    out = probes.apply(_scene(objs, room=(8.0, 8.0)), "scrambled", seed=11)
+    out = probe_edits.apply(_scene(objs, room=(8.0, 8.0)), "scrambled", seed=11)
     for before, after in zip(objs, out.objects, strict=True):
         assert after.position[2] == 0.0
         assert (after.position[:2], after.yaw_deg) != (before.position[:2], before.yaw_deg)
@@ -128,7 +128,7 @@ def test_probes_on_bundled_scene_keep_schema_validity(tmp_path):
         out_file = tmp_path / f"{probe}.json"
         assert main(["probe", str(root / "faithful" / "bedroom-01.json"), "--probe", probe, "--seed", "2", "--out", str(out_file)]) == 0
         edited = load_scene(out_file, root)
-        assert edited == probes.apply(scene, probe, seed=2)
+        assert edited == probe_edits.apply(scene, probe, seed=2)
         assert edited.id.startswith("faithful.bedroom-01~")
 
 
@@ -174,7 +174,7 @@ FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 @FAST
 @given(scenes(), st.integers(0, 2**31))
 def test_scramble_preserves_labels_and_stays_inside(scene, seed):
-    out = probes.apply(scene, "scrambled", seed=seed)
+    out = probe_edits.apply(scene, "scrambled", seed=seed)
     assert Counter(o.label for o in out.objects) == Counter(o.label for o in scene.objects)
     assert [o.id for o in out.objects] == [o.id for o in scene.objects]
     assert [o.size for o in out.objects] == [o.size for o in scene.objects]
@@ -185,7 +185,7 @@ def test_scramble_preserves_labels_and_stays_inside(scene, seed):
 @given(scenes(), st.integers(0, 2**31))
 def test_keep_half_count(scene, seed):
     n = len(scene.objects)
-    out = probes.apply(scene, "keep_half", seed=seed)
+    out = probe_edits.apply(scene, "keep_half", seed=seed)
     assert len(out.objects) in {n // 2, (n + 1) // 2}
     assert set(out.objects) <= set(scene.objects)
 
@@ -193,7 +193,7 @@ def test_keep_half_count(scene, seed):
 @FAST
 @given(scenes())
 def test_biggest_only_keeps_exactly_the_max_volume_object(scene):
-    out = probes.apply(scene, "biggest_only")
+    out = probe_edits.apply(scene, "biggest_only")
     assert len(out.objects) == 1
     assert out.objects[0].volume == max(o.volume for o in scene.objects)
     assert out.objects[0] in scene.objects
@@ -202,7 +202,7 @@ def test_biggest_only_keeps_exactly_the_max_volume_object(scene):
 @FAST
 @given(scenes())
 def test_worst_objects_changes_only_assets(scene):
-    out = probes.apply(scene, "worst_objects")
+    out = probe_edits.apply(scene, "worst_objects")
     assert len(out.objects) == len(scene.objects)
     for before, after in zip(scene.objects, out.objects, strict=True):
         lowest = min(c.retrieval_score for c in before.candidates)
@@ -215,8 +215,8 @@ def test_worst_objects_changes_only_assets(scene):
 @FAST
 @given(scenes(), st.sampled_from(PROBES), st.integers(0, 1000))
 def test_same_seed_same_scene_hash_and_new_identity(scene, probe, seed):
-    a = probes.apply(scene, probe, seed=seed)
-    b = probes.apply(scene, probe, seed=seed)
+    a = probe_edits.apply(scene, probe, seed=seed)
+    b = probe_edits.apply(scene, probe, seed=seed)
     assert sha256_json(a.to_dict()) == sha256_json(b.to_dict())
     assert a.id != scene.id
     assert sha256_json(a.to_dict()) != sha256_json(scene.to_dict())

@@ -337,3 +337,15 @@ def test_served_model_cells_must_be_strings():
     df = _table().assign(served_model=[None, "m", "m", "m", "m", ""])
     with pytest.raises(RecordsError, match=r"row 1, column 'served_model': must be a string"):
         validate_records(df)
+
+
+def test_record_rows_build_the_table_the_pipelines_write():
+    from harness.records import MAX_ERROR_CHARS, record, records_frame
+
+    ok = record("ev", "g", "p", "a" * 64, "baseline", "c0", "cap", 1, "ok", "")
+    bad = record("ev", "g", "p", "a" * 64, "pitch", "0", "cap", float("nan"), "failed", "x" * 500)
+    assert isinstance(ok.score, float) and len(bad.error) == MAX_ERROR_CHARS == 300
+    frame = records_frame([ok, bad])
+    assert frame.columns.tolist() == list(COLUMNS) and frame["score"].dtype == "float64"
+    served = records_frame([ok._replace(served_model="m-1"), bad])
+    assert served["served_model"].tolist() == ["m-1", ""]

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from harness import components
 from harness.evaluators.reference.scene_measure import is_scene_evaluator, measure_scenes
 from harness.evaluators.reference.specs import companion_spec, planted_specs
-from harness.measure import build_plan
+from harness.measure_plan import build_plan
 from harness.protocol import get_profile
+from harness.scenes.scene_source import load_scene_set
 from tests._thresholds import default_thresholds
 
 GATES = default_thresholds()  # pyproject [tool.t3d-audit.thresholds]
@@ -23,10 +23,10 @@ PLANTED_FACTOR = {"planted-pitch": "pitch", "planted-template": "template", "pla
 
 @pytest.fixture(scope="module")
 def audit():
-    from harness.stats.audit import compute_audit
+    from harness.stats.audit_stats import compute_audit
 
     profile = get_profile("smoke")
-    scenes = components.load_scene_set(None).select(prompts=profile.prompts, generators=profile.generators)
+    scenes = load_scene_set(None).select(prompts=profile.prompts, generators=profile.generators)
     plan = build_plan(scenes, profile)
     specs = [*planted_specs(), companion_spec()]
     assert all(is_scene_evaluator(s) for s in specs)

@@ -11,8 +11,8 @@ from importlib import metadata
 
 import pytest
 
-from harness import components
 from harness.render.host import blender_build, cpu_model, render_host
+from harness.render.renderer import host_facts
 from harness.testing import BoxRasterizer
 
 HAVE_BPY = importlib.util.find_spec("bpy") is not None
@@ -72,11 +72,11 @@ def test_the_render_service_gives_host_facts_without_importing_bpy(tmp_path):
     assert json.loads(done.stdout.splitlines()[-1]) == {"bpy_loaded": False, "device": "CPU"}
 
 
-def test_components_render_host_only_for_renderers_that_have_one():
-    assert components.render_host(BoxRasterizer()) is None
+def test_host_facts_only_for_renderers_that_have_one():
+    assert host_facts(BoxRasterizer()) is None
 
     class WithHost(BoxRasterizer):
         def host(self):
             return {"cpu_model": "x", "cycles_device": "CPU"}
 
-    assert components.render_host(WithHost()) == {"cpu_model": "x", "cycles_device": "CPU"}
+    assert host_facts(WithHost()) == {"cpu_model": "x", "cycles_device": "CPU"}

@@ -69,7 +69,7 @@ import os, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from harness.protocol import RenderConfig
-from harness.render.errors import AssetImportFailed
+from harness.render.failures import AssetImportFailed
 from harness.render.service import RenderService
 from harness.scenes.model import scene_identity
 from tests._render_helpers import box_scene

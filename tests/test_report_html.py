@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cards.manifest import load_manifest, output_entries, write_manifest
+from harness.cards.provenance import load_manifest, output_entries, write_manifest
 from harness.cli import main
 from harness.commands.validate import check_report
 from harness.paths import REPO_ROOT

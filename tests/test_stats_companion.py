@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from harness.stats.companion import (
+from harness.stats.companion_agreement import (
     companion_agreement,
     kendall_tau_b,
     order_agreement,

@@ -18,7 +18,7 @@ from harness.stats.envelopes import (
     margins,
     protocol_shifts,
 )
-from harness.stats.probes import content_accuracy, pair_credit, probe_outcome
+from harness.stats.probe_stats import content_accuracy, pair_credit, probe_outcome
 from tests._probe_pairs import table10_pairs
 
 

@@ -13,7 +13,12 @@ from harness.stats.levels import (
 )
 from harness.stats.logo import logo_peak_rho
 from harness.stats.rho import peak, rho
-from harness.stats.templates import NONE_LABEL, average_slot_effects, slot_effects, template_gain
+from harness.stats.template_effects import (
+    NONE_LABEL,
+    average_slot_effects,
+    slot_effects,
+    template_gain,
+)
 
 SLOTS = {
     "t1": {"viewpoint": "top-down", "noun": "view"},

@@ -15,8 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.cards.card import card_id
-from harness.cards.manifest import load_manifest, manifest_problems, output_entries, write_manifest
+from harness.cards.card_format import card_id
+from harness.cards.provenance import (
+    load_manifest,
+    manifest_problems,
+    output_entries,
+    write_manifest,
+)
 from harness.commands.validate import check_report, validate_report
 from harness.report.html import build_html
 from harness.report.writer import write_derived, write_report
@@ -264,7 +269,7 @@ def test_a_manifest_that_is_not_an_object(copy):
 
 
 def test_read_manifest_raises_a_typed_error_naming_the_field(copy):
-    from harness.cards.manifest import read_manifest
+    from harness.cards.provenance import read_manifest
     from harness.errors import CardError
 
     edit_manifest(copy, lambda m: m["options"].update(seed=1.5))

@@ -216,3 +216,26 @@ def load_paraphrases(path: Path | str = BUNDLED_PARAPHRASES) -> Mapping[str, Par
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-standard JSON constant {name}")
+
+
+def bundled_file() -> Path | None:
+    """The bundled paraphrase file, ``None`` where it is absent (a trimmed install)."""
+    path = Path(BUNDLED_PARAPHRASES)
+    return path if path.is_file() else None
+
+
+def bundled_captions(prompt_id: str, prompt: str, template_id: str) -> list[tuple[str, str]] | None:
+    """``[(level, caption)]`` of the bundled paraphrases of ``prompt_id`` after the
+    duplicate-collapse rule, wrapped by ``template_id``.
+
+    ``None`` when the bundled file is absent, has no entry for ``prompt_id``, or its entry is
+    for another prompt text (scenes imported from elsewhere that reuse an id): the pipeline
+    then records no paraphrase rows for that prompt rather than score foreign rewrites.
+    """
+    path = bundled_file()
+    if path is None:
+        return None
+    entry = load_paraphrases(path).get(prompt_id)
+    if entry is None or normalise(entry.original) != normalise(prompt):
+        return None
+    return distinct_captions(entry, template_id)

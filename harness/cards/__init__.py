@@ -1,6 +1,6 @@
 """Evaluator Configuration Cards (schema v1.0, study Table 6) and the report's provenance manifest."""
 
-from harness.cards.card import (
+from harness.cards.card_format import (
     CARD_TYPE,
     GROUPS,
     NOT_REPORTED,

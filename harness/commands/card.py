@@ -43,7 +43,7 @@ def _load(path: Path) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from harness.cards import GROUPS, card_id, validate_card
-    from harness.cards.card import SCHEMA_FILE
+    from harness.cards.card_format import SCHEMA_FILE
     from harness.errors import CardError
 
     if args.action == "schema":

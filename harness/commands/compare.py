@@ -8,7 +8,6 @@ See docs/release-gate.md.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -41,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.fileio import write_text_atomic
+    from harness.fileio import json_text, write_text_atomic
     from harness.margins import parse_margin_args
     from harness.release import (
         comparison_document,
@@ -51,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         parse_pairs,
         render_markdown,
     )
-    from harness.stats.compare import auto_pairs, compare_records
+    from harness.stats.release_compare import auto_pairs, compare_records
 
     if args.bootstrap < 2:
         raise AuditError(f"--bootstrap must be ≥ 2, got {args.bootstrap}", where="--bootstrap")
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         comparisons, baseline, candidate, fail_on_inconclusive=args.fail_on_inconclusive
     )
     markdown = render_markdown(document)
-    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    text = json_text(document).rstrip("\n")
     if args.out:
         write_text_atomic(Path(args.out) / "comparison.json", text + "\n")
         write_text_atomic(Path(args.out) / "comparison.md", markdown)

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     from harness.protocol import background_rgb, factors
     from harness.render.composite import composite
-    from harness.render.inputs import load_scene_file
+    from harness.render.render_inputs import load_scene_file
     from harness.render.service import RenderService
     from harness.scenes.model import scene_identity
 

@@ -68,7 +68,12 @@ def run(args: argparse.Namespace) -> int:
     from harness.errors import ImportError_
     from harness.scenes.importers import import_gltf, import_scenestate, write_scene_file
     from harness.scenes.importers.staging import staged_directory
-    from harness.scenes.manifest import MANIFEST_NAME, build_manifest, read_manifest, write_manifest
+    from harness.scenes.set_manifest import (
+        MANIFEST_NAME,
+        build_manifest,
+        read_manifest,
+        write_manifest,
+    )
 
     meta = {
         "generator": args.generator,

@@ -1,7 +1,7 @@
 """``t3d-audit lighting [--out FILE] [--check FILE]``: Table 8 scalars of the lighting maps.
 
 Reads Blender's eight bundled studio-light world HDRIs through bpy and prints (or writes,
-atomically) the fixture document of :mod:`harness.render.lighting`: per map the file name,
+atomically) the fixture document of :mod:`harness.render.light_maps`: per map the file name,
 its sha256, the log-average EV and the CCT. ``--check FILE`` recomputes and compares with a
 committed file instead (exit 1 on a mismatch), e.g. after a Blender upgrade.
 Regenerate the committed fixture with ``t3d-audit lighting --out fixtures/lighting_scalars.json``.
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from harness.errors import AuditError
-from harness.fileio import write_text_atomic
+from harness.fileio import json_text, write_json_atomic
 
 HELP = "EV and CCT of the lighting maps (study Table 8) from Blender's HDRIs"
 EV_TOLERANCE = 5e-4  # stops; the fixture stores 4 decimals
@@ -51,14 +51,9 @@ def compare(committed: dict, fresh: dict) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.render.lighting import bundled_lighting_scalars
+    from harness.render.light_maps import bundled_lighting_scalars
 
-    try:
-        import bpy  # noqa: F401
-    except ImportError as exc:
-        raise AuditError(f"bpy is not importable: {exc}", where="lighting",
-                         hint="install the render extra (the bpy wheel)") from exc
-    doc = bundled_lighting_scalars()
+    doc = bundled_lighting_scalars()  # Blender's maps through bpy (harness.render only)
     if args.check is not None:
         try:
             committed = json.loads(args.check.read_text(encoding="utf-8"))
@@ -71,9 +66,8 @@ def run(args: argparse.Namespace) -> int:
               f"(Blender {doc['blender_version']})")
         return 1 if problems else 0
     if args.out is not None:
-        write_text_atomic(args.out, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+        write_json_atomic(args.out, doc, indent=1, sort_keys=False)
         print(f"wrote {args.out}")
         return 0
-    json.dump(doc, sys.stdout, indent=1, ensure_ascii=False)
-    sys.stdout.write("\n")
+    sys.stdout.write(json_text(doc, indent=1, sort_keys=False))
     return 0

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.protocol import get_profile
-from harness.render.plan import plan_summary, render_plan
+from harness.render.render_plan import plan_summary, render_plan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.render.inputs import load_profile_scenes
+    from harness.render.render_inputs import load_profile_scenes
 
     profile = get_profile(args.profile)
     if args.prompts is not None:

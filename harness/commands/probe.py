@@ -1,7 +1,7 @@
 """``t3d-audit probe SCENE_FILE --probe NAME [--seed S] [--root ROOT] --out FILE``.
 
 Loads and validates a scene file, applies a content probe (``keep_half``, ``biggest_only``,
-``scrambled``, ``worst_objects``; see :mod:`harness.probes`) and writes the edited scene as a
+``scrambled``, ``worst_objects``; see :mod:`harness.probe_edits`) and writes the edited scene as a
 scene file. Asset paths stay relative to the scene-set root: ``--root`` names it, otherwise
 the nearest folder above SCENE_FILE holding ``manifest.json`` is used. Prints the edited
 scene's id and identity (sha256 over its JSON and asset bytes).
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def find_root(scene_file: Path) -> Path:
     """The nearest ancestor folder of ``scene_file`` that holds ``manifest.json``."""
     from harness.errors import SceneError
-    from harness.scenes.manifest import MANIFEST_NAME
+    from harness.scenes.set_manifest import MANIFEST_NAME
 
     for folder in scene_file.resolve().parents:
         if (folder / MANIFEST_NAME).is_file():
@@ -43,14 +43,14 @@ def find_root(scene_file: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness import probes
+    from harness import probe_edits
     from harness.scenes.bundle import scene_bytes
     from harness.scenes.load import load_scene
     from harness.scenes.model import scene_identity
 
     root = args.root or find_root(args.scene_file)
     scene = load_scene(args.scene_file, root)
-    edited = probes.apply(scene, args.probe, seed=args.seed)
+    edited = probe_edits.apply(scene, args.probe, seed=args.seed)
     write_bytes_atomic(args.out, scene_bytes(edited))
     print(f"{edited.id}\t{len(scene.objects)} -> {len(edited.objects)} objects")
     print(f"identity {scene_identity(edited, root)}")

@@ -51,10 +51,10 @@ def load_scores(paths: list[Path]):
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.report.inputs import audit_inputs
+    from harness.report.audit_inputs import audit_inputs
     from harness.report.summary import digest, write_summary
     from harness.report.tables import build_tables, write_tables
-    from harness.stats.audit import compute_audit
+    from harness.stats.audit_stats import compute_audit
 
     if args.bootstrap < 0:
         raise AuditError(f"--bootstrap must be ≥ 0, got {args.bootstrap}", where="--bootstrap")

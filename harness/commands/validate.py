@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _check_manifest(report: Path) -> tuple[list[str], dict[str, Any] | None]:
     """Shape problems (one line per bad field) and output-hash problems; the manifest when its
     shape is sound, else ``None`` (nothing downstream reads an unsound one)."""
-    from harness.cards.manifest import load_manifest, manifest_problems, verify_outputs
+    from harness.cards.provenance import load_manifest, manifest_problems, verify_outputs
     from harness.errors import AuditError
 
     try:
@@ -155,13 +155,13 @@ def check_results(
 def _read_scores(report: Path) -> tuple[list[str], Any]:
     import pandas as pd
 
-    from harness import components
     from harness.errors import AuditError
+    from harness.records import read_records
 
     frames, problems = [], []
     for path in sorted((report / "scores").glob("*.csv")):
         try:
-            frame = components.read_records(path)
+            frame = read_records(path)
         except AuditError as exc:
             problems.append(str(exc))
             continue

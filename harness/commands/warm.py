@@ -56,9 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from harness.render.inputs import apply_probe, load_profile_scenes
-    from harness.render.plan import render_plan
-    from harness.render.warm import resolve_jobs, warm
+    from harness.render.cache_warmer import resolve_jobs, warm
+    from harness.render.render_inputs import apply_probe, load_profile_scenes
+    from harness.render.render_plan import render_plan
 
     if args.jobs < 1:
         print("t3d-audit warm: --jobs must be >= 1", file=sys.stderr)

@@ -35,7 +35,7 @@ from PIL import Image
 from harness.hashing import sha256_file
 from harness.protocol import LIGHTING_MAPS, RenderConfig
 from harness.render import blenderlog, framing, settings
-from harness.render.errors import (
+from harness.render.failures import (
     AssetImportFailed,
     NothingVisible,
     RenderFailed,
@@ -462,7 +462,7 @@ class BlenderRenderer:
     ) -> np.ndarray:
         """Render ``scene`` under ``cfg``: (H, W, 4) uint8 straight-alpha RGBA, H = W = resolution.
 
-        Raises the typed errors of :mod:`harness.render.errors`; never returns a failed image.
+        Raises the typed errors of :mod:`harness.render.failures`; never returns a failed image.
         """
         bpy = _bpy()
         with blenderlog.capture() as log:

@@ -5,7 +5,7 @@
 
 Images are (H, W, 4) uint8 straight-alpha RGBA; composite a background with
 :func:`harness.render.composite.composite`. A failed render raises a
-:class:`harness.render.errors.SceneRenderError` subclass and is never cached.
+:class:`harness.render.failures.SceneRenderError` subclass and is never cached.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.protocol import RenderConfig
-from harness.render.cache import RenderCache, default_render_cache_dir, key_inputs
+from harness.render.render_cache import RenderCache, default_render_cache_dir, key_inputs
 from harness.scenes.model import Scene
 
 DEFAULT_TIMEOUT_S = 600.0

@@ -512,7 +512,7 @@ def write_html(report: Path) -> Path:
     manifest, list it among the manifest's outputs; returns its path."""
     import os
 
-    from harness.cards.manifest import load_manifest, output_entries, write_manifest
+    from harness.cards.provenance import load_manifest, output_entries, write_manifest
 
     report = Path(report)
     path = report / HTML_NAME

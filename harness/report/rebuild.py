@@ -5,7 +5,7 @@ whoever edits a file can rehash the manifest too. Here the raw score files (``sc
 the run options recorded in ``manifest.json#/options`` are the only trust root: summary.json,
 every table (Markdown + CSV), every card and, where the installed matplotlib is the one that
 wrote them, the figures are recomputed with the writer's own functions
-(:func:`harness.report.writer.write_derived`, :func:`harness.cards.inputs.assemble_card`) and
+(:func:`harness.report.writer.write_derived`, :func:`harness.cards.assemble.assemble_card`) and
 compared byte for byte with what is on disk. The evaluators named by the options, the score
 files, the cards and results.json must agree, and a run id derived from the inputs must be the
 one the report carries.
@@ -25,10 +25,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness import components
 from harness.errors import AuditError
+from harness.records import read_records
+from harness.report.audit_inputs import audit_result
+from harness.stats.audit_stats import summary_with_intervals
+from harness.stats.companion_agreement import records_agreement
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_KEYS = 5  # differing JSON keys listed per file
 
@@ -191,9 +197,11 @@ def profile_problems(manifest: Mapping[str, Any]) -> list[str]:
 COMPANION_DEPENDENT = ("card_id", "companion_check", "released_or_missing_evidence", "schema_and_status")
 
 
-def _cards(report: Path, out: Path, options: Mapping[str, Any], records: Mapping[str, Any], check: DeepCheck) -> None:
-    from harness.cards.card import write_card
-    from harness.cards.inputs import assemble_card
+def _cards(
+    report: Path, out: Path, options: Mapping[str, Any], records: Mapping[str, pd.DataFrame], check: DeepCheck
+) -> None:
+    from harness.cards.assemble import assemble_card
+    from harness.cards.card_format import write_card
 
     if "card_facts" not in options:
         check.problems.append("manifest.json#/options/card_facts: missing, so the cards cannot be "
@@ -203,13 +211,13 @@ def _cards(report: Path, out: Path, options: Mapping[str, Any], records: Mapping
     companion = options["card_facts"]["companion"]
     for ev in sorted(set(options["card_facts"]["evaluators"]) & set(records)):
         rel = f"cards/{ev}.json"
-        summary = components.compute_summary(records[ev], options["bootstrap"], options["seed"])
+        summary = summary_with_intervals(audit_result(records[ev], options["bootstrap"], options["seed"]))
         # as the session hands it to the card: through JSON (NaN kept, tuples as lists)
         stats = json.loads(json.dumps(summary["evaluators"][ev], sort_keys=True, allow_nan=True))
         if companion is None or companion == ev or companion in records:
             agreement = None
             if companion not in (None, ev):
-                agreement = components.companion_agreement(records[ev], records[companion])
+                agreement = records_agreement(records[ev], records[companion])
             write_card(assemble_card(ev, options, stats, agreement), out / rel)
             check.problems += compare_file(rel, report / rel, out / rel)
             continue
@@ -254,7 +262,7 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: boo
         path = report / "scores" / f"{ev}.csv"
         if path.is_file():
             with contextlib.suppress(AuditError):  # already reported by the score-file check
-                records[ev] = components.read_records(path)
+                records[ev] = read_records(path)
     if not records:
         check.problems.append("--deep: nothing recomputed, no readable score file of the manifest's evaluators")
         return check
@@ -262,7 +270,7 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: boo
     if figures_note:
         check.notes.append(figures_note)
     try:
-        result = components.compute_audit(
+        result = audit_result(
             pd.concat([records[ev] for ev in sorted(records)], ignore_index=True),
             options["bootstrap"],
             options["seed"],

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from harness.fileio import write_text_atomic
-from harness.stats.audit import AuditResult
+from harness.fileio import json_text, write_text_atomic
+from harness.stats.audit_stats import AuditResult
 
 
 def summary_json(result: AuditResult) -> str:
     """Strict JSON text of ``result.to_summary()`` (undefined values are null)."""
-    return json.dumps(result.to_summary(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json_text(result.to_summary(), sort_keys=False)
 
 
 def write_summary(result: AuditResult, path: str | Path) -> Path:

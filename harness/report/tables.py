@@ -1,4 +1,4 @@
-"""The study's tables computed from an :class:`~harness.stats.audit.AuditResult`.
+"""The study's tables computed from an :class:`~harness.stats.audit_stats.AuditResult`.
 
 Each table is a :class:`Table` of display cells (percentages as in the paper, ratios with
 two decimals, ``–`` for undefined values). Writers emit GitHub Markdown and CSV with the
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.fileio import write_text_atomic
-from harness.stats.audit import AuditResult, EvaluatorAudit
+from harness.stats.audit_stats import AuditResult, EvaluatorAudit
 from harness.stats.reversals import Reversal
 
 FACTOR_LABELS = {

@@ -36,14 +36,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import components
-from harness.cards.card import write_card
-from harness.cards.manifest import build_manifest, file_entry, portable_label, write_manifest
+from harness.captions import paraphrase
+from harness.cards.card_format import write_card
+from harness.cards.provenance import build_manifest, file_entry, portable_label, write_manifest
 from harness.errors import AuditError
+from harness.fileio import write_json_atomic
 from harness.paths import FIXTURES, REPO_ROOT
+from harness.render.renderer import host_facts
 
 if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
     from harness.session import AuditSession
+    from harness.stats.audit_stats import AuditResult
 
 
 @dataclass
@@ -94,24 +98,17 @@ def merge_results(
     return [merged[k] for k in sorted(merged)], kept
 
 
-def dump_json(value: Any, path: Path) -> Path:
-    """Indented, key-sorted JSON with a trailing newline (stable bytes)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
-    return path
-
-
 def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, str]]:
     scenes = session.scene_set
     bases = {"scenes": Path(scenes.root), "fixtures": FIXTURES, "repo": REPO_ROOT}
     entries = []
-    for path in components.scene_input_files(scenes):
+    for path in scenes.input_files():
         role = "asset" if path.suffix.lower() not in (".json",) else "scene"
         entries.append(file_entry(path, label=portable_label(path, bases), role=role))
     manifest = Path(scenes.root) / "manifest.json"
     if manifest.is_file():
         entries.append(file_entry(manifest, label=portable_label(manifest, bases), role="scene-manifest"))
-    para = components.paraphrase_file()
+    para = paraphrase.bundled_file()
     if para is not None and "paraphrase" in session.profile.levels:
         entries.append(file_entry(para, label=portable_label(para, bases), role="paraphrases"))
     lighting = FIXTURES / "lighting_scalars.json"
@@ -121,12 +118,18 @@ def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, 
     if profiles.is_file():
         entries.append(file_entry(profiles, label=portable_label(profiles, bases), role="profiles"))
     for ev in evaluators:
-        for weights in components.evaluator_weight_files(session.specs[ev]):
+        for weights in _weight_files(session.specs[ev]):
             entries.append(file_entry(weights, label=portable_label(weights, bases), role=f"weights:{ev}"))
     return entries
 
 
-def write_derived(result: Any, directory: Path, *, figures: bool = True) -> tuple[dict[str, Any], list[str]]:
+def _weight_files(spec: EvaluatorSpec) -> list[Path]:
+    """Local weight files of ``spec`` where known (hashed into the manifest)."""
+    ckpt = str(getattr(spec, "checkpoint", "") or "")
+    return [Path(ckpt)] if ckpt and Path(ckpt).is_file() else []
+
+
+def write_derived(result: AuditResult, directory: Path, *, figures: bool = True) -> tuple[dict[str, Any], list[str]]:
     """``summary.json``, ``tables/`` and (with ``figures``) ``figures/`` of an ``AuditResult``
     under ``directory``; returns the summary and notes. The one writer of these files, used by
     :func:`write_report` and by ``t3d-audit validate --deep`` to recompute them."""
@@ -134,9 +137,11 @@ def write_derived(result: Any, directory: Path, *, figures: bool = True) -> tupl
 
     notes: list[str] = []
     summary = json.loads(json.dumps(result.to_summary(), allow_nan=False))
-    dump_json(summary, directory / "summary.json")
+    write_json_atomic(directory / "summary.json", summary)
     try:
-        components.write_tables(result, directory / "tables")
+        from harness.report.tables import write_tables  # needs the optional table extras
+
+        write_tables(result, directory / "tables")
     except ImportError as exc:
         notes.append(f"tables not written: {exc}")
     if figures:
@@ -159,7 +164,6 @@ def write_report(
     Such a run completes an earlier complete report of the same run id; on its own (pytest
     may not even collect the files it skips) it is marked partial.
     """
-    from harness.cards.inputs import run_options
     from harness.report.html import write_html
     from harness.report.terminal import rows_from
     from harness.report.thumbs import write_session_thumbs
@@ -194,7 +198,8 @@ def write_report(
         card_path = tmp / "cards" / f"{ev}.json"
         card_path.parent.mkdir(parents=True, exist_ok=True)
         write_card(session.card(ev), card_path)
-    dump_json(
+    write_json_atomic(
+        tmp / "results.json",
         {
             "run_id": run_id,
             "evaluators": evaluators,
@@ -203,15 +208,14 @@ def write_report(
             "selection": None if complete else selection,
             "results": merged,
         },
-        tmp / "results.json",
     )
     write_session_thumbs(session, evaluators, tmp)
     manifest = build_manifest(
         run_id=run_id,
-        options=run_options(session, evaluators),
+        options=session.run_options(evaluators),
         inputs=_inputs(session, evaluators),
         report_dir=tmp,
-        render_host=components.render_host(session.renderer),
+        render_host=host_facts(session.renderer),
     )
     write_manifest(manifest, tmp)
     write_html(tmp)  # reads the finished directory; adds report.html to the manifest's outputs

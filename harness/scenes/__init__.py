@@ -1,7 +1,6 @@
 """Frozen scenes: the model, validated loading, the scene-set manifest and importers."""
 
 from harness.scenes.load import load_scene, parse_scene, validate_scene
-from harness.scenes.manifest import build_manifest, read_manifest, verify_manifest, write_manifest
 from harness.scenes.model import (
     SCENE_SCHEMA,
     AssetCandidate,
@@ -11,6 +10,12 @@ from harness.scenes.model import (
     scene_identity,
 )
 from harness.scenes.sceneset import SceneSet
+from harness.scenes.set_manifest import (
+    build_manifest,
+    read_manifest,
+    verify_manifest,
+    write_manifest,
+)
 
 __all__ = [
     "SCENE_SCHEMA",

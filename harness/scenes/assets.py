@@ -19,13 +19,13 @@ Output is byte-deterministic: fixed formatting, no timestamps.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import SceneError
+from harness.fileio import write_json_atomic
 from harness.scenes.model import AssetCandidate
 
 Color = tuple[float, float, float]
@@ -574,8 +574,7 @@ def write_assets(root: str | Path) -> list[str]:
             (folder / f"{variant}.obj").write_text(obj, encoding="utf-8", newline="\n")
             (folder / f"{variant}.mtl").write_text(write_mtl(materials), encoding="utf-8", newline="\n")
             written += [f"assets/{cat.slug}/{variant}.obj", f"assets/{cat.slug}/{variant}.mtl"]
-    text = json.dumps(catalogue(), indent=1, sort_keys=True) + "\n"
-    (root / "assets" / "catalogue.json").write_text(text, encoding="utf-8", newline="\n")
+    write_json_atomic(root / "assets" / "catalogue.json", catalogue(), indent=1, ensure_ascii=True)
     written.append("assets/catalogue.json")
     return sorted(written)
 

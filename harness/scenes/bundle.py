@@ -2,7 +2,7 @@
 
 Layout of a built scene-set root (``fixtures/scenes`` for the bundled set)::
 
-    <root>/manifest.json                     sha256 manifest (harness.scenes.manifest)
+    <root>/manifest.json                     sha256 manifest (harness.scenes.set_manifest)
     <root>/assets/<slug>/<a|b|c>.obj|.mtl    procedural meshes + assets/catalogue.json
     <root>/<generator>/<prompt_id>.json      one scene file per (generator, prompt)
 
@@ -13,15 +13,14 @@ the code, so rebuilding reproduces the committed manifest exactly (``build-scene
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.fileio import json_text
 from harness.scenes.assets import write_assets
 from harness.scenes.generators import GENERATORS, generate
 from harness.scenes.layout import faithful_layout
-from harness.scenes.manifest import MANIFEST_NAME, build_manifest, write_manifest
 from harness.scenes.model import Scene
 from harness.scenes.prompts import (
     POOL_PATH,
@@ -32,6 +31,7 @@ from harness.scenes.prompts import (
     sample,
 )
 from harness.scenes.rewrites import paraphrase_document
+from harness.scenes.set_manifest import MANIFEST_NAME, build_manifest, write_manifest
 
 PROMPTS_FILE = "prompts.json"
 PARAPHRASES_FILE = "paraphrases.json"
@@ -51,11 +51,11 @@ class BuildResult:
 
 def scene_bytes(scene: Scene) -> bytes:
     """A scene file's bytes: JSON in model key order, indent 1, UTF-8, trailing newline."""
-    return (json.dumps(scene.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return json_text(scene.to_dict(), indent=1, sort_keys=False).encode("utf-8")
 
 
 def _pretty(doc: Any) -> bytes:
-    return (json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return json_text(doc, indent=1, sort_keys=False).encode("utf-8")
 
 
 def build_scene_set(

@@ -9,7 +9,7 @@ scene count)`` of label ``l``:
   that are satisfied: a scene object with the subject label that stands in the relation to
   some object with the anchor label (at most the requested count is credited).
 
-Geometric tests (metres, degrees; front faces local -y, see :mod:`harness.scenes.geometry`):
+Geometric tests (metres, degrees; front faces local -y, see :mod:`harness.scenes.footprints`):
 
 =============  ==========================================================================
 relation       subject S satisfies it with anchor A when
@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.scenes.geometry import (
+from harness.scenes.footprints import (
     FLAT_HEIGHT,
     front_vector,
     plan_gap,

@@ -37,7 +37,7 @@ from dataclasses import replace
 
 from harness.errors import SceneError
 from harness.scenes.assets import CATEGORIES, candidates
-from harness.scenes.geometry import FLAT_HEIGHT, boxes_overlap, half_extents, inside_room
+from harness.scenes.footprints import FLAT_HEIGHT, boxes_overlap, half_extents, inside_room
 from harness.scenes.layout import Layout, Placed, faithful_layout, slug_id
 from harness.scenes.model import Room, Scene, SceneObject
 from harness.scenes.prompts import PromptSpec

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from harness.errors import SceneError
 from harness.scenes.assets import CATEGORIES
-from harness.scenes.geometry import FLAT_HEIGHT, boxes_overlap, inside_room, rotate
+from harness.scenes.footprints import FLAT_HEIGHT, boxes_overlap, inside_room, rotate
 from harness.scenes.model import Room, SceneObject
 from harness.scenes.prompts import ROOM_TYPES, PromptSpec
 

@@ -8,20 +8,21 @@ listed scene and checks the set invariants (unique scene ids, one scene per
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from harness.errors import SceneError
-from harness.hashing import sha256_file
+from harness.hashing import sha256_file, sha256_json
 from harness.scenes.load import validate_scene
-from harness.scenes.manifest import (
+from harness.scenes.model import Scene, scene_identity
+from harness.scenes.set_manifest import (
     check_set_invariants,
     load_listed_scenes,
     read_manifest,
     scene_asset_paths,
     verify_manifest,
 )
-from harness.scenes.model import Scene, scene_identity
 
 
 class SceneSet:
@@ -165,6 +166,23 @@ class SceneSet:
             cached = scene_identity(scene, self.root, asset_sha256=self._asset_sha)
             self._identity[scene_id] = cached
         return cached
+
+    def selection_sha256(self) -> str:
+        """One hash over every scene's identity (order-independent): the scene set a run used."""
+        return sha256_json(sorted(self.identity(s.id) for s in self.scenes))
+
+    def input_files(self) -> list[Path]:
+        """Every existing file the scenes are read from: scene JSON files (imported scenes have
+        none of their own) and every asset used or listed as a candidate, sorted."""
+        files: set[Path] = set()
+        for scene in self.scenes:
+            with contextlib.suppress(SceneError):
+                files.add(Path(self.path_of(scene.id)))
+            files.update(self.root / asset for asset in scene.used_assets)
+            for obj in scene.objects:
+                for cand in obj.candidates or ():
+                    files.add(self.root / cand.asset)
+        return sorted(f for f in files if f.is_file())
 
     def select(
         self, prompts: int | None = None, generators: Iterable[str] | None = None

@@ -8,5 +8,5 @@ Nothing in this package reads or writes files. Arrays follow one convention:
   measurement and is excluded, never counted as a score.
 - Every random quantity takes an explicit ``numpy.random.Generator`` or integer seed.
 
-Entry point: :func:`harness.stats.audit.compute_audit`.
+Entry point: :func:`harness.stats.audit_stats.compute_audit`.
 """

@@ -25,7 +25,7 @@ def frozen_probe_check(
     log: Callable[[str], None] = print,
 ) -> dict[str, dict[str, Any]]:
     """evaluator id → {discrimination, drops, ties, rises, pairs, failed} on the frozen set."""
-    from harness import probes
+    from harness import probe_edits
     from harness.captions import DEFAULT_TEMPLATE_ID, realize
     from harness.errors import RenderError
     from harness.paths import BUNDLED_SCENES, default_cache_dir
@@ -44,7 +44,7 @@ def frozen_probe_check(
     failed = 0
     for i, scene in enumerate(sorted(scene_set, key=lambda s: (s.generator, s.prompt_id))):
         try:
-            edited = probes.apply(scene, probe, seed=probe_seed)
+            edited = probe_edits.apply(scene, probe, seed=probe_seed)
             a = renderer.render(scene, root, scene_set.identity(scene.id), prof.c0)
             b = renderer.render(edited, root, scene_identity(edited, root), prof.c0)
         except RenderError:  # a failed render is counted, never scored

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 
-from harness.scenes import geometry as scene_geometry
+from harness.scenes import footprints as scene_geometry
 from harness.scenes.model import SceneObject
 
 Point = tuple[float, float]
 
 # The direction an object faces at yaw 0, in the floor plane: the scene generators' convention,
-# taken from ``harness.scenes.geometry`` (the footprint and front helpers below delegate there).
+# taken from ``harness.scenes.footprints`` (the footprint and front helpers below delegate there).
 FRONT_AT_YAW0: Point = (0.0, -1.0)
 
 

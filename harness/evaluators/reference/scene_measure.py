@@ -63,13 +63,13 @@ def measure_scenes(
 
     ``prompt_specs`` maps prompt id → prompt spec (default: the bundled prompts).
     """
-    from harness import components
+    from harness.captions import DEFAULT_TEMPLATE_ID
     from harness.evaluators.reference.items import ScoreContext, ScoreItem
-    from harness.measure import _row
+    from harness.records import records_frame
 
     specs = bundled_prompt_specs() if prompt_specs is None else prompt_specs
     evaluator = (load_evaluator or (lambda s: s.build()))(spec)
-    default_template = components.default_template_id()
+    default_template = DEFAULT_TEMPLATE_ID
     needs_text = bool(getattr(spec, "needs_text", True))
     items: list[Any] = []
     errors: list[str] = []
@@ -97,11 +97,11 @@ def measure_scenes(
     for row, item, err in zip(plan.rows, items, errors, strict=True):
         caption = row.caption if needs_text else ""
         if item is None:
-            out.append(_row(spec.id, row, plan, caption, math.nan, "failed", err))
+            out.append(plan.record(spec.id, row, caption, math.nan, "failed", err))
             continue
         res = next(results)
         if res.status == "ok":
-            out.append(_row(spec.id, row, plan, caption, res.score, "ok", ""))
+            out.append(plan.record(spec.id, row, caption, res.score, "ok", ""))
         else:
-            out.append(_row(spec.id, row, plan, caption, math.nan, "failed", f"score failed: {res.error}"))
-    return components.records_frame(out)
+            out.append(plan.record(spec.id, row, caption, math.nan, "failed", f"score failed: {res.error}"))
+    return records_frame(out)

@@ -13,10 +13,10 @@ as a scene file so that ``build_manifest`` / ``SceneSet.load`` can take over.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from harness.errors import ImportError_
+from harness.fileio import json_text
 from harness.hashing import sha256_file
 from harness.scenes.importers.common import write_bytes_atomic
 from harness.scenes.importers.gltf import import_gltf
@@ -28,7 +28,7 @@ def write_scene_file(scene: Scene, out_root: Path | str, rel_path: str | None = 
     """Write ``scene`` as pretty JSON (indent 1, field order of the model, trailing newline) to
     ``<out_root>/<rel_path>`` (default ``scenes/<generator>/<prompt_id>.json``)."""
     rel = rel_path or f"scenes/{scene.generator}/{scene.prompt_id}.json"
-    text = json.dumps(scene.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json_text(scene.to_dict(), indent=1, sort_keys=False)
     target = Path(out_root) / rel
     write_bytes_atomic(target, text.encode("utf-8"))
     return target
@@ -49,8 +49,8 @@ def import_scene_set(
     from the file's metadata). Returns a verified :class:`~harness.scenes.sceneset.SceneSet`.
     """
     from harness.paths import default_cache_dir
-    from harness.scenes.manifest import build_manifest, write_manifest
     from harness.scenes.sceneset import SceneSet
+    from harness.scenes.set_manifest import build_manifest, write_manifest
 
     path = Path(path)
     if not path.is_file():

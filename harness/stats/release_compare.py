@@ -27,7 +27,7 @@ from harness.stats import bootstrap as bs
 from harness.stats._nan import nanmax, nanmin
 from harness.stats.dispersion import dispersion, scene_dispersion
 from harness.stats.envelopes import SIGN_CROSSING, STRICT, envelopes, generator_pairs
-from harness.stats.probes import pair_credit, probe_outcome
+from harness.stats.probe_stats import pair_credit, probe_outcome
 from harness.stats.rank import kendall_w, rank_stability
 from harness.stats.rho import peak, rho, scene_level_variance
 from harness.stats.table import EvaluatorScores, generator_means, level_sort_key, pivot_records

@@ -42,10 +42,10 @@ def load_profile_scenes(profile: Profile, root: Path | None = None) -> Any:
 def apply_probe(scene: Scene, probe: str) -> Scene:
     """The probe-edited scene, as the audit session builds it (seed ``PROBE_SEED``)."""
     try:
-        from harness import probes
+        from harness import probe_edits
     except ImportError as exc:
         raise SceneError(
             f"content probes are not available: {exc}",
-            hint="harness.probes is needed to render probe scenes",
+            hint="harness.probe_edits is needed to render probe scenes",
         ) from exc
-    return probes.apply(scene, probe, seed=PROBE_SEED)
+    return probe_edits.apply(scene, probe, seed=PROBE_SEED)

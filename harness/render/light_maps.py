@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 import numpy as np
@@ -181,9 +182,19 @@ def map_scalars(rgb: np.ndarray, convention: Convention = STUDY) -> LightingScal
 # -- Blender I/O ------------------------------------------------------------------------------
 
 
+def _import_bpy() -> ModuleType:
+    """bpy, or a :class:`LightingMapError` saying how to get it (one line at the CLI)."""
+    try:
+        import bpy
+    except ImportError as exc:
+        raise LightingMapError(f"bpy is not importable: {exc}", where="lighting",
+                               hint="install the render extra (the bpy wheel)") from exc
+    return bpy
+
+
 def studio_lights_dir() -> Path:
     """``<Blender datafiles>/studiolights/world`` of the installed bpy (imports bpy)."""
-    import bpy
+    bpy = _import_bpy()
 
     return Path(bpy.utils.system_resource("DATAFILES")) / "studiolights" / "world"
 
@@ -194,7 +205,7 @@ def read_exr_rgb(path: str | Path) -> np.ndarray:
     Blender hands float images over in its scene-linear space (Linear Rec.709 by default);
     alpha is dropped. The image datablock is removed again after reading.
     """
-    import bpy
+    bpy = _import_bpy()
 
     path = Path(path)
     if not path.is_file():

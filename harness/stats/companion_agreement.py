@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
+from harness.errors import AuditError
 from harness.stats.envelopes import generator_pairs
-from harness.stats.probes import pair_credit
+from harness.stats.probe_stats import pair_credit
 from harness.stats.rank import unique_winners
-from harness.stats.table import EvaluatorScores, generator_means
+from harness.stats.table import EvaluatorScores, generator_means, pivot_records
 
 
 @dataclass(frozen=True)
@@ -115,3 +117,17 @@ def companion_agreement(evaluator: EvaluatorScores, companion: EvaluatorScores) 
         companion_winner=_winner(co_means, companion.generators),
         probe_agreement=probes,
     )
+
+
+def records_agreement(records: pd.DataFrame, companion_records: pd.DataFrame) -> CompanionAgreement:
+    """:func:`companion_agreement` of the one evaluator in ``records`` with the companion
+    check's records (both pivoted together, so they share generator and prompt axes)."""
+    ev_ids = sorted(set(records["evaluator"]))
+    co_ids = sorted(set(companion_records["evaluator"]))
+    if len(ev_ids) != 1 or len(co_ids) != 1:
+        raise AuditError(
+            f"companion agreement needs one evaluator on each side, got {ev_ids} and {co_ids}",
+            where="companion check",
+        )
+    pivoted = pivot_records(pd.concat([records, companion_records], ignore_index=True))
+    return companion_agreement(pivoted[ev_ids[0]], pivoted[co_ids[0]])

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import AuditError, RenderError
-from harness.render.cache import RenderCache
-from harness.render.plan import RenderJob
+from harness.render.render_cache import RenderCache
+from harness.render.render_plan import RenderJob
 from harness.render.service import RenderRequest, RenderService
 from harness.render.settings import THREADS_ENV, core_share
 from harness.scenes.model import Scene, scene_identity

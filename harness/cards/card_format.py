@@ -19,6 +19,7 @@ from typing import Any
 
 from harness import __version__
 from harness.errors import CardError
+from harness.fileio import write_json_atomic
 from harness.hashing import canonical_json, sha256_bytes
 from harness.paths import SCHEMAS
 
@@ -304,7 +305,7 @@ def build_card(
 
 def write_card(card: Mapping[str, Any], path: str | Path) -> None:
     """Write a card as indented, key-sorted JSON with a trailing newline (stable bytes)."""
-    Path(path).write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json_atomic(path, card)
 
 
 def read_card(path: str | Path) -> dict[str, Any]:

@@ -30,7 +30,7 @@ import math
 from harness.errors import ProtocolError, SceneError
 from harness.hashing import sha256_json
 from harness.protocol import PROBES
-from harness.scenes.geometry import boxes_overlap, half_extents, inside_room
+from harness.scenes.footprints import boxes_overlap, half_extents, inside_room
 from harness.scenes.model import Scene, SceneObject
 from harness.scenes.seeded import pick, rng_for, sample
 

@@ -1,18 +1,27 @@
-"""Gather a card's inputs from an audit session (plain data only, no paths of this machine) and
-build the card from them, during the run or from a report directory (``validate --deep``)."""
+"""Build a card from plain run data: the run options with their card facts (as recorded in
+``manifest.json#/options``), the evaluator's summary and its companion agreement.
+
+The audit session gathers those inputs (``AuditSession.run_options``, no paths of this
+machine) and ``validate --deep`` reads them back from a report directory; both hand them to
+:func:`assemble_card`, so the card is built one way. Nothing here knows about the session.
+"""
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from harness import components
-from harness.cards.card import NOT_REPORTED, build_card
+from harness.captions import DEFAULT_TEMPLATE_ID, realize
+from harness.cards.card_format import NOT_REPORTED, build_card
+from harness.errors import CardError
 
 if TYPE_CHECKING:
-    from harness.session import AuditSession
+    import pandas as pd
+
+    from harness.evaluators.base import EvaluatorSpec
+    from harness.protocol import RenderConfig
+    from harness.stats.companion_agreement import CompanionAgreement
 
 PARAPHRASE_RULE = (
     "original prompt plus rewrites from fixtures/prompts/paraphrases.json, duplicates collapsed "
@@ -20,7 +29,7 @@ PARAPHRASE_RULE = (
 )
 
 
-def served_models(records: Any) -> list[str]:
+def served_models(records: pd.DataFrame) -> list[str]:
     """Distinct non-empty ``served_model`` ids of a records table, sorted ([] without the column)."""
     from harness.records import SERVED_MODEL
 
@@ -29,7 +38,7 @@ def served_models(records: Any) -> list[str]:
     return sorted({m for m in records[SERVED_MODEL] if isinstance(m, str) and m})
 
 
-def evaluator_fields(spec: Any, served: list[str] | None = None) -> dict[str, Any]:
+def evaluator_fields(spec: EvaluatorSpec, served: list[str] | None = None) -> dict[str, Any]:
     """The card's evaluator identity group from a spec's ``identity()`` and the model ids its
     endpoint reported serving (``served``; left out of the card when there are none)."""
     ident = dict(spec.identity())
@@ -47,7 +56,7 @@ def evaluator_fields(spec: Any, served: list[str] | None = None) -> dict[str, An
     }
 
 
-def declared_views(levels: dict[str, tuple[str, ...]], c0: Any) -> list[dict[str, float]]:
+def declared_views(levels: dict[str, tuple[str, ...]], c0: RenderConfig) -> list[dict[str, float]]:
     """Poses the run renders: the pitch sweep at the default yaw, the yaw sweep at 45° pitch."""
     from harness.protocol import YAW_PITCH_DEG
 
@@ -57,83 +66,18 @@ def declared_views(levels: dict[str, tuple[str, ...]], c0: Any) -> list[dict[str
     return [{"pitch_deg": p, "yaw_deg": y} for p, y in sorted(views)]
 
 
-def card_facts(session: AuditSession, evaluators: Sequence[str]) -> dict[str, Any]:
-    """What the cards of ``evaluators`` state beyond the raw scores and the run options.
-
-    Recorded in ``manifest.json`` as ``options.card_facts`` so ``t3d-audit validate --deep``
-    can rebuild every card from the report alone. JSON-ready::
-
-        {"scenes": {"dataset", "generators", "n_scenes", "n_prompts", "prompt_source"},
-         "companion": <companion evaluator id> | None,
-         "evaluators": {id: {"identity": evaluator_fields(spec), "judge": bool,
-                             "thresholds": {name: value}}}}
-    """
-    scenes = session.scene_set
-    return {
-        "scenes": {
-            "dataset": "t3d-audit bundled scenes"
-            if session.options.scenes is None
-            else f"scene set {session.options.scenes.name}",
-            "generators": list(scenes.generators),
-            "n_scenes": len(scenes.scenes),
-            "n_prompts": len(scenes.prompt_ids),
-            "prompt_source": ", ".join(sorted({s.prompt_source for s in scenes.scenes})) or NOT_REPORTED,
-        },
-        "companion": companion_id(session),
-        "evaluators": {
-            ev: {
-                "identity": evaluator_fields(session.specs[ev], served_models(session.records(ev))),
-                "judge": getattr(session.specs[ev], "adapter", "") == "judge",
-                "thresholds": session.thresholds_for(ev),
-                **({"baseline_card_id": session.baseline_card_ids[ev]}
-                   if ev in session.baseline_card_ids else {}),
-            }
-            for ev in sorted(evaluators)
-        },
-    }
-
-
-def run_options(session: AuditSession, evaluators: Sequence[str]) -> dict[str, Any]:
-    """``manifest.json#/options``: every run setting the report's numbers and cards depend on.
-
-    JSON-ready (round-tripped), so a card built from it during the run equals the card
-    ``validate --deep`` rebuilds from the manifest.
-    """
-    options = {
-        "profile": session.profile.name,
-        "bootstrap": session.bootstrap,
-        "seed": session.seed,
-        "probe_seed": session.options.probe_seed,
-        "renderer": session.renderer_identity,
-        "evaluators": {ev: session.specs[ev].identity_hash for ev in sorted(evaluators)},
-        "scene_set_sha256": components.scene_set_sha256(session.scene_set),
-        "plan_sha256": session.plan.key,
-        "thresholds": session.options.thresholds.to_dict(),
-        "run_id_explicit": bool(session.options.run_id),
-        "card_facts": card_facts(session, evaluators),
-    }
-    return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
-
-
-def card_for(session: AuditSession, evaluator_id: str) -> dict[str, Any]:
-    """The Evaluator Configuration Card of one evaluator of the session's run."""
-    options = run_options(session, [evaluator_id])
-    cid = options["card_facts"]["companion"]
-    agreement = None
-    if cid is not None and cid != evaluator_id:
-        agreement = components.companion_agreement(session.records(evaluator_id), session.records(cid))
-    return assemble_card(evaluator_id, options, session.summary(evaluator_id), agreement)
-
-
 def assemble_card(
-    evaluator_id: str, options: Mapping[str, Any], stats: Mapping[str, Any] | None, agreement: Any = None
+    evaluator_id: str,
+    options: Mapping[str, Any],
+    stats: Mapping[str, Any] | None,
+    agreement: CompanionAgreement | None = None,
 ) -> dict[str, Any]:
     """The card of ``evaluator_id`` from plain data: the run ``options`` (as in
     ``manifest.json``, with ``card_facts``), the evaluator's ``stats`` (its summary entry,
     computed from its own records) and ``agreement`` (``CompanionAgreement`` with the run's
     companion; ``None`` when the run has none or this evaluator is the companion).
 
-    The one way cards are built: during the run (:func:`card_for`) and by
+    The one way cards are built: during the run (``AuditSession.card``) and by
     ``t3d-audit validate --deep`` from a report directory.
     """
     from harness.protocol import get_profile
@@ -161,7 +105,7 @@ def assemble_card(
             "probe_seed": options["probe_seed"],
         },
         captions={
-            "template": components.realize(components.default_template_id(), "{prompt}"),
+            "template": realize(DEFAULT_TEMPLATE_ID, "{prompt}"),
             "n_templates": len(profile.levels.get("template", ())) or 1,
             "paraphrase_rule": PARAPHRASE_RULE if "paraphrase" in profile.levels else "no paraphrases",
             "prompt_source": scenes["prompt_source"],
@@ -191,20 +135,14 @@ def assemble_card(
 COMPANION_ADAPTER = "companion"
 
 
-def companion_id(session: AuditSession) -> str | None:
-    """The run's symbolic companion evaluator (the first by id), ``None`` when it has none."""
-    ids = sorted(e for e, s in session.specs.items() if getattr(s, "adapter", "") == COMPANION_ADAPTER)
-    return ids[0] if ids else None
-
-
 def companion_check(
-    evaluator_id: str, cid: str | None, agreement: Any
+    evaluator_id: str, cid: str | None, agreement: CompanionAgreement | None
 ) -> tuple[str, str] | tuple[str, str, dict[str, Any]] | None:
     """The card's companion check: agreement with the run's symbolic companion ``cid``.
 
     ``None`` when the run has no companion (the field is then ``not_reported``). The companion's
     own card says what it is; every other card gets its c0 agreement with it (``agreement``, a
-    ``CompanionAgreement``, see :mod:`harness.stats.companion`), in words and as data.
+    ``CompanionAgreement``, see :mod:`harness.stats.companion_agreement`), in words and as data.
     """
     if cid is None:
         return None
@@ -215,10 +153,16 @@ def companion_check(
     )
     if evaluator_id == cid:
         return ("geometry_grounded", f"this evaluator is the {what}")
+    if agreement is None:
+        raise CardError(
+            f"no companion agreement given for {evaluator_id!r}",
+            where="card companion_check",
+            hint=f"compute it from the records of {evaluator_id!r} and {cid!r}",
+        )
     return ("geometry_grounded", describe_agreement(what, agreement), agreement_data(agreement))
 
 
-def agreement_data(a: Any) -> dict[str, Any]:
+def agreement_data(a: CompanionAgreement) -> dict[str, Any]:
     """The numbers :func:`describe_agreement` states, as data (fractions, not percentages):
     ``{"pair_agreement", "n_pairs", "ranking_tau", "winner", "companion_winner",
     "probes": {probe: {"drop_credit", "n_edits"}}}``; an undefined number (the prose's "n/a")
@@ -240,7 +184,7 @@ def agreement_data(a: Any) -> dict[str, Any]:
     }
 
 
-def describe_agreement(what: str, a: Any) -> str:
+def describe_agreement(what: str, a: CompanionAgreement) -> str:
     """One paragraph for the card from a ``CompanionAgreement``."""
 
     def pct(x: float) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import CardError
+from harness.fileio import write_json_atomic
 from harness.hashing import sha256_file
 from harness.paths import REPO_ROOT, SCHEMAS
 
@@ -135,9 +136,7 @@ def build_manifest(
 
 
 def write_manifest(manifest: Mapping[str, Any], report_dir: Path) -> Path:
-    path = Path(report_dir) / MANIFEST_NAME
-    path.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    return write_json_atomic(Path(report_dir) / MANIFEST_NAME, manifest)
 
 
 def _shape_errors(doc: Any) -> list[tuple[str, str]]:

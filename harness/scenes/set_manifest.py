@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness.errors import ManifestError, SceneError
-from harness.fileio import write_bytes_atomic
+from harness.fileio import json_text, write_bytes_atomic
 from harness.hashing import sha256_bytes, sha256_file
 from harness.scenes.assetdeps import asset_dependencies
 from harness.scenes.load import check_asset_path, load_scene, parse_scene
@@ -39,8 +39,7 @@ MANIFEST_NAME = "manifest.json"
 
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:
     """The canonical pretty serialisation: sorted keys, indent 1, UTF-8, trailing newline."""
-    text = json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False)
-    return (text + "\n").encode("utf-8")
+    return json_text(manifest, indent=1).encode("utf-8")
 
 
 def _relative(root: Path, scene_path: Path | str) -> str:

@@ -6,6 +6,7 @@ mapping of docs/formats.md ("summary.json") with plain fractions and ``null`` fo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,13 +22,13 @@ from harness.stats.envelopes import Envelopes, envelopes, generator_pairs
 from harness.stats.family import build_family
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
 from harness.stats.logo import logo_peak_rho
-from harness.stats.probes import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
+from harness.stats.probe_stats import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
 from harness.stats.rank import RankStability, rank_stability
 from harness.stats.reversals import ReversalSearch, search_reversals
 from harness.stats.rho import peak, rho, scene_level_variance
 from harness.stats.simultaneous import SEMethod, simultaneous_band
 from harness.stats.table import EvaluatorScores, generator_means, pivot_records
-from harness.stats.templates import (
+from harness.stats.template_effects import (
     SlotEffect,
     TemplateGain,
     average_slot_effects,
@@ -215,6 +216,30 @@ class AuditResult:
             },
             "reversals": self.reversals.counts(),
         }
+
+
+def summary_with_intervals(result: AuditResult) -> dict[str, Any]:
+    """``result.to_summary()`` where each evaluator entry also carries ``intervals``: pointwise
+    95 % bootstrap intervals ``[lo, hi]`` of ``rho`` and ``dispersion`` (per factor) and of
+    ``discrimination`` (per probe); an end is ``None`` where the bootstrap is off or undefined.
+    The audit session's per-evaluator summaries (assertion messages, cards) are these."""
+    summary = result.to_summary()
+    for name, ev in result.evaluators.items():
+        summary["evaluators"][name]["intervals"] = {
+            "rho": {f: _pair(ci) for f, ci in ev.rho_ci.items()},
+            "dispersion": {f: _pair(ci) for f, ci in ev.dispersion_ci.items()},
+            "discrimination": {
+                p: _pair(st.ci.get("discrimination")) for p, st in ev.probes.items()
+            },
+        }
+    return summary
+
+
+def _pair(ci: Interval | None) -> list[float | None] | None:
+    if ci is None:
+        return None
+    lo, hi = (float(v) for v in ci)
+    return [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None]
 
 
 def _num(x: float) -> float | None:

@@ -1,4 +1,4 @@
-"""Inputs of :func:`harness.stats.audit.compute_audit` that come from data files, not records.
+"""Inputs of :func:`harness.stats.audit_stats.compute_audit` that come from data files, not records.
 
 ``compute_audit`` is pure; the caption grammar (template slot choices, default template) and
 the lighting maps' EV/CCT (Table 8) are read here so the CLI and the pytest plugin pass the
@@ -17,6 +17,7 @@ import pandas as pd
 
 from harness.errors import AuditError
 from harness.paths import FIXTURES
+from harness.stats.audit_stats import AuditResult, compute_audit
 
 # Written by `t3d-audit lighting --out fixtures/lighting_scalars.json` from Blender's maps.
 DEFAULT_LIGHTING_SCALARS = FIXTURES / "lighting_scalars.json"
@@ -44,7 +45,7 @@ def lighting_scalars(path: str | Path | None = None) -> dict[str, tuple[float, f
     Accepted: a ``t3d-lighting-scalars/1`` document as written by ``t3d-audit lighting``, or
     a plain ``{"city": [EV, CCT_K], ...}`` mapping. Raises :class:`AuditError` naming the file.
     """
-    from harness.render.lighting import SCHEMA, scalars_from_document
+    from harness.render.light_maps import SCHEMA, scalars_from_document
 
     if path is None and not DEFAULT_LIGHTING_SCALARS.is_file():
         warnings.warn(
@@ -80,3 +81,9 @@ def audit_inputs(
         "default_template": DEFAULT_TEMPLATE_ID,
         "lighting_scalars": lighting_scalars(lighting),
     }
+
+
+def audit_result(records: pd.DataFrame, bootstrap: int, seed: int) -> AuditResult:
+    """:func:`~harness.stats.audit_stats.compute_audit` of ``records`` with this module's data-file
+    inputs: the audit session, the report writer and ``validate --deep`` all compute this."""
+    return compute_audit(records, bootstrap=bootstrap, seed=seed, **audit_inputs(records))

@@ -1,0 +1,214 @@
+"""Image measurement: render, composite and score every row of a plan with one evaluator.
+
+Work is shared as far as the inputs allow: each (scene, render config) is rendered once (the
+renderer caches across runs), each background composited once, and each distinct image and
+caption is encoded once per evaluator (``score_grid`` for embedding evaluators). Scores live in
+the evaluators' on-disk score cache (``harness.evaluators.cache.ScoreCache``: immutable
+segments, temp file + rename), so an interrupted run resumes where it stopped. Render and score
+failures become ``failed`` rows with the reason; they are never cached and never stored as a
+number. The model id a hosted evaluator reports serving (``ScoreResult.metadata["model"]``) is
+cached with the score and written to the rows' ``served_model`` column (absent when no row has
+one).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import RenderError
+from harness.protocol import background_rgb
+from harness.records import Record, records_frame
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from harness.measure_plan import ImageKey, Plan
+    from harness.protocol import RenderConfig
+    from harness.render.renderer import Renderer
+
+
+class ImageSource:
+    """Renders (through the renderer's cache) and composites the images of one scene group.
+
+    Holds at most one group's images; a render failure is remembered as its message.
+    """
+
+    def __init__(self, plan: Plan, renderer: Renderer):
+        self.plan = plan
+        self.renderer = renderer
+        self._rgba: dict[tuple[str, RenderConfig], np.ndarray | str] = {}
+        self._rgb: dict[ImageKey, np.ndarray | str] = {}
+        self.images = 0  # renders fetched, from the render cache or rendered
+        self.renders = 0  # of those, rendered here (when the renderer counts its cache misses)
+
+    def clear(self) -> None:
+        self._rgba.clear()
+        self._rgb.clear()
+
+    def rgba(self, scene_key: str, cfg: RenderConfig) -> np.ndarray | str:
+        """The RGBA render, or the failure message."""
+        key = (scene_key, cfg)
+        if key not in self._rgba:
+            planned = self.plan.scenes[scene_key]
+            before = getattr(self.renderer, "rendered", None)
+            try:
+                self._rgba[key] = self.renderer.render(planned.scene, self.plan.root, planned.identity, cfg)
+                self.images += 1
+                after = getattr(self.renderer, "rendered", None)
+                self.renders += 1 if before is None or after is None else after - before
+            except RenderError as exc:
+                self._rgba[key] = f"render failed: {exc}"
+        return self._rgba[key]
+
+    def rgb(self, image: ImageKey) -> np.ndarray | str:
+        """The composited ``(H, W, 3)`` uint8 image, or the failure message."""
+        if image not in self._rgb:
+            from harness.render.composite import composite
+
+            rgba = self.rgba(image.scene, image.render)
+            self._rgb[image] = (
+                rgba if isinstance(rgba, str) else composite(rgba, background_rgb(image.background))
+            )
+        return self._rgb[image]
+
+
+@dataclass
+class MeasureStats:
+    """Counters of one measurement (terminal summary only; never hashed into outputs)."""
+
+    images: int = 0  # renders fetched (render cache or rendered)
+    renders: int = 0  # renders made in this process
+    scored_pairs: int = 0
+    cached_pairs: int = 0
+    failed_rows: int = 0
+    model_loaded: bool = False
+
+
+def _score_missing(
+    evaluator: Any, images: dict[str, np.ndarray], pairs: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[float, str, str]]:
+    """Score ``pairs`` of (image sha, caption). Returns pair → (score, error, served model id);
+    error '' when ok, served model '' unless the evaluator reported one."""
+    import numpy as np
+
+    out: dict[tuple[str, str], tuple[float, str, str]] = {}
+    if hasattr(evaluator, "score_grid"):
+        shas = sorted({p[0] for p in pairs})
+        caps = sorted({p[1] for p in pairs})
+        try:
+            grid = np.asarray(evaluator.score_grid([images[s] for s in shas], caps), dtype=np.float64)
+            if grid.shape != (len(shas), len(caps)):
+                raise ValueError(f"score_grid returned shape {grid.shape}, expected {(len(shas), len(caps))}")
+        except Exception as exc:
+            return {p: (math.nan, f"score failed: {type(exc).__name__}: {exc}", "") for p in pairs}
+        si = {s: i for i, s in enumerate(shas)}
+        ci = {c: j for j, c in enumerate(caps)}
+        for p in pairs:
+            value = float(grid[si[p[0]], ci[p[1]]])
+            out[p] = (value, "", "") if math.isfinite(value) else (math.nan, "score failed: non-finite score", "")
+        return out
+    try:
+        results = evaluator.score([images[s] for s, _ in pairs], [c for _, c in pairs])
+    except Exception as exc:
+        return {p: (math.nan, f"score failed: {type(exc).__name__}: {exc}", "") for p in pairs}
+    for p, res in zip(pairs, results, strict=True):
+        if getattr(res, "status", "failed") == "ok" and math.isfinite(float(res.score)):
+            served = (getattr(res, "metadata", None) or {}).get("model", "")
+            out[p] = (float(res.score), "", served if isinstance(served, str) else "")
+        else:
+            out[p] = (math.nan, f"score failed: {getattr(res, 'error', '') or 'unknown'}", "")
+    return out
+
+
+def measure_images(
+    spec: Any,
+    plan: Plan,
+    renderer: Renderer,
+    *,
+    cache_dir: Path,
+    load_evaluator: Callable[[Any], Any] | None = None,
+    stats: MeasureStats | None = None,
+) -> pd.DataFrame:
+    """Measure every row of ``plan`` with image evaluator ``spec``; returns the records table.
+
+    ``load_evaluator(spec)`` builds the model (default ``spec.build()``); it is called at most
+    once and only when some pair is not in the score cache. Output rows follow plan order.
+    """
+    from harness.evaluators.cache import ScoreCache, image_sha256
+
+    stats = stats if stats is not None else MeasureStats()
+    build = load_evaluator or (lambda s: s.build())
+    cache = ScoreCache(Path(cache_dir))
+    identity_hash = spec.identity_hash
+    needs_text = bool(getattr(spec, "needs_text", True))
+    source = ImageSource(plan, renderer)
+    evaluator: Any = None
+    out: list[Record] = []
+    try:
+        for _group, rows in plan.groups():
+            source.clear()
+            images: dict[str, np.ndarray] = {}
+            row_pairs: list[tuple[str, str] | str] = []
+            for row in rows:
+                if row.image is None:
+                    row_pairs.append(row.error)
+                    continue
+                rgb = source.rgb(row.image)
+                if isinstance(rgb, str):
+                    row_pairs.append(rgb)
+                    continue
+                sha = image_sha256(rgb)
+                images[sha] = rgb
+                row_pairs.append((sha, row.caption if needs_text else ""))
+            wanted = sorted({p for p in row_pairs if isinstance(p, tuple)})
+            cached: dict[tuple[str, str], tuple[float, str]] = {}
+            for sha in sorted({p[0] for p in wanted}):
+                caps = [p[1] for p in wanted if p[0] == sha]
+                cached.update(((sha, c), v) for c, v in cache.get_entries(identity_hash, sha, caps).items())
+            missing = [p for p in wanted if p not in cached]
+            stats.cached_pairs += len(wanted) - len(missing)
+            results: dict[tuple[str, str], tuple[float, str, str]] = {}
+            if missing:
+                if evaluator is None:
+                    evaluator = build(spec)
+                    stats.model_loaded = True
+                results = _score_missing(evaluator, images, missing)
+                stats.scored_pairs += len(missing)
+                for sha in sorted({p[0] for p in missing}):
+                    new_ok = {p[1]: v for p, (v, err, _) in results.items() if p[0] == sha and not err}
+                    served = {p[1]: m for p, (_, err, m) in results.items() if p[0] == sha and not err and m}
+                    if new_ok:
+                        cache.put(identity_hash, sha, new_ok, served)
+            for row, p in zip(rows, row_pairs, strict=True):
+                caption = row.caption if needs_text else ""
+                if isinstance(p, str):
+                    value, err, served = math.nan, p, ""
+                elif p in cached:
+                    (value, served), err = cached[p], ""
+                else:
+                    value, err, served = results[p]
+                if not err and (problem := score_problem(spec, value)):
+                    value, err = math.nan, f"score failed: {problem}"
+                status = "failed" if err else "ok"
+                out.append(plan.record(spec.id, row, caption, value, status, err, served))
+    finally:
+        stats.images += source.images
+        stats.renders += source.renders
+        if evaluator is not None and hasattr(evaluator, "close"):
+            evaluator.close()
+    stats.failed_rows += sum(1 for r in out if r.status == "failed")
+    return records_frame(out)
+
+
+def score_problem(spec: Any, value: float) -> str | None:
+    """Why ``value`` cannot be recorded as an ok score of ``spec`` (range and finiteness), else
+    ``None``. Specs without ``score_problem`` (duck-typed test specs) only need finite scores."""
+    check = getattr(spec, "score_problem", None)
+    if check is not None:
+        return check(value)
+    return None if math.isfinite(value) else f"non-finite score {value!r}"

@@ -1,0 +1,172 @@
+"""The measurement plan: which rows an evaluator is measured on, independent of the evaluator.
+
+Rows (records format: :mod:`harness.records`), per scene in (generator, prompt_id) order:
+
+* ``baseline/c0`` and every selected level of every factor of the profile (default-equivalent
+  levels included). Background levels reuse the c0 render and only re-composite; template
+  levels reuse the c0 image with another caption.
+* ``paraphrase/pN`` at the default render, for the levels that survive the duplicate-collapse
+  rule (no rows for a prompt without paraphrases).
+* ``probe/<name>``: the probe-edited scene rendered at c0 against the original caption; its
+  ``scene_sha256`` is the edited scene's identity.
+
+A plan row becomes a record with :meth:`Plan.record` (image and scene measurement alike).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness import probe_edits
+from harness.captions import DEFAULT_TEMPLATE_ID, realize
+from harness.captions.paraphrase import bundled_captions
+from harness.hashing import sha256_json
+from harness.records import Record, record
+from harness.scenes.model import scene_identity
+
+if TYPE_CHECKING:
+    from harness.protocol import Profile, RenderConfig
+    from harness.scenes.model import Scene
+    from harness.scenes.sceneset import SceneSet
+
+MEASURE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ImageKey:
+    """One image an evaluator sees: a scene (by plan key) rendered at ``render`` over ``background``."""
+
+    scene: str
+    render: RenderConfig
+    background: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """One planned measurement; ``error`` set when it failed before scoring (e.g. a probe)."""
+
+    generator: str
+    prompt_id: str
+    group: str  # the original scene id: rows of one group are scored together
+    factor: str
+    level: str
+    caption: str
+    image: ImageKey | None
+    error: str = ""
+
+
+@dataclass
+class PlannedScene:
+    """A scene to render (original or probe-edited) with its identity."""
+
+    scene: Scene
+    identity: str
+
+
+@dataclass
+class Plan:
+    """Everything one evaluator needs measured, independent of the evaluator.
+
+    ``scenes`` maps plan keys (scene id, or ``<id>~<probe>``) to scenes; ``rows`` are in record
+    order; ``renders`` lists the distinct (scene key, render config) pairs, the render plan.
+    """
+
+    root: Path
+    profile_name: str
+    scenes: dict[str, PlannedScene]
+    rows: list[Row]
+    key: str
+    renders: list[tuple[str, RenderConfig]] = field(default_factory=list)
+
+    def groups(self) -> Iterator[tuple[str, list[Row]]]:
+        """Rows grouped by original scene id, in plan order."""
+        current: str | None = None
+        bucket: list[Row] = []
+        for row in self.rows:
+            if row.group != current and bucket:
+                yield current or "", bucket
+                bucket = []
+            current = row.group
+            bucket.append(row)
+        if bucket:
+            yield current or "", bucket
+
+    def record(
+        self,
+        evaluator: str,
+        row: Row,
+        caption: str,
+        score: float,
+        status: str,
+        error: str,
+        served_model: str = "",
+    ) -> Record:
+        """The record of ``row`` measured by ``evaluator``; its ``scene_sha256`` is the identity
+        of the scene the row's image shows (the probe-edited one for probe rows)."""
+        scene_key = row.image.scene if row.image is not None else row.group
+        identity = self.scenes[scene_key].identity if scene_key in self.scenes else ""
+        return record(evaluator, row.generator, row.prompt_id, identity, row.factor, row.level,
+                      caption, score, status, error, served_model)
+
+
+def build_plan(scene_set: SceneSet, profile: Profile, *, probe_seed: int = 0) -> Plan:
+    """The measurement plan of ``profile`` on ``scene_set`` (already selected)."""
+    root = Path(scene_set.root)
+    template_default = DEFAULT_TEMPLATE_ID
+    configs = profile.configurations()
+    scenes: dict[str, PlannedScene] = {}
+    rows: list[Row] = []
+    c0 = profile.c0
+    for scene in sorted(scene_set.scenes, key=lambda s: (s.generator, s.prompt_id, s.id)):
+        scenes[scene.id] = PlannedScene(scene, scene_set.identity(scene.id))
+        base_caption = realize(template_default, scene.prompt)
+        para: list[tuple[str, str]] | None = None
+        for cfg in configs:
+            image = ImageKey(scene.id, cfg.render, cfg.background)
+            if cfg.factor == "paraphrase":
+                if para is None:
+                    para = bundled_captions(scene.prompt_id, scene.prompt, template_default) or []
+                caption = dict(para).get(cfg.level)
+                if caption is None:
+                    continue  # collapsed duplicate or no paraphrases for this prompt
+            else:
+                caption = realize(cfg.template, scene.prompt)
+            rows.append(Row(scene.generator, scene.prompt_id, scene.id, cfg.factor, cfg.level, caption, image))
+        for probe in profile.probes:
+            key = f"{scene.id}~{probe}"
+            try:
+                edited = probe_edits.apply(scene, probe, seed=probe_seed)
+            except Exception as exc:  # a probe that cannot apply is a failed measurement
+                rows.append(
+                    Row(scene.generator, scene.prompt_id, scene.id, "probe", probe, base_caption,
+                        None, f"probe {probe} failed: {exc}")
+                )
+                continue
+            scenes[key] = PlannedScene(edited, scene_identity(edited, root))
+            rows.append(
+                Row(scene.generator, scene.prompt_id, scene.id, "probe", probe, base_caption,
+                    ImageKey(key, c0, "255"))
+            )
+    renders: dict[tuple[str, RenderConfig], None] = {}
+    for row in rows:
+        if row.image is not None:
+            renders.setdefault((row.image.scene, row.image.render), None)
+    key = sha256_json(
+        {
+            "measure": MEASURE_VERSION,
+            "scenes": {k: v.identity for k, v in sorted(scenes.items())},
+            "rows": [
+                [r.group, r.factor, r.level, r.caption, _image_token(r.image), r.error] for r in rows
+            ],
+        }
+    )
+    return Plan(root, profile.name, scenes, rows, key, list(renders))
+
+
+def _image_token(image: ImageKey | None) -> list[str] | None:
+    if image is None:
+        return None
+    return [image.scene, image.render.key, image.background]

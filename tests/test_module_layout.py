@@ -1,0 +1,71 @@
+"""Module layout rules: one job per module name, imports that flow one way, heavy imports
+contained. Every import counts, lazy ones inside functions and ``TYPE_CHECKING`` ones too."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[1] / "harness"
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(HARNESS.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports anywhere in its body (``from a import b`` gives a and a.b)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+MODULES = {_module(p): p for p in sorted(HARNESS.rglob("*.py"))}
+
+
+def _importers_of(target: str) -> list[str]:
+    return sorted(m for m, p in MODULES.items() if any(
+        i == target or i.startswith(target + ".") for i in _imports(p)))
+
+
+def test_no_two_modules_share_a_name():
+    names = Counter(p.name for p in MODULES.values() if p.name != "__init__.py")
+    assert sorted(n for n, c in names.items() if c > 1) == []
+
+
+def test_cards_never_import_the_session():
+    assert [m for m in _importers_of("harness.session") if m.startswith("harness.cards")] == []
+
+
+@pytest.mark.parametrize("module", ["harness.evaluators.reference.scene_measure", "harness.measure_plan",
+                                    "harness.measure_images", "harness.records"])
+def test_measurement_parts_do_not_import_the_pipeline(module):
+    assert module not in _importers_of("harness.measure")
+
+
+def test_bpy_only_under_render():
+    assert [m for m in _importers_of("bpy") if not m.startswith("harness.render")] == []
+
+
+def test_no_pass_through_layer():
+    assert "harness.components" not in MODULES
+    assert _importers_of("harness.components") == []
+
+
+def test_the_pipeline_chooses_the_measurement_by_adapter_kind():
+    from harness.evaluators.reference.specs import companion_spec, planted_specs
+    from harness.measure import measurement_kind
+    from harness.testing import TinySpec
+
+    assert measurement_kind(companion_spec()) == "scene"
+    assert {measurement_kind(s) for s in planted_specs()} == {"scene"}
+    assert measurement_kind(TinySpec("tiny")) == "image"
