@@ -19,7 +19,7 @@ from harness.cards.provenance import load_manifest, output_entries, write_manife
 from harness.cli import main
 from harness.commands.validate import check_report
 from harness.paths import REPO_ROOT
-from harness.report.html import build_html
+from harness.report.html_page import build_html
 from harness.testing import write_tiny_scene_set
 from tests._audit_project import CONFTEST, LENIENT, PYPROJECT
 

@@ -23,7 +23,7 @@ from harness.cards.provenance import (
     write_manifest,
 )
 from harness.commands.validate import check_report, validate_report
-from harness.report.html import build_html
+from harness.report.html_page import build_html
 from harness.report.writer import write_derived, write_report
 from harness.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer

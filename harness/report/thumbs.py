@@ -1,6 +1,6 @@
 """Thumbnails of the renders the evaluators saw, copied into the report as ``thumbs/``.
 
-The report directory holds no renders of its own; the HTML report (:mod:`harness.report.html`)
+The report directory holds no renders of its own; the HTML report (:mod:`harness.report.html_page`)
 shows, per factor, one prompt's scenes across the factor's levels, and each probe edit next to
 the intact scene. The writer takes those images from the session's renders (the render cache:
 every image was rendered for scoring, so this is a cache read) and writes them here, so the HTML
@@ -68,7 +68,7 @@ def write_session_thumbs(session: Any, evaluators: Sequence[str], report_dir: Pa
 def write_thumbs(plan: Any, renderer: Any, report_dir: Path, prompts: int = THUMB_PROMPTS) -> int:
     """Write ``thumbs/`` for the first ``prompts`` prompt ids of ``plan``; returns the number of
     image files. A render that fails is listed with its error and no file."""
-    from harness.measure import ImageSource
+    from harness.measure_images import ImageSource
 
     wanted = sorted({r.prompt_id for r in plan.rows})[:prompts]
     out_dir = Path(report_dir) / THUMB_DIR

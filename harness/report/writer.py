@@ -8,7 +8,7 @@ Layout::
     figures/*.png              dispersion heatmap, discrimination bars, peak rho intervals,
                                generator-pair envelopes
     thumbs/                    thumbnails of one or two prompts' renders (harness.report.thumbs)
-    report.html                the self-contained page over all of the above (harness.report.html)
+    report.html                the self-contained page over all of the above (harness.report.html_page)
     cards/<evaluator>.json     Evaluator Configuration Card v1.0 per evaluator
     results.json               every audit test's outcome, estimate, interval, threshold, card;
                                ``complete`` and ``missing`` say whether every collected audit
@@ -164,7 +164,7 @@ def write_report(
     Such a run completes an earlier complete report of the same run id; on its own (pytest
     may not even collect the files it skips) it is marked partial.
     """
-    from harness.report.html import write_html
+    from harness.report.html_page import write_html
     from harness.report.terminal import rows_from
     from harness.report.thumbs import write_session_thumbs
 
