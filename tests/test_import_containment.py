@@ -19,9 +19,6 @@ from harness.paths import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "harness"
 TORCH_FAMILY = ("torch", "transformers", "open_clip")
-# commands/lighting.py checks for bpy; another change moves that check into harness/render/.
-# Remove this entry (and the xfail test below) once it has landed.
-PENDING_BPY = {"harness/commands/lighting.py"}
 
 
 def imported_modules(path: Path, package: str) -> set[str]:
@@ -81,13 +78,7 @@ def harness_imports() -> dict[str, set[str]]:
 
 
 def test_bpy_only_under_render(harness_imports):
-    rest = {p: n for p, n in harness_imports.items() if p not in PENDING_BPY}
-    assert violations(rest)["bpy"] == []
-
-
-@pytest.mark.xfail(strict=False, reason="commands/lighting.py imports bpy until it moves to render/")
-def test_commands_lighting_has_no_bpy(harness_imports):
-    assert violations({p: harness_imports[p] for p in PENDING_BPY})["bpy"] == []
+    assert violations(harness_imports)["bpy"] == []
 
 
 def test_torch_family_only_under_evaluators(harness_imports):
