@@ -129,6 +129,8 @@ def build_plan(scene_set: Any, profile: Profile, *, probe_seed: int = 0) -> Plan
             try:
                 edited = components.apply_probe(scene, probe, probe_seed)
             except Exception as exc:  # a probe that cannot apply is a failed measurement
+                if type(exc).__name__ == "ProbeNotApplicable":
+                    continue  # e.g. removing objects from a single generated object: no row
                 rows.append(
                     Row(scene.generator, scene.prompt_id, scene.id, "probe", probe, base_caption,
                         None, f"probe {probe} failed: {exc}")
