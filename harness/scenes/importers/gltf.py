@@ -56,6 +56,7 @@ from harness.scenes.importers.common import (
     write_bytes_atomic,
 )
 from harness.scenes.importers.gltf_io import Gltf, dependencies, read_gltf
+from harness.scenes.limits import LENGTH_MAX
 from harness.scenes.load import validate_scene
 from harness.scenes.model import KIND_OBJECT, KIND_ROOM, SCENE_SCHEMA_V2, Room, Scene
 
@@ -160,12 +161,16 @@ def object_scene(
     meta: dict[str, str], objects: list[PlacedObject], *, ground: bool, path: Path
 ) -> Scene:
     """An object-kind scene (schema 2) around ``objects``: ground = footprint grown by
-    :data:`GROUND_MARGIN` of its size on each side, height = the tallest object."""
+    :data:`GROUND_MARGIN` of its size on each side (at most 100 m, the model's limit), height =
+    the tallest object."""
     room, centre = footprint_room(objects, path=path)
     top = max(o.placement.position[2] + o.placement.size[2] for o in objects) - centre[2]
     grow = 1.0 + 2 * GROUND_MARGIN
+    def ground_side(v: float) -> float:  # grown, but within the scene model's 100 m
+        return round(min(v * grow, max(v, LENGTH_MAX)), 9)
+
     room = Room(
-        size=(round(room.size[0] * grow, 9), round(room.size[1] * grow, 9)),
+        size=(ground_side(room.size[0]), ground_side(room.size[1])),
         wall_height=round(max(top, 1e-3), 9),
     )
     scene = assemble_scene(meta, objects, room, centre, path=path)
