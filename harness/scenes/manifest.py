@@ -196,7 +196,7 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
         raise _fail(
             f"cannot read manifest: {exc.strerror or exc}",
             root,
-            hint="a scene set needs manifest.json: import scenes into it with `t3d-audit import-scene FILE --out DIR` or `t3d-audit import-scenes`",
+            hint="a scene set needs manifest.json: import scenes into it with `t3d-audit import-scene FILE --out DIR`",
         ) from None
     try:
         doc = json.loads(raw.decode("utf-8"))
