@@ -139,6 +139,8 @@ def build_plan(scene_set: SceneSet, profile: Profile, *, probe_seed: int = 0) ->
             key = f"{scene.id}~{probe}"
             try:
                 edited = probe_edits.apply(scene, probe, seed=probe_seed)
+            except probe_edits.ProbeNotApplicable:
+                continue  # e.g. removing objects from a single generated object: no row
             except Exception as exc:  # a probe that cannot apply is a failed measurement
                 rows.append(
                     Row(scene.generator, scene.prompt_id, scene.id, "probe", probe, base_caption,

@@ -13,6 +13,8 @@
   (they pack tighter) avoiding overlaps, then the last draw that fits the room (an overlap is
   accepted only when the room is too full). The label multiset, sizes,
   assets and ids are preserved.
+* ``keep_half``, ``biggest_only`` and ``scrambled`` edit a room's layout: on an object scene
+  (schema 2 ``kind: object``) they raise :class:`ProbeNotApplicable`.
 * ``worst_objects`` — each object's asset replaced by its lowest-scoring retrieval candidate
   (ties by asset path); label, position, yaw, size and count are preserved. Needs
   ``candidates`` on every object.
@@ -26,6 +28,7 @@ contain ``_``), so its identity differs from the original's and from other seeds
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from harness.errors import ProtocolError, SceneError
 from harness.hashing import sha256_json
@@ -35,6 +38,12 @@ from harness.scenes.model import Scene, SceneObject
 from harness.scenes.seeded import pick, rng_for, sample
 
 SCRAMBLE_TRIES = 200
+MULTI_OBJECT_PROBES = ("keep_half", "biggest_only", "scrambled")
+
+
+class ProbeNotApplicable(SceneError):
+    """The probe has no meaning for this scene (e.g. removing objects from a single object)."""
+
 SCRAMBLE_MIN_MOVE = 0.3  # m
 
 
@@ -49,6 +58,12 @@ def apply(scene: Scene, probe: str, *, seed: int = 0) -> Scene:
         raise ProtocolError(f"unknown probe {probe!r}", where="probe", hint=f"use one of {', '.join(PROBES)}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ProtocolError(f"probe seed must be a non-negative integer, got {seed!r}", where="probe seed")
+    if probe in MULTI_OBJECT_PROBES and scene.is_object_scene:
+        raise ProbeNotApplicable(
+            f"probe {probe} is not applicable to an object scene",
+            path=f"<scene {scene.id}>",
+            hint=f"{probe} edits the layout of several objects",
+        )
     rng = rng_for(sha256_json(scene.to_dict()), probe, seed)
     if probe == "keep_half":
         objects = _keep_half(scene, rng)
@@ -79,7 +94,7 @@ def _worst_objects(scene: Scene) -> tuple[SceneObject, ...]:
                 hint="worst_objects needs candidates on every object; skip this probe for the scene",
             )
         worst = min(obj.candidates, key=lambda c: (c.retrieval_score, c.asset))
-        out.append(SceneObject(obj.id, obj.label, worst.asset, obj.position, obj.yaw_deg, obj.size, obj.candidates))
+        out.append(replace(obj, asset=worst.asset))
     return tuple(out)
 
 
@@ -110,7 +125,7 @@ def _scrambled(scene: Scene, rng) -> tuple[SceneObject, ...]:
             pose = _draw(obj, scene, rng, right_angle)
             if pose is None:
                 continue
-            cand = SceneObject(obj.id, obj.label, obj.asset, (pose[0], pose[1], 0.0), pose[2], obj.size, obj.candidates)
+            cand = replace(obj, position=(pose[0], pose[1], 0.0), yaw_deg=pose[2])
             fallback = cand
             if any(boxes_overlap(cand, other) for other in placed.values()):
                 continue
@@ -138,5 +153,5 @@ def _axis_aligned(obj: SceneObject, scene: Scene, rng) -> SceneObject:
     for _ in range(SCRAMBLE_TRIES):
         pose = _draw(obj, scene, rng, yaw)
         if pose is not None:
-            return SceneObject(obj.id, obj.label, obj.asset, (pose[0], pose[1], 0.0), yaw, obj.size, obj.candidates)
-    return SceneObject(obj.id, obj.label, obj.asset, (0.0, 0.0, 0.0), yaw, obj.size, obj.candidates)
+            return replace(obj, position=(pose[0], pose[1], 0.0), yaw_deg=yaw)
+    return replace(obj, position=(0.0, 0.0, 0.0), yaw_deg=yaw)

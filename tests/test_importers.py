@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from harness.errors import ImportError_, SceneError
 from harness.scenes import SceneSet, build_manifest, load_scene, write_manifest
 from harness.scenes.importers import import_gltf, import_scenestate, write_scene_file
-from harness.scenes.importers.common import decompose, sanitize_id, unique_ids
+from harness.scenes.importers.common import Y_UP_TO_Z_UP, decompose, sanitize_id, unique_ids
+from harness.scenes.importers.gltf_io import dependencies, read_gltf
 from tests._scenestate import (
     BED_BOX,
     TRUTH,
@@ -35,6 +36,10 @@ from tests._scenestate import (
 )
 
 # --------------------------------------------------------------------------- helpers
+
+
+# local y-up -> local z-up turn (+90° about x), as a 4x4
+Y_TO_Z[:3, :3] = Y_UP_TO_Z_UP
 
 
 def box_corners(position, yaw_deg, size) -> np.ndarray:
@@ -135,16 +140,54 @@ def test_decompose_rejects(matrix, words: str) -> None:
         decompose(matrix, np.zeros(3), np.ones(3), path="x", pointer="/t")
 
 
-def test_decompose_rejects_tilt_but_tolerates_noise() -> None:
+def test_decompose_keeps_tilt_and_snaps_noise() -> None:
+    """A part turned 10° about its axle keeps the tilt (it was rejected before); 1e-7 rad of
+    float noise is snapped upright."""
     c, s = math.cos(math.radians(10)), math.sin(math.radians(10))
     tilt = np.array([[1, 0, 0, 0], [0, c, -s, 0], [0, s, c, 0], [0, 0, 0, 1.0]])
-    with pytest.raises(ImportError_, match=r"tilted 10\.0°"):
-        decompose(tilt, np.zeros(3), np.ones(3), path="x", pointer="")
-    c, s = math.cos(math.radians(0.5)), math.sin(math.radians(0.5))
+    p = decompose(tilt, np.zeros(3), np.ones(3), path="x", pointer="")
+    assert p.tilt is not None and p.yaw_deg == 0.0
+    # quaternion of a 10° turn about x: (cos 5°, sin 5°, 0, 0)
+    assert p.tilt == pytest.approx((math.cos(math.radians(5)), math.sin(math.radians(5)), 0, 0))
+    c, s = math.cos(1e-7), math.sin(1e-7)
     nearly = np.array([[1, 0, 0, 0], [0, c, -s, 0], [0, s, c, 0], [0, 0, 0, 1.0]])
-    assert decompose(nearly, np.zeros(3), np.ones(3), path="x", pointer="").size[
-        2
-    ] == pytest.approx(1.0, abs=0.01)
+    q = decompose(nearly, np.zeros(3), np.ones(3), path="x", pointer="")
+    assert q.tilt is None and q.size[2] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_decompose_flat_mesh_gets_the_smallest_size() -> None:
+    """A ground plane (zero height) is valid: its flat axis becomes FLAT_SIZE (it was rejected)."""
+    p = decompose(np.eye(4), np.array([-2.0, -1.0, 0.0]), np.array([2.0, 1.0, 0.0]), path="x", pointer="")
+    assert p.size == (4.0, 2.0, 0.001) and p.position == (0.0, 0.0, 0.0)
+
+
+def _model_corners(p) -> np.ndarray:
+    from harness.scenes.model import SceneObject
+
+    return SceneObject("o", "o", "o", p.position, p.yaw_deg, p.size, tilt=p.tilt).corners()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    quat=st.tuples(*[st.floats(-1, 1)] * 4).filter(lambda q: sum(v * v for v in q) > 0.05),
+    sizes=st.tuples(*[st.floats(0.1, 5)] * 3),
+    t=st.tuples(*[st.floats(-10, 10)] * 3),
+    lo=st.tuples(*[st.floats(-2, 0)] * 3),
+    ext=st.tuples(*[st.floats(0.05, 3)] * 3),
+    rebase=st.booleans(),
+)
+def test_decompose_any_rotation_matches_transformed_box(quat, sizes, t, lo, ext, rebase) -> None:
+    """Property: for any rotation and non-uniform scale, the scene model's (tilted) box has
+    exactly the corners of the transformed mesh box."""
+    from harness.scenes.model import quat_matrix
+
+    m = np.eye(4)
+    m[:3, :3] = quat_matrix(quat) @ np.diag(sizes)
+    m[:3, 3] = t
+    lo_a = np.array(lo)
+    hi_a = lo_a + np.array(ext)
+    p = decompose(m, lo_a, hi_a, rebase=rebase, path="x", pointer="")
+    assert same_points(_model_corners(p), transformed_corners(m, lo_a, hi_a), 1e-5)
 
 
 @settings(max_examples=150, deadline=None)
@@ -184,6 +227,9 @@ def test_ids() -> None:
 
 # --------------------------------------------------------------------------- sceneState
 
+# Truth in scene-model terms (room 4 x 6 m centred at the origin, floor z = 0).
+
+
 def _check_truth(scene) -> None:
     assert scene.room.size == (4.0, 6.0) and scene.room.wall_height == 2.8
     assert [o.id for o in scene.objects] == ["bed", "lamp", "chair"]
@@ -215,7 +261,7 @@ def test_scenestate_round_trip(tmp_path: Path, up_y: bool) -> None:
     assert (out / bed.asset).read_bytes() == (assets / "test" / "bed01.obj").read_bytes()
     assert (out / "assets/test/box.mtl").is_file() and (out / "assets/test/wood.png").is_file()
     # the y-up lamp is re-based to z-up: its OBJ's height is now along z
-    assert lamp.asset == "assets/objaverse/lamp02.zxy.obj"
+    assert lamp.asset == "assets/objaverse/lamp02/lamp02.zxy.obj"  # a folder per asset
     lo, hi = obj_bounds(out / lamp.asset)
     assert hi[2] - lo[2] == pytest.approx(1.0) and lo[2] == pytest.approx(0.0)
     assert "usemtl wood" in (out / lamp.asset).read_text()
@@ -590,12 +636,12 @@ def test_glb_round_trip(tmp_path: Path) -> None:
         glb, out_root=out, generator="gltf-gen", prompt_id="p3", prompt="a dining room"
     )
     _check_gltf_scene(scene)
-    assert scene.prompt_source == "glTF"
-    assets = {o.asset for o in scene.objects}
-    # both chairs share one mesh and one re-basing -> one asset file
-    assert assets == {"assets/room/chair_mesh.zxy.obj", "assets/room/table_mesh.zxy.obj"}
-    lo, hi = obj_bounds(out / "assets/room/chair_mesh.zxy.obj")
-    assert (hi - lo)[2] == pytest.approx(1.0)  # z-up OBJ
+    assert scene.prompt_source == "glTF" and scene.kind == "room"
+    assert scene.schema == "t3d-scene/2"
+    # each object's subtree is its own GLB, exported by Blender with the node at the origin
+    assets = sorted(o.asset for o in scene.objects)
+    assert assets == ["assets/room/Chair-2.glb", "assets/room/Chair.glb", "assets/room/table.glb"]
+    assert all((out / a).read_bytes()[:4] == b"glTF" for a in assets)
     scene_file = write_scene_file(scene, out)
     write_manifest(out, build_manifest(out, [scene_file]))
     assert SceneSet.load(out).scenes == (scene,)
@@ -631,19 +677,25 @@ def test_gltf_external_buffer_must_stay_in_folder(tmp_path: Path) -> None:
         import_gltf(path, out_root=tmp_path / "set", generator="g", prompt_id="p", prompt="x")
 
 
-def test_gltf_without_architecture_uses_footprint(tmp_path: Path) -> None:
+def test_gltf_without_architecture_is_one_object(tmp_path: Path) -> None:
+    """A file without floor/wall nodes is a generated object: one object, the whole file."""
     doc, binary = build_gltf_doc(
-        [("m", (-0.5, 0.0, -0.5), (0.5, 3.0, 0.5))],
+        [("LOD3spShape", (-0.5, 0.0, -0.5), (0.5, 3.0, 0.5))],
         [{"name": "tall", "mesh": 0, "translation": [5, 1, 5]}],
     )
     glb = tmp_path / "x.glb"
     glb.write_bytes(_glb(doc, binary))
-    scene = import_gltf(glb, out_root=tmp_path / "o", generator="g", prompt_id="p", prompt="x")
+    scene = import_gltf(glb, out_root=tmp_path / "o", generator="g", prompt_id="p", prompt="a tower")
     (obj,) = scene.objects
-    assert obj.position == pytest.approx((0.0, 0.0, 0.0))
-    assert scene.room.size == pytest.approx((1.0, 1.0)) and scene.room.wall_height == pytest.approx(
-        3.0
+    assert scene.kind == "object" and obj.label == "a tower"  # the prompt, not the mesh name
+    assert obj.position == pytest.approx((0.0, 0.0, 0.0)) and obj.size == pytest.approx((1, 1, 3))
+    assert (tmp_path / "o" / obj.asset).read_bytes() == glb.read_bytes()  # kept byte for byte
+    # the ground is the footprint grown by half per side; no walls, height = the object's
+    assert scene.room.size == pytest.approx((2.0, 2.0)) and scene.room.wall_height == pytest.approx(3.0)
+    room = import_gltf(
+        glb, out_root=tmp_path / "r", kind="room", generator="g", prompt_id="p", prompt="x"
     )
+    assert room.kind == "room" and room.objects[0].label == "tall"
 
 
 @pytest.mark.parametrize(
@@ -668,25 +720,19 @@ def test_glb_container_errors(tmp_path: Path, mutate, words: str) -> None:
     [
         (lambda d: d["asset"].update(version="1.0"), "unsupported glTF version", "/asset/version"),
         (
+            lambda d: d.update(
+                extensionsUsed=["EXT_meshopt_compression"],
+                extensionsRequired=["EXT_meshopt_compression"],
+            ),
+            "requires the glTF extension EXT_meshopt_compression",
+            "/extensionsRequired/0",
+        ),
+        (lambda d: d["nodes"][0].update(scale=[1, 1, -1]), "mirrors", "<node Chair.001>"),
+        (
             lambda d: d["accessors"][0].update(count=10**6),
-            "runs past its bufferView",
-            "/accessors/0",
+            "Blender's glTF importer failed",
+            "",
         ),
-        (lambda d: d["accessors"][0].update(sparse={}), "sparse", "/accessors/0"),
-        (lambda d: d["nodes"][0].update(mesh=99), "invalid meshes index 99", "/nodes/0/mesh"),
-        (
-            lambda d: d["nodes"][0].update(rotation=[0.0, 0.0, 0.3826834, 0.9238795]),
-            "tilted",
-            "/nodes/0",
-        ),
-        (lambda d: d["nodes"][0].update(scale=[1, 1, -1]), "mirrors", "/nodes/0"),
-        (
-            lambda d: d["nodes"][0].update(translation=[1, 2]),
-            "expected 3 numbers",
-            "/nodes/0/translation",
-        ),
-        (lambda d: d["nodes"][2].update(children=[2]), "appears twice", "/nodes"),
-        (lambda d: d["bufferViews"][0].update(byteLength=10**7), "does not fit", "/bufferViews/0"),
     ],
 )
 def test_gltf_content_errors(tmp_path: Path, mutate, words: str, pointer: str) -> None:
@@ -698,10 +744,24 @@ def test_gltf_content_errors(tmp_path: Path, mutate, words: str, pointer: str) -
         import_gltf(glb, out_root=tmp_path / "o", generator="g", prompt_id="p", prompt="x")
     assert words in info.value.what
     assert info.value.pointer == pointer
+    assert "\n" not in info.value.what  # one line, not Blender's traceback
+
+
+def test_required_extension_error_says_what_to_do(tmp_path: Path) -> None:
+    doc, binary = _gltf_fixture()
+    doc["extensionsRequired"] = doc["extensionsUsed"] = ["EXT_meshopt_compression"]
+    glb = tmp_path / "m.glb"
+    glb.write_bytes(_glb(doc, binary))
+    with pytest.raises(ImportError_) as info:
+        import_gltf(glb, out_root=tmp_path / "o", generator="g", prompt_id="p", prompt="x")
+    assert "decompress meshopt first" in (info.value.hint or "")
+    doc["extensionsRequired"] = doc["extensionsUsed"] = ["KHR_draco_mesh_compression"]
+    glb.write_bytes(_glb(doc, binary))
+    assert read_gltf(glb).doc["extensionsRequired"] == ["KHR_draco_mesh_compression"]
 
 
 def test_scenestate_glb_asset(tmp_path: Path) -> None:
-    """sceneState assets may be GLBs (objaverse): they are converted to OBJ in the GLB's axes."""
+    """sceneState assets may be GLBs (objaverse): measured by Blender, kept as GLB."""
     doc, binary = build_gltf_doc(
         [("m", (-0.2, 0.0, -0.3), (0.2, 0.9, 0.3))], [{"name": "n", "mesh": 0}]
     )
@@ -727,8 +787,10 @@ def test_scenestate_glb_asset(tmp_path: Path) -> None:
         prompt="x",
     )
     (obj,) = scene.objects
-    assert obj.asset == "assets/objaverse/abc.zxy.obj"
-    assert obj.size == pytest.approx((0.6, 0.4, 0.9))
+    # kept byte for byte; the transform's y-to-z turn cancels Blender's own y-up conversion
+    assert obj.asset == "assets/objaverse/abc/abc.glb" and obj.tilt is None
+    assert (tmp_path / "o" / obj.asset).read_bytes() == (src / "abc.glb").read_bytes()
+    assert obj.size == pytest.approx((0.4, 0.6, 0.9))
 
 
 # --------------------------------------------------------------------------- CLI
@@ -837,9 +899,7 @@ def test_fuzz_gltf_json_mutations(tmp_path_factory, data) -> None:
     tmp = tmp_path_factory.mktemp("g")
     glb = tmp / "x.glb"
     glb.write_bytes(_glb(doc, binary))
-    _expect_typed(
-        lambda: import_gltf(glb, out_root=tmp / "o", generator="g", prompt_id="p", prompt="x")
-    )
+    _expect_typed(lambda: dependencies(read_gltf(glb)))
 
 
 @_FUZZ
@@ -854,9 +914,7 @@ def test_fuzz_glb_byte_edits(tmp_path_factory, edits) -> None:
     tmp = tmp_path_factory.mktemp("b")
     glb = tmp / "x.glb"
     glb.write_bytes(bytes(raw))
-    _expect_typed(
-        lambda: import_gltf(glb, out_root=tmp / "o", generator="g", prompt_id="p", prompt="x")
-    )
+    _expect_typed(lambda: dependencies(read_gltf(glb)))
 
 
 @_FUZZ

@@ -1,7 +1,9 @@
 """``t3d-audit import-scene FILE --out DIR ...``: import an external scene into a scene set.
 
-FILE is a SceneEval ``sceneState`` JSON (``--asset-root`` required: where ``<source>/<assetId>``
-meshes live) or a glTF/GLB scene (``.gltf``/``.glb``). The scene's assets are written under
+FILE is a SceneEval ``sceneState`` JSON (``--asset-root`` required: SceneEval's ``_data``
+folder or ``<source>/<assetId>`` meshes; ``--asset-map`` for other layouts) or a glTF/GLB file
+(``.gltf``/``.glb``): a single generated object (``--kind object``, the default without
+floor/wall nodes; ``--label``, ``--no-ground``) or a room of objects (``--kind room``). The scene's assets are written under
 ``DIR/assets/`` and the scene to ``DIR/scenes/<generator>/<prompt_id>.json``; then
 ``DIR/manifest.json`` is rebuilt over the scenes it already listed plus the new one, so the set
 stays valid for ``validate-scenes`` and ``SceneSet.load``.
@@ -32,14 +34,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, help="sceneState .json, .gltf or .glb file")
     parser.add_argument("--out", type=Path, required=True, help="scene-set root to write into")
     parser.add_argument(
-        "--asset-root", type=Path, help="sceneState only: root of <source>/<id> meshes"
+        "--asset-root",
+        type=Path,
+        help="sceneState only: asset root (SceneEval's _data folder, or <source>/<id> meshes)",
     )
+    parser.add_argument(
+        "--asset-map",
+        type=Path,
+        help="sceneState only: JSON {modelId or source: path pattern(s) with {id}, {id0}, {base}}",
+    )
+    parser.add_argument(
+        "--kind",
+        choices=("object", "room"),
+        help="glTF only: a single object or a room of objects (default: room when the file "
+        "has floor/wall nodes, else object)",
+    )
+    parser.add_argument(
+        "--no-ground", action="store_true", help="glTF object scenes: no ground plane"
+    )
+    parser.add_argument("--label", help="glTF object scenes: the object's label (default: the prompt)")
     parser.add_argument("--generator")
     parser.add_argument("--prompt-id")
     parser.add_argument("--prompt")
     parser.add_argument("--prompt-source")
     parser.add_argument("--scene-id")
-    parser.add_argument("--labels", type=Path, help="sceneState only: JSON {modelId: label}")
+    parser.add_argument(
+        "--labels", type=Path, help="JSON {modelId (sceneState) or node name (glTF room): label}"
+    )
     parser.add_argument(
         "--asset-dir", help="glTF only: folder name under assets/ (default: file stem)"
     )
@@ -64,6 +85,21 @@ def _named_as(stage: Path, out: Path) -> Iterator[None]:
         raise type(exc)(what, path=fix(exc.path), pointer=exc.pointer, hint=fix(exc.hint)) from None
 
 
+def _json_object(path: Path | None, what: str) -> dict | None:
+    """The JSON object in ``path`` (None when not given); a bad file is one clear error."""
+    from harness.errors import ImportError_
+
+    if path is None:
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ImportError_(f"cannot read {what}: {exc}", path=path) from None
+    if not isinstance(value, dict):
+        raise ImportError_(f"{what} must be a JSON object", path=path)
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.errors import ImportError_
     from harness.scenes.importers import import_gltf, import_scenestate, write_scene_file
@@ -82,26 +118,34 @@ def run(args: argparse.Namespace) -> int:
         "prompt_source": args.prompt_source,
         "scene_id": args.scene_id,
     }
+    labels = _json_object(args.labels, "labels")
     with staged_directory(args.out) as stage, _named_as(stage, args.out):
         if args.file.suffix.lower() in (".glb", ".gltf"):
-            scene = import_gltf(args.file, out_root=stage, asset_dir=args.asset_dir, **meta)
+            scene = import_gltf(
+                args.file,
+                out_root=stage,
+                asset_dir=args.asset_dir,
+                kind=args.kind,
+                ground=not args.no_ground,
+                label=args.label,
+                labels=labels,
+                **meta,
+            )
         else:
             if args.asset_root is None:
                 raise ImportError_(
                     "a sceneState import needs --asset-root",
                     path=args.file,
-                    hint="where modelIds resolve",
+                    hint="pass --asset-root DIR: the folder modelIds resolve under "
+                    "(SceneEval's _data folder)",
                 )
-            labels = None
-            if args.labels is not None:
-                try:
-                    labels = json.loads(args.labels.read_text(encoding="utf-8"))
-                except (OSError, ValueError) as exc:
-                    raise ImportError_(f"cannot read labels: {exc}", path=args.labels) from None
-                if not isinstance(labels, dict):
-                    raise ImportError_("labels must be a JSON object", path=args.labels)
             scene = import_scenestate(
-                args.file, asset_root=args.asset_root, out_root=stage, labels=labels, **meta
+                args.file,
+                asset_root=args.asset_root,
+                out_root=stage,
+                labels=labels,
+                asset_map=_json_object(args.asset_map, "asset map"),
+                **meta,
             )
         target = write_scene_file(scene, stage)
         if not args.no_manifest:

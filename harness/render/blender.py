@@ -5,8 +5,10 @@ to empty factory settings once, then keeps state across renders:
 
 - each OBJ asset is imported once per process; its meshes are shared by every placed object
   (linked duplicates), scaled to the object's box, yawed and placed at its position;
+- glTF/GLB assets go through Blender's own glTF importer (``harness.render.gltfscene``) with
+  their materials, textures and vertex colours; OBJ assets through its OBJ importer;
 - each frozen scene is built once into its own ``bpy`` scene (floor, four walls, objects,
-  camera, world) and reused across configurations with ``render.use_persistent_data``; between
+  camera, world; an object scene has no walls and its ground plane only when asked for) and reused across configurations with ``render.use_persistent_data``; between
   renders only the camera, the world map, the hidden walls and the resolution change;
 - lighting maps are Blender's bundled studio-light world HDRIs at a fixed strength;
 - Blender's own output (C-level prints on fds 1/2) goes to ``<log dir>/blender-<pid>.log``
@@ -158,6 +160,10 @@ class BlenderRenderer:
         if cache_key in self._assets:
             return self._assets[cache_key]
         bpy = _bpy()
+        if path.suffix.lower() in (".glb", ".gltf"):
+            asset = self._gltf_asset(path, scene, obj_id)
+            self._assets[cache_key] = asset
+            return asset
         before = set(bpy.data.objects)
         with blenderlog.capture() as log:
             said = log.from_here()  # quote this import's output only
@@ -197,6 +203,38 @@ class BlenderRenderer:
         asset = _Asset(parts, allp.min(0), allp.max(0))
         self._assets[cache_key] = asset
         return asset
+
+    def _gltf_asset(self, path: Path, scene: Scene, obj_id: str) -> _Asset:
+        """A glTF/GLB asset through Blender's importer (``harness.render.gltfscene``): its
+        materials, textures and vertex colours are kept; meshes without a material get the
+        default object material."""
+        from harness.render import gltfscene
+
+        bpy = _bpy()
+        with blenderlog.capture() as log:
+            said = log.from_here()
+            try:
+                parts = gltfscene.import_parts(bpy, path)
+            except RuntimeError as exc:
+                raise AssetImportFailed(
+                    f"Blender could not import {path} (object {obj_id}): {str(exc).strip()}",
+                    scene_id=scene.id,
+                    hint=said.describe() or None,
+                ) from exc
+            for mesh, _ in parts:
+                mesh.use_fake_user = True
+                if not mesh.materials:
+                    mesh.materials.append(
+                        self._material("default_object", settings.DEFAULT_OBJECT_RGB)
+                    )
+            box = gltfscene.parts_bounds(parts)
+            if box is None:
+                raise AssetImportFailed(
+                    f"glTF file {path} (object {obj_id}) contains no mesh geometry",
+                    scene_id=scene.id,
+                    hint=said.describe() or None,
+                )
+        return _Asset(parts, box[0], box[1])
 
     def _material(self, name: str, rgb: tuple[float, float, float]) -> Any:
         if name not in self._materials:
@@ -253,7 +291,7 @@ class BlenderRenderer:
 
     def _build(self, scene: Scene, scene_root: Path, identity: str) -> _Built:
         bpy = _bpy()
-        from mathutils import Matrix
+        from mathutils import Matrix, Quaternion
 
         validate_scene(scene, scene_root)
         root = Path(scene_root).resolve()
@@ -266,14 +304,17 @@ class BlenderRenderer:
             floor_mat = self._material("floor", settings.FLOOR_RGB)
             wall_mat = self._material("wall", settings.WALL_RGB)
             hx, hy = scene.room.size[0] / 2, scene.room.size[1] / 2
-            floor = self._box_object(
-                bscene, "floor", framing.Box((-hx, -hy, -0.02), (hx, hy, 0.0)), floor_mat
-            )
-            built_objects.append(floor)
+            if not scene.is_object_scene or scene.ground:
+                # an object scene's ground is as thin as the room's floor is, relative to it
+                depth = 0.02 if not scene.is_object_scene else 0.01 * max(hx, hy)
+                floor = self._box_object(
+                    bscene, "floor", framing.Box((-hx, -hy, -depth), (hx, hy, 0.0)), floor_mat
+                )
+                built_objects.append(floor)
             walls = {
                 wname: self._box_object(bscene, wname, wbox, wall_mat)
                 for wname, wbox in framing.wall_boxes(scene.room.size, scene.room.wall_height).items()
-            }
+            } if not scene.is_object_scene else {}
             for wall in walls.values():
                 # walls are seen by the camera only: light from the environment reaches the
                 # interior as in an open dollhouse, instead of only through the open top
@@ -294,6 +335,15 @@ class BlenderRenderer:
                     @ Matrix.Diagonal((*scale.tolist(), 1.0))
                     @ Matrix.Translation(offset.tolist())
                 )
+                if obj.tilt is not None:  # schema 2: T · Rz(yaw) · R(tilt) · S · offset
+                    tilt = Quaternion(obj.tilt).normalized().to_matrix().to_4x4()
+                    place = (
+                        Matrix.Translation(obj.position)
+                        @ Matrix.Rotation(math.radians(obj.yaw_deg), 4, "Z")
+                        @ tilt
+                        @ Matrix.Diagonal((*scale.tolist(), 1.0))
+                        @ Matrix.Translation(offset.tolist())
+                    )
                 for j, (mesh, matrix) in enumerate(asset.parts):
                     ob = bpy.data.objects.new(f"{name}:{obj.id}:{j}", mesh)  # shares the mesh
                     ob.matrix_basis = place @ matrix

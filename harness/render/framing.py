@@ -28,7 +28,7 @@ from harness.scenes.model import Scene
 
 SENSOR_WIDTH_MM = 36.0
 FILL = 0.85  # larger projected box side as a fraction of the frame side
-NEAR_M = 0.05  # the camera stays at least this far in front of every box corner
+NEAR_M = 0.05  # the camera stays this far (at most a tenth of the box diagonal) before every corner
 WALL_THICKNESS_M = 0.08
 
 # name -> outward unit normal (x, y); walls stand outside the floor rectangle
@@ -86,11 +86,20 @@ def object_corners(size: tuple[float, float, float], position, yaw_deg: float) -
 
 
 def scene_box(scene: Scene) -> Box:
-    """The box auto-framing keeps fixed: the room with its walls united with every object."""
-    hx = scene.room.size[0] / 2 + WALL_THICKNESS_M
-    hy = scene.room.size[1] / 2 + WALL_THICKNESS_M
-    pts = [np.array([[-hx, -hy, 0.0], [hx, hy, scene.room.wall_height]])]
-    pts += [object_corners(o.size, o.position, o.yaw_deg) for o in scene.objects]
+    """The box auto-framing keeps fixed: the room with its walls united with every object.
+
+    An object scene (schema 2 ``kind: object``) frames its objects' boxes only, so a 6 cm and a
+    6 m object fill the frame alike; its ground plane is not part of the box.
+    """
+    pts = []
+    if not scene.is_object_scene:
+        hx = scene.room.size[0] / 2 + WALL_THICKNESS_M
+        hy = scene.room.size[1] / 2 + WALL_THICKNESS_M
+        pts.append(np.array([[-hx, -hy, 0.0], [hx, hy, scene.room.wall_height]]))
+    pts += [
+        object_corners(o.size, o.position, o.yaw_deg) if o.tilt is None else o.corners()
+        for o in scene.objects
+    ]
     allp = np.concatenate(pts)
     return Box(tuple(allp.min(0).tolist()), tuple(allp.max(0).tolist()))  # type: ignore[arg-type]
 
@@ -138,7 +147,9 @@ def solve_camera(
     rel_cam = rel @ rot[:, :2]  # x, y in camera axes: independent of the distance
     depth0 = rel @ forward  # depth of each corner relative to the centre
     k = lens_mm / SENSOR_WIDTH_MM
-    lo = NEAR_M - float(depth0.min())
+    # a centimetre-sized object needs a nearer limit; rooms (diagonal >= 0.5 m) keep NEAR_M
+    near = min(NEAR_M, 0.1 * float(np.linalg.norm(np.asarray(box.hi) - np.asarray(box.lo))))
+    lo = near - float(depth0.min())
     hi = max(lo * 2.0, 1.0)
     while _extent(rel_cam, depth0, hi, k) > fill:
         hi *= 2.0
@@ -160,7 +171,7 @@ def solve_camera(
         rotation_euler=(math.radians(pitch_deg), 0.0, math.radians(yaw_deg)),
         lens_mm=float(lens_mm),
         shift=(float(shift[0]), float(shift[1])),
-        clip=(min(0.01, NEAR_M / 2), far * 1.5 + 1.0),
+        clip=(min(0.01, near / 2), far * 1.5 + 1.0),
         distance=d,
     )
 

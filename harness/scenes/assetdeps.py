@@ -1,4 +1,5 @@
-"""Files an asset pulls in when it is rendered: an OBJ's ``mtllib`` files and their texture maps.
+"""Files an asset pulls in when it is rendered: an OBJ's ``mtllib`` files and their texture
+maps, a glTF's buffer and image files (``harness.scenes.importers.gltf_io.dependencies``).
 
 They are part of the asset: the manifest lists them (so the frozen-scene rule covers a changed
 material) and ``scene_identity`` hashes them (so render-cache keys change with them). Only
@@ -18,8 +19,11 @@ _MAP_KEYS = ("map_", "bump", "disp", "decal", "refl", "norm")
 def asset_dependencies(root: Path | str, asset: str) -> tuple[str, ...]:
     """Sorted POSIX paths (relative to ``root``) of the material/texture files ``asset`` uses.
 
-    ``asset`` is a scene asset path relative to ``root``; non-OBJ assets have none.
+    ``asset`` is a scene asset path relative to ``root``; assets other than OBJ and glTF have
+    none.
     """
+    if asset.lower().endswith((".gltf", ".glb")):
+        return _gltf_dependencies(_resolved(str(root)), asset)
     if not asset.lower().endswith(".obj"):
         return ()
     root = _resolved(str(root))
@@ -80,3 +84,20 @@ def _inside(root: Path, base: Path, name: str) -> Path | None:
     if resolved.is_relative_to(root) and resolved.is_file():
         return resolved
     return None
+
+
+def _gltf_dependencies(root: Path, asset: str) -> tuple[str, ...]:
+    from harness.errors import SceneError
+    from harness.scenes.importers.gltf_io import dependencies, read_gltf
+
+    target = root / asset
+    try:
+        names = dependencies(read_gltf(target))
+    except SceneError:
+        return ()  # an unreadable asset fails at render time with its own error
+    found = set()
+    for name in names:
+        dep = _inside(root, target.parent, name)
+        if dep is not None:
+            found.add(dep.relative_to(root).as_posix())
+    return tuple(sorted(found))

@@ -5,6 +5,9 @@ of its box, ``yaw_deg`` rotates counter-clockwise about +z seen from above. An o
 *front* faces local -y (Blender's "front" view direction), so at yaw θ the front points
 along ``(sin θ, -cos θ)``.
 
+Objects enter these tests through their floor-layout box (``SceneObject.layout``): the box in
+the yaw frame enclosing a tilted object (schema 2); for untilted objects, their own box.
+
 Flat floor coverings (rugs: height ≤ ``FLAT_HEIGHT``) may lie under other objects; overlap
 tests ignore a flat object against any other object.
 """
@@ -46,8 +49,9 @@ def footprint(position: Sequence[float], size: Sequence[float], yaw_deg: float) 
 
 
 def object_footprint(obj: SceneObject) -> list[Point]:
-    """Plan corners of ``obj``'s rotated box."""
-    return footprint(obj.position, obj.size, obj.yaw_deg)
+    """Plan corners of ``obj``'s rotated (floor-layout) box."""
+    position, size = obj.layout()
+    return footprint(position, size, obj.yaw_deg)
 
 
 def _axes(yaw_deg: float) -> tuple[Point, Point]:
@@ -85,13 +89,14 @@ def plan_overlap(
 
 def boxes_overlap(a: SceneObject, b: SceneObject) -> bool:
     """Whether two objects' boxes interpenetrate (plan overlap and z overlap), rugs exempt."""
-    if a.size[2] <= FLAT_HEIGHT or b.size[2] <= FLAT_HEIGHT:
+    (a_pos, a_size), (b_pos, b_size) = a.layout(), b.layout()
+    if a_size[2] <= FLAT_HEIGHT or b_size[2] <= FLAT_HEIGHT:
         return False
-    a_z0, a_z1 = a.position[2], a.position[2] + a.size[2]
-    b_z0, b_z1 = b.position[2], b.position[2] + b.size[2]
+    a_z0, a_z1 = a_pos[2], a_pos[2] + a_size[2]
+    b_z0, b_z1 = b_pos[2], b_pos[2] + b_size[2]
     if a_z1 <= b_z0 + EPS or b_z1 <= a_z0 + EPS:
         return False
-    return plan_overlap(a.position, a.size, a.yaw_deg, b.position, b.size, b.yaw_deg)
+    return plan_overlap(a_pos, a_size, a.yaw_deg, b_pos, b_size, b.yaw_deg)
 
 
 def inside_room(
@@ -106,8 +111,9 @@ def inside_room(
 
 
 def object_inside_room(obj: SceneObject, room: Room, *, tol: float = 1e-4) -> bool:
-    """:func:`inside_room` for a placed object."""
-    return inside_room(obj.position, obj.size, obj.yaw_deg, room, tol=tol)
+    """:func:`inside_room` for a placed object (its floor-layout box)."""
+    position, size = obj.layout()
+    return inside_room(position, size, obj.yaw_deg, room, tol=tol)
 
 
 def half_extents(size: Sequence[float], yaw_deg: float) -> Point:
@@ -123,7 +129,8 @@ def half_extents(size: Sequence[float], yaw_deg: float) -> Point:
 def plan_gap(a: SceneObject, b: SceneObject) -> float:
     """Smallest plan distance between the two footprints (0 when they touch or overlap), metres."""
     ca, cb = object_footprint(a), object_footprint(b)
-    if plan_overlap(a.position, a.size, a.yaw_deg, b.position, b.size, b.yaw_deg):
+    (a_pos, a_size), (b_pos, b_size) = a.layout(), b.layout()
+    if plan_overlap(a_pos, a_size, a.yaw_deg, b_pos, b_size, b.yaw_deg):
         return 0.0
     best = math.inf
     for poly_p, poly_q in ((ca, cb), (cb, ca)):
@@ -143,10 +150,12 @@ def _point_segment(p: Point, a: Point, b: Point) -> float:
 
 def point_in_footprint(point: Point, obj: SceneObject, *, margin: float = 0.0) -> bool:
     """Whether the plan point lies inside ``obj``'s footprint grown by ``margin`` metres."""
-    lx, ly = rotate(point[0] - obj.position[0], point[1] - obj.position[1], -obj.yaw_deg)
-    return abs(lx) <= obj.size[0] / 2.0 + margin and abs(ly) <= obj.size[1] / 2.0 + margin
+    lx, ly = to_local(point, obj)
+    size = obj.layout()[1]
+    return abs(lx) <= size[0] / 2.0 + margin and abs(ly) <= size[1] / 2.0 + margin
 
 
 def to_local(point: Point, obj: SceneObject) -> Point:
-    """Plan point in ``obj``'s frame (origin at its centre, front towards local -y)."""
-    return rotate(point[0] - obj.position[0], point[1] - obj.position[1], -obj.yaw_deg)
+    """Plan point in ``obj``'s frame (origin at its layout box's centre, front towards local -y)."""
+    position = obj.layout()[0]
+    return rotate(point[0] - position[0], point[1] - position[1], -obj.yaw_deg)

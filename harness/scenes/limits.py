@@ -7,6 +7,8 @@ schema-valid document (numbers finite) by ``harness.scenes.load``:
 
 * every length (room ``size`` per axis, ``wall_height``, object ``size`` per axis) lies in
   [:data:`LENGTH_MIN`, :data:`LENGTH_MAX`] = [1 mm, 100 m];
+* a ``tilt`` quaternion (schema 2) is not zero; a tilted object's placement is checked on its
+  floor-layout box (``SceneObject.layout``), which encloses the tilted box;
 * ``|yaw_deg| <= YAW_MAX`` (360°): generators and importers write yaw in [0°, 360°) or
   (-180°, 180°]; a larger value is almost certainly radians-as-degrees or garbage;
 * an object's rotated footprint lies inside the floor rectangle grown by :data:`ROOM_MARGIN`
@@ -64,7 +66,28 @@ def check_limits(doc: dict[str, Any], path: str) -> None:
                 pointer=f"{base}/yaw_deg",
                 hint=f"yaw_deg is degrees in [-{YAW_MAX:g}, {YAW_MAX:g}]",
             )
-        _placement(obj["position"], obj["size"], yaw, half_room, room["wall_height"], path, base)
+        position, size = obj["position"], obj["size"]
+        if "tilt" in obj:
+            position, size = _tilted_layout(obj, path, base)
+        _placement(position, size, yaw, half_room, room["wall_height"], path, base)
+
+
+def _tilted_layout(obj: dict[str, Any], path: str, base: str) -> tuple[Any, Any]:
+    from harness.scenes.model import SceneObject
+
+    tilt = obj["tilt"]
+    if not sum(float(v) * float(v) for v in tilt) > 1e-12:
+        raise SceneError(
+            "tilt quaternion is zero",
+            path=path,
+            pointer=f"{base}/tilt",
+            hint="a rotation [w, x, y, z]; [1, 0, 0, 0] is none",
+        )
+    placed = SceneObject(
+        "o", "o", "o", tuple(obj["position"]), float(obj["yaw_deg"]), tuple(obj["size"]),
+        tilt=tuple(tilt),
+    )
+    return placed.layout()
 
 
 def _placement(

@@ -1,4 +1,7 @@
-"""Validated loading of scene files (``fixtures/schemas/scene-v1.json``).
+"""Validated loading of scene files (``fixtures/schemas/scene-v1.json``, ``scene-v2.json``).
+
+A document whose ``schema`` field is ``"t3d-scene/2"`` is checked against scene-v2.json, any
+other against scene-v1.json (so a wrong value is reported against version 1).
 
 Every problem with an untrusted scene file raises :class:`harness.errors.SceneError` naming the
 file, a JSON pointer (RFC 6901) into it and the reason; no other exception escapes
@@ -32,9 +35,10 @@ from harness.errors import SceneError
 from harness.paths import SCHEMAS
 from harness.scenes.fastschema import compile_schema
 from harness.scenes.limits import check_limits
-from harness.scenes.model import Scene
+from harness.scenes.model import KIND_OBJECT, KIND_ROOM, SCENE_SCHEMA, SCENE_SCHEMA_V2, Scene
 
 SCHEMA_PATH = SCHEMAS / "scene-v1.json"
+SCHEMA_PATHS = {SCENE_SCHEMA: SCHEMA_PATH, SCENE_SCHEMA_V2: SCHEMAS / "scene-v2.json"}
 
 # Largest magnitude an int may have and still convert to a finite float.
 _FLOAT_MAX = 1.7976931348623157e308
@@ -80,24 +84,31 @@ def pointer(parts: Any) -> str:
     return "".join("/" + _escape(p) for p in parts)
 
 
-@cache
-def _schema() -> dict[str, Any]:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+def _version(doc: Any) -> str:
+    """The schema version a document is checked against (see the module docstring)."""
+    if isinstance(doc, dict) and doc.get("schema") == SCENE_SCHEMA_V2:
+        return SCENE_SCHEMA_V2
+    return SCENE_SCHEMA
 
 
 @cache
-def _validator() -> Any:
-    """The Draft 2020-12 validator for scene-v1.json (built once per process)."""
+def _schema(version: str = SCENE_SCHEMA) -> dict[str, Any]:
+    return json.loads(SCHEMA_PATHS[version].read_text(encoding="utf-8"))
+
+
+@cache
+def _validator(version: str = SCENE_SCHEMA) -> Any:
+    """The Draft 2020-12 validator for one scene schema file (built once per process)."""
     from jsonschema import Draft202012Validator
 
-    Draft202012Validator.check_schema(_schema())
-    return Draft202012Validator(_schema())
+    Draft202012Validator.check_schema(_schema(version))
+    return Draft202012Validator(_schema(version))
 
 
 @cache
-def _fast_check() -> Any:
+def _fast_check(version: str = SCENE_SCHEMA) -> Any:
     """Yes/no predicate compiled from the same schema file (see ``fastschema``)."""
-    return compile_schema(_schema())
+    return compile_schema(_schema(version))
 
 
 def _decode(data: bytes, path: str) -> tuple[Any, bool]:
@@ -251,11 +262,12 @@ def _json_type(value: Any) -> str:
 
 def _schema_error(doc: Any, path: str) -> None:
     """Raise a SceneError for the most relevant schema violation, if any."""
-    if _fast_check()(doc):
+    version = _version(doc)
+    if _fast_check(version)(doc):
         return
     from jsonschema.exceptions import best_match
 
-    error = best_match(_validator().iter_errors(doc))
+    error = best_match(_validator(version).iter_errors(doc))
     if error is None:
         return
     where = list(error.absolute_path)
@@ -309,6 +321,7 @@ def _schema_error(doc: Any, path: str) -> None:
             f"unsupported value {inst!r}: expected {error.validator_value!r}",
             path=path,
             pointer=pointer(where),
+            hint=f"scene schemas: {', '.join(SCHEMA_PATHS)}" if where == ["schema"] else None,
         )
     if kind in ("pattern", "minLength", "maxLength"):
         raise SceneError(
@@ -389,6 +402,10 @@ def _check_semantics(doc: dict[str, Any], path: str, root: Path, checked: set[st
     for key in ("id", "generator", "prompt_id"):
         if not _ID.fullmatch(doc[key]):
             raise SceneError(f"invalid id {doc[key]!r}", path=path, pointer=f"/{key}")
+    if doc.get("kind", KIND_ROOM) not in (KIND_ROOM, KIND_OBJECT):
+        raise SceneError(
+            f"invalid scene kind {doc['kind']!r}", path=path, pointer="/kind", hint="room | object"
+        )
     memo = checked if checked is not None else set()
     seen: dict[str, int] = {}
     for i, obj in enumerate(doc["objects"]):

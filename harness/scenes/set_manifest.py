@@ -195,7 +195,7 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
         raise _fail(
             f"cannot read manifest: {exc.strerror or exc}",
             root,
-            hint="a scene set needs manifest.json; build it with write_manifest(build_manifest())",
+            hint="a scene set needs manifest.json: import scenes into it with `t3d-audit import-scene FILE --out DIR`",
         ) from None
     try:
         doc = json.loads(raw.decode("utf-8"))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.errors import EvaluatorError
@@ -204,6 +204,14 @@ def _normalise_relation(name: str) -> str:
     return name.strip().lower().replace(" ", "_").replace("-", "_")
 
 
+def _layout_box(obj: SceneObject) -> SceneObject:
+    """The object as its floor-layout box (oriented bounding box of a tilted object, schema 2)."""
+    if obj.tilt is None:
+        return obj
+    position, size = obj.layout()
+    return replace(obj, position=position, size=size, tilt=None)
+
+
 def relation_satisfaction(scene: Scene, req: RelationRequirement) -> float:
     """Fraction in [0, 1] to which ``req`` holds in ``scene``.
 
@@ -213,8 +221,9 @@ def relation_satisfaction(scene: Scene, req: RelationRequirement) -> float:
     two or more such instances all sit on the same side (same 90° sector of bearing).
     """
     name = _normalise_relation(req.relation)
-    subjects = [o for o in scene.objects if o.label == req.subject]
-    targets = [o for o in scene.objects if o.label == req.object]
+    boxes = [_layout_box(o) for o in scene.objects]
+    subjects = [o for o in boxes if o.label == req.subject]
+    targets = [o for o in boxes if o.label == req.object]
     if not subjects or not targets:
         return 0.0
     if name in GROUP_RELATIONS:

@@ -2,9 +2,10 @@
 
 * :func:`import_scenestate` — SceneEval ``sceneState`` JSON (``scene@1.0.2``), assets resolved
   from ``modelId`` under a user-given asset root;
-* :func:`import_gltf` — a glTF 2.0 / GLB scene, one mesh node per object.
+* :func:`import_gltf` — a glTF 2.0 / GLB file: one generated object, or a room of objects.
 
-Both write the assets the scene uses (z-up OBJ, see ``common``) under the output scene-set root
+Both write the assets the scene uses (glTF/GLB kept as is, OBJ copied or re-based, see
+``common``) under the output scene-set root
 and return a validated :class:`~harness.scenes.model.Scene`; :func:`write_scene_file` stores it
 as a scene file so that ``build_manifest`` / ``SceneSet.load`` can take over.
 :func:`import_scene_set` does all of it for one file and returns a loaded one-scene SceneSet
@@ -57,15 +58,17 @@ def import_scene_set(
         raise ImportError_("scene file not found", path=path)
     if out_root is None:
         out_root = default_cache_dir() / "imports" / sha256_file(path)[:16]
+    from harness.scenes.importers.staging import staged_directory
+
     out = Path(out_root)
-    out.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() in (".glb", ".gltf"):
-        scene = import_gltf(path, out_root=out, **meta)
-    else:
-        root = Path(asset_root) if asset_root is not None else path.parent
-        scene = import_scenestate(path, asset_root=root, out_root=out, **meta)
-    scene_file = write_scene_file(scene, out)
-    write_manifest(out, build_manifest(out, [scene_file]))
+    with staged_directory(out) as stage:
+        if path.suffix.lower() in (".glb", ".gltf"):
+            scene = import_gltf(path, out_root=stage, **meta)
+        else:
+            root = Path(asset_root) if asset_root is not None else path.parent
+            scene = import_scenestate(path, asset_root=root, out_root=stage, **meta)
+        scene_file = write_scene_file(scene, stage)
+        write_manifest(stage, build_manifest(stage, [scene_file]))
     return SceneSet.load(out)
 
 

@@ -9,13 +9,17 @@ Source formats place a mesh with a general 4x4 matrix ``M`` (world = M · local)
 turns ``M`` into the scene model in :func:`decompose`:
 
 1. world axes are converted to z-up first (``Y_UP_TO_Z_UP`` for y-up sources such as glTF);
-2. the local axis whose image is (anti)parallel to world up becomes the asset's up axis; the
-   mesh is re-based by a signed axis permutation ``P`` (right-handed) so that it is z-up, and
-   the importer writes that re-based mesh as the asset (unchanged bytes when ``P`` is identity);
-3. what remains must be a rotation about z times a positive per-axis scale: ``yaw_deg`` is the
-   heading of the local x axis, ``size`` = re-based mesh extent × scale, ``position`` = image of
-   the re-based box's bottom centre. Tilted (> ~2.6°), sheared, mirrored or degenerate
-   transforms are rejected with :class:`harness.errors.ImportError_`.
+2. with ``rebase=True`` (OBJ assets the importer rewrites), the local axis whose image is
+   (anti)parallel to world up becomes the asset's up axis; the mesh is re-based by a signed
+   axis permutation ``P`` (right-handed) so that it is z-up, and the importer writes that
+   re-based mesh as the asset (unchanged bytes when ``P`` is identity). glTF assets are kept
+   byte for byte (``rebase=False``, ``P`` = identity);
+3. what remains is a rotation times a positive per-axis scale: ``yaw_deg`` is the heading of
+   the local x axis, ``size`` = re-based mesh extent × scale, ``position`` = image of the
+   re-based box's bottom centre, and a rotation off the vertical axis is kept as the object's
+   ``tilt`` quaternion (schema 2; below ~0.001°, float noise, it is snapped upright). A flat mesh (a plane, a picture) gets :data:`FLAT_SIZE` on its flat axis.
+   Sheared, mirrored or degenerate transforms are rejected with
+   :class:`harness.errors.ImportError_`.
 """
 
 from __future__ import annotations
@@ -36,9 +40,11 @@ from harness.scenes.model import Room
 Y_UP_TO_Z_UP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 Z_UP = np.eye(3)
 
-# Smallest |cos| between an object's up axis and world up: rejects tilts above ~2.6°.
-_MIN_UPRIGHT_COS = 0.999
+# Smallest |cos| between an object's up axis and world up below which the object keeps a tilt;
+# above it (tilts under ~0.001°, float noise of exported matrices) it is snapped upright.
+_MIN_UPRIGHT_COS = 1.0 - 1e-10
 _ORTHO_TOL = 1e-3
+FLAT_SIZE = 1e-3  # m: size given to a flat mesh's flat axis (the scene model's smallest length)
 
 _ID_BAD = re.compile(r"[^A-Za-z0-9._~+-]+")
 
@@ -78,6 +84,7 @@ class Placement:
     position: tuple[float, float, float]
     yaw_deg: float
     size: tuple[float, float, float]
+    tilt: tuple[float, float, float, float] | None = None  # (w, x, y, z), schema 2
 
     @property
     def is_identity(self) -> bool:
@@ -99,6 +106,7 @@ def decompose(
     local_hi: np.ndarray,
     *,
     unit: float = 1.0,
+    rebase: bool = True,
     path: str | Path,
     pointer: str,
 ) -> Placement:
@@ -136,17 +144,9 @@ def decompose(
             pointer=pointer,
             hint="negative scales are unsupported",
         )
-    k = int(np.argmax(np.abs(rot[2])))
-    if abs(rot[2, k]) < _MIN_UPRIGHT_COS:
-        tilt = math.degrees(math.acos(min(1.0, abs(rot[2, k]))))
-        raise ImportError_(
-            f"object is tilted {tilt:.1f}° away from upright",
-            path=path,
-            pointer=pointer,
-            hint="the scene model only rotates objects about the up axis",
-        )
+    k = int(np.argmax(np.abs(rot[2]))) if rebase else 2
     i, j = (k + 1) % 3, (k + 2) % 3  # cyclic order keeps the frame right-handed
-    sign = 1.0 if rot[2, k] > 0 else -1.0
+    sign = 1.0 if (rot[2, k] > 0 or not rebase) else -1.0
     axes = np.zeros((3, 3))
     axes[0, i] = 1.0
     axes[1, j] = sign
@@ -157,17 +157,17 @@ def decompose(
     new_lo, new_hi = np.minimum(a, b), np.maximum(a, b)
     extent = new_hi - new_lo
     new_scale = scale[[i, j, k]]
-    size = extent * new_scale * unit
-    if np.any(size <= 0):
-        raise ImportError_(
-            "mesh is flat along an axis (zero-size bounding box)",
-            path=path,
-            pointer=pointer,
-            hint="every object needs a positive size on x, y and z",
-        )
+    size = np.maximum(extent * new_scale * unit, FLAT_SIZE)
     rebased = lin @ axes.T  # maps re-based local coordinates to world
     x_world = rebased[:, 0]
     yaw = math.degrees(math.atan2(x_world[1], x_world[0]))
+    tilt = None
+    if not sign * rot[2, k] >= _MIN_UPRIGHT_COS:  # tilted (or, not re-based, upside down)
+        from harness.scenes.model import yaw_matrix
+
+        turn = rot @ axes.T  # rotation of the re-based frame
+        yaw = math.degrees(math.atan2(turn[1, 0], turn[0, 0])) if abs(turn[2, 0]) < 1 - 1e-9 else 0.0
+        tilt = tuple(_clean(v) for v in quat_from_matrix(yaw_matrix(yaw).T @ turn))
     bottom = np.array([(new_lo[0] + new_hi[0]) / 2, (new_lo[1] + new_hi[1]) / 2, new_lo[2]])
     position = (rebased @ bottom + trans) * unit
     return Placement(
@@ -175,7 +175,30 @@ def decompose(
         position=tuple(_clean(v) for v in position),  # type: ignore[arg-type]
         yaw_deg=_clean(yaw),
         size=tuple(_clean(v) for v in size),  # type: ignore[arg-type]
+        tilt=tilt,  # type: ignore[arg-type]
     )
+
+
+def quat_from_matrix(rot: np.ndarray) -> tuple[float, float, float, float]:
+    """Unit quaternion (w, x, y, z), w >= 0, of a (3, 3) rotation matrix."""
+    m = np.asarray(rot, dtype=float)
+    tr = m[0, 0] + m[1, 1] + m[2, 2]
+    if tr > 0:
+        s = math.sqrt(tr + 1.0) * 2
+        q = (0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s)
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2
+        q = ((m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s)
+    elif m[1, 1] > m[2, 2]:
+        s = math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2
+        q = ((m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s)
+    else:
+        s = math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2
+        q = ((m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s)
+    arr = np.asarray(q) / np.linalg.norm(q)
+    if arr[0] < 0:
+        arr = -arr
+    return tuple(float(v) for v in arr)  # type: ignore[return-value]
 
 
 def _clean(value: float, digits: int = 9) -> float:
@@ -230,24 +253,6 @@ def room_from_points(
     return room, (float(centre[0]), float(centre[1]))
 
 
-def format_obj(vertices: np.ndarray, faces: np.ndarray, *, name: str) -> bytes:
-    """Wavefront OBJ bytes for triangles: ``vertices`` (N x 3 float), ``faces`` (M x 3, 0-based).
-
-    Fixed number formatting (``%.6g``), so the same mesh always gives the same bytes.
-    """
-    lines = [f"# t3d-audit imported mesh\no {name}"]
-    lines += ["v " + " ".join(_num(c) for c in v) for v in np.asarray(vertices, dtype=float)]
-    lines += [
-        "f " + " ".join(str(int(i) + 1) for i in f) for f in np.asarray(faces, dtype=np.int64)
-    ]
-    return ("\n".join(lines) + "\n").encode("ascii")
-
-
-def _num(value: float) -> str:
-    text = f"{value:.6g}"
-    return "0" if text == "-0" else text
-
-
 def write_bytes_atomic(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` (creating parents) unless identical bytes are already there."""
     if target.is_file() and target.read_bytes() == data:
@@ -291,8 +296,8 @@ def resolve_meta(
         raise ImportError_(
             f"missing scene metadata: {', '.join(missing)}",
             path=path,
-            hint="pass them as options (generator=, prompt_id=, prompt=) or store them in the "
-            "file's metadata (see the importer docstring)",
+            hint="pass --generator, --prompt-id and --prompt, or store them in the file's "
+            "metadata (glTF: asset.extras; sceneState: the top-level metadata object)",
         )
     out.setdefault("prompt_source", default_source)
     out.setdefault("scene_id", f"{out['generator']}__{out['prompt_id']}")
@@ -325,6 +330,7 @@ def assemble_scene(
             ),
             yaw_deg=o.placement.yaw_deg,
             size=o.placement.size,
+            tilt=o.placement.tilt,
         )
         for o in objects
     )
@@ -345,7 +351,19 @@ def footprint_room(
     """Fallback room when the source has no floor: the objects' footprint rectangle, floor at the
     lowest object bottom, walls max(2.5 m, tallest object top above that floor)."""
     corners = []
+    bottoms, tops = [], []
     for o in objects:
+        if o.placement.tilt is not None:
+            from harness.scenes.model import SceneObject
+
+            p = o.placement
+            pts = SceneObject("o", "o", "o", p.position, p.yaw_deg, p.size, tilt=p.tilt).corners()
+            corners.extend((float(x), float(y)) for x, y in pts[:, :2])
+            bottoms.append(float(pts[:, 2].min()))
+            tops.append(float(pts[:, 2].max()))
+            continue
+        bottoms.append(o.placement.position[2])
+        tops.append(o.placement.position[2] + o.placement.size[2])
         hx, hy = o.placement.size[0] / 2, o.placement.size[1] / 2
         yaw = math.radians(o.placement.yaw_deg)
         c, s = math.cos(yaw), math.sin(yaw)
@@ -356,8 +374,8 @@ def footprint_room(
                     o.placement.position[1] + s * dx + c * dy,
                 )
             )
-    floor_z = min(o.placement.position[2] for o in objects)
-    top = max(o.placement.position[2] + o.placement.size[2] for o in objects) - floor_z
+    floor_z = min(bottoms)
+    top = max(tops) - floor_z
     room, (cx, cy) = room_from_points(
         np.array(corners), max(2.5, top), path=path, pointer="/objects"
     )

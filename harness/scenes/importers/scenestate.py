@@ -21,11 +21,21 @@ Rules:
   the y-to-z turn, and the importer re-bases the mesh so its local up is z (see
   ``common.decompose``), writing the re-based OBJ as the asset.
 * ``modelId`` ``"<source>.<assetId>"`` (split at the first dot) resolves under the user's
-  ``asset_root`` to the first existing file of ``<source>/<assetId>.obj``,
-  ``<source>/<assetId>/<assetId>.obj``, ``<source>/<assetId>.glb``,
-  ``<source>/<assetId>/<assetId>.glb``. OBJ assets whose axes need no re-basing are copied
-  byte for byte (with their ``mtllib`` files and the texture maps those name); re-based OBJs
-  and all GLBs are written as OBJ. Assets land in ``<out_root>/assets/<source>/``.
+  ``asset_root`` (SceneEval's ``_data`` folder) through :func:`candidate_paths`: the user's
+  ``asset_map`` (``--asset-map``), SceneEval's own layouts (``layoutvlm-objaverse.<id>`` at
+  ``layoutvlm-objathor/<id>/<id>.glb``, ``objaverse.<id>`` at ``objathor-assets/<id>/<id>.glb``,
+  ``fpModel.<id>`` (HSSD) at ``hssd/glb/<first char>/<id>.glb`` or
+  ``hssd/decomposed/<id before _>/<id>.glb``, ``3dfModel.<id>`` (3D-FUTURE) at
+  ``3D-FUTURE-model/<id>/raw_model.obj``), then ``<source>/<assetId>[/<assetId>].obj|glb|gltf``.
+  Symlinks inside the root are followed. Every missing asset is reported at once.
+* glTF/GLB assets are copied byte for byte and measured by Blender's importer (z up); the
+  sceneState transform acts on the file's own (y-up) coordinates, as in SceneEval, so the
+  y-to-z turn is composed in. OBJ assets whose axes need no re-basing are copied byte for
+  byte (with their ``mtllib`` files and the texture maps those name); re-based OBJs are
+  rewritten (coordinates permuted). Assets land in ``<out_root>/assets/<source>/`` (in a
+  folder per asset when the source has one, so 3D-FUTURE's shared file names do not clash).
+* any rotation is kept (an object off the vertical axis gets a ``tilt``); the scene is
+  written as schema ``t3d-scene/2``.
 * size = the asset's vertex bounding box × the transform's scale; position = bottom centre of
   the transformed box; yaw = heading of the re-based local x axis about +z.
 * room: ``Floor`` elements' points give the floor rectangle (bounding box of the polygon) and
@@ -44,6 +54,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +62,12 @@ import numpy as np
 
 from harness.errors import ImportError_
 from harness.scenes.importers.common import (
+    Y_UP_TO_Z_UP,
     PlacedObject,
     Placement,
     assemble_scene,
     decompose,
     footprint_room,
-    format_obj,
     resolve_meta,
     room_from_points,
     sanitize_id,
@@ -64,9 +75,9 @@ from harness.scenes.importers.common import (
     up_conversion,
     write_bytes_atomic,
 )
-from harness.scenes.importers.gltf_io import triangle_soup
+from harness.scenes.importers.gltf_io import read_gltf
 from harness.scenes.load import validate_scene
-from harness.scenes.model import Scene
+from harness.scenes.model import SCENE_SCHEMA_V2, Scene
 
 SCENE_VERSION = "scene@1.0.2"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -95,6 +106,7 @@ def import_scenestate(
     prompt_source: str | None = None,
     scene_id: str | None = None,
     labels: Mapping[str, str] | None = None,
+    asset_map: Mapping[str, Any] | None = None,
 ) -> Scene:
     """Import one sceneState file; assets resolve under ``asset_root`` and are written under
     ``out_root`` (the scene-set root). Returns a Scene that passed ``validate_scene``."""
@@ -129,8 +141,8 @@ def import_scenestate(
         raise ImportError_(
             "scene.object must be a non-empty array", path=path, pointer="/scene/object"
         )
-    meshes = _MeshCache(asset_root, out_root, path)
-    pending = []
+    meshes = _MeshCache(asset_root, out_root, path, asset_map)
+    parsed = []
     for i, obj in enumerate(raw_objects):
         where = f"/scene/object/{i}"
         if not isinstance(obj, dict):
@@ -138,11 +150,21 @@ def import_scenestate(
         model_id = obj.get("modelId")
         source, asset_id = _split_model_id(model_id, path, f"{where}/modelId")
         matrix = _matrix(obj.get("transform"), path, f"{where}/transform")
+        parsed.append((i, obj, model_id, source, asset_id, matrix))
+    meshes.resolve_all([(p[3], p[4], f"/scene/object/{p[0]}/modelId") for p in parsed])
+    pending = []
+    for i, obj, model_id, source, asset_id, matrix in parsed:
+        where = f"/scene/object/{i}"
         world = np.eye(4)
         world[:3, :3] = to_z @ matrix[:3, :3]
         world[:3, 3] = to_z @ matrix[:3, 3]
+        gltf = meshes.is_gltf(source, asset_id)
+        if gltf:  # the transform acts on the file's own y-up coordinates; Blender reads z-up
+            world[:3, :3] = world[:3, :3] @ Y_UP_TO_Z_UP.T
         lo, hi = meshes.bounds(source, asset_id, f"{where}/modelId")
-        placement = decompose(world, lo, hi, unit=unit, path=path, pointer=f"{where}/transform")
+        placement = decompose(
+            world, lo, hi, unit=unit, rebase=not gltf, path=path, pointer=f"{where}/transform"
+        )
         asset = meshes.write(source, asset_id, placement)
         label = _label(obj, model_id, asset_id, labels)
         index = obj.get("index", i)
@@ -150,7 +172,9 @@ def import_scenestate(
     ids = unique_ids(p[0] for p in pending)
     objects = [PlacedObject(k, p[1], p[2], p[3]) for k, p in zip(ids, pending, strict=True)]
     room, centre = _room(spec.get("arch"), objects, to_z, unit, path)
-    scene = assemble_scene(meta, objects, room, centre, path=path)
+    scene = replace(
+        assemble_scene(meta, objects, room, centre, path=path), schema=SCENE_SCHEMA_V2
+    )
     return validate_scene(scene, out_root, path=path)
 
 
@@ -214,61 +238,151 @@ def _label(
     return asset_id
 
 
+# SceneEval's own data layouts (its configs/assets.yaml and asset classes), by modelId prefix,
+# relative to the asset root (SceneEval's ``_data``). ``{id}``: the asset id, ``{id0}``: its
+# first character, ``{base}``: the id before its first "_" (HSSD decomposed parts).
+SCENEEVAL_LAYOUTS: dict[str, tuple[str, ...]] = {
+    "3dfModel": ("3D-FUTURE-model/{id}/raw_model.obj",),
+    "objaverse": ("objathor-assets/{id}/{id}.glb",),
+    "fpModel": ("hssd/glb/{id0}/{id}.glb", "hssd/decomposed/{base}/{id}.glb"),
+    "layoutvlm-objaverse": ("layoutvlm-objathor/{id}/{id}.glb",),
+}
+# Generic layouts tried for every source after SceneEval's.
+GENERIC_LAYOUTS = (
+    "{source}/{id}.obj",
+    "{source}/{id}/{id}.obj",
+    "{source}/{id}.glb",
+    "{source}/{id}/{id}.glb",
+    "{source}/{id}.gltf",
+    "{source}/{id}/{id}.gltf",
+)
+
+
+def candidate_paths(
+    source: str, asset_id: str, asset_map: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Relative paths (POSIX) where ``<source>.<asset_id>`` may live under the asset root, in
+    the order tried: the user's ``asset_map`` (key = full modelId or source; value = a pattern
+    or a list of patterns), SceneEval's layouts, then :data:`GENERIC_LAYOUTS`."""
+    fields = {"source": source, "id": asset_id, "id0": asset_id[:1], "base": asset_id.split("_")[0]}
+    patterns: list[str] = []
+    for key in (f"{source}.{asset_id}", source):
+        value = (asset_map or {}).get(key)
+        if isinstance(value, str):
+            patterns.append(value)
+        elif isinstance(value, list):
+            patterns.extend(v for v in value if isinstance(v, str))
+    patterns += [*SCENEEVAL_LAYOUTS.get(source, ()), *GENERIC_LAYOUTS]
+    out = []
+    for pattern in patterns:
+        try:
+            rel = pattern.format(**fields)
+        except (KeyError, IndexError, ValueError):
+            continue
+        if rel not in out:
+            out.append(rel)
+    return out
+
+
 class _MeshCache:
     """Finds, reads and writes each source asset once per import."""
 
-    _PATTERNS = ("{s}/{a}.obj", "{s}/{a}/{a}.obj", "{s}/{a}.glb", "{s}/{a}/{a}.glb")
-
-    def __init__(self, asset_root: Path, out_root: Path, scene_path: Path):
+    def __init__(
+        self,
+        asset_root: Path,
+        out_root: Path,
+        scene_path: Path,
+        asset_map: Mapping[str, Any] | None = None,
+    ):
         self.asset_root, self.out_root, self.scene_path = asset_root, out_root, scene_path
-        self._mesh: dict[tuple[str, str], tuple[Path, np.ndarray, np.ndarray | None, bytes]] = {}
+        self.asset_map = asset_map
+        self._file: dict[tuple[str, str], Path] = {}
+        self._mesh: dict[tuple[str, str], tuple[Path, np.ndarray, bytes | None]] = {}
+
+    def _find(self, source: str, asset_id: str) -> Path | None:
+        for rel in candidate_paths(source, asset_id, self.asset_map):
+            parts = rel.split("/")
+            if rel.startswith("/") or ".." in parts or "" in parts:
+                continue  # a pattern may not leave the asset root
+            candidate = self.asset_root / rel  # symlinks inside the root are followed
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def resolve_all(self, wanted: list[tuple[str, str, str]]) -> None:
+        """Find every (source, asset id, pointer); one error lists all missing assets, then
+        every glTF asset is measured by Blender in one batch."""
+        missing: list[str] = []
+        for source, asset_id, _ in wanted:
+            key = (source, asset_id)
+            if key in self._file:
+                continue
+            found = self._find(source, asset_id)
+            if found is None:
+                if f"{source}.{asset_id}" not in missing:
+                    missing.append(f"{source}.{asset_id}")
+                continue
+            self._file[key] = found
+        if missing:
+            first = next(w for w in wanted if f"{w[0]}.{w[1]}" == missing[0])
+            tried = ", ".join(candidate_paths(first[0], first[1], self.asset_map))
+            raise ImportError_(
+                f"{len(missing)} asset(s) not found under {self.asset_root}: "
+                + ", ".join(missing),
+                path=self.scene_path,
+                pointer=first[2],
+                hint=f"for {missing[0]} looked for {tried}; map other layouts with --asset-map",
+            )
+        gltfs = [k for k, f in self._file.items() if f.suffix.lower() in (".glb", ".gltf")]
+        for key in gltfs:
+            read_gltf(self._file[key])  # container, JSON and required extensions
+        from harness.render.gltfmeasure import run_jobs
+
+        results = run_jobs(
+            [{"op": "measure", "file": str(self._file[k].resolve())} for k in gltfs],
+            where=self.scene_path,
+        )
+        for key, result in zip(gltfs, results, strict=True):
+            if "error" in result:
+                raise ImportError_(
+                    f"Blender's glTF importer failed on {self._file[key]}: {result['error']}",
+                    path=self.scene_path,
+                )
+            verts = np.array([result["lo"], result["hi"]], dtype=float)
+            self._mesh[key] = (self._file[key], verts, None)
+
+    def is_gltf(self, source: str, asset_id: str) -> bool:
+        return self._file[(source, asset_id)].suffix.lower() in (".glb", ".gltf")
 
     def _load(self, source: str, asset_id: str, pointer: str):
         key = (source, asset_id)
-        if key in self._mesh:
-            return self._mesh[key]
-        for pattern in self._PATTERNS:
-            candidate = (self.asset_root / pattern.format(s=source, a=asset_id)).resolve()
-            if candidate.is_relative_to(self.asset_root) and candidate.is_file():
-                break
-        else:
-            tried = ", ".join(p.format(s=source, a=asset_id) for p in self._PATTERNS)
-            raise ImportError_(
-                f"asset {source}.{asset_id} not found under {self.asset_root}",
-                path=self.scene_path,
-                pointer=pointer,
-                hint=f"looked for {tried}",
-            )
-        if candidate.suffix == ".glb":
-            verts, faces = triangle_soup(candidate)
-            entry = (candidate, verts, faces, b"")
-        else:
-            raw = candidate.read_bytes()
-            verts = _obj_vertices(raw, candidate)
-            entry = (candidate, verts, None, raw)
-        self._mesh[key] = entry
-        return entry
+        if key not in self._mesh:
+            src = self._file[key]
+            raw = src.read_bytes()
+            self._mesh[key] = (src, _obj_vertices(raw, src), raw)
+        return self._mesh[key]
 
     def bounds(self, source: str, asset_id: str, pointer: str) -> tuple[np.ndarray, np.ndarray]:
-        _, verts, _, _ = self._load(source, asset_id, pointer)
+        _, verts, _ = self._load(source, asset_id, pointer)
         return verts.min(axis=0), verts.max(axis=0)
 
     def write(self, source: str, asset_id: str, placement: Placement) -> str:
-        src, verts, faces, raw = self._load(source, asset_id, "")
-        folder = f"assets/{source}"
-        if faces is None and placement.is_identity:
-            rel = f"{folder}/{asset_id}.obj"
+        src, _, raw = self._load(source, asset_id, "")
+        own_folder = src.parent.name == asset_id or src.parent.name == asset_id.split("_")[0]
+        folder = f"assets/{source}/{asset_id}" if own_folder else f"assets/{source}"
+        if raw is None:  # glTF: kept byte for byte, with the files a .gltf names
+            from harness.scenes.importers.gltf import copy_gltf
+
+            return copy_gltf(read_gltf(src), self.out_root, folder[len("assets/") :])
+        stem = src.stem if own_folder else asset_id
+        if placement.is_identity:
+            rel = f"{folder}/{stem}.obj"
             write_bytes_atomic(self.out_root / rel, raw)
             _copy_materials(src, raw, self.out_root / folder)
             return rel
-        suffix = "" if placement.is_identity else f".{placement.tag}"
-        rel = f"{folder}/{asset_id}{suffix}.obj"
-        axes = np.asarray(placement.axes)
-        if faces is None:
-            data = _rebase_obj(raw, axes)
-            _copy_materials(src, raw, self.out_root / folder)
-        else:
-            data = format_obj(verts @ axes.T, faces, name=asset_id)
+        rel = f"{folder}/{stem}.{placement.tag}.obj"
+        data = _rebase_obj(raw, np.asarray(placement.axes))
+        _copy_materials(src, raw, self.out_root / folder)
         write_bytes_atomic(self.out_root / rel, data)
         return rel
 

@@ -1,0 +1,154 @@
+"""Measure (and split) glTF/GLB assets with Blender's importer, in a child process.
+
+Importers run in the CLI or test process and must not disturb that process's renderer, so
+they call :func:`run_jobs`, which starts ``python -m harness.render.gltfmeasure IN OUT``: a
+fresh Blender per batch reads the jobs in ``IN`` (JSON list) and writes one result per job
+to ``OUT``. Jobs (paths absolute; coordinates z up, metres, as Blender imports them):
+
+* ``{"op": "measure", "file": F}`` -> ``{"lo": [x, y, z], "hi": [x, y, z]}``: the bounding box
+  of the meshes :func:`harness.render.gltfscene.import_parts` gives, i.e. what is rendered;
+* ``{"op": "split", "file": F, "out_dir": D}`` -> ``{"objects": [...]}``: one entry per object
+  node (:func:`~harness.render.gltfscene.object_roots`) with ``name``, ``extras`` (the node's
+  glTF extras, strings/numbers/booleans only), ``matrix`` (4x4 world matrix, rows),
+  ``world_lo``/``world_hi`` (its subtree's world box) and, when it has geometry, ``asset``
+  (``D/<k>.glb``, the subtree exported with the node at the origin) with that file's own
+  measured ``lo``/``hi``.
+
+A job that fails gets ``{"error": "<Blender's message>"}``; the others still run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ImportError_
+
+TIMEOUT_S = 900.0
+
+
+def _extras(ob: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ob.keys():  # noqa: SIM118 - an ID property group, not a dict
+        value = ob.get(key)
+        if isinstance(value, str | int | float | bool):
+            out[key] = value
+    return out
+
+
+def _measure(bpy: Any, path: str) -> dict[str, Any]:
+    from harness.render import gltfscene
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    parts = gltfscene.import_parts(bpy, path)
+    box = gltfscene.parts_bounds(parts)
+    if box is None:
+        return {"error": "the file has no mesh geometry"}
+    return {"lo": box[0].tolist(), "hi": box[1].tolist()}
+
+
+def _split(bpy: Any, path: str, out_dir: str) -> dict[str, Any]:
+    import numpy as np
+
+    from harness.render import gltfscene
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    objects = gltfscene.import_objects(bpy, path)
+    roots = gltfscene.object_roots(objects)
+    entries = []
+    for root in roots:  # measure everything before export_subtree moves roots
+        members = gltfscene.subtree(root)
+        box = gltfscene.parts_bounds(gltfscene.evaluated_parts(bpy, members))
+        entries.append(
+            {
+                "name": root.name,
+                "extras": _extras(root),
+                "matrix": [[float(v) for v in row] for row in np.array(root.matrix_world)],
+                "world_lo": None if box is None else box[0].tolist(),
+                "world_hi": None if box is None else box[1].tolist(),
+            }
+        )
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for k, (root, entry) in enumerate(zip(roots, entries, strict=True)):
+        if entry["world_lo"] is not None:
+            target = Path(out_dir) / f"{k}.glb"
+            gltfscene.export_subtree(bpy, root, target)
+            entry["asset"] = str(target)
+    for entry in entries:
+        if "asset" in entry:
+            entry.update(_measure(bpy, entry["asset"]))
+    return {"objects": entries}
+
+
+def _last_line(message: str) -> str:
+    """The informative line of a Blender operator error (its traceback ends with it, followed
+    by a ``Location:`` line)."""
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith("Location:")]
+    return lines[-1] if lines else ""
+
+
+def main(argv: list[str]) -> int:
+    """Child-process entry: ``python -m harness.render.gltfmeasure IN OUT``."""
+    from harness.render.blender import _bpy
+
+    jobs = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    bpy = _bpy()
+    results = []
+    for job in jobs:
+        try:
+            if job["op"] == "measure":
+                results.append(_measure(bpy, job["file"]))
+            else:
+                results.append(_split(bpy, job["file"], job["out_dir"]))
+        except Exception as exc:  # Blender's importer raises RuntimeError with its message
+            results.append({"error": _last_line(str(exc)) or type(exc).__name__})
+    Path(argv[1]).write_text(json.dumps(results), encoding="utf-8")
+    return 0
+
+
+def run_jobs(jobs: list[dict[str, Any]], *, where: Path | str = "") -> list[dict[str, Any]]:
+    """Run ``jobs`` (see the module docstring) in one child Blender; one result per job.
+
+    Raises :class:`ImportError_` naming ``where`` when the child process itself fails.
+    """
+    if not jobs:
+        return []
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    with tempfile.TemporaryDirectory(prefix="t3d-gltf-") as tmp:
+        src, dst = Path(tmp) / "jobs.json", Path(tmp) / "results.json"
+        src.write_text(json.dumps(jobs), encoding="utf-8")
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "harness.render.gltfmeasure", str(src), str(dst)],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired:
+            raise ImportError_(
+                f"Blender took over {TIMEOUT_S:g} s to read the glTF assets", path=where
+            ) from None
+        if proc.returncode != 0 or not dst.is_file():
+            tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-6:]
+            raise ImportError_(
+                "Blender's glTF importer crashed",
+                path=where,
+                hint=" | ".join(tail) or f"exit status {proc.returncode}",
+            )
+        results = json.loads(dst.read_text(encoding="utf-8"))
+    if len(results) != len(jobs):
+        raise ImportError_("Blender's glTF measurement returned a partial result", path=where)
+    return results
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
