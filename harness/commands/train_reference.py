@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 
 from harness.errors import EvaluatorError
+from harness.fileio import write_json_atomic
 from harness.paths import REPO_ROOT
 
 
@@ -114,4 +115,4 @@ def _frozen_check(models: list[str], out: Path, prompts: int) -> None:
         card_path = Path(out) / f"{model_id}.card.json"
         card = json.loads(card_path.read_text(encoding="utf-8"))
         card["frozen_set_check"] = result
-        card_path.write_text(json.dumps(card, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        write_json_atomic(card_path, card, indent=1, ensure_ascii=True)

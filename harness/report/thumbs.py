@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.fileio import write_json_atomic
 from harness.hashing import sha256_bytes
 
 THUMB_DIR = "thumbs"
@@ -103,7 +104,7 @@ def write_thumbs(plan: Any, renderer: Any, report_dir: Path, prompts: int = THUM
                     entry["file"] = name
             entries.append(entry)
     index = {"prompts": wanted, "images": entries}
-    (out_dir / INDEX).write_text(json.dumps(index, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_json_atomic(out_dir / INDEX, index, indent=1, ensure_ascii=True)
     return len(files)
 
 

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from harness.errors import AuditError, EvaluatorError
+from harness.fileio import write_json_atomic
 from harness.hashing import sha256_json
 from harness.scenes.model import Scene
 
@@ -321,14 +322,14 @@ def build_dataset(
         scene=np.asarray(scene_idx, dtype=np.int64),
         heldout=np.asarray([s in heldout_scenes for s in scene_idx]),
     )
-    (out / "captions.json").write_text(json.dumps(captions), encoding="utf-8")
+    write_json_atomic(out / "captions.json", captions, indent=None, sort_keys=False, ensure_ascii=True)
     with (out / "scenes.jsonl").open("w", encoding="utf-8") as fh:
         for scene, spec in pairs:
             fh.write(json.dumps({"scene": scene.to_dict(), "spec": spec.to_dict()}) + "\n")
     meta = {"recipe": recipe.to_dict(), "key": recipe.key, "images": len(images),
             "scenes": len(pairs), "heldout_scenes": len(heldout_scenes),
             "build_seconds": round(time.time() - t0, 1)}  # fmt: skip
-    (out / "recipe.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    write_json_atomic(out / "recipe.json", meta, indent=1, sort_keys=False, ensure_ascii=True)
     log(f"wrote {len(images)} images to {out} in {time.time() - t0:.0f}s")
     return out
 

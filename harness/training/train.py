@@ -13,7 +13,6 @@ budget, measures held-out retrieval and writes the card. Outputs in ``out_dir``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 from harness.errors import EvaluatorError
 from harness.evaluators.reference import fit as fitting
 from harness.evaluators.reference.models import ModelRecipe, config_path
+from harness.fileio import write_json_atomic
 from harness.hashing import sha256_file
 from harness.training.data import TrainingSet
 
@@ -90,7 +90,7 @@ def train(
         **run.versions,
     }
     card_path = out_dir / f"{recipe.id}.card.json"
-    card_path.write_text(json.dumps(card, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_json_atomic(card_path, card, indent=1, ensure_ascii=True)
     log(f"{recipe.id}: {run.steps} steps in {run.wall_time_s:.0f}s, final loss {card['final_loss']}, "
         f"held-out top-1 {top1['top1']:.3f} (chance {top1['chance']:.2f})")  # fmt: skip
     return TrainResult(weights, card_path, card)
