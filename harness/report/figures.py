@@ -4,7 +4,8 @@
 * ``discrimination.png``: directional discrimination per probe and evaluator, with the 50 %
   chance line (study Fig. 3).
 * ``peak_rho.png``: peak ρ per evaluator with its bootstrap 95 % interval and the ρ = 1 line
-  (study Fig. 6), on a linear axis from 0 (≈0 for a prompt-free companion).
+  (study Fig. 6), on an axis from 0, linear (symlog above 1 when an interval passes 20; ≈0
+  for a prompt-free companion).
 * ``envelopes.png``: generator pairs per evaluator whose margin envelope is strict, crosses
   zero or touches a tie (study Table 9).
 

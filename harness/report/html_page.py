@@ -43,7 +43,8 @@ MAX_LEVELS = 12  # levels shown per strip (winner changes first)
 FIGURES = (
     ("dispersion.png", "Heatmap of score dispersion D in percent, evaluator by factor."),
     ("peak_rho.png", "Peak configuration ratio rho per evaluator with 95 percent bootstrap "
-     "intervals on a linear axis from 0; the dashed line is rho = 1."),
+     "intervals, axis from 0 (linear up to rho = 1, logarithmic beyond when an interval "
+     "reaches past 20); the dashed line is rho = 1."),
     ("discrimination.png", "Directional discrimination per probe and evaluator in percent; the "
      "dashed line is chance, 50 percent."),
     ("envelopes.png", "Generator pairs per evaluator whose margin envelope across shared "
