@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from harness.cards.card_format import card_id
@@ -23,6 +23,7 @@ from harness.cards.provenance import (
     write_manifest,
 )
 from harness.commands.validate import check_report, validate_report
+from harness.errors import CardError
 from harness.report.html_page import build_html
 from harness.report.writer import write_derived, write_report
 from harness.session import AuditOptions, AuditSession
@@ -39,9 +40,11 @@ def rehash(report: Path) -> None:
 
 
 def edit_manifest(report: Path, change) -> None:
+    """Edit manifest.json as an attacker's tool would: plain ``json.dumps``, which also writes
+    the ``Infinity`` tokens the harness's own writer refuses."""
     manifest = load_manifest(report)
     change(manifest)
-    write_manifest(manifest, report)
+    (report / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
 
 def _session(tmp: Path) -> AuditSession:
@@ -293,6 +296,8 @@ PATHS = [
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.sampled_from(PATHS), value=JSON)
+@example(path=("options", "seed"), value=float("inf"))  # regression: Infinity in a hand-edited file
+@example(path=("options", "bootstrap"), value=-float("inf"))
 def test_any_replaced_manifest_field_gives_lines_never_a_traceback(written, tmp_path_factory, path, value):
     report = tmp_path_factory.mktemp("fuzz") / "report"
     shutil.copytree(written[1], report)
@@ -304,8 +309,11 @@ def test_any_replaced_manifest_field_gives_lines_never_a_traceback(written, tmp_
         target[path[-1]] = value
 
     edit_manifest(report, change)
-    doc = load_manifest(report)
+    try:
+        doc = load_manifest(report)
+    except CardError:  # not JSON at all (e.g. an Infinity token): one line, never a traceback
+        doc = None
     problems = validate_report(report, deep=True, figures=False)  # must not raise
     assert all(isinstance(p, str) and p for p in problems)
-    if manifest_problems(doc):
+    if doc is None or manifest_problems(doc):
         assert problems
