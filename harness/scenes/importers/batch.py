@@ -234,8 +234,9 @@ def import_batch(
                 scene = import_scenestate(file, asset_root=root, out_root=out_root,
                                           labels=entry.labels, asset_map=asset_map, **meta)
             written.append(write_scene_file(scene, out_root))
-        except AuditError as exc:
-            problems.append(f"{file}: {exc}")
+        except AuditError as exc:  # the message names the file (or an asset of it) already
+            text = str(exc)
+            problems.append(text if text.startswith(str(file)) else f"{file}: {text}")
         except OSError as exc:
             problems.append(f"{file}: cannot read: {exc.strerror or exc}")
     if problems:
