@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "protocol": ("protocol_list", "list a profile's configuration family"),
     "validate-scenes": ("validate_scenes", "validate a scene set against its manifest"),
     "import-scene": ("import_scene", "import a sceneState JSON or glTF/GLB scene into a scene set"),
+    "import-scenes": ("import_scenes", "import a folder of generator outputs into one scene set"),
     "build-scenes": ("build_scenes", "generate the bundled frozen scene set"),
     "probe": ("probe", "apply a content probe to a scene file"),
     "plan": ("plan", "show a profile's render plan"),

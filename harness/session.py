@@ -173,7 +173,7 @@ class AuditSession:
         from harness.scenes.scene_source import load_scene_set
 
         full = load_scene_set(self.options.scenes, self.options.cache_dir)
-        return full.select(self.profile.prompts, self.profile.generators)
+        return full.select_for_profile(self.profile.prompts, self.profile.generators)
 
     @cached_property
     def plan(self) -> Plan:

@@ -3,6 +3,11 @@
 One row per image factor (resolution, focal length, lighting, background, pitch, yaw), one
 column per level, each tile composited over the background level (white for the other rows)
 and labelled. Renders go through the render cache, so a second sheet is instant.
+
+``--scenes DIR`` instead shows a whole scene set (e.g. one written by ``import-scenes``) at the
+profile's c0: one row per generator, one column per prompt id (sorted), each tile labelled
+``<generator>/<prompt_id>``; an empty cell means the generator has no scene for that prompt.
+Look at it before auditing an imported set.
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ LABEL_PX = 14
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scene_file", type=Path, help="scene JSON file")
+    parser.add_argument("scene_file", type=Path, nargs="?", help="scene JSON file")
+    parser.add_argument(
+        "--scenes", type=Path, help="scene-set folder: every scene at c0, generators x prompts"
+    )
     parser.add_argument("--out", type=Path, required=True, help="output PNG")
     parser.add_argument("--profile", default="default", help="profile whose c0 and levels to show")
     parser.add_argument("--all-levels", action="store_true", help="every Table 11 level")
@@ -46,6 +54,15 @@ def run(args: argparse.Namespace) -> int:
     from harness.scenes.model import scene_identity
 
     profile = get_profile(args.profile)
+    if (args.scenes is None) == (args.scene_file is None):
+        from harness.errors import SceneError
+
+        raise SceneError(
+            "give either a scene file or --scenes DIR",
+            hint="t3d-audit contact-sheet SCENE.json --out X.png, or --scenes DIR --out X.png",
+        )
+    if args.scenes is not None:
+        return _scene_set_sheet(args, profile)
     scene, root = load_scene_file(args.scene_file, args.root)
     identity = scene_identity(scene, root)
     service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
@@ -82,4 +99,48 @@ def run(args: argparse.Namespace) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     sheet.save(args.out)
     print(f"{args.out}: {scene.id}, {sum(len(v) for _, v in rows)} tiles, {service.rendered} rendered")
+    return 0
+
+
+def _scene_set_sheet(args: argparse.Namespace, profile) -> int:
+    """Every scene of the set at ``--scenes`` at c0: rows = generators, columns = prompt ids."""
+    from PIL import Image, ImageDraw
+
+    from harness.protocol import background_rgb
+    from harness.render.composite import composite
+    from harness.render.service import RenderService
+    from harness.scenes.sceneset import SceneSet
+
+    sset = SceneSet.load(args.scenes, verify=True)
+    service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
+    config = profile.configuration("baseline", "c0")
+    cfg = config.render
+    if args.samples is not None:
+        cfg = replace(cfg, samples=args.samples)
+    if args.size is not None:
+        cfg = replace(cfg, resolution_px=args.size)
+    gens, prompts = list(sset.generators), list(sset.prompt_ids)
+    by_cell = {(s.generator, s.prompt_id): s for s in sset.scenes}
+    tile, label = args.tile, LABEL_PX
+    sheet = Image.new("RGB", (len(prompts) * tile, len(gens) * (tile + label)), (40, 40, 40))
+    draw = ImageDraw.Draw(sheet)
+    for r, gen in enumerate(gens):
+        for c, pid in enumerate(prompts):
+            x, y = c * tile, r * (tile + label)
+            draw.text((x + 3, y + 1), f"{gen}/{pid}", fill=(255, 255, 255))
+            scene = by_cell.get((gen, pid))
+            if scene is None:
+                continue
+            rgb = composite(
+                service.render(scene, sset.root, sset.identity(scene.id), cfg),
+                background_rgb(config.background),
+            )
+            img = Image.fromarray(rgb, "RGB").resize((tile, tile), Image.Resampling.LANCZOS)
+            sheet.paste(img, (x, y + label))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(args.out)
+    print(
+        f"{args.out}: {len(by_cell)} scenes ({len(gens)} generators x {len(prompts)} prompts) "
+        f"at c0, {service.rendered} rendered"
+    )
     return 0

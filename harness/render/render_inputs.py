@@ -36,7 +36,7 @@ def load_profile_scenes(profile: Profile, root: Path | None = None) -> Any:
     from harness.scenes.sceneset import SceneSet
 
     sset = SceneSet.load(Path(root) if root is not None else BUNDLED_SCENES)
-    return sset.select(profile.prompts, profile.generators)
+    return sset.select_for_profile(profile.prompts, profile.generators)
 
 
 def apply_probe(scene: Scene, probe: str) -> Scene:

@@ -184,6 +184,17 @@ class SceneSet:
                     files.add(self.root / cand.asset)
         return sorted(f for f in files if f.is_file())
 
+    def select_for_profile(
+        self, prompts: int | None = None, generators: Iterable[str] | None = None
+    ) -> SceneSet:
+        """:meth:`select` for a profile's ``prompts`` / ``generators``: a generator list that
+        names none of this set's generators (a profile written for another scene set, e.g. the
+        bundled one, used on an imported set) selects all of them; a list naming some of them
+        must name only generators of this set (else :meth:`select`'s SceneError)."""
+        if generators is not None and not set(generators) & set(self.generators):
+            generators = None
+        return self.select(prompts, generators)
+
     def select(
         self, prompts: int | None = None, generators: Iterable[str] | None = None
     ) -> SceneSet:

@@ -1,0 +1,59 @@
+"""``t3d-audit import-scenes GENERATORS_DIR --prompts FILE --out DIR``: a scene set from the
+outputs of several generators.
+
+GENERATORS_DIR holds one folder per generator and, in it, one file per prompt named
+``<prompt_id>.glb|.gltf|.obj|.json`` (see ``harness.scenes.importers.batch``). ``--prompts``
+maps each prompt id to its text and optional labels (JSON or CSV, see ``batch.read_prompts``).
+``--asset-root`` / ``--asset-map``: where sceneState ``modelId`` assets resolve (default: the
+generator's folder).
+
+All or nothing: the set is built in a staging folder next to DIR and renamed to DIR only when
+every file imported and the manifest was written; every bad file is reported at once. DIR must
+not exist or be empty. Prints one line per generator (scenes written, prompts it has no file
+for) and the manifest path.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "import a folder of generator outputs into one scene set"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("generators_dir", type=Path, help="folder with one folder per generator")
+    parser.add_argument("--prompts", type=Path, required=True,
+                        help="JSON or CSV: prompt id -> prompt text (and optional labels)")
+    parser.add_argument("--out", type=Path, required=True, help="scene-set folder to create")
+    parser.add_argument("--asset-root", type=Path,
+                        help="sceneState files: asset root (default: the generator's folder)")
+    parser.add_argument("--asset-map", type=Path,
+                        help="sceneState files: JSON {modelId or source: path pattern(s)}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.commands.import_scene import _json_object, _named_as
+    from harness.errors import ImportError_
+    from harness.scenes.importers.batch import import_batch, read_prompts
+    from harness.scenes.importers.staging import staged_directory
+    from harness.scenes.set_manifest import MANIFEST_NAME, build_manifest, write_manifest
+
+    if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
+        raise ImportError_("--out exists and is not an empty folder", path=args.out,
+                           hint="import-scenes writes a complete new scene set; pick a new folder")
+    prompts = read_prompts(args.prompts)
+    asset_map = _json_object(args.asset_map, "asset map")
+    with staged_directory(args.out) as stage, _named_as(stage, args.out):
+        result = import_batch(args.generators_dir, prompts, stage,
+                              asset_root=args.asset_root, asset_map=asset_map)
+        write_manifest(stage, build_manifest(stage, sorted(result.scene_files)))
+    per_gen: dict[str, int] = {}
+    for path in result.scene_files:
+        per_gen[path.parent.name] = per_gen.get(path.parent.name, 0) + 1
+    for gen, n in sorted(per_gen.items()):
+        missing = result.missing.get(gen, [])
+        note = f"; no file for {len(missing)} prompt(s): {', '.join(missing)}" if missing else ""
+        print(f"{gen}: {n} scene(s){note}")
+    print(args.out / MANIFEST_NAME)
+    return 0

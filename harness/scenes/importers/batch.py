@@ -1,0 +1,253 @@
+"""Batch import of generator outputs: one folder per generator, one file per prompt.
+
+Layout read by :func:`import_batch`::
+
+    GENERATORS_DIR/<generator>/<prompt_id>.glb|.gltf|.obj|.json
+
+* ``.glb`` / ``.gltf``: a glTF file (``gltf.import_gltf``: an object, or a room when it has
+  floor/wall nodes); its ``.bin`` and image files may sit next to it.
+* ``.obj``: a single generated object, y up (the OBJ convention); its ``.mtl`` and maps may sit
+  next to it. Re-based to z up and written like the sceneState importer's OBJ assets.
+* ``.json``: a SceneEval ``sceneState`` layout (``scenestate.import_scenestate``); assets
+  resolve under ``asset_root`` (default: the generator's folder) and ``asset_map``.
+
+Other files (``.bin``, ``.png``, ``.mtl``, ...) and names starting with ``.`` are skipped.
+The file stem is the prompt id; the prompts file (:func:`read_prompts`) gives each id its text
+and, optionally, labels. Every file is tried; all problems (a stem not in the prompts file, a
+file that cannot be imported) are raised together as one :class:`ImportError_` naming each
+file. Scenes go to ``<out>/scenes/<generator>/<prompt_id>.json``, assets to
+``<out>/assets/<generator>__<prompt_id>/`` (glTF, OBJ) or ``<out>/assets/<source>/`` (sceneState).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import AuditError, ImportError_
+from harness.scenes.model import Scene
+
+SCENE_SUFFIXES = (".glb", ".gltf", ".obj", ".json")
+PROMPT_KEYS = ("prompt", "text")
+
+
+@dataclass(frozen=True)
+class PromptEntry:
+    """One prompt of the prompts file: its text and the labels to give its objects.
+
+    ``label``: the object's label in an object scene (``None``: the spec's single object
+    category, else the prompt). ``labels``: node name (glTF room) or ``modelId`` (sceneState)
+    -> label. ``prompt_source``: the scene's prompt-source tag (``None``: the importer's).
+    """
+
+    id: str
+    prompt: str
+    label: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    prompt_source: str | None = None
+
+
+def _entry(pid: str, value: Any, path: Path, pointer: str) -> PromptEntry:
+    if isinstance(value, str):
+        value = {"prompt": value}
+    if not isinstance(value, dict):
+        raise ImportError_(
+            "a prompt must be a string or an object", path=path, pointer=pointer,
+            hint='e.g. {"p01": "a red chair"} or {"p01": {"prompt": "a red chair", "label": "chair"}}',
+        )
+    text = next((value[k] for k in PROMPT_KEYS if k in value), None)
+    if not isinstance(text, str) or not text.strip():
+        raise ImportError_("prompt text missing or empty", path=path, pointer=pointer,
+                           hint="give 'prompt' (or 'text') as a non-empty string")
+    label = value.get("label")
+    objects = value.get("objects")
+    if label is None and isinstance(objects, dict) and len(objects) == 1:
+        label = next(iter(objects))  # a prompt spec naming one object category
+    labels = value.get("labels") or {}
+    if label is not None and (not isinstance(label, str) or not label.strip()):
+        raise ImportError_("label must be a non-empty string", path=path, pointer=f"{pointer}/label")
+    if not isinstance(labels, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in labels.items()
+    ):
+        raise ImportError_("labels must map names to non-empty strings", path=path,
+                           pointer=f"{pointer}/labels")
+    source = value.get("prompt_source")
+    if source is not None and not isinstance(source, str):
+        raise ImportError_("prompt_source must be a string", path=path, pointer=f"{pointer}/prompt_source")
+    return PromptEntry(pid, text.strip(), label, dict(labels), source)
+
+
+def read_prompts(path: Path | str) -> dict[str, PromptEntry]:
+    """Read a prompts file: prompt id -> :class:`PromptEntry`.
+
+    JSON: an object ``{id: text}`` or ``{id: {"prompt"|"text": ..., "label"?, "labels"?,
+    "objects"?, "prompt_source"?}}``, or a list of such objects with an ``"id"`` (the prompt
+    pool's spec format). CSV (``.csv``): a header with ``id`` and ``prompt`` (or ``text``)
+    columns, optional ``label`` and ``prompt_source``. Duplicate ids are an error.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImportError_(f"cannot read the prompts file: {exc}", path=path) from None
+    items: list[tuple[str, Any, str]] = []
+    if path.suffix.lower() == ".csv":
+        reader = csv.DictReader(io.StringIO(raw))
+        fields = reader.fieldnames or []
+        if "id" not in fields or not any(k in fields for k in PROMPT_KEYS):
+            raise ImportError_("prompts CSV needs 'id' and 'prompt' columns", path=path,
+                               hint=f"header found: {', '.join(fields) or '(none)'}")
+        for n, row in enumerate(reader, start=2):
+            value = {k: v for k, v in row.items() if k and v not in (None, "") and k != "id"}
+            items.append(((row.get("id") or "").strip(), value, f"line {n}"))
+    else:
+        try:
+            doc = json.loads(raw)
+        except ValueError as exc:
+            raise ImportError_(f"prompts file is not valid JSON: {exc}", path=path) from None
+        if isinstance(doc, dict):
+            items = [(k, v, f"/{k}") for k, v in doc.items()]
+        elif isinstance(doc, list):
+            for i, v in enumerate(doc):
+                pid = v.get("id") if isinstance(v, dict) else None
+                items.append((pid if isinstance(pid, str) else "", v, f"/{i}"))
+        else:
+            raise ImportError_("prompts file must be a JSON object or list", path=path)
+    out: dict[str, PromptEntry] = {}
+    for pid, value, pointer in items:
+        if not pid:
+            raise ImportError_("prompt without an id", path=path, pointer=pointer)
+        if pid in out:
+            raise ImportError_(f"duplicate prompt id {pid!r}", path=path, pointer=pointer)
+        out[pid] = _entry(pid, value, path, pointer)
+    if not out:
+        raise ImportError_("prompts file lists no prompts", path=path)
+    return out
+
+
+def scan_generators(root: Path | str) -> list[tuple[str, Path]]:
+    """(generator, scene file) for every scene file one level below ``root``, sorted."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ImportError_("generators folder not found", path=root,
+                           hint="GENERATORS_DIR holds one folder per generator")
+    found = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for file in sorted(folder.iterdir()):
+            if file.is_file() and not file.name.startswith(".") and file.suffix.lower() in SCENE_SUFFIXES:
+                found.append((folder.name, file))
+    if not found:
+        raise ImportError_("no scene files found", path=root,
+                           hint=f"expected <generator>/<prompt_id>{{{','.join(SCENE_SUFFIXES)}}}")
+    return found
+
+
+def import_obj_object(
+    path: Path, *, out_root: Path, asset_dir: str, meta: dict[str, str], label: str
+) -> Scene:
+    """A single OBJ object (y up) as an object-kind scene; the asset is re-based to z up."""
+    from harness.scenes.importers.common import (
+        Y_UP_TO_Z_UP,
+        PlacedObject,
+        decompose,
+        sanitize_id,
+        write_bytes_atomic,
+    )
+    from harness.scenes.importers.gltf import object_scene
+    from harness.scenes.importers.scenestate import _copy_materials, _obj_vertices, _rebase_obj
+    from harness.scenes.load import validate_scene
+
+    raw = path.read_bytes()
+    verts = _obj_vertices(raw, path)
+    world = np.eye(4)
+    world[:3, :3] = Y_UP_TO_Z_UP
+    placement = decompose(world, verts.min(0), verts.max(0), rebase=True, path=path, pointer="")
+    folder = f"assets/{sanitize_id(asset_dir, 'obj')}"
+    rel = f"{folder}/{path.stem}.obj"
+    write_bytes_atomic(out_root / rel, raw if placement.is_identity else _rebase_obj(raw, np.asarray(placement.axes)))
+    _copy_materials(path, raw, out_root / folder)
+    obj = PlacedObject(sanitize_id(label, "object")[:64], label, rel, placement)
+    return validate_scene(object_scene(meta, [obj], ground=True, path=path), out_root, path=path)
+
+
+@dataclass
+class BatchResult:
+    """What :func:`import_batch` wrote: scene files (absolute, under the stage) and, per
+    generator, the prompt ids of the prompts file it has no file for."""
+
+    scene_files: list[Path]
+    missing: dict[str, list[str]]
+
+
+def import_batch(
+    generators_dir: Path | str,
+    prompts: Mapping[str, PromptEntry],
+    out_root: Path | str,
+    *,
+    asset_root: Path | str | None = None,
+    asset_map: Mapping[str, Any] | None = None,
+) -> BatchResult:
+    """Import every scene file under ``generators_dir`` into ``out_root`` (a staging folder:
+    on error it holds partial output). Raises one ImportError_ listing every bad file."""
+    from harness.scenes.importers import write_scene_file
+    from harness.scenes.importers.gltf import import_gltf
+    from harness.scenes.importers.scenestate import import_scenestate
+
+    out_root = Path(out_root)
+    files = scan_generators(generators_dir)
+    problems: list[str] = []
+    seen: dict[tuple[str, str], Path] = {}
+    for generator, file in files:
+        if file.stem not in prompts:
+            problems.append(f"{file}: prompt id {file.stem!r} is not in the prompts file")
+        elif (generator, file.stem) in seen:
+            problems.append(f"{file}: a second file for prompt {file.stem!r} "
+                            f"(also {seen[(generator, file.stem)].name})")
+        seen.setdefault((generator, file.stem), file)
+    written: list[Path] = []
+    for generator, file in files:
+        entry = prompts.get(file.stem)
+        if entry is None or seen.get((generator, file.stem)) != file:
+            continue
+        meta = {"generator": generator, "prompt_id": entry.id, "prompt": entry.prompt,
+                "prompt_source": entry.prompt_source, "scene_id": None}
+        suffix = file.suffix.lower()
+        try:
+            if suffix in (".glb", ".gltf"):
+                scene = import_gltf(file, out_root=out_root, asset_dir=f"{generator}__{entry.id}",
+                                    label=entry.label or entry.prompt, labels=entry.labels, **meta)
+            elif suffix == ".obj":
+                from harness.scenes.importers.common import resolve_meta
+
+                full = resolve_meta(meta, None, default_source="OBJ", path=file)
+                scene = import_obj_object(file, out_root=out_root, asset_dir=f"{generator}__{entry.id}",
+                                          meta=full, label=entry.label or entry.prompt)
+            else:
+                root = Path(asset_root) if asset_root is not None else file.parent
+                scene = import_scenestate(file, asset_root=root, out_root=out_root,
+                                          labels=entry.labels, asset_map=asset_map, **meta)
+            written.append(write_scene_file(scene, out_root))
+        except AuditError as exc:  # the message names the file (or an asset of it) already
+            text = str(exc)
+            problems.append(text if text.startswith(str(file)) else f"{file}: {text}")
+        except OSError as exc:
+            problems.append(f"{file}: cannot read: {exc.strerror or exc}")
+    if problems:
+        listed = "\n  ".join(problems)
+        raise ImportError_(
+            f"{len(problems)} file(s) cannot be imported; nothing was written:\n  {listed}",
+            path=generators_dir,
+            hint="fix or remove these files (the file stem must be a prompt id of --prompts)",
+        )
+    gens = sorted({g for g, _ in files})
+    missing = {
+        g: [p for p in sorted(prompts) if (g, p) not in seen] for g in gens
+    }
+    return BatchResult(written, {g: m for g, m in missing.items() if m})
