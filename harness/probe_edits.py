@@ -17,7 +17,8 @@
   (schema 2 ``kind: object``) they raise :class:`ProbeNotApplicable`.
 * ``worst_objects`` — each object's asset replaced by its lowest-scoring retrieval candidate
   (ties by asset path); label, position, yaw, size and count are preserved. Needs
-  ``candidates`` on every object.
+  ``candidates`` on every object; a scene with none at all (a generator that makes its assets
+  instead of retrieving them, e.g. an imported GLB) raises :class:`ProbeNotApplicable`.
 
 Determinism: the random stream is seeded from ``sha256(<sha256 of the scene's canonical JSON>
 | <probe> | <seed>)``, so the same scene, probe and seed give the same edited scene, byte for
@@ -84,6 +85,12 @@ def _keep_half(scene: Scene, rng) -> tuple[SceneObject, ...]:
 
 
 def _worst_objects(scene: Scene) -> tuple[SceneObject, ...]:
+    if not any(obj.candidates for obj in scene.objects):
+        raise ProbeNotApplicable(
+            "probe worst_objects is not applicable: no object has retrieval candidates",
+            path=f"<scene {scene.id}>",
+            hint="worst_objects swaps retrieved assets for worse candidates; generated assets have none",
+        )
     out = []
     for i, obj in enumerate(scene.objects):
         if not obj.candidates:

@@ -92,6 +92,14 @@ def test_worst_objects_without_candidates_is_a_scene_error():
     assert info.value.pointer == "/objects/1/candidates"
 
 
+def test_worst_objects_on_generated_assets_is_not_applicable():
+    # regression: imported generator outputs carry no retrieval candidates, so every scene's
+    # worst_objects row was recorded as failed and an imported set always failed max_failed_share
+    scene = _scene([_obj("a", "bed", (1, 1, 1)), _obj("b", "sofa", (1, 1, 1))])
+    with pytest.raises(probe_edits.ProbeNotApplicable, match="no object has retrieval candidates"):
+        probe_edits.apply(scene, "worst_objects")
+
+
 def test_unknown_probe_and_bad_seed_are_protocol_errors():
     scene = _scene([_obj("a", "bed", (1, 1, 1))])
     with pytest.raises(ProtocolError, match="unknown probe"):
