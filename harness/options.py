@@ -18,8 +18,8 @@ import pytest
 
 from harness.errors import AuditError
 from harness.session import AuditOptions
+from harness.stats.bootstrap import MAX_BOOTSTRAP
 
-MAX_BOOTSTRAP = 100_000  # B x prompts weights and B-row draws stay within memory at any profile
 MAX_SEED = 2**63 - 1
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 

@@ -123,7 +123,8 @@ def test_mismatched_scenes_exit_2_naming_the_scene(releases, capsys, tmp_path):
         (["{v1}", "{v1}", "--margin", "rho=-1"], "must be a finite number ≥ 0"),
         (["{v1}", "{v1}", "--pair", "planted-robust"], "expected BASE_ID=CAND_ID"),
         (["{v1}", "{v1}", "--pair", "planted-robust=nope"], "'nope' is not in the candidate"),
-        (["{v1}", "{v1}", "--bootstrap", "1"], "--bootstrap must be ≥ 2"),
+        (["{v1}", "{v1}", "--bootstrap", "1"], "--bootstrap must be in [2, 100000]"),
+        (["{v1}", "{v1}", "--bootstrap", "1000000000"], "--bootstrap must be in [2, 100000]"),
         (["{v1}", "{v1}/cards"], "no score files"),
     ],
 )

@@ -133,3 +133,13 @@ def test_damaged_records_give_a_report_or_a_clear_error(
     if code == 0:
         for entry in summary["evaluators"].values():
             assert 0.0 <= entry["failed_share"] <= 1.0
+
+
+@pytest.mark.parametrize("b", ["-5", "1000000000"])
+def test_a_bootstrap_outside_the_accepted_range_is_one_line(tmp_path, capsys, base_records, b):
+    # regression: a huge B went to numpy (MemoryError / dimension limit) instead of a usage error
+    path = tmp_path / "s.csv"
+    write_records(base_records[base_records["evaluator"] == "eval0"], path)
+    assert main(["report", "--scores", str(path), "--out", str(tmp_path / "o"), "--bootstrap", b]) == 2
+    err = capsys.readouterr().err
+    assert "--bootstrap must be in [0, 100000]" in err and "Traceback" not in err

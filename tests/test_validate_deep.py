@@ -298,6 +298,8 @@ PATHS = [
 @given(path=st.sampled_from(PATHS), value=JSON)
 @example(path=("options", "seed"), value=float("inf"))  # regression: Infinity in a hand-edited file
 @example(path=("options", "bootstrap"), value=-float("inf"))
+@example(path=("options", "bootstrap"), value=2**70)  # regression: numpy's dimension limit crashed
+@example(path=("options", "seed"), value=2**70)
 def test_any_replaced_manifest_field_gives_lines_never_a_traceback(written, tmp_path_factory, path, value):
     report = tmp_path_factory.mktemp("fuzz") / "report"
     shutil.copytree(written[1], report)

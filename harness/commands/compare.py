@@ -50,10 +50,13 @@ def run(args: argparse.Namespace) -> int:
         parse_pairs,
         render_markdown,
     )
+    from harness.stats.bootstrap import MAX_BOOTSTRAP
     from harness.stats.release_compare import auto_pairs, compare_records
 
-    if args.bootstrap < 2:
-        raise AuditError(f"--bootstrap must be ≥ 2, got {args.bootstrap}", where="--bootstrap")
+    if not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
+        raise AuditError(
+            f"--bootstrap must be in [2, {MAX_BOOTSTRAP}], got {args.bootstrap}", where="--bootstrap"
+        )
     t0 = time.perf_counter()
     cli_margins = parse_margin_args(args.margin)
     margins = load_margins(args.config)

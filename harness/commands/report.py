@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from harness.errors import AuditError
+from harness.stats.bootstrap import MAX_BOOTSTRAP
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,8 +57,10 @@ def run(args: argparse.Namespace) -> int:
     from harness.report.tables import build_tables, write_tables
     from harness.stats.audit_stats import compute_audit
 
-    if args.bootstrap < 0:
-        raise AuditError(f"--bootstrap must be ≥ 0, got {args.bootstrap}", where="--bootstrap")
+    if not 0 <= args.bootstrap <= MAX_BOOTSTRAP:
+        raise AuditError(
+            f"--bootstrap must be in [0, {MAX_BOOTSTRAP}], got {args.bootstrap}", where="--bootstrap"
+        )
     t0 = time.perf_counter()
     records = load_scores(list(args.scores))
     result = compute_audit(

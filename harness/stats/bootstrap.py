@@ -13,6 +13,10 @@ import numpy as np
 
 from harness.stats._nan import nanmean
 
+# The largest B the harness accepts anywhere: B x prompts weights and B-row draws stay within
+# memory at every profile (B = 100,000 recomputes a smoke report in about 3 s).
+MAX_BOOTSTRAP = 100_000
+
 
 def prompt_weights(n_prompts: int, n_draws: int, rng: np.random.Generator | int) -> np.ndarray:
     """Multinomial prompt counts for ``n_draws`` bootstrap draws: (B, P) int32, rows sum to P."""
