@@ -20,9 +20,10 @@ The directory is assembled under a temporary name and renamed into place. Its co
 only on the inputs (no timestamps, no environment values), so equal inputs give equal bytes
 whatever the number of xdist workers, with one exception: ``manifest.json#/render_host`` names
 the machine (CPU model, Blender build, Cycles device and kernel), because Cycles output differs
-slightly across CPUs. The contract (docs/report-format.md): on one machine, or on machines
-sharing one render cache, equal inputs give a byte-identical report apart from ``render_host``;
-across machines with their own renders, the numbers can move. Every file but ``manifest.json``
+slightly across CPUs. The contract (docs/report-format.md): with one shared render and score
+cache, equal inputs give a byte-identical report apart from ``render_host``; from empty caches
+the model scores may differ in their last float32 bits, and across machines with their own
+renders the numbers can move. Every file but ``manifest.json``
 is derived from ``scores/`` and ``manifest.json#/options`` (``t3d-audit validate --deep``
 recomputes them).
 """
