@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness.paths import REPO_ROOT
-from harness.testing import write_tiny_scene_set
+from harness.session import AuditOptions, AuditSession
+from harness.testing import BoxRasterizer, write_tiny_scene_set
 
 CONFTEST = """
 from harness.testing import BoxRasterizer, TinySpec
@@ -97,3 +98,21 @@ def comparable_files(report: Path) -> dict[str, bytes]:
             data = re.sub(rb'<span id="prov-source">.*?</span>', b"", data)
         out[path.relative_to(report).as_posix()] = data
     return out
+
+
+def tiny_session(tmp_path: Path, evaluators: list, **over) -> AuditSession:
+    """An in-process audit session on tiny scenes (written once under ``tmp_path``), the box
+    rasterizer and the given tiny evaluators; ``over`` replaces AuditOptions fields."""
+    scenes = tmp_path / "scenes"
+    if not scenes.exists():
+        write_tiny_scene_set(scenes)
+    options = AuditOptions(
+        profile="smoke",
+        evaluators=("tiny-*",),
+        scenes=scenes,
+        report_dir=tmp_path / "reports",
+        cache_dir=tmp_path / "cache",
+        bootstrap=20,
+        **over,
+    )
+    return AuditSession(options, renderer_factory=lambda _: BoxRasterizer(), extra_evaluators=evaluators)

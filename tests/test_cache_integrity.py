@@ -24,8 +24,9 @@ from harness.evaluators.cache import CachedEvaluator, EmbeddingCache, ScoreCache
 from harness.protocol import RenderConfig
 from harness.records import read_records, write_records
 from harness.render.render_cache import RenderCache
-from harness.session import AuditOptions, AuditSession, _read_summary, _records_ok
-from harness.testing import BoxRasterizer, TinySpec, write_tiny_scene_set
+from harness.session import AuditSession, _read_summary, _records_ok
+from harness.testing import TinySpec
+from tests._audit_project import tiny_session
 
 CFG = RenderConfig(resolution_px=32, samples=2)
 
@@ -252,22 +253,7 @@ def test_any_single_byte_corruption_of_a_cached_entry_is_detected(tmp_path_facto
 
 
 def make_session(tmp_path: Path) -> AuditSession:
-    scenes = tmp_path / "scenes"
-    if not scenes.exists():
-        write_tiny_scene_set(scenes)
-    options = AuditOptions(
-        profile="smoke",
-        evaluators=("tiny-*",),
-        scenes=scenes,
-        report_dir=tmp_path / "reports",
-        cache_dir=tmp_path / "cache",
-        bootstrap=20,
-    )
-    return AuditSession(
-        options,
-        renderer_factory=lambda _: BoxRasterizer(),
-        extra_evaluators=[TinySpec("tiny-grid")],
-    )
+    return tiny_session(tmp_path, [TinySpec("tiny-grid")])
 
 
 @pytest.fixture()

@@ -17,30 +17,15 @@ from harness.commands.validate import check_coverage, validate_report
 from harness.protocol import get_profile
 from harness.report.terminal import render_table, rows_from
 from harness.report.writer import write_report
-from harness.session import AuditOptions, AuditSession
-from harness.testing import BoxRasterizer, TinySpec, write_tiny_scene_set
+from harness.session import AuditSession
+from harness.testing import TinySpec
+from tests._audit_project import tiny_session
 
 SECRET = "sk-t3d-fake-secret-report-5e1d"
 
 
 def make_session(tmp_path, **over) -> AuditSession:
-    scenes = tmp_path / "scenes"
-    if not scenes.exists():
-        write_tiny_scene_set(scenes)
-    options = AuditOptions(
-        profile="smoke",
-        evaluators=("tiny-*",),
-        scenes=scenes,
-        report_dir=tmp_path / "reports",
-        cache_dir=tmp_path / "cache",
-        bootstrap=20,
-        **over,
-    )
-    return AuditSession(
-        options,
-        renderer_factory=lambda _: BoxRasterizer(),
-        extra_evaluators=[TinySpec("tiny-grid"), TinySpec("tiny-ctrl", needs_text=False)],
-    )
+    return tiny_session(tmp_path, [TinySpec("tiny-grid"), TinySpec("tiny-ctrl", needs_text=False)], **over)
 
 
 @pytest.fixture(scope="module")
