@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness import probe_edits
-from harness.captions import DEFAULT_TEMPLATE_ID, realize
+from harness.captions import realize
 from harness.captions.paraphrase import bundled_captions
 from harness.hashing import sha256_json
 from harness.records import Record, record
@@ -115,7 +115,7 @@ class Plan:
 def build_plan(scene_set: SceneSet, profile: Profile, *, probe_seed: int = 0) -> Plan:
     """The measurement plan of ``profile`` on ``scene_set`` (already selected)."""
     root = Path(scene_set.root)
-    template_default = DEFAULT_TEMPLATE_ID
+    template_default = profile.c0_template
     configs = profile.configurations()
     scenes: dict[str, PlannedScene] = {}
     rows: list[Row] = []

@@ -32,6 +32,49 @@ PROBES = ("keep_half", "biggest_only", "scrambled", "worst_objects")
 
 
 @dataclass(frozen=True)
+class KindView:
+    """How scenes of one kind are looked at and captioned by default (c0), and where yaw turns.
+
+    ``c0_pitch_deg``: the default camera pitch (0 top-down, 90 eye level); ``yaw_pitch_deg``:
+    the pitch the yaw sweep turns at; ``c0_template``: the default caption template id.
+    Factor levels keep their literal meaning for every kind (``pitch=0`` is top-down for a room
+    and for an object alike); only the default they are swept from differs.
+    """
+
+    c0_pitch_deg: float
+    yaw_pitch_deg: float
+    c0_template: str
+
+
+def _kind_views() -> dict[str, KindView]:
+    from harness.captions import DEFAULT_TEMPLATE_ID
+
+    return {
+        # the study's protocol: rooms seen top-down, captioned "A top-down view of …"
+        "room": KindView(0.0, YAW_PITCH_DEG, DEFAULT_TEMPLATE_ID),
+        # a single generated object: the front three-quarter-high view of object renders
+        # (30° above the horizon, camera in front, i.e. on the object's -y side), captioned
+        # with the prompt verbatim as text-to-3D CLIPScore evaluations do; top-down would show
+        # only an object's top face and nothing of an upright flat asset.
+        "object": KindView(OBJECT_C0_PITCH_DEG, OBJECT_C0_PITCH_DEG, IDENTITY_TEMPLATE_ID),
+    }
+
+
+OBJECT_C0_PITCH_DEG = 60.0
+IDENTITY_TEMPLATE_ID = "-.-.-.-.-"  # the prompt verbatim
+
+
+def kind_view(kind: str) -> KindView:
+    """The default view of scene kind ``kind`` (``room`` or ``object``)."""
+    views = _kind_views()
+    if kind not in views:
+        raise ProtocolError(
+            f"unknown scene kind {kind!r}", where="kind", hint=f"use one of {', '.join(views)}"
+        )
+    return views[kind]
+
+
+@dataclass(frozen=True)
 class Factor:
     """One OFAT factor: its levels in Table 11 order, the default level and how it is applied."""
 
@@ -206,7 +249,9 @@ class Profile:
 
     ``c0`` is the profile's default render (the study's c0 is 512 px; fast profiles may use a
     smaller Table 11 resolution as their default). ``levels`` maps factor → selected levels;
-    ``prompts`` is how many prompt ids (sorted) to audit, ``None`` for all.
+    ``prompts`` is how many prompt ids (sorted) to audit, ``None`` for all. ``scene_kind`` is
+    the kind of scene set it is applied to (:meth:`for_scene_kind`): it sets the c0 pitch,
+    the pitch of the yaw sweep and the c0 caption template (:class:`KindView`).
     """
 
     name: str
@@ -218,18 +263,40 @@ class Profile:
     probes: tuple[str, ...]
     evaluators: tuple[str, ...]
     bootstrap: int
+    scene_kind: str = "room"
 
     def __hash__(self) -> int:
-        return hash(self.name)
+        return hash((self.name, self.scene_kind))
+
+    def for_scene_kind(self, kind: str) -> Profile:
+        """This profile applied to scenes of ``kind``: its c0 pitch becomes the kind's default.
+
+        ``room`` (the study's kind) leaves the profile as declared.
+        """
+        view = kind_view(kind)
+        if kind == self.scene_kind:
+            return self
+        return replace(self, scene_kind=kind, c0=replace(self.c0, pitch_deg=view.c0_pitch_deg))
+
+    @property
+    def view(self) -> KindView:
+        return kind_view(self.scene_kind)
+
+    @property
+    def c0_template(self) -> str:
+        """The caption template id of c0 (and of every non-caption factor level)."""
+        return self.view.c0_template
+
+    def _base(self) -> Configuration:
+        return Configuration(BASELINE, C0, self.c0, "255", self.c0_template, "p0")
 
     def configurations(self) -> list[Configuration]:
         """Baseline first, then every selected level of every factor (default-equivalent kept)."""
-        template_default = factors()["template"].default
-        base = Configuration(BASELINE, C0, self.c0, "255", template_default, "p0")
+        base = self._base()
         out = [base]
         for name, levels in self.levels.items():
             for level in levels:
-                out.append(_apply(base, name, level))
+                out.append(_apply(base, name, level, self.view.yaw_pitch_deg))
         return out
 
     def configuration(self, factor: str, level: str) -> Configuration:
@@ -237,12 +304,11 @@ class Profile:
 
         ``("baseline", "c0")`` gives the baseline itself. Raises :class:`ProtocolError`.
         """
-        template_default = factors()["template"].default
-        base = Configuration(BASELINE, C0, self.c0, "255", template_default, "p0")
+        base = self._base()
         if factor == BASELINE:
             check_level(factor, level)
             return base
-        return _apply(base, factor, level)
+        return _apply(base, factor, level, self.view.yaw_pitch_deg)
 
     def shared_configurations(self) -> list[Configuration]:
         """The shared protocol family: baseline + the selected levels of the seven shared factors.
@@ -262,7 +328,9 @@ class Profile:
         return list(seen)
 
 
-def _apply(base: Configuration, factor: str, level: str) -> Configuration:
+def _apply(
+    base: Configuration, factor: str, level: str, yaw_pitch_deg: float = YAW_PITCH_DEG
+) -> Configuration:
     check_level(factor, level)
     r = base.render
     if factor == "resolution":
@@ -278,7 +346,7 @@ def _apply(base: Configuration, factor: str, level: str) -> Configuration:
     if factor == "pitch":
         return replace(base, factor=factor, level=level, render=replace(r, pitch_deg=float(level)))
     if factor == "yaw":
-        render = replace(r, pitch_deg=YAW_PITCH_DEG, yaw_deg=float(level))
+        render = replace(r, pitch_deg=yaw_pitch_deg, yaw_deg=float(level))
         return replace(base, factor=factor, level=level, render=render)
     if factor == "background":
         return replace(base, factor=factor, level=level, background=level)

@@ -155,14 +155,25 @@ class AuditSession:
 
     # -------------------------------------------------------------------- inputs
     @cached_property
-    def profile(self) -> Profile:
+    def named_profile(self) -> Profile:
+        """The profile as declared (``--audit-profile``); it selects the scenes."""
         from harness.protocol import get_profile
 
         return get_profile(self.options.profile)
 
+    @cached_property
+    def profile(self) -> Profile:
+        """The profile applied to the selected scenes' kind (rooms: as declared; single objects:
+        their own default view and caption template, ``harness.protocol.KindView``)."""
+        return self.named_profile.for_scene_kind(self.scene_set.kind)
+
     @property
     def bootstrap(self) -> int:
-        return self.options.bootstrap if self.options.bootstrap is not None else self.profile.bootstrap
+        return (
+            self.options.bootstrap
+            if self.options.bootstrap is not None
+            else self.named_profile.bootstrap
+        )
 
     @property
     def seed(self) -> int:
@@ -173,7 +184,7 @@ class AuditSession:
         from harness.scenes.scene_source import load_scene_set
 
         full = load_scene_set(self.options.scenes, self.options.cache_dir)
-        return full.select_for_profile(self.profile.prompts, self.profile.generators)
+        return full.select_for_profile(self.named_profile.prompts, self.named_profile.generators)
 
     @cached_property
     def plan(self) -> Plan:
@@ -186,7 +197,7 @@ class AuditSession:
         """Selected evaluator specs by id (sorted): option ids/globs, else the profile's list."""
         from harness.evaluator_selection import select_evaluators
 
-        patterns = self.options.evaluators or tuple(self.profile.evaluators)
+        patterns = self.options.evaluators or tuple(self.named_profile.evaluators)
         return {s.id: s for s in select_evaluators(patterns, self._extra)}
 
     @cached_property
@@ -337,7 +348,8 @@ class AuditSession:
         Recorded in ``manifest.json`` as ``options.card_facts`` so ``t3d-audit validate --deep``
         can rebuild every card from the report alone. JSON-ready::
 
-            {"scenes": {"dataset", "generators", "n_scenes", "n_prompts", "prompt_source"},
+            {"scenes": {"dataset", "generators", "n_scenes", "n_prompts", "prompt_source",
+                        "kind": "room" | "object"},
              "companion": <companion evaluator id> | None,
              "evaluators": {id: {"identity": evaluator_fields(spec, served), "judge": bool,
                                  "thresholds": {name: value},
@@ -354,6 +366,7 @@ class AuditSession:
                 "generators": list(scenes.generators),
                 "n_scenes": len(scenes.scenes),
                 "n_prompts": len(scenes.prompt_ids),
+                "kind": scenes.kind,
                 "prompt_source": ", ".join(sorted({s.prompt_source for s in scenes.scenes})) or NOT_REPORTED,
             },
             "companion": self.companion_id(),

@@ -138,6 +138,15 @@ def build(out: Path) -> None:
     truth["picture_room"] = {"picture": _world_box([pic]), "Floor": _world_box([floor])}
     _export(out / "picture_room.glb", export_format="GLB")
 
+    _reset()  # an upright flat asset facing the front (-y), like a sign or a single triangle
+    bpy.ops.mesh.primitive_plane_add(size=1.0, location=(0.0, 0.0, 0.5))
+    sign = bpy.context.object
+    sign.name = "sign"
+    sign.rotation_euler = (math.radians(90), 0.0, 0.0)
+    sign.data.materials.append(_material("red", (0.9, 0.05, 0.05)))
+    truth["standee"] = _world_box([sign])
+    _export(out / "standee.glb", export_format="GLB")
+
     (out / "truth.json").write_text(json.dumps(truth), encoding="utf-8")
 
 

@@ -2,9 +2,10 @@
 
 Fixtures come from ``tests/_gltf_fixtures.py`` (Blender's glTF exporter, in a child process):
 textured, Draco-compressed, separate-file, vertex-coloured, hierarchical with a tilted part,
-flat, tiny (6 cm) and huge (60 m) objects, and a room with an upright picture. Checks: the
-imported boxes match Blender's own, the colour survives the render (mean hue of the object's
-pixels), and object scenes fill the frame alike at any size. Renders are 64 px, 2 samples.
+flat, tiny (6 cm) and huge (60 m) objects, an upright sign, and a room with an upright
+picture. Checks: the imported boxes match Blender's own, the colour survives the render (mean
+hue of the object's pixels), object scenes fill the frame alike at any size, and an object
+scene's c0 shows the front of an upright flat asset. Renders are 64 px, 2 samples.
 """
 
 from __future__ import annotations
@@ -150,3 +151,20 @@ def test_tiny_and_huge_objects_fill_the_frame_alike(fixtures: Path, tmp_path: Pa
     tiny0, tiny60, huge0, huge60 = shares
     assert tiny0 > 0.3 and tiny60 > 0.3
     assert tiny0 == pytest.approx(huge0, rel=0.05) and tiny60 == pytest.approx(huge60, rel=0.05)
+
+
+def test_object_c0_shows_an_upright_flat_asset(fixtures: Path, tmp_path: Path) -> None:
+    """An upright sign as a single-object scene: top-down (the room c0) sees only its 1 mm
+    edge; the object c0 (front, 30° above the horizon) sees its face, in its colour."""
+    from harness.protocol import get_profile
+    from harness.render.failures import NothingVisible
+
+    scene = _import(fixtures, "standee.glb", tmp_path / "set", ground=False)
+    assert scene.kind == "object"
+    c0 = get_profile("smoke").for_scene_kind(scene.kind).c0
+    front = _render(scene, tmp_path / "set", tmp_path / "cache", pitch_deg=c0.pitch_deg)
+    assert (front[..., 3] > 128).mean() > 0.2
+    with pytest.raises(NothingVisible):  # a failed measurement, never an empty-image score
+        _render(scene, tmp_path / "set", tmp_path / "cache", pitch_deg=0.0)
+    hue, sat = _mean_hue_deg(front)
+    assert sat > 0.3 and min(hue, 360 - hue) < 25, (hue, sat)

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from harness.captions import DEFAULT_TEMPLATE_ID, realize
+from harness.captions import realize
 from harness.cards.card_format import NOT_REPORTED, build_card
 from harness.errors import CardError
 
@@ -56,13 +56,14 @@ def evaluator_fields(spec: EvaluatorSpec, served: list[str] | None = None) -> di
     }
 
 
-def declared_views(levels: dict[str, tuple[str, ...]], c0: RenderConfig) -> list[dict[str, float]]:
-    """Poses the run renders: the pitch sweep at the default yaw, the yaw sweep at 45° pitch."""
-    from harness.protocol import YAW_PITCH_DEG
-
+def declared_views(
+    levels: dict[str, tuple[str, ...]], c0: RenderConfig, yaw_pitch_deg: float = 45.0
+) -> list[dict[str, float]]:
+    """Poses the run renders: the pitch sweep at the default yaw, the yaw sweep at
+    ``yaw_pitch_deg`` (45° for rooms, the c0 pitch for single objects)."""
     views = {(float(c0.pitch_deg), float(c0.yaw_deg))}
     views.update((float(p), float(c0.yaw_deg)) for p in levels.get("pitch", ()))
-    views.update((YAW_PITCH_DEG, float(y)) for y in levels.get("yaw", ()))
+    views.update((float(yaw_pitch_deg), float(y)) for y in levels.get("yaw", ()))
     return [{"pitch_deg": p, "yaw_deg": y} for p, y in sorted(views)]
 
 
@@ -85,7 +86,8 @@ def assemble_card(
     facts = options["card_facts"]
     ev_facts = facts["evaluators"][evaluator_id]
     scenes = facts["scenes"]
-    profile = get_profile(options["profile"])
+    # manifests written before scene kinds existed describe rooms
+    profile = get_profile(options["profile"]).for_scene_kind(scenes.get("kind", "room"))
     is_judge = bool(ev_facts["judge"])
     companion = companion_check(evaluator_id, facts["companion"], agreement)
     return build_card(
@@ -105,12 +107,12 @@ def assemble_card(
             "probe_seed": options["probe_seed"],
         },
         captions={
-            "template": realize(DEFAULT_TEMPLATE_ID, "{prompt}"),
+            "template": realize(profile.c0_template, "{prompt}"),
             "n_templates": len(profile.levels.get("template", ())) or 1,
             "paraphrase_rule": PARAPHRASE_RULE if "paraphrase" in profile.levels else "no paraphrases",
             "prompt_source": scenes["prompt_source"],
         },
-        views=declared_views(dict(profile.levels), profile.c0),
+        views=declared_views(dict(profile.levels), profile.c0, profile.view.yaw_pitch_deg),
         stats=stats,
         bootstrap=options["bootstrap"],
         seed=options["seed"],

@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.scenes is not None:
         return _scene_set_sheet(args, profile)
     scene, root = load_scene_file(args.scene_file, args.root)
+    profile = profile.for_scene_kind(scene.kind)
     identity = scene_identity(scene, root)
     service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
     rows: list[tuple[str, list[str]]] = []
@@ -106,19 +107,24 @@ def _scene_set_sheet(args: argparse.Namespace, profile) -> int:
     """Every scene of the set at ``--scenes`` at c0: rows = generators, columns = prompt ids."""
     from PIL import Image, ImageDraw
 
-    from harness.protocol import background_rgb
+    from harness.protocol import RenderConfig, background_rgb
     from harness.render.composite import composite
     from harness.render.service import RenderService
     from harness.scenes.sceneset import SceneSet
 
     sset = SceneSet.load(args.scenes, verify=True)
     service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
-    config = profile.configuration("baseline", "c0")
-    cfg = config.render
-    if args.samples is not None:
-        cfg = replace(cfg, samples=args.samples)
-    if args.size is not None:
-        cfg = replace(cfg, resolution_px=args.size)
+
+    def c0_of(kind: str) -> tuple[RenderConfig, str]:
+        """c0 of a scene kind: each scene is shown as its audit would see it."""
+        config = profile.for_scene_kind(kind).configuration("baseline", "c0")
+        cfg = config.render
+        if args.samples is not None:
+            cfg = replace(cfg, samples=args.samples)
+        if args.size is not None:
+            cfg = replace(cfg, resolution_px=args.size)
+        return cfg, config.background
+
     gens, prompts = list(sset.generators), list(sset.prompt_ids)
     by_cell = {(s.generator, s.prompt_id): s for s in sset.scenes}
     tile, label = args.tile, LABEL_PX
@@ -131,9 +137,10 @@ def _scene_set_sheet(args: argparse.Namespace, profile) -> int:
             scene = by_cell.get((gen, pid))
             if scene is None:
                 continue
+            cfg, background = c0_of(scene.kind)
             rgb = composite(
                 service.render(scene, sset.root, sset.identity(scene.id), cfg),
-                background_rgb(config.background),
+                background_rgb(background),
             )
             img = Image.fromarray(rgb, "RGB").resize((tile, tile), Image.Resampling.LANCZOS)
             sheet.paste(img, (x, y + label))

@@ -28,7 +28,9 @@ def run(args: argparse.Namespace) -> int:
     profile = get_profile(args.profile)
     if args.prompts is not None:
         profile = replace(profile, prompts=args.prompts)
-    scenes = list(load_profile_scenes(profile, args.scenes))
+    sset = load_profile_scenes(profile, args.scenes)
+    profile = profile.for_scene_kind(sset.kind)
+    scenes = list(sset)
     jobs = render_plan(profile, scenes)
     summary = plan_summary(profile, jobs)
     if args.json:

@@ -44,13 +44,13 @@ def run(args: argparse.Namespace) -> int:
         raise ProtocolError(
             f"factor {args.factor!r} changes the caption, not the image", where="--factor"
         )
-    config = profile.configuration(args.factor, args.level)
+    scene, root = load_scene_file(args.scene_file, args.root)
+    config = profile.for_scene_kind(scene.kind).configuration(args.factor, args.level)
     cfg = config.render
     if args.samples is not None:
         if args.samples < 1:
             raise ProtocolError("--samples must be >= 1", where="--samples")
         cfg = replace(cfg, samples=args.samples)
-    scene, root = load_scene_file(args.scene_file, args.root)
     service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
     rgba = service.render(scene, root, scene_identity(scene, root), cfg)
     args.out.parent.mkdir(parents=True, exist_ok=True)

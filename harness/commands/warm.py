@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.prompts is not None:
         profile = replace(profile, prompts=args.prompts)
     sset = load_profile_scenes(profile, args.scenes)
+    profile = profile.for_scene_kind(sset.kind)
     jobs = render_plan(profile, list(sset.scenes))
     print(
         f"render plan: {len(jobs)} renders for {len(sset)} scenes "

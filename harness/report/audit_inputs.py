@@ -73,14 +73,35 @@ def audit_inputs(
 ) -> dict[str, Any]:
     """``template_slots``, ``default_template`` and ``lighting_scalars`` keyword arguments for
     ``compute_audit``; ``lighting`` is a scalars file (default: the committed fixture)."""
-    from harness.captions import DEFAULT_TEMPLATE_ID
-
     levels = records.loc[records["factor"] == "template", "level"].unique()
     return {
         "template_slots": template_slots(levels),
-        "default_template": DEFAULT_TEMPLATE_ID,
+        "default_template": default_template_of(records),
         "lighting_scalars": lighting_scalars(lighting),
     }
+
+
+def default_template_of(records: pd.DataFrame) -> str:
+    """The template id the run captioned c0 with, read from the records themselves: the
+    measured template level whose captions equal the baseline captions of the same scenes.
+
+    Rooms are captioned "A top-down view of …" and single objects with the prompt verbatim
+    (``harness.protocol.KindView``); a run that measured no matching template level falls back
+    to the study's default.
+    """
+    from harness.captions import DEFAULT_TEMPLATE_ID
+
+    keys = ["generator", "prompt_id"]
+    base = records.loc[records["factor"] == "baseline", [*keys, "caption"]].drop_duplicates(keys)
+    templ = records.loc[records["factor"] == "template", [*keys, "level", "caption"]]
+    if base.empty or templ.empty:
+        return DEFAULT_TEMPLATE_ID
+    joined = templ.merge(base, on=keys, suffixes=("", "_c0"))
+    same = (joined["caption"] == joined["caption_c0"]).groupby(joined["level"]).all()
+    matching = sorted(same.index[same.to_numpy()])
+    if DEFAULT_TEMPLATE_ID in matching or not matching:
+        return DEFAULT_TEMPLATE_ID
+    return str(matching[0])
 
 
 def audit_result(records: pd.DataFrame, bootstrap: int, seed: int) -> AuditResult:

@@ -116,6 +116,24 @@ class SceneSet:
         return tuple(sorted({s.generator for s in self.scenes}))
 
     @property
+    def kind(self) -> str:
+        """The scenes' kind, ``room`` or ``object`` (an empty set is ``room``).
+
+        Raises :class:`SceneError` for a set that mixes kinds: the two are measured from
+        different default views (``harness.protocol.KindView``), so one audit cannot hold both.
+        """
+        kinds = sorted({s.kind for s in self.scenes})
+        if len(kinds) > 1:
+            counts = {k: sum(s.kind == k for s in self.scenes) for k in kinds}
+            raise SceneError(
+                f"the scene set mixes scene kinds {counts}",
+                path=self.root,
+                hint="rooms and single objects are audited from different default views; "
+                "import them into separate scene sets and audit each on its own",
+            )
+        return kinds[0] if kinds else "room"
+
+    @property
     def prompt_ids(self) -> tuple[str, ...]:
         """Sorted distinct prompt ids."""
         return tuple(sorted({s.prompt_id for s in self.scenes}))
