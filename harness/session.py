@@ -402,6 +402,8 @@ class AuditSession:
             "run_id_explicit": bool(self.options.run_id),
             "card_facts": self.card_facts(evaluators),
         }
+        if self.plan.not_applicable:  # only imported sets have them; bundled manifests unchanged
+            options["probes_not_applicable"] = self.plan.not_applicable
         return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
 
     def card(self, evaluator_id: str) -> dict[str, Any]:
