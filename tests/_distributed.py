@@ -31,7 +31,11 @@ def moto_s3(monkeypatch: pytest.MonkeyPatch | None = None) -> Iterator[str]:
     ``s3://BUCKET`` and points ``$T3D_AUDIT_STORE_OPTIONS`` at the server meanwhile."""
     need("s3fs")
     need("moto")
+    import logging
+
     from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()

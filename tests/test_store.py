@@ -17,8 +17,7 @@ from harness.evaluators.score_store import StoreScoreCache, open_score_cache
 from harness.protocol import RenderConfig
 from harness.render.render_cache import RenderCache
 from harness.render.render_store import BUSY, CACHED, RENDERED, StoreRenderCache, open_render_cache
-from harness.store import LocalStore, is_url, open_store
-from harness.store import leases
+from harness.store import LocalStore, is_url, leases, open_store
 from tests._distributed import moto_s3
 
 

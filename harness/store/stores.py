@@ -42,6 +42,10 @@ class StoreError(AuditError):
     """A store cannot be opened or used (bad URL, missing library, unreachable bucket)."""
 
 
+class StoreIncomplete(AuditError):
+    """A read-only store lacks entries a run needs (reported with the command that fills it)."""
+
+
 @runtime_checkable
 class Store(Protocol):
     """Immutable objects by key at one location (see the module docstring)."""
@@ -222,6 +226,11 @@ def _options_from_env() -> dict[str, Any]:
     return value
 
 
+def _protocols(fs: Any) -> tuple[str, ...]:
+    proto = getattr(fs, "protocol", ())
+    return (proto,) if isinstance(proto, str) else tuple(proto)
+
+
 class FsspecStore:
     """A store at an fsspec URL (object stores and anything else fsspec reaches)."""
 
@@ -288,8 +297,12 @@ class FsspecStore:
 
     def list(self, prefix: str) -> list[str]:
         base = self.path(prefix)
+        parent, _, name = base.rpartition("/")
         try:
-            found = self.fs.find(base)
+            if "s3" in _protocols(self.fs):  # one LIST request (plain find adds a HEAD + LIST)
+                found = self.fs.find(parent, prefix=name + "/")
+            else:
+                found = self.fs.find(base)
         except FileNotFoundError:
             return []
         cut = len(self.root) + 1
