@@ -3,7 +3,10 @@ of the smoke plan (one scene: c0, two other configs and a probe, at 48 px and 2 
 
 * renders byte-identical to the local backend's (same keys, same PNG bytes);
 * a worker killed mid-run is replaced and its render retried, with the identical result;
-* two concurrent ``warm`` runs on one store render every key exactly once between them.
+* two concurrent ``warm`` runs on one store render every key exactly once between them;
+
+and scoring on Ray (one actor per evaluator, tiny numpy evaluators and the box rasterizer)
+stores exactly the scores the local backend stores.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    pytest.importorskip("bpy")
     ray = need("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
@@ -37,6 +39,7 @@ def ray_cluster():
 @pytest.fixture(scope="module")
 def smoke_subset():
     """Render requests: the first smoke scene under c0, two more configs and one probe."""
+    pytest.importorskip("bpy")
     profile = get_profile("smoke")
     sset = load_profile_scenes(profile)
     scene = sset.scenes[0]
@@ -120,3 +123,30 @@ def test_two_concurrent_warm_runs_on_one_store_make_no_duplicate_renders(ray_clu
     assert a.rendered + b.rendered == 4
     assert a.rendered + a.cached == 4 and b.rendered + b.cached == 4
     assert _store_pngs(url) == local_pngs
+
+
+def test_scoring_on_ray_stores_the_scores_the_local_backend_stores(ray_cluster, tmp_path):
+    from harness.commands.materialize import score_plan
+    from harness.testing import TinySpec
+    from tests._audit_project import tiny_session
+
+    specs = [TinySpec("tiny-grid"), TinySpec("tiny-pairs", grid=False)]
+
+    def session(tag: str, store: str, fill: str = "local"):
+        return tiny_session(tmp_path, specs, store=store, store_fill=fill,
+                            cache_dir=tmp_path / f"cache-{tag}")  # fmt: skip
+
+    ray_url, local_url = (tmp_path / "ray").as_uri(), (tmp_path / "local").as_uri()
+    on_ray = score_plan(session("ray", ray_url), backend="ray", log=lambda _: None)
+    on_local = score_plan(session("local", local_url), backend="local", log=lambda _: None)
+    assert set(on_ray) == {"tiny-grid", "tiny-pairs"}
+    for e in on_ray:
+        assert on_ray[e].scored_pairs == on_local[e].scored_pairs > 0
+    ray_store, local_store = open_store(ray_url), open_store(local_url)
+    keys = ray_store.list("scores")
+    assert keys and keys == local_store.list("scores")
+    assert all(ray_store.read(k) == local_store.read(k) for k in keys)  # byte-identical segments
+    again = score_plan(session("again", ray_url), backend="ray", log=lambda _: None)
+    assert all(s.scored_pairs == 0 and not s.model_loaded for s in again.values())
+    reader = session("read", ray_url, fill="none")  # pytest --audit-store reads them back
+    assert reader.records("tiny-grid").equals(session("read2", local_url, "none").records("tiny-grid"))
