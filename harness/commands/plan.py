@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     profile = get_profile(args.profile)
     if args.prompts is not None:
         profile = replace(profile, prompts=args.prompts)
-    scenes = list(load_profile_scenes(profile, args.scenes))
+    scene_set = load_profile_scenes(profile, args.scenes)
+    scenes = list(scene_set)
     jobs = render_plan(profile, scenes)
     summary = plan_summary(profile, jobs)
     if args.json:
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         f"{len(profile.probes)} probes at c0)"
     )
     if args.estimate:
-        return _estimate(args, profile, scenes)
+        return _estimate(args, profile, scene_set)
     for scene_id, n in summary["per_scene"].items():
         print(f"  {scene_id}\t{n}")
     return 0
@@ -112,7 +113,8 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
           + (", scoring on CPU for the evaluators without a GPU measurement" if est["gpu_not_measured"] else "")
           + ")")  # fmt: skip
     if est["gpu_hours"] is None:
-        print(f"  GPU-hours:       not measured (no GPU in {source}; calibrate on a GPU machine "
+        print(f"  GPU-hours:       not measured (no GPU timing in the {source.split(' (')[0]}; calibrate on a GPU "
+              f"machine "
               f"with --calibrate-out FILE and pass --costs FILE)")  # fmt: skip
     else:
         print(f"  GPU-hours:       {est['gpu_hours']:.2f} (scoring)")
