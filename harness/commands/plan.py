@@ -129,7 +129,7 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
 
 def _has_cuda() -> bool:
     try:
-        import torch
-    except ImportError:
+        from harness.evaluators._torch import resolve_device
+    except ImportError:  # no torch: no GPU scoring either
         return False
-    return bool(torch.cuda.is_available())
+    return resolve_device("auto") == "cuda"
