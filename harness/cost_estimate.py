@@ -15,13 +15,15 @@ from a costs file written by one, with its provenance):
   divided by the group's pairs. Images are the calibration render with per-image noise
   (model cost does not depend on content).
 
-CPU-hours = renders (CPU Cycles) + scoring on CPU; GPU-hours = scoring on a GPU, only when a
-GPU was measured (here, or in the costs file): an unmeasured cost is reported as such, never
-guessed.
+CPU-hours are core-hours: measured wall seconds times the cores the calibration used (Cycles
+and torch each use every core of the machine unless told otherwise), for renders (CPU Cycles)
+plus scoring on CPU. GPU-hours are device-hours of scoring on a GPU, only when a GPU was
+measured (here, or in the costs file): an unmeasured cost is reported as such, never guessed.
 """
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 from dataclasses import dataclass
@@ -70,10 +72,12 @@ def plan_counts(profile: Any, scene_set: Any) -> tuple[PlanCounts, Any]:
 def host() -> dict[str, str]:
     """Where a calibration ran (its provenance)."""
     from harness.render.host import cpu_model
-    from harness.render.settings import RENDERER_REVISION, blender_version
+    from harness.render.settings import RENDERER_REVISION, blender_version, render_threads
 
+    cores = render_threads() or os.cpu_count() or 1
     return {"cpu_model": cpu_model(), "machine": platform.machine(), "node": platform.node(),
-            "blender": blender_version(), "renderer_revision": RENDERER_REVISION}  # fmt: skip
+            "cores": str(cores), "blender": blender_version(),
+            "renderer_revision": RENDERER_REVISION}  # fmt: skip
 
 
 def calibrate_render(profile: Any, scene_set: Any, cache_dir: Any = None) -> dict[str, Any]:
@@ -146,6 +150,7 @@ def calibrate(profile: Any, scene_set: Any, plan: Any, specs: list, devices: lis
 def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str, Any]:
     """Hours of work from ``counts`` and measured ``costs`` (see module docstring)."""
     render = costs["render"]
+    cores = int(costs.get("host", {}).get("cores", 1))
     build_s = max(0.0, render["first_s"] - render["marginal_s"])
     render_s = counts.render_pixels * render["marginal_s"] + counts.scenes * build_s
     scoring: dict[str, dict[str, float]] = {}
@@ -155,7 +160,8 @@ def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str
         measured = costs.get("scoring", {}).get(spec.id, {})
         row = {"pairs": n}
         for dev, m in measured.items():
-            row[f"{'gpu' if dev.startswith('cuda') else 'cpu'}_hours"] = n * m["per_pair_s"] / 3600
+            gpu_dev = dev.startswith("cuda")
+            row[f"{'gpu' if gpu_dev else 'cpu'}_hours"] = n * m["per_pair_s"] * (1 if gpu_dev else cores) / 3600
         gpu = next((m for d, m in measured.items() if d.startswith("cuda")), None)
         cpu = measured.get("cpu")
         if gpu is not None:
@@ -169,9 +175,11 @@ def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str
         "renders": counts.renders,
         "distinct_images": counts.distinct_images,
         "score_pairs": sum(r["pairs"] for r in scoring.values()),
-        "render_cpu_hours": render_s / 3600,
+        "cores": cores,
+        "render_cpu_hours": render_s * cores / 3600,
         "scoring": scoring,
-        "cpu_hours": (render_s + cpu_score_s) / 3600,
+        "cpu_hours": (render_s + cpu_score_s) * cores / 3600,
+        "wall_hours_here": (render_s + cpu_score_s) / 3600,
         "gpu_hours": gpu_score_s / 3600 if not gpu_missing else None,
         "gpu_not_measured": gpu_missing,
     }

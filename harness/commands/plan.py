@@ -109,9 +109,9 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
     print(f"  distinct images: {est['distinct_images']}")
     per_eval = ", ".join(f"{k} {v['pairs']}" for k, v in est["scoring"].items())
     print(f"  score pairs:     {est['score_pairs']} ({per_eval})")
-    print(f"  CPU-hours:       {est['cpu_hours']:.1f} (renders {est['render_cpu_hours']:.1f}"
+    print(f"  CPU-hours:       {est['cpu_hours']:.1f} core-hours (renders {est['render_cpu_hours']:.1f}"
           + (", scoring on CPU for the evaluators without a GPU measurement" if est["gpu_not_measured"] else "")
-          + ")")  # fmt: skip
+          + f"); {est['wall_hours_here']:.1f} h on the measured {est['cores']}-core machine")  # fmt: skip
     if est["gpu_hours"] is None:
         print(f"  GPU-hours:       not measured (no GPU timing in the {source.split(' (')[0]}; calibrate on a GPU "
               f"machine "
