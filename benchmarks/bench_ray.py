@@ -2,9 +2,12 @@
 
 Renders the smoke plan (or its first ``--prompts N`` prompts) twice into fresh caches: with
 the local backend (``--jobs`` processes) and with the Ray backend (``ray.init(num_cpus=N)``,
-``--jobs`` render actors of one CPU each, a ``file://`` store). Prints both wall times, their
-ratio (Ray / local; target <= 1.15), Ray's cluster start-up separately, and whether every
-render is byte-identical between the two. Then prints the paper estimate
+``--jobs`` render actors of one CPU each, a ``file://`` store). The machine is shared, so its
+load drifts: the plan is cut into ``--rounds`` chunks of whole scenes, and each chunk is
+rendered by both backends in alternating order (local first in even rounds, Ray first in odd
+ones); each backend's time is the sum over its chunks, worker start-up included on both
+sides. Prints both wall times, their ratio (Ray / local; target <= 1.15), Ray's cluster
+start-up separately, and whether every render is byte-identical between the two. Then prints the paper estimate
 (``t3d-audit plan --profile paper --estimate``, from this machine's cached calibration or a
 fresh one).
 
@@ -43,37 +46,51 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=int, default=None, help="first N prompts (default: smoke's)")
     parser.add_argument("--jobs", type=int, default=2, help="processes / actors (default 2)")
+    parser.add_argument("--rounds", type=int, default=4, help="alternating rounds (default 4)")
     parser.add_argument("--no-estimate", action="store_true", help="skip the paper estimate")
     args = parser.parse_args()
 
     import ray
 
     from harness.backends.ray_render import warm_ray
-    from harness.render.cache_warmer import warm
+    from harness.render.cache_warmer import scene_groups, warm
     from harness.render.render_cache import RenderCache
     from harness.store import open_store
 
     requests, failed = _requests(args.prompts)
     print(f"smoke plan: {len(requests)} renders ({len(failed)} probe jobs not applicable), "
           f"{args.jobs} processes/actors", flush=True)  # fmt: skip
+
+    groups = scene_groups(requests)
+    rounds = max(1, min(args.rounds, len(groups)))
+    chunks = [[r for g in groups[i::rounds] for r in g] for i in range(rounds)]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        t = time.perf_counter()
-        local = warm(requests, root / "local" / "renders", jobs=args.jobs)
-        local_s = time.perf_counter() - t
-        print(f"local backend: {local_s:.1f} s ({local.rendered} rendered, {len(local.failures)} failed)",
-              flush=True)  # fmt: skip
-
         t = time.perf_counter()
         ray.init(num_cpus=args.jobs, include_dashboard=False, log_to_driver=False)
         start_s = time.perf_counter() - t
         url = (root / "ray").as_uri()
-        t = time.perf_counter()
-        on_ray = warm_ray(requests, url, actors=args.jobs)
-        ray_s = time.perf_counter() - t
+        local_s = ray_s = 0.0
+        rendered = {"local": 0, "ray": 0}
+        failures = {"local": 0, "ray": 0}
+        for i, chunk in enumerate(chunks):
+            order = ("local", "ray") if i % 2 == 0 else ("ray", "local")
+            for backend in order:
+                t = time.perf_counter()
+                if backend == "local":
+                    res = warm(chunk, root / "local" / "renders", jobs=args.jobs)
+                    local_s += time.perf_counter() - t
+                else:
+                    res = warm_ray(chunk, url, actors=args.jobs)
+                    ray_s += time.perf_counter() - t
+                rendered[backend] += res.rendered
+                failures[backend] += len(res.failures)
+            print(f"  round {i + 1}/{rounds}: {len(chunk)} renders, local {local_s:.1f} s, "
+                  f"ray {ray_s:.1f} s so far", flush=True)  # fmt: skip
         ray.shutdown()
-        print(f"ray backend:   {ray_s:.1f} s ({on_ray.rendered} rendered, {len(on_ray.failures)} failed; "
-              f"cluster start-up {start_s:.1f} s not included)", flush=True)  # fmt: skip
+        print(f"local backend: {local_s:.1f} s ({rendered['local']} rendered, {failures['local']} failed)")
+        print(f"ray backend:   {ray_s:.1f} s ({rendered['ray']} rendered, {failures['ray']} failed; "
+              f"cluster start-up {start_s:.1f} s not included)")  # fmt: skip
         print(f"ratio ray/local: {ray_s / local_s:.3f} (target <= 1.15); "
               f"with start-up: {(ray_s + start_s) / local_s:.3f}")  # fmt: skip
 

@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
               "profile)", file=sys.stderr)  # fmt: skip
         return 2
     code = 0
-    if not args.skip_render:
-        code = warm_cmd.run(args)
+    if not args.skip_render:  # the local cache dir only holds this machine's records
+        code = warm_cmd.run(argparse.Namespace(**{**vars(args), "cache_dir": None}))
     evaluators = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
     options = AuditOptions(profile=args.profile, evaluators=evaluators, scenes=args.scenes,
                            cache_dir=args.cache_dir or default_cache_dir(), store=url,
