@@ -94,7 +94,8 @@ def store_url(value: str | None) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from harness.render.cache_warmer import resolve_jobs, warm
+    from harness.backends import warm_on
+    from harness.render.cache_warmer import resolve_jobs
     from harness.render.render_inputs import apply_probe, load_profile_scenes
     from harness.render.render_plan import render_plan
 
@@ -138,17 +139,12 @@ def run(args: argparse.Namespace) -> int:
 
     tick = lambda n: bar.update(n) if bar is not None else None  # noqa: E731
     try:
-        if args.backend == "ray":
-            from harness.backends.ray_render import warm_ray
-
-            result = warm_ray(
-                requests, str(cache_root), address=args.address, actors=args.jobs,
-                cpus_per_actor=args.cpus_per_actor, timeout_s=args.timeout, device=args.device,
-                retries=args.retries, progress=tick, on_start=on_start,
-            )  # fmt: skip
-        else:
-            result = warm(requests, cache_root, jobs=args.jobs or 1, timeout_s=args.timeout,
-                          device=args.device, progress=tick, on_start=on_start)  # fmt: skip
+        result = warm_on(
+            args.backend, requests, cache_root, jobs=args.jobs, timeout_s=args.timeout,
+            device=args.device, progress=tick, on_start=on_start,
+            **({"address": args.address, "cpus_per_actor": args.cpus_per_actor,
+                "retries": args.retries} if args.backend == "ray" else {}),
+        )  # fmt: skip
     finally:
         if bar is not None:
             bar.close()

@@ -101,17 +101,22 @@ def scene_groups(requests: Sequence[RenderRequest]) -> list[list[RenderRequest]]
     return sorted(groups.values(), key=len, reverse=True)
 
 
+FOUND = "\0found"  # report() message: the entry was published meanwhile (by another run)
+
+
 def _render_group(
     service: RenderService, group: Sequence[RenderRequest], report: Callable[[str | None], None]
 ) -> None:
-    """Render one scene's requests; ``report(None)`` per success, ``report(reason)`` per failure."""
+    """Render one scene's requests; ``report(None)`` per render made here, ``report(FOUND)``
+    per entry another process published meanwhile, ``report(reason)`` per failure."""
     for r in group:
+        before = service.rendered
         try:
             service.render(r.scene, r.scene_root, r.identity, r.cfg)
         except RenderError as exc:
             report(str(exc))
         else:
-            report(None)
+            report(None if service.rendered > before else FOUND)
 
 
 # -- worker processes ------------------------------------------------------------------------
@@ -172,6 +177,8 @@ def warm(
     def record(reason: str | None) -> None:
         if reason is None:
             result.rendered += 1
+        elif reason == FOUND:
+            result.cached += 1
         else:
             result.failures.append(reason)
         tick(1)
