@@ -50,14 +50,14 @@ def test_fill_local_publishes_then_a_fresh_reader_gets_identical_records(tmp_pat
 
 def test_store_options_are_validated_at_configure_time(pytester):
     make_project(pytester)
-    bad_fill = pytester.runpytest_subprocess("audit_tests", "--audit-store=store",
+    bad_fill = pytester.runpytest("audit_tests", "--audit-store=store",
                                              "--audit-store-fill=maybe")  # fmt: skip
     assert bad_fill.ret == 4
     bad_fill.stderr.fnmatch_lines(["*--audit-store-fill must be one of none, local*"])
-    orphan = pytester.runpytest_subprocess("audit_tests", "--audit-store-fill=local")
+    orphan = pytester.runpytest("audit_tests", "--audit-store-fill=local")
     assert orphan.ret == 4
     orphan.stderr.fnmatch_lines(["*--audit-store-fill needs --audit-store*"])
-    scheme = pytester.runpytest_subprocess("audit_tests", "--audit-store=nosuch://x/y")
+    scheme = pytester.runpytest("audit_tests", "--audit-store=nosuch://x/y")
     assert scheme.ret == 4
     scheme.stderr.fnmatch_lines(["*unknown scheme 'nosuch'*"])
 
