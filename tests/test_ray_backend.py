@@ -4,6 +4,8 @@ of the smoke plan (one scene: c0, two other configs and a probe, at 48 px and 2 
 * renders byte-identical to the local backend's (same keys, same PNG bytes);
 * a worker killed mid-run is replaced and its render retried, with the identical result;
 * two concurrent ``warm`` runs on one store render every key exactly once between them;
+* a render that hangs past its timeout has its actor killed and is reported; the rest
+  completes, and a rerun renders the missing one;
 
 and scoring on Ray (one actor per evaluator, tiny numpy evaluators and the box rasterizer)
 stores exactly the scores the local backend stores.
@@ -150,3 +152,20 @@ def test_scoring_on_ray_stores_the_scores_the_local_backend_stores(ray_cluster, 
     assert all(s.scored_pairs == 0 and not s.model_loaded for s in again.values())
     reader = session("read", ray_url, fill="none")  # pytest --audit-store reads them back
     assert reader.records("tiny-grid").equals(session("read2", local_url, "none").records("tiny-grid"))
+
+
+def test_a_hung_render_times_out_its_actor_is_replaced_and_the_rest_completes(
+        ray_cluster, smoke_subset, local_pngs, tmp_path):  # fmt: skip
+    from harness.backends.ray_render import warm_ray
+
+    url = (tmp_path / "store").as_uri()
+    result = warm_ray(smoke_subset, url, actors=1, timeout_s=15, timeout_grace_s=0,
+                      fault_marker=str(tmp_path / "hung-once"), fault_mode="hang")  # fmt: skip
+    assert result.rendered == 3 and len(result.failures) == 1
+    assert "render timed out after 15 s" in result.failures[0]
+    stored = _store_pngs(url)
+    assert len(stored) == 3 and all(local_pngs[k] == v for k, v in stored.items())
+    assert open_store(url).list("leases") == []  # the killed actor's lease was broken
+    again = warm_ray(smoke_subset, url, actors=1)  # a rerun renders the one that timed out
+    assert (again.rendered, again.cached, again.failures) == (1, 3, [])
+    assert _store_pngs(url) == local_pngs

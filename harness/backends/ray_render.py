@@ -42,12 +42,12 @@ class RenderWorker:
     """The body of a render actor: one :class:`RenderService` (one Blender state) per process.
 
     ``fault_marker`` is a fault-injection hook for tests: the first worker to create that
-    file exits its process abruptly after rendering and before publishing, as a killed
-    worker would.
+    file fails as ``fault_mode`` says after rendering and before publishing: ``exit`` ends its
+    process abruptly, as a killed worker would; ``hang`` never returns, as a stuck one.
     """
 
     def __init__(self, store_url: str, timeout_s: float, device: str, threads: int,
-                 fault_marker: str | None = None):  # fmt: skip
+                 fault_marker: str | None = None, fault_mode: str = "exit"):  # fmt: skip
         from harness.render.cache_warmer import _is_blender_scripts_dir
         from harness.render.service import RenderService
         from harness.render.settings import THREADS_ENV
@@ -56,6 +56,7 @@ class RenderWorker:
         os.environ[THREADS_ENV] = str(threads)
         self.service = RenderService(store_url, timeout_s=timeout_s, device=device)
         self.fault_marker = fault_marker
+        self.fault_mode = fault_mode
 
     def owner(self) -> str:
         """``host:pid`` of this actor: the owner written into its leases."""
@@ -79,12 +80,16 @@ class RenderWorker:
             return
         os.close(fd)
         real = self.service._render_fn
+        mode = self.fault_mode
 
         def dying(*args: Any) -> Any:
             fn = real(*args)
 
             def render_then_die() -> Any:
                 fn()
+                if mode == "hang":
+                    while True:
+                        time.sleep(60)
                 os._exit(1)  # mid-run: rendered, not published, lease still held
 
             return render_then_die
@@ -117,13 +122,17 @@ def warm_ray(
     retries: int = 2,
     progress: Callable[[int], None] | None = None,
     on_start: Callable[[int, int], None] | None = None,
+    timeout_grace_s: float = TIMEOUT_GRACE_S,
     fault_marker: str | None = None,
+    fault_mode: str = "exit",
 ) -> WarmResult:
     """Render every request missing from the store at ``store_url`` on Ray; returns the counts.
 
     ``actors`` defaults to the cluster's CPUs / ``cpus_per_actor``. ``WarmResult.rendered``
     counts renders made by this run, ``cached`` the ones found already published (also those
     another run published meanwhile); ``retries`` how often a dead worker's render was redone.
+    A render still running ``timeout_s + timeout_grace_s`` after it was sent has its actor
+    killed and counts as a failure.
     """
     if device not in ("cpu", "gpu"):
         raise RenderError(f"warm renders on 'cpu' or 'gpu', not {device!r}", where="--device")
@@ -152,7 +161,7 @@ def warm_ray(
     if device == "gpu":
         options["num_gpus"] = gpus_per_actor
     remote_cls = ray.remote(RenderWorker).options(**options)
-    args = (store_url, timeout_s, device, cpus_per_actor, fault_marker)
+    args = (store_url, timeout_s, device, cpus_per_actor, fault_marker, fault_mode)
 
     def new_slot() -> _Slot:
         actor = remote_cls.remote(*args)
@@ -238,7 +247,7 @@ def warm_ray(
                         record(reason)
                     else:
                         record(None, cached=status == "cached")
-                elif time.monotonic() - slot.started > timeout_s + TIMEOUT_GRACE_S:
+                elif time.monotonic() - slot.started > timeout_s + timeout_grace_s:
                     req = slot.request
                     assert req is not None
                     slot.ref, owner = None, slot.owner
