@@ -44,16 +44,20 @@ def measure(
     cache_dir: Path,
     load_evaluator: Callable[[Any], Any] | None = None,
     stats: MeasureStats | None = None,
+    score_cache: Any = None,
+    fill: bool = True,
 ) -> pd.DataFrame:
     """Measure every row of ``plan`` with evaluator ``spec``; returns the records table.
 
     ``load_evaluator(spec)`` builds the model (default ``spec.build()``). ``stats`` counts the
-    image pipeline's work (a scene evaluator renders and caches nothing).
+    image pipeline's work (a scene evaluator renders and caches nothing). ``score_cache`` and
+    ``fill``: see :func:`harness.measure_images.measure_images`.
     """
     if measurement_kind(spec) == "scene":
         from harness.evaluators.reference.scene_measure import measure_scenes
 
         return measure_scenes(spec, plan, load_evaluator=load_evaluator)
     return measure_images(
-        spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load_evaluator, stats=stats
-    )
+        spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load_evaluator, stats=stats,
+        score_cache=score_cache, fill=fill,
+    )  # fmt: skip

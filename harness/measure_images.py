@@ -87,6 +87,7 @@ class MeasureStats:
     cached_pairs: int = 0
     failed_rows: int = 0
     model_loaded: bool = False
+    missing_pairs: int = 0  # pairs absent from a read-only score store (not scored here)
 
 
 def _score_missing(
@@ -133,17 +134,23 @@ def measure_images(
     cache_dir: Path,
     load_evaluator: Callable[[Any], Any] | None = None,
     stats: MeasureStats | None = None,
+    score_cache: Any = None,
+    fill: bool = True,
 ) -> pd.DataFrame:
     """Measure every row of ``plan`` with image evaluator ``spec``; returns the records table.
 
     ``load_evaluator(spec)`` builds the model (default ``spec.build()``); it is called at most
     once and only when some pair is not in the score cache. Output rows follow plan order.
+    ``score_cache`` replaces the local one under ``cache_dir`` (e.g. a
+    :class:`harness.evaluators.score_store.StoreScoreCache`). With ``fill=False`` pairs
+    missing from it are not scored: they are counted in ``stats.missing_pairs`` and their
+    rows fail (the caller reports them and discards the table).
     """
     from harness.evaluators.cache import ScoreCache, image_sha256
 
     stats = stats if stats is not None else MeasureStats()
     build = load_evaluator or (lambda s: s.build())
-    cache = ScoreCache(Path(cache_dir))
+    cache = score_cache if score_cache is not None else ScoreCache(Path(cache_dir))
     identity_hash = spec.identity_hash
     needs_text = bool(getattr(spec, "needs_text", True))
     source = ImageSource(plan, renderer)
@@ -173,7 +180,10 @@ def measure_images(
             missing = [p for p in wanted if p not in cached]
             stats.cached_pairs += len(wanted) - len(missing)
             results: dict[tuple[str, str], tuple[float, str, str]] = {}
-            if missing:
+            if missing and not fill:
+                stats.missing_pairs += len(missing)
+                results = {p: (math.nan, "score missing from the store", "") for p in missing}
+            elif missing:
                 if evaluator is None:
                     evaluator = build(spec)
                     stats.model_loaded = True

@@ -30,7 +30,7 @@ class OptionSpec:
 
     help: str
     ini_type: str = "string"
-    kind: str = "text"  # text | path | int | flag | list
+    kind: str = "text"  # text | path | store (URL or path) | int | flag | list
 
 
 OPTIONS: dict[str, OptionSpec] = {
@@ -44,6 +44,16 @@ OPTIONS: dict[str, OptionSpec] = {
     "audit_report_dir": OptionSpec("directory for reports/<run-id>/ (default: reports)", kind="path"),
     "audit_cache_dir": OptionSpec(
         "render/score/records cache (default: $T3D_AUDIT_CACHE_DIR or .audit_cache)", kind="path"
+    ),
+    "audit_store": OptionSpec(
+        "shared store the run reads renders and scores from: s3://bucket/prefix, gs://..., "
+        "file://DIR or a directory (filled by 't3d-audit materialize'; default: none, the "
+        "local cache)",
+        kind="store",
+    ),
+    "audit_store_fill": OptionSpec(
+        "what --audit-store lacks: none (default: fail, naming the command that fills it) "
+        "or local (compute it here and publish it to the store)"
     ),
     "audit_bootstrap": OptionSpec(
         f"bootstrap replicates, 0..{MAX_BOOTSTRAP} (default: the profile's)", kind="int"
@@ -63,7 +73,7 @@ OPTIONS: dict[str, OptionSpec] = {
     ),
 }
 PATH_OPTIONS: tuple[str, ...] = (
-    *(f"--{dest.replace('_', '-')}" for dest, spec in OPTIONS.items() if spec.kind == "path"),
+    *(f"--{dest.replace('_', '-')}" for dest, spec in OPTIONS.items() if spec.kind in ("path", "store")),
     "--audit-baseline",  # declared by harness.baseline_gate
 )
 # keys of [tool.t3d-audit] besides the options themselves
@@ -150,6 +160,36 @@ def _directory(dest: str, path: Path) -> Path:
     return path
 
 
+STORE_FILL = ("none", "local")
+
+
+def _store(value: Any, base: Path) -> str:
+    """``--audit-store`` as a URL: a plain path (relative to ``base``) becomes ``file://``;
+    other schemes must be known to fsspec with their library installed."""
+    text = str(value).strip() if isinstance(value, str) else ""
+    if not text:
+        raise pytest.UsageError(f"--audit-store must be a URL or a directory, got {value!r}")
+    if "://" not in text:
+        return _directory("audit_store", (base / text).resolve()).as_uri()
+    scheme = text.partition("://")[0]
+    if scheme == "file":
+        return text
+    try:
+        import fsspec
+
+        fsspec.get_filesystem_class(scheme)
+    except ImportError as exc:
+        raise pytest.UsageError(
+            f"--audit-store={text}: {scheme}:// needs a library that is not installed ({exc}); "
+            "pip install 't3d-audit[distributed]'"
+        ) from None
+    except ValueError:
+        raise pytest.UsageError(
+            f"--audit-store={text}: unknown scheme {scheme!r}; use s3://, gs://, file:// or a directory"
+        ) from None
+    return text
+
+
 def _check_profile(name: str) -> None:
     from harness.protocol import get_profile
 
@@ -224,6 +264,14 @@ def build_options(config: pytest.Config) -> AuditOptions:
     cache_dir = path_of("audit_cache_dir") or default_cache_dir()
     profile = str(value_of("audit_profile") or "default")
     _check_profile(profile)
+    store = None if got["audit_store"] is None else _store(*got["audit_store"])
+    store_fill = str(value_of("audit_store_fill") or "none").strip()
+    if store_fill not in STORE_FILL:
+        raise pytest.UsageError(
+            f"--audit-store-fill must be one of {', '.join(STORE_FILL)}, got {store_fill!r}"
+        )
+    if store_fill != "none" and store is None:
+        raise pytest.UsageError("--audit-store-fill needs --audit-store (the store to fill)")
     return AuditOptions(
         profile=profile,
         evaluators=evaluators,
@@ -236,4 +284,6 @@ def build_options(config: pytest.Config) -> AuditOptions:
         thresholds=thresholds,
         gate=flag_of("audit_gate"),
         allow_empty=flag_of("audit_allow_empty"),
+        store=store,
+        store_fill=store_fill,
     )

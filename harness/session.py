@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import cacheseal
+from harness.errors import AuditError
 from harness.fileio import write_bytes_atomic
 from harness.hashing import sha256_file, sha256_json
 from harness.render.renderer import Renderer, default_renderer
@@ -55,6 +56,8 @@ class AuditOptions:
     thresholds: Thresholds = field(default_factory=Thresholds)
     gate: bool = False  # release-gate mode: configuration warnings are errors
     allow_empty: bool = False  # a run whose checks all skipped may pass
+    store: str | None = None  # shared store URL holding renders and scores (--audit-store)
+    store_fill: str = "none"  # none: only read the store; local: compute what is missing here
 
 
 def _stats_code_hash() -> str:
@@ -151,6 +154,7 @@ class AuditSession:
         self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
         # cache entries discarded before this session (an earlier run in the same process)
         self._discarded_before = cacheseal.discarded_counts()
+        self._store_gaps: dict[str, Exception] = {}  # evaluator → what --audit-store lacked
         self.baseline_card_ids: dict[str, str] = {}  # evaluator → previous release's card (--audit-baseline)
 
     # -------------------------------------------------------------------- inputs
@@ -202,7 +206,50 @@ class AuditSession:
 
     @cached_property
     def renderer(self) -> Renderer:
-        return self._renderer_factory(self.options.cache_dir / "renders")
+        if not self.options.store:
+            return self._renderer_factory(self.options.cache_dir / "renders")
+        renderer = self._renderer_factory(self.options.store)
+        cache = getattr(renderer, "cache", None)
+        if hasattr(cache, "read_only"):  # the Blender service on the store: read unless filling
+            cache.read_only = self.options.store_fill != "local"
+        return renderer
+
+    def _score_cache(self) -> Any:
+        """The score cache in ``--audit-store`` (``None``: the local one under the cache dir)."""
+        if not self.options.store:
+            return None
+        from harness.evaluators.score_store import open_score_cache
+
+        return open_score_cache(self.options.store, read_only=self.options.store_fill != "local")
+
+    def fill_command(self) -> str:
+        """The command that fills ``--audit-store`` with everything this run reads."""
+        parts = ["t3d-audit materialize", f"--profile {self.profile.name}",
+                 f"--store {self.options.store}"]  # fmt: skip
+        if self.options.scenes is not None:
+            parts.append(f"--scenes {self.options.scenes}")
+        if self.options.evaluators:
+            parts.append(f"--evaluators {','.join(self.options.evaluators)}")
+        return " ".join(parts) + " [--backend ray --address auto]"
+
+    def _check_store_complete(self, evaluator_id: str, missing_pairs: int) -> None:
+        """Raise :class:`StoreIncomplete` when a read-only store lacked renders or scores."""
+        from harness.store.stores import StoreIncomplete
+
+        missing_renders = len(getattr(getattr(self.renderer, "cache", None), "missing", ()) or ())
+        if not (missing_pairs or missing_renders):
+            return
+        what = " and ".join(
+            f"{n} {noun}"
+            for n, noun in ((missing_renders, "renders"), (missing_pairs, "score pairs"))
+            if n
+        )
+        raise StoreIncomplete(
+            f"the store lacks {what} that evaluator {evaluator_id} needs",
+            where=self.options.store,
+            hint=f"fill it with: {self.fill_command()}; or compute them on this machine with "
+            "--audit-store-fill=local",
+        )
 
     @property
     def renderer_identity(self) -> str:
@@ -223,6 +270,8 @@ class AuditSession:
         """
         if evaluator_id in self._records_files:
             return self._records_files[evaluator_id]
+        if evaluator_id in self._store_gaps:  # found once: every test of it reports the same
+            raise self._store_gaps[evaluator_id]
         from filelock import FileLock
 
         from harness.measure import measure
@@ -236,6 +285,7 @@ class AuditSession:
             with FileLock(str(path) + ".lock"):
                 if not _records_ok(path, key, discard=True):
                     stats = self.measure_stats.setdefault(evaluator_id, MeasureStats())
+                    missing_before = stats.missing_pairs
                     frame = measure(
                         self.specs[evaluator_id],
                         self.plan,
@@ -243,7 +293,15 @@ class AuditSession:
                         cache_dir=self.options.cache_dir,
                         load_evaluator=self._build_evaluator,
                         stats=stats,
+                        score_cache=self._score_cache(),
+                        fill=self.options.store_fill == "local" or not self.options.store,
                     )
+                    if self.options.store:
+                        try:
+                            self._check_store_complete(evaluator_id, stats.missing_pairs - missing_before)
+                        except AuditError as exc:
+                            self._store_gaps[evaluator_id] = exc
+                            raise
                     write_records(frame, path)  # atomic: temp file + rename
                     write_bytes_atomic(cacheseal.sidecar(path), cacheseal.seal(key, path.read_bytes()))
         self._records_files[evaluator_id] = path

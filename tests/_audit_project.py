@@ -106,13 +106,7 @@ def tiny_session(tmp_path: Path, evaluators: list, **over) -> AuditSession:
     scenes = tmp_path / "scenes"
     if not scenes.exists():
         write_tiny_scene_set(scenes)
-    options = AuditOptions(
-        profile="smoke",
-        evaluators=("tiny-*",),
-        scenes=scenes,
-        report_dir=tmp_path / "reports",
-        cache_dir=tmp_path / "cache",
-        bootstrap=20,
-        **over,
-    )
+    fields = {"profile": "smoke", "evaluators": ("tiny-*",), "scenes": scenes,
+              "report_dir": tmp_path / "reports", "cache_dir": tmp_path / "cache", "bootstrap": 20}
+    options = AuditOptions(**{**fields, **over})
     return AuditSession(options, renderer_factory=lambda _: BoxRasterizer(), extra_evaluators=evaluators)

@@ -125,3 +125,16 @@ def test_every_evaluator_id_in_the_docs_is_registered(ids):
         "evaluator ids the registry does not know (see `t3d-audit evaluators`):\n"
         + "\n".join(unknown)
     )
+
+
+def test_every_option_and_command_is_documented():
+    """Each ``--audit-*`` option is in the README and the options table of
+    docs/writing-an-audit.md; each ``t3d-audit`` command is in the README's command list."""
+    from harness.cli import COMMANDS
+    from harness.options import OPTIONS, flag
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = (ROOT / "docs" / "writing-an-audit.md").read_text(encoding="utf-8")
+    assert [flag(d) for d in OPTIONS if f"`{flag(d)}`" not in readme] == []
+    assert [flag(d) for d in OPTIONS if f"| `{flag(d)}` |" not in table] == []
+    assert [c for c in COMMANDS if f"`{c}`" not in readme] == []

@@ -153,3 +153,30 @@ def test_cycle_finder_finds_a_planted_cycle():
 
 def test_no_import_cycle_counting_lazy_imports():
     assert _cycles(_edges()) == []
+
+
+def test_ray_only_under_backends_and_imported_lazily():
+    """Ray is optional (the ``distributed`` extra): only ``harness/backends/`` imports it, and
+    never at module level, so the default install imports every module without it."""
+    assert [m for m in _importers_of("ray") if not m.startswith("harness.backends")] == []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {alias.name.split(".")[0] for node in tree.body if isinstance(node, ast.Import)
+               for alias in node.names}  # fmt: skip
+        top |= {node.module.split(".")[0] for node in tree.body
+                if isinstance(node, ast.ImportFrom) and node.module}  # fmt: skip
+        assert not top & {"ray", "fsspec", "s3fs"}, f"{name} imports an optional package at load"
+
+
+def test_the_store_is_a_leaf_the_caches_build_on():
+    """``harness.store`` needs only the small shared modules; the render and score caches and
+    the backends import it, never the other way round."""
+    allowed = {"harness.errors", "harness.hashing", "harness.store", "harness.store.stores",
+               "harness.store.leases"}  # fmt: skip
+    for name, targets in _edges().items():
+        if name.startswith("harness.store"):
+            assert targets <= allowed, (name, targets - allowed)
+    assert {"harness.render.render_store", "harness.evaluators.score_store"} <= set(
+        _importers_of("harness.store"))
+    assert [m for m in _importers_of("harness.backends") if not m.startswith(
+        ("harness.backends", "harness.commands"))] == []  # fmt: skip

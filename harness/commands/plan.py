@@ -1,4 +1,11 @@
-"""``t3d-audit plan``: a profile's render plan (distinct scene x render-config pairs)."""
+"""``t3d-audit plan``: a profile's render plan (distinct scene x render-config pairs).
+
+``--estimate`` adds the work and its cost: renders, distinct images, score pairs, CPU-hours
+and GPU-hours, from per-render and per-pair costs measured on this machine by a quick
+calibration (cached per machine under ``<cache dir>/calibration``) or read from a costs file
+(``--costs FILE``, written by ``--calibrate-out FILE`` on the machine that measured it, with
+its provenance). See :mod:`harness.cost_estimate`.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +27,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--prompts", type=int, default=None, help="only the first N prompt ids (default: profile's)"
     )
     parser.add_argument("--json", action="store_true", help="print the full plan as JSON")
+    parser.add_argument(
+        "--estimate", action="store_true",
+        help="also print distinct images, score pairs, CPU- and GPU-hours (calibrates here)",
+    )  # fmt: skip
+    parser.add_argument("--costs", type=Path, default=None, help="measured costs file to use")
+    parser.add_argument("--calibrate-out", type=Path, default=None,
+                        help="write the costs measured here to this file")  # fmt: skip
+    parser.add_argument("--evaluators", default=None,
+                        help="image evaluators to cost (default: the profile's, else default's)")  # fmt: skip
+    parser.add_argument("--recalibrate", action="store_true", help="ignore cached calibration")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,9 +45,9 @@ def run(args: argparse.Namespace) -> int:
     profile = get_profile(args.profile)
     if args.prompts is not None:
         profile = replace(profile, prompts=args.prompts)
-    sset = load_profile_scenes(profile, args.scenes)
-    profile = profile.for_scene_kind(sset.kind)
-    scenes = list(sset)
+    scene_set = load_profile_scenes(profile, args.scenes)
+    profile = profile.for_scene_kind(scene_set.kind)
+    scenes = list(scene_set)
     jobs = render_plan(profile, scenes)
     summary = plan_summary(profile, jobs)
     if args.json:
@@ -43,6 +60,77 @@ def run(args: argparse.Namespace) -> int:
         f"{per} per scene ({summary['configs_per_scene']} render configs + "
         f"{len(profile.probes)} probes at c0)"
     )
+    if args.estimate:
+        return _estimate(args, profile, scene_set)
     for scene_id, n in summary["per_scene"].items():
         print(f"  {scene_id}\t{n}")
     return 0
+
+
+def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
+    from harness import cost_estimate as ce
+    from harness.evaluator_selection import select_evaluators
+    from harness.hashing import sha256_json
+    from harness.measure import measurement_kind
+    from harness.paths import default_cache_dir
+    from harness.protocol import get_profile
+
+    patterns = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
+    patterns = patterns or profile.evaluators or get_profile("default").evaluators
+    specs = [s for s in select_evaluators(patterns) if measurement_kind(s) == "image"]
+    counts, plan = ce.plan_counts(profile, scene_set)
+    if args.costs is not None:
+        costs = json.loads(args.costs.read_text(encoding="utf-8"))
+        source = f"costs file {args.costs}"
+    else:
+        devices = ["cpu"] + (["cuda"] if _has_cuda() else [])
+        key = sha256_json({"host": ce.host(), "c0": profile.c0.to_dict(), "plan": plan.key,
+                           "evaluators": sorted(s.identity_hash for s in specs), "devices": devices})  # fmt: skip
+        cached = default_cache_dir() / "calibration" / f"{key[:24]}.json"
+        if cached.is_file() and not args.recalibrate:
+            costs = json.loads(cached.read_text(encoding="utf-8"))
+            source = f"calibration of {costs['measured_at']} (cached: {cached})"
+        else:
+            print(f"calibrating on this machine: 2 renders at c0 ({profile.c0.resolution_px} px, "
+                  f"{profile.c0.samples} samples), one scene group per evaluator ...", flush=True)  # fmt: skip
+            costs = ce.calibrate(profile, scene_set, plan, specs, devices)
+            from harness.fileio import write_text_atomic
+
+            write_text_atomic(cached, ce.public(costs))
+            source = f"calibration just measured (cached: {cached})"
+    if args.calibrate_out is not None:
+        from harness.fileio import write_text_atomic
+
+        write_text_atomic(args.calibrate_out, ce.public(costs))
+    est = ce.estimate(counts, costs, specs)
+    h = costs.get("host", {})
+    r = costs["render"]
+    print(f"estimate for profile {profile.name} ({counts.scenes} scenes, {len(specs)} image evaluators):")
+    print(f"  renders:         {est['renders']}")
+    print(f"  distinct images: {est['distinct_images']}")
+    per_eval = ", ".join(f"{k} {v['pairs']}" for k, v in est["scoring"].items())
+    print(f"  score pairs:     {est['score_pairs']} ({per_eval})")
+    print(f"  CPU-hours:       {est['cpu_hours']:.1f} core-hours (renders {est['render_cpu_hours']:.1f}"
+          + (", scoring on CPU for the evaluators without a GPU measurement" if est["gpu_not_measured"] else "")
+          + f"); {est['wall_hours_here']:.1f} h on the measured {est['cores']}-core machine")  # fmt: skip
+    if est["gpu_hours"] is None:
+        print(f"  GPU-hours:       not measured (no GPU timing in the {source.split(' (')[0]}; calibrate on a GPU "
+              f"machine "
+              f"with --calibrate-out FILE and pass --costs FILE)")  # fmt: skip
+    else:
+        print(f"  GPU-hours:       {est['gpu_hours']:.2f} (scoring)")
+    print(f"  costs: {r['marginal_s']:.2f} s/render at {r['resolution_px']} px x {r['samples']} "
+          f"samples (+{max(0.0, r['first_s'] - r['marginal_s']):.1f} s scene build), per pair: "
+          + ", ".join(f"{e} {d} {m['per_pair_s'] * 1000:.1f} ms"
+                      for e, devs in costs.get("scoring", {}).items() for d, m in devs.items()))  # fmt: skip
+    print(f"  provenance: {source}; {h.get('cpu_model', '?')} ({h.get('node', '?')}), "
+          f"Blender {h.get('blender', '?')}, measured {costs.get('measured_at', '?')}")  # fmt: skip
+    return 0
+
+
+def _has_cuda() -> bool:
+    try:
+        from harness.evaluators._torch import resolve_device
+    except ImportError:  # no torch: no GPU scoring either
+        return False
+    return resolve_device("auto") == "cuda"

@@ -3,6 +3,12 @@
 Prints the plan size first, then renders the missing entries with a progress bar (done/total,
 renders/s, ETA). Resumable: entries already in the cache are skipped, so a run interrupted by
 Ctrl-C or a crash continues where it stopped. ``--jobs N`` renders in N processes.
+
+``--store URL`` renders into a shared store (``file://DIR``, ``s3://bucket/prefix``, any
+fsspec URL; renders under ``<URL>/renders``) instead of the local cache directory; machines
+sharing it coordinate with lease markers. ``--backend ray [--address auto|ray://HOST:PORT]``
+renders on a Ray cluster (one Blender state per actor; needs ``--store`` and
+``pip install 't3d-audit[distributed]'``).
 """
 
 from __future__ import annotations
@@ -30,7 +36,11 @@ def _identity(sset, scene) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="default", help="profile name (default: default)")
-    parser.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--jobs", "-j", type=int, default=None,
+        help="worker processes (local, default 1) or render actors (ray, default: cluster CPUs)",
+    )  # fmt: skip
+    add_backend_arguments(parser)
     parser.add_argument(
         "--cache-dir",
         type=Path,
@@ -53,15 +63,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--backend``, ``--address``, ``--store``, ``--cpus-per-actor``, ``--retries`` (shared
+    by ``warm`` and ``materialize``)."""
+    parser.add_argument(
+        "--backend", choices=("local", "ray"), default="local",
+        help="where renders run: local processes (default) or a Ray cluster",
+    )  # fmt: skip
+    parser.add_argument(
+        "--address", default=None,
+        help="Ray cluster: auto (this machine's cluster), ray://HOST:10001; default: start a "
+        "private one on this machine",
+    )  # fmt: skip
+    parser.add_argument(
+        "--store", default=None,
+        help="shared store URL for renders and scores (file://DIR, s3://bucket/prefix, any "
+        "fsspec URL; a plain path means file://); default: the local --cache-dir",
+    )  # fmt: skip
+    parser.add_argument("--cpus-per-actor", type=int, default=1, help="Ray: CPUs (Cycles threads) per render actor")
+    parser.add_argument("--retries", type=int, default=2, help="Ray: retries of a render whose worker died")
+
+
+def store_url(value: str | None) -> str | None:
+    """``--store`` as a URL (a plain path becomes ``file://<absolute path>``)."""
+    if value is None or "://" in value:
+        return value
+    return Path(value).expanduser().resolve().as_uri()
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from harness.render.cache_warmer import resolve_jobs, warm
+    from harness.backends import warm_on
+    from harness.render.cache_warmer import resolve_jobs
     from harness.render.render_inputs import apply_probe, load_profile_scenes
     from harness.render.render_plan import render_plan
 
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         print("t3d-audit warm: --jobs must be >= 1", file=sys.stderr)
+        return 2
+    store = store_url(args.store)
+    if args.backend == "ray" and store is None:
+        print("t3d-audit warm: --backend ray needs --store URL (a store every node reaches, "
+              "e.g. s3://bucket/prefix or file:///shared/dir)", file=sys.stderr)  # fmt: skip
+        return 2
+    if store is not None and args.cache_dir is not None:
+        print("t3d-audit warm: give --store or --cache-dir, not both", file=sys.stderr)
         return 2
     profile = get_profile(args.profile)
     if args.prompts is not None:
@@ -82,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         identity_of=lambda s: _identity(sset, s),
         probe_fn=apply_probe,
     )
-    cache_root = (args.cache_dir or default_cache_dir()) / "renders"
+    cache_root: Path | str = store or (args.cache_dir or default_cache_dir()) / "renders"
     bar: tqdm | None = None
 
     def on_start(cached: int, to_render: int) -> None:
@@ -91,23 +138,23 @@ def run(args: argparse.Namespace) -> int:
         if to_render:
             bar = tqdm(total=to_render, unit="render", dynamic_ncols=True, smoothing=0.1)
 
+    tick = lambda n: bar.update(n) if bar is not None else None  # noqa: E731
     try:
-        result = warm(
-            requests,
-            cache_root,
-            jobs=args.jobs,
-            timeout_s=args.timeout,
-            device=args.device,
-            progress=lambda n: bar.update(n) if bar is not None else None,
-            on_start=on_start,
-        )
+        result = warm_on(
+            args.backend, requests, cache_root, jobs=args.jobs, timeout_s=args.timeout,
+            device=args.device, progress=tick, on_start=on_start,
+            **({"address": args.address, "cpus_per_actor": args.cpus_per_actor,
+                "retries": args.retries} if args.backend == "ray" else {}),
+        )  # fmt: skip
     finally:
         if bar is not None:
             bar.close()
     result.failures[:0] = skipped
     print(
         f"done in {time.monotonic() - start:.1f} s: {result.rendered} rendered, "
-        f"{result.cached} already cached, {len(result.failures)} failed ({cache_root})"
+        f"{result.cached} already cached, {len(result.failures)} failed"
+        + (f", {result.retries} retried after a worker died" if result.retries else "")
+        + f" ({cache_root})"
     )
     for reason in result.failures:
         print(f"  failed: {reason}", file=sys.stderr)

@@ -32,9 +32,9 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from harness.cacheseal import CorruptEntry, discarded, read_sealed, sealed
+from harness.cacheseal import CorruptEntry, discarded, read_sealed, sealed, unseal
 from harness.fileio import write_bytes_atomic
 from harness.hashing import canonical_json, sha256_bytes
 
@@ -69,21 +69,43 @@ class ScoreCache:
     def _key(identity_hash: str, image_sha: str) -> str:
         return f"scores/{identity_hash}/{image_sha}"
 
-    def _segment(self, path: Path, key: str) -> dict | None:
+    # storage primitives (a shared store overrides these: harness.evaluators.score_store)
+    def _segment_names(self, identity_hash: str, image_sha: str) -> list[Any]:
+        folder = self._dir(identity_hash, image_sha)
+        return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+    def _read_segment(self, name: Any) -> bytes:
+        try:
+            return Path(name).read_bytes()
+        except OSError as exc:
+            raise CorruptEntry(f"unreadable: {exc}") from exc
+
+    def _drop_segment(self, name: Any) -> bool:
+        try:
+            Path(name).unlink()
+        except FileNotFoundError:
+            return False  # another reader discarded (and reported) it first
+        return True
+
+    def _segment_name(self, identity_hash: str, image_sha: str, digest: str) -> Any:
+        return self._dir(identity_hash, image_sha) / f"{digest}.json"
+
+    def _publish_segment(self, name: Any, data: bytes) -> None:
+        if not Path(name).exists():
+            write_bytes_atomic(name, data)
+
+    def _segment(self, name: Any, key: str) -> dict | None:
         """A verified segment's content; a bad one is deleted and reported (``None``)."""
         try:
-            payload = read_sealed(path, key)
-            if sha256_bytes(payload) != path.stem:
+            payload = unseal(self._read_segment(name), key)
+            if sha256_bytes(payload) != str(name).rsplit("/", 1)[-1].removesuffix(".json"):
                 raise CorruptEntry("segment name differs from its content's sha256")
             data = json.loads(payload)
             if not isinstance(data, dict):
                 raise CorruptEntry("segment is not a JSON object")
         except (CorruptEntry, ValueError) as exc:
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                return None  # another reader discarded (and reported) it first
-            discarded("score", path, str(exc))
+            if self._drop_segment(name):
+                discarded("score", name, str(exc))
             return None
         return data
 
@@ -96,12 +118,11 @@ class ScoreCache:
     ) -> dict[str, tuple[float, str]]:
         """Cached ``(score, served model id or '')`` for those ``captions`` of one image."""
         wanted = set(captions)
-        folder = self._dir(identity_hash, image_sha)
         found: dict[str, tuple[float, str]] = {}
-        if not folder.is_dir() or not wanted:
+        if not wanted:
             return found
         key = self._key(identity_hash, image_sha)
-        for segment in sorted(folder.glob("*.json")):
+        for segment in self._segment_names(identity_hash, image_sha):
             data = self._segment(segment, key)
             if data is None:
                 continue  # discarded: its pairs count as misses and are scored again
@@ -121,9 +142,10 @@ class ScoreCache:
         image_sha: str,
         scores: Mapping[str, float],
         served: Mapping[str, str] | None = None,
-    ) -> Path | None:
+    ) -> Any:
         """Publish the finite ``scores`` (caption -> score) of one image as one segment;
-        ``served`` (caption -> served model id) is stored with the scores that have one."""
+        ``served`` (caption -> served model id) is stored with the scores that have one.
+        Returns where the segment is (a path; a key in a store), ``None`` if nothing was finite."""
         served = served or {}
         clean: dict[str, float | list] = {}
         for c, s in scores.items():
@@ -132,10 +154,9 @@ class ScoreCache:
         if not clean:
             return None
         data = canonical_json(clean)
-        path = self._dir(identity_hash, image_sha) / f"{sha256_bytes(data)}.json"
-        if not path.exists():
-            write_bytes_atomic(path, sealed(self._key(identity_hash, image_sha), data))
-        return path
+        name = self._segment_name(identity_hash, image_sha, sha256_bytes(data))
+        self._publish_segment(name, sealed(self._key(identity_hash, image_sha), data))
+        return name
 
 
 class EmbeddingCache:

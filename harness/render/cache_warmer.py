@@ -21,6 +21,7 @@ from typing import Any
 from harness.errors import AuditError, RenderError
 from harness.render.render_cache import RenderCache
 from harness.render.render_plan import RenderJob
+from harness.render.render_store import StoreRenderCache, open_render_cache
 from harness.render.service import RenderRequest, RenderService
 from harness.render.settings import THREADS_ENV, core_share
 from harness.scenes.model import Scene, scene_identity
@@ -36,6 +37,7 @@ class WarmResult:
     cached: int
     rendered: int = 0
     failures: list[str] = field(default_factory=list)
+    retries: int = 0  # renders redone after their worker died (Ray backend)
 
 
 def resolve_jobs(
@@ -77,7 +79,9 @@ def resolve_jobs(
     return out, failures
 
 
-def pending(requests: Sequence[RenderRequest], cache: RenderCache, device: str = "cpu") -> list[RenderRequest]:
+def pending(
+    requests: Sequence[RenderRequest], cache: RenderCache | StoreRenderCache, device: str = "cpu"
+) -> list[RenderRequest]:
     """The requests whose cache entry does not exist yet (duplicates removed)."""
     seen: set[str] = set()
     out = []
@@ -89,7 +93,7 @@ def pending(requests: Sequence[RenderRequest], cache: RenderCache, device: str =
     return out
 
 
-def _groups(requests: Sequence[RenderRequest]) -> list[list[RenderRequest]]:
+def scene_groups(requests: Sequence[RenderRequest]) -> list[list[RenderRequest]]:
     """Requests grouped by scene identity, largest group first (better load balance)."""
     groups: dict[str, list[RenderRequest]] = {}
     for r in requests:
@@ -97,17 +101,22 @@ def _groups(requests: Sequence[RenderRequest]) -> list[list[RenderRequest]]:
     return sorted(groups.values(), key=len, reverse=True)
 
 
+FOUND = "\0found"  # report() message: the entry was published meanwhile (by another run)
+
+
 def _render_group(
     service: RenderService, group: Sequence[RenderRequest], report: Callable[[str | None], None]
 ) -> None:
-    """Render one scene's requests; ``report(None)`` per success, ``report(reason)`` per failure."""
+    """Render one scene's requests; ``report(None)`` per render made here, ``report(FOUND)``
+    per entry another process published meanwhile, ``report(reason)`` per failure."""
     for r in group:
+        before = service.rendered
         try:
             service.render(r.scene, r.scene_root, r.identity, r.cfg)
         except RenderError as exc:
             report(str(exc))
         else:
-            report(None)
+            report(None if service.rendered > before else FOUND)
 
 
 # -- worker processes ------------------------------------------------------------------------
@@ -138,7 +147,7 @@ def _worker_group(group: list[RenderRequest]) -> None:
 
 def warm(
     requests: Sequence[RenderRequest],
-    cache_root: Path,
+    cache_root: Path | str,
     *,
     jobs: int = 1,
     timeout_s: float = 600.0,
@@ -146,7 +155,9 @@ def warm(
     progress: Progress | None = None,
     on_start: Callable[[int, int], None] | None = None,
 ) -> WarmResult:
-    """Render every request missing from the cache at ``cache_root``; returns the counts.
+    """Render every request missing from the cache at ``cache_root`` (a local render-cache
+    directory, or a store URL: see :func:`harness.render.render_store.open_render_cache`);
+    returns the counts.
 
     ``jobs`` worker processes (1: in this process). ``on_start(cached, to_render)`` is called
     once before rendering, ``progress(n)`` after each finished render. Render failures are
@@ -155,7 +166,7 @@ def warm(
     """
     if device not in ("cpu", "gpu"):
         raise RenderError(f"warm renders on 'cpu' or 'gpu', not {device!r}", where="--device")
-    cache = RenderCache(cache_root)
+    cache = open_render_cache(cache_root)
     cache.prune_tmp()
     todo = pending(requests, cache, device)
     result = WarmResult(total=len(requests), cached=len(requests) - len(todo))
@@ -166,6 +177,8 @@ def warm(
     def record(reason: str | None) -> None:
         if reason is None:
             result.rendered += 1
+        elif reason == FOUND:
+            result.cached += 1
         else:
             result.failures.append(reason)
         tick(1)
@@ -174,7 +187,7 @@ def warm(
         return result
     if jobs <= 1:
         service = RenderService(cache_root, timeout_s=timeout_s, device=device)
-        for group in _groups(todo):
+        for group in scene_groups(todo):
             _render_group(service, group, record)
         return result
 
@@ -187,7 +200,7 @@ def warm(
         initargs=(q, str(cache_root), timeout_s, device, core_share(jobs)),
     )
     try:
-        futures = {pool.submit(_worker_group, g) for g in _groups(todo)}
+        futures = {pool.submit(_worker_group, g) for g in scene_groups(todo)}
         remaining = len(todo)
         while remaining:
             try:

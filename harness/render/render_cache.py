@@ -27,7 +27,7 @@ import numpy as np
 from filelock import FileLock
 from PIL import Image
 
-from harness.cacheseal import discarded
+from harness.cacheseal import CorruptEntry, discarded
 from harness.errors import RenderError
 from harness.hashing import canonical_json, sha256_bytes, sha256_json
 from harness.paths import default_cache_dir
@@ -38,7 +38,7 @@ IMAGE = "image.png"
 META = "meta.json"
 
 
-class _Corrupt(Exception):
+class _Corrupt(CorruptEntry):
     """An entry exists but fails verification."""
 
 
@@ -105,20 +105,10 @@ class RenderCache:
             return None
         try:
             raw = (entry / META).read_bytes()
-            meta = json.loads(raw)
             data = (entry / IMAGE).read_bytes()
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             raise _Corrupt(f"unreadable entry: {exc}") from exc
-        _check_meta(raw, meta, key)
-        if sha256_bytes(data) != meta.get("png_sha256"):
-            raise _Corrupt("image.png does not match the sha256 in meta.json")
-        try:
-            image = decode_png(data)
-        except Exception as exc:
-            raise _Corrupt(f"image.png does not decode: {exc}") from exc
-        if list(image.shape) != meta.get("shape"):
-            raise _Corrupt(f"image shape {image.shape} differs from meta {meta.get('shape')}")
-        return image
+        return verify_entry(key, raw, data)
 
     def _discard(self, key: str) -> None:
         """Move a bad entry aside atomically, then delete it (readers never see half of it)."""
@@ -130,6 +120,11 @@ class RenderCache:
         except FileNotFoundError:
             return
         shutil.rmtree(trash, ignore_errors=True)
+
+    @property
+    def log_dir(self) -> Path:
+        """Where the render service writes Blender's output (``<root>/logs``)."""
+        return self.root / "logs"
 
     def contains(self, key: str) -> bool:
         """Whether a published entry exists (unverified; cheap, for planning and progress)."""
@@ -162,19 +157,11 @@ class RenderCache:
     # -- writing ---------------------------------------------------------------------------
 
     def _publish(self, key: str, image: np.ndarray, meta: dict[str, Any] | None) -> None:
-        png = encode_png(image)
-        record = {
-            **(meta or {}),
-            "key": key,
-            "png_sha256": sha256_bytes(png),
-            "shape": list(image.shape),
-        }
-        record.pop("meta_sha256", None)
-        record["meta_sha256"] = sha256_json(record)
+        files = entry_files(key, image, meta)
         tmp = self.root / "tmp" / f"{key}.{uuid.uuid4().hex}"
         tmp.mkdir(parents=True)
         try:
-            for name, data in ((IMAGE, png), (META, canonical_json(record))):
+            for name, data in files.items():
                 with open(tmp / name, "wb") as handle:
                     handle.write(data)
                     handle.flush()
@@ -210,7 +197,7 @@ class RenderCache:
 
     def put(self, key: str, image: np.ndarray, meta: dict[str, Any] | None = None) -> None:
         """Publish ``image`` under ``key`` unless a valid entry already exists."""
-        _check_image(image, key)
+        check_image(image, key)
         with self._lock(key):
             if self._get_locked(key) is None:
                 self._publish(key, image, meta)
@@ -233,9 +220,38 @@ class RenderCache:
             if image is not None:
                 return image
             image = fn()
-            _check_image(image, key)
+            check_image(image, key)
             self._publish(key, image, meta)
             return image
+
+
+def entry_files(key: str, image: np.ndarray, meta: dict[str, Any] | None) -> dict[str, bytes]:
+    """The files of the entry of ``image`` under ``key``: ``image.png`` and ``meta.json``
+    (``meta`` plus the key, the PNG's sha256 and shape, and ``meta_sha256``), commit file last."""
+    png = encode_png(image)
+    record = {**(meta or {}), "key": key, "png_sha256": sha256_bytes(png), "shape": list(image.shape)}
+    record.pop("meta_sha256", None)
+    record["meta_sha256"] = sha256_json(record)
+    return {IMAGE: png, META: canonical_json(record)}
+
+
+def verify_entry(key: str, raw_meta: bytes, data: bytes) -> np.ndarray:
+    """The (H, W, 4) image of an entry read as ``meta.json`` bytes and ``image.png`` bytes;
+    raises :class:`harness.cacheseal.CorruptEntry` unless both are intact and for ``key``."""
+    try:
+        meta = json.loads(raw_meta)
+    except ValueError as exc:
+        raise _Corrupt(f"unreadable entry: {exc}") from exc
+    _check_meta(raw_meta, meta, key)
+    if sha256_bytes(data) != meta.get("png_sha256"):
+        raise _Corrupt("image.png does not match the sha256 in meta.json")
+    try:
+        image = decode_png(data)
+    except Exception as exc:
+        raise _Corrupt(f"image.png does not decode: {exc}") from exc
+    if list(image.shape) != meta.get("shape"):
+        raise _Corrupt(f"image shape {image.shape} differs from meta {meta.get('shape')}")
+    return image
 
 
 def _check_meta(raw: bytes, meta: Any, key: str) -> None:
@@ -251,7 +267,7 @@ def _check_meta(raw: bytes, meta: Any, key: str) -> None:
         raise _Corrupt(f"meta.json was written for key {str(meta.get('key'))[:80]!r}, not this one")
 
 
-def _check_image(image: np.ndarray, key: str) -> None:
+def check_image(image: np.ndarray, key: str) -> None:
     if not (
         isinstance(image, np.ndarray)
         and image.dtype == np.uint8

@@ -30,11 +30,13 @@ class Renderer(Protocol):
         ...
 
 
-def default_renderer(cache_dir: Path) -> Renderer:
-    """The Blender render service, caching under ``cache_dir`` (imports bpy only to render)."""
+def default_renderer(cache_dir: Path | str) -> Renderer:
+    """The Blender render service, caching under ``cache_dir`` (a local directory, or a store
+    URL such as ``s3://bucket/prefix``; imports bpy only to render)."""
     from harness.render.service import RenderService
 
-    return RenderService(Path(cache_dir))
+    return RenderService(cache_dir if isinstance(cache_dir, str) and "://" in cache_dir
+                         else Path(cache_dir))  # fmt: skip
 
 
 def host_facts(renderer: object) -> dict[str, Any] | None:

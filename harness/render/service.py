@@ -19,6 +19,7 @@ import numpy as np
 
 from harness.protocol import RenderConfig
 from harness.render.render_cache import RenderCache, default_render_cache_dir, key_inputs
+from harness.render.render_store import LEASE_MARGIN_S, StoreRenderCache, open_render_cache
 from harness.scenes.model import Scene
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -38,7 +39,9 @@ class RenderRequest:
 class RenderService:
     """Renders through the per-process Blender pipeline, behind the content-addressed cache.
 
-    ``cache_dir`` is the render-cache root (``None``: ``<default cache dir>/renders``);
+    ``cache_dir`` is the render-cache root (``None``: ``<default cache dir>/renders``), a
+    store URL (``file://DIR``, ``s3://bucket/prefix``: renders under ``<url>/renders``, shared
+    across machines with leases) or a ready cache object;
     ``timeout_s`` bounds one render; ``device`` is ``cpu`` (default), ``gpu`` or ``auto``
     (default from ``$T3D_AUDIT_RENDER_DEVICE``). GPU renders get their own cache keys.
     Blender's own output goes to ``<cache_dir>/logs/blender-<pid>.log``, not the terminal.
@@ -46,12 +49,20 @@ class RenderService:
 
     def __init__(
         self,
-        cache_dir: Path | str | None = None,
+        cache_dir: Path | str | RenderCache | StoreRenderCache | None = None,
         *,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         device: str | None = None,
+        read_only: bool = False,
     ):
-        self.cache = RenderCache(cache_dir if cache_dir is not None else default_render_cache_dir())
+        if isinstance(cache_dir, RenderCache | StoreRenderCache):
+            self.cache: RenderCache | StoreRenderCache = cache_dir
+        else:
+            self.cache = open_render_cache(
+                cache_dir if cache_dir is not None else default_render_cache_dir(),
+                read_only=read_only,
+                lease_ttl_s=timeout_s + LEASE_MARGIN_S,
+            )
         self.timeout_s = timeout_s
         self._device_request = device or os.environ.get(DEVICE_ENV, "cpu")
         self.rendered = 0  # renders actually done by this service (cache misses)
@@ -81,7 +92,7 @@ class RenderService:
         from harness.render import blenderlog
         from harness.render.blender import get_renderer
 
-        blenderlog.set_log_dir(self.cache.root / "logs")
+        blenderlog.set_log_dir(self.cache.log_dir)
         return get_renderer(self._device_request)
 
     def key(self, identity: str, cfg: RenderConfig) -> str:
@@ -91,7 +102,25 @@ class RenderService:
     def render(self, scene: Scene, scene_root: Path, identity: str, cfg: RenderConfig) -> np.ndarray:
         """(H, W, 4) uint8 RGBA of ``scene`` under ``cfg``, from the cache or rendered once."""
         key = self.key(identity, cfg)
+        fn = self._render_fn(scene, scene_root, identity, cfg)
+        return self.cache.get_or_render(key, fn, self._meta(scene, identity, cfg))
 
+    def _meta(self, scene: Scene, identity: str, cfg: RenderConfig) -> dict:
+        return {"scene_id": scene.id, "inputs": key_inputs(identity, cfg, self.device)}
+
+    def try_render(self, scene: Scene, scene_root: Path, identity: str, cfg: RenderConfig) -> str:
+        """Render into a shared store without waiting: ``"rendered"``, ``"cached"``, or
+        ``"busy"`` (another machine holds the key's lease; try again later). Raises
+        ``RenderError`` on a failed render (nothing stored). Needs a store-backed cache."""
+        if not isinstance(self.cache, StoreRenderCache):
+            before = self.rendered
+            self.render(scene, scene_root, identity, cfg)
+            return "rendered" if self.rendered > before else "cached"
+        fn = self._render_fn(scene, scene_root, identity, cfg)
+        status, _ = self.cache.try_render(self.key(identity, cfg), fn, self._meta(scene, identity, cfg))
+        return status
+
+    def _render_fn(self, scene: Scene, scene_root: Path, identity: str, cfg: RenderConfig):
         def fn() -> np.ndarray:
             image = self._renderer().render(
                 scene, Path(scene_root), identity, cfg, timeout_s=self.timeout_s
@@ -99,8 +128,7 @@ class RenderService:
             self.rendered += 1
             return image
 
-        meta = {"scene_id": scene.id, "inputs": key_inputs(identity, cfg, self.device)}
-        return self.cache.get_or_render(key, fn, meta)
+        return fn
 
     def render_many(self, jobs: Iterable[RenderRequest]) -> list[np.ndarray]:
         """Render every request (grouped by scene so each is built once); results in input order."""

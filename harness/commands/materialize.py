@@ -1,0 +1,97 @@
+"""``t3d-audit materialize``: fill a store with everything an audit reads, renders then scores.
+
+Renders the profile's plan into ``--store`` (as ``warm --store``, on ``--backend local`` or
+``ray``), then scores every distinct image x caption pair of each selected image evaluator
+into the store's score cache (scene evaluators read scene files and need nothing stored).
+Resumable and shared: entries already in the store are skipped, and several machines can
+materialize into one store at once. Afterwards ``pytest --audit-store=URL`` only reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from harness.commands import warm as warm_cmd
+
+HELP = "render and score a profile into a shared store (for pytest --audit-store)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    warm_cmd.add_arguments(parser)
+    parser.add_argument(
+        "--evaluators", default=None,
+        help="comma-separated evaluator ids or globs (default: the profile's)",
+    )  # fmt: skip
+    parser.add_argument("--score-device", default="auto", help="auto (cuda if available), cpu, cuda")
+    parser.add_argument("--batch-size", type=int, default=32, help="images per forward pass")
+    parser.add_argument("--skip-render", action="store_true", help="only score (renders exist)")
+
+
+def score_plan(session: Any, *, backend: str = "local", address: str | None = None,
+               device: str = "auto", batch_size: int = 32,
+               log: Any = print) -> dict[str, Any]:  # fmt: skip
+    """Score every image evaluator of ``session`` (which has ``--audit-store`` and fill
+    ``local``) into its store; returns evaluator id -> ``MeasureStats``. On ``ray`` each
+    evaluator is one scoring actor, all evaluators at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.measure import measurement_kind
+    from harness.measure_images import MeasureStats, measure_images
+
+    specs = [s for s in session.specs.values() if measurement_kind(s) == "image"]
+    load = session._build_evaluator
+    if backend == "ray":
+        from harness.backends.ray_cluster import connect
+        from harness.backends.ray_score import ray_evaluator_loader
+
+        load = ray_evaluator_loader(connect(address), device=device, batch_size=batch_size)
+    plan, renderer, cache_dir = session.plan, session.renderer, session.options.cache_dir
+
+    def one(spec: Any) -> tuple[str, MeasureStats]:
+        stats = MeasureStats()
+        start = time.monotonic()
+        measure_images(spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load,
+                       stats=stats, score_cache=session._score_cache())  # fmt: skip
+        log(f"  {spec.id}: {stats.scored_pairs} pairs scored, {stats.cached_pairs} already "
+            f"stored, {stats.failed_rows} failed rows ({time.monotonic() - start:.1f} s)")  # fmt: skip
+        return spec.id, stats
+
+    workers = len(specs) if backend == "ray" else 1
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return dict(pool.map(one, specs))
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.paths import default_cache_dir
+    from harness.session import AuditOptions, AuditSession
+
+    url = warm_cmd.store_url(args.store)
+    if url is None:
+        print("t3d-audit materialize: --store URL is required (where the audit will read)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if args.prompts is not None:
+        print("t3d-audit materialize: --prompts is not supported (the audit reads the whole "
+              "profile)", file=sys.stderr)  # fmt: skip
+        return 2
+    code = 0
+    if not args.skip_render:  # the local cache dir only holds this machine's records
+        code = warm_cmd.run(argparse.Namespace(**{**vars(args), "cache_dir": None}))
+    evaluators = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
+    options = AuditOptions(profile=args.profile, evaluators=evaluators, scenes=args.scenes,
+                           cache_dir=args.cache_dir or default_cache_dir(), store=url,
+                           store_fill="local", device=args.score_device,
+                           batch_size=args.batch_size)  # fmt: skip
+    session = AuditSession(options)
+    print(f"scoring into {url}/scores ({args.backend} backend):", flush=True)
+    start = time.monotonic()
+    stats = score_plan(session, backend=args.backend, address=args.address,
+                       device=args.score_device, batch_size=args.batch_size)  # fmt: skip
+    scored = sum(s.scored_pairs for s in stats.values())
+    print(f"done in {time.monotonic() - start:.1f} s: {scored} pairs scored for "
+          f"{len(stats)} image evaluators")  # fmt: skip
+    failed = sum(s.failed_rows for s in stats.values())
+    return 1 if code or failed else 0

@@ -1,0 +1,191 @@
+"""How much work a profile is, and how long it takes: ``t3d-audit plan --estimate``.
+
+Counts (exact, from the plans): renders (the render plan), distinct images (render x
+background), and score pairs per image evaluator (distinct image x caption; one per image
+for a prompt-free evaluator). Costs (measured on this machine by a quick calibration, or read
+from a costs file written by one, with its provenance):
+
+* seconds per render: two renders of the profile's first scene at its c0 settings in one
+  Blender process; the second (scene already built) is the marginal cost, the difference is
+  the scene build, amortised over the scene's renders. Other resolutions scale with their
+  pixel count (first-order: Cycles time is about proportional to pixels x samples).
+* seconds per score pair, per evaluator and device: one realistic scene group (the first
+  group's distinct images, as many as the plan has, and its captions) scored the way the
+  audit scores it (``score_grid`` over the group's images x captions, else pairwise),
+  divided by the group's pairs. Images are the calibration render with per-image noise
+  (model cost does not depend on content).
+
+CPU-hours are core-hours: measured wall seconds times the cores the calibration used (Cycles
+and torch each use every core of the machine unless told otherwise), for renders (CPU Cycles)
+plus scoring on CPU. GPU-hours are device-hours of scoring on a GPU, only when a GPU was
+measured (here, or in the costs file): an unmeasured cost is reported as such, never guessed.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from harness.fileio import json_text
+
+
+@dataclass(frozen=True)
+class PlanCounts:
+    """Exact work counts of a profile over a scene set."""
+
+    profile: str
+    scenes: int
+    renders: int
+    renders_per_scene: float
+    render_pixels: float  # sum over renders of (res / c0 res)^2: renders in c0-pixel units
+    distinct_images: int
+    text_pairs: int  # distinct (image, caption) pairs
+    groups: int
+
+
+def plan_counts(profile: Any, scene_set: Any) -> tuple[PlanCounts, Any]:
+    """The counts and the measurement plan (``harness.measure_plan.Plan``)."""
+    from harness.measure_plan import build_plan
+    from harness.render.render_plan import render_plan
+
+    profile = profile.for_scene_kind(scene_set.kind)
+    jobs = render_plan(profile, list(scene_set.scenes))
+    plan = build_plan(scene_set, profile)
+    base = float(profile.c0.resolution_px) ** 2
+    images = {r.image for r in plan.rows if r.image is not None}
+    pairs = {(r.image, r.caption) for r in plan.rows if r.image is not None}
+    counts = PlanCounts(
+        profile=profile.name,
+        scenes=len(scene_set.scenes),
+        renders=len(jobs),
+        renders_per_scene=len(jobs) / max(1, len(scene_set.scenes)),
+        render_pixels=sum(float(j.cfg.resolution_px) ** 2 / base for j in jobs),
+        distinct_images=len(images),
+        text_pairs=len(pairs),
+        groups=sum(1 for _ in plan.groups()),
+    )
+    return counts, plan
+
+
+def host() -> dict[str, str]:
+    """Where a calibration ran (its provenance)."""
+    from harness.render.host import cpu_model
+    from harness.render.settings import RENDERER_REVISION, blender_version, render_threads
+
+    cores = render_threads() or os.cpu_count() or 1
+    return {"cpu_model": cpu_model(), "machine": platform.machine(), "node": platform.node(),
+            "cores": str(cores), "blender": blender_version(),
+            "renderer_revision": RENDERER_REVISION}  # fmt: skip
+
+
+def calibrate_render(profile: Any, scene_set: Any, cache_dir: Any = None) -> dict[str, Any]:
+    """Seconds per render at the profile's c0 on this machine's CPU (see module docstring).
+    Renders straight through Blender (no cache), so the time is real."""
+    from dataclasses import replace
+
+    from harness.render.blender import get_renderer
+
+    scene = scene_set.scenes[0]
+    identity = scene_set.identity(scene.id)
+    renderer = get_renderer("cpu")
+    c0 = profile.c0
+    times = []
+    image = None
+    for cfg in (c0, replace(c0, yaw_deg=c0.yaw_deg + 90.0)):
+        start = time.perf_counter()
+        image = renderer.render(scene, scene_set.root, identity, cfg, timeout_s=3600)
+        times.append(time.perf_counter() - start)
+    return {"first_s": times[0], "marginal_s": times[1], "resolution_px": c0.resolution_px,
+            "samples": c0.samples, "scene": scene.id, "_image": image}  # fmt: skip
+
+
+def calibrate_scoring(spec: Any, plan: Any, image: Any, device: str) -> dict[str, Any]:
+    """Seconds per score pair of ``spec`` on ``device`` for the plan's first scene group."""
+    import numpy as np
+
+    from harness.render.composite import composite
+
+    _, rows = next(iter(plan.groups()))
+    keys = sorted({r.image for r in rows if r.image is not None}, key=repr)
+    caps = sorted({r.caption for r in rows if r.image is not None}) if spec.needs_text else [""]
+    pairs = len({(r.image, r.caption) for r in rows if r.image is not None}) if spec.needs_text else len(keys)
+    rgb = composite(image, (255, 255, 255))
+    rng = np.random.default_rng(0)
+    images = [np.clip(rgb.astype(np.int16) + rng.integers(-3, 4, rgb.shape), 0, 255).astype(np.uint8)
+              for _ in keys]  # fmt: skip
+    evaluator = spec.build(device=device, batch_size=32)
+    try:
+        warm_n = min(2, len(images))
+        if hasattr(evaluator, "score_grid"):
+            evaluator.score_grid(images[:warm_n], caps[:2])  # first call: lazy init, kernels
+            start = time.perf_counter()
+            evaluator.score_grid(images, caps)
+        else:
+            evaluator.score(images[:warm_n], caps[:warm_n] * warm_n)
+            start = time.perf_counter()
+            evaluator.score([images[i % len(images)] for i in range(pairs)],
+                            [caps[i % len(caps)] for i in range(pairs)])  # fmt: skip
+        elapsed = time.perf_counter() - start
+    finally:
+        if hasattr(evaluator, "close"):
+            evaluator.close()
+    return {"per_pair_s": elapsed / max(1, pairs), "group_s": elapsed, "group_pairs": pairs,
+            "group_images": len(images), "group_captions": len(caps), "device": device}  # fmt: skip
+
+
+def calibrate(profile: Any, scene_set: Any, plan: Any, specs: list, devices: list[str]) -> dict[str, Any]:
+    """Measured costs (JSON-ready) with their provenance."""
+    render = calibrate_render(profile, scene_set)
+    image = render.pop("_image")
+    scoring = {
+        spec.id: {dev: calibrate_scoring(spec, plan, image, dev) for dev in devices}
+        for spec in specs
+    }
+    return {"format": "t3d-audit-costs/1", "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "host": host(), "profile": profile.name, "render": render, "scoring": scoring}  # fmt: skip
+
+
+def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str, Any]:
+    """Hours of work from ``counts`` and measured ``costs`` (see module docstring)."""
+    render = costs["render"]
+    cores = int(costs.get("host", {}).get("cores", 1))
+    build_s = max(0.0, render["first_s"] - render["marginal_s"])
+    render_s = counts.render_pixels * render["marginal_s"] + counts.scenes * build_s
+    scoring: dict[str, dict[str, float]] = {}
+    cpu_score_s, gpu_score_s, gpu_missing = 0.0, 0.0, []
+    for spec in specs:
+        n = counts.text_pairs if spec.needs_text else counts.distinct_images
+        measured = costs.get("scoring", {}).get(spec.id, {})
+        row = {"pairs": n}
+        for dev, m in measured.items():
+            gpu_dev = dev.startswith("cuda")
+            row[f"{'gpu' if gpu_dev else 'cpu'}_hours"] = n * m["per_pair_s"] * (1 if gpu_dev else cores) / 3600
+        gpu = next((m for d, m in measured.items() if d.startswith("cuda")), None)
+        cpu = measured.get("cpu")
+        if gpu is not None:
+            gpu_score_s += n * gpu["per_pair_s"]
+        else:
+            gpu_missing.append(spec.id)
+            if cpu is not None:
+                cpu_score_s += n * cpu["per_pair_s"]
+        scoring[spec.id] = row
+    return {
+        "renders": counts.renders,
+        "distinct_images": counts.distinct_images,
+        "score_pairs": sum(r["pairs"] for r in scoring.values()),
+        "cores": cores,
+        "render_cpu_hours": render_s * cores / 3600,
+        "scoring": scoring,
+        "cpu_hours": (render_s + cpu_score_s) * cores / 3600,
+        "wall_hours_here": (render_s + cpu_score_s) / 3600,
+        "gpu_hours": gpu_score_s / 3600 if not gpu_missing else None,
+        "gpu_not_measured": gpu_missing,
+    }
+
+
+def public(costs: dict[str, Any]) -> str:
+    """A costs record as the JSON text of a costs file."""
+    return json_text(costs)

@@ -1,0 +1,323 @@
+"""The :class:`Store` protocol and its two implementations: a local directory and fsspec.
+
+Keys are relative ``/``-separated paths (``renders/objects/ab/<key>/meta.json``). Every write
+is whole-or-nothing for readers:
+
+* :class:`LocalStore` (a path, or ``file://DIR``) writes to a temp file under ``<root>/tmp``
+  (same file system), fsyncs it, then renames it into place (``os.link`` for create-only
+  writes, which fails when the name exists); a multi-file entry is written as a temp
+  directory and published with one directory rename.
+* :class:`FsspecStore` (``s3://``, ``gs://``, ``memory://``, ...) relies on the object store's
+  atomic single-object PUT (a reader gets the old object, the whole new one, or none) and on
+  conditional create (``If-None-Match: *``, fsspec ``mode="create"``) for create-only writes.
+  Object stores have no directory rename, so a multi-file entry is published file by file
+  with a *commit* file last (``meta.json`` of a render): an entry exists once its commit file
+  does, and readers verify the rest against it.
+
+Storage options for fsspec come from ``$T3D_AUDIT_STORE_OPTIONS`` (a JSON object, e.g.
+``{"client_kwargs": {"endpoint_url": "http://127.0.0.1:9000"}}``) and from each library's own
+environment (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``GOOGLE_APPLICATION_CREDENTIALS``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from harness.errors import AuditError
+
+OPTIONS_ENV = "T3D_AUDIT_STORE_OPTIONS"
+INSTALL_HINT = "pip install 't3d-audit[distributed]' (fsspec, s3fs, ray)"
+
+
+class StoreError(AuditError):
+    """A store cannot be opened or used (bad URL, missing library, unreachable bucket)."""
+
+
+class StoreIncomplete(AuditError):
+    """A read-only store lacks entries a run needs (reported with the command that fills it)."""
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Immutable objects by key at one location (see the module docstring)."""
+
+    url: str
+
+    def read(self, key: str) -> bytes | None:
+        """The object's bytes, or ``None`` when it does not exist."""
+        ...
+
+    def exists(self, key: str) -> bool: ...
+
+    def write(self, key: str, data: bytes, *, if_absent: bool = False) -> bool:
+        """Publish ``data`` under ``key`` whole; with ``if_absent`` only when no object has that
+        key (atomically). Returns whether this call wrote it."""
+        ...
+
+    def delete(self, key: str) -> None:
+        """Remove the object (no error when it is already gone)."""
+        ...
+
+    def list(self, prefix: str) -> list[str]:
+        """Keys under ``prefix`` (a folder-like key ending without ``/``), sorted."""
+        ...
+
+    def write_entry(self, prefix: str, files: Mapping[str, bytes], commit: str) -> bool:
+        """Publish the files of one entry under ``prefix/`` so that readers see all of them or
+        none; ``commit`` names the file whose presence means the entry exists. Returns
+        ``False`` (writing nothing new) when the entry exists already."""
+        ...
+
+    def delete_entry(self, prefix: str, names: list[str], commit: str) -> None:
+        """Remove an entry: its commit file first, so it stops existing before it is gone."""
+        ...
+
+
+def is_url(location: str | Path) -> bool:
+    """Whether ``location`` is a URL (``scheme://...``) rather than a plain path."""
+    return isinstance(location, str) and "://" in location
+
+
+def open_store(location: str | Path, **options: Any) -> Store:
+    """The store at ``location``: a path or ``file://`` URL (:class:`LocalStore`), or any other
+    fsspec URL (:class:`FsspecStore`, ``options`` and ``$T3D_AUDIT_STORE_OPTIONS`` passed to
+    the file system)."""
+    if isinstance(location, Path) or not is_url(location):
+        return LocalStore(Path(location))
+    scheme, _, rest = location.partition("://")
+    if scheme == "file":
+        return LocalStore(Path(rest or "/"))
+    return FsspecStore(location, **options)
+
+
+def _check_key(key: str, where: str) -> str:
+    parts = key.split("/")
+    if not key or key.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise StoreError(f"malformed store key {key!r}", where=where)
+    return key
+
+
+class LocalStore:
+    """A store in a local directory (see the module docstring); created when missing."""
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root).expanduser().resolve()
+        self.url = self.root.as_uri()
+
+    def __repr__(self) -> str:
+        return f"LocalStore({str(self.root)!r})"
+
+    def path(self, key: str) -> Path:
+        return self.root / _check_key(key, self.url)
+
+    def _tmp(self) -> Path:
+        tmp = self.root / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        return tmp
+
+    def read(self, key: str) -> bytes | None:
+        try:
+            return self.path(key).read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    def exists(self, key: str) -> bool:
+        return self.path(key).is_file()
+
+    def write(self, key: str, data: bytes, *, if_absent: bool = False) -> bool:
+        final = self.path(key)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="obj.", suffix=".tmp", dir=self._tmp())
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if if_absent:
+                try:
+                    os.link(tmp, final)  # atomic create-only: fails when the name exists
+                except FileExistsError:
+                    return False
+            else:
+                os.replace(tmp, final)
+            return True
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+
+    def delete(self, key: str) -> None:
+        self.path(key).unlink(missing_ok=True)
+
+    def list(self, prefix: str) -> list[str]:
+        base = self.path(prefix)
+        if not base.is_dir():
+            return []
+        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
+
+    def write_entry(self, prefix: str, files: Mapping[str, bytes], commit: str) -> bool:
+        final = self.path(prefix)
+        if final.exists():
+            return False
+        tmp = self._tmp() / f"entry.{uuid.uuid4().hex}"
+        tmp.mkdir()
+        try:
+            for name, data in files.items():
+                with open(tmp / name, "wb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            final.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(tmp, final)  # one rename: readers see the whole entry or none
+            except OSError:
+                if not final.is_dir():
+                    raise
+                return False  # published by another writer meanwhile
+            return True
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def delete_entry(self, prefix: str, names: list[str], commit: str) -> None:
+        entry = self.path(prefix)
+        trash = self._tmp() / f"trash.{uuid.uuid4().hex}"
+        try:
+            os.rename(entry, trash)  # atomic: readers never see half an entry
+        except FileNotFoundError:
+            return
+        shutil.rmtree(trash, ignore_errors=True)
+
+    def prune_tmp(self, max_age_s: float = 3600.0) -> int:
+        """Delete temp files/dirs older than ``max_age_s`` (left by killed writers)."""
+        tmp = self.root / "tmp"
+        if not tmp.is_dir():
+            return 0
+        now, removed = time.time(), 0
+        for path in tmp.iterdir():
+            try:
+                if now - path.stat().st_mtime > max_age_s:
+                    if path.is_dir():
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:
+                        path.unlink(missing_ok=True)
+                    removed += 1
+            except FileNotFoundError:
+                continue
+        return removed
+
+
+def _options_from_env() -> dict[str, Any]:
+    raw = os.environ.get(OPTIONS_ENV, "").strip()
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise StoreError(f"${OPTIONS_ENV} is not JSON: {exc}", where=OPTIONS_ENV) from exc
+    if not isinstance(value, dict):
+        raise StoreError(f"${OPTIONS_ENV} must be a JSON object", where=OPTIONS_ENV)
+    return value
+
+
+def _protocols(fs: Any) -> tuple[str, ...]:
+    proto = getattr(fs, "protocol", ())
+    return (proto,) if isinstance(proto, str) else tuple(proto)
+
+
+class FsspecStore:
+    """A store at an fsspec URL (object stores and anything else fsspec reaches)."""
+
+    def __init__(self, url: str, **options: Any):
+        try:
+            import fsspec
+        except ImportError:
+            raise StoreError(
+                f"store {url} needs fsspec", where=url, hint=INSTALL_HINT
+            ) from None
+        merged = {**_options_from_env(), **options}
+        # listings are never cached: other machines publish into the same prefixes
+        merged.setdefault("use_listings_cache", False)
+        merged.setdefault("skip_instance_cache", True)
+        try:
+            self.fs, root = fsspec.url_to_fs(url, **merged)
+        except ImportError as exc:
+            raise StoreError(
+                f"store {url}: {exc}", where=url, hint=INSTALL_HINT
+            ) from None
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"cannot open store {url}: {exc}", where=url) from exc
+        self.root = root.rstrip("/")
+        self.url = url.rstrip("/")
+
+    def __repr__(self) -> str:
+        return f"FsspecStore({self.url!r})"
+
+    def path(self, key: str) -> str:
+        return f"{self.root}/{_check_key(key, self.url)}"
+
+    def read(self, key: str) -> bytes | None:
+        try:
+            return self.fs.cat_file(self.path(key))
+        except FileNotFoundError:
+            return None
+
+    def exists(self, key: str) -> bool:
+        try:
+            return bool(self.fs.isfile(self.path(key)))
+        except FileNotFoundError:
+            return False
+
+    def write(self, key: str, data: bytes, *, if_absent: bool = False) -> bool:
+        path = self.path(key)
+        if not if_absent:
+            self.fs.pipe_file(path, data)
+            return True
+        try:
+            self.fs.pipe_file(path, data, mode="create")  # conditional put: If-None-Match: *
+        except FileExistsError:
+            return False
+        except (TypeError, NotImplementedError):
+            # a file system without conditional create: check then put (a narrow race left;
+            # leases only save work, the content-addressed entries stay correct)
+            if self.exists(key):
+                return False
+            self.fs.pipe_file(path, data)
+        return True
+
+    def delete(self, key: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm_file(self.path(key))
+
+    def list(self, prefix: str) -> list[str]:
+        base = self.path(prefix)
+        parent, _, name = base.rpartition("/")
+        try:
+            if "s3" in _protocols(self.fs):  # one LIST request (plain find adds a HEAD + LIST)
+                found = self.fs.find(parent, prefix=name + "/")
+            else:
+                found = self.fs.find(base)
+        except FileNotFoundError:
+            return []
+        cut = len(self.root) + 1
+        return sorted(str(p)[cut:] for p in found if str(p).startswith(base + "/"))
+
+    def write_entry(self, prefix: str, files: Mapping[str, bytes], commit: str) -> bool:
+        if self.exists(f"{prefix}/{commit}"):
+            return False
+        for name, data in files.items():
+            if name != commit:
+                self.write(f"{prefix}/{name}", data)
+        return self.write(f"{prefix}/{commit}", files[commit], if_absent=True)
+
+    def delete_entry(self, prefix: str, names: list[str], commit: str) -> None:
+        self.delete(f"{prefix}/{commit}")
+        for name in names:
+            if name != commit:
+                self.delete(f"{prefix}/{name}")
