@@ -408,7 +408,7 @@ def _level_problems(factor: _TextColumn, level: _TextColumn) -> list[str]:
     for i in np.flatnonzero(bad_pairs[pair_id]):
         message = verdicts[pair_id[i]]
         assert message is not None
-        column = "level" if message.startswith("unknown level") else "factor"
+        column = "factor" if message.startswith("unknown factor") else "level"
         problems.append(_problem(int(rows[i]) + 1, column, message))
     return problems
 

@@ -331,8 +331,19 @@ class AuditSession:
             lambda: summary_with_intervals(self.panel_result(ids)),
         )
 
+    @cached_property
+    def gate_thresholds(self) -> Thresholds:
+        """The thresholds that can gate this run: without the factorial-block ones
+        (``harness.thresholds.BLOCK_THRESHOLDS``) when the profile declares no blocks, so an
+        OFAT-only run's id, manifest and cards do not depend on them."""
+        from harness.thresholds import BLOCK_THRESHOLDS
+
+        if self.named_profile.blocks:
+            return self.options.thresholds
+        return self.options.thresholds.without(BLOCK_THRESHOLDS)
+
     def thresholds_for(self, evaluator_id: str) -> dict[str, float]:
-        return self.options.thresholds.for_evaluator(evaluator_id)
+        return self.gate_thresholds.for_evaluator(evaluator_id)
 
     # -------------------------------------------------------------------- cards
     def companion_id(self) -> str | None:
@@ -398,7 +409,7 @@ class AuditSession:
             "evaluators": {ev: self.specs[ev].identity_hash for ev in sorted(evaluators)},
             "scene_set_sha256": self.scene_set.selection_sha256(),
             "plan_sha256": self.plan.key,
-            "thresholds": self.options.thresholds.to_dict(),
+            "thresholds": self.gate_thresholds.to_dict(),
             "run_id_explicit": bool(self.options.run_id),
             "card_facts": self.card_facts(evaluators),
         }
@@ -435,7 +446,7 @@ class AuditSession:
             renderer=self.renderer_identity,
             bootstrap=self.bootstrap,
             seed=self.seed,
-            thresholds=self.options.thresholds.to_dict(),
+            thresholds=self.gate_thresholds.to_dict(),
         )
 
     def worker_facts(self) -> dict[str, Any]:
