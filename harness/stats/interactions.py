@@ -204,7 +204,7 @@ def block_stats(
         rho_block=rho_blk,
         envelopes=env,
         new_sign_crossings=new,
-        winner_count=int(len(set(winners[winners >= 0].tolist()))),
+        winner_count=len(set(winners[winners >= 0].tolist())),
         cell_means=means,
         predicted=predicted,
         additivity_rmse=rmse,
