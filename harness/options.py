@@ -56,6 +56,10 @@ OPTIONS: dict[str, OptionSpec] = {
         "bool",
         "flag",
     ),
+    "audit_view_policy": OptionSpec(
+        "how each configuration is looked at: single (the configuration's camera, default), "
+        "mean4 or max4 (mean or best score of four azimuths), sheet4 (one 2x2 sheet of them)"
+    ),
     "audit_allow_empty": OptionSpec(
         "let a run pass in which no audit check reached an assertion (default: such a run fails)",
         "bool",
@@ -224,6 +228,13 @@ def build_options(config: pytest.Config) -> AuditOptions:
     cache_dir = path_of("audit_cache_dir") or default_cache_dir()
     profile = str(value_of("audit_profile") or "default")
     _check_profile(profile)
+    from harness.protocol import DEFAULT_VIEW_POLICY, VIEW_POLICIES
+
+    view_policy = str(value_of("audit_view_policy") or DEFAULT_VIEW_POLICY).strip()
+    if view_policy not in VIEW_POLICIES:
+        raise pytest.UsageError(
+            f"--audit-view-policy must be one of {', '.join(VIEW_POLICIES)}, got {view_policy!r}"
+        )
     return AuditOptions(
         profile=profile,
         evaluators=evaluators,
@@ -236,4 +247,5 @@ def build_options(config: pytest.Config) -> AuditOptions:
         thresholds=thresholds,
         gate=flag_of("audit_gate"),
         allow_empty=flag_of("audit_allow_empty"),
+        view_policy=view_policy,
     )

@@ -251,6 +251,51 @@ def check_level(factor: str, level: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# View policies
+
+#: How a configuration's image is looked at: ``single`` (the configuration's one camera, the
+#: study's protocol), ``mean4`` / ``max4`` (the mean / the best of the scores of four views
+#: at the canonical azimuths) and ``sheet4`` (the four views tiled into one 2 × 2 sheet, scored
+#: once, as multi-view judges are fed).
+VIEW_POLICIES = ("single", "mean4", "max4", "sheet4")
+DEFAULT_VIEW_POLICY = "single"
+CANONICAL_AZIMUTHS = (0.0, 90.0, 180.0, 270.0)  # added to the configuration's own yaw
+
+
+def check_view_policy(name: str) -> str:
+    """``name`` if it is a view policy, else a :class:`ProtocolError` listing them."""
+    if name not in VIEW_POLICIES:
+        raise ProtocolError(
+            f"unknown view policy {name!r}", where="--audit-view-policy",
+            hint=f"use one of {', '.join(VIEW_POLICIES)}",
+        )
+    return name
+
+
+def policy_views(cfg: Configuration, policy: str, yaw_pitch_deg: float) -> tuple[RenderConfig, ...]:
+    """The renders one score of ``cfg`` looks at under view ``policy``.
+
+    ``single``: ``(cfg.render,)``. The multi-view policies: four renders at the configuration's
+    yaw plus 0°, 90°, 180° and 270°, at its pitch when the configuration sets one (a ``pitch``
+    or ``yaw`` level, or a block cell crossing pitch) and otherwise at ``yaw_pitch_deg`` —
+    the kind's yaw-sweep pitch (rooms 45°: around a top-down c0 the four azimuths would only
+    rotate the image in plane; objects 60°, their own c0). Render settings other than the
+    camera stay the configuration's.
+    """
+    check_view_policy(policy)
+    if policy == DEFAULT_VIEW_POLICY:
+        return (cfg.render,)
+    sets_pitch = cfg.factor in ("pitch", "yaw") or (
+        cfg.factor == BLOCK and any(f == "pitch" for f, _ in parse_cell(cfg.level))
+    )
+    pitch = cfg.render.pitch_deg if sets_pitch else yaw_pitch_deg
+    return tuple(
+        replace(cfg.render, pitch_deg=float(pitch), yaw_deg=float((cfg.render.yaw_deg + a) % 360.0))
+        for a in CANONICAL_AZIMUTHS
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # Factorial blocks
 
 
@@ -430,12 +475,18 @@ class Profile:
             c for c in self.configurations() if c.factor == BASELINE or c.factor in SHARED_FACTORS
         ]
 
-    def render_configs(self) -> list[RenderConfig]:
-        """Distinct render configurations (background and caption levels reuse the c0 render)."""
+    def render_configs(self, view_policy: str = DEFAULT_VIEW_POLICY) -> list[RenderConfig]:
+        """Distinct render configurations (background and caption levels reuse the c0 render);
+        under a multi-view policy every view of every configuration (:func:`policy_views`)."""
         seen: dict[RenderConfig, None] = {}
         for cfg in self.configurations():
-            seen.setdefault(cfg.render, None)
+            for view in policy_views(cfg, view_policy, self.view.yaw_pitch_deg):
+                seen.setdefault(view, None)
         return list(seen)
+
+    def probe_renders(self, view_policy: str = DEFAULT_VIEW_POLICY) -> tuple[RenderConfig, ...]:
+        """The renders of a probe-edited scene (the views of c0 under ``view_policy``)."""
+        return policy_views(self._base(), view_policy, self.view.yaw_pitch_deg)
 
 
 def _apply_cell(base: Configuration, cell: tuple[tuple[str, str], ...]) -> Configuration:

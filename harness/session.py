@@ -55,6 +55,7 @@ class AuditOptions:
     thresholds: Thresholds = field(default_factory=Thresholds)
     gate: bool = False  # release-gate mode: configuration warnings are errors
     allow_empty: bool = False  # a run whose checks all skipped may pass
+    view_policy: str = "single"  # harness.protocol.VIEW_POLICIES
 
 
 def _stats_code_hash() -> str:
@@ -190,7 +191,10 @@ class AuditSession:
     def plan(self) -> Plan:
         from harness.measure_plan import build_plan
 
-        return build_plan(self.scene_set, self.profile, probe_seed=self.options.probe_seed)
+        return build_plan(
+            self.scene_set, self.profile, probe_seed=self.options.probe_seed,
+            view_policy=self.options.view_policy,
+        )
 
     @cached_property
     def specs(self) -> dict[str, EvaluatorSpec]:
@@ -413,6 +417,8 @@ class AuditSession:
             "run_id_explicit": bool(self.options.run_id),
             "card_facts": self.card_facts(evaluators),
         }
+        if self.options.view_policy != "single":  # absent means single: older manifests too
+            options["view_policy"] = self.options.view_policy
         return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
 
     def card(self, evaluator_id: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -411,6 +411,39 @@ def table_block_cells(result: AuditResult) -> Table | None:
         ("Evaluator", "Block", "Cell", "Observed", "Additive", "Obs. − add.", "Winner"),
         tuple(rows),
         "Means over generators and prompts, score units; the winner is the unique top generator.",
+    )
+
+
+def table_view_policies(results: Mapping[str, AuditResult]) -> Table:
+    """How fragility moves between view policies: one row per evaluator × policy (policies in
+    the given order, the first the reference for the Δ columns)."""
+    policies = list(results)
+    probes = [p for p in PROBE_LABELS if any(p in ev.probes for r in results.values()
+                                             for ev in r.evaluators.values())]
+    evaluators = sorted({e for r in results.values() for e in r.evaluators})
+    rows = []
+    for name in evaluators:
+        ref = results[policies[0]].evaluators.get(name)
+        for policy in policies:
+            ev = results[policy].evaluators.get(name)
+            if ev is None:
+                continue
+            d_rho = ev.peak_rho - ref.peak_rho if ref is not None else float("nan")
+            d_w = ev.min_w - ref.min_w if ref is not None else float("nan")
+            rows.append((
+                name, policy, num(ev.peak_rho), ev.peak_factor or DASH, interval(ev.peak_rho_ci),
+                signed(d_rho), num(ev.min_w), signed(d_w), str(ev.max_top1),
+                *(pct(ev.discrimination.get(p)) for p in probes), pct(ev.content_accuracy),
+            ))
+    return Table(
+        "table_view_policies", "View policies: fragility per evaluator and policy",
+        ("Evaluator", "Policy", "Peak ρ", "Peak factor", "95% CI", f"Δ ρ vs {policies[0]}",
+         "min W", f"Δ W vs {policies[0]}", "max top-1",
+         *(f"{PROBE_LABELS[p]} (%)" for p in probes), "Content acc. (%)"),
+        tuple(rows),
+        "single: the configuration's one camera; mean4 / max4: mean / best score of four views "
+        "at azimuths +0, 90, 180, 270° (rooms at the 45° yaw-sweep pitch unless the "
+        "configuration sets the pitch); sheet4: one score of a 2 × 2 sheet of those views.",
     )
 
 
