@@ -245,7 +245,7 @@ def _aggregate(parts: list[tuple[float, str, str]], how: str) -> tuple[float, st
     the one view's as is; several views' mean or max (``how``); a failed view fails the row."""
     if len(parts) == 1:
         return parts[0]
-    for value, err, _ in parts:
+    for _value, err, _ in parts:
         if err:
             return math.nan, err, ""
     values = [v for v, _, _ in parts]
