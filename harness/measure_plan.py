@@ -84,7 +84,9 @@ class Plan:
     """Everything one evaluator needs measured, independent of the evaluator.
 
     ``scenes`` maps plan keys (scene id, or ``<id>~<probe>``) to scenes; ``rows`` are in record
-    order; ``renders`` lists the distinct (scene key, render config) pairs, the render plan.
+    order; ``renders`` lists the distinct (scene key, render config) pairs, the render plan;
+    ``not_applicable`` maps ``"<generator>/<prompt_id>"`` to the profile probes that do not
+    apply to that scene (no row is planned for them).
     """
 
     root: Path
@@ -93,6 +95,7 @@ class Plan:
     rows: list[Row]
     key: str
     renders: list[tuple[str, RenderConfig]] = field(default_factory=list)
+    not_applicable: dict[str, list[str]] = field(default_factory=dict)
     view_policy: str = "single"
 
     def groups(self) -> Iterator[tuple[str, list[Row]]]:
@@ -148,6 +151,7 @@ def build_plan(
     configs = profile.configurations()
     scenes: dict[str, PlannedScene] = {}
     rows: list[Row] = []
+    not_applicable: dict[str, list[str]] = {}
     base = next(c for c in configs if c.factor == "baseline")
     for scene in sorted(scene_set.scenes, key=lambda s: (s.generator, s.prompt_id, s.id)):
         scenes[scene.id] = PlannedScene(scene, scene_set.identity(scene.id))
@@ -169,7 +173,10 @@ def build_plan(
             try:
                 edited = probe_edits.apply(scene, probe, seed=probe_seed)
             except probe_edits.ProbeNotApplicable:
-                continue  # e.g. removing objects from a single generated object: no row
+                # e.g. removing objects from a single generated object: no row, but the
+                # manifest says so, so validators do not count it as missing
+                not_applicable.setdefault(f"{scene.generator}/{scene.prompt_id}", []).append(probe)
+                continue
             except Exception as exc:  # a probe that cannot apply is a failed measurement
                 rows.append(
                     Row(scene.generator, scene.prompt_id, scene.id, "probe", probe, base_caption,
@@ -196,7 +203,7 @@ def build_plan(
     if multi:  # only then: a single-view plan keeps the key (and run id) it always had
         keyed["view_policy"] = view_policy
     key = sha256_json(keyed)
-    return Plan(root, profile.name, scenes, rows, key, list(renders), view_policy)
+    return Plan(root, profile.name, scenes, rows, key, list(renders), not_applicable, view_policy)
 
 
 def _image_token(image: ImageKey | None) -> list[str] | None:

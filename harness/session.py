@@ -419,6 +419,8 @@ class AuditSession:
         }
         if self.options.view_policy != "single":  # absent means single: older manifests too
             options["view_policy"] = self.options.view_policy
+        if self.plan.not_applicable:  # only imported sets have them; bundled manifests unchanged
+            options["probes_not_applicable"] = self.plan.not_applicable
         return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
 
     def card(self, evaluator_id: str) -> dict[str, Any]:

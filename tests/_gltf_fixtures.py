@@ -147,6 +147,30 @@ def build(out: Path) -> None:
     truth["standee"] = _world_box([sign])
     _export(out / "standee.glb", export_format="GLB")
 
+    _reset()  # a skinned strip: a mesh bound to a two-bone armature (glTF skin)
+    bpy.ops.object.armature_add(location=(0.0, 0.0, 0.0))
+    rig = bpy.context.object
+    rig.name = "rig"
+    bpy.ops.object.mode_set(mode="EDIT")
+    first = rig.data.edit_bones[0]
+    first.head, first.tail = (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)
+    second = rig.data.edit_bones.new("upper")
+    second.head, second.tail, second.parent = (0.0, 0.0, 1.0), (0.0, 0.0, 2.0), first
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.mesh.primitive_plane_add(size=1.0, location=(0.0, 0.0, 1.0))
+    strip = bpy.context.object
+    strip.name = "strip"
+    strip.scale = (0.5, 1.0, 2.0)
+    strip.rotation_euler = (math.radians(90), 0.0, 0.0)
+    bpy.ops.object.transform_apply(location=False, rotation=True, scale=True)
+    strip.data.materials.append(_material("green", (0.05, 0.8, 0.1)))
+    strip.select_set(True)
+    rig.select_set(True)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.parent_set(type="ARMATURE_AUTO")
+    truth["skinned"] = _world_box([strip])
+    _export(out / "skinned.glb", export_format="GLB")
+
     (out / "truth.json").write_text(json.dumps(truth), encoding="utf-8")
 
 

@@ -66,6 +66,7 @@ def _import(fixtures: Path, name: str, out: Path, **kw):
         ("plane.glb", "plane"),
         ("tiny.glb", "tiny"),
         ("huge.glb", "huge"),
+        ("skinned.glb", "skinned"),  # regression: the importer's bone-shape sphere was counted
     ],
 )
 def test_object_box_matches_blenders(fixtures: Path, tmp_path: Path, name: str, key: str) -> None:
@@ -127,6 +128,7 @@ def _mean_hue_deg(rgba: np.ndarray) -> tuple[float, float]:
         ("red_textured.gltf", 0.0),
         ("green_vcol.glb", 120.0),
         ("truck.glb", 230.0),
+        ("skinned.glb", 120.0),  # regression: a grey bone-shape sphere rendered with it
     ],
 )
 def test_colour_survives(fixtures: Path, tmp_path: Path, name: str, hue: float) -> None:

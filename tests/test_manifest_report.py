@@ -138,6 +138,25 @@ def test_coverage_checks_on_records(report):
     assert any("duplicate measurement" in p for p in check_coverage(twice, expected))
 
 
+def test_probes_that_do_not_apply_are_not_missing(report):
+    """Regression: a single-object scene writes no keep_half row (the probe does not apply);
+    validate reported it missing. The manifest's ``probes_not_applicable`` names such cells."""
+    from harness.records import read_records
+
+    _, written = report
+    records = read_records(written.directory / "scores" / "tiny-grid.csv")
+    expected = (dict(get_profile("smoke").levels), tuple(get_profile("smoke").probes))
+    gen, pid = records.iloc[0][["generator", "prompt_id"]]
+    cell = (records["generator"] == gen) & (records["prompt_id"] == pid)
+    dropped = records[~(cell & (records["factor"] == "probe") & (records["level"] == "keep_half"))]
+    assert any(f"no probe=keep_half for {gen}/{pid}" in p for p in check_coverage(dropped, expected))
+    assert check_coverage(dropped, expected, {f"{gen}/{pid}": ["keep_half"]}) == []
+    # only the named probe of the named scene is excused
+    other = dropped[~(cell & (records["factor"] == "probe") & (records["level"] == "scrambled"))]
+    assert any("no probe=scrambled" in p
+               for p in check_coverage(other, expected, {f"{gen}/{pid}": ["keep_half"]}))
+
+
 def test_terminal_table_rows_and_alignment():
     summary = {"evaluators": {"b": {"peak_rho": 1.5, "peak_rho_ci": [1.1, None], "min_w": 0.4, "max_top1": 2,
                                     "discrimination": {"scrambled": 0.55}, "best_view_inflation": math.nan,

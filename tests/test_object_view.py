@@ -143,3 +143,47 @@ def test_cards_state_the_object_view() -> None:
     views = declared_views(dict(obj.levels), obj.c0, obj.view.yaw_pitch_deg)
     assert {"pitch_deg": 60.0, "yaw_deg": 180.0} in views
     assert {"pitch_deg": 45.0, "yaw_deg": 180.0} not in views
+
+
+def _object_set(root: Path) -> Path:
+    """The tiny scene set rewritten as single-object scenes (schema 2, ``kind: object``)."""
+    from harness.scenes.set_manifest import build_manifest, write_manifest
+    from harness.testing import write_tiny_scene_set
+
+    write_tiny_scene_set(root)
+    paths = sorted((root / "scenes").glob("*.json"))
+    for path in paths:
+        doc = json.loads(path.read_text())
+        doc.update(schema="t3d-scene/2", kind="object", ground=True)
+        path.write_text(json.dumps(doc))
+    write_manifest(root, build_manifest(root, paths))
+    return root
+
+
+def test_an_object_set_audits_into_a_valid_report(tmp_path: Path) -> None:
+    """End to end on single objects: the plan, records, cards and manifest carry the object
+    view, the probes that do not apply are named in the manifest, and the report validates
+    (regression: validate counted those probes as missing rows)."""
+    from harness.commands.validate import validate_report
+    from harness.report.writer import write_report
+    from harness.testing import TinySpec
+    from tests._audit_project import tiny_session
+
+    _object_set(tmp_path / "scenes")  # where tiny_session looks
+    session = tiny_session(tmp_path, [TinySpec("tiny-grid")])
+    assert session.profile.scene_kind == "object" and session.profile.c0.pitch_deg == 60.0
+    records = session.records("tiny-grid")
+    base = records[records["factor"] == "baseline"]
+    assert sorted(base["caption"].unique()) == sorted(session.scene_set.prompts.values())
+    assert set(records.loc[records["factor"] == "probe", "level"]) <= {"worst_objects"}
+    written = write_report(session, ["tiny-grid"], [])
+    manifest = json.loads((written.directory / "manifest.json").read_text())
+    assert manifest["options"]["card_facts"]["scenes"]["kind"] == "object"
+    na = manifest["options"]["probes_not_applicable"]
+    assert len(na) == len(session.scene_set.scenes)
+    assert all({"keep_half", "biggest_only", "scrambled"} <= set(v) for v in na.values())
+    card = json.loads((written.directory / "cards" / "tiny-grid.json").read_text())
+    assert card["render_protocol"]["camera"]["pitch_deg"] == 60.0
+    assert "object's box" in card["render_protocol"]["camera"]["framing"]
+    assert card["caption_protocol"]["template"] == "{prompt}"
+    assert validate_report(written.directory) == []

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from harness.captions import realize
-from harness.cards.card_format import NOT_REPORTED, build_card
+from harness.cards.card_format import NOT_REPORTED, OBJECT_FRAMING, ROOM_FRAMING, build_card
 from harness.errors import CardError
 
 if TYPE_CHECKING:
@@ -107,6 +107,7 @@ def assemble_card(
         render={
             "renderer": options["renderer"],
             "c0": profile.c0.to_dict(),
+            "framing": OBJECT_FRAMING if profile.scene_kind == "object" else ROOM_FRAMING,
             "background": "255",
             "declared_levels": {k: list(v) for k, v in profile.levels.items()},
             "probe_seed": options["probe_seed"],

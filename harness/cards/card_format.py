@@ -51,6 +51,9 @@ EVIDENCE_KEYS = (
 )
 
 
+ROOM_FRAMING = "auto-framed room box; dollhouse walls facing the camera hidden"
+OBJECT_FRAMING = "auto-framed on the object's box (any size fills the frame alike); no walls"
+
 def card_id(card: Mapping[str, Any]) -> str:
     """``ecc-v1-sha256:<hex>`` over the canonical JSON of ``card`` without its ``card_id``."""
     body = {k: v for k, v in card.items() if k != "card_id"}
@@ -257,7 +260,7 @@ def build_card(
             "camera": {
                 "pitch_deg": float(c0["pitch_deg"]),
                 "yaw_deg": float(c0["yaw_deg"]),
-                "framing": "auto-framed room box; dollhouse walls facing the camera hidden",
+                "framing": render.get("framing", ROOM_FRAMING),
             },
             "focal_length_mm": float(c0["focal_length_mm"]),
             "resolution_px": int(c0["resolution_px"]),

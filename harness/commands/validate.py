@@ -186,8 +186,17 @@ def _expected_levels(manifest: dict[str, Any] | None) -> tuple[dict[str, tuple[s
     return dict(profile.levels), tuple(profile.probes)
 
 
-def check_coverage(records: Any, expected: tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None) -> list[str]:
-    """Coverage, consistency, deduplication and failure-encoding problems of a records table."""
+def check_coverage(
+    records: Any,
+    expected: tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None,
+    not_applicable: dict[str, list[str]] | None = None,
+) -> list[str]:
+    """Coverage, consistency, deduplication and failure-encoding problems of a records table.
+
+    ``not_applicable`` (``manifest.json#/options/probes_not_applicable``) maps
+    ``"<generator>/<prompt_id>"`` to the probes that do not apply to that scene (they write no
+    row, e.g. ``keep_half`` on a single object).
+    """
     from harness.captions.paraphrase import normalise
 
     problems: list[str] = []
@@ -213,10 +222,12 @@ def check_coverage(records: Any, expected: tuple[dict[str, tuple[str, ...]], tup
         wanted = [("baseline", "c0")]
         wanted += [(f, lv) for f, lvs in levels.items() if f != "paraphrase" for lv in lvs]
         wanted += [("probe", p) for p in probes]
+        skip = {(g, p, "probe", probe) for cell, probes_na in (not_applicable or {}).items()
+                for g, _, p in [cell.partition("/")] for probe in probes_na}  # fmt: skip
         for ev, keys in sorted(keysets.items()):
             for gen, pid in scenes.itertuples(index=False):
                 for factor, level in wanted:
-                    if (gen, pid, factor, level) not in keys:
+                    if (gen, pid, factor, level) not in keys and (gen, pid, factor, level) not in skip:
                         problems.append(f"scores/{ev}.csv: no {factor}={level} for {gen}/{pid}")
                         break
     bad = records[(records["status"] == "failed") & records["score"].notna()]
@@ -254,7 +265,8 @@ def check_report(report: Path, *, deep: bool = False, figures: bool = True) -> t
     problems += card_problems
     expected = _expected_levels(manifest)
     if records is not None:
-        problems += check_coverage(records, expected)
+        not_applicable = (manifest or {}).get("options", {}).get("probes_not_applicable")
+        problems += check_coverage(records, expected, not_applicable)
     result_problems, results = load_results(report)
     problems += result_problems
     if results is not None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from harness.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, check_image
 from harness.evaluators.cache import EmbeddingCache, image_sha256
+
+T = TypeVar("T")
 
 
 def resolve_device(device: str) -> str:
@@ -85,6 +87,21 @@ def load_failure(spec: EvaluatorSpec, exc: BaseException) -> EvaluatorError:
     )
 
 
+def fixed_shape(encode: Callable[[list[T]], np.ndarray], batch: list[T], size: int) -> np.ndarray:
+    """``encode(batch)`` run on exactly ``size`` rows (``batch`` padded by repeating its last
+    item), trimmed back to ``len(batch)`` rows.
+
+    Why: CPU matrix kernels pick their code path by the batch dimension, so a text encoded in a
+    batch of 1 or 2 differs in the last float bits from the same text in a batch of 32, and how
+    many texts a call still has to encode depends on what the caches already hold. With one
+    shape every row is computed alike, so an embedding never depends on its batch-mates
+    (tests/test_embedding_determinism.py).
+    """
+    if not batch or len(batch) >= size:
+        return encode(batch)
+    return encode(batch + [batch[-1]] * (size - len(batch)))[: len(batch)]
+
+
 class EmbeddingScoring:
     """Shared encoding loops and ``score``/``score_grid`` for embedding evaluators.
 
@@ -114,7 +131,7 @@ class EmbeddingScoring:
         chunks: list[np.ndarray] = []
         with torch.inference_mode():
             for batch in batched(unique, self.batch_size):
-                chunks.append(self.encode_images([im for _, im in batch]))
+                chunks.append(fixed_shape(self.encode_images, [im for _, im in batch], self.batch_size))
         return (np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)), rows
 
     def text_embeddings(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
@@ -126,7 +143,8 @@ class EmbeddingScoring:
         todo = [t for t in unique if t not in known]
         with torch.inference_mode():
             for batch in batched(todo, self.batch_size):
-                fresh = dict(zip(batch, self.encode_texts(batch), strict=True))
+                vectors = fixed_shape(self.encode_texts, list(batch), self.batch_size)
+                fresh = dict(zip(batch, vectors, strict=True))
                 self.text_cache.put_many(fresh)
                 known.update(fresh)
         if not unique:

@@ -45,6 +45,9 @@ SUPPORTED_EXTENSIONS = frozenset(
 )
 
 
+HELPER_COLLECTION = "glTF_not_exported"  # io_scene_gltf2's collection of its own helper objects
+
+
 def _enable_addon(bpy: Any) -> None:
     if not hasattr(bpy.ops.import_scene, "gltf") or "io_scene_gltf2" not in bpy.context.preferences.addons:
         bpy.ops.preferences.addon_enable(module="io_scene_gltf2")
@@ -55,8 +58,15 @@ def import_objects(bpy: Any, path: Path | str) -> list[Any]:
     and armatures in their rest pose. Raises RuntimeError (Blender's message) on failure."""
     _enable_addon(bpy)
     before = set(bpy.data.objects)
-    bpy.ops.import_scene.gltf(filepath=str(path), import_scene_as_collection=False)
+    # disable_bone_shape: otherwise a skinned file brings an icosphere mesh (the bones' display
+    # shape, in the importer's "glTF_not_exported" collection) that would render as part of it
+    bpy.ops.import_scene.gltf(
+        filepath=str(path), import_scene_as_collection=False, disable_bone_shape=True
+    )
     new = [o for o in bpy.data.objects if o not in before]
+    helpers = [o for o in new if any(c.name.startswith(HELPER_COLLECTION) for c in o.users_collection)]
+    remove_objects(bpy, helpers)  # anything else the importer keeps for itself is not the asset
+    new = [o for o in new if o not in helpers]
     for ob in new:
         ob.animation_data_clear()
         data = getattr(ob, "data", None)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from functools import cache
 from importlib import metadata
 
-RENDERER_REVISION = "2"
+# 3: skinned glTF assets no longer bring the importer's bone-shape icosphere into the render
+RENDERER_REVISION = "3"
 
 #: Cycles CPU threads per process (unset or 0: all cores). Thread count never changes pixels,
 #: so it is not part of the cache key; ``warm`` sets it to cores / processes.
