@@ -319,3 +319,13 @@ def test_block_thresholds_leave_ofat_runs_alone():
     inter = AuditSession(AuditOptions(profile="interactions", thresholds=full))
     assert inter.gate_thresholds is full
     assert inter.thresholds_for("xy")["max_block_sign_crossings"] == 1
+
+
+def test_validate_coverage_requires_every_block_cell():
+    from harness.commands.validate import check_coverage
+
+    records = _records([("g", "p", "baseline", "c0", 0.5), ("g", "p", BLOCK, "lighting=night,pitch=45", 0.4)])
+    cells = ("lighting=night,pitch=45", "lighting=city,pitch=0")
+    assert check_coverage(records, ({}, ()), None, cells[:1]) == []
+    assert check_coverage(records, ({}, ()), None, cells) == [
+        "scores/e.csv: no block=lighting=city,pitch=0 for g/p"]
