@@ -206,3 +206,26 @@ def test_bad_option_is_a_usage_error(pytester):
     result = run_audit(pytester, "bad", "-n", "0", "--audit-view-policy=mean5")
     assert result.ret == 4
     assert "--audit-view-policy must be one of single, mean4, max4, sheet4" in result.stderr.str()
+
+
+def test_report_splits_scores_by_view_policy(sessions, tmp_path):
+    import csv
+
+    from harness.cli import main as cli_main
+    from harness.records import write_records
+
+    files = []
+    for policy in ("mean4", "single"):
+        path = tmp_path / f"{policy}.csv"
+        write_records(sessions[policy].records("tiny-grid"), path)
+        files.append(str(path))
+    out = tmp_path / "out"
+    assert cli_main(["report", "--scores", *files, "--out", str(out), "--bootstrap", "20"]) == 0
+    with open(out / "tables" / "table_view_policies.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["Evaluator"], r["Policy"]) for r in rows] == [("tiny-grid", "single"), ("tiny-grid", "mean4")]
+    assert rows[0]["Δ ρ vs single"] == "+0.00"
+    single_only = tmp_path / "single-only"
+    assert cli_main(["report", "--scores", files[1], "--out", str(single_only), "--bootstrap", "20"]) == 0
+    assert not (single_only / "tables" / "table_view_policies.csv").exists()
+    assert (single_only / "summary.json").read_bytes() == (out / "summary.json").read_bytes()
