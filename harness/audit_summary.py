@@ -136,6 +136,45 @@ def _empty() -> Mapping[str, Any]:
 
 
 @dataclass(frozen=True)
+class BlockSummary:
+    """One factorial block of one evaluator (``summary.json#/evaluators/<id>/blocks/<block>``).
+
+    ``interaction_share``: the non-additive fraction of the block's pooled within-scene
+    protocol sum of squares (η², 0 when the block moves no score), with its 95 % bootstrap
+    interval; ``main_share`` per factor likewise; ``rho_interaction``: the interaction's
+    variance over the generator signal (a ratio, like ρ); ``sign_crossings``: generator pairs
+    whose margin envelope over the block's cells crosses zero (``new_sign_crossings``: of
+    those, the pairs strictly ordered over the OFAT protocols); ``winner_count``: distinct
+    unique winners over the cells; ``additivity_rmse``: RMS of observed − OFAT-additive cell
+    means, score units.
+    """
+
+    factors: tuple[str, ...] = ()
+    interaction_share: float | None = None
+    interaction_share_ci: Interval | None = None
+    main_share: Mapping[str, float | None] = field(default_factory=_empty)
+    rho_interaction: float | None = None
+    sign_crossings: int | None = None
+    new_sign_crossings: int | None = None
+    winner_count: int | None = None
+    additivity_rmse: float | None = None
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any]) -> BlockSummary:
+        return cls(
+            factors=tuple(str(f) for f in entry.get("factors") or ()),
+            interaction_share=_num(entry.get("interaction_share")),
+            interaction_share_ci=_interval(entry.get("interaction_share_ci")),
+            main_share=_floats(entry.get("main_share")),
+            rho_interaction=_num(entry.get("rho_interaction")),
+            sign_crossings=_count(entry.get("sign_crossings")),
+            new_sign_crossings=_count(entry.get("new_sign_crossings")),
+            winner_count=_count(entry.get("winner_count")),
+            additivity_rmse=_num(entry.get("additivity_rmse")),
+        )
+
+
+@dataclass(frozen=True)
 class _Spec:
     """How a metric is found: its attribute, keys, label and default threshold."""
 
@@ -159,6 +198,9 @@ _EVALUATOR_METRICS: dict[str, _Spec] = {
     "best_view_inflation": _Spec(None, threshold="max_best_view_inflation"),
     "content_accuracy": _Spec(None),
     "failed_share": _Spec(None, threshold="max_failed_share", labels={"": "failed share"}),
+    # keyed by factorial block id (``lighting:pitch``): any well-formed id is a key
+    "interaction_share": _Spec((), "block", "max_interaction_share"),
+    "block_sign_crossings": _Spec((), "block", "max_block_sign_crossings"),
     "envelopes": _Spec(
         ENVELOPE_COUNTS,
         "envelope count",
@@ -170,6 +212,7 @@ _EVALUATOR_METRICS: dict[str, _Spec] = {
     ),
 }
 _ENVELOPE_THRESHOLDS = {"strict": "min_strict_pairs", "sign_crossing": "max_sign_crossings"}
+_BLOCK_METRICS = ("interaction_share", "block_sign_crossings")
 
 _PANEL_METRICS: dict[str, _Spec] = {
     "reversals": _Spec(
@@ -284,6 +327,8 @@ class EvaluatorSummary:
     """``failed`` over all the evaluator's records, a fraction (``None``: no records)."""
     intervals: Mapping[str, Mapping[str, Interval | None]] = field(default_factory=_empty)
     """Bootstrap intervals of ``rho``, ``dispersion`` (per factor), ``discrimination`` (per probe)."""
+    blocks: Mapping[str, BlockSummary] = field(default_factory=_empty)
+    """Per factorial block id (``lighting:pitch``): :class:`BlockSummary`; empty without blocks."""
 
     @classmethod
     def from_entry(cls, evaluator: str, entry: Mapping[str, Any]) -> EvaluatorSummary:
@@ -317,6 +362,13 @@ class EvaluatorSummary:
             intervals=MappingProxyType(
                 {name: _intervals(intervals.get(name)) for name in ("rho", "dispersion", "discrimination")}
             ),
+            blocks=MappingProxyType(
+                {
+                    str(b): BlockSummary.from_entry(e)
+                    for b, e in (entry.get("blocks") or {}).items()
+                    if isinstance(e, Mapping)
+                }
+            ),
         )
 
     def interval(self, name: str, key: str | None = None) -> Interval | None:
@@ -324,6 +376,9 @@ class EvaluatorSummary:
         spec = _spec(_EVALUATOR_METRICS, name, key, self.evaluator)
         if name == "peak_rho":
             return self.peak_rho_ci
+        if name == "interaction_share":
+            block = self.blocks.get(str(key))
+            return None if block is None else block.interaction_share_ci
         if spec.keys is None or name not in self.intervals:
             return None
         return self.intervals[name].get(str(key))
@@ -341,7 +396,10 @@ class EvaluatorSummary:
         ``metric("envelopes", "strict")``. Raises :class:`MetricError` for an unknown metric,
         or for a factor/probe that no profile has (a typo must not become a skip)."""
         spec = _spec(_EVALUATOR_METRICS, name, key, self.evaluator)
-        if spec.keys is None:
+        if name in _BLOCK_METRICS:
+            present, raw = self._block_value(name, str(key))
+            threshold = spec.threshold
+        elif spec.keys is None:
             present, raw = True, getattr(self, name)
             threshold = spec.threshold
         elif name == "envelopes":
@@ -354,6 +412,21 @@ class EvaluatorSummary:
         return _metric(
             spec, name, key, present, raw, self.interval(name, key), threshold, self.no_data_reason()
         )
+
+
+    def _block_value(self, name: str, key: str) -> tuple[bool, Any]:
+        """``(present, value)`` of a block metric; a malformed block id is a MetricError."""
+        from harness.protocol import parse_block_id
+
+        try:
+            parse_block_id(key)
+        except AuditError as exc:
+            raise MetricError(f"{name} has no block {key!r}: {exc.what}", where=self.evaluator,
+                              hint=exc.hint) from None
+        block = self.blocks.get(key)
+        if block is None:
+            return False, None
+        return True, block.interaction_share if name == "interaction_share" else block.sign_crossings
 
 
 @dataclass(frozen=True)

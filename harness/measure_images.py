@@ -66,15 +66,45 @@ class ImageSource:
         return self._rgba[key]
 
     def rgb(self, image: ImageKey) -> np.ndarray | str:
-        """The composited ``(H, W, 3)`` uint8 image, or the failure message."""
+        """The composited ``(H, W, 3)`` uint8 image, or the failure message; for a ``sheet4``
+        key the 2 × 2 sheet of its views (first two on top)."""
         if image not in self._rgb:
             from harness.render.composite import composite
 
+            if image.views and image.policy == "sheet4":
+                self._rgb[image] = sheet([self.rgb(v) for v in image.view_keys()])
+                return self._rgb[image]
             rgba = self.rgba(image.scene, image.render)
             self._rgb[image] = (
                 rgba if isinstance(rgba, str) else composite(rgba, background_rgb(image.background))
             )
         return self._rgb[image]
+
+    def scored_images(self, image: ImageKey) -> list[np.ndarray | str]:
+        """The images one score of ``image`` is aggregated from: each view for ``mean4`` and
+        ``max4``, else the one image (the sheet for ``sheet4``)."""
+        if image.views and image.policy in AGGREGATES:
+            return [self.rgb(v) for v in image.view_keys()]
+        return [self.rgb(image)]
+
+
+#: How the per-view scores of a multi-view row become its score.
+AGGREGATES = {"mean4": "mean", "max4": "max"}
+
+
+def sheet(images: Sequence[np.ndarray | str]) -> np.ndarray | str:
+    """Four equal ``(H, W, 3)`` views tiled 2 × 2 into a ``(2H, 2W, 3)`` sheet (views 1, 2 on
+    top, 3, 4 below); the first failure message when a view failed."""
+    import numpy as np
+
+    failed = [im for im in images if isinstance(im, str)]
+    if failed:
+        return failed[0]
+    if len(images) != 4 or len({im.shape for im in images}) != 1:
+        return f"sheet needs four equal views, got {[getattr(im, 'shape', None) for im in images]}"
+    top = np.concatenate([images[0], images[1]], axis=1)
+    bottom = np.concatenate([images[2], images[3]], axis=1)
+    return np.concatenate([top, bottom], axis=0)
 
 
 @dataclass
@@ -160,19 +190,23 @@ def measure_images(
         for _group, rows in plan.groups():
             source.clear()
             images: dict[str, np.ndarray] = {}
-            row_pairs: list[tuple[str, str] | str] = []
+            row_pairs: list[list[tuple[str, str]] | str] = []
             for row in rows:
                 if row.image is None:
                     row_pairs.append(row.error)
                     continue
-                rgb = source.rgb(row.image)
-                if isinstance(rgb, str):
-                    row_pairs.append(rgb)
+                views = source.scored_images(row.image)
+                failed = [v for v in views if isinstance(v, str)]
+                if failed:
+                    row_pairs.append(failed[0])
                     continue
-                sha = image_sha256(rgb)
-                images[sha] = rgb
-                row_pairs.append((sha, row.caption if needs_text else ""))
-            wanted = sorted({p for p in row_pairs if isinstance(p, tuple)})
+                pairs = []
+                for rgb in views:
+                    sha = image_sha256(rgb)
+                    images[sha] = rgb
+                    pairs.append((sha, row.caption if needs_text else ""))
+                row_pairs.append(pairs)
+            wanted = sorted({p for ps in row_pairs if not isinstance(ps, str) for p in ps})
             cached: dict[tuple[str, str], tuple[float, str]] = {}
             for sha in sorted({p[0] for p in wanted}):
                 caps = [p[1] for p in wanted if p[0] == sha]
@@ -194,14 +228,15 @@ def measure_images(
                     served = {p[1]: m for p, (_, err, m) in results.items() if p[0] == sha and not err and m}
                     if new_ok:
                         cache.put(identity_hash, sha, new_ok, served)
-            for row, p in zip(rows, row_pairs, strict=True):
+            for row, ps in zip(rows, row_pairs, strict=True):
                 caption = row.caption if needs_text else ""
-                if isinstance(p, str):
-                    value, err, served = math.nan, p, ""
-                elif p in cached:
-                    (value, served), err = cached[p], ""
+                if isinstance(ps, str):
+                    value, err, served = math.nan, ps, ""
                 else:
-                    value, err, served = results[p]
+                    value, err, served = _aggregate(
+                        [(cached[p][0], "", cached[p][1]) if p in cached else results[p] for p in ps],
+                        AGGREGATES.get(row.image.policy if row.image else "", "mean"),
+                    )
                 if not err and (problem := score_problem(spec, value)):
                     value, err = math.nan, f"score failed: {problem}"
                 status = "failed" if err else "ok"
@@ -213,6 +248,19 @@ def measure_images(
             evaluator.close()
     stats.failed_rows += sum(1 for r in out if r.status == "failed")
     return records_frame(out)
+
+
+def _aggregate(parts: list[tuple[float, str, str]], how: str) -> tuple[float, str, str]:
+    """One row's ``(score, error, served model)`` from its views' ``(score, error, served)``:
+    the one view's as is; several views' mean or max (``how``); a failed view fails the row."""
+    if len(parts) == 1:
+        return parts[0]
+    for _value, err, _ in parts:
+        if err:
+            return math.nan, err, ""
+    values = [v for v, _, _ in parts]
+    served = next((m for _, _, m in parts if m), "")
+    return (max(values) if how == "max" else math.fsum(values) / len(values)), "", served
 
 
 def score_problem(spec: Any, value: float) -> str | None:

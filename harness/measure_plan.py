@@ -37,11 +37,24 @@ MEASURE_VERSION = 1
 
 @dataclass(frozen=True)
 class ImageKey:
-    """One image an evaluator sees: a scene (by plan key) rendered at ``render`` over ``background``."""
+    """One image an evaluator sees: a scene (by plan key) rendered at ``render`` over ``background``.
+
+    Under a multi-view policy (``harness.protocol.VIEW_POLICIES``) ``policy`` names it and
+    ``views`` holds the four renders (``render`` is the first): ``mean4`` / ``max4`` score each
+    view and aggregate, ``sheet4`` scores one 2 × 2 sheet of them. ``single``: ``views == ()``.
+    """
 
     scene: str
     render: RenderConfig
     background: str
+    views: tuple[RenderConfig, ...] = ()
+    policy: str = "single"
+
+    def view_keys(self) -> list[ImageKey]:
+        """One single-view key per view (``[self]`` for ``single``)."""
+        if not self.views:
+            return [self]
+        return [ImageKey(self.scene, v, self.background) for v in self.views]
 
 
 @dataclass(frozen=True)
@@ -83,6 +96,7 @@ class Plan:
     key: str
     renders: list[tuple[str, RenderConfig]] = field(default_factory=list)
     not_applicable: dict[str, list[str]] = field(default_factory=dict)
+    view_policy: str = "single"
 
     def groups(self) -> Iterator[tuple[str, list[Row]]]:
         """Rows grouped by original scene id, in plan order."""
@@ -111,25 +125,40 @@ class Plan:
         of the scene the row's image shows (the probe-edited one for probe rows)."""
         scene_key = row.image.scene if row.image is not None else row.group
         identity = self.scenes[scene_key].identity if scene_key in self.scenes else ""
+        policy = "" if self.view_policy == "single" else self.view_policy
         return record(evaluator, row.generator, row.prompt_id, identity, row.factor, row.level,
-                      caption, score, status, error, served_model)
+                      caption, score, status, error, served_model, policy)
 
 
-def build_plan(scene_set: SceneSet, profile: Profile, *, probe_seed: int = 0) -> Plan:
-    """The measurement plan of ``profile`` on ``scene_set`` (already selected)."""
+def build_plan(
+    scene_set: SceneSet, profile: Profile, *, probe_seed: int = 0, view_policy: str = "single"
+) -> Plan:
+    """The measurement plan of ``profile`` on ``scene_set`` (already selected), every image
+    looked at under ``view_policy`` (``single``: the plan and its key are those of the study's
+    one-camera protocol)."""
+    from harness.protocol import DEFAULT_VIEW_POLICY, policy_views
+
+    multi = view_policy != DEFAULT_VIEW_POLICY
+
+    def image_of(scene_key: str, cfg, background: str) -> ImageKey:
+        views = policy_views(cfg, view_policy, profile.view.yaw_pitch_deg)
+        if not multi:
+            return ImageKey(scene_key, cfg.render, background)
+        return ImageKey(scene_key, views[0], background, views, view_policy)
+
     root = Path(scene_set.root)
     template_default = profile.c0_template
     configs = profile.configurations()
     scenes: dict[str, PlannedScene] = {}
     rows: list[Row] = []
     not_applicable: dict[str, list[str]] = {}
-    c0 = profile.c0
+    base = next(c for c in configs if c.factor == "baseline")
     for scene in sorted(scene_set.scenes, key=lambda s: (s.generator, s.prompt_id, s.id)):
         scenes[scene.id] = PlannedScene(scene, scene_set.identity(scene.id))
         base_caption = realize(template_default, scene.prompt)
         para: list[tuple[str, str]] | None = None
         for cfg in configs:
-            image = ImageKey(scene.id, cfg.render, cfg.background)
+            image = image_of(scene.id, cfg, cfg.background)
             if cfg.factor == "paraphrase":
                 if para is None:
                     para = bundled_captions(scene.prompt_id, scene.prompt, template_default) or []
@@ -157,25 +186,29 @@ def build_plan(scene_set: SceneSet, profile: Profile, *, probe_seed: int = 0) ->
             scenes[key] = PlannedScene(edited, scene_identity(edited, root))
             rows.append(
                 Row(scene.generator, scene.prompt_id, scene.id, "probe", probe, base_caption,
-                    ImageKey(key, c0, "255"))
+                    image_of(key, base, "255"))
             )
     renders: dict[tuple[str, RenderConfig], None] = {}
     for row in rows:
         if row.image is not None:
-            renders.setdefault((row.image.scene, row.image.render), None)
-    key = sha256_json(
-        {
-            "measure": MEASURE_VERSION,
-            "scenes": {k: v.identity for k, v in sorted(scenes.items())},
-            "rows": [
-                [r.group, r.factor, r.level, r.caption, _image_token(r.image), r.error] for r in rows
-            ],
-        }
-    )
-    return Plan(root, profile.name, scenes, rows, key, list(renders), not_applicable)
+            for view in row.image.view_keys():
+                renders.setdefault((view.scene, view.render), None)
+    keyed: dict[str, object] = {
+        "measure": MEASURE_VERSION,
+        "scenes": {k: v.identity for k, v in sorted(scenes.items())},
+        "rows": [
+            [r.group, r.factor, r.level, r.caption, _image_token(r.image), r.error] for r in rows
+        ],
+    }
+    if multi:  # only then: a single-view plan keeps the key (and run id) it always had
+        keyed["view_policy"] = view_policy
+    key = sha256_json(keyed)
+    return Plan(root, profile.name, scenes, rows, key, list(renders), not_applicable, view_policy)
 
 
 def _image_token(image: ImageKey | None) -> list[str] | None:
     if image is None:
         return None
+    if image.views:
+        return [image.scene, image.policy, *(v.key for v in image.views), image.background]
     return [image.scene, image.render.key, image.background]

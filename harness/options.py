@@ -66,6 +66,10 @@ OPTIONS: dict[str, OptionSpec] = {
         "bool",
         "flag",
     ),
+    "audit_view_policy": OptionSpec(
+        "how each configuration is looked at: single (the configuration's camera, default), "
+        "mean4 or max4 (mean or best score of four azimuths), sheet4 (one 2x2 sheet of them)"
+    ),
     "audit_allow_empty": OptionSpec(
         "let a run pass in which no audit check reached an assertion (default: such a run fails)",
         "bool",
@@ -272,6 +276,13 @@ def build_options(config: pytest.Config) -> AuditOptions:
         )
     if store_fill != "none" and store is None:
         raise pytest.UsageError("--audit-store-fill needs --audit-store (the store to fill)")
+    from harness.protocol import DEFAULT_VIEW_POLICY, VIEW_POLICIES
+
+    view_policy = str(value_of("audit_view_policy") or DEFAULT_VIEW_POLICY).strip()
+    if view_policy not in VIEW_POLICIES:
+        raise pytest.UsageError(
+            f"--audit-view-policy must be one of {', '.join(VIEW_POLICIES)}, got {view_policy!r}"
+        )
     return AuditOptions(
         profile=profile,
         evaluators=evaluators,
@@ -286,4 +297,5 @@ def build_options(config: pytest.Config) -> AuditOptions:
         allow_empty=flag_of("audit_allow_empty"),
         store=store,
         store_fill=store_fill,
+        view_policy=view_policy,
     )

@@ -126,7 +126,11 @@ def audit_session_of(config: pytest.Config) -> AuditSession:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     names = metafunc.fixturenames
-    wanted = [n for n in ("audit_evaluator", "audit_factor", "audit_shared_factor", "audit_probe") if n in names]
+    wanted = [
+        n
+        for n in ("audit_evaluator", "audit_factor", "audit_shared_factor", "audit_probe", "audit_block")
+        if n in names
+    ]
     if not wanted:
         return
     session = audit_session_of(metafunc.config)
@@ -148,11 +152,23 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if "audit_probe" in names:
             probes = list(profile.probes)
             metafunc.parametrize("audit_probe", probes, ids=probes)
+        if "audit_block" in names:
+            metafunc.parametrize("audit_block", _block_params(session.named_profile))
     except AuditError as exc:
         problem = str(exc)
     else:
         return
     pytest.fail(f"t3d-audit: {problem}", pytrace=False)  # one clean line, no traceback
+
+
+def _block_params(profile: Any) -> list[Any]:
+    """One parameter per factorial block of ``profile``; without blocks, one skipped
+    ``no-blocks`` parameter that says why (a skip, never a pass: the empty gate still sees
+    the run's other checks)."""
+    if profile.blocks:
+        return [pytest.param(b.id, id=b.id) for b in profile.blocks]
+    reason = f"not applicable: profile {profile.name!r} declares no factorial blocks"
+    return [pytest.param(None, id="no-blocks", marks=pytest.mark.skip(reason=reason))]
 
 
 _AUDIT_FIXTURES = ("audit_evaluator", "audit_panel", "audit_check")

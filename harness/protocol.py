@@ -30,6 +30,13 @@ LIGHTING_MAPS = ("city", "courtyard", "forest", "interior", "night", "studio", "
 PARAPHRASE_LEVELS = tuple(f"p{i}" for i in range(11))  # p0 is the original prompt
 PROBES = ("keep_half", "biggest_only", "scrambled", "worst_objects")
 
+#: The record factor of factorial-block cells; its level names the cell (:func:`cell_level`).
+BLOCK = "block"
+#: Factors a block may cross: the shared factors whose levels change one setting each (yaw
+#: also moves the pitch, paraphrase captions are per prompt: neither crosses cleanly).
+BLOCK_FACTORS = ("resolution", "focal_length", "lighting", "background", "pitch", "template")
+BLOCK_SEPARATOR = ":"  # block id: its factors in record order, "lighting:pitch"
+
 
 @dataclass(frozen=True)
 class KindView:
@@ -213,7 +220,8 @@ def background_rgb(level: str) -> tuple[int, int, int]:
 def check_level(factor: str, level: str) -> None:
     """Raise :class:`ProtocolError` unless ``level`` is a Table 11 level of ``factor``.
 
-    ``baseline`` takes ``c0``; ``probe`` takes a probe name.
+    ``baseline`` takes ``c0``; ``probe`` takes a probe name; ``block`` a cell
+    (:func:`parse_cell`).
     """
     if factor == BASELINE:
         ok = level == C0
@@ -221,6 +229,9 @@ def check_level(factor: str, level: str) -> None:
     elif factor == "probe":
         ok = level in PROBES
         allowed = PROBES
+    elif factor == BLOCK:
+        parse_cell(level)
+        return
     elif factor in factors():
         allowed = factors()[factor].levels
         ok = level in allowed
@@ -228,7 +239,7 @@ def check_level(factor: str, level: str) -> None:
         raise ProtocolError(
             f"unknown factor {factor!r}",
             where="factor",
-            hint=f"use one of {', '.join(RECORD_FACTORS)}",
+            hint=f"use one of {', '.join(RECORD_FACTORS)}, {BLOCK}",
         )
     if not ok:
         shown = ", ".join(allowed[:12]) + (" ..." if len(allowed) > 12 else "")
@@ -237,6 +248,144 @@ def check_level(factor: str, level: str) -> None:
             where="level",
             hint=f"use one of {shown}",
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# View policies
+
+#: How a configuration's image is looked at: ``single`` (the configuration's one camera, the
+#: study's protocol), ``mean4`` / ``max4`` (the mean / the best of the scores of four views
+#: at the canonical azimuths) and ``sheet4`` (the four views tiled into one 2 × 2 sheet, scored
+#: once, as multi-view judges are fed).
+VIEW_POLICIES = ("single", "mean4", "max4", "sheet4")
+DEFAULT_VIEW_POLICY = "single"
+CANONICAL_AZIMUTHS = (0.0, 90.0, 180.0, 270.0)  # added to the configuration's own yaw
+
+
+def check_view_policy(name: str) -> str:
+    """``name`` if it is a view policy, else a :class:`ProtocolError` listing them."""
+    if name not in VIEW_POLICIES:
+        raise ProtocolError(
+            f"unknown view policy {name!r}", where="--audit-view-policy",
+            hint=f"use one of {', '.join(VIEW_POLICIES)}",
+        )
+    return name
+
+
+def policy_views(cfg: Configuration, policy: str, yaw_pitch_deg: float) -> tuple[RenderConfig, ...]:
+    """The renders one score of ``cfg`` looks at under view ``policy``.
+
+    ``single``: ``(cfg.render,)``. The multi-view policies: four renders at the configuration's
+    yaw plus 0°, 90°, 180° and 270°, at its pitch when the configuration sets one (a ``pitch``
+    or ``yaw`` level, or a block cell crossing pitch) and otherwise at ``yaw_pitch_deg`` —
+    the kind's yaw-sweep pitch (rooms 45°: around a top-down c0 the four azimuths would only
+    rotate the image in plane; objects 60°, their own c0). Render settings other than the
+    camera stay the configuration's.
+    """
+    check_view_policy(policy)
+    if policy == DEFAULT_VIEW_POLICY:
+        return (cfg.render,)
+    sets_pitch = cfg.factor in ("pitch", "yaw") or (
+        cfg.factor == BLOCK and any(f == "pitch" for f, _ in parse_cell(cfg.level))
+    )
+    pitch = cfg.render.pitch_deg if sets_pitch else yaw_pitch_deg
+    return tuple(
+        replace(cfg.render, pitch_deg=float(pitch), yaw_deg=float((cfg.render.yaw_deg + a) % 360.0))
+        for a in CANONICAL_AZIMUTHS
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Factorial blocks
+
+
+def cell_level(pairs: tuple[tuple[str, str], ...]) -> str:
+    """The record level of a block cell: ``factor=level`` pairs joined by ``,``, factors in
+    record order (``lighting=night,pitch=45``). Raises :class:`ProtocolError` (see
+    :func:`parse_cell`) for anything :func:`parse_cell` would not read back."""
+    text = ",".join(f"{f}={lv}" for f, lv in pairs)
+    parse_cell(text)
+    return text
+
+
+def parse_cell(level: str) -> tuple[tuple[str, str], ...]:
+    """The ``(factor, level)`` pairs of a block cell's record level (strict).
+
+    ``level`` is 2 or 3 ``factor=level`` pairs joined by ``,`` with no spaces; factors are
+    distinct :data:`BLOCK_FACTORS` in record order (one spelling per cell), each level a
+    Table 11 level of its factor. Raises :class:`ProtocolError` naming what is wrong.
+    """
+    where = "level"
+    hint = "write a block cell as factor=level pairs in record order, e.g. lighting=night,pitch=45"
+    if not isinstance(level, str) or not level or level != level.strip() or " " in level:
+        raise ProtocolError(f"malformed block cell {level!r}", where=where, hint=hint)
+    pairs: list[tuple[str, str]] = []
+    for part in level.split(","):
+        name, sep, value = part.partition("=")
+        if not sep or not name or not value or "=" in value:
+            raise ProtocolError(f"malformed block cell {level!r}: {part!r}", where=where, hint=hint)
+        if name not in BLOCK_FACTORS:
+            raise ProtocolError(
+                f"block cell {level!r}: factor {name!r} cannot be crossed",
+                where=where,
+                hint=f"block factors: {', '.join(BLOCK_FACTORS)}",
+            )
+        check_level(name, value)
+        pairs.append((name, value))
+    names = [f for f, _ in pairs]
+    if not 2 <= len(pairs) <= 3:
+        raise ProtocolError(
+            f"block cell {level!r} crosses {len(pairs)} factor(s)", where=where,
+            hint="a block crosses 2 or 3 factors",
+        )
+    order = [RECORD_FACTORS.index(f) for f in names]
+    if len(set(names)) != len(names) or order != sorted(order):
+        raise ProtocolError(
+            f"block cell {level!r}: factors repeated or out of record order", where=where, hint=hint
+        )
+    return tuple(pairs)
+
+
+def block_id(factor_names: tuple[str, ...]) -> str:
+    """The id of the block crossing ``factor_names`` (record order): ``lighting:pitch``."""
+    return BLOCK_SEPARATOR.join(factor_names)
+
+
+def parse_block_id(text: str) -> tuple[str, ...]:
+    """The factors of block id ``text`` (strict: distinct block factors in record order)."""
+    names = tuple(text.split(BLOCK_SEPARATOR)) if isinstance(text, str) else ()
+    ok = 2 <= len(names) <= 3 and all(n in BLOCK_FACTORS for n in names)
+    ok = ok and len(set(names)) == len(names)
+    ok = ok and [RECORD_FACTORS.index(n) for n in names] == sorted(RECORD_FACTORS.index(n) for n in names)
+    if not ok:
+        raise ProtocolError(
+            f"malformed block id {text!r}",
+            where="block",
+            hint="2 or 3 distinct block factors in record order joined by ':', e.g. lighting:pitch",
+        )
+    return names
+
+
+@dataclass(frozen=True)
+class Block:
+    """A factorial block: 2 or 3 factors (record order) and the levels of each, rendered as
+    the full cross. ``levels[i]`` are the levels of ``factors[i]`` in declaration order."""
+
+    factors: tuple[str, ...]
+    levels: tuple[tuple[str, ...], ...]
+
+    @property
+    def id(self) -> str:
+        return block_id(self.factors)
+
+    def cells(self) -> list[tuple[tuple[str, str], ...]]:
+        """Every cell of the cross, the last factor varying fastest."""
+        from itertools import product
+
+        return [tuple(zip(self.factors, combo, strict=True)) for combo in product(*self.levels)]
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {f: list(lv) for f, lv in zip(self.factors, self.levels, strict=True)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,7 +400,8 @@ class Profile:
     smaller Table 11 resolution as their default). ``levels`` maps factor → selected levels;
     ``prompts`` is how many prompt ids (sorted) to audit, ``None`` for all. ``scene_kind`` is
     the kind of scene set it is applied to (:meth:`for_scene_kind`): it sets the c0 pitch,
-    the pitch of the yaw sweep and the c0 caption template (:class:`KindView`).
+    the pitch of the yaw sweep and the c0 caption template (:class:`KindView`). ``blocks``
+    are factorial blocks (:class:`Block`) rendered as full crosses besides the OFAT sweep.
     """
 
     name: str
@@ -264,6 +414,7 @@ class Profile:
     evaluators: tuple[str, ...]
     bootstrap: int
     scene_kind: str = "room"
+    blocks: tuple[Block, ...] = ()
 
     def __hash__(self) -> int:
         return hash((self.name, self.scene_kind))
@@ -291,12 +442,16 @@ class Profile:
         return Configuration(BASELINE, C0, self.c0, "255", self.c0_template, "p0")
 
     def configurations(self) -> list[Configuration]:
-        """Baseline first, then every selected level of every factor (default-equivalent kept)."""
+        """Baseline first, then every selected level of every factor (default-equivalent kept),
+        then every cell of every block (factor ``block``, level :func:`cell_level`)."""
         base = self._base()
         out = [base]
         for name, levels in self.levels.items():
             for level in levels:
                 out.append(_apply(base, name, level, self.view.yaw_pitch_deg))
+        for block in self.blocks:
+            for cell in block.cells():
+                out.append(_apply_cell(base, cell))
         return out
 
     def configuration(self, factor: str, level: str) -> Configuration:
@@ -320,12 +475,27 @@ class Profile:
             c for c in self.configurations() if c.factor == BASELINE or c.factor in SHARED_FACTORS
         ]
 
-    def render_configs(self) -> list[RenderConfig]:
-        """Distinct render configurations (background and caption levels reuse the c0 render)."""
+    def render_configs(self, view_policy: str = DEFAULT_VIEW_POLICY) -> list[RenderConfig]:
+        """Distinct render configurations (background and caption levels reuse the c0 render);
+        under a multi-view policy every view of every configuration (:func:`policy_views`)."""
         seen: dict[RenderConfig, None] = {}
         for cfg in self.configurations():
-            seen.setdefault(cfg.render, None)
+            for view in policy_views(cfg, view_policy, self.view.yaw_pitch_deg):
+                seen.setdefault(view, None)
         return list(seen)
+
+    def probe_renders(self, view_policy: str = DEFAULT_VIEW_POLICY) -> tuple[RenderConfig, ...]:
+        """The renders of a probe-edited scene (the views of c0 under ``view_policy``)."""
+        return policy_views(self._base(), view_policy, self.view.yaw_pitch_deg)
+
+
+def _apply_cell(base: Configuration, cell: tuple[tuple[str, str], ...]) -> Configuration:
+    """``base`` with every factor of ``cell`` set to its level; factor ``block``."""
+    level = cell_level(cell)
+    cfg = base
+    for name, value in cell:
+        cfg = _apply(cfg, name, value)
+    return replace(cfg, factor=BLOCK, level=level)
 
 
 def _apply(
@@ -361,8 +531,51 @@ PROFILES_FILE = Path(__file__).with_name("profiles.json")
 
 
 PROFILE_KEYS = frozenset(
-    {"description", "c0", "levels", "prompts", "generators", "probes", "evaluators", "bootstrap"}
+    {"description", "c0", "levels", "prompts", "generators", "probes", "evaluators", "bootstrap",
+     "blocks"}
 )
+
+
+def _parse_blocks(raw: Any, levels: dict[str, tuple[str, ...]], where: str) -> tuple[Block, ...]:
+    """``blocks``: a list of objects factor → list of levels (2 or 3 factors, ≥ 2 levels each,
+    every level among the profile's OFAT levels of that factor, so the additive model can be
+    predicted from the OFAT rows). Factors are put in record order; no block twice."""
+    if not isinstance(raw, list):
+        raise ProtocolError("'blocks' must be a list of {factor: [levels]} objects", where=f"{where}/blocks")
+    out: list[Block] = []
+    for i, entry in enumerate(raw):
+        at = f"{where}/blocks/{i}"
+        if not isinstance(entry, dict) or not 2 <= len(entry) <= 3:
+            raise ProtocolError("a block maps 2 or 3 factors to lists of levels", where=at)
+        unknown = [f for f in entry if f not in BLOCK_FACTORS]
+        if unknown:
+            raise ProtocolError(
+                f"factor(s) {unknown} cannot be crossed", where=at,
+                hint=f"block factors: {', '.join(BLOCK_FACTORS)}",
+            )
+        names = tuple(sorted(entry, key=RECORD_FACTORS.index))
+        sels: list[tuple[str, ...]] = []
+        for name in names:
+            sel = entry[name]
+            if not isinstance(sel, list) or len(sel) < 2 or len({str(s) for s in sel}) != len(sel):
+                raise ProtocolError(
+                    f"levels of {name!r} must be a list of at least 2 distinct levels", where=f"{at}/{name}"
+                )
+            sel_t = tuple(str(s) for s in sel)
+            missing = [lv for lv in sel_t if lv not in levels.get(name, ())]
+            if missing:
+                raise ProtocolError(
+                    f"block level(s) {missing} of {name!r} are not OFAT levels of the profile",
+                    where=f"{at}/{name}",
+                    hint="select them under 'levels' too: the additive model is predicted from "
+                    "the OFAT rows",
+                )
+            sels.append(sel_t)
+        block = Block(names, tuple(sels))
+        if any(b.id == block.id for b in out):
+            raise ProtocolError(f"block {block.id} declared twice", where=at)
+        out.append(block)
+    return tuple(out)
 
 
 def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
@@ -422,6 +635,7 @@ def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
             probes=probes,
             evaluators=tuple(data.get("evaluators", ())),
             bootstrap=bootstrap,
+            blocks=_parse_blocks(data.get("blocks", []), levels, where),
         )
     except ProtocolError as exc:
         if exc.where and exc.where.startswith(str(PROFILES_FILE)):

@@ -8,10 +8,12 @@ Columns, in this order (docs/formats.md "Raw score records")::
 (``caption`` and ``error`` may be empty). A failure is a row with ``status = "failed"``, NaN
 score and a non-empty ``error`` — never a number.
 
-Optional trailing column ``served_model`` (:data:`OPTIONAL_COLUMNS`): the model id a hosted
-evaluator's endpoint reported serving each row (``''`` for rows without one, e.g. failures).
-It is written only when some row carries one, so the files of evaluators that report no served
-model (every local evaluator) keep exactly the ten columns above; readers accept both forms.
+Optional trailing columns (:data:`OPTIONAL_COLUMNS`, in this order, each written only when
+some row carries a value, so ordinary files keep exactly the ten columns above; readers accept
+every form): ``served_model``, the model id a hosted evaluator's endpoint reported serving each
+row (``''`` for rows without one, e.g. failures); ``view_policy``, the multi-view policy the
+row's score was measured under (``mean4``, ``max4``, ``sheet4``; ``''`` or absent: ``single``,
+the configuration's one camera).
 
 Files are CSV or Parquet, chosen by suffix (``.csv``, ``.parquet``/``.pq``). Writing is
 atomic (temporary file in the same directory, then rename). CSV stores floats with Python's
@@ -53,7 +55,9 @@ COLUMNS: tuple[str, ...] = (
 )
 STRING_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c != "score")
 SERVED_MODEL = "served_model"
-OPTIONAL_COLUMNS: tuple[str, ...] = (SERVED_MODEL,)
+VIEW_POLICY = "view_policy"
+OPTIONAL_COLUMNS: tuple[str, ...] = (SERVED_MODEL, VIEW_POLICY)
+MULTI_VIEW_POLICIES = ("mean4", "max4", "sheet4")  # harness.protocol.VIEW_POLICIES but single
 REQUIRED_NONEMPTY = ("evaluator", "generator", "prompt_id")
 MEASUREMENT_KEY = ("evaluator", "scene_sha256", "factor", "level", "caption")
 _KEY_TEXT = ", ".join(MEASUREMENT_KEY)
@@ -68,7 +72,7 @@ MAX_ERROR_CHARS = 300  # a failed row's reason is cut to this many characters
 
 
 class Record(NamedTuple):
-    """One row of the records table in :data:`COLUMNS` order, then ``served_model``."""
+    """One row of the records table in :data:`COLUMNS` order, then the optional columns."""
 
     evaluator: str
     generator: str
@@ -81,6 +85,7 @@ class Record(NamedTuple):
     status: str
     error: str
     served_model: str = ""
+    view_policy: str = ""
 
 
 def record(
@@ -95,14 +100,15 @@ def record(
     status: str,
     error: str,
     served_model: str = "",
+    view_policy: str = "",
 ) -> Record:
     """A :class:`Record` with a float score and the error cut to :data:`MAX_ERROR_CHARS`."""
     return Record(evaluator, generator, prompt_id, scene_sha256, factor, level, caption,
-                  float(score), status, error[:MAX_ERROR_CHARS], served_model)
+                  float(score), status, error[:MAX_ERROR_CHARS], served_model, view_policy)
 
 
 def records_frame(rows: Sequence[Record]) -> pd.DataFrame:
-    """The records table of ``rows`` (row order kept). The ``served_model`` column is kept
+    """The records table of ``rows`` (row order kept). The optional columns are kept
     only when some row has one, so local evaluators' files keep exactly :data:`COLUMNS`."""
     n = len(COLUMNS)
     frame = pd.DataFrame([r[:n] for r in rows], columns=list(COLUMNS))
@@ -110,6 +116,9 @@ def records_frame(rows: Sequence[Record]) -> pd.DataFrame:
     served = [r.served_model for r in rows]
     if any(served):
         frame[SERVED_MODEL] = served
+    policies = [r.view_policy for r in rows]
+    if any(policies):
+        frame[VIEW_POLICY] = policies
     return frame
 
 
@@ -127,24 +136,33 @@ def records_from_rows(rows: Iterable[dict[str, object]]) -> pd.DataFrame:
     frame = pd.DataFrame(
         [{c: r.get(c, "" if c == "error" else None) for c in COLUMNS} for r in rows]
     )
-    served = [r.get(SERVED_MODEL) or "" for r in rows]
-    if any(served):
-        frame[SERVED_MODEL] = served
+    for column in OPTIONAL_COLUMNS:
+        cells = [r.get(column) or "" for r in rows]
+        if any(cells):
+            frame[column] = cells
     return _coerce(frame[columns_of(frame)])
 
 
 def columns_of(df: pd.DataFrame) -> list[str]:
-    """The columns a records file of ``df`` holds: :data:`COLUMNS`, plus ``served_model``
-    when ``df`` has that column and some row of it is non-empty."""
-    if SERVED_MODEL in df.columns:
-        cells = df[SERVED_MODEL]
-        if bool((cells.notna() & (cells.astype(str) != "")).any()):
-            return [*COLUMNS, SERVED_MODEL]
-    return list(COLUMNS)
+    """The columns a records file of ``df`` holds: :data:`COLUMNS`, plus each optional column
+    (:data:`OPTIONAL_COLUMNS` order) that ``df`` has with some non-empty row."""
+    out = list(COLUMNS)
+    for column in OPTIONAL_COLUMNS:
+        if column in df.columns:
+            cells = df[column]
+            if bool((cells.notna() & (cells.astype(str) != "")).any()):
+                out.append(column)
+    return out
+
+
+def _allowed_columns(cols: list[str]) -> bool:
+    """``cols`` is :data:`COLUMNS` then optional columns in :data:`OPTIONAL_COLUMNS` order."""
+    head, tail = cols[: len(COLUMNS)], cols[len(COLUMNS):]
+    return head == list(COLUMNS) and tail == [c for c in OPTIONAL_COLUMNS if c in tail]
 
 
 def _string_columns(df: pd.DataFrame) -> tuple[str, ...]:
-    return (*STRING_COLUMNS, SERVED_MODEL) if SERVED_MODEL in df.columns else STRING_COLUMNS
+    return (*STRING_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in df.columns))
 
 
 def _coerce(df: pd.DataFrame, *, copy: bool = True) -> pd.DataFrame:
@@ -256,7 +274,8 @@ def validate_records(
 ) -> None:
     """Raise :class:`RecordsError` listing every problem (row, column, what) in ``df``.
 
-    Checked: the exact column list and order (optionally ``served_model`` last); score dtype; string cells; empty evaluator,
+    Checked: the exact column list and order (optionally ``served_model``, then
+    ``view_policy``, last; a ``view_policy`` cell is ``''`` or a multi-view policy); score dtype; string cells; empty evaluator,
     generator or prompt_id; scene_sha256 = 64 lowercase hex digits; factor/level known to the
     protocol (``harness.protocol.check_level``: ``baseline``/``c0``, Table 11 levels, template
     ids, ``p0``..``p10``, probe names); status in ``ok``/``failed``; an ``ok`` row has a finite
@@ -272,7 +291,7 @@ def validate_records(
     if not isinstance(df, pd.DataFrame):
         raise RecordsError(f"expected a pandas DataFrame, got {type(df).__name__}", where=where)
     cols = [str(c) for c in df.columns]
-    if cols not in (list(COLUMNS), [*COLUMNS, *OPTIONAL_COLUMNS]):
+    if not _allowed_columns(cols):
         missing = [c for c in COLUMNS if c not in cols]
         extra = [c for c in cols if c not in COLUMNS + OPTIONAL_COLUMNS]
         parts = []
@@ -285,7 +304,8 @@ def validate_records(
         raise RecordsError(
             "; ".join(parts),
             where=where,
-            hint=f"columns must be exactly {', '.join(COLUMNS)} (then, optionally, {SERVED_MODEL})",
+            hint=f"columns must be exactly {', '.join(COLUMNS)} (then, optionally and in this "
+            f"order, {', '.join(OPTIONAL_COLUMNS)})",
         )
     if len(cols) != len(set(cols)):
         raise RecordsError("duplicate column names", where=where)
@@ -326,6 +346,13 @@ def validate_records(
         )
 
     problems.extend(_level_problems(text["factor"], text["level"]))
+    if VIEW_POLICY in text:
+        bad_policy = text[VIEW_POLICY].where(lambda v: v not in ("", *MULTI_VIEW_POLICIES))
+        for row in _rows(text[VIEW_POLICY].ok_mask() & bad_policy):
+            problems.append(
+                _problem(row, VIEW_POLICY, f"{df[VIEW_POLICY].iloc[row - 1]!r} is not one of "
+                         f"'' (single), {', '.join(MULTI_VIEW_POLICIES)}")
+            )
 
     status = text["status"]
     is_ok = status.equals("ok")
@@ -408,7 +435,7 @@ def _level_problems(factor: _TextColumn, level: _TextColumn) -> list[str]:
     for i in np.flatnonzero(bad_pairs[pair_id]):
         message = verdicts[pair_id[i]]
         assert message is not None
-        column = "level" if message.startswith("unknown level") else "factor"
+        column = "factor" if message.startswith("unknown factor") else "level"
         problems.append(_problem(int(rows[i]) + 1, column, message))
     return problems
 
@@ -508,7 +535,7 @@ def read_records(
         raise RecordsError(f"cannot read records: {exc}", where=str(path)) from exc
     if validate:
         validate_records(frame, where=path, score_ranges=score_ranges)
-    elif [str(c) for c in frame.columns] not in (list(COLUMNS), [*COLUMNS, *OPTIONAL_COLUMNS]):
+    elif not _allowed_columns([str(c) for c in frame.columns]):
         return frame
     if kind == "parquet":
         for c in _string_columns(frame):

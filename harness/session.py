@@ -58,6 +58,7 @@ class AuditOptions:
     allow_empty: bool = False  # a run whose checks all skipped may pass
     store: str | None = None  # shared store URL holding renders and scores (--audit-store)
     store_fill: str = "none"  # none: only read the store; local: compute what is missing here
+    view_policy: str = "single"  # harness.protocol.VIEW_POLICIES
 
 
 def _stats_code_hash() -> str:
@@ -194,7 +195,10 @@ class AuditSession:
     def plan(self) -> Plan:
         from harness.measure_plan import build_plan
 
-        return build_plan(self.scene_set, self.profile, probe_seed=self.options.probe_seed)
+        return build_plan(
+            self.scene_set, self.profile, probe_seed=self.options.probe_seed,
+            view_policy=self.options.view_policy,
+        )
 
     @cached_property
     def specs(self) -> dict[str, EvaluatorSpec]:
@@ -389,8 +393,19 @@ class AuditSession:
             lambda: summary_with_intervals(self.panel_result(ids)),
         )
 
+    @cached_property
+    def gate_thresholds(self) -> Thresholds:
+        """The thresholds that can gate this run: without the factorial-block ones
+        (``harness.thresholds.BLOCK_THRESHOLDS``) when the profile declares no blocks, so an
+        OFAT-only run's id, manifest and cards do not depend on them."""
+        from harness.thresholds import BLOCK_THRESHOLDS
+
+        if self.named_profile.blocks:
+            return self.options.thresholds
+        return self.options.thresholds.without(BLOCK_THRESHOLDS)
+
     def thresholds_for(self, evaluator_id: str) -> dict[str, float]:
-        return self.options.thresholds.for_evaluator(evaluator_id)
+        return self.gate_thresholds.for_evaluator(evaluator_id)
 
     # -------------------------------------------------------------------- cards
     def companion_id(self) -> str | None:
@@ -456,10 +471,12 @@ class AuditSession:
             "evaluators": {ev: self.specs[ev].identity_hash for ev in sorted(evaluators)},
             "scene_set_sha256": self.scene_set.selection_sha256(),
             "plan_sha256": self.plan.key,
-            "thresholds": self.options.thresholds.to_dict(),
+            "thresholds": self.gate_thresholds.to_dict(),
             "run_id_explicit": bool(self.options.run_id),
             "card_facts": self.card_facts(evaluators),
         }
+        if self.options.view_policy != "single":  # absent means single: older manifests too
+            options["view_policy"] = self.options.view_policy
         if self.plan.not_applicable:  # only imported sets have them; bundled manifests unchanged
             options["probes_not_applicable"] = self.plan.not_applicable
         return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
@@ -495,7 +512,7 @@ class AuditSession:
             renderer=self.renderer_identity,
             bootstrap=self.bootstrap,
             seed=self.seed,
-            thresholds=self.options.thresholds.to_dict(),
+            thresholds=self.gate_thresholds.to_dict(),
         )
 
     def worker_facts(self) -> dict[str, Any]:

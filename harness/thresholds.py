@@ -42,7 +42,17 @@ KNOWN: dict[str, tuple[str, str]] = {
     "max_confirmed_reversals": ("max", "reversals confirmed by the simultaneous band"),
     "min_strict_pairs": ("min", "generator pairs strictly ordered over every shared protocol"),
     "max_sign_crossings": ("max", "generator pairs whose margin envelope crosses zero"),
+    "max_interaction_share": (
+        "max", "share of a factorial block's within-scene protocol variance that is not additive"
+    ),
+    "max_block_sign_crossings": (
+        "max", "generator pairs whose margin envelope crosses zero over a factorial block's cells"
+    ),
 }
+
+# Thresholds that gate only factorial blocks: a run whose profile has none leaves them out of
+# its run id, manifest and cards (they cannot gate it), so OFAT-only runs keep their ids.
+BLOCK_THRESHOLDS = ("max_interaction_share", "max_block_sign_crossings")
 
 # Which threshold gates which probe's discrimination.
 PROBE_THRESHOLDS = {
@@ -154,6 +164,18 @@ class Thresholds:
             if fnmatch.fnmatchcase(evaluator_id, pattern):
                 out.update(values)
         return dict(sorted(out.items()))
+
+    def without(self, names: Iterable[str]) -> Thresholds:
+        """These thresholds with ``names`` removed from the base and every override."""
+        drop = frozenset(names)
+        return Thresholds(
+            tuple((n, v) for n, v in self.base if n not in drop),
+            tuple(
+                (p, tuple((n, v) for n, v in values if n not in drop))
+                for p, values in self.overrides
+            ),
+            self.custom,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"base": dict(self.base), "overrides": {p: dict(v) for p, v in self.overrides}}

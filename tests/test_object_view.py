@@ -20,12 +20,14 @@ from hypothesis import strategies as st
 from harness.errors import ProtocolError, SceneError
 from harness.measure_plan import build_plan
 from harness.protocol import (
+    BLOCK,
     IDENTITY_TEMPLATE_ID,
     OBJECT_C0_PITCH_DEG,
     YAW_PITCH_DEG,
     get_profile,
     kind_view,
     load_profiles,
+    parse_cell,
 )
 from harness.render.render_plan import render_plan
 from harness.report.audit_inputs import default_template_of
@@ -77,14 +79,17 @@ def test_kind_changes_only_the_default_view(name: str, kind: str) -> None:
     view = kind_view(kind)
     for a, b in zip(room.configurations(), other.configurations(), strict=True):
         assert (a.factor, a.level, a.background, a.paraphrase) == (b.factor, b.level, b.background, b.paraphrase)
+        cell = dict(parse_cell(a.level)) if a.factor == BLOCK else {}
         if a.factor == "pitch":
             expect_pitch = float(a.level)
+        elif "pitch" in cell:  # a factorial cell crossing pitch keeps its literal pitch
+            expect_pitch = float(cell["pitch"])
         elif a.factor == "yaw":
             expect_pitch = view.yaw_pitch_deg
         else:
             expect_pitch = view.c0_pitch_deg
         assert b.render == replace(a.render, pitch_deg=expect_pitch)
-        if a.factor != "template":
+        if a.factor != "template" and "template" not in cell:
             assert b.template == view.c0_template
 
 

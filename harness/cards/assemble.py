@@ -57,10 +57,15 @@ def evaluator_fields(spec: EvaluatorSpec, served: list[str] | None = None) -> di
 
 
 def declared_views(
-    levels: dict[str, tuple[str, ...]], c0: RenderConfig, yaw_pitch_deg: float = 45.0
+    levels: dict[str, tuple[str, ...]], c0: RenderConfig, yaw_pitch_deg: float = 45.0,
+    profile: Any = None, view_policy: str = "single",
 ) -> list[dict[str, float]]:
     """Poses the run renders: the pitch sweep at the default yaw, the yaw sweep at
-    ``yaw_pitch_deg`` (45° for rooms, the c0 pitch for single objects)."""
+    ``yaw_pitch_deg`` (45° for rooms, the c0 pitch for single objects); under a multi-view
+    ``view_policy`` every view of every configuration of ``profile``."""
+    if view_policy != "single" and profile is not None:
+        views = {(float(r.pitch_deg), float(r.yaw_deg)) for r in profile.render_configs(view_policy)}
+        return [{"pitch_deg": p, "yaw_deg": y} for p, y in sorted(views)]
     views = {(float(c0.pitch_deg), float(c0.yaw_deg))}
     views.update((float(p), float(c0.yaw_deg)) for p in levels.get("pitch", ()))
     views.update((float(yaw_pitch_deg), float(y)) for y in levels.get("yaw", ()))
@@ -113,7 +118,9 @@ def assemble_card(
             "paraphrase_rule": PARAPHRASE_RULE if "paraphrase" in profile.levels else "no paraphrases",
             "prompt_source": scenes["prompt_source"],
         },
-        views=declared_views(dict(profile.levels), profile.c0, profile.view.yaw_pitch_deg),
+        views=declared_views(dict(profile.levels), profile.c0, profile.view.yaw_pitch_deg,
+                             profile, options.get("view_policy", "single")),
+        view_policy=options.get("view_policy", "single"),
         stats=stats,
         bootstrap=options["bootstrap"],
         seed=options["seed"],

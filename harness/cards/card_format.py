@@ -154,6 +154,36 @@ def _post_processing(c0: Mapping[str, Any]) -> str:
     return f"transparent film; background composited after lighting; {denoise}"
 
 
+#: Card wording per view policy: (Table 6 ``policy``, selection rule).
+VIEW_POLICY_CARD = {
+    "single": ("fixed", "the default view scores; other declared views are audited, never "
+               "selected per scene (best-view inflation is reported, not used)"),
+    "mean4": ("averaged", "every score is the mean of four views at azimuths +0, 90, 180 and 270 "
+              "degrees (at the yaw-sweep pitch unless the configuration sets the pitch)"),
+    "max4": ("selected", "every score is the best of four views at azimuths +0, 90, 180 and 270 "
+             "degrees (at the yaw-sweep pitch unless the configuration sets the pitch), "
+             "selected per scene and configuration"),
+    "sheet4": ("sheet", "every score is one score of a 2 x 2 sheet of four views at azimuths "
+               "+0, 90, 180 and 270 degrees (at the yaw-sweep pitch unless the configuration "
+               "sets the pitch)"),
+}
+
+
+def _view_policy(name: str, views: Sequence[Mapping[str, float]], inflation: Any) -> dict[str, Any]:
+    policy, rule = VIEW_POLICY_CARD[name]
+    out: dict[str, Any] = {
+        "policy": policy,
+        "declared_views": [
+            {"pitch_deg": float(v["pitch_deg"]), "yaw_deg": float(v["yaw_deg"])} for v in views
+        ],
+        "selection_rule": rule,
+        "best_view_inflation": _or_nr(inflation),
+    }
+    if name != "single":  # absent: single, so single-view cards keep their ids
+        out["view_rule"] = name
+    return out
+
+
 def build_card(
     *,
     evaluator: Mapping[str, Any],
@@ -169,8 +199,13 @@ def build_card(
     known_missing: Sequence[str] = (),
     companion: tuple[str, str] | tuple[str, str, Mapping[str, Any]] | None = None,
     baseline_card_id: str | None = None,
+    view_policy: str = "single",
 ) -> dict[str, Any]:
     """Assemble a v1.0 card from plain data and stamp its id.
+
+    ``view_policy`` (``harness.protocol.VIEW_POLICIES``): ``single`` writes the card as it
+    always was (``policy: fixed``); a multi-view policy sets ``policy`` (``mean4`` averaged,
+    ``max4`` selected, ``sheet4`` sheet), its selection rule and ``view_rule`` with its name.
 
     ``evaluator``: ``evaluator_id``, ``name``, ``checkpoint``, ``identity_sha256``,
     ``instruction``, ``decoding``, ``call_date``, ``prompt_free`` (missing → not_reported),
@@ -246,15 +281,7 @@ def build_card(
             "prompt_source": captions["prompt_source"],
             "wording_frozen_before_scoring": True,
         },
-        "view_policy": {
-            "policy": "fixed",
-            "declared_views": [
-                {"pitch_deg": float(v["pitch_deg"]), "yaw_deg": float(v["yaw_deg"])} for v in views
-            ],
-            "selection_rule": "the default view scores; other declared views are audited, never "
-            "selected per scene (best-view inflation is reported, not used)",
-            "best_view_inflation": _or_nr(s.get("best_view_inflation")),
-        },
+        "view_policy": _view_policy(view_policy, views, s.get("best_view_inflation")),
         "evaluator_identity": ev,
         "score_uncertainty": {
             "interval_rule": "percentile prompt bootstrap, 95% pointwise; simultaneous max-t band "

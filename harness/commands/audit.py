@@ -35,6 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-warm", action="store_true", help="skip rendering the profile in parallel first"
     )
     parser.add_argument(
+        "--view-policy", default="single", choices=("single", "mean4", "max4", "sheet4"),
+        help="how each configuration is looked at (pytest --audit-view-policy; default single)",
+    )
+    parser.add_argument(
         "--gate", action="store_true", help="exit 1 when an audit assertion fails (release gating)"
     )
     parser.add_argument(
@@ -68,6 +72,8 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
         argv += [f"--audit-report-dir={args.report_dir}"]
     if args.cache_dir:
         argv += [f"--audit-cache-dir={args.cache_dir}"]
+    if getattr(args, "view_policy", "single") != "single":
+        argv += [f"--audit-view-policy={args.view_policy}"]
     if args.gate:
         argv += ["--audit-gate"]
     if getattr(args, "baseline", None):
@@ -84,6 +90,8 @@ def warm_argv(args: argparse.Namespace) -> list[str]:
     argv = ["warm", "--profile", args.profile, "--jobs", str(jobs)]
     if args.cache_dir:
         argv += ["--cache-dir", args.cache_dir]
+    if getattr(args, "view_policy", "single") != "single":
+        argv += ["--view-policy", args.view_policy]
     return argv
 
 

@@ -14,7 +14,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from harness.protocol import get_profile
+from harness.protocol import VIEW_POLICIES, get_profile
 from harness.render.render_plan import plan_summary, render_plan
 
 
@@ -25,6 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--prompts", type=int, default=None, help="only the first N prompt ids (default: profile's)"
+    )
+    parser.add_argument(
+        "--view-policy", default="single", choices=VIEW_POLICIES,
+        help="single (default), mean4, max4 or sheet4: plan every view (docs/formats.md)",
     )
     parser.add_argument("--json", action="store_true", help="print the full plan as JSON")
     parser.add_argument(
@@ -48,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     scene_set = load_profile_scenes(profile, args.scenes)
     profile = profile.for_scene_kind(scene_set.kind)
     scenes = list(scene_set)
-    jobs = render_plan(profile, scenes)
-    summary = plan_summary(profile, jobs)
+    jobs = render_plan(profile, scenes, view_policy=args.view_policy)
+    summary = plan_summary(profile, jobs, args.view_policy)
     if args.json:
         print(json.dumps({**summary, "jobs": [j.to_dict() for j in jobs]}, indent=1))
         return 0
@@ -58,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"profile {profile.name}: {summary['renders']} renders = {summary['scenes']} scenes x "
         f"{per} per scene ({summary['configs_per_scene']} render configs + "
-        f"{len(profile.probes)} probes at c0)"
+        f"{len(profile.probes)} probes at c0"
+        + (f", {summary['view_policy']}: {len(profile.probe_renders(args.view_policy))} views each)"
+           if "view_policy" in summary else ")")
     )
     if args.estimate:
         return _estimate(args, profile, scene_set)

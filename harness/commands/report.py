@@ -1,5 +1,9 @@
 """``t3d-audit report``: tables and ``summary.json`` from raw score files alone.
 
+Score files measured under several view policies (the records' ``view_policy`` column) are
+split by policy: the main tables and ``summary.json`` are the first policy's (``single`` when
+present) and ``table_view_policies`` shows peak ρ, W and discrimination under each.
+
 No renderer and no model are needed: everything is recomputed from the records.
 """
 
@@ -51,6 +55,25 @@ def load_scores(paths: list[Path]):
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
+def split_by_view_policy(records):
+    """``{policy: records}`` in ``harness.protocol.VIEW_POLICIES`` order; rows without a
+    ``view_policy`` (absent column or ``''``) are ``single``. Each part keeps only the columns
+    its rows fill, so a part measured under one policy is an ordinary records table."""
+    from harness.protocol import VIEW_POLICIES
+    from harness.records import VIEW_POLICY, columns_of
+
+    if VIEW_POLICY not in records.columns:
+        return {"single": records}
+    cells = records[VIEW_POLICY].fillna("").replace("", "single")
+    parts = {}
+    for policy in VIEW_POLICIES:
+        part = records[cells == policy]
+        if len(part):
+            part = part.reset_index(drop=True)
+            parts[policy] = part[columns_of(part)]
+    return parts
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.report.audit_inputs import audit_inputs
     from harness.report.summary import digest, write_summary
@@ -61,17 +84,28 @@ def run(args: argparse.Namespace) -> int:
         raise AuditError(
             f"--bootstrap must be in [0, {MAX_BOOTSTRAP}], got {args.bootstrap}", where="--bootstrap"
         )
+    from harness.report.tables import table_view_policies
+
     t0 = time.perf_counter()
-    records = load_scores(list(args.scores))
-    result = compute_audit(
-        records,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        **audit_inputs(records, lighting=args.lighting_scalars),
-        se_method=args.se,
-    )
+    parts = split_by_view_policy(load_scores(list(args.scores)))
+    results = {
+        policy: compute_audit(
+            records,
+            bootstrap=args.bootstrap,
+            seed=args.seed,
+            **audit_inputs(records, lighting=args.lighting_scalars),
+            se_method=args.se,
+        )
+        for policy, records in parts.items()
+    }
+    # the main tables and summary.json: the first policy present (single when measured)
+    result = next(iter(results.values()))
     out = Path(args.out)
-    paths = write_tables(build_tables(result), out / "tables")
+    tables = build_tables(result)
+    if len(results) > 1:  # scores of several view policies: how fragility moves between them
+        tables.append(table_view_policies(results))
+        print(f"view policies: {', '.join(results)}; the main tables are {next(iter(results))}'s")
+    paths = write_tables(tables, out / "tables")
     summary = write_summary(result, out / "summary.json")
     print(digest(result))
     print(f"wrote {summary} and {len(paths)} table files under {out / 'tables'} "

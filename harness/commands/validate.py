@@ -186,16 +186,32 @@ def _expected_levels(manifest: dict[str, Any] | None) -> tuple[dict[str, tuple[s
     return dict(profile.levels), tuple(profile.probes)
 
 
+def _expected_block_cells(manifest: dict[str, Any] | None) -> tuple[str, ...]:
+    """The ``block`` levels (factorial cells) the manifest's profile measures, in plan order."""
+    if manifest is None:
+        return ()
+    from harness.errors import AuditError
+    from harness.protocol import cell_level, get_profile
+
+    try:
+        profile = get_profile(manifest["options"]["profile"])
+    except AuditError:
+        return ()
+    return tuple(cell_level(cell) for block in profile.blocks for cell in block.cells())
+
+
 def check_coverage(
     records: Any,
     expected: tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None,
     not_applicable: dict[str, list[str]] | None = None,
+    block_cells: tuple[str, ...] = (),
 ) -> list[str]:
     """Coverage, consistency, deduplication and failure-encoding problems of a records table.
 
     ``not_applicable`` (``manifest.json#/options/probes_not_applicable``) maps
     ``"<generator>/<prompt_id>"`` to the probes that do not apply to that scene (they write no
-    row, e.g. ``keep_half`` on a single object).
+    row, e.g. ``keep_half`` on a single object). ``block_cells``: the factorial cells (factor
+    ``block``) every scene must have.
     """
     from harness.captions.paraphrase import normalise
 
@@ -222,6 +238,7 @@ def check_coverage(
         wanted = [("baseline", "c0")]
         wanted += [(f, lv) for f, lvs in levels.items() if f != "paraphrase" for lv in lvs]
         wanted += [("probe", p) for p in probes]
+        wanted += [("block", cell) for cell in block_cells]
         skip = {(g, p, "probe", probe) for cell, probes_na in (not_applicable or {}).items()
                 for g, _, p in [cell.partition("/")] for probe in probes_na}  # fmt: skip
         for ev, keys in sorted(keysets.items()):
@@ -266,7 +283,7 @@ def check_report(report: Path, *, deep: bool = False, figures: bool = True) -> t
     expected = _expected_levels(manifest)
     if records is not None:
         not_applicable = (manifest or {}).get("options", {}).get("probes_not_applicable")
-        problems += check_coverage(records, expected, not_applicable)
+        problems += check_coverage(records, expected, not_applicable, _expected_block_cells(manifest))
     result_problems, results = load_results(report)
     problems += result_problems
     if results is not None:

@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.paths import default_cache_dir
-from harness.protocol import get_profile
+from harness.protocol import VIEW_POLICIES, get_profile
 
 
 def _identity(sset, scene) -> str:
@@ -53,6 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--prompts", type=int, default=None, help="only the first N prompt ids (default: profile's)"
+    )
+    parser.add_argument(
+        "--view-policy", default="single", choices=VIEW_POLICIES,
+        help="single (default), mean4, max4 or sheet4: plan every view (docs/formats.md)",
     )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per render")
     parser.add_argument(
@@ -115,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         profile = replace(profile, prompts=args.prompts)
     sset = load_profile_scenes(profile, args.scenes)
     profile = profile.for_scene_kind(sset.kind)
-    jobs = render_plan(profile, list(sset.scenes))
+    jobs = render_plan(profile, list(sset.scenes), view_policy=args.view_policy)
     print(
         f"render plan: {len(jobs)} renders for {len(sset)} scenes "
         f"(profile {profile.name}, {len(jobs) // max(len(sset), 1)} per scene)",

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.protocol import Profile, RenderConfig
+from harness.protocol import DEFAULT_VIEW_POLICY, Profile, RenderConfig
 from harness.scenes.model import Scene
 
 ProbeFn = Callable[[Scene, str], "Scene | None"]
@@ -33,22 +33,29 @@ class RenderJob:
 
 
 def render_plan(
-    profile: Profile, scenes: Sequence[Scene], probe_fn: ProbeFn | None = None
+    profile: Profile,
+    scenes: Sequence[Scene],
+    probe_fn: ProbeFn | None = None,
+    view_policy: str = DEFAULT_VIEW_POLICY,
 ) -> list[RenderJob]:
     """Distinct render jobs of ``profile`` over ``scenes``, grouped by scene, c0 first.
 
     ``probe_fn(scene, probe)`` (optional) returns the probe-edited scene, or ``None`` when the
     probe does not apply to that scene (its job is then left out); without it every probe of
-    the profile is planned. Errors raised by ``probe_fn`` propagate.
+    the profile is planned. Errors raised by ``probe_fn`` propagate. ``view_policy``
+    (``harness.protocol.VIEW_POLICIES``): a multi-view policy plans every view of every
+    configuration and probe (``harness.protocol.policy_views``), each distinct render once.
     """
-    configs = profile.render_configs()  # c0 first; equal RenderConfigs already merged
+    configs = profile.render_configs(view_policy)  # c0 first; equal RenderConfigs merged
     jobs: list[RenderJob] = []
     seen: set[RenderJob] = set()
     for scene in scenes:
         planned = [RenderJob(scene.id, cfg) for cfg in configs]
         for probe in profile.probes:
             if probe_fn is None or probe_fn(scene, probe) is not None:
-                planned.append(RenderJob(scene.id, profile.c0, probe))
+                planned.extend(
+                    RenderJob(scene.id, view, probe) for view in profile.probe_renders(view_policy)
+                )
         for job in planned:
             if job not in seen:
                 seen.add(job)
@@ -61,14 +68,20 @@ def per_scene_counts(jobs: Sequence[RenderJob]) -> dict[str, int]:
     return dict(Counter(j.scene_id for j in jobs))
 
 
-def plan_summary(profile: Profile, jobs: Sequence[RenderJob]) -> dict[str, Any]:
-    """JSON-ready summary: profile, totals and the per-scene counts."""
+def plan_summary(
+    profile: Profile, jobs: Sequence[RenderJob], view_policy: str = DEFAULT_VIEW_POLICY
+) -> dict[str, Any]:
+    """JSON-ready summary: profile, totals and the per-scene counts (plus the view policy
+    when it is not ``single``)."""
     counts = per_scene_counts(jobs)
-    return {
+    out = {
         "profile": profile.name,
         "scenes": len(counts),
         "renders": len(jobs),
         "per_scene": counts,
-        "configs_per_scene": len(profile.render_configs()),
+        "configs_per_scene": len(profile.render_configs(view_policy)),
         "probes": list(profile.probes),
     }
+    if view_policy != DEFAULT_VIEW_POLICY:
+        out["view_policy"] = view_policy
+    return out

@@ -8,6 +8,8 @@
   for a prompt-free companion).
 * ``envelopes.png``: generator pairs per evaluator whose margin envelope is strict, crosses
   zero or touches a tie (study Table 9).
+* ``interactions.png`` (only with factorial blocks): heatmap evaluator × block of the
+  interaction share η² in percent, each cell annotated with the block's sign-crossing pairs.
 
 Colours are the Okabe–Ito palette, with hatching, so no figure relies on hue alone.
 
@@ -185,12 +187,47 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
+def interaction_heatmap(summary: Mapping[str, Any], path: Path) -> Path | None:
+    """Evaluator × block heatmap of the interaction share (percent), annotated
+    ``η² % / crossings``; ``None`` (nothing drawn) when no evaluator has blocks."""
+    import numpy as np
+
+    entries = summary["evaluators"]
+    evs = sorted(e for e in entries if entries[e].get("blocks"))
+    blocks = sorted({b for e in evs for b in entries[e]["blocks"]})
+    if not evs or not blocks:
+        return None
+    plt = _plt()
+
+    def cell(e: str, b: str, key: str) -> float:
+        return _num((entries[e]["blocks"].get(b) or {}).get(key))
+
+    data = np.array([[cell(e, b, "interaction_share") * 100 for b in blocks] for e in evs])
+    fig, ax = plt.subplots(figsize=(2.4 + 1.4 * len(blocks), 1.2 + 0.35 * len(evs)))
+    image = ax.imshow(np.ma.masked_invalid(data), cmap="magma", vmin=0.0, vmax=100.0, aspect="auto")
+    ax.set_xticks(range(len(blocks)), [b.replace(":", " × ") for b in blocks], rotation=20, ha="right")
+    ax.set_yticks(range(len(evs)), evs)
+    for i, e in enumerate(evs):
+        for j, b in enumerate(blocks):
+            if math.isfinite(data[i, j]):
+                crossings = cell(e, b, "sign_crossings")
+                text = f"{data[i, j]:.1f}%" + (f" / {crossings:.0f}×" if math.isfinite(crossings) else "")
+                ax.text(j, i, text, ha="center", va="center", fontsize=6,
+                        color="white" if data[i, j] < 60 else "black")
+    fig.colorbar(image, ax=ax, label="interaction share η² (%)")
+    ax.set_title("Block interaction share η² / sign-crossing pairs")
+    return _save(fig, path)
+
+
 def write_figures(summary: Mapping[str, Any], out_dir: Path) -> list[Path]:
-    """All four figures under ``out_dir``; returns their paths."""
+    """The four figures under ``out_dir`` (plus ``interactions.png`` with factorial blocks);
+    returns their paths."""
     out_dir = Path(out_dir)
-    return [
+    paths = [
         dispersion_heatmap(summary, out_dir / "dispersion.png"),
         discrimination_bars(summary, out_dir / "discrimination.png"),
         peak_rho_intervals(summary, out_dir / "peak_rho.png"),
         envelope_bars(summary, out_dir / "envelopes.png"),
     ]
+    extra = interaction_heatmap(summary, out_dir / "interactions.png")
+    return paths + ([extra] if extra is not None else [])

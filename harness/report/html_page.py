@@ -49,6 +49,9 @@ FIGURES = (
      "dashed line is chance, 50 percent."),
     ("envelopes.png", "Generator pairs per evaluator whose margin envelope across shared "
      "protocols is strict, crosses zero, or touches a tie."),
+    ("interactions.png", "Heatmap of the interaction share of each factorial block's protocol "
+     "variance in percent, evaluator by block, with the generator pairs whose order flips "
+     "inside the block."),
 )
 PROBE_ORDER = ("keep_half", "biggest_only", "scrambled", "worst_objects")
 FACTOR_ORDER = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template", "paraphrase")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -354,12 +354,107 @@ def table_failures(result: AuditResult) -> Table:
                  ("Evaluator", "Records", "Failed", *factors), tuple(rows))
 
 
+def table_blocks(result: AuditResult) -> Table | None:
+    """Factorial blocks: variance decomposition, ranking flips and additivity (only with blocks)."""
+    rows = []
+    for ev in result.evaluators.values():
+        for st in ev.blocks.values():
+            mains = "; ".join(
+                f"{FACTOR_LABELS.get(f, f)} {pct(st.main_share[f])}" for f in st.factors
+            )
+            new = DASH if st.new_sign_crossings is None else str(st.new_sign_crossings)
+            rows.append((
+                _name(ev), st.id, mains, pct(st.interaction_share),
+                interval(st.interaction_share_ci, pct, 0), num(st.rho_interaction),
+                interval(st.rho_interaction_ci), num(st.rho_block),
+                str(st.sign_crossings), new, str(st.winner_count),
+                num(st.additivity_rmse, 4), num(st.max_additivity_error, 4),
+            ))
+    if not rows:
+        return None
+    return Table(
+        "table_blocks", "Factorial blocks: main effects and interaction (η²), ranking flips, additivity",
+        ("Evaluator", "Block", "Main η² (%)", "Interaction η² (%)", "95% CI", "ρ interaction",
+         "ρ int. 95% CI", "ρ block", "Sign crossings", "New vs OFAT", "Winners", "Additivity RMSE",
+         "Max |obs − add.|"),
+        tuple(rows),
+        "η²: share of the pooled within-scene protocol sum of squares of the block's cells (0 when "
+        "the block moves no score). ρ: mean per-cell variance over the generator variance at c0. "
+        "Sign crossings: generator pairs whose margin crosses zero over the block's cells (new: "
+        "strictly ordered over the OFAT protocols). Additivity: generator-mean cell scores vs the "
+        "OFAT prediction y(a) + y(b) − y(c0), score units.",
+    )
+
+
+def table_block_cells(result: AuditResult) -> Table | None:
+    """Per evaluator, block and cell: observed vs OFAT-additive mean score and the winner."""
+    import numpy as np
+
+    rows = []
+    for ev in result.evaluators.values():
+        for st in ev.blocks.values():
+            for j, cell in enumerate(st.cells()):
+                obs = st.cell_means[:, j]
+                pred = st.predicted[:, j]
+                ok = np.isfinite(obs)
+                top = ev.generators[int(np.nanargmax(obs))] if ok.all() else DASH
+                tied = ok.all() and int((obs == np.nanmax(obs)).sum()) > 1
+                label = ", ".join(f"{f}={lv}" for f, lv in zip(st.factors, cell, strict=True))
+                o = float(np.mean(obs)) if ok.all() else float("nan")
+                pr = float(np.mean(pred)) if np.isfinite(pred).all() else float("nan")
+                rows.append((_name(ev), st.id, label, num(o, 4), num(pr, 4),
+                             signed(o - pr, 4), "tie" if tied else top))
+    if not rows:
+        return None
+    return Table(
+        "table_block_cells", "Factorial block cells: observed vs OFAT-additive mean score",
+        ("Evaluator", "Block", "Cell", "Observed", "Additive", "Obs. − add.", "Winner"),
+        tuple(rows),
+        "Means over generators and prompts, score units; the winner is the unique top generator.",
+    )
+
+
+def table_view_policies(results: Mapping[str, AuditResult]) -> Table:
+    """How fragility moves between view policies: one row per evaluator × policy (policies in
+    the given order, the first the reference for the Δ columns)."""
+    policies = list(results)
+    probes = [p for p in PROBE_LABELS if any(p in ev.probes for r in results.values()
+                                             for ev in r.evaluators.values())]
+    evaluators = sorted({e for r in results.values() for e in r.evaluators})
+    rows = []
+    for name in evaluators:
+        ref = results[policies[0]].evaluators.get(name)
+        for policy in policies:
+            ev = results[policy].evaluators.get(name)
+            if ev is None:
+                continue
+            d_rho = ev.peak_rho - ref.peak_rho if ref is not None else float("nan")
+            d_w = ev.min_w - ref.min_w if ref is not None else float("nan")
+            rows.append((
+                name, policy, num(ev.peak_rho), ev.peak_factor or DASH, interval(ev.peak_rho_ci),
+                signed(d_rho), num(ev.min_w), signed(d_w), str(ev.max_top1),
+                *(pct(ev.discrimination.get(p)) for p in probes), pct(ev.content_accuracy),
+            ))
+    return Table(
+        "table_view_policies", "View policies: fragility per evaluator and policy",
+        ("Evaluator", "Policy", "Peak ρ", "Peak factor", "95% CI", f"Δ ρ vs {policies[0]}",
+         "min W", f"Δ W vs {policies[0]}", "max top-1",
+         *(f"{PROBE_LABELS[p]} (%)" for p in probes), "Content acc. (%)"),
+        tuple(rows),
+        "single: the configuration's one camera; mean4 / max4: mean / best score of four views "
+        "at azimuths +0, 90, 180, 270° (rooms at the 45° yaw-sweep pitch unless the "
+        "configuration sets the pitch); sheet4: one score of a 2 × 2 sheet of those views.",
+    )
+
+
 def build_tables(result: AuditResult) -> list[Table]:
-    """All report tables for ``result`` (Table 8 only when lighting was swept)."""
+    """All report tables for ``result`` (Table 8 only when lighting was swept; the block
+    tables only with factorial blocks)."""
     tables = [table01(result), table02(result), table03(result), table03_best_template(result),
               table04(result), table08(result),
               table09(result), table10(result), table13(result), table14(result), table15(result),
-              table16(result), table17(result), table18(result), table_failures(result)]
+              table16(result), table17(result), table18(result), table_failures(result),
+              table_blocks(result), table_block_cells(result)]
     return [t for t in tables if t is not None]
 
 

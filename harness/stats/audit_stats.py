@@ -20,6 +20,7 @@ from harness.stats import bootstrap as bs
 from harness.stats.dispersion import dispersion, scene_dispersion
 from harness.stats.envelopes import Envelopes, envelopes, generator_pairs
 from harness.stats.family import build_family
+from harness.stats.interactions import BlockStats, block_stats
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
 from harness.stats.logo import logo_peak_rho
 from harness.stats.probe_stats import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
@@ -91,6 +92,7 @@ class EvaluatorAudit:
     best_worst: Mapping[str, tuple[str, str]]
     template_gain: TemplateGain | None
     slot_effects: Mapping[str, SlotEffect] = field(default_factory=dict)
+    blocks: Mapping[str, BlockStats] = field(default_factory=dict)
 
     @property
     def template_rho(self) -> float:
@@ -206,6 +208,8 @@ class AuditResult:
                 "failed": ev.failed,
                 "failed_share": ev.failed / ev.n_records if ev.n_records else None,
             }
+            if ev.blocks:  # only with factorial blocks: OFAT-only summaries keep their keys
+                evs[name]["blocks"] = {b: _block_summary(st) for b, st in ev.blocks.items()}
         return {
             "evaluators": evs,
             "simultaneous": {
@@ -216,6 +220,30 @@ class AuditResult:
             },
             "reversals": self.reversals.counts(),
         }
+
+
+def _block_summary(st: BlockStats) -> dict[str, Any]:
+    """One block's entry of ``summary.json#/evaluators/<id>/blocks`` (docs/formats.md)."""
+    counts = st.envelopes.counts()
+    measured = bool(np.isfinite(st.cell_means).any())
+    return {
+        "factors": list(st.factors),
+        "levels": [list(lv) for lv in st.levels],
+        "main_share": _clean(st.main_share),
+        "main_share_ci": {f: _clean(list(ci)) for f, ci in st.main_share_ci.items()},
+        "interaction_share": _num(st.interaction_share),
+        "interaction_share_ci": _clean(list(st.interaction_share_ci)),
+        "rho_interaction": _num(st.rho_interaction),
+        "rho_interaction_ci": _clean(list(st.rho_interaction_ci)),
+        "rho_block": _num(st.rho_block),
+        "sign_crossings": counts["sign_crossing"] if measured else None,
+        "strict": counts["strict"] if measured else None,
+        "new_sign_crossings": st.new_sign_crossings if measured else None,
+        "winner_count": st.winner_count if measured else None,
+        "additivity_rmse": _num(st.additivity_rmse),
+        "max_additivity_error": _num(st.max_additivity_error),
+        "n_scenes": st.n_scenes,
+    }
 
 
 def summary_with_intervals(result: AuditResult) -> dict[str, Any]:
@@ -416,6 +444,7 @@ def _evaluator_audit(
 
     _ids, shared = t.shared_protocols()
     env = envelopes(generator_means(shared))
+    block_results = {b: _block(t, bs_, weights, env) for b, bs_ in t.blocks.items()}
     base_means = generator_means(t.baseline)
     top_gap, separable = _baseline_gap(t, base_means, weights)
 
@@ -464,6 +493,24 @@ def _evaluator_audit(
         best_worst=bw,
         template_gain=gain,
         slot_effects=effects,
+        blocks=block_results,
+    )
+
+
+def _block(t: EvaluatorScores, block: Any, weights: np.ndarray | None, ofat_env: Envelopes) -> BlockStats:
+    """:func:`block_stats` of one block, its OFAT rows picked from ``t`` (NaN where absent)."""
+    ofat: list[np.ndarray | None] = []
+    G, P = t.baseline.shape
+    for factor, levels in zip(block.factors, block.levels, strict=True):
+        fs = t.factors.get(factor)
+        cols = np.full((G, P, len(levels)), np.nan)
+        if fs is not None:
+            for j, level in enumerate(levels):
+                if level in fs.levels:
+                    cols[:, :, j] = fs.scores[:, :, fs.levels.index(level)]
+        ofat.append(cols)
+    return block_stats(
+        block.id, block.factors, block.levels, block.scores, t.baseline, ofat, weights, ofat_env
     )
 
 

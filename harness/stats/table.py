@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import RecordsError
-from harness.protocol import BASELINE, PROBES, SHARED_FACTORS
+from harness.protocol import BASELINE, BLOCK, PROBES, SHARED_FACTORS, block_id, parse_cell
 from harness.records import COLUMNS
 from harness.stats._nan import nanmean
 
@@ -53,6 +53,21 @@ class FactorScores:
 
 
 @dataclass(frozen=True)
+class BlockScores:
+    """Scores of one factorial block.
+
+    ``factors`` (record order) and ``levels[i]`` (Table 11 order) name the last axes of
+    ``scores``: (G, P, L1, L2[, L3]) float64, NaN = missing/failed. ``id`` is the block id
+    (``lighting:pitch``).
+    """
+
+    id: str
+    factors: tuple[str, ...]
+    levels: tuple[tuple[str, ...], ...]
+    scores: np.ndarray
+
+
+@dataclass(frozen=True)
 class EvaluatorScores:
     """Everything measured for one evaluator, aligned on the shared (G, P) axes.
 
@@ -74,6 +89,7 @@ class EvaluatorScores:
     n_records: int
     n_failed: int
     failed_by_factor: Mapping[str, int] = field(default_factory=dict)
+    blocks: Mapping[str, BlockScores] = field(default_factory=dict)
 
     def shared_protocols(self) -> tuple[tuple[str, ...], np.ndarray]:
         """The shared protocol family Π: baseline plus every level of every shared factor.
@@ -207,6 +223,7 @@ def pivot_records(records: pd.DataFrame) -> dict[str, EvaluatorScores]:
         factors: dict[str, FactorScores] = {}
         probes: dict[str, np.ndarray] = {}
         recorded: dict[str, np.ndarray] = {}
+        blocks: dict[str, BlockScores] = {}
         failed_by_factor: dict[str, int] = {}
         has_baseline = False
         for frows in np.split(rows, np.flatnonzero(np.diff(fa)) + 1):
@@ -225,6 +242,9 @@ def pivot_records(records: pd.DataFrame) -> dict[str, EvaluatorScores]:
             if factor == BASELINE:
                 baseline[g, p] = s
                 has_baseline = True
+                continue
+            if factor == BLOCK:
+                blocks.update(_block_scores(levels, li, g, p, s, G, P, evaluator))
                 continue
             if factor == PROBE:
                 for k, name in enumerate(levels):
@@ -262,8 +282,52 @@ def pivot_records(records: pd.DataFrame) -> dict[str, EvaluatorScores]:
             n_records=len(rows),
             n_failed=int(c.failed[rows].sum()),
             failed_by_factor=dict(sorted(failed_by_factor.items())),
+            blocks=dict(sorted(blocks.items())),
         )
     return dict(sorted(out.items()))
+
+
+def _block_scores(
+    levels: tuple[str, ...],
+    li: np.ndarray,
+    g: np.ndarray,
+    p: np.ndarray,
+    s: np.ndarray,
+    G: int,
+    P: int,
+    evaluator: str,
+) -> dict[str, BlockScores]:
+    """The ``block`` rows of one evaluator as one :class:`BlockScores` per block id.
+
+    ``levels`` are the distinct cell levels, ``li`` each row's index into them; ``g``, ``p``,
+    ``s`` the rows' generator and prompt codes and scores. Cells are parsed strictly
+    (:func:`harness.protocol.parse_cell`); a malformed one is a :class:`RecordsError`.
+    """
+    from harness.errors import AuditError
+
+    cells: list[tuple[tuple[str, str], ...]] = []
+    for level in levels:
+        try:
+            cells.append(parse_cell(level))
+        except AuditError as exc:
+            raise RecordsError(exc.what, where=f"score records of {evaluator}, factor block",
+                               hint=exc.hint) from None
+    by_block: dict[tuple[str, ...], list[int]] = {}
+    for k, cell in enumerate(cells):
+        by_block.setdefault(tuple(f for f, _ in cell), []).append(k)
+    out: dict[str, BlockScores] = {}
+    for names, ks in by_block.items():
+        axes = tuple(
+            tuple(sorted({cells[k][i][1] for k in ks}, key=level_sort_key)) for i in range(len(names))
+        )
+        lookup = np.zeros((len(names), len(levels)), dtype=np.int64)  # axis position per level
+        for k in ks:
+            lookup[:, k] = [axes[i].index(cells[k][i][1]) for i in range(len(names))]
+        arr = np.full((G, P, *(len(a) for a in axes)), np.nan)
+        rows = np.flatnonzero(np.isin(li, ks))
+        arr[(g[rows], p[rows], *lookup[:, li[rows]])] = s[rows]
+        out[block_id(names)] = BlockScores(block_id(names), names, axes, arr)
+    return out
 
 
 def _probe_order(name: str) -> tuple[int, str]:

@@ -23,6 +23,14 @@ planted-bow        the base scores a *canonical layout* of the scene (objects so
                    label, asset and size, placed in a row at yaw 0 on the floor): a
                    bag-of-words score that sees which objects exist but not where. A scramble
                    leaves it unchanged, so scramble discrimination is 50 % (all ties).
+planted-interaction ``s + a * w(generator) * both(configuration)`` (``a = 0.5``, ``w`` as for
+                   planted-pitch): ``both`` is 1 when, for one of the pairs
+                   (pitch, lighting) or (focal_length, background), *both* factors leave the
+                   study's default (pitch 0, lighting ``city``; focal length 50 mm, background
+                   255), else 0. No OFAT configuration changes two factors at once (yaw levels
+                   sit at 45° pitch but ``city`` light), so every OFAT ρ is 0; inside the
+                   factorial blocks of the ``interactions`` profile the effect is a pure
+                   generator × protocol interaction that flips favoured and disfavoured pairs.
 planted-robust     ``s``: no protocol effect at all.
 =================  ==========================================================================
 
@@ -150,7 +158,49 @@ def canonical_layout(scene: Scene) -> Scene:
     return replace(scene, objects=tuple(objects))
 
 
-Effect = PitchShift | TemplateBias | LightingBias | NoEffect
+#: The factor pairs planted-interaction acts on, each with the study default of both factors.
+INTERACTION_PAIRS: tuple[tuple[tuple[str, str], tuple[str, str]], ...] = (
+    (("pitch", "0"), ("lighting", "city")),
+    (("focal_length", "50"), ("background", "255")),
+)
+
+
+def _setting(configuration, factor: str) -> str:
+    """The configuration's setting of ``factor`` written as a Table 11 level."""
+    r = configuration.render
+    if factor == "pitch":
+        return f"{r.pitch_deg:g}"
+    if factor == "focal_length":
+        return f"{r.focal_length_mm:g}"
+    if factor == "lighting":
+        return r.lighting
+    if factor == "background":
+        return configuration.background
+    raise EvaluatorError(f"planted-interaction has no setting for factor {factor!r}")
+
+
+@dataclass(frozen=True)
+class InteractionShift:
+    """Offset ``amplitude * w(generator)`` when both factors of a pair in
+    :data:`INTERACTION_PAIRS` leave their defaults, else 0 (see the module table)."""
+
+    amplitude: float = 0.5
+    favoured: tuple[str, ...] = FAVOURED
+    disfavoured: tuple[str, ...] = DISFAVOURED
+
+    def offset(self, item: ScoreItem) -> float:
+        ctx = _need_context(item)
+        cfg = ctx.configuration
+        both = any(
+            all(_setting(cfg, f) != default for f, default in pair) for pair in INTERACTION_PAIRS
+        )
+        if not both:
+            return 0.0
+        w = 1.0 if ctx.generator in self.favoured else -1.0 if ctx.generator in self.disfavoured else 0.0
+        return self.amplitude * w
+
+
+Effect = PitchShift | TemplateBias | LightingBias | InteractionShift | NoEffect
 
 
 class PlantedEvaluator:
@@ -219,7 +269,14 @@ class PlantedEvaluator:
             close()
 
 
-PLANTED_IDS = ("planted-pitch", "planted-template", "planted-lighting", "planted-bow", "planted-robust")
+PLANTED_IDS = (
+    "planted-pitch",
+    "planted-template",
+    "planted-lighting",
+    "planted-bow",
+    "planted-interaction",
+    "planted-robust",
+)
 
 
 def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
@@ -232,6 +289,8 @@ def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
         return PlantedEvaluator(name, base, LightingBias(), spec=spec)
     if name == "planted-bow":
         return PlantedEvaluator(name, base, NoEffect(), scene_transform=canonical_layout, spec=spec)
+    if name == "planted-interaction":
+        return PlantedEvaluator(name, base, InteractionShift(), spec=spec)
     if name == "planted-robust":
         return PlantedEvaluator(name, base, NoEffect(), spec=spec)
     raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PLANTED_IDS)}")

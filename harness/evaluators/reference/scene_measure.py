@@ -40,14 +40,17 @@ def bundled_prompt_specs() -> dict[str, Any]:
 
 def row_configuration(row: Any, default_template: str) -> Any:
     """The full :class:`~harness.protocol.Configuration` of a plan row."""
-    from harness.protocol import Configuration
+    from harness.protocol import BLOCK, Configuration, parse_cell
 
+    template = row.level if row.factor == "template" else default_template
+    if row.factor == BLOCK:  # a factorial cell: its template, when it crosses one
+        template = dict(parse_cell(row.level)).get("template", default_template)
     return Configuration(
         factor=row.factor,
         level=row.level,
         render=row.image.render,
         background=row.image.background,
-        template=row.level if row.factor == "template" else default_template,
+        template=template,
         paraphrase=row.level if row.factor == "paraphrase" else "p0",
     )
 

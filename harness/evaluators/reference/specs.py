@@ -112,7 +112,7 @@ def companion_spec() -> EvaluatorSpec:
 
 
 def planted_specs() -> list[EvaluatorSpec]:
-    """The five planted-fragility evaluators over the companion (known answers)."""
+    """The planted-fragility evaluators over the companion (known answers, :data:`PLANTED_IDS`)."""
     return [
         EvaluatorSpec(
             id=name,
