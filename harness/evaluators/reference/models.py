@@ -24,16 +24,20 @@ class ModelRecipe:
     id: str
     model_name: str
     loss: str  # "clip" | "siglip"
-    steps: int = 2500
+    steps: int = 3000
     batch_size: int = 64
     lr: float = 2e-3
     weight_decay: float = 0.05
     warmup: int = 60
     seed: int = 0
     threads: int = 1
-    max_minutes: float = 20.0
+    max_minutes: float = 28.0
     augment: bool = True  # fresh background, brightness, 90° turns and flips per sample
     patch_dropout: float = 0.0  # ViT towers only, training only
+    # hard negatives (used when the training set has groups, see harness.training.negatives)
+    hard_groups: int = 6  # groups per step, each with all its variants
+    hard_weight: float = 1.0  # NegCLIP terms: spec caption vs its variants, image vs wrong captions
+    rank_weight: float = 2.0  # pairwise logistic ranking of the variants by companion score
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,7 +47,7 @@ RECIPES: dict[str, ModelRecipe] = {
     r.id: r
     for r in (
         ModelRecipe("ref-vit-clip", "t3d-ref-vit-clip", "clip", seed=1, patch_dropout=0.25),
-        ModelRecipe("ref-rn-clip", "t3d-ref-rn-clip", "clip", seed=2, steps=4000, max_minutes=25.0),
+        ModelRecipe("ref-rn-clip", "t3d-ref-rn-clip", "clip", seed=2, steps=4000),
         ModelRecipe("ref-siglip", "t3d-ref-sigmoid", "siglip", seed=3, patch_dropout=0.25),
     )
 }
