@@ -39,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--views", type=int, default=None, help="renders per training scene")
     parser.add_argument("--steps", type=int, default=None, help="override the training steps")
     parser.add_argument("--data-only", action="store_true", help="build the data set and stop")
+    parser.add_argument("--init", type=Path, default=None,
+                        help="directory with <id>.safetensors to fine-tune from (the bundled recipes "
+                             "start from the previous bundled weights; their sha256 is checked)")
     parser.add_argument("--max-minutes", type=float, default=None,
                         help="stop each model's training after this many minutes")
     parser.add_argument("--frozen-check", action="store_true",
@@ -97,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
         model_recipe = RECIPES[model_id]
         if args.max_minutes is not None:
             model_recipe = replace(model_recipe, max_minutes=args.max_minutes)
-        train(model_recipe, data, args.out, steps=args.steps)
+        init = Path(args.init) / f"{model_id}.safetensors" if args.init is not None else None
+        train(model_recipe, data, args.out, steps=args.steps, init=init)
     if args.frozen_check:
         return _frozen_check(models, args.out, args.check_prompts, args.agreement_prompts)
     return 0

@@ -46,9 +46,19 @@ def train(
     out_dir: str | Path,
     *,
     steps: int | None = None,
+    init: Path | None = None,
     log: Callable[[str], None] = print,
 ) -> TrainResult:
-    """Train ``recipe`` on ``data``'s training scenes; write weights and the training card."""
+    """Train ``recipe`` on ``data``'s training scenes; write weights and the training card.
+
+    ``init``: weights to fine-tune from (a recipe with ``init_sha256`` needs them)."""
+    if recipe.init_sha256 is not None and init is None:
+        raise EvaluatorError(
+            f"{recipe.id} is fine-tuned from weights with sha256 {recipe.init_sha256[:12]}…",
+            where=f"recipe {recipe.id}",
+            hint="pass --init DIR with DIR/<id>.safetensors: the previous bundled weights, "
+                 "git show 32c745a:fixtures/evaluators/<id>.safetensors > DIR/<id>.safetensors",
+        )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     weights = out_dir / f"{recipe.id}.safetensors"
@@ -57,7 +67,7 @@ def train(
     hard = None
     if data.group is not None and data.group_captions:
         hard = fitting.HardNegatives(data.group, data.companion, data.contents, data.group_captions)
-    run = fitting.fit(recipe, weights, rgba=data.rgba, hard=hard, steps=steps, log=log, **arrays)
+    run = fitting.fit(recipe, weights, rgba=data.rgba, hard=hard, init=init, steps=steps, log=log, **arrays)
     if weights.stat().st_size > MAX_WEIGHTS_BYTES:
         raise EvaluatorError(f"{weights.name} is {weights.stat().st_size} bytes, over the 10 MB budget",
                              where=weights, hint="shrink the model config")  # fmt: skip
@@ -80,6 +90,7 @@ def train(
         "parameters": run.parameters,
         "loss": fitting.LOSS_CLASSES[recipe.loss],
         "recipe": recipe.to_dict(),
+        "init_weights_sha256": recipe.init_sha256 if init is not None else None,
         "data_recipe": data.recipe,
         "seed": recipe.seed,
         "steps": run.steps,

@@ -216,6 +216,7 @@ def fit(
     captions: Sequence[Sequence[str]],
     rgba: np.ndarray | None = None,
     hard: HardNegatives | None = None,
+    init: Path | None = None,
     steps: int | None = None,
     log: Callable[[str], None] = print,
 ) -> FitResult:
@@ -225,6 +226,8 @@ def fit(
     (with ``recipe.augment``, each step composites a fresh background under them), ``scene``
     (N,) int scene index, ``heldout`` (N,) bool, ``captions`` N lists of strings. ``steps``
     overrides the recipe's. The weights file is written to a temporary name, then renamed.
+    ``init``: safetensors weights to start from instead of random init (their sha256 must be
+    ``recipe.init_sha256``).
 
     Each step: the open_clip loss on a batch of distinct scenes (at most one row per
     hard-negative group, so no batch holds two variants of one spec), plus, with ``hard``,
@@ -243,6 +246,8 @@ def fit(
     total = steps if steps is not None else recipe.steps
     extra = {"force_patch_dropout": recipe.patch_dropout} if recipe.patch_dropout else {}
     model = open_clip.create_model(recipe.model_name, pretrained=None, **extra)
+    if init is not None:
+        _load_init(model, Path(init), recipe)
     tokenizer = open_clip.get_tokenizer(recipe.model_name)
     size = _image_size(model)
     use_rgba = recipe.augment and rgba is not None
@@ -346,6 +351,21 @@ def fit(
         hard_losses=hard_losses,
         versions={"torch": torch.__version__, "open_clip": open_clip.__version__},
     )
+
+
+def _load_init(model: Any, path: Path, recipe: ModelRecipe) -> None:
+    """Load the float16 start weights at ``path`` into ``model`` (float32), checking their hash."""
+    from safetensors.torch import load_file
+
+    from harness.hashing import sha256_file
+
+    digest = sha256_file(path)
+    if recipe.init_sha256 is not None and digest != recipe.init_sha256:
+        raise EvaluatorError(f"start weights for {recipe.id} have sha256 {digest[:12]}…, the recipe "
+                             f"names {recipe.init_sha256[:12]}…", where=path,
+                             hint="use the weights the recipe was fine-tuned from (see docs/reference-evaluators.md)")  # fmt: skip
+    state = {k: v.float() if v.is_floating_point() else v for k, v in load_file(str(path)).items()}
+    model.load_state_dict(state)
 
 
 def heldout_top1(
