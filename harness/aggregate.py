@@ -149,10 +149,12 @@ class ControllerSink:
             return
         if self.report_dir is None:
             return
-        from harness.report.terminal import render_table
+        from harness.report.terminal import headlines, render_table
 
         terminalreporter.write_sep("=", "t3d-audit summary")
         for line in render_table(self.rows):
+            terminalreporter.write_line(line)
+        for line in headlines(self.rows):
             terminalreporter.write_line(line)
         measured = _sum_facts(self.worker_facts)
         if measured:

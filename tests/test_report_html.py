@@ -131,6 +131,21 @@ def test_the_comparison_is_shown_with_its_intervals(report):
 # ----------------------------------------------------------------------------- figures
 
 
+def test_competence_section_only_with_a_companion_agreement(report):
+    assert 'id="competence"' not in build_html(report)  # the tiny project has no companion
+    card_path = next((report / "cards").glob("*.json"))
+    card = json.loads(card_path.read_text())
+    card["companion_check"] = {"kind": "geometry_grounded", "details": "x", "agreement": {
+        "pair_agreement": 0.81, "n_pairs": 700, "ranking_tau": 0.6, "winner": "faithful",
+        "companion_winner": "faithful", "probes": {}}}  # fmt: skip
+    card_path.write_text(json.dumps(card))
+    page = build_html(report)
+    section = page[page.index('<section id="competence">') :]
+    section = section[: section.index("</section>")]
+    assert "81%" in section and "competent at the default view" in section
+    assert '<a href="#competence">' in page
+
+
 def test_peak_rho_axis_is_linear_from_zero_with_the_companions_noise_at_zero():
     # regression: a log axis spanning 30 decades because the companion's rho is ~1e-31
     from harness.report.figures import peak_rho_figure

@@ -8,6 +8,9 @@ Thumbnails link to the larger copies in ``thumbs/`` and are decoded only when sc
 view. Sections:
 
 * verdict per evaluator, with every failing check (estimate, CI, threshold, card id);
+* competence at c0 (agreement with the symbolic companion, from the cards) next to fragility
+  (peak ρ, min W, top-1 changes), when the run has a companion
+  (:mod:`harness.report.competence`);
 * figures (``figures/*.png``);
 * per evaluator × factor, one prompt's scenes across the factor's levels with each image's
   score and the generator ranking (mean over prompts) at each level;
@@ -169,6 +172,37 @@ def _verdict(data: ReportData) -> str:
         + '<table class="sortable verdict"><thead><tr><th scope="col">Evaluator</th><th scope="col">Verdict</th>'
         '<th scope="col">Tests</th><th scope="col">Failing checks</th></tr></thead><tbody>'
         + "".join(rows) + "</tbody></table></section>"
+    )
+
+
+def _competence(data: ReportData) -> str:
+    """Competence at c0 (companion agreement, from the cards) next to fragility (summary)."""
+    from harness.report.competence import contrasts
+
+    found = contrasts(data.summary, data.cards)
+    if not found:
+        return ""
+
+    def n(x: Any, f: str) -> str:
+        return "—" if x is None else f.format(x)
+
+    rows = "".join(
+        f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th><td>{n(c["pair_agreement"], "{:.0%}")}</td>'
+        f'<td>{n(c["ranking_tau"], "{:+.2f}")}</td><td>{e(str(c["winner"] or "tied"))}</td>'
+        f'<td>{n(c["peak_rho"], "{:.2f}")}</td><td>{n(c["min_w"], "{:.2f}")}</td><td>{n(c["max_top1"], "{}")}</td>'
+        f"<td>{e(c['headline'])}</td></tr>"
+        for ev, c in found.items()
+    )
+    return (
+        '<section id="competence"><h2>Competence at c0 vs fragility</h2><p class="muted">Left: how the '
+        "evaluator ranks generators at the default configuration c0, against the symbolic companion "
+        "(share of within-prompt generator pairs ordered alike, Kendall tau-b of generator means, c0 "
+        "winner). Right: what the protocol does to it (peak rho, least Kendall W over factor levels, "
+        "most distinct top-1 generators over one factor).</p>"
+        '<table class="sortable"><thead><tr><th scope="col">Evaluator</th><th scope="col">c0 agreement</th>'
+        '<th scope="col">tau-b</th><th scope="col">c0 winner</th><th scope="col">peak rho</th>'
+        '<th scope="col">min W</th><th scope="col">top-1s</th><th scope="col">In words</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></section>"
     )
 
 
@@ -482,8 +516,10 @@ def build_html(report: Path) -> str:
         probes = _probe_pairs(data, thumbs)
     finally:
         _INDEXES.clear()
-    body = [_verdict(data), _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
-    nav = [("verdict", "Verdict"), ("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
+    competence = _competence(data)
+    body = [_verdict(data), competence, _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
+    nav = [("verdict", "Verdict")] + ([("competence", "Competence")] if competence else [])
+    nav += [("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
     if data.comparison is not None:
         nav.append(("comparison", "Comparison"))
     nav += [("tables", "Tables"), ("cards", "Cards"), ("provenance", "Provenance")]

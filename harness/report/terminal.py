@@ -1,4 +1,9 @@
-"""The terminal summary table printed at the end of an audit run (plain text, fixed width)."""
+"""The terminal summary table printed at the end of an audit run (plain text, fixed width).
+
+Competence at c0 (agreement with the symbolic companion, from the cards) stands next to the
+fragility columns (peak ρ, min W, top-1 changes), and :func:`headlines` says in one sentence per
+evaluator whether it is competent at the default view yet moved by the protocol
+(:mod:`harness.report.competence`)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from typing import Any
 
 COLUMNS = (
     ("evaluator", "evaluator", "<"),
+    ("c0_agree", "c0 agree", ">"),
+    ("c0_winner", "c0 winner", "<"),
     ("peak_rho", "peak ρ", ">"),
     ("peak_rho_ci", "95% CI", ">"),
     ("min_w", "min W", ">"),
@@ -33,8 +40,20 @@ def _gate(passed: int, failed: int, total: int) -> str:
     return f"pass ({passed}/{total})" if passed else "—"
 
 
-def rows_from(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """One row per evaluator of ``summary``; ``gate`` counts passed/failed audit tests."""
+def rows_from(
+    summary: Mapping[str, Any],
+    results: Sequence[Mapping[str, Any]],
+    cards: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[dict[str, str]]:
+    """One row per evaluator of ``summary``; ``gate`` counts passed/failed audit tests.
+
+    ``cards`` (evaluator → card) give the c0 companion agreement (``c0 agree``: share of the
+    companion's generator pairs ordered alike; ``c0 winner``); "—" without one. Rows of
+    evaluators with an agreement carry their :func:`~harness.report.competence.headline` under
+    the ``headline`` key (not a column)."""
+    from harness.report.competence import contrasts
+
+    contrast = contrasts(summary, cards or {})
     rows = []
     for ev in sorted(summary.get("evaluators", {})):
         entry = summary["evaluators"][ev]
@@ -45,6 +64,8 @@ def rows_from(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
         rows.append(
             {
                 "evaluator": ev,
+                "c0_agree": _f((contrast.get(ev) or {}).get("pair_agreement"), "{:.0%}"),
+                "c0_winner": str((contrast.get(ev) or {}).get("winner") or "—"),
                 "peak_rho": _f(entry.get("peak_rho")),
                 "peak_rho_ci": f"[{_f(ci[0])}, {_f(ci[1])}]",
                 "min_w": _f(entry.get("min_w")),
@@ -53,9 +74,15 @@ def rows_from(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
                 "best_view": _f(entry.get("best_view_inflation")),
                 "failed": _f(entry.get("failed"), "{:.0f}"),
                 "gate": _gate(passed, failed, len(mine)),
+                **({"headline": contrast[ev]["headline"]} if ev in contrast else {}),
             }
         )
     return rows
+
+
+def headlines(rows: Sequence[Mapping[str, str]]) -> list[str]:
+    """``<evaluator>: <competence and fragility sentence>`` for the rows that have one."""
+    return [f"{r['evaluator']}: {r['headline']}" for r in rows if r.get("headline")]
 
 
 def render_table(rows: Sequence[Mapping[str, str]]) -> list[str]:

@@ -223,4 +223,5 @@ def write_report(
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)
-    return WrittenReport(final, run_id, rows_from(summary, merged), notes, missing, kept, complete)
+    cards = {ev: session.card(ev) for ev in evaluators}
+    return WrittenReport(final, run_id, rows_from(summary, merged, cards), notes, missing, kept, complete)

@@ -61,7 +61,7 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
     return float((sa * sb).sum() / np.sqrt(untied_a * untied_b))
 
 
-def _winner(means: np.ndarray, names: tuple[str, ...]) -> str | None:
+def top_generator(means: np.ndarray, names: tuple[str, ...]) -> str | None:
     """The unique top generator of ``means`` (G,), ``None`` when tied or any mean is undefined
     (the rule of :func:`harness.stats.rank.unique_winners`)."""
     index = int(unique_winners(np.asarray(means, dtype=np.float64)[:, None])[0])
@@ -113,8 +113,8 @@ def companion_agreement(evaluator: EvaluatorScores, companion: EvaluatorScores) 
         pair_agreement=pair,
         n_pairs=n_pairs,
         ranking_tau=kendall_tau_b(ev_means, co_means),
-        winner=_winner(ev_means, evaluator.generators),
-        companion_winner=_winner(co_means, companion.generators),
+        winner=top_generator(ev_means, evaluator.generators),
+        companion_winner=top_generator(co_means, companion.generators),
         probe_agreement=probes,
     )
 

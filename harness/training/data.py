@@ -182,12 +182,10 @@ class DataRecipe:
         return sha256_json(self.to_dict())[:16]
 
 
-#: The recipes the bundled weights were trained on (``t3d-audit train-reference`` default).
-BUNDLED_RECIPES = (
-    DataRecipe(),
-    DataRecipe(seed=TRAIN_SEED + 1, n_scenes=600, views=1),
-    DataRecipe(seed=TRAIN_SEED + 2, n_scenes=600, views=1),
-)
+#: A fresh set of training-style scenes, all held out, for the retrieval check of committed
+#: weights (:func:`harness.training.checks.heldout_retrieval_check`); its seed is no training
+#: recipe's.
+RETRIEVAL_CHECK_RECIPE = DataRecipe(seed=TRAIN_SEED + 97, n_scenes=150, views=1, heldout_frac=1.0)
 
 
 def _seed_specs() -> list[Any]:
@@ -353,7 +351,12 @@ class TrainingSet:
     """A loaded training set: ``images`` (N, S, S, 3) uint8 (composited over the recipe's random
     background), ``scene`` (N,), ``heldout`` (N,), ``captions`` N lists of strings, ``recipe``
     the build metadata, ``rgba`` (N, S, S, 4) uint8 renders before compositing (training draws
-    a fresh background per step from them) or ``None``."""
+    a fresh background per step from them) or ``None``.
+
+    Hard-negative groups (:mod:`harness.training.negatives`; ``None`` for a set without any):
+    ``group`` (N,) int group per row (−1 outside groups), ``companion`` (N,) float the row's
+    companion score against its group's spec, ``contents`` (N,) int (equal within a group for
+    equal labels and counts), ``group_captions`` one list of positive captions per group."""
 
     images: np.ndarray
     scene: np.ndarray
@@ -361,6 +364,10 @@ class TrainingSet:
     captions: list[list[str]]
     recipe: dict[str, Any]
     rgba: np.ndarray | None = None
+    group: np.ndarray | None = None
+    companion: np.ndarray | None = None
+    contents: np.ndarray | None = None
+    group_captions: list[list[str]] | None = None
 
 
 def load_dataset(data_dir: str | Path) -> TrainingSet:
@@ -375,11 +382,19 @@ def load_dataset(data_dir: str | Path) -> TrainingSet:
     with np.load(d / "data.npz") as z:
         images, scene, heldout = z["images"], z["scene"], z["heldout"]
         rgba = z["rgba"] if "rgba" in z.files else None
+        grouped = "group" in z.files
+        group = z["group"] if grouped else None
+        companion = z["companion"] if grouped else None
+        contents = z["contents"] if grouped else None
     captions = json.loads((d / "captions.json").read_text(encoding="utf-8"))
     recipe = json.loads((d / "recipe.json").read_text(encoding="utf-8"))
+    group_captions = json.loads((d / "group_captions.json").read_text(encoding="utf-8")) if grouped else None
     if not (len(images) == len(scene) == len(heldout) == len(captions)):
         raise EvaluatorError("training set arrays disagree in length", where=d, hint="rebuild it")
-    return TrainingSet(images, scene, heldout, captions, recipe, rgba)
+    if grouped and not (len(group) == len(companion) == len(contents) == len(images)
+                        and int(group.max()) < len(group_captions)):  # fmt: skip
+        raise EvaluatorError("hard-negative arrays disagree with the images", where=d, hint="rebuild it")
+    return TrainingSet(images, scene, heldout, captions, recipe, rgba, group, companion, contents, group_captions)
 
 
 def concat_datasets(sets: Sequence[TrainingSet]) -> TrainingSet:
@@ -393,6 +408,22 @@ def concat_datasets(sets: Sequence[TrainingSet]) -> TrainingSet:
     rgba = None
     if all(ts.rgba is not None for ts in sets):
         rgba = np.concatenate([ts.rgba for ts in sets])
+    hard: dict[str, Any] = {"group": None, "companion": None, "contents": None, "group_captions": None}
+    if any(ts.group is not None for ts in sets):
+        groups, companions, contents, group_captions = [], [], [], []
+        for ts in sets:
+            n = len(ts.images)
+            if ts.group is None:
+                groups.append(np.full(n, -1, dtype=np.int64))
+                companions.append(np.full(n, np.nan))
+                contents.append(np.full(n, -1, dtype=np.int64))
+                continue
+            groups.append(np.where(ts.group >= 0, ts.group + len(group_captions), -1))
+            companions.append(ts.companion)
+            contents.append(ts.contents)
+            group_captions += ts.group_captions
+        hard = {"group": np.concatenate(groups), "companion": np.concatenate(companions),
+                "contents": np.concatenate(contents), "group_captions": group_captions}  # fmt: skip
     return TrainingSet(
         np.concatenate([ts.images for ts in sets]),
         np.concatenate(scenes),
@@ -400,4 +431,5 @@ def concat_datasets(sets: Sequence[TrainingSet]) -> TrainingSet:
         [c for ts in sets for c in ts.captions],
         {"parts": [ts.recipe for ts in sets]},
         rgba,
+        **hard,
     )

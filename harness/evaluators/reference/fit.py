@@ -78,25 +78,28 @@ def prepare_rgba(rgba: np.ndarray, size: int) -> Any:
     return torch.from_numpy(rgba).permute(0, 3, 1, 2).float().div_(255.0)
 
 
-def augment_batch(rgba: Any, generator: Any) -> Any:
+def augment_batch(rgba: Any, generator: Any, *, shared: bool = False) -> Any:
     """Composite a fresh background under each render and apply content-preserving changes.
 
-    ``rgba`` (B, 4, S, S) in [0, 1] → normalised (B, 3, S, S). Per sample: brightness ×U(0.8,
-    1.2); background a random gray (half) or a random colour; a random multiple of 90° turn and
-    horizontal flip (captions name objects, not sides). Draws from the torch ``generator``.
+    ``rgba`` (B, 4, S, S) in [0, 1] → normalised (B, 3, S, S). Per sample (one draw for the
+    whole batch with ``shared``, so that a hard-negative group differs only in content):
+    brightness ×U(0.8, 1.2); background a random gray (half) or a random colour; a random
+    multiple of 90° turn and horizontal flip (captions name objects, not sides). Draws from the
+    torch ``generator``.
     """
     import torch
 
     b = rgba.shape[0]
+    d = 1 if shared else b
     rgb, alpha = rgba[:, :3], rgba[:, 3:]
-    bright = torch.empty(b, 1, 1, 1).uniform_(0.8, 1.2, generator=generator)
+    bright = torch.empty(d, 1, 1, 1).uniform_(0.8, 1.2, generator=generator).expand(b, 1, 1, 1)
     rgb = (rgb * bright).clamp_(0.0, 1.0)
-    bg = torch.rand(b, 3, 1, 1, generator=generator)
-    gray = torch.rand(b, 1, 1, 1, generator=generator) < 0.5
-    bg = torch.where(gray, bg[:, :1].expand(b, 3, 1, 1), bg)
+    bg = torch.rand(d, 3, 1, 1, generator=generator)
+    gray = torch.rand(d, 1, 1, 1, generator=generator) < 0.5
+    bg = torch.where(gray, bg[:, :1].expand(d, 3, 1, 1), bg).expand(b, 3, 1, 1)
     x = rgb * alpha + bg * (1.0 - alpha)
-    turns = torch.randint(0, 4, (b,), generator=generator)
-    flips = torch.rand(b, generator=generator) < 0.5
+    turns = torch.randint(0, 4, (d,), generator=generator).expand(b)
+    flips = (torch.rand(d, generator=generator) < 0.5).expand(b)
     out = torch.empty_like(x)
     for i in range(b):
         xi = torch.rot90(x[i], int(turns[i]), dims=(1, 2))
@@ -116,6 +119,74 @@ def lr_at(step: int, recipe: ModelRecipe, total: int, time_fraction: float = 0.0
     return recipe.lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
+@dataclass(frozen=True)
+class HardNegatives:
+    """Hard-negative groups of a training set (:mod:`harness.training.negatives`).
+
+    ``group`` (N,) int group per row, −1 for rows outside any group; ``companion`` (N,) the
+    symbolic companion score of each row's scene against its group's spec (NaN outside
+    groups); ``contents`` (N,) int, equal within a group exactly when two rows hold the same
+    labels and counts (their content captions are then interchangeable, so neither is a
+    text-side negative of the other); ``captions`` one list of positive spec captions per group
+    (index = group id).
+    """
+
+    group: np.ndarray
+    companion: np.ndarray
+    contents: np.ndarray
+    captions: Sequence[Sequence[str]]
+
+
+RANK_MARGIN = 0.005  # companion score gap below which two variants are not ranked
+
+
+def hard_negative_loss(
+    text: Any,
+    images: Any,
+    text_negatives: Sequence[Any],
+    companion: Sequence[np.ndarray],
+    logit_scale: Any,
+) -> tuple[Any, Any]:
+    """(NegCLIP contrastive loss, ranking loss) of one step's hard-negative groups.
+
+    ``text`` (H, D) one positive spec caption embedding per group; ``images`` list of H
+    (K_h, D) embeddings of each group's variants; ``text_negatives`` list of H (T_h, D)
+    embeddings of captions that do not describe the group's best variant; ``companion`` list
+    of H (K_h,) companion scores; all embeddings L2-normalised. Contrastive: each caption
+    against every group's variants (target: its group's best variant; its own variants with
+    an equal companion score are masked out), and each best variant against every group's
+    caption plus its own wrong captions. Ranking: mean pairwise logistic loss
+    ``softplus(-(s_a - s_b))`` over a group's variant pairs with ``c_a > c_b + RANK_MARGIN``,
+    ``s`` = scaled cosine with the group's caption.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    all_images = torch.cat(list(images))
+    offsets = np.cumsum([0] + [len(x) for x in images])
+    logits = logit_scale * text @ all_images.T  # (H, sum K)
+    t2i, i2t, rank = [], [], []
+    for h, comp in enumerate(companion):
+        lo, hi = int(offsets[h]), int(offsets[h + 1])
+        best = int(np.argmax(comp))
+        row = logits[h].clone()
+        same = torch.from_numpy(comp >= comp[best] - 1e-9)
+        same[best] = False
+        row[lo:hi] = row[lo:hi].masked_fill(same, float("-inf"))
+        t2i.append(F.cross_entropy(row[None], torch.tensor([lo + best])))
+        best_img = all_images[lo + best]
+        texts = torch.cat([text, text_negatives[h]]) if len(text_negatives[h]) else text
+        i2t.append(F.cross_entropy((logit_scale * texts @ best_img)[None], torch.tensor([h])))
+        s = logits[h, lo:hi]
+        c = torch.from_numpy(np.asarray(comp, dtype=np.float32))
+        better = (c[:, None] - c[None, :]) > RANK_MARGIN  # (K, K): a better than b
+        if better.any():
+            rank.append(F.softplus(-(s[:, None] - s[None, :]))[better].mean())
+    contrastive = (torch.stack(t2i).mean() + torch.stack(i2t).mean()) / 2
+    ranking = torch.stack(rank).mean() if rank else contrastive.new_zeros(())
+    return contrastive, ranking
+
+
 @dataclass
 class FitResult:
     """What one optimisation run did; the training card records these fields."""
@@ -130,6 +201,8 @@ class FitResult:
     wall_time_s: float  # seconds of the loop, without saving
     parameters: int
     losses: list[float] = field(default_factory=list)  # one per step
+    hard_groups: int = 0  # training groups with hard negatives
+    hard_losses: list[float] = field(default_factory=list)  # contrastive + ranking, per step
     versions: dict[str, str] = field(default_factory=dict)  # torch, open_clip
 
 
@@ -142,6 +215,8 @@ def fit(
     heldout: np.ndarray,
     captions: Sequence[Sequence[str]],
     rgba: np.ndarray | None = None,
+    hard: HardNegatives | None = None,
+    init: Path | None = None,
     steps: int | None = None,
     log: Callable[[str], None] = print,
 ) -> FitResult:
@@ -151,6 +226,13 @@ def fit(
     (with ``recipe.augment``, each step composites a fresh background under them), ``scene``
     (N,) int scene index, ``heldout`` (N,) bool, ``captions`` N lists of strings. ``steps``
     overrides the recipe's. The weights file is written to a temporary name, then renamed.
+    ``init``: safetensors weights to start from instead of random init (their sha256 must be
+    ``recipe.init_sha256``).
+
+    Each step: the open_clip loss on a batch of distinct scenes (at most one row per
+    hard-negative group, so no batch holds two variants of one spec), plus, with ``hard``,
+    ``recipe.hard_weight`` × the NegCLIP loss and ``recipe.rank_weight`` × the ranking loss
+    of :func:`hard_negative_loss` on ``recipe.hard_groups`` training groups.
     """
     import open_clip
     import torch
@@ -164,16 +246,22 @@ def fit(
     total = steps if steps is not None else recipe.steps
     extra = {"force_patch_dropout": recipe.patch_dropout} if recipe.patch_dropout else {}
     model = open_clip.create_model(recipe.model_name, pretrained=None, **extra)
+    if init is not None:
+        _load_init(model, Path(init), recipe)
     tokenizer = open_clip.get_tokenizer(recipe.model_name)
     size = _image_size(model)
     use_rgba = recipe.augment and rgba is not None
     pixels = prepare_rgba(rgba, size) if use_rgba else prepare_images(images, size)
     gen = torch.Generator().manual_seed(recipe.seed)
     train_idx = np.flatnonzero(~heldout)
-    by_scene: dict[int, list[int]] = {}
+    group_of = hard.group if hard is not None else np.full(len(scene), -1)
+    by_scene: dict[tuple[int, int], list[int]] = {}  # a group counts as one unit
     for i in train_idx:
-        by_scene.setdefault(int(scene[i]), []).append(int(i))
+        key = (1, int(group_of[i])) if group_of[i] >= 0 else (0, int(scene[i]))
+        by_scene.setdefault(key, []).append(int(i))
     scenes = sorted(by_scene)
+    groups = sorted(k[1] for k in by_scene if k[0] == 1)
+    n_hard = min(recipe.hard_groups, len(groups)) if hard is not None else 0
     if len(scenes) < 2:
         raise EvaluatorError("a training set needs at least two training scenes")
     batch = min(recipe.batch_size, len(scenes))
@@ -189,20 +277,47 @@ def fit(
     model.train()
     t0 = time.time()
     losses: list[float] = []
+    hard_losses: list[float] = []
     done = 0
     stopped_early = False
     for step in range(total):
         if (time.time() - t0) / 60.0 > recipe.max_minutes:
             stopped_early = True
             break
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, recipe, total, (time.time() - t0) / 60.0 / recipe.max_minutes)
+        for param_group in opt.param_groups:
+            param_group["lr"] = lr_at(step, recipe, total, (time.time() - t0) / 60.0 / recipe.max_minutes)
         chosen = rng.sample(scenes, batch)
         idx = [rng.choice(by_scene[s]) for s in chosen]
-        batch_images = augment_batch(pixels[idx], gen) if use_rgba else pixels[idx]
-        texts = tokenizer([rng.choice(captions[i]) for i in idx])
-        out = model(batch_images, texts)
-        loss = loss_fn(*out)
+        parts = [augment_batch(pixels[idx], gen) if use_rgba else pixels[idx]]
+        texts = [rng.choice(captions[i]) for i in idx]
+        sizes, text_negs, comps = [], [], []
+        for g in rng.sample(groups, n_hard):
+            rows = by_scene[(1, g)]
+            parts.append(augment_batch(pixels[rows], gen, shared=True) if use_rgba else pixels[rows])
+            sizes.append(len(rows))
+            comp = np.asarray([hard.companion[r] for r in rows])
+            comps.append(comp)
+            best = rows[int(np.argmax(comp))]
+            # text-side negatives: captions of variants whose objects differ from the best's
+            text_negs.append([rng.choice(captions[r]) for r in rows if hard.contents[r] != hard.contents[best]])
+            texts.append(rng.choice(hard.captions[g]))
+        n_neg = [len(t) for t in text_negs]
+        texts += [t for ts in text_negs for t in ts]
+        img = model.encode_image(torch.cat(parts), normalize=True)
+        txt = model.encode_text(tokenizer(texts), normalize=True)
+        scale = model.logit_scale.exp()
+        if recipe.loss == "siglip":
+            loss = loss_fn(img[:batch], txt[:batch], scale, model.logit_bias)
+        else:
+            loss = loss_fn(img[:batch], txt[:batch], scale)
+        if n_hard:
+            img_groups = list(torch.split(img[batch:], sizes))
+            pos = txt[batch : batch + n_hard]
+            neg_groups = list(torch.split(txt[batch + n_hard :], n_neg))
+            contrastive, ranking = hard_negative_loss(pos, img_groups, neg_groups, comps, scale)
+            extra = recipe.hard_weight * contrastive + recipe.rank_weight * ranking
+            hard_losses.append(float(extra.item()))
+            loss = loss + extra
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -212,7 +327,8 @@ def fit(
         losses.append(float(loss.item()))
         done = step + 1
         if done % 50 == 0 or done == total:
-            log(f"{recipe.id}: step {done}/{total} loss {np.mean(losses[-50:]):.4f} "
+            hard_note = f" (hard {np.mean(hard_losses[-50:]):.4f})" if hard_losses else ""
+            log(f"{recipe.id}: step {done}/{total} loss {np.mean(losses[-50:]):.4f}{hard_note} "
                 f"({time.time() - t0:.0f}s)")  # fmt: skip
     wall = time.time() - t0
     state = {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in model.state_dict().items()}
@@ -231,8 +347,25 @@ def fit(
         wall_time_s=wall,
         parameters=int(sum(p.numel() for p in model.parameters())),
         losses=losses,
+        hard_groups=len(groups) if hard is not None else 0,
+        hard_losses=hard_losses,
         versions={"torch": torch.__version__, "open_clip": open_clip.__version__},
     )
+
+
+def _load_init(model: Any, path: Path, recipe: ModelRecipe) -> None:
+    """Load the float16 start weights at ``path`` into ``model`` (float32), checking their hash."""
+    from safetensors.torch import load_file
+
+    from harness.hashing import sha256_file
+
+    digest = sha256_file(path)
+    if recipe.init_sha256 is not None and digest != recipe.init_sha256:
+        raise EvaluatorError(f"start weights for {recipe.id} have sha256 {digest[:12]}…, the recipe "
+                             f"names {recipe.init_sha256[:12]}…", where=path,
+                             hint="use the weights the recipe was fine-tuned from (see docs/reference-evaluators.md)")  # fmt: skip
+    state = {k: v.float() if v.is_floating_point() else v for k, v in load_file(str(path)).items()}
+    model.load_state_dict(state)
 
 
 def heldout_top1(
@@ -266,7 +399,7 @@ def heldout_top1(
         first.setdefault(int(scene[i]), int(i))
     scenes = sorted(first)
     if len(scenes) < RETRIEVAL_CANDIDATES:
-        return {"top1": float("nan"), "chance": 1 / RETRIEVAL_CANDIDATES, "queries": 0,
+        return {"top1": None, "chance": 1 / RETRIEVAL_CANDIDATES, "queries": 0,
                 "note": "fewer than 10 held-out scenes"}  # fmt: skip
     idx = [first[s] for s in scenes]
     with torch.inference_mode():

@@ -1,0 +1,97 @@
+"""Competence at c0 next to fragility across the protocol, per evaluator (terminal and HTML).
+
+An evaluator that ranks generators badly even at the default view is not an interesting
+finding about protocols; one that agrees with the symbolic companion at c0 and still changes
+its winner when the render protocol moves is. This module puts the two side by side from what
+a report already holds: each card's companion check (c0 agreement, see
+:mod:`harness.stats.companion_agreement`) and ``summary.json``'s fragility numbers (peak ρ,
+min Kendall W, most distinct top-1 generators over one factor's levels).
+
+Competent at c0 means at least :data:`COMPETENT_AGREEMENT` of the companion's within-prompt
+generator pairs ordered the same way (the reference models' quality bar); the protocol moves
+the winner when some factor has two or more distinct top-1 generators.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+COMPETENT_AGREEMENT = 0.75
+
+
+def agreement_of(card: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The agreement numbers of a card's ``companion_check`` group, if it has them."""
+    group = card.get("companion_check") if isinstance(card, Mapping) else None
+    data = group.get("agreement") if isinstance(group, Mapping) else None
+    return data if isinstance(data, Mapping) and "pair_agreement" in data else None
+
+
+def _num(value: Any) -> float | None:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def contrast(entry: Mapping[str, Any], agreement: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Competence and fragility of one evaluator.
+
+    ``entry``: its ``summary.json`` evaluator entry; ``agreement``: :func:`agreement_of` its
+    card (``None`` without a companion). Returns ``{pair_agreement, ranking_tau, winner,
+    companion_winner, competent, peak_rho, min_w, max_top1, winner_moves, headline}``;
+    ``competent`` / ``winner_moves`` are ``None`` when unknown."""
+    a = agreement or {}
+    pair = _num(a.get("pair_agreement"))
+    top1 = entry.get("max_top1")
+    out = {
+        "pair_agreement": pair,
+        "ranking_tau": _num(a.get("ranking_tau")),
+        "winner": a.get("winner"),
+        "companion_winner": a.get("companion_winner"),
+        "competent": None if pair is None else pair >= COMPETENT_AGREEMENT,
+        "peak_rho": _num(entry.get("peak_rho")),
+        "min_w": _num(entry.get("min_w")),
+        "max_top1": top1 if isinstance(top1, int) else None,
+        "winner_moves": None if not isinstance(top1, int) else top1 >= 2,
+    }
+    out["headline"] = headline(out)
+    return out
+
+
+def headline(c: Mapping[str, Any]) -> str:
+    """One sentence: competence at c0, then whether the protocol moves the winner."""
+
+    def f(x: Any, fmt: str) -> str:
+        return "n/a" if x is None else fmt.format(x)
+
+    if c["competent"] is None:
+        first = "c0 competence unknown (no companion in this run)"
+    else:
+        word = "competent" if c["competent"] else "not competent"
+        first = (f"{word} at the default view (orders {c['pair_agreement']:.0%} of the companion's "
+                 f"generator pairs as it does, tau-b {f(c['ranking_tau'], '{:+.2f}')}, c0 winner "
+                 f"{c['winner'] or 'tied'} vs companion {c['companion_winner'] or 'tied'})")  # fmt: skip
+    fragility = f"peak rho {f(c['peak_rho'], '{:.2f}')}, min W {f(c['min_w'], '{:.2f}')}, " \
+                f"{f(c['max_top1'], '{}')} distinct top-1 generators over one factor"  # fmt: skip
+    if c["winner_moves"] is None:
+        second = f"fragility not measured ({fragility})"
+    elif c["winner_moves"]:
+        second = ("yet the protocol moves the winner" if c["competent"] else "and the protocol moves the winner") \
+            + f" ({fragility})"  # fmt: skip
+    else:
+        second = f"and the protocol keeps the winner ({fragility})"
+    return f"{first}, {second}"
+
+
+def contrasts(summary: Mapping[str, Any], cards: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """:func:`contrast` of every evaluator in ``summary`` that has a companion agreement on its
+    card (the companion itself and runs without one are left out)."""
+    out = {}
+    for ev, entry in sorted((summary.get("evaluators") or {}).items()):
+        agreement = agreement_of(cards.get(ev))
+        if agreement is not None:
+            out[ev] = contrast(entry, agreement)
+    return out

@@ -1,0 +1,52 @@
+"""Competence at c0 next to fragility: harness.report.competence and the terminal summary."""
+
+from __future__ import annotations
+
+from harness.report.competence import COMPETENT_AGREEMENT, agreement_of, contrast, contrasts
+from harness.report.terminal import headlines, render_table, rows_from
+
+AGREE = {"pair_agreement": 0.8, "n_pairs": 700, "ranking_tau": 0.6, "winner": "faithful",
+         "companion_winner": "faithful", "probes": {}}  # fmt: skip
+
+
+def _card(agreement):
+    return {"companion_check": {"kind": "geometry_grounded", "details": "x",
+                                **({"agreement": agreement} if agreement else {})}}  # fmt: skip
+
+
+def test_competent_yet_moved_reads_as_the_headline():
+    c = contrast({"peak_rho": 2.5, "min_w": 0.4, "max_top1": 3}, AGREE)
+    assert c["competent"] is True and c["winner_moves"] is True
+    assert c["headline"].startswith("competent at the default view (orders 80% of the companion's")
+    assert "yet the protocol moves the winner (peak rho 2.50, min W 0.40, 3 distinct top-1" in c["headline"]
+
+
+def test_not_competent_and_stable_and_unknown():
+    low = contrast({"peak_rho": 0.3, "min_w": 0.9, "max_top1": 1}, {**AGREE, "pair_agreement": 0.55})
+    assert low["competent"] is False and low["winner_moves"] is False
+    assert low["headline"].startswith("not competent at the default view (orders 55%")
+    assert "and the protocol keeps the winner" in low["headline"]
+    edge = contrast({"max_top1": 2}, {**AGREE, "pair_agreement": COMPETENT_AGREEMENT})
+    assert edge["competent"] is True and "peak rho n/a" in edge["headline"]
+    none = contrast({"max_top1": None}, None)
+    assert none["competent"] is None and none["winner_moves"] is None
+    assert none["headline"].startswith("c0 competence unknown") and "fragility not measured" in none["headline"]
+
+
+def test_contrasts_skip_cards_without_an_agreement():
+    summary = {"evaluators": {"a": {"max_top1": 2}, "companion": {"max_top1": 1}, "b": {}}}
+    cards = {"a": _card(AGREE), "companion": _card(None)}
+    assert list(contrasts(summary, cards)) == ["a"]
+    assert agreement_of(None) is None and agreement_of({"companion_check": "not_reported"}) is None
+
+
+def test_terminal_rows_put_c0_agreement_next_to_fragility():
+    summary = {"evaluators": {"a": {"peak_rho": 1.5, "min_w": 0.5, "max_top1": 2}, "b": {"peak_rho": 0.2}}}
+    rows = rows_from(summary, [], {"a": _card(AGREE)})
+    assert rows[0]["c0_agree"] == "80%" and rows[0]["c0_winner"] == "faithful"
+    assert rows[1]["c0_agree"] == "—" and "headline" not in rows[1]
+    header = render_table(rows)[0]
+    assert header.index("c0 agree") < header.index("c0 winner") < header.index("peak ρ")
+    (line,) = headlines(rows)
+    assert line.startswith("a: competent at the default view") and "yet the protocol moves the winner" in line
+    assert rows_from(summary, [])[0]["c0_agree"] == "—"  # no cards: no agreement
