@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +71,24 @@ def write_json_atomic(
         path, json_text(value, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
     )
     return path
+
+
+def prune_stale(folder: str | Path, max_age_s: float) -> int:
+    """Delete the entries (files or folders) of ``folder`` last modified over ``max_age_s``
+    seconds ago, i.e. left by killed writers; returns how many. Younger ones may belong to a
+    live writer and are kept; a missing folder holds nothing."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return 0
+    now, removed = time.time(), 0
+    for path in folder.iterdir():
+        try:
+            if now - path.stat().st_mtime > max_age_s:
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed

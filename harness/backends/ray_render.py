@@ -29,7 +29,7 @@ from typing import Any
 
 from harness.backends.ray_cluster import BackendError, cluster_cpus, connect
 from harness.errors import RenderError
-from harness.render.cache_warmer import WarmResult, pending, scene_groups
+from harness.render.cache_warmer import WarmResult, begin_warm, check_device, scene_groups
 from harness.render.render_store import PREFIX, StoreRenderCache, open_render_cache
 from harness.render.service import RenderRequest
 from harness.store import leases
@@ -134,8 +134,7 @@ def warm_ray(
     A render still running ``timeout_s + timeout_grace_s`` after it was sent has its actor
     killed and counts as a failure.
     """
-    if device not in ("cpu", "gpu"):
-        raise RenderError(f"warm renders on 'cpu' or 'gpu', not {device!r}", where="--device")
+    check_device(device)
     cache = open_render_cache(store_url)
     if not isinstance(cache, StoreRenderCache):
         raise BackendError(
@@ -143,12 +142,8 @@ def warm_ray(
             where="--store",
             hint=f"pass --store file://{os.path.abspath(store_url)} (or an s3:// URL)",
         )
-    cache.prune_tmp()
-    todo = pending(requests, cache, device)
-    result = WarmResult(total=len(requests), cached=len(requests) - len(todo))
+    todo, result = begin_warm(requests, cache, device, on_start)
     tick = progress or (lambda n: None)
-    if on_start is not None:
-        on_start(result.cached, len(todo))
     if not todo:
         return result
 

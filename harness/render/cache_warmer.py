@@ -145,6 +145,25 @@ def _worker_group(group: list[RenderRequest]) -> None:
     _render_group(_WORKER["service"], group, q.put)
 
 
+def check_device(device: str) -> None:
+    """Raise :class:`RenderError` unless ``device`` is ``cpu`` or ``gpu``."""
+    if device not in ("cpu", "gpu"):
+        raise RenderError(f"warm renders on 'cpu' or 'gpu', not {device!r}", where="--device")
+
+
+def begin_warm(
+    requests: Sequence[Any], cache: Any, device: str, on_start: Callable[[int, int], None] | None
+) -> tuple[list[Any], WarmResult]:
+    """The start of every warm backend: stale temp entries pruned, the requests still to render
+    and a result counting the cached ones; ``on_start(cached, to_render)`` is told both."""
+    cache.prune_tmp()
+    todo = pending(requests, cache, device)
+    result = WarmResult(total=len(requests), cached=len(requests) - len(todo))
+    if on_start is not None:
+        on_start(result.cached, len(todo))
+    return todo, result
+
+
 def warm(
     requests: Sequence[RenderRequest],
     cache_root: Path | str,
@@ -164,15 +183,10 @@ def warm(
     collected, not raised; KeyboardInterrupt stops the workers and propagates (finished
     renders stay cached).
     """
-    if device not in ("cpu", "gpu"):
-        raise RenderError(f"warm renders on 'cpu' or 'gpu', not {device!r}", where="--device")
+    check_device(device)
     cache = open_render_cache(cache_root)
-    cache.prune_tmp()
-    todo = pending(requests, cache, device)
-    result = WarmResult(total=len(requests), cached=len(requests) - len(todo))
+    todo, result = begin_warm(requests, cache, device, on_start)
     tick = progress or (lambda n: None)
-    if on_start is not None:
-        on_start(result.cached, len(todo))
 
     def record(reason: str | None) -> None:
         if reason is None:

@@ -17,7 +17,6 @@ import io
 import json
 import os
 import shutil
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ from PIL import Image
 
 from harness.cacheseal import CorruptEntry, discarded
 from harness.errors import RenderError
+from harness.fileio import prune_stale
 from harness.hashing import canonical_json, sha256_bytes, sha256_json
 from harness.paths import default_cache_dir
 from harness.protocol import RenderConfig
@@ -182,18 +182,7 @@ class RenderCache:
 
         Young ones may belong to a live writer and are kept.
         """
-        tmp = self.root / "tmp"
-        if not tmp.is_dir():
-            return 0
-        now, removed = time.time(), 0
-        for path in tmp.iterdir():
-            try:
-                if now - path.stat().st_mtime > max_age_s:
-                    shutil.rmtree(path, ignore_errors=True)
-                    removed += 1
-            except FileNotFoundError:
-                continue
-        return removed
+        return prune_stale(self.root / "tmp", max_age_s)
 
     def put(self, key: str, image: np.ndarray, meta: dict[str, Any] | None = None) -> None:
         """Publish ``image`` under ``key`` unless a valid entry already exists."""

@@ -26,13 +26,13 @@ import json
 import os
 import shutil
 import tempfile
-import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from harness.errors import AuditError
+from harness.fileio import prune_stale
 
 OPTIONS_ENV = "T3D_AUDIT_STORE_OPTIONS"
 INSTALL_HINT = "pip install 't3d-audit[distributed]' (fsspec, s3fs, ray)"
@@ -196,21 +196,7 @@ class LocalStore:
 
     def prune_tmp(self, max_age_s: float = 3600.0) -> int:
         """Delete temp files/dirs older than ``max_age_s`` (left by killed writers)."""
-        tmp = self.root / "tmp"
-        if not tmp.is_dir():
-            return 0
-        now, removed = time.time(), 0
-        for path in tmp.iterdir():
-            try:
-                if now - path.stat().st_mtime > max_age_s:
-                    if path.is_dir():
-                        shutil.rmtree(path, ignore_errors=True)
-                    else:
-                        path.unlink(missing_ok=True)
-                    removed += 1
-            except FileNotFoundError:
-                continue
-        return removed
+        return prune_stale(self.root / "tmp", max_age_s)
 
 
 def _options_from_env() -> dict[str, Any]:

@@ -294,7 +294,7 @@ def build_dataset(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if render is None:
-        render = _harness_renderer(out / "renders")
+        render = harness_renderer(out / "renders")
     t0 = time.time()
     pairs = sample_scenes(recipe)
     log(f"{len(pairs)} training scenes sampled in {time.time() - t0:.1f}s")
@@ -332,7 +332,7 @@ def build_dataset(
     return out
 
 
-def _harness_renderer(cache_dir: Path) -> Callable[[Scene, Any], np.ndarray]:
+def harness_renderer(cache_dir: Path) -> Callable[[Scene, Any], np.ndarray]:
     from harness.paths import FIXTURES
     from harness.render.service import RenderService
     from harness.scenes.model import scene_identity

@@ -194,12 +194,12 @@ def build_negatives(
     ``out_dir/renders``, so an interrupted build resumes)."""
     from harness.evaluators.reference.fit import resize
     from harness.render.composite import composite
-    from harness.training.data import DataRecipe, _harness_renderer
+    from harness.training.data import DataRecipe, harness_renderer
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if render is None:
-        render = _harness_renderer(out / "renders")
+        render = harness_renderer(out / "renders")
     t0 = time.time()
     groups = sample_groups(recipe)
     log(f"{len(groups)} groups of {len(VARIANTS)} variants sampled in {time.time() - t0:.1f}s")
