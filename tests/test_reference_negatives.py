@@ -7,13 +7,17 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.training.data import concat_datasets, load_dataset
 from harness.training.negatives import (
     AUDIT_PREFIX,
+    NEAR_C0_FOCALS_MM,
     VARIANTS,
     NegativesRecipe,
     build_negatives,
+    group_view,
     make_group,
     sample_groups,
     spec_caption,
@@ -172,3 +176,30 @@ def test_quality_bars_fail_on_a_miss_or_a_missing_value():
     assert failed_bars({**ok, "pair_agreement": 0.7499}) == ["pair_agreement 0.7499 < 0.75"]
     assert failed_bars({**ok, "heldout_top1": None}) == ["heldout_top1 None < 0.5"]
     assert failed_bars({**ok, "biggest_only": float("nan")}) == ["biggest_only nan < 0.7"]
+
+
+def test_group_view_at_c0_when_every_probability_is_one():
+    """With every c0 probability 1 a group is shot exactly as the audit's room c0 (pitch 0,
+    50 mm, city), only turned by a quarter turn; with 0 it never is."""
+    recipe = NegativesRecipe(top_down_p=1.0, c0_focal_p=1.0, c0_lighting_p=1.0, resolutions=(96,))
+    rng = random.Random(0)
+    views = [group_view(recipe, rng) for _ in range(40)]
+    assert {(v.pitch_deg, v.focal_length_mm, v.lighting, v.resolution_px) for v in views} == {(0.0, 50.0, "city", 96)}
+    assert {v.yaw_deg for v in views} == {0.0, 90.0, 180.0, 270.0}
+    never = NegativesRecipe(top_down_p=0.0, c0_focal_p=0.0, c0_lighting_p=0.0, max_pitch_deg=30.0)
+    views = [group_view(never, rng) for _ in range(40)]
+    assert all(0.0 < v.pitch_deg <= 30.0 and v.focal_length_mm in NEAR_C0_FOCALS_MM for v in views)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), top=st.floats(0, 1), focal=st.floats(0, 1), light=st.floats(0, 1),
+       max_pitch=st.floats(0, 90))
+def test_group_view_stays_in_the_recipe_ranges(seed, top, focal, light, max_pitch):
+    from harness.protocol import LIGHTING_MAPS
+
+    recipe = NegativesRecipe(top_down_p=top, c0_focal_p=focal, c0_lighting_p=light, max_pitch_deg=max_pitch)
+    v = group_view(recipe, random.Random(seed))
+    assert 0.0 <= v.pitch_deg <= round(max_pitch, 1) + 1e-9
+    assert v.focal_length_mm in (50.0, *NEAR_C0_FOCALS_MM) and v.lighting in LIGHTING_MAPS
+    assert v.yaw_deg in (0.0, 90.0, 180.0, 270.0) and v.resolution_px in recipe.resolutions
+    assert v.samples == recipe.samples

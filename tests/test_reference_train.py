@@ -222,9 +222,13 @@ def test_committed_weights_meet_the_quality_bars_recomputed(tmp_path, capsys):
 
 def test_command_defaults_and_typed_errors(tmp_path, capsys):
     from harness.cli import main
+    from harness.training.data import DataRecipe
     from harness.training.negatives import BUNDLED_TRAINING, NegativesRecipe
 
-    assert [type(r) for r in BUNDLED_TRAINING] == [NegativesRecipe]
+    # hard-negative groups near c0 plus plain scenes, all stored at one size (they are concatenated)
+    assert [type(r) for r in BUNDLED_TRAINING] == [NegativesRecipe] * 3 + [DataRecipe]
+    assert len({r.image_px for r in BUNDLED_TRAINING}) == 1
+    assert len({r.key for r in BUNDLED_TRAINING}) == len(BUNDLED_TRAINING)
     assert main(["train-reference", "--check-only", "--frozen-check", "--out", str(tmp_path)]) == 2
     assert "no weights for ref-" in capsys.readouterr().err
     assert main(["train-reference", "--data-only", "--scenes", "0"]) == 2

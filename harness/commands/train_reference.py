@@ -4,9 +4,10 @@ Renders the training sets into ``--data`` (default: one ``training_data/<recipe 
 recipe of :data:`harness.training.negatives.BUNDLED_TRAINING`, the hard-negative groups,
 ignored by git) unless they are already there, then trains the chosen models one after another
 on all of them together and writes ``<id>.safetensors`` and ``<id>.card.json`` into ``--out``
-(default ``fixtures/evaluators``). With the defaults this reproduces the bundled weights (each
-model ≤ 25 minutes of training on one thread). ``--scenes``/``--views``/``--seed`` train on a
-plain (group-free) :class:`harness.training.data.DataRecipe` set instead.
+(default ``fixtures/evaluators``). With the defaults and ``--init DIR`` holding the
+generation-1 weights this reproduces the bundled (generation-2) weights: a fine-tune of at most
+25 minutes per model on one thread. ``--scenes``/``--views``/``--seed`` train on a plain
+(group-free) :class:`harness.training.data.DataRecipe` set instead.
 
 ``--check-only`` (or ``--frozen-check`` after training) measures the quality bars of the
 weights in ``--out`` on the frozen set and a fresh held-out set, records them on the cards and

@@ -48,8 +48,8 @@ class ModelRecipe:
 
 #: The hard-negative fine-tuning of the bundled models (from the previous generation's weights,
 #: git 32c745a fixtures/evaluators/<id>.safetensors): lower peak rate, short warm-up, 25 minutes.
-FINE_TUNE: dict[str, Any] = {"lr": 3e-4, "warmup": 30, "steps": 3000, "batch_size": 48, "max_minutes": 25.0,
-                             "rank_weight": 4.0}
+FINE_TUNE: dict[str, Any] = {"lr": 1e-3, "warmup": 30, "steps": 3000, "batch_size": 48, "max_minutes": 25.0,
+                             "rank_weight": 8.0, "hard_groups": 10}
 
 RECIPES: dict[str, ModelRecipe] = {
     r.id: r
