@@ -169,3 +169,25 @@ def test_a_hung_render_times_out_its_actor_is_replaced_and_the_rest_completes(
     again = warm_ray(smoke_subset, url, actors=1)  # a rerun renders the one that timed out
     assert (again.rendered, again.cached, again.failures) == (1, 3, [])
     assert _store_pngs(url) == local_pngs
+
+
+def test_a_render_actor_starts_blender_before_it_gets_work(tmp_path):
+    """Regression: the driver timed a render from when it was sent, and a fresh actor started
+    Blender inside its first render, so on a loaded machine a replacement actor's first render
+    timed out too (the hung-render test above failed so). ``RenderWorker.start`` (what the
+    driver waits for before sending work) must leave Blender started. Run in a fresh process,
+    where no renderer exists yet."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("bpy")
+    from harness.paths import REPO_ROOT
+
+    code = ("from harness.backends.ray_render import RenderWorker\n"
+            "from harness.render import blender\n"
+            f"w = RenderWorker({(tmp_path / 'store').as_uri()!r}, 60.0, 'cpu', 1)\n"
+            "assert not blender._RENDERERS\n"
+            "owner = w.start()\n"
+            "assert blender._RENDERERS and owner == w.owner(), owner\n")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -62,6 +62,15 @@ class RenderWorker:
         """``host:pid`` of this actor: the owner written into its leases."""
         return f"{socket.gethostname()}:{os.getpid()}"
 
+    def start(self) -> str:
+        """Start this actor's Blender (factory reset, render device) and return :meth:`owner`.
+
+        The driver calls it before the actor gets work, so that a render's timeout measures
+        the render and never Blender's start-up, which on a loaded machine can take longer
+        than a short timeout (a replacement actor's first render used to time out so)."""
+        self.service.start()
+        return self.owner()
+
     def render(self, request: RenderRequest) -> tuple[str, str | None]:
         """``(status, reason)``: ``rendered``, ``cached``, ``busy`` or ``failed`` + message."""
         if self.fault_marker:
@@ -161,7 +170,7 @@ def warm_ray(
     def new_slot() -> _Slot:
         actor = remote_cls.remote(*args)
         try:
-            owner = ray.get(actor.owner.remote(), timeout=300)
+            owner = ray.get(actor.start.remote(), timeout=300)
         except (GetTimeoutError, RayActorError) as exc:
             raise BackendError(f"a Ray render actor did not start: {exc}", where="--backend ray",
                                hint="check the cluster has free CPUs/GPUs (ray status)") from exc  # fmt: skip

@@ -81,6 +81,11 @@ class RenderService:
             return "cpu"
         return self._renderer().device
 
+    def start(self) -> str:
+        """Start Blender now (factory reset, render device) rather than on the first render;
+        returns the device. Idempotent."""
+        return self._renderer().device
+
     def host(self) -> dict:
         """Facts about this machine's renderer (``manifest.json#/render_host``): CPU model,
         Blender build, Cycles device and CPU kernel. Does not import bpy here."""
