@@ -75,7 +75,6 @@ GENERATOR_VARIANTS = ("faithful", "jittered", "cluttered", "gridded", "sparse", 
 PROBE_VARIANTS = ("scrambled", "worst_objects")  # probe edits of the faithful scene
 VARIANTS = GENERATOR_VARIANTS + PROBE_VARIANTS
 AUDIT_PREFIX = "a top-down view of "  # the default caption template's wording
-WHITE = (255, 255, 255)  # the stored composite's background (the audit's c0 background)
 
 
 @dataclass(frozen=True)
@@ -125,8 +124,6 @@ BUNDLED_PLAIN = DataRecipe(seed=TRAIN_SEED + 70, n_scenes=900, views=1)
 BUNDLED_TRAINING = (BUNDLED_NEGATIVES, BUNDLED_NEGATIVES_96, BUNDLED_NEGATIVES_64, BUNDLED_PLAIN)
 
 
-C0_FOCAL_MM = 50.0
-C0_LIGHTING = "city"
 NEAR_C0_FOCALS_MM = (35.0, 85.0)
 
 
@@ -137,12 +134,13 @@ def group_view(recipe: NegativesRecipe, rng: random.Random) -> Any:
     length 50 mm with probability ``c0_focal_p``, else one of :data:`NEAR_C0_FOCALS_MM`; light
     map ``city`` with probability ``c0_lighting_p``, else any of the eight; yaw 0, 90, 180 or
     270 degrees."""
-    from harness.protocol import LIGHTING_MAPS, RenderConfig
+    from harness.protocol import LIGHTING_MAPS, RenderConfig, get_profile
 
+    c0 = get_profile("default").c0  # the room c0 the quality bars are measured at
     pitch = 0.0 if rng.random() < recipe.top_down_p else round(rng.uniform(0.0, recipe.max_pitch_deg), 1)
     resolution = rng.choice(recipe.resolutions)
-    focal = C0_FOCAL_MM if rng.random() < recipe.c0_focal_p else rng.choice(NEAR_C0_FOCALS_MM)
-    lighting = C0_LIGHTING if rng.random() < recipe.c0_lighting_p else rng.choice(LIGHTING_MAPS)
+    focal = c0.focal_length_mm if rng.random() < recipe.c0_focal_p else rng.choice(NEAR_C0_FOCALS_MM)
+    lighting = c0.lighting if rng.random() < recipe.c0_lighting_p else rng.choice(LIGHTING_MAPS)
     yaw = float(rng.choice((0, 90, 180, 270)))
     return RenderConfig(resolution_px=resolution, focal_length_mm=focal, lighting=lighting, pitch_deg=pitch,
                         yaw_deg=yaw, samples=recipe.samples, seed=0)  # fmt: skip
@@ -231,6 +229,7 @@ def build_negatives(
     ``render(scene, cfg) -> (H, W, 4) uint8`` defaults to the harness renderer (cached in
     ``out_dir/renders``, so an interrupted build resumes)."""
     from harness.evaluators.reference.fit import resize
+    from harness.protocol import background_rgb
     from harness.render.composite import composite
     from harness.training.data import harness_renderer
 
@@ -247,6 +246,7 @@ def build_negatives(
     heldout_groups = set(pick.sample(range(len(groups)), max(10, round(recipe.heldout_frac * len(groups)))))
     images, rgbas, group_idx, variant_idx, companion, captions, group_captions = [], [], [], [], [], [], []
     contents: list[int] = []
+    white = background_rgb("255")  # the stored composite's background: the audit's c0 background
     for gi, (spec, written, scenes, scores) in enumerate(groups):
         cfg = group_view(recipe, rng)
         group_captions.append([spec_caption(spec, rng, recipe, written=written) for _ in range(recipe.spec_captions)])
@@ -256,7 +256,7 @@ def build_negatives(
             kinds += [kind] if kind not in kinds else []
             contents.append(kinds.index(kind))
             rgba = render(scene, cfg)
-            images.append(resize(composite(rgba, WHITE), recipe.image_px))
+            images.append(resize(composite(rgba, white), recipe.image_px))
             rgbas.append(resize(rgba, recipe.image_px))
             group_idx.append(gi)
             variant_idx.append(vi)
