@@ -2,7 +2,8 @@
 
 Renders the training sets into ``--data`` (default: one ``training_data/<recipe key>/`` per
 recipe of :data:`harness.training.negatives.BUNDLED_TRAINING`, the hard-negative groups,
-ignored by git) unless they are already there, then trains the chosen models one after another
+ignored by git) unless they are already there, ``--build-jobs`` sets at once (default: one per
+core, :mod:`harness.training.build_sets`), then trains the chosen models one after another
 on all of them together and writes ``<id>.safetensors`` and ``<id>.card.json`` into ``--out``
 (default ``fixtures/evaluators``). With the defaults and ``--init DIR`` holding the
 generation-1 weights this reproduces the bundled (generation-2) weights: a fine-tune of at most
@@ -17,6 +18,7 @@ exits 1 when a model misses one.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from harness.errors import EvaluatorError
@@ -40,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--views", type=int, default=None, help="renders per training scene")
     parser.add_argument("--steps", type=int, default=None, help="override the training steps")
     parser.add_argument("--data-only", action="store_true", help="build the data set and stop")
+    parser.add_argument("--build-jobs", type=int, default=None,
+                        help="training sets built at once, one Blender process each (default: "
+                             "one per CPU core)")
     parser.add_argument("--init", type=Path, default=None,
                         help="directory with <id>.safetensors to fine-tune from (the bundled recipes "
                              "start from the previous bundled weights; their sha256 is checked)")
@@ -63,8 +68,9 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from harness.evaluators.reference.models import RECIPES
-    from harness.training.data import DataRecipe, build_dataset, concat_datasets, load_dataset
-    from harness.training.negatives import BUNDLED_TRAINING, NegativesRecipe, build_negatives
+    from harness.training.build_sets import build_missing
+    from harness.training.data import DataRecipe, concat_datasets, load_dataset
+    from harness.training.negatives import BUNDLED_TRAINING
     from harness.training.train import train
 
     models = args.model or list(RECIPES)
@@ -85,15 +91,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         jobs = [(r, REPO_ROOT / "training_data" / r.key) for r in recipes]
     data_dirs = [d for _, d in jobs]
-    for recipe, data_dir in jobs:
-        if (Path(data_dir) / "data.npz").is_file():
-            continue
-        if isinstance(recipe, NegativesRecipe):
-            print(f"building the hard-negative set in {data_dir} ({recipe.n_groups} groups)")
-            build_negatives(recipe, data_dir)
-        else:
-            print(f"building the training set in {data_dir} ({recipe.n_scenes} scenes x {recipe.views} views)")
-            build_dataset(recipe, data_dir)
+    workers = args.build_jobs if args.build_jobs is not None else (os.cpu_count() or 1)
+    if workers < 1:
+        raise EvaluatorError("--build-jobs must be at least 1", where="--build-jobs")
+    build_missing(jobs, workers)
     if args.data_only:
         return 0
     data = concat_datasets([load_dataset(d) for d in data_dirs])

@@ -130,12 +130,19 @@ def _is_blender_scripts_dir(entry: str) -> bool:
     return "bpy" in parts and "scripts" in parts[parts.index("bpy") :]
 
 
-def _init_worker(q: Any, cache_root: str, timeout_s: float, device: str, threads: int) -> None:
+def init_render_process(threads: int) -> None:
+    """Prepare a spawned process to render with ``threads`` Cycles threads.
+
+    Call it first thing in the process (a process-pool initializer)."""
     # a spawned worker inherits the parent's sys.path; if the parent had imported bpy, that
     # holds Blender's scripts/modules, whose pure-Python "bpy" shadows the real module
     sys.path[:] = [p for p in sys.path if not _is_blender_scripts_dir(p)]
     # one Cycles thread pool per core, not one per process on every core (a user setting wins)
     os.environ.setdefault(THREADS_ENV, str(threads))
+
+
+def _init_worker(q: Any, cache_root: str, timeout_s: float, device: str, threads: int) -> None:
+    init_render_process(threads)
     _WORKER["queue"] = q
     _WORKER["service"] = RenderService(cache_root, timeout_s=timeout_s, device=device)
 

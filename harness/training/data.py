@@ -45,6 +45,7 @@ from harness.hashing import sha256_json
 from harness.scenes.model import Scene
 
 TRAIN_SEED = 8_20261130  # the training set's own seed; the audit set uses 20260 and its own
+MIN_HELDOUT = 10  # held-out scenes (or groups) of any set: the retrieval check ranks 10 at a time
 
 GENERATOR_WEIGHTS = {
     "faithful": 0.3,
@@ -291,6 +292,12 @@ def build_dataset(
     from harness.evaluators.reference.fit import resize
     from harness.render.composite import composite
 
+    if recipe.n_scenes < MIN_HELDOUT:
+        raise EvaluatorError(
+            f"a training set needs at least {MIN_HELDOUT} scenes, not {recipe.n_scenes}",
+            where="n_scenes",
+            hint=f"{MIN_HELDOUT} are held out for the retrieval check; pass --scenes {MIN_HELDOUT} or more",
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if render is None:
@@ -299,7 +306,7 @@ def build_dataset(
     pairs = sample_scenes(recipe)
     log(f"{len(pairs)} training scenes sampled in {time.time() - t0:.1f}s")
     rng = random.Random(recipe.seed + 1)
-    heldout_scenes = set(rng.sample(range(len(pairs)), max(10, round(recipe.heldout_frac * len(pairs)))))
+    heldout_scenes = set(rng.sample(range(len(pairs)), max(MIN_HELDOUT, round(recipe.heldout_frac * len(pairs)))))
     images, rgbas, scene_idx, captions = [], [], [], []
     for i, (scene, spec) in enumerate(pairs):
         for _ in range(recipe.views):

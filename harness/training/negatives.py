@@ -57,6 +57,7 @@ from harness.hashing import sha256_json
 from harness.scenes.model import Scene
 from harness.training.data import (
     FRAMES,
+    MIN_HELDOUT,
     PREFIXES,
     RELATION_WORDS,
     SYNONYMS,
@@ -233,6 +234,12 @@ def build_negatives(
     from harness.render.composite import composite
     from harness.training.data import harness_renderer
 
+    if recipe.n_groups < MIN_HELDOUT:
+        raise EvaluatorError(
+            f"a hard-negative set needs at least {MIN_HELDOUT} groups, not {recipe.n_groups}",
+            where="n_groups",
+            hint=f"{MIN_HELDOUT} groups are held out for the checks; ask for {MIN_HELDOUT} or more",
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if render is None:
@@ -243,7 +250,8 @@ def build_negatives(
     # separate streams, so that a group's view and captions do not depend on ``n_groups``
     rng = random.Random(recipe.seed + 1)
     pick = random.Random(recipe.seed + 2)
-    heldout_groups = set(pick.sample(range(len(groups)), max(10, round(recipe.heldout_frac * len(groups)))))
+    n_heldout = max(MIN_HELDOUT, round(recipe.heldout_frac * len(groups)))
+    heldout_groups = set(pick.sample(range(len(groups)), n_heldout))
     images, rgbas, group_idx, variant_idx, companion, captions, group_captions = [], [], [], [], [], [], []
     contents: list[int] = []
     white = background_rgb("255")  # the stored composite's background: the audit's c0 background
