@@ -132,7 +132,7 @@ def test_hard_negative_loss_by_hand():
     companion = [np.array([1.0, 0.5, 0.8])]
     neg = [torch.tensor([[0.0, 1.0]])]
     scale = torch.tensor(2.0)
-    contrastive, ranking = hard_negative_loss(text, images, neg, companion, scale)
+    contrastive, ranking, within_top1 = hard_negative_loss(text, images, neg, companion, scale)
     logits = np.array([2.0, 0.0, 1.2])
     t2i = -logits[0] + np.log(np.exp(logits).sum())
     i2t = -2.0 + np.log(np.exp(2.0) + np.exp(0.0))
@@ -140,6 +140,30 @@ def test_hard_negative_loss_by_hand():
     sp = lambda x: np.log1p(np.exp(-x))  # noqa: E731
     expected = np.mean([sp(2.0 - 0.0), sp(2.0 - 1.2), sp(1.2 - 0.0)])
     assert float(ranking) == pytest.approx(expected, rel=1e-5)
+    assert float(within_top1) == pytest.approx(t2i, rel=1e-5)  # one group: its own variants only
+
+
+def test_within_group_top1_sees_only_the_groups_own_variants():
+    torch = pytest.importorskip("torch")
+    from harness.evaluators.reference.fit import hard_negative_loss
+
+    # two groups; group 0's caption also matches group 1's first image perfectly
+    text = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    images = [torch.tensor([[0.8, 0.6], [0.0, 1.0]]), torch.tensor([[1.0, 0.0], [0.0, 1.0]])]
+    companion = [np.array([1.0, 0.3]), np.array([0.4, 0.9])]
+    empty = [torch.zeros((0, 2)), torch.zeros((0, 2))]
+    terms = hard_negative_loss(text, images, empty, companion, torch.tensor(1.0))
+    # group 0 (best 0): logits over its own variants (0.8, 0.0); group 1 (best 1): (0.0, 1.0)
+    top1_0 = -0.8 + np.log(np.exp(0.8) + np.exp(0.0))
+    top1_1 = -1.0 + np.log(np.exp(0.0) + np.exp(1.0))
+    assert float(terms.within_top1) == pytest.approx((top1_0 + top1_1) / 2, rel=1e-5)
+    # the contrastive caption->image term also sees the other group's images
+    t2i_0 = -0.8 + np.log(np.exp([0.8, 0.0, 1.0, 0.0]).sum())
+    t2i_1 = -1.0 + np.log(np.exp([0.6, 1.0, 0.0, 1.0]).sum())
+    i2t_0 = -0.8 + np.log(np.exp(0.8) + np.exp(0.6))
+    i2t_1 = -1.0 + np.log(np.exp(0.0) + np.exp(1.0))
+    expected = ((t2i_0 + t2i_1) / 2 + (i2t_0 + i2t_1) / 2) / 2
+    assert float(terms.contrastive) == pytest.approx(expected, rel=1e-5)
 
 
 def test_hard_negative_loss_masks_variants_as_good_as_the_best():
@@ -152,7 +176,8 @@ def test_hard_negative_loss_masks_variants_as_good_as_the_best():
     tie = hard_negative_loss(text, images, empty, [np.array([1.0, 1.0, 0.2])], torch.tensor(1.0))
     # the tied second variant is no negative: the caption's softmax is over {best, third}
     t2i = -1.0 + np.log(np.exp(1.0) + np.exp(0.0))
-    assert float(tie[0]) == pytest.approx((t2i + 0.0) / 2, abs=1e-6)
+    assert float(tie.contrastive) == pytest.approx((t2i + 0.0) / 2, abs=1e-6)
+    assert float(tie.within_top1) == pytest.approx(t2i, abs=1e-6)
 
 
 def test_shared_augmentation_is_one_draw_for_the_group():

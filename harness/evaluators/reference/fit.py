@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -140,14 +140,22 @@ class HardNegatives:
 RANK_MARGIN = 0.005  # companion score gap below which two variants are not ranked
 
 
+class HardNegativeTerms(NamedTuple):
+    """The scalar (0-d tensor) losses of :func:`hard_negative_loss`; the recipe weighs them."""
+
+    contrastive: Any
+    ranking: Any
+    within_top1: Any
+
+
 def hard_negative_loss(
     text: Any,
     images: Any,
     text_negatives: Sequence[Any],
     companion: Sequence[np.ndarray],
     logit_scale: Any,
-) -> tuple[Any, Any]:
-    """(NegCLIP contrastive loss, ranking loss) of one step's hard-negative groups.
+) -> HardNegativeTerms:
+    """The NegCLIP contrastive, ranking and within-group top-1 losses of one step's groups.
 
     ``text`` (H, D) one positive spec caption embedding per group; ``images`` list of H
     (K_h, D) embeddings of each group's variants; ``text_negatives`` list of H (T_h, D)
@@ -157,7 +165,10 @@ def hard_negative_loss(
     an equal companion score are masked out), and each best variant against every group's
     caption plus its own wrong captions. Ranking: mean pairwise logistic loss
     ``softplus(-(s_a - s_b))`` over a group's variant pairs with ``c_a > c_b + RANK_MARGIN``,
-    ``s`` = scaled cosine with the group's caption.
+    ``s`` = scaled cosine with the group's caption. Within-group top-1: the caption against
+    its own group's variants only (target: the best; variants with an equal companion score
+    masked out), which weighs the near-misses (a jittered layout, one object too many) that
+    the contrastive term's many easy other-group images drown out.
     """
     import torch
     import torch.nn.functional as F
@@ -165,7 +176,7 @@ def hard_negative_loss(
     all_images = torch.cat(list(images))
     offsets = np.cumsum([0] + [len(x) for x in images])
     logits = logit_scale * text @ all_images.T  # (H, sum K)
-    t2i, i2t, rank = [], [], []
+    t2i, i2t, rank, top1 = [], [], [], []
     for h, comp in enumerate(companion):
         lo, hi = int(offsets[h]), int(offsets[h + 1])
         best = int(np.argmax(comp))
@@ -174,6 +185,7 @@ def hard_negative_loss(
         same[best] = False
         row[lo:hi] = row[lo:hi].masked_fill(same, float("-inf"))
         t2i.append(F.cross_entropy(row[None], torch.tensor([lo + best])))
+        top1.append(F.cross_entropy(row[lo:hi][None], torch.tensor([best])))
         best_img = all_images[lo + best]
         texts = torch.cat([text, text_negatives[h]]) if len(text_negatives[h]) else text
         i2t.append(F.cross_entropy((logit_scale * texts @ best_img)[None], torch.tensor([h])))
@@ -184,7 +196,7 @@ def hard_negative_loss(
             rank.append(F.softplus(-(s[:, None] - s[None, :]))[better].mean())
     contrastive = (torch.stack(t2i).mean() + torch.stack(i2t).mean()) / 2
     ranking = torch.stack(rank).mean() if rank else contrastive.new_zeros(())
-    return contrastive, ranking
+    return HardNegativeTerms(contrastive, ranking, torch.stack(top1).mean())
 
 
 @dataclass
@@ -231,8 +243,9 @@ def fit(
 
     Each step: the open_clip loss on a batch of distinct scenes (at most one row per
     hard-negative group, so no batch holds two variants of one spec), plus, with ``hard``,
-    ``recipe.hard_weight`` × the NegCLIP loss and ``recipe.rank_weight`` × the ranking loss
-    of :func:`hard_negative_loss` on ``recipe.hard_groups`` training groups.
+    ``recipe.hard_weight`` × the NegCLIP loss, ``recipe.rank_weight`` × the ranking loss and
+    ``recipe.top1_weight`` × the within-group top-1 loss of :func:`hard_negative_loss` on
+    ``recipe.hard_groups`` training groups.
     """
     import open_clip
     import torch
@@ -314,8 +327,9 @@ def fit(
             img_groups = list(torch.split(img[batch:], sizes))
             pos = txt[batch : batch + n_hard]
             neg_groups = list(torch.split(txt[batch + n_hard :], n_neg))
-            contrastive, ranking = hard_negative_loss(pos, img_groups, neg_groups, comps, scale)
-            extra = recipe.hard_weight * contrastive + recipe.rank_weight * ranking
+            terms = hard_negative_loss(pos, img_groups, neg_groups, comps, scale)
+            extra = (recipe.hard_weight * terms.contrastive + recipe.rank_weight * terms.ranking
+                     + recipe.top1_weight * terms.within_top1)  # fmt: skip
             hard_losses.append(float(extra.item()))
             loss = loss + extra
         opt.zero_grad(set_to_none=True)

@@ -38,6 +38,7 @@ class ModelRecipe:
     hard_groups: int = 6  # groups per step, each with all its variants
     hard_weight: float = 1.0  # NegCLIP terms: spec caption vs its variants, image vs wrong captions
     rank_weight: float = 2.0  # pairwise logistic ranking of the variants by companion score
+    top1_weight: float = 0.0  # the spec caption's softmax over its own group's variants only
     # warm start (NegCLIP fine-tunes a trained CLIP): sha256 of the float16 weights to start
     # from, or None for random init; `train-reference --init DIR` supplies DIR/<id>.safetensors
     init_sha256: str | None = None
