@@ -188,7 +188,7 @@ def _bar_values(card: dict) -> dict:
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "issue 19 open: the committed weights miss bars (see the cards' quality_bars_failed and "
+    "issue 19 (blocked): the committed weights miss bars (see the cards' quality_bars_failed and "
     "docs/reference-evaluators.md); strict, so meeting them turns this into a failure to remove "
     "the mark"))  # fmt: skip
 @pytest.mark.parametrize("model_id", sorted(RECIPES))
@@ -232,3 +232,39 @@ def test_command_defaults_and_typed_errors(tmp_path, capsys):
     assert main(["train-reference", "--check-only", "--frozen-check", "--out", str(tmp_path)]) == 2
     assert "no weights for ref-" in capsys.readouterr().err
     assert main(["train-reference", "--data-only", "--scenes", "0"]) == 2
+
+
+@pytest.mark.parametrize("base", ["t3d-ref-vit-clip", "t3d-ref-rn-clip", "t3d-ref-sigmoid"])
+def test_a_deeper_model_grown_from_smaller_weights_computes_the_same_embeddings(base, tmp_path):
+    torch = pytest.importorskip("torch")
+    open_clip = pytest.importorskip("open_clip")
+    from harness.errors import EvaluatorError
+    from harness.evaluators.reference.fit import grow_into, register_configs
+
+    register_configs()
+    torch.manual_seed(0)
+    small = open_clip.create_model(base, pretrained=None).eval()
+    cfg = json.loads((CONFIG_DIR / f"{base}.json").read_text())
+    layers = cfg["vision_cfg"]["layers"]
+    cfg["vision_cfg"]["layers"] = [2, 1, 2, 1] if isinstance(layers, list) else layers + 2
+    cfg["text_cfg"]["layers"] += 1
+    name = f"test-grown-{base}"
+    (tmp_path / f"{name}.json").write_text(json.dumps(cfg))
+    open_clip.add_model_config(tmp_path / f"{name}.json")
+    big = open_clip.create_model(name, pretrained=None).eval()
+    new = grow_into(big, small.state_dict())
+    vision_new = ["visual.layer1.1", "visual.layer3.1"] if isinstance(layers, list) else [
+        f"visual.transformer.resblocks.{layers}", f"visual.transformer.resblocks.{layers + 1}"]
+    assert set(vision_new) <= set(new) and len(new) == len(vision_new) + 1  # one new text block
+    size = cfg["vision_cfg"]["image_size"]
+    x = torch.rand(2, 3, size, size)
+    tokens = open_clip.get_tokenizer(base)(["a bed and two chairs", "a lamp on a desk"])
+    with torch.no_grad():
+        assert torch.allclose(small.encode_image(x), big.encode_image(x), atol=1e-5)
+        assert torch.allclose(small.encode_text(tokens), big.encode_text(tokens), atol=1e-5)
+    # shrinking, or weights missing a parameter outside any new block, is a typed error
+    with pytest.raises(EvaluatorError, match="only grow from a smaller one"):
+        grow_into(open_clip.create_model(base, pretrained=None), big.state_dict())
+    partial = {k: v for k, v in small.state_dict().items() if k != "logit_scale"}
+    with pytest.raises(EvaluatorError, match="not part of a new residual block"):
+        grow_into(open_clip.create_model(base, pretrained=None), partial)

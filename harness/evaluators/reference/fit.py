@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -379,7 +380,46 @@ def _load_init(model: Any, path: Path, recipe: ModelRecipe) -> None:
                              f"names {recipe.init_sha256[:12]}…", where=path,
                              hint="use the weights the recipe was fine-tuned from (see docs/reference-evaluators.md)")  # fmt: skip
     state = {k: v.float() if v.is_floating_point() else v for k, v in load_file(str(path)).items()}
-    model.load_state_dict(state)
+    grow_into(model, state, where=path)
+
+
+#: Parameters whose zeroing turns a residual block into the identity: a transformer block's
+#: attention and MLP output projections, a ResNet bottleneck's last batch norm (its sum with
+#: the block input then passes a ReLU, and the input is already non-negative).
+_IDENTITY_KEYS = re.compile(r"\.(attn\.out_proj|mlp\.c_proj|bn3)\.(weight|bias)$")
+_BLOCK_PREFIX = re.compile(r"^(.*\.resblocks\.\d+|visual\.layer\d+\.\d+)\.")
+
+
+def grow_into(model: Any, state: dict[str, Any], *, where: Path | str = "<state>") -> list[str]:
+    """Load ``state`` into ``model``, which may have more residual blocks per tower; return the new blocks.
+
+    Every parameter of ``state`` must exist in ``model`` with the same shape; every parameter
+    of ``model`` missing from ``state`` must belong to a residual block that ``state`` lacks
+    entirely (a transformer ``resblocks.<i>`` or a ResNet ``layer<k>.<j>``). Those new blocks
+    start as the identity (their output projections zeroed, see ``_IDENTITY_KEYS``), so the
+    grown model computes exactly what the smaller one did and training adds depth from there.
+    """
+    import torch
+
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    old_blocks = {m.group(1) for k in state if (m := _BLOCK_PREFIX.match(k))}
+    new_blocks = set()
+    for key in missing:
+        m = _BLOCK_PREFIX.match(key)
+        if m is None or m.group(1) in old_blocks:
+            raise EvaluatorError(f"start weights lack {key!r}, which is not part of a new residual block",
+                                 where=where, hint="start from weights of the same model family")  # fmt: skip
+        new_blocks.add(m.group(1))
+    if unexpected:
+        raise EvaluatorError(f"start weights hold {len(unexpected)} parameters the model lacks, e.g. "
+                             f"{sorted(unexpected)[0]!r}", where=where,
+                             hint="a model can only grow from a smaller one, not shrink")  # fmt: skip
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for key in missing:
+            if _IDENTITY_KEYS.search(key) and key in params:
+                params[key].zero_()
+    return sorted(new_blocks)
 
 
 def heldout_top1(
