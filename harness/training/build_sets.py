@@ -68,7 +68,6 @@ def build_missing(jobs: Sequence[BuildJob], workers: int = 1, log: Callable[[str
         return [build_one(recipe, d, log) for recipe, d in todo]
     n = min(workers, len(todo))
     log(f"building {len(todo)} training sets, {n} at a time")
-    built: list[Path] = []
     failed: list[tuple[Path, BaseException]] = []
     ctx = mp.get_context("spawn")  # a fresh interpreter per set: bpy state is per process
     with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=init_render_process,
@@ -76,7 +75,7 @@ def build_missing(jobs: Sequence[BuildJob], workers: int = 1, log: Callable[[str
         futures = {pool.submit(_build_in_worker, recipe, d): d for recipe, d in todo}
         for fut in as_completed(futures):
             try:
-                built.append(fut.result())
+                fut.result()
             except Exception as exc:  # every failure is reported below, after the others finish
                 failed.append((futures[fut], exc))
                 log(f"[{futures[fut].name}] failed: {exc}")
@@ -88,4 +87,4 @@ def build_missing(jobs: Sequence[BuildJob], workers: int = 1, log: Callable[[str
             hint=f"first error: {failed[0][1]}; fix it and run the "
                  "command again: finished sets are kept and the failed ones resume from their cached renders",
         ) from failed[0][1]
-    return sorted(built, key=[d for _, d in todo].index)
+    return [d for _, d in todo]
