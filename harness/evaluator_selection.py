@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from harness.errors import EvaluatorError
 from harness.evaluators import registry
 from harness.evaluators.base import EvaluatorSpec
+from harness.ids import check_evaluator_id
 
 
 def select_evaluators(
@@ -22,6 +23,8 @@ def select_evaluators(
     :class:`~harness.errors.EvaluatorError` with close-match hints.
     """
     extra = list(extra)
+    for spec in extra:  # hook specs may be duck-typed: their ids are checked here too
+        check_evaluator_id(getattr(spec, "id", None), where="pytest_audit_evaluators")
     registered = registry.all_specs()
     chosen: dict[str, EvaluatorSpec] = {}
     if not patterns:

@@ -60,6 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return default_renderer(cache_dir)
 
     extra = [spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or [])]
+    _check_hook_ids(extra)
     session = AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
     # The one place that distinguishes an xdist worker from the controller (or a lone process).
     if hasattr(config, "workerinput"):
@@ -71,6 +72,20 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         _check_selection(config, session)
     config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
+
+
+def _check_hook_ids(specs: list[Any]) -> None:
+    """Every id a ``pytest_audit_evaluators`` hook returned is a valid evaluator id (exit 4);
+    hook specs may be duck-typed, so their ids are checked here and not only by the spec."""
+    from harness.ids import evaluator_id_problem
+
+    for spec in specs:
+        problem = evaluator_id_problem(getattr(spec, "id", None))
+        if problem is not None:
+            raise pytest.UsageError(
+                f"t3d-audit: pytest_audit_evaluators: {problem} (rename the evaluator; "
+                "docs/formats.md, 'Evaluator ids')"
+            )
 
 
 def _check_selection(config: pytest.Config, session: AuditSession) -> None:

@@ -40,6 +40,13 @@ import pandas as pd
 
 from harness.errors import AuditError, RecordsError
 from harness.fileio import write_bytes_atomic
+from harness.ids import (
+    EVALUATOR_ID,
+    EVALUATOR_ID_TEXT,
+    SERVED_MODEL_ID,
+    UNRECOGNISED_MODEL,
+    is_served_model_id,
+)
 
 COLUMNS: tuple[str, ...] = (
     "evaluator",
@@ -276,7 +283,9 @@ def validate_records(
 
     Checked: the exact column list and order (optionally ``served_model``, then
     ``view_policy``, last; a ``view_policy`` cell is ``''`` or a multi-view policy); score dtype; string cells; empty evaluator,
-    generator or prompt_id; scene_sha256 = 64 lowercase hex digits; factor/level known to the
+    generator or prompt_id; an evaluator id outside :data:`harness.ids.EVALUATOR_ID`; a
+    ``served_model`` cell neither ``''``, :data:`harness.ids.SERVED_MODEL_ID` nor
+    ``unrecognised model id``; scene_sha256 = 64 lowercase hex digits; factor/level known to the
     protocol (``harness.protocol.check_level``: ``baseline``/``c0``, Table 11 levels, template
     ids, ``p0``..``p10``, probe names); status in ``ok``/``failed``; an ``ok`` row has a finite
     score and no error; a ``failed`` row has a NaN score and a non-empty error; no duplicate
@@ -333,6 +342,22 @@ def validate_records(
     for c in REQUIRED_NONEMPTY:
         for row in _rows(text[c].ok_mask() & text[c].where(lambda v: not v.strip())):
             problems.append(_problem(row, c, "empty"))
+
+    ev = text["evaluator"]
+    ev_bad = ev.where(lambda v: bool(v.strip()) and EVALUATOR_ID.fullmatch(v) is None)
+    for row in _rows(ev.ok_mask() & ev_bad):
+        problems.append(
+            _problem(row, "evaluator", f"id {df['evaluator'].iloc[row - 1][:120]!r} is not "
+                     f"{EVALUATOR_ID_TEXT}")
+        )
+    if SERVED_MODEL in text:
+        served = text[SERVED_MODEL]
+        served_bad = served.where(lambda v: v != "" and not is_served_model_id(v))
+        for row in _rows(served.ok_mask() & served_bad):
+            problems.append(
+                _problem(row, SERVED_MODEL, f"not a model id (pattern {SERVED_MODEL_ID.pattern}"
+                         f" or {UNRECOGNISED_MODEL!r})")
+            )
 
     sha = text["scene_sha256"]
     sha_bad = sha.where(lambda v: _SHA256.fullmatch(v) is None)

@@ -123,6 +123,7 @@ _FACTOR_LEVELS = [
 ]
 _chars = st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",))
 _names = st.text(_chars, min_size=1, max_size=12).filter(lambda s: s.strip())
+_evaluator_ids = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,11}", fullmatch=True)
 
 
 @st.composite
@@ -130,7 +131,7 @@ def _rows(draw) -> dict:
     factor, level = draw(st.sampled_from(_FACTOR_LEVELS))
     ok = draw(st.booleans())
     return {
-        "evaluator": draw(st.sampled_from(["clip-b32", "vqascore", "Judge ü"]) | _names),
+        "evaluator": draw(st.sampled_from(["clip-b32", "vqascore", "Judge_2.0"]) | _evaluator_ids),
         "generator": draw(_names),
         "prompt_id": draw(_names),
         "scene_sha256": draw(st.text("0123456789abcdef", min_size=64, max_size=64)),

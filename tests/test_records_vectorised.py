@@ -63,6 +63,11 @@ def reference_problems(df: pd.DataFrame) -> list[str]:
             if isinstance(cells[c][i], str) and not cells[c][i].strip():
                 add(30 + k, i, c, "empty")
     for i in range(n):
+        v = cells["evaluator"][i]
+        if isinstance(v, str) and v.strip() and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", v) is None:
+            add(35, i, "evaluator", f"id {v[:120]!r} is not 1 to 100 characters from A-Z a-z 0-9 . _ -, "
+                "starting with a letter or digit")
+    for i in range(n):
         v = cells["scene_sha256"][i]
         if isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is None:
             add(40, i, "scene_sha256", f"not 64 lowercase hex digits: {v!r}")
@@ -114,7 +119,7 @@ def _valid_row(i: int) -> dict:
 
 
 BAD_CELLS = {
-    "evaluator": ["", " ", None, 3, "a\x00b"],
+    "evaluator": ["", " ", None, 3, "a\x00b", "<img src=x onerror=alert(1)>", "a/b", "-x"],
     "generator": ["", "\t", float("nan")],
     "prompt_id": ["", None],
     "scene_sha256": ["A" * 64, "a" * 63, "", None, "g" * 64],

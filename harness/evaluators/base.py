@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from harness.errors import EvaluatorError
 from harness.evaluators import weights
 from harness.hashing import sha256_json
+from harness.ids import check_evaluator_id
 
 if TYPE_CHECKING:
     import numpy as np
@@ -128,8 +129,7 @@ class EvaluatorSpec:
     score_range: tuple[float, float] | None = None  # closed [low, high]; None: any finite score
 
     def __post_init__(self) -> None:
-        if not self.id or any(ch.isspace() for ch in self.id):
-            raise EvaluatorError(f"evaluator id {self.id!r} must be non-empty without spaces")
+        check_evaluator_id(self.id)
         if self.adapter not in ADAPTERS:
             raise EvaluatorError(
                 f"evaluator {self.id!r}: unknown adapter {self.adapter!r}",
