@@ -10,7 +10,13 @@ Response contract (strict): HTTP 200; a JSON object with a string ``model`` and
 Anything else gives a ``failed`` :class:`ScoreResult` with the reason; **never** a score of 0
 (the reference study's client stored failures as 0, Appendix I). The model id the API reports
 (the *served* model) is recorded in ``ScoreResult.metadata["model"]`` and from there in the
-records' ``served_model`` column and the card's ``served_models``.
+records' ``served_model`` column and the card's ``served_models`` -- only when it matches
+:data:`harness.ids.SERVED_MODEL_ID` and does not carry the API key in any form
+(:meth:`Secret.leaks`); otherwise as ``unrecognised model id``.
+
+No other response text is ever kept: a failure reason holds the HTTP status code and its
+standard phrase, or a fixed reason (which contract rule failed, which exception class), never
+the response body, its headers, a server-sent reason phrase or a value read from the body.
 
 Limits per request: ``timeout_s`` is a deadline for the whole request (connect, send, and
 every read of the headers and body together), not a per-read timeout; a response body over
@@ -31,18 +37,25 @@ Every default (endpoint, key variable, limits, retries) is a field default of
 The API key is read from the environment variable named by the ``api_key_env`` option, kept
 in a :class:`Secret` whose repr is masked. Every failure message is scrubbed before it is
 shortened: each run of :data:`MIN_FRAGMENT` or more characters that occurs anywhere in the key,
-compared case-insensitively, becomes ``***``.
+compared case-insensitively, becomes ``***``; a message that still carries the key in another
+form (:meth:`Secret.leaks`) is replaced by a fixed reason.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import contextlib
 import email.utils
+import html
+import http
 import io
 import json
 import os
+import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -51,15 +64,21 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
 from harness.evaluators.judge_settings import RETRY_STATUS, JudgeSettings
+from harness.ids import SERVED_MODEL_ID, UNRECOGNISED_MODEL
 
 if TYPE_CHECKING:
     import numpy as np
 
 MASK = "***"
 MIN_FRAGMENT = 8  # characters: a run this long shared with the key is masked
-ERROR_WINDOW = 65536  # characters of an error body that are scrubbed, of which ...
-ERROR_SNIPPET = 200  # ... this many are kept in the record
 REASON_LIMIT = 280  # a record's error column keeps 300 characters including a prefix
+WITHHELD = "failure reason withheld: it carried the API key"
+# keys of the response contract a duplicate-key failure may name (any other key is "a key")
+CONTRACT_KEYS = frozenset({"model", "choices", "message", "content", "rating"})
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}")
+_HEX_RUN = re.compile(r"[0-9A-Fa-f]{16,}")
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|(.))", re.S)
+_NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 def _fold(text: str) -> str:
@@ -67,18 +86,62 @@ def _fold(text: str) -> str:
     return "".join(ch if len(low := ch.lower()) != 1 else low for ch in text)
 
 
+def _grams(text: str, width: int) -> frozenset[str]:
+    return frozenset(text[i : i + width] for i in range(len(text) - width + 1)) if text else frozenset()
+
+
+def _unescape(text: str) -> str:
+    """JSON/Python string escapes (``\\u0073``, ``\\x73``, ``\\/``) decoded once."""
+
+    def one(m: re.Match[str]) -> str:
+        code = m.group(1) or m.group(2)
+        return chr(int(code, 16)) if code else m.group(3)
+
+    return _ESCAPE.sub(one, text)
+
+
+def _decoded_blobs(text: str) -> list[str]:
+    """Text hidden in base64 (standard or URL-safe, any alignment) or hex runs of ``text``."""
+    out: list[str] = []
+    for run in _BASE64_RUN.findall(text):
+        run = run.replace("-", "+").replace("_", "/")
+        for shift in range(4):
+            part = run[shift:]
+            part = part[: len(part) - len(part) % 4]
+            if part:
+                with contextlib.suppress(binascii.Error, ValueError):
+                    out.append(base64.b64decode(part).decode("latin-1"))
+    for run in _HEX_RUN.findall(text):
+        for shift in range(2):
+            part = run[shift:]
+            out.append(bytes.fromhex(part[: len(part) - len(part) % 2]).decode("latin-1"))
+    return out
+
+
+def _views(text: str) -> set[str]:
+    """``text`` and the forms a key could hide in it: unescaped (JSON, URL, HTML), base64- or
+    hex-decoded, and each of those reversed."""
+    plain = {text}
+    for _ in range(3):  # nested escapes: a JSON string inside a JSON string, and so on
+        plain |= {f(t) for t in plain for f in (_unescape, urllib.parse.unquote, html.unescape)}
+    views = set(plain)
+    for t in plain:
+        views.update(_decoded_blobs(t))
+    return views | {v[::-1] for v in views}
+
+
 class Secret:
     """A string that never shows itself in repr/str/format."""
 
-    __slots__ = ("_grams", "_value", "_width")
+    __slots__ = ("_alnum_grams", "_alnum_width", "_grams", "_value", "_width")
 
     def __init__(self, value: str):
         self._value = value
         self._width = min(MIN_FRAGMENT, len(value))
-        folded = _fold(value)
-        self._grams = frozenset(
-            folded[i : i + self._width] for i in range(len(value) - self._width + 1)
-        ) if value else frozenset()  # fmt: skip
+        self._grams = _grams(_fold(value), self._width)
+        alnum = _NOT_ALNUM.sub("", _fold(value))
+        self._alnum_width = min(MIN_FRAGMENT, len(alnum))
+        self._alnum_grams = _grams(alnum, self._alnum_width)
 
     def reveal(self) -> str:
         return self._value
@@ -114,6 +177,21 @@ class Secret:
                 run_end = max(run_end, start + self._width)
             pieces += [text[kept_from:run_start], MASK, text[run_end:]]
             text = "".join(pieces)
+
+    def leaks(self, text: str) -> bool:
+        """Whether ``text`` carries a run of :data:`MIN_FRAGMENT`+ characters of the key in any
+        known form: as is or in another letter case, with separators or spaces between its
+        characters (compared on letters and digits only), reversed, JSON/URL/HTML-escaped,
+        base64- or hex-encoded (and combinations of these)."""
+        if not self._grams:
+            return False
+        for view in _views(text):
+            folded = _fold(view)
+            if _grams(folded, self._width) & self._grams:
+                return True
+            if self._alnum_grams and _grams(_NOT_ALNUM.sub("", folded), self._alnum_width) & self._alnum_grams:
+                return True
+        return False
 
     def __repr__(self) -> str:
         return "Secret(***)"
@@ -152,7 +230,8 @@ def strict_json(text: str | bytes, what: str) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_unique_object)
     except _DuplicateKey as exc:
-        raise ParseError(f"{what} has the key {exc.key[:40]!r} twice") from None
+        name = repr(exc.key) if exc.key in CONTRACT_KEYS else "a key"
+        raise ParseError(f"{what} has {'the key ' if exc.key in CONTRACT_KEYS else ''}{name} twice") from None
 
 
 def png_data_url(image: np.ndarray) -> str:
@@ -211,15 +290,45 @@ def parse_response(body: bytes) -> tuple[int, str]:
     except ParseError:
         raise
     except (ValueError, RecursionError):
-        raise ParseError(f"content is not strict JSON: {content[:80]!r}") from None
+        raise ParseError("content is not strict JSON") from None
     if not isinstance(answer, dict) or "rating" not in answer:
-        raise ParseError(f"content has no 'rating' field: {content[:80]!r}")
+        raise ParseError("content has no 'rating' field")
     rating = answer["rating"]
     if isinstance(rating, bool) or not isinstance(rating, int):
-        raise ParseError(f"rating is not an integer: {rating!r}"[:120])
+        raise ParseError(f"rating is not an integer (a JSON {_json_type(rating)})")
     if not 0 <= rating <= 100:
-        raise ParseError(f"rating {rating} is outside [0, 100]"[:120])
+        raise ParseError("rating is outside [0, 100]")
     return rating, model
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type name of a parsed value (a fixed word, never the value)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+
+
+def served_model_id(reported: str, key: Secret) -> str:
+    """The served model id a record may keep: ``reported`` when it matches
+    :data:`~harness.ids.SERVED_MODEL_ID` and carries no form of the key, else
+    ``unrecognised model id``."""
+    if SERVED_MODEL_ID.fullmatch(reported) is None or key.leaks(reported):
+        return UNRECOGNISED_MODEL
+    return reported
+
+
+def status_reason(status: int) -> str:
+    """``HTTP <code> <standard phrase>``: the status code and a fixed phrase, never the
+    server's own reason text or body."""
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        phrase = "(non-standard status)"
+    return f"HTTP {status} {phrase}"
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
@@ -291,8 +400,11 @@ class JudgeClient:
         return min(wait, self.settings.backoff_max_s)
 
     def failed(self, reason: str, attempts: int) -> ScoreResult:
-        """The failed result for ``reason``: scrubbed first, then shortened."""
+        """The failed result for ``reason``: scrubbed first, then shortened; a reason that
+        still carries the key in another form becomes :data:`WITHHELD`."""
         text = self._key.scrub(reason)
+        if self._key.leaks(text):
+            text = WITHHELD
         if len(text) > REASON_LIMIT:
             text = text[: REASON_LIMIT - 3] + "..."
         return ScoreResult.failed(text, attempts=str(attempts))
@@ -301,8 +413,8 @@ class JudgeClient:
         """One judged pair; never raises (request, parse and unexpected failures are results)."""
         try:
             return self._rate(image, caption)
-        except Exception as exc:  # a bug here must still be a scrubbed failure, never a score
-            return self.failed(f"judge error: {exc.__class__.__name__}: {exc}", 1)
+        except Exception as exc:  # a bug here must still be a failure, never a score
+            return self.failed(f"judge error: {exc.__class__.__name__}", 1)
 
     def _rate(self, image: np.ndarray, caption: str) -> ScoreResult:
         try:
@@ -316,9 +428,10 @@ class JudgeClient:
                 reply = self._attempt(payload.encode("utf-8"))
                 if reply.status == 200:
                     rating, model = parse_response(reply.body)
-                    return ScoreResult.ok(float(rating), model=model, attempts=str(attempt + 1))
+                    served = served_model_id(model, self._key)
+                    return ScoreResult.ok(float(rating), model=served, attempts=str(attempt + 1))
                 raise _Fail(
-                    f"HTTP {reply.status}: {self._snippet(reply.body)}",
+                    status_reason(reply.status),
                     retry=reply.status in RETRY_STATUS,
                     retry_after=reply.retry_after,
                 )
@@ -331,11 +444,6 @@ class JudgeClient:
                 if attempt + 1 < attempts:
                     self._sleep(self.delay(attempt, exc.retry_after))
         return self.failed(f"gave up after {attempts} attempts; last: {reason}", attempts)
-
-    def _snippet(self, body: bytes) -> str:
-        """The start of an error body for the record: scrubbed, then cut to 200 characters."""
-        text = body[: ERROR_WINDOW * 4].decode("utf-8", errors="replace")[:ERROR_WINDOW]
-        return self._key.scrub(" ".join(text.split()))[:ERROR_SNIPPET]
 
     def _attempt(self, payload: bytes) -> _Reply:
         """One request under a deadline of ``timeout_s`` for all of it; raises :class:`_Fail`.
@@ -370,10 +478,16 @@ class JudgeClient:
 
         if isinstance(exc, _Fail):
             return exc
-        name = f"{exc.__class__.__name__}: {exc}"
+        cls = exc.__class__.__name__
+        # only errors raised before any response byte keep their message (OS errors, the
+        # configured URL); a protocol or decoding error may quote what the server sent
+        local = (httpx.NetworkError, httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.LocalProtocolError)
+        name = f"{cls}: {exc}" if isinstance(exc, local) else cls
         if isinstance(exc, httpx.TimeoutException):
-            return _Fail(f"timeout: {name}", retry=True)
-        if isinstance(exc, (httpx.NetworkError, httpx.RemoteProtocolError)):
+            return _Fail(f"timeout: {cls}", retry=True)
+        if isinstance(exc, httpx.RemoteProtocolError):
+            return _Fail(f"request error: {cls} (the server broke the HTTP protocol)", retry=True)
+        if isinstance(exc, httpx.NetworkError):
             return _Fail(f"request error: {name}", retry=True)
         if isinstance(exc, (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, ValueError)):
             return _Fail(f"request error (not retried): {name}", retry=False)
