@@ -18,6 +18,12 @@ view. Sections:
 * the comparison against a baseline release (``comparison.json``), when present;
 * every statistics table (sortable, filterable), every card, and the provenance.
 
+Every value read from the directory is escaped (:data:`e`, ``html.escape`` with quotes) where
+it is interpolated, the thumbnail JSON is escaped for a ``<script>`` element
+(:func:`script_json`), and the Content-Security-Policy (:func:`csp`) lets only the page's own
+inline script and style run, by their sha256 hashes: no ``'unsafe-inline'``, no event-handler
+attributes.
+
 Output bytes depend only on the report directory's files (no time, no paths, no environment),
 so ``validate --deep`` can rebuild and compare it. Provenance leaves out
 ``manifest.json#/outputs``, which lists report.html itself.
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import hashlib
 import html
 import io
 import json
@@ -145,9 +152,9 @@ def _verdict(data: ReportData) -> str:
                     ci_text = f"[{fmt(ci[0])}, {fmt(ci[1])}]" if isinstance(ci, list) and len(ci) == 2 else "—"
                     card = str(c.get("card_id") or "")
                     items.append(
-                        f"<li><b>{e(str(c.get('metric')))}</b>: estimate {fmt(c.get('estimate'))}, "
-                        f"95% CI {ci_text}, tested {e(str(c.get('compare', '')))} "
-                        f"{fmt(c.get('tested'))} {e(str(c.get('op', '')))} {fmt(c.get('threshold'))} "
+                        f"<li><b>{e(str(c.get('metric')))}</b>: estimate {e(fmt(c.get('estimate')))}, "
+                        f"95% CI {e(ci_text)}, tested {e(str(c.get('compare', '')))} "
+                        f"{e(fmt(c.get('tested')))} {e(str(c.get('op', '')))} {e(fmt(c.get('threshold')))} "
                         f"(<code>{e(str(c.get('threshold_name', '')))}</code>)"
                         f'<br><span class="muted">card <code title="{e(card)}">{e(card[:24] + "…" if card else "—")}</code> · '
                         f"test <code>{e(str(r.get('test', '')))}</code></span></li>"
@@ -431,7 +438,7 @@ def _probe_pairs(data: ReportData, thumbs: Thumbs) -> str:
                         f'<span>intact<br><b>{fmt(a)}</b></span></div><div class="side">'
                         f'{thumbs.img(g, prompt, "probe", probe, f"{g} prompt {prompt} {probe}, score {fmt(b)}")}'
                         f'<span>{e(probe)}<br><b>{fmt(b)}</b></span></div>'
-                        f'<p><b>{e(g)}</b> · prompt {e(prompt)}<br>{ev}: {drop}<br>companion: {e(verdict)}</p></div>'
+                        f'<p><b>{e(g)}</b> · prompt {e(prompt)}<br>{e(ev)}: {drop}<br>companion: {e(verdict)}</p></div>'
                     )
             parts.append(f'<h4>{e(probe)}</h4><div class="pairs">{"".join(rows)}</div>')
         out.append(f'<details class="ev" data-ev="{e(ev)}"><summary>{e(ev)}</summary>{"".join(parts)}</details>')
@@ -507,6 +514,28 @@ def _asset(name: str) -> str:
     return (ASSETS / name).read_text(encoding="utf-8")
 
 
+def csp_hash(text: str) -> str:
+    """The CSP source expression allowing exactly the inline element whose content is ``text``
+    (``'sha256-<base64 of the sha256 of its UTF-8 bytes>'``)."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def csp(css: str, js: str) -> str:
+    """The page's Content-Security-Policy: nothing is fetched but embedded images; the one
+    inline style and the one inline script run only because their hashes are listed, so no
+    injected script, event handler, ``javascript:`` URL or style can run."""
+    return (f"default-src 'none'; img-src data: file: 'self'; style-src {csp_hash(css)}; "
+            f"script-src {csp_hash(js)}; base-uri 'none'; form-action 'none'")
+
+
+def script_json(value: Any) -> str:
+    """``value`` as JSON safe inside a ``<script>`` element: ``<``, ``>`` and ``&`` escaped as
+    ``\\u003c``, ``\\u003e``, ``\\u0026`` (no ``</script>`` or ``<!--`` can end or change it)."""
+    text = json.dumps(value, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def build_html(report: Path) -> str:
     """The page of the report directory ``report`` (see module docstring)."""
     data = ReportData(report)
@@ -527,23 +556,23 @@ def build_html(report: Path) -> str:
     prompt_options = "".join(f'<option value="{e(p)}">{e(p)}</option>' for p in thumbs.prompts)
     prompt_select = (f'<label>Prompt <select id="f-prompt">{prompt_options}</select></label>'
                      if len(thumbs.prompts) > 1 else "")
-    thumbs_json = json.dumps(dict(sorted(thumbs.used.items())), separators=(",", ":")).replace("</", "<\\/")
+    thumbs_json = script_json(dict(sorted(thumbs.used.items())))
+    css, js = _asset("report.css"), _asset("report.js")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data: file: 'self'; "
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
-        f"<title>t3d-audit report {e(data.run_id)}</title><style>{_asset('report.css')}</style></head><body>"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{e(csp(css, js))}\">"
+        f"<title>t3d-audit report {e(data.run_id)}</title><style>{css}</style></head><body>"
         '<a class="skip" href="#main">Skip to content</a>'
         f'<header><h1>t3d-audit report <code>{e(data.run_id)}</code></h1><nav aria-label="Sections"><ul>'
         + "".join(f'<li><a href="#{k}">{v}</a></li>' for k, v in nav)
-        + '</ul></nav><form class="filters" role="search" onsubmit="return false">'
+        + '</ul></nav><form class="filters" role="search">'
         f'<label>Evaluator <select id="f-ev"><option value="">all</option>{ev_options}</select></label>'
         '<label><input type="checkbox" id="f-failing"> failing only</label>'
         f"{prompt_select}</form></header>"
         '<main id="main">' + "".join(body) + "</main>"
         f'<script type="application/json" id="thumb-data">{thumbs_json}</script>'
-        f"<script>{_asset('report.js')}</script></body></html>\n"
+        f"<script>{js}</script></body></html>\n"
     )
 
 

@@ -70,6 +70,8 @@
       el.classList.toggle("is-hidden", !!prompt && el.getAttribute("data-prompt") !== prompt);
     });
   }
+  // The filters never submit (no inline handler: the page's CSP allows only this script).
+  document.querySelector("form.filters").addEventListener("submit", function (ev) { ev.preventDefault(); });
   fEv.addEventListener("change", apply);
   fFail.addEventListener("change", apply);
   if (fPrompt) { fPrompt.addEventListener("change", apply); }
