@@ -8,8 +8,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,31 +16,14 @@ import pytest
 from harness.cards.provenance import load_manifest, output_entries, write_manifest
 from harness.cli import main
 from harness.commands.validate import check_report
-from harness.paths import REPO_ROOT
 from harness.report.html_page import build_html
-from harness.testing import write_tiny_scene_set
-from tests._audit_project import CONFTEST, LENIENT, PYPROJECT
-
-CHROMIUM = Path("/usr/bin/chromium")
-STRICT = '[tool.t3d-audit.thresholds.overrides]\n"tiny-grid" = { peak_rho_max = 0.001 }\n'
+from tests._html_report import CHROMIUM, build_tiny_report, playwright_or_skip
 
 
 @pytest.fixture(scope="module")
 def tiny_report(tmp_path_factory) -> Path:
     """A finished report of the tiny audit project (real audit suite, box renders)."""
-    root = tmp_path_factory.mktemp("html-project")
-    shutil.copytree(REPO_ROOT / "audit_tests", root / "audit_tests")
-    write_tiny_scene_set(root / "scenes")
-    (root / "conftest.py").write_text(CONFTEST)
-    (root / "pyproject.toml").write_text(PYPROJECT.format(thresholds=LENIENT + STRICT))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-q"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )
-    reports = sorted(p for p in (root / "reports").iterdir() if not p.name.startswith("."))
-    assert len(reports) == 1, done.stdout[-2000:] + done.stderr[-2000:]
-    return reports[0]
+    return build_tiny_report(tmp_path_factory.mktemp("html-project"))
 
 
 @pytest.fixture
@@ -168,24 +149,8 @@ def test_peak_rho_axis_is_linear_from_zero_with_the_companions_noise_at_zero():
 # ----------------------------------------------------------------------------- browser
 
 
-def _browser():
-    """Playwright's sync API and Debian's chromium; skipped where absent, unless
-    T3D_AUDIT_REQUIRE_BROWSER is set (.ci/run sets it)."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("T3D_AUDIT_REQUIRE_BROWSER"):
-            raise
-        pytest.skip("playwright is not installed (pip install -e '.[dev]')")
-    if not CHROMIUM.is_file():
-        if os.environ.get("T3D_AUDIT_REQUIRE_BROWSER"):
-            pytest.fail("chromium is missing: .ci/run installs it with apt")
-        pytest.skip("no /usr/bin/chromium (apt-get install chromium chromium-driver)")
-    return sync_playwright
-
-
 def test_the_page_in_chromium(report, tmp_path):
-    sync_playwright = _browser()
+    sync_playwright = playwright_or_skip()
     shot = Path(os.environ.get("T3D_HTML_SCREENSHOT") or tmp_path / "report.png")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])

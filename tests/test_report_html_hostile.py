@@ -20,10 +20,13 @@ from harness.cli import main
 from harness.records import read_records, write_records
 from harness.report import html_page
 from harness.report.html_page import build_html
-from tests import test_report_html as base
-from tests.test_report_html import CHROMIUM, _browser
+from tests._html_report import CHROMIUM, build_tiny_report, playwright_or_skip
 
-tiny_report = base.tiny_report  # the module fixture: a finished report of the tiny audit project
+
+@pytest.fixture(scope="module")
+def tiny_report(tmp_path_factory) -> Path:
+    """A finished report of the tiny audit project (real audit suite, box renders)."""
+    return build_tiny_report(tmp_path_factory.mktemp("hostile-project"))
 
 # each payload would set window.__xss (and call alert) if it ever ran
 PAYLOADS = (
@@ -258,7 +261,7 @@ window.alert = window.confirm = window.prompt = function (m) { window.__dialogs.
 def _load(path: Path):
     """Load ``path`` in chromium; returns (flags, dialogs, console errors and warnings, page
     checks) after the page's own script has run and every thumbnail was scrolled into view."""
-    sync_playwright = _browser()
+    sync_playwright = playwright_or_skip()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
         try:
