@@ -47,3 +47,12 @@ def check_evaluator_id(value: object, *, where: str | None = None) -> str:
 def is_served_model_id(value: str) -> bool:
     """Whether ``value`` is a model id as a record may store it (the pattern or the marker)."""
     return value == UNRECOGNISED_MODEL or SERVED_MODEL_ID.fullmatch(value) is not None
+
+
+def stored_model_id(value: object) -> str:
+    """What a record keeps of a served model id an evaluator reported: ``''`` for none,
+    the id when it matches :data:`SERVED_MODEL_ID`, else :data:`UNRECOGNISED_MODEL` (any
+    evaluator's metadata, fresh or from a cache, passes through here before a record)."""
+    if not isinstance(value, str) or not value:
+        return ""
+    return value if is_served_model_id(value) else UNRECOGNISED_MODEL

@@ -8,7 +8,7 @@ segments, temp file + rename), so an interrupted run resumes where it stopped. R
 failures become ``failed`` rows with the reason; they are never cached and never stored as a
 number. The model id a hosted evaluator reports serving (``ScoreResult.metadata["model"]``) is
 cached with the score and written to the rows' ``served_model`` column (absent when no row has
-one).
+one); text outside :data:`harness.ids.SERVED_MODEL_ID` is kept as ``unrecognised model id``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import RenderError
+from harness.ids import stored_model_id
 from harness.protocol import background_rgb
 from harness.records import Record, records_frame
 
@@ -149,8 +150,8 @@ def _score_missing(
         return {p: (math.nan, f"score failed: {type(exc).__name__}: {exc}", "") for p in pairs}
     for p, res in zip(pairs, results, strict=True):
         if getattr(res, "status", "failed") == "ok" and math.isfinite(float(res.score)):
-            served = (getattr(res, "metadata", None) or {}).get("model", "")
-            out[p] = (float(res.score), "", served if isinstance(served, str) else "")
+            served = stored_model_id((getattr(res, "metadata", None) or {}).get("model", ""))
+            out[p] = (float(res.score), "", served)
         else:
             out[p] = (math.nan, f"score failed: {getattr(res, 'error', '') or 'unknown'}", "")
     return out
@@ -240,7 +241,7 @@ def measure_images(
                 if not err and (problem := score_problem(spec, value)):
                     value, err = math.nan, f"score failed: {problem}"
                 status = "failed" if err else "ok"
-                out.append(plan.record(spec.id, row, caption, value, status, err, served))
+                out.append(plan.record(spec.id, row, caption, value, status, err, stored_model_id(served)))
     finally:
         stats.images += source.images
         stats.renders += source.renders

@@ -210,6 +210,26 @@ def test_served_model_reaches_the_records_and_survives_the_score_cache(plan, tmp
     assert read_records(path).equals(first)
 
 
+def test_a_served_model_outside_the_pattern_is_recorded_as_unrecognised(plan, tmp_path):
+    # any evaluator's reported model text, not only the judge's, passes the pattern or is replaced
+    class Odd(ServedEvaluator):
+        def score(self, images, captions):
+            return [type(r)(r.score, r.status, r.error, r.truncated,
+                            {"model": "gpt-4o (sk-live-XQ7r2Lm9)" if len(c) % 2 else "gpt-4o"})
+                    for r, c in zip(super().score(images, captions), captions, strict=True)]  # fmt: skip
+
+    spec = TinySpec("hosted-odd", grid=False)
+    first = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path, load_evaluator=Odd)
+    ok = first["status"] == "ok"
+    expected = first.loc[ok, "caption"].map(lambda c: "unrecognised model id" if len(c) % 2 else "gpt-4o")
+    assert first.loc[ok, "served_model"].equals(expected)
+    assert set(expected) == {"gpt-4o", "unrecognised model id"}
+    cached = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path, load_evaluator=Odd)
+    assert cached.equals(first)  # the cache holds only what a record may hold
+    for path in tmp_path.rglob("*"):
+        assert not path.is_file() or b"sk-live" not in path.read_bytes(), path
+
+
 def test_evaluators_without_a_served_model_keep_ten_columns(plan, tmp_path):
     from harness.records import COLUMNS, write_records
 
