@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.evaluators import registry
     from harness.evaluators.cache import CachedEvaluator, ScoreCache
     from harness.hashing import sha256_file
+    from harness.ids import stored_model_id
     from harness.paths import default_cache_dir
     from harness.records import records_from_rows, write_records
 
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
             for row, result in zip(chunk, evaluator.score(images, [r["caption"] for r in chunk]),
                                    strict=True):  # fmt: skip
                 row.update(score=result.score, status=result.status, error=result.error,
-                           served_model=result.metadata.get("model", ""))  # fmt: skip
+                           served_model=stored_model_id(result.metadata.get("model", "")))  # fmt: skip
     finally:
         evaluator.close()
     table = records_from_rows({k: v for k, v in r.items() if k != "_path"} for r in todo)
