@@ -709,3 +709,15 @@ def test_a_reason_that_still_carries_the_key_is_withheld():
 def test_leaks_finds_each_form_of_any_key(key, form, around):
     echo = key_forms.forms(key)[form]
     assert judge.Secret(key).leaks(around + " " + echo + " " + around)
+
+
+REAL_MODEL_IDS = ["gpt-4o-2024-11-20", "gpt-4o-mini-2024-07-18", "claude-3-5-sonnet-20241022",
+                  "gemini-1.5-pro-002", "meta-llama/Llama-3.2-90B-Vision-Instruct",
+                  "Qwen/Qwen2-VL-72B-Instruct", "accounts/fireworks/models/llama-v3p2-90b-vision"]  # fmt: skip
+
+
+@given(st.text(KEY_ALPHABET, min_size=20, max_size=60).filter(lambda k: len(set(k)) > 8))
+def test_real_model_ids_are_kept_whatever_the_key(key):
+    secret = judge.Secret(key)
+    for model in REAL_MODEL_IDS:
+        assert judge.served_model_id(model, secret) == model
