@@ -250,6 +250,60 @@ def test_a_records_file_with_a_hostile_evaluator_id_is_refused(tiny_report, tmp_
     assert "Traceback" not in err
 
 
+_ROOM_IDS = ("p01", "p02", "p03")
+
+
+def _hostile_scene_set(scenes: Path) -> list[str]:
+    """Hostile prompt texts and object labels in the tiny scene set (manifest rebuilt)."""
+    from harness.scenes.set_manifest import build_manifest, write_manifest
+
+    made = []
+    paths = sorted((scenes / "scenes").glob("*.json"))
+    for i, path in enumerate(paths):
+        doc = _json(path)
+        doc["prompt"] = f"{doc['prompt']} {PAYLOADS[sorted(_ROOM_IDS).index(doc['prompt_id'])]}"
+        for k, obj in enumerate(doc["objects"]):
+            obj["label"] = f"{obj['label']}{PAYLOADS[(i + k) % len(PAYLOADS)]}"
+        made.append(doc["prompt"])  # one text per prompt id, as the scene set requires
+        path.write_text(json.dumps(doc, indent=1))
+    write_manifest(scenes, build_manifest(scenes, paths))
+    return made
+
+
+@pytest.mark.slow
+def test_an_audit_of_scenes_with_hostile_prompts_and_labels_gives_a_safe_page(tmp_path, tiny_report):
+    import os
+    import subprocess
+    import sys
+
+    from harness.paths import REPO_ROOT
+    from harness.testing import write_tiny_scene_set
+    from tests._audit_project import CONFTEST, LENIENT, PYPROJECT
+
+    root = tmp_path / "project"
+    shutil.copytree(REPO_ROOT / "audit_tests", root / "audit_tests")
+    write_tiny_scene_set(root / "scenes")
+    prompts = _hostile_scene_set(root / "scenes")
+    (root / "conftest.py").write_text(CONFTEST)
+    (root / "pyproject.toml").write_text(PYPROJECT.format(thresholds=LENIENT))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-q"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    reports = [p for p in (root / "reports").iterdir() if not p.name.startswith(".")]
+    assert len(reports) == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    report = reports[0]
+    captions = set(read_records(report / "scores" / "tiny-grid.csv")["caption"])
+    assert any(p in c for p in prompts for c in captions)  # the hostile prompts were scored
+    page = (report / "report.html").read_text()
+    for payload in PAYLOADS:
+        if re.search(r"[<>\"&']", payload):
+            assert payload not in page, payload
+    got, base = Page(page), Page((tiny_report / "report.html").read_text())
+    assert got.tags <= base.tags and got.attrs <= base.attrs and got.scripts == 2
+    state, dialogs, errors = _load(report / "report.html")
+    assert state["xss"] is None and state["hooked"] == [] and dialogs == [] and errors == []
+
+
 # ----------------------------------------------------------------------------- chromium
 
 HOOKS = """
