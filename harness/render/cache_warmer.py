@@ -14,6 +14,7 @@ import queue as queue_mod
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,10 @@ def _render_group(
             service.render(r.scene, r.scene_root, r.identity, r.cfg)
         except RenderError as exc:
             report(str(exc))
+        except MemoryError:  # under a worker's memory limit (harness.render.resource_limits)
+            from harness.render import resource_limits
+
+            report(f"scene {r.scene.id}: {resource_limits.out_of_memory(resource_limits.memory_limit())}")
         else:
             report(None if service.rendered > before else FOUND)
 
@@ -142,6 +147,10 @@ def init_render_process(threads: int) -> None:
 
 
 def _init_worker(q: Any, cache_root: str, timeout_s: float, device: str, threads: int) -> None:
+    from harness.render import resource_limits
+
+    if device == "cpu":  # the CUDA driver reserves more address space than any limit allows
+        resource_limits.apply_memory_limit(resource_limits.memory_limit())
     init_render_process(threads)
     _WORKER["queue"] = q
     _WORKER["service"] = RenderService(cache_root, timeout_s=timeout_s, device=device)
@@ -150,6 +159,23 @@ def _init_worker(q: Any, cache_root: str, timeout_s: float, device: str, threads
 def _worker_group(group: list[RenderRequest]) -> None:
     q = _WORKER["queue"]
     _render_group(_WORKER["service"], group, q.put)
+
+
+def _worker_died(pool: ProcessPoolExecutor, device: str) -> RenderError:
+    """The typed error of a render worker that died (an abort, the OOM killer)."""
+    from harness.render import resource_limits
+
+    codes = [p.exitcode for p in (getattr(pool, "_processes", None) or {}).values()]
+    dead = next((c for c in codes if c is not None and c < 0), None)
+    limit = resource_limits.memory_limit() if device == "cpu" else None
+    why = resource_limits.describe_death(dead, limit) if dead is not None else None
+    return RenderError(
+        f"a render worker process died{f' ({why})' if why else ''}; renders finished before "
+        "it are cached",
+        where="warm",
+        hint=f"rerun to resume; render the failing scene alone to see its error; "
+        f"{resource_limits.MEMORY_ENV} sets the workers' memory limit",
+    )
 
 
 def check_device(device: str) -> None:
@@ -232,6 +258,8 @@ def warm(
                 pass
             done, _ = wait(futures, timeout=0, return_when=FIRST_EXCEPTION)
             for fut in done:
+                if isinstance(fut.exception(), BrokenProcessPool):
+                    raise _worker_died(pool, device) from None
                 if fut.exception() is not None:
                     raise fut.exception()  # type: ignore[misc]
             if all(f.done() for f in futures):
