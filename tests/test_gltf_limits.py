@@ -38,7 +38,7 @@ from harness.scenes.importers import import_gltf
 from harness.scenes.importers.gltf_io import read_gltf
 
 _ROOT = Path(__file__).resolve().parents[1]
-# ../shared/data beside the checkout (one level further up from a git worktree folder)
+# the public test data folder beside the checkout (or beside the folder of a git worktree)
 SAMPLES = next(
     (
         p
