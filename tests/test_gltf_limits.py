@@ -501,6 +501,18 @@ def test_the_renderer_refuses_as_a_typed_asset_failure(tmp_path: Path) -> None:
     assert info.value.kind == "asset_import_failed"
 
 
+def test_a_bad_limits_variable_fails_the_render_not_the_run(tmp_path: Path, monkeypatch) -> None:
+    from harness.render.blender import BlenderRenderer
+    from harness.render.failures import AssetImportFailed
+
+    doc, binary = triangle()
+    monkeypatch.setenv(LIMITS_ENV, "nodes=lots")
+    with pytest.raises(AssetImportFailed, match="'nodes=lots' is not field=positive number"):
+        BlenderRenderer._gltf_asset(
+            None, write_glb(tmp_path, doc, binary), SimpleNamespace(id="s"), "o"
+        )  # type: ignore[arg-type]
+
+
 # -- real files -------------------------------------------------------------------------------------
 
 

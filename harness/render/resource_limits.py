@@ -47,7 +47,7 @@ def memory_limit(environ: dict[str, str] | None = None) -> int | None:
     match = _SIZE.fullmatch(raw)
     if match is None or float(match.group(1)) <= 0:
         raise AuditError(
-            f"{MEMORY_ENV}={raw!r} is not a size",
+            f"{raw!r} is not a size",
             where=MEMORY_ENV,
             hint="bytes with an optional K, M, G or T suffix (e.g. 8G), or 0 for no limit",
         )
@@ -65,7 +65,7 @@ def import_timeout(environ: dict[str, str] | None = None) -> float:
         value = -1.0
     if not 0 < value < float("inf"):
         raise AuditError(
-            f"{IMPORT_TIMEOUT_ENV}={raw!r} is not a positive number of seconds",
+            f"{raw!r} is not a positive number of seconds",
             where=IMPORT_TIMEOUT_ENV,
         )
     return value

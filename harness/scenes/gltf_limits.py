@@ -111,7 +111,7 @@ class GltfLimits:
                 number = -1
             if number < 1:
                 raise AuditError(
-                    f"{LIMITS_ENV}: {item.strip()!r} is not field=positive number",
+                    f"{item.strip()!r} is not field=positive number",
                     where=LIMITS_ENV,
                     hint=f"fields: {', '.join(sorted(names))}",
                 )
