@@ -202,6 +202,12 @@ def test_a_one_tebibyte_buffer_for_36_bytes_is_refused(tmp_path: Path) -> None:
         err.what == "buffers[0].byteLength 1099511627776 exceeds the 36 bytes of the GLB BIN chunk"
     )
     assert err.pointer == "/buffers/0/byteLength"
+    (tmp_path / "x.bin").write_bytes(binary[:36])  # the same for a 36-byte .bin beside a .gltf
+    doc["buffers"][0]["uri"] = "x.bin"
+    (tmp_path / "x.gltf").write_text(json.dumps(doc))
+    assert refused(tmp_path / "x.gltf").what == (
+        "buffers[0].byteLength 1099511627776 exceeds the 36 bytes of file 'x.bin'"
+    )
 
 
 @pytest.mark.parametrize("form", ["file", "data"])
@@ -564,3 +570,24 @@ def test_fuzz_mutated_documents_give_typed_errors(tmp_path_factory, data) -> Non
     path.write_bytes(glb(doc, binary))
     with contextlib.suppress(SceneError):
         check_gltf(read_gltf(path))
+
+
+def test_validate_scenes_checks_gltf_assets(tmp_path: Path, capsys) -> None:
+    from harness.cli import main
+    from harness.scenes.set_manifest import build_manifest, write_manifest
+    from tests._scene_helpers import dumps, scene_doc, write_assets
+
+    write_assets(tmp_path)
+    doc, binary = triangle()
+    doc["nodes"] = [{"mesh": 0}] * 25_000
+    (tmp_path / "assets" / "evil.glb").write_bytes(glb(doc, binary))
+    scene = scene_doc()
+    scene["objects"][1]["asset"] = "assets/evil.glb"
+    target = tmp_path / "scenes" / "gen-a" / "p01.json"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(dumps(scene))
+    write_manifest(tmp_path, build_manifest(tmp_path, [target]))
+    assert main(["validate-scenes", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "evil.glb#/nodes: nodes has 25000 entries, over the limit of 20000" in err
