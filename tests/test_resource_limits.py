@@ -74,12 +74,26 @@ def test_apply_memory_limit_makes_a_runaway_allocation_a_memory_error() -> None:
 def test_a_dead_render_worker_is_a_typed_error() -> None:
     from harness.render.cache_warmer import _worker_died
 
-    pool = SimpleNamespace(_processes={1: SimpleNamespace(exitcode=-signal.SIGABRT)})
-    err = _worker_died(pool, "cpu")  # type: ignore[arg-type]
+    def pool(code):
+        return SimpleNamespace(_processes={1: SimpleNamespace(exitcode=code)})
+
+    err = _worker_died(pool(-signal.SIGABRT), "cpu", 8 << 30, 1800.0)  # type: ignore[arg-type]
     assert isinstance(err, RenderError)
     assert "a render worker process died (killed by SIGABRT" in err.what
     assert "8 GiB memory limit" in err.what and rl.MEMORY_ENV in (err.hint or "")
-    assert "(" not in _worker_died(SimpleNamespace(_processes=None), "cpu").what  # type: ignore[arg-type]
+    late = _worker_died(pool(-signal.SIGALRM), "cpu", None, 90.0)  # type: ignore[arg-type]
+    assert "(a render ran past the 90 s deadline, T3D_AUDIT_RENDER_DEADLINE)" in late.what
+    gone = _worker_died(SimpleNamespace(_processes=None), "cpu", None, 90.0)  # type: ignore[arg-type]
+    assert gone.what.startswith("a render worker process died; renders finished before it")
+
+
+def test_render_deadline_parsing() -> None:
+    assert rl.render_deadline(600.0, {}) == 1800.0
+    assert rl.render_deadline(5.0, {}) == 60.0  # at least a minute: Blender starts first
+    assert rl.render_deadline(600.0, {rl.RENDER_DEADLINE_ENV: "45.5"}) == 45.5
+    for bad in ("0", "-1", "later", "inf"):
+        with pytest.raises(AuditError, match=rl.RENDER_DEADLINE_ENV):
+            rl.render_deadline(600.0, {rl.RENDER_DEADLINE_ENV: bad})
 
 
 def test_a_memory_error_in_a_render_is_a_recorded_failure() -> None:
@@ -169,3 +183,28 @@ def test_the_import_deadline_is_settable(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(rl.IMPORT_TIMEOUT_ENV, "never")
     with pytest.raises(AuditError, match=rl.IMPORT_TIMEOUT_ENV):
         run_jobs([{"op": "measure", "file": "x"}])
+
+
+@pytest.mark.slow
+def test_a_render_worker_past_its_deadline_is_a_typed_error(tmp_path: Path, monkeypatch) -> None:
+    """``warm --jobs 2``: a worker whose render outlives the deadline is ended by SIGALRM (even
+    inside Blender's C code) and the run stops with one typed error naming the variable."""
+    pytest.importorskip("bpy")
+    from harness.protocol import RenderConfig
+    from harness.render.cache_warmer import warm
+    from harness.render.service import RenderRequest
+    from harness.scenes.model import scene_identity
+    from tests._render_helpers import box_scene, write_box_assets
+
+    write_box_assets(tmp_path)
+    scene = box_scene("test.slow")
+    request = RenderRequest(
+        scene, tmp_path, scene_identity(scene, tmp_path), RenderConfig(64, samples=4)
+    )
+    monkeypatch.setenv(rl.RENDER_DEADLINE_ENV, "0.2")  # Blender alone takes longer to start
+    with pytest.raises(RenderError) as info:
+        warm([request, request], tmp_path / "renders", jobs=2)
+    assert "a render ran past the 0.2 s deadline, T3D_AUDIT_RENDER_DEADLINE" in info.value.what
+    monkeypatch.setenv(rl.MEMORY_ENV, "plenty")
+    with pytest.raises(AuditError, match=rl.MEMORY_ENV):  # refused before a worker starts
+        warm([request], tmp_path / "renders", jobs=2)

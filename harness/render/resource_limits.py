@@ -11,11 +11,15 @@ message. Processes that exist only to run Blender therefore start with an addres
   processes of ``warm --jobs N`` rendering on the CPU. Not applied to GPU workers (the CUDA
   driver reserves far more address space than it uses) nor to the audit process itself.
 * ``T3D_AUDIT_IMPORT_TIMEOUT``: seconds the glTF measuring child may run, default
-  :data:`DEFAULT_IMPORT_TIMEOUT_S` (600); renders are bounded by ``warm --timeout`` /
-  ``RenderService(timeout_s=)``.
+  :data:`DEFAULT_IMPORT_TIMEOUT_S` (600).
+* ``T3D_AUDIT_RENDER_DEADLINE``: seconds one render may take in a ``warm --jobs N`` worker,
+  scene building included (default: three times ``warm --timeout``, which bounds Cycles'
+  sampling only; at least 60 s). A worker past it is ended by ``SIGALRM``.
 
-A breach is a typed error naming the limit and the variable: the child's ``MemoryError``, or
-its death by a signal, is described by :func:`describe_death`.
+Renders in the audit process itself (``pytest``, ``warm --jobs 1``) get neither the memory limit
+nor the hard deadline: they are bounded by the glTF checks (``harness.scenes.gltf_limits``) and
+the render timeout. A breach is a typed error naming the limit and the variable: the child's
+``MemoryError``, or its death by a signal, is described by :func:`describe_death`.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from harness.errors import AuditError
 
 MEMORY_ENV = "T3D_AUDIT_MEMORY_LIMIT"
 IMPORT_TIMEOUT_ENV = "T3D_AUDIT_IMPORT_TIMEOUT"
+RENDER_DEADLINE_ENV = "T3D_AUDIT_RENDER_DEADLINE"
 DEFAULT_MEMORY = 8 << 30  # bytes of address space: bpy alone maps about 1.3 GB
 DEFAULT_IMPORT_TIMEOUT_S = 600.0
 
@@ -68,6 +73,22 @@ def import_timeout(environ: dict[str, str] | None = None) -> float:
             f"{raw!r} is not a positive number of seconds",
             where=IMPORT_TIMEOUT_ENV,
         )
+    return value
+
+
+def render_deadline(timeout_s: float | None, environ: dict[str, str] | None = None) -> float:
+    """Seconds one render may take in a ``warm --jobs N`` worker, from building the scene to
+    the image: ``$T3D_AUDIT_RENDER_DEADLINE``, else three times the render timeout (Cycles'
+    own limit on sampling), at least 60 s."""
+    raw = (environ if environ is not None else os.environ).get(RENDER_DEADLINE_ENV, "").strip()
+    if not raw:
+        return max(60.0, 3.0 * float(timeout_s or 600.0))
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise AuditError(f"{raw!r} is not a positive number of seconds", where=RENDER_DEADLINE_ENV)
     return value
 
 
