@@ -591,3 +591,31 @@ def test_validate_scenes_checks_gltf_assets(tmp_path: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "evil.glb#/nodes: nodes has 25000 entries, over the limit of 20000" in err
+
+
+@pytest.mark.slow
+def test_a_render_of_a_scene_with_a_huge_texture_is_a_recorded_asset_failure(
+    tmp_path: Path,
+) -> None:
+    """The issue's 30000 x 30000 texture used to kill the renderer with SIGABRT and no message."""
+    pytest.importorskip("bpy")
+    from harness.protocol import RenderConfig
+    from harness.render.failures import AssetImportFailed
+    from harness.render.service import RenderService
+    from harness.scenes.model import scene_identity
+    from tests._render_helpers import box_scene, write_box_assets
+
+    write_box_assets(tmp_path)
+    doc, binary = triangle()
+    doc["images"] = [{"uri": "huge.png"}]
+    doc["textures"] = [{"source": 0}]
+    (tmp_path / "assets" / "huge.png").write_bytes(png_header(30_000, 30_000))
+    write_glb(tmp_path / "assets", doc, binary, "textured.glb")
+    scene = box_scene("test.huge-texture", centre_asset="assets/textured.glb")
+    service = RenderService(tmp_path / "renders")
+    with pytest.raises(AssetImportFailed) as info:
+        service.render(
+            scene, tmp_path, scene_identity(scene, tmp_path), RenderConfig(32, samples=1)
+        )
+    assert "images[0] is a 30000 × 30000 PNG" in str(info.value)
+    assert str(info.value).count("\n") == 0
