@@ -167,7 +167,8 @@ class _Checker:
         garbage collector rather than masking the error being raised."""
         for data in self.sources.values():
             if isinstance(data, memoryview):
-                data.release()
+                with contextlib.suppress(BufferError):
+                    data.release()
         self.sources.clear()
         for mapped in self.maps:
             with contextlib.suppress(BufferError):
@@ -266,7 +267,8 @@ class _Checker:
             elif not isinstance(uri, str):
                 raise self.fail(f"buffers[{i}].uri must be a string", f"/buffers/{i}/uri")
             elif uri.startswith("data:"):
-                real, what = len(self._data_uri(uri, f"/buffers/{i}/uri")), "its data: URI"
+                self.sources[i] = self._data_uri(uri, f"/buffers/{i}/uri")
+                real, what = len(self.sources[i]), "its data: URI"
             else:
                 target = self._file(uri)
                 try:
