@@ -117,3 +117,48 @@ def test_import_killed_with_sigkill_is_cleaned_up_by_the_next_run(tmp_path: Path
 def test_host_names_are_safe_in_folder_names(monkeypatch) -> None:
     monkeypatch.setattr(socket, "gethostname", lambda: "we+ird/host name")
     assert staging._host() == "we_ird_host_name"
+
+
+@pytest.mark.slow
+def test_import_scenes_killed_with_sigkill_mid_import(tmp_path: Path, capsys) -> None:
+    """The issue's case: ``t3d-audit import-scenes`` (and its Blender child) killed with -9
+    while importing; the next ``import-scenes`` into the same set succeeds and leaves no stage."""
+    pytest.importorskip("bpy")
+    from tests.test_gltf_limits import glb, triangle
+
+    gens = tmp_path / "outputs"
+    (gens / "gen-a").mkdir(parents=True)
+    doc, binary = triangle()
+    for pid in ("p01", "p02"):
+        (gens / "gen-a" / f"{pid}.glb").write_bytes(glb(doc, binary))
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text('{"p01": "a shard", "p02": "a wedge"}')
+    out = tmp_path / "set"
+    argv = ["import-scenes", str(gens), "--prompts", str(prompts), "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", *argv],
+        env=env,
+        start_new_session=True,  # its own process group: the Blender child dies with it
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        stop = time.monotonic() + 120
+        while time.monotonic() < stop and proc.poll() is None:
+            stages = [p for p in tmp_path.iterdir() if p.name.startswith(".set.import-")]
+            if stages and (stages[0] / "assets").exists():  # mid-import: assets being written
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, "the import finished before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".set.")]  # left behind
+    assert not out.exists()
+    assert main(argv) == 0, capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outputs", "prompts.json", "set"]
+    assert len(list((out / "scenes").rglob("*.json"))) == 2
