@@ -124,7 +124,7 @@ def test_import_scenes_killed_with_sigkill_mid_import(tmp_path: Path, capsys) ->
     """The issue's case: ``t3d-audit import-scenes`` (and its Blender child) killed with -9
     while importing; the next ``import-scenes`` into the same set succeeds and leaves no stage."""
     pytest.importorskip("bpy")
-    from tests.test_gltf_limits import glb, triangle
+    from tests._gltf_docs import glb, triangle
 
     gens = tmp_path / "outputs"
     (gens / "gen-a").mkdir(parents=True)
