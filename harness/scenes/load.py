@@ -18,9 +18,10 @@ file, a JSON pointer (RFC 6901) into it and the reason; no other exception escap
    every object's box within the room grown by a 1 m margin;
 5. semantics: ids match their pattern in full (Python's ``$`` also matches before a final
    newline); ``prompt``, ``prompt_source`` and object labels hold no NUL or other C0 control
-   character (tab, line feed and carriage return allowed); duplicate object ids; asset paths (objects and retrieval candidates) must be
-   relative POSIX paths without ``.``/``..``/empty segments, must stay inside the scene-set
-   root after resolving symlinks, and must name an existing file.
+   character (tab, line feed and carriage return allowed); duplicate object ids; asset paths
+   (objects and retrieval candidates) must be relative POSIX paths without ``.``/``..``/empty
+   segments, must stay inside the scene-set root after resolving symlinks, and must name an
+   existing file.
 """
 
 from __future__ import annotations
