@@ -117,6 +117,20 @@ def test_two_hundred_thousand_nodes_are_refused_fast(tmp_path: Path) -> None:
     assert err.pointer == "/nodes" and LIMITS_ENV in (err.hint or "")
 
 
+def test_json_too_large_to_parse_is_refused_before_parsing(tmp_path: Path, monkeypatch) -> None:
+    doc, binary = triangle()
+    doc["nodes"] = [{"mesh": 0}] * 5_000
+    path = write_glb(tmp_path, doc, binary)
+    monkeypatch.setenv(LIMITS_ENV, "json_containers=4000")
+    parsed = []
+    monkeypatch.setattr("json.loads", lambda *a, **k: parsed.append(1))
+    with pytest.raises(ImportError_) as info:
+        read_gltf(path)
+    # 5,000 nodes, plus the triangle's 21 other objects and arrays
+    assert info.value.what == "the glTF JSON holds 5021 objects and arrays, over the limit of 4000"
+    assert parsed == [] and LIMITS_ENV in (info.value.hint or "")
+
+
 def test_a_30000_pixel_square_png_texture_is_refused(tmp_path: Path) -> None:
     doc, binary = triangle()
     (tmp_path / "huge.png").write_bytes(png_header(30_000, 30_000))

@@ -25,9 +25,12 @@ in order (every violation is one line naming the file, a JSON pointer and the fi
   :attr:`GltfLimits.texture_side` pixels per side and :attr:`GltfLimits.texture_pixels` pixels,
   all together at most :attr:`GltfLimits.total_texture_pixels`.
 
-Limits are settable with ``T3D_AUDIT_GLTF_LIMITS`` (comma-separated ``field=value``, e.g.
-``nodes=50000,texture_pixels=100000000``). Called by the glTF and sceneState importers and by
-the renderer (``harness.render.blender``) on every glTF asset.
+Before all of these, :func:`~harness.scenes.importers.gltf_io.read_gltf` refuses JSON holding
+more than :attr:`GltfLimits.json_containers` objects and arrays, so parsing is bounded too.
+Limits (:class:`GltfLimits`, defined beside the reader) are settable with
+``T3D_AUDIT_GLTF_LIMITS`` (comma-separated ``field=value``, e.g.
+``nodes=50000,texture_pixels=100000000``). Called by the glTF and sceneState importers,
+``validate-scenes`` and the renderer (``harness.render.blender``) on every glTF asset.
 """
 
 from __future__ import annotations
@@ -36,19 +39,21 @@ import base64
 import binascii
 import contextlib
 import mmap
-import os
 import struct
-from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_to_bytes
 
 import numpy as np
 
-from harness.errors import AuditError, ImportError_
-from harness.scenes.importers.gltf_io import Gltf, dependencies, read_gltf
-
-LIMITS_ENV = "T3D_AUDIT_GLTF_LIMITS"
+from harness.errors import ImportError_
+from harness.scenes.importers.gltf_io import (
+    LIMITS_ENV,
+    Gltf,
+    GltfLimits,
+    dependencies,
+    read_gltf,
+)
 
 COMPONENT_BYTES = {5120: 1, 5121: 1, 5122: 2, 5123: 2, 5125: 4, 5126: 4}
 INDEX_DTYPES = {5121: "<u1", 5123: "<u2", 5125: "<u4"}
@@ -76,47 +81,6 @@ _COUNTED = (
     "cameras",
     "scenes",
 )
-
-
-@dataclass(frozen=True)
-class GltfLimits:
-    """What a glTF file may declare (counts, elements, bytes, pixels)."""
-
-    nodes: int = 20_000
-    meshes: int = 20_000
-    primitives: int = 50_000  # over all meshes
-    accessors: int = 100_000
-    images: int = 1_000
-    entries: int = 100_000  # any other top-level array (materials, textures, ...)
-    node_depth: int = 1_000  # levels of the node hierarchy
-    accessor_count: int = 1 << 24  # elements of one accessor (16,777,216)
-    decoded_bytes: int = 2 << 30  # all accessors decoded: 2 GiB
-    texture_side: int = 16_384  # pixels
-    texture_pixels: int = 8_192 * 8_192  # one image: 67,108,864 pixels (256 MiB as RGBA8)
-    total_texture_pixels: int = 4 * 8_192 * 8_192  # all images together
-
-    @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> GltfLimits:
-        """The defaults, overridden by ``$T3D_AUDIT_GLTF_LIMITS`` (``field=value,...``)."""
-        raw = (environ if environ is not None else os.environ).get(LIMITS_ENV, "").strip()
-        if not raw:
-            return cls()
-        names = {f.name for f in fields(cls)}
-        changes: dict[str, int] = {}
-        for item in raw.split(","):
-            key, sep, value = (part.strip() for part in item.partition("="))
-            try:
-                number = int(float(value)) if sep and key in names else -1
-            except (ValueError, OverflowError):
-                number = -1
-            if number < 1:
-                raise AuditError(
-                    f"{item.strip()!r} is not field=positive number",
-                    where=LIMITS_ENV,
-                    hint=f"fields: {', '.join(sorted(names))}",
-                )
-            changes[key] = number
-        return replace(cls(), **changes)
 
 
 def _hint(field: str) -> str:
