@@ -545,8 +545,11 @@ def read_records(
         raise RecordsError("records file not found", where=str(path), hint="check the path")
     try:
         if kind == "csv":
+            raw = path.read_bytes()
+            if b"\0" in raw:  # pandas' C parser silently cuts a cell at its first NUL
+                _raise(_nul_cells(raw), str(path), hint=_NUL_HINT)
             frame = pd.read_csv(
-                path,
+                io.BytesIO(raw),
                 dtype={c: str for c in (*STRING_COLUMNS, *OPTIONAL_COLUMNS)},
                 keep_default_na=False,
                 na_values={"score": [""]},
@@ -568,6 +571,22 @@ def read_records(
             if fixed is not None:
                 frame[c] = fixed
     return _coerce(frame, copy=False)
+
+
+_NUL_HINT = "records cells may not contain NUL characters (docs/formats.md 'Raw score records')"
+
+
+def _nul_cells(raw: bytes) -> list[str]:
+    """One problem per CSV cell holding a NUL (1-based data rows, header names)."""
+    rows = csv.reader(io.StringIO(raw.decode("utf-8", errors="replace"), newline=""))
+    header = next(rows, [])
+    problems = [_problem(None, name, "header contains a NUL character") for name in header if "\0" in name]
+    for r, row in enumerate(rows, start=1):
+        for c, cell in enumerate(row):
+            if "\0" in cell:
+                name = header[c] if c < len(header) else f"#{c + 1}"
+                problems.append(_problem(r, name, "contains a NUL character"))
+    return problems or ["contains a NUL character"]
 
 
 def _missing_as_empty(column: pd.Series) -> pd.Series | None:

@@ -728,8 +728,13 @@ def test_glb_container_errors(tmp_path: Path, mutate, words: str) -> None:
             "/extensionsRequired/0",
         ),
         (lambda d: d["nodes"][0].update(scale=[1, 1, -1]), "mirrors", "<node Chair.001>"),
-        (
+        (  # refused before Blender reads it (harness.scenes.gltf_limits)
             lambda d: d["accessors"][0].update(count=10**6),
+            "accessors[0].count 1000000 × 12 bytes exceeds bufferViews[0].byteLength",
+            "/accessors/0/count",
+        ),
+        (  # Blender's own error still comes back as one line
+            lambda d: d["meshes"][0]["primitives"][0].update(mode=99),
             "Blender's glTF importer failed",
             "",
         ),

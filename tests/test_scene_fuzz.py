@@ -233,6 +233,10 @@ ids = st.builds(
 words = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Cc")), min_size=1, max_size=12
 )
+_prompt_chars = st.characters(
+    blacklist_categories=("Cs",),
+    blacklist_characters="".join(chr(c) for c in range(32) if chr(c) not in "\t\n\r"),
+)
 finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)
 length = st.floats(min_value=LENGTH_MIN, max_value=LENGTH_MAX)
 unit = st.floats(min_value=0.0, max_value=1.0)
@@ -273,7 +277,8 @@ def valid_docs(draw) -> dict:
         "id": draw(ids),
         "generator": draw(ids),
         "prompt_id": draw(ids),
-        "prompt": draw(words) + " " + draw(st.text(max_size=20)),
+        # any text but C0 controls other than tab and line breaks (harness.scenes.load)
+        "prompt": draw(words) + " " + draw(st.text(_prompt_chars, max_size=20)),
         "prompt_source": "fuzz",
         "room": {"size": room, "wall_height": wall},
         "objects": objects,

@@ -208,8 +208,20 @@ class BlenderRenderer:
         """A glTF/GLB asset through Blender's importer (``harness.render.gltfscene``): its
         materials, textures and vertex colours are kept; meshes without a material get the
         default object material."""
+        from harness.errors import AuditError
         from harness.render import gltfscene
+        from harness.scenes.gltf_limits import check_gltf_file
 
+        try:  # sizes, counts and texture dimensions bounded before Blender allocates for them
+            check_gltf_file(path)
+        except AuditError as exc:  # SceneError, or a bad $T3D_AUDIT_GLTF_LIMITS
+            pointer = getattr(exc, "pointer", "")
+            raise AssetImportFailed(
+                f"glTF file {path} (object {obj_id}) refused: {exc.what}"
+                f"{f' at {pointer}' if pointer else ''}",
+                scene_id=scene.id,
+                hint=exc.hint,
+            ) from None
         bpy = _bpy()
         with blenderlog.capture() as log:
             said = log.from_here()

@@ -11,14 +11,17 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue as queue_mod
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.errors import AuditError, RenderError
+from harness.render import resource_limits
 from harness.render.render_cache import RenderCache
 from harness.render.render_plan import RenderJob
 from harness.render.render_store import StoreRenderCache, open_render_cache
@@ -115,6 +118,10 @@ def _render_group(
             service.render(r.scene, r.scene_root, r.identity, r.cfg)
         except RenderError as exc:
             report(str(exc))
+        except MemoryError:  # under a worker's memory limit (harness.render.resource_limits)
+            report(
+                f"scene {r.scene.id}: {resource_limits.out_of_memory(resource_limits.memory_limit())}"
+            )
         else:
             report(None if service.rendered > before else FOUND)
 
@@ -141,15 +148,56 @@ def init_render_process(threads: int) -> None:
     os.environ.setdefault(THREADS_ENV, str(threads))
 
 
-def _init_worker(q: Any, cache_root: str, timeout_s: float, device: str, threads: int) -> None:
+def _init_worker(
+    q: Any,
+    cache_root: str,
+    timeout_s: float,
+    device: str,
+    threads: int,
+    memory: int | None = None,
+    deadline: float = 0.0,
+) -> None:
+    if device == "cpu":  # the CUDA driver reserves more address space than any limit allows
+        resource_limits.apply_memory_limit(memory)
     init_render_process(threads)
     _WORKER["queue"] = q
     _WORKER["service"] = RenderService(cache_root, timeout_s=timeout_s, device=device)
+    _WORKER["deadline"] = deadline
 
 
 def _worker_group(group: list[RenderRequest]) -> None:
-    q = _WORKER["queue"]
-    _render_group(_WORKER["service"], group, q.put)
+    q, deadline = _WORKER["queue"], _WORKER["deadline"]
+    for request in group:
+        # SIGALRM's default action ends the process even inside Blender's C code; the parent
+        # reports the death as a typed error (_worker_died)
+        if deadline:
+            signal.setitimer(signal.ITIMER_REAL, deadline)
+        try:
+            _render_group(_WORKER["service"], [request], q.put)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _worker_died(
+    pool: ProcessPoolExecutor, device: str, memory: int | None, deadline: float
+) -> RenderError:
+    """The typed error of a render worker that died (its deadline, an abort, the OOM killer)."""
+    codes = [p.exitcode for p in (getattr(pool, "_processes", None) or {}).values()]
+    dead = next((c for c in codes if c is not None and c < 0), None)
+    why = None
+    if dead == -signal.SIGALRM:
+        why = (
+            f"a render ran past the {deadline:g} s deadline, {resource_limits.RENDER_DEADLINE_ENV}"
+        )
+    elif dead is not None:
+        why = resource_limits.describe_death(dead, memory if device == "cpu" else None)
+    return RenderError(
+        f"a render worker process died{f' ({why})' if why else ''}; renders finished before "
+        "it are cached",
+        where="warm",
+        hint=f"rerun to resume; render the failing scene alone to see its error; "
+        f"{resource_limits.MEMORY_ENV} sets the workers' memory limit",
+    )
 
 
 def check_device(device: str) -> None:
@@ -212,13 +260,15 @@ def warm(
             _render_group(service, group, record)
         return result
 
+    memory = resource_limits.memory_limit()  # a bad variable fails here, before any worker
+    deadline = resource_limits.render_deadline(timeout_s)
     ctx = mp.get_context("spawn")  # a fresh interpreter per worker: bpy state is per process
     q = ctx.Queue()
     pool = ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=ctx,
         initializer=_init_worker,
-        initargs=(q, str(cache_root), timeout_s, device, core_share(jobs)),
+        initargs=(q, str(cache_root), timeout_s, device, core_share(jobs), memory, deadline),
     )
     try:
         futures = {pool.submit(_worker_group, g) for g in scene_groups(todo)}
@@ -232,6 +282,8 @@ def warm(
                 pass
             done, _ = wait(futures, timeout=0, return_when=FIRST_EXCEPTION)
             for fut in done:
+                if isinstance(fut.exception(), BrokenProcessPool):
+                    raise _worker_died(pool, device, memory, deadline) from None
                 if fut.exception() is not None:
                     raise fut.exception()  # type: ignore[misc]
             if all(f.done() for f in futures):

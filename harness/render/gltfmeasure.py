@@ -29,7 +29,8 @@ from typing import Any
 
 from harness.errors import ImportError_
 
-TIMEOUT_S = 900.0
+# what a child that could not allocate prints (Python, the dynamic loader, Blender's allocator)
+_OOM_MARKS = ("MemoryError", "failed to map segment", "Cannot allocate memory", "bad_alloc")
 
 
 def _extras(ob: Any) -> dict[str, Any]:
@@ -95,6 +96,10 @@ def _last_line(message: str) -> str:
 
 def main(argv: list[str]) -> int:
     """Child-process entry: ``python -m harness.render.gltfmeasure IN OUT``."""
+    from harness.render import resource_limits
+
+    limit = resource_limits.memory_limit()
+    resource_limits.apply_memory_limit(limit)  # before Blender maps anything
     from harness.render.blender import _bpy
 
     jobs = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
@@ -106,8 +111,13 @@ def main(argv: list[str]) -> int:
                 results.append(_measure(bpy, job["file"]))
             else:
                 results.append(_split(bpy, job["file"], job["out_dir"]))
+        except MemoryError:
+            results.append({"error": resource_limits.out_of_memory(limit)})
         except Exception as exc:  # Blender's importer raises RuntimeError with its message
-            results.append({"error": _last_line(str(exc)) or type(exc).__name__})
+            text = _last_line(str(exc)) or type(exc).__name__
+            if "MemoryError" in text:  # numpy's, re-raised by the importer
+                text = f"{resource_limits.out_of_memory(limit)} ({text})"
+            results.append({"error": text})
     Path(argv[1]).write_text(json.dumps(results), encoding="utf-8")
     return 0
 
@@ -119,6 +129,10 @@ def run_jobs(jobs: list[dict[str, Any]], *, where: Path | str = "") -> list[dict
     """
     if not jobs:
         return []
+    from harness.render import resource_limits
+
+    limit = resource_limits.memory_limit()  # checked here, so a bad value fails in this process
+    timeout_s = resource_limits.import_timeout()
     package_root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
@@ -131,16 +145,21 @@ def run_jobs(jobs: list[dict[str, Any]], *, where: Path | str = "") -> list[dict
                 capture_output=True,
                 text=True,
                 env=env,
-                timeout=TIMEOUT_S,
+                timeout=timeout_s,
             )
         except subprocess.TimeoutExpired:
             raise ImportError_(
-                f"Blender took over {TIMEOUT_S:g} s to read the glTF assets", path=where
+                f"Blender took over {timeout_s:g} s to read the glTF assets",
+                path=where,
+                hint=f"the deadline is {resource_limits.IMPORT_TIMEOUT_ENV} seconds",
             ) from None
         if proc.returncode != 0 or not dst.is_file():
             tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-6:]
+            death = resource_limits.describe_death(proc.returncode, limit)
+            if death is None and any(m in line for line in tail for m in _OOM_MARKS):
+                death = resource_limits.out_of_memory(limit)
             raise ImportError_(
-                "Blender's glTF importer crashed",
+                f"Blender's glTF importer crashed{f': {death}' if death else ''}",
                 path=where,
                 hint=" | ".join(tail) or f"exit status {proc.returncode}",
             )

@@ -17,9 +17,11 @@ file, a JSON pointer (RFC 6901) into it and the reason; no other exception escap
 4. physical limits (``harness.scenes.limits``): lengths in [1 mm, 100 m], ``|yaw_deg| <= 360``,
    every object's box within the room grown by a 1 m margin;
 5. semantics: ids match their pattern in full (Python's ``$`` also matches before a final
-   newline); duplicate object ids; asset paths (objects and retrieval candidates) must be
-   relative POSIX paths without ``.``/``..``/empty segments, must stay inside the scene-set
-   root after resolving symlinks, and must name an existing file.
+   newline); ``prompt``, ``prompt_source`` and object labels hold no NUL or other C0 control
+   character (tab, line feed and carriage return allowed); duplicate object ids; asset paths
+   (objects and retrieval candidates) must be relative POSIX paths without ``.``/``..``/empty
+   segments, must stay inside the scene-set root after resolving symlinks, and must name an
+   existing file.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ SCHEMA_PATHS = {SCENE_SCHEMA: SCHEMA_PATH, SCENE_SCHEMA_V2: SCHEMAS / "scene-v2.
 # Largest magnitude an int may have and still convert to a finite float.
 _FLOAT_MAX = 1.7976931348623157e308
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._~+-]*")
+# C0 controls but tab, line feed and carriage return: never in prompts or labels
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 class _NonFinite:
@@ -397,11 +401,26 @@ def check_asset_path(
     return resolved
 
 
+def _check_text(text: str, path: str, where: str) -> None:
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        raise SceneError(
+            f"{where.rsplit('/', 1)[-1]} contains the control character "
+            f"U+{ord(bad.group()):04X} at character {bad.start()}",
+            path=path,
+            pointer=where,
+            hint="text fields may not hold NUL or other C0 control characters "
+            "(tab and line breaks are allowed)",
+        )
+
+
 def _check_semantics(doc: dict[str, Any], path: str, root: Path, checked: set[str] | None) -> None:
     # Python's "$" also matches before a final newline, so ids are re-checked in full here.
     for key in ("id", "generator", "prompt_id"):
         if not _ID.fullmatch(doc[key]):
             raise SceneError(f"invalid id {doc[key]!r}", path=path, pointer=f"/{key}")
+    for key in ("prompt", "prompt_source"):
+        _check_text(doc[key], path, f"/{key}")
     if doc.get("kind", KIND_ROOM) not in (KIND_ROOM, KIND_OBJECT):
         raise SceneError(
             f"invalid scene kind {doc['kind']!r}", path=path, pointer="/kind", hint="room | object"
@@ -420,6 +439,7 @@ def _check_semantics(doc: dict[str, Any], path: str, root: Path, checked: set[st
                 hint="object ids are unique within a scene",
             )
         seen[oid] = i
+        _check_text(obj["label"], path, f"/objects/{i}/label")
         refs = [(obj["asset"], f"/objects/{i}/asset")]
         refs += [
             (c["asset"], f"/objects/{i}/candidates/{j}/asset")

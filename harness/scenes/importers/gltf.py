@@ -87,8 +87,10 @@ def import_gltf(
     """
     path = Path(path)
     out_root = Path(out_root)
+    from harness.scenes.gltf_limits import check_gltf  # it imports this package
+
     g = read_gltf(path)
-    dependencies(g)  # every .bin and image inside the file's folder, before Blender reads it
+    check_gltf(g)  # files inside its folder, sizes and counts bounded, before Blender reads it
     extras = g.doc.get("asset", {}).get("extras")
     options = {
         "generator": generator,

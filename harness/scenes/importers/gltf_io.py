@@ -3,7 +3,9 @@
 Geometry, materials and textures are read by Blender's glTF importer only
 (``harness.render.gltfscene``), so what is measured is what is rendered. This module checks
 the container and the JSON, the glTF version, ``extensionsRequired`` (an extension Blender
-cannot decode is an error that names it and says what to do), and lists the files a
+cannot decode is an error that names it and says what to do), bounds the JSON before parsing
+it (:class:`GltfLimits`, whose other fields ``harness.scenes.gltf_limits`` checks), and lists
+the files a
 ``.gltf`` pulls in (buffers and images beside it, which become part of the asset). Every
 malformed input raises :class:`harness.errors.ImportError_` naming the file and a JSON pointer.
 """
@@ -11,12 +13,13 @@ malformed input raises :class:`harness.errors.ImportError_` naming the file and 
 from __future__ import annotations
 
 import json
+import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ImportError_
+from harness.errors import AuditError, ImportError_
 from harness.render.gltfscene import SUPPORTED_EXTENSIONS
 
 _GLB_MAGIC = 0x46546C67  # "glTF"
@@ -59,6 +62,66 @@ class Gltf:
         return value
 
 
+LIMITS_ENV = "T3D_AUDIT_GLTF_LIMITS"
+
+
+@dataclass(frozen=True)
+class GltfLimits:
+    """What a glTF file may declare (counts, elements, bytes, pixels), checked by
+    ``harness.scenes.gltf_limits``; ``json_containers`` is checked here, before parsing."""
+
+    json_containers: int = 2_000_000  # objects and arrays in the JSON (parsed: ~0.5 GB)
+    nodes: int = 20_000
+    meshes: int = 20_000
+    primitives: int = 50_000  # over all meshes
+    accessors: int = 100_000
+    images: int = 1_000
+    entries: int = 100_000  # any other top-level array (materials, textures, ...)
+    node_depth: int = 1_000  # levels of the node hierarchy
+    accessor_count: int = 1 << 24  # elements of one accessor (16,777,216)
+    decoded_bytes: int = 2 << 30  # all accessors decoded: 2 GiB
+    texture_side: int = 16_384  # pixels
+    texture_pixels: int = 8_192 * 8_192  # one image: 67,108,864 pixels (256 MiB as RGBA8)
+    total_texture_pixels: int = 4 * 8_192 * 8_192  # all images together
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> GltfLimits:
+        """The defaults, overridden by ``$T3D_AUDIT_GLTF_LIMITS`` (``field=value,...``)."""
+        raw = (environ if environ is not None else os.environ).get(LIMITS_ENV, "").strip()
+        if not raw:
+            return cls()
+        names = {f.name for f in fields(cls)}
+        changes: dict[str, int] = {}
+        for item in raw.split(","):
+            key, sep, value = (part.strip() for part in item.partition("="))
+            try:
+                number = int(float(value)) if sep and key in names else -1
+            except (ValueError, OverflowError):
+                number = -1
+            if number < 1:
+                raise AuditError(
+                    f"{item.strip()!r} is not field=positive number",
+                    where=LIMITS_ENV,
+                    hint=f"fields: {', '.join(sorted(names))}",
+                )
+            changes[key] = number
+        return replace(cls(), **changes)
+
+
+def check_json_size(data: bytes, path: Path, limits: GltfLimits | None = None) -> None:
+    """Refuse JSON with more objects and arrays than ``limits.json_containers`` before
+    parsing it (a brace inside a string counts too: the bound is conservative)."""
+    limit = (limits or GltfLimits.from_env()).json_containers
+    n = data.count(b"{") + data.count(b"[")
+    if n > limit:
+        raise ImportError_(
+            f"the glTF JSON holds {n} objects and arrays, over the limit of {limit}",
+            path=path,
+            hint=f"a limit against runaway imports; raise it with "
+            f"{LIMITS_ENV}=json_containers=N if the file is genuine",
+        )
+
+
 def _reject_constant(literal: str) -> Any:
     raise ValueError(f"non-finite number {literal}")
 
@@ -74,6 +137,7 @@ def read_gltf(path: Path | str) -> Gltf:
         json_bytes, _ = _split_glb(raw, path)
     else:
         json_bytes = raw
+    check_json_size(json_bytes, path)
     try:
         doc = json.loads(json_bytes.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -333,9 +333,11 @@ class _MeshCache:
                 pointer=first[2],
                 hint=f"for {missing[0]} looked for {tried}; map other layouts with --asset-map",
             )
+        from harness.scenes.gltf_limits import check_gltf_file
+
         gltfs = [k for k, f in self._file.items() if f.suffix.lower() in (".glb", ".gltf")]
         for key in gltfs:
-            read_gltf(self._file[key])  # container, JSON and required extensions
+            check_gltf_file(self._file[key])  # container, JSON, extensions, sizes and counts
         from harness.render.gltfmeasure import run_jobs
 
         results = run_jobs(

@@ -10,13 +10,23 @@ created for ``out``'s parents are removed again, and ``out`` is left exactly as 
 
 The swap is two renames, so a reader that opens ``out`` between them sees no folder; concurrent
 imports into one ``out`` are not merged (the last one wins).
+
+A process killed mid-import (SIGKILL, power loss) leaves its staging folder behind. Folder names
+carry their owner (``.<out>.import-<pid>+<host>+<random>``, the swap's ``.<out>.old-…`` alike),
+so the next import into ``out`` removes them (:func:`prune_stale_stages`): at once when the
+owner is a process of this host that no longer runs, else (another host, or a name without an
+owner) once untouched for :data:`STALE_AGE_S`. A swap killed between its two renames left the
+previous ``out`` inside its ``.old-`` folder; that is renamed back to ``out`` first.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import socket
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,6 +74,64 @@ def _default_mode() -> int:
     return 0o777 & ~umask
 
 
+STALE_AGE_S = 6 * 3600.0  # a staging folder whose owner cannot be checked, untouched this long
+_OWNER = re.compile(r"(?:import|old)-(\d+)\+([^+/]*)\+")
+
+
+def _tag(out: Path, kind: str) -> str:
+    """Prefix of this process's ``kind`` (``import`` or ``old``) folders next to ``out``."""
+    return f".{out.name}.{kind}-{os.getpid()}+{_host()}+"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())[:64]
+
+
+def _stale(entry: Path, out_name: str, now: float) -> bool:
+    """Whether a staging folder's owner is gone (see the module docstring)."""
+    match = _OWNER.match(entry.name[len(out_name) + 2 :])  # after ".<out>."
+    if match is not None and match.group(2) == _host():
+        return not _alive(int(match.group(1)))
+    try:
+        return now - entry.lstat().st_mtime > STALE_AGE_S
+    except OSError:
+        return False
+
+
+def prune_stale_stages(out: Path | str) -> int:
+    """Remove staging (and swap) folders next to ``out`` left by killed imports; returns how
+    many. A killed swap's previous ``out`` is put back first when ``out`` is missing."""
+    out = Path(out)
+    try:
+        siblings = sorted(out.parent.iterdir()) if out.parent.is_dir() else []
+    except OSError:
+        return 0
+    now, removed = time.time(), 0
+    prefixes = (f".{out.name}.old-", f".{out.name}.import-")  # old first: it may hold the set
+    for prefix in prefixes:
+        for entry in siblings:
+            if not (entry.name.startswith(prefix) and entry.is_dir() and not entry.is_symlink()):
+                continue
+            if not _stale(entry, out.name, now):
+                continue
+            kept = entry / "old"
+            if prefix.endswith(".old-") and kept.is_dir() and not out.exists():
+                os.rename(kept, out)
+            shutil.rmtree(entry, ignore_errors=True)
+            removed += 1
+    return removed
+
+
 @contextmanager
 def staged_directory(out: Path | str) -> Iterator[Path]:
     """Yield a staging folder to fill; publish it as ``out`` on success (see module docstring).
@@ -80,8 +148,9 @@ def staged_directory(out: Path | str) -> Iterator[Path]:
             hint="--out names the scene-set folder to create or extend",
         )
     created = _make_parents(out.parent, given)
+    prune_stale_stages(out)
     try:
-        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.import-", dir=out.parent))
+        stage = Path(tempfile.mkdtemp(prefix=_tag(out, "import"), dir=out.parent))
     except OSError as exc:
         _remove_empty(created)
         raise ImportError_(
@@ -108,7 +177,7 @@ def _swap(stage: Path, out: Path) -> None:
     if not out.exists():
         os.rename(stage, out)
         return
-    aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    aside = Path(tempfile.mkdtemp(prefix=_tag(out, "old"), dir=out.parent))
     os.rename(out, aside / "old")
     try:
         os.rename(stage, out)
