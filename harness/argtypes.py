@@ -45,7 +45,7 @@ def _shown(text: str) -> str:
     return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
-def integer(low: int, high: int | None = None, *, what: str = "an integer") -> Callable[[str], int]:
+def integer(low: int, high: int | None = None, *, what: str = "the value") -> Callable[[str], int]:
     """A checker for a decimal integer in ``[low, high]`` (``high`` None: no upper bound)."""
 
     def check(text: str) -> int:
@@ -63,7 +63,7 @@ def integer(low: int, high: int | None = None, *, what: str = "an integer") -> C
     return check
 
 
-def real(low: float, *, strict: bool = False, what: str = "a number") -> Callable[[str], float]:
+def real(low: float, *, strict: bool = False, what: str = "the value") -> Callable[[str], float]:
     """A checker for a finite decimal number ``>= low`` (``> low`` when ``strict``)."""
 
     def check(text: str) -> float:

@@ -62,12 +62,19 @@ def _top_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(text: str) -> str:
+    """``text`` with control characters (newlines, carriage returns, escapes) written as
+    Python escapes: an error quoting a hostile value stays one line and cannot move the
+    cursor or fake a second message."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 class CommandParser(argparse.ArgumentParser):
     """An argparse parser whose usage errors are one line (the option, what is wrong, where
     to read more) instead of the usage block; still ``SystemExit(2)``, as argparse's."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see '{self.prog} --help')\n")
 
 
 def command_parser(name: str) -> tuple[argparse.ArgumentParser, ModuleType]:
@@ -102,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(module.run(args) or 0)
     except AuditError as exc:
-        print(f"t3d-audit {name}: error: {exc}", file=sys.stderr)
+        print(f"t3d-audit {name}: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"t3d-audit {name}: interrupted", file=sys.stderr)
