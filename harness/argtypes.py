@@ -45,25 +45,26 @@ def _shown(text: str) -> str:
     return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
-def integer(low: int, high: int | None = None, *, what: str = "the value") -> Callable[[str], int]:
+def integer(low: int, high: int | None = None, *, what: str = "a whole number") -> Callable[[str], int]:
     """A checker for a decimal integer in ``[low, high]`` (``high`` None: no upper bound)."""
 
     def check(text: str) -> int:
         value = str(text).strip()
-        # int() would take '1_000' and ' 7'; a count is plain decimal digits
+        # int() would take '1_000'; a count is plain decimal digits
         if not re.fullmatch(r"[+-]?[0-9]{1,30}", value):
-            raise Error(f"{what} must be a whole number, got {_shown(text)}")
+            raise Error(f"must be {what}, got {_shown(text)}")
         number = int(value)
-        if number < low or (high is not None and number > high):
-            span = f">= {low}" if high is None else f"in [{low}, {high}]"
-            raise Error(f"{what} must be {span}, got {number}")
+        if number < low:
+            raise Error(f"must be at least {low}, got {number}")
+        if high is not None and number > high:
+            raise Error(f"must be at most {high}, got {number}")
         return number
 
     check.__name__ = "integer"  # argparse names the type in its own messages
     return check
 
 
-def real(low: float, *, strict: bool = False, what: str = "the value") -> Callable[[str], float]:
+def real(low: float, *, strict: bool = False) -> Callable[[str], float]:
     """A checker for a finite decimal number ``>= low`` (``> low`` when ``strict``)."""
 
     def check(text: str) -> float:
@@ -72,9 +73,9 @@ def real(low: float, *, strict: bool = False, what: str = "the value") -> Callab
         except ValueError:
             number = math.nan
         if not math.isfinite(number):
-            raise Error(f"{what} must be a finite number, got {_shown(text)}")
+            raise Error(f"must be a finite number, got {_shown(text)}")
         if number < low or (strict and number == low):
-            raise Error(f"{what} must be {'>' if strict else '>='} {low:g}, got {number:g}")
+            raise Error(f"must be {'greater than' if strict else 'at least'} {low:g}, got {number:g}")
         return number
 
     check.__name__ = "number"
@@ -83,13 +84,13 @@ def real(low: float, *, strict: bool = False, what: str = "the value") -> Callab
 
 positive_int = integer(1)
 non_negative_int = integer(0)
-seed = integer(0, MAX_SEED, what="a seed")
-jobs = integer(1, MAX_JOBS, what="a process count")
-batch_size = integer(1, MAX_BATCH, what="a batch size")
-retries = integer(0, MAX_RETRIES, what="a retry count")
-samples = integer(1, MAX_SAMPLES, what="a sample count")
-pixels = integer(1, MAX_PIXELS, what="a size in pixels")
-tile = integer(8, MAX_TILE, what="a tile size in pixels")
+seed = integer(0, MAX_SEED)
+jobs = integer(1, MAX_JOBS)
+batch_size = integer(1, MAX_BATCH)
+retries = integer(0, MAX_RETRIES)
+samples = integer(1, MAX_SAMPLES)
+pixels = integer(1, MAX_PIXELS)
+tile = integer(8, MAX_TILE)
 positive_float = real(0.0, strict=True)
 non_negative_float = real(0.0)
 
@@ -100,16 +101,16 @@ def workers(text: str) -> str:
     if value in ("auto", "logical"):
         return value
     try:
-        return str(integer(0, MAX_JOBS, what="a worker count")(value))
+        return str(integer(0, MAX_JOBS)(value))
     except Error:
-        raise Error(f"workers must be auto, logical or a number in [0, {MAX_JOBS}], got {_shown(text)}") from None
+        raise Error(f"must be auto, logical or a whole number in [0, {MAX_JOBS}], got {_shown(text)}") from None
 
 
 def device(text: str) -> str:
     """A torch device name: auto, cpu, mps, cuda or cuda:N."""
     value = str(text).strip()
     if not _DEVICE.fullmatch(value):
-        raise Error(f"device must be auto, cpu, mps, cuda or cuda:N, got {_shown(text)}")
+        raise Error(f"must be auto, cpu, mps, cuda or cuda:N, got {_shown(text)}")
     return value
 
 
@@ -125,18 +126,18 @@ def plain_name(text: str) -> str:
 
 def name_list(text: str) -> str:
     """A comma-separated list of ids or globs that names at least one (returned unchanged)."""
-    if not [part for part in str(text).split(",") if part.strip()]:
-        raise Error(f"names nothing: give comma-separated ids or globs, got {_shown(text)}")
     if "\x00" in str(text):
-        raise Error(f"holds a NUL character, got {_shown(text)}")
+        raise Error(f"must not hold a NUL character, got {_shown(text)}")
+    if not [part for part in str(text).split(",") if part.strip()]:
+        raise Error(f"must name at least one id or glob (comma-separated), got {_shown(text)}")
     return str(text)
 
 
 def _nul_free(text: str) -> str:
     if not str(text).strip():
-        raise Error("is empty: give a path")
+        raise Error("must be a path, got ''")
     if "\x00" in str(text):
-        raise Error(f"holds a NUL character, got {_shown(text)}")
+        raise Error(f"must not hold a NUL character, got {_shown(text)}")
     return str(text)
 
 
@@ -195,9 +196,9 @@ def store_url(text: str, *, base: Path | None = None) -> str:
     location after it (a bucket for ``s3://``/``gs://``) and its fsspec library installed."""
     value = str(text).strip()
     if not value:
-        raise Error("a store must be a URL or a directory, got ''")
+        raise Error("must be a store URL or a directory, got ''")
     if "\x00" in value:
-        raise Error(f"holds a NUL character, got {_shown(text)}")
+        raise Error(f"must not hold a NUL character, got {_shown(text)}")
     if "://" not in value:
         path = ((base or Path.cwd()) / Path(value).expanduser()).resolve()
         can_be_directory(path)

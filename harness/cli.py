@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from harness import __version__
 from harness.errors import AuditError
@@ -70,11 +70,26 @@ def one_line(text: str) -> str:
 
 
 class CommandParser(argparse.ArgumentParser):
-    """An argparse parser whose usage errors are one line (the option, what is wrong, where
-    to read more) instead of the usage block; still ``SystemExit(2)``, as argparse's."""
+    """An argparse parser whose usage errors are one line (what is wrong, where to read more)
+    instead of the usage block. A bad option value (a failed ``type=`` check, an invalid
+    choice) reaches :func:`main` as :class:`argparse.ArgumentError` and is reported like a
+    typed error; a missing or unknown argument exits here with status 2, as argparse does."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("exit_on_error", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {one_line(message)} (see '{self.prog} --help')\n")
+
+
+def option_error(exc: argparse.ArgumentError) -> str:
+    """``--jobs must be at least 1, got 0``: the option's long name, then what is wrong."""
+    names = (exc.argument_name or "").split("/")
+    name = next((n for n in names if n.startswith("--")), names[0])
+    if not name:
+        return exc.message
+    return f"{name} {exc.message}" if exc.message.startswith("must") else f"{name}: {exc.message}"
 
 
 def command_parser(name: str) -> tuple[argparse.ArgumentParser, ModuleType]:
@@ -105,7 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"t3d-audit: command {name!r} is not available in this build", file=sys.stderr)
             return 2
         raise
-    args = parser.parse_args(rest)
+    try:
+        args = parser.parse_args(rest)
+    except argparse.ArgumentError as exc:
+        print(f"t3d-audit {name}: error: {one_line(option_error(exc))} (see 't3d-audit {name} --help')",
+              file=sys.stderr)  # fmt: skip
+        return 2
     try:
         return int(module.run(args) or 0)
     except AuditError as exc:

@@ -116,14 +116,14 @@ def test_a_costs_file_that_is_not_one_is_a_typed_error(tmp_path, capsys, no_work
 )  # fmt: skip
 def test_warm_refuses_a_store_it_cannot_use(capsys, no_work, store, message):
     err = usage_error(capsys, ["warm", "--profile", "smoke", "--store", store])
-    assert "argument --store" in err and message in err
+    assert "--store" in err and message in err
 
 
 def test_report_refuses_a_negative_seed(tmp_path, capsys):
     path = write_records(tiny_release(BASE_PITCH), tmp_path / "r.csv")
     err = usage_error(capsys, ["report", "--scores", str(path), "--out", str(tmp_path / "o"),
                                "--bootstrap", "10", "--seed", "-1"])  # fmt: skip
-    assert "argument --seed" in err and "got -1" in err
+    assert "--seed" in err and "got -1" in err
     assert not (tmp_path / "o").exists()
 
 
@@ -131,7 +131,7 @@ def test_report_refuses_a_negative_seed(tmp_path, capsys):
 def test_compare_refuses_an_out_dir_it_cannot_create(tmp_path, capsys):
     path = write_records(tiny_release(BASE_PITCH), tmp_path / "r.csv")
     err = usage_error(capsys, ["compare", str(path), str(path), "--out", "/proc/1/x"])
-    assert "argument --out: /proc/1/x: cannot create a directory in /proc/1" in err
+    assert "--out: /proc/1/x: cannot create a directory in /proc/1" in err
 
 
 def test_compare_refuses_an_out_dir_behind_a_file(tmp_path, capsys):
@@ -143,13 +143,13 @@ def test_compare_refuses_an_out_dir_behind_a_file(tmp_path, capsys):
 def test_contact_sheet_refuses_a_zero_tile_before_rendering(tmp_path, capsys, no_work):
     err = usage_error(capsys, ["contact-sheet", str(SCENE_FILE), "--out", str(tmp_path / "s.png"),
                                "--profile", "smoke", "--tile", "0"])  # fmt: skip
-    assert "argument --tile" in err and "got 0" in err
+    assert "--tile" in err and "got 0" in err
 
 
 @pytest.mark.parametrize("workers", ["abc", "-1", "1.5"])
 def test_audit_refuses_workers_that_are_not_a_count(capsys, no_work, workers):
     err = usage_error(capsys, ["audit", "--profile", "smoke", "--workers", workers])
-    assert "argument --workers" in err
+    assert "--workers" in err
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,7 +160,7 @@ def test_audit_refuses_workers_that_are_not_a_count(capsys, no_work, workers):
                                                ("--timeout", "nan"), ("--jobs", "0")])  # fmt: skip
 def test_warm_checks_its_numbers_before_rendering(capsys, no_work, option, value):
     err = usage_error(capsys, ["warm", "--profile", "smoke", option, value])
-    assert f"argument {option}" in err
+    assert option in err
 
 
 @pytest.mark.parametrize(
@@ -187,7 +187,7 @@ def test_audit_checks_the_profile_before_rendering(capsys, no_work):
 @pytest.mark.parametrize("name", ["../escape", "a/b", "..", ""])
 def test_audit_refuses_a_baseline_name_before_the_run(capsys, no_work, name):
     err = usage_error(capsys, ["audit", "--profile", "smoke", "--save-baseline", name])
-    assert "argument --save-baseline" in err and "plain directory name" in err
+    assert "--save-baseline" in err and "plain directory name" in err
 
 
 def test_audit_with_good_options_reaches_the_work(no_work, capsys):
@@ -200,7 +200,7 @@ def test_audit_with_good_options_reaches_the_work(no_work, capsys):
 @pytest.mark.skipif(not PROC_DIR_READ_ONLY, reason="needs Linux /proc")
 def test_audit_refuses_a_report_dir_it_cannot_create(capsys, no_work):
     err = usage_error(capsys, ["audit", "--profile", "smoke", "--report-dir", "/proc/1/nope"])
-    assert "argument --report-dir" in err
+    assert "--report-dir" in err
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ HELP = "import a sceneState JSON or glTF/GLB scene into a scene set"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=argtypes.input_path, help="sceneState .json, .gltf or .glb file")
-    parser.add_argument("--out", type=argtypes.output_dir, required=True, help="scene-set root to write into")
+    parser.add_argument("--out", type=argtypes.input_path, required=True, help="scene-set root to write into")
     parser.add_argument(
         "--asset-root",
         type=argtypes.input_path,

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("generators_dir", type=argtypes.input_path, help="folder with one folder per generator")
     parser.add_argument("--prompts", type=argtypes.input_path, required=True,
                         help="JSON or CSV: prompt id -> prompt text (and optional labels)")
-    parser.add_argument("--out", type=argtypes.output_dir, required=True, help="scene-set folder to create")
+    parser.add_argument("--out", type=argtypes.input_path, required=True, help="scene-set folder to create")
     parser.add_argument("--asset-root", type=argtypes.input_path,
                         help="sceneState files: asset root (default: the generator's folder)")
     parser.add_argument("--asset-map", type=argtypes.input_path,
