@@ -35,6 +35,7 @@ STORE_SCHEMES: tuple[str, ...] = ("file", "s3", "gs", "gcs", "memory")
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")  # S3/GCS bucket names (lower case)
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:[0-9]{1,3})?")
+_RAY_ADDRESS = re.compile(r"auto|local|(ray://)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})?:[0-9]{1,5}")
 
 Error = argparse.ArgumentTypeError
 
@@ -111,6 +112,16 @@ def device(text: str) -> str:
     value = str(text).strip()
     if not _DEVICE.fullmatch(value):
         raise Error(f"must be auto, cpu, mps, cuda or cuda:N, got {_shown(text)}")
+    return value
+
+
+def ray_address(text: str) -> str:
+    """A Ray cluster address: ``auto``, ``local``, ``ray://HOST:PORT`` or ``HOST:PORT``."""
+    value = str(text).strip()
+    if value in ("auto", "local"):
+        return value
+    if not _RAY_ADDRESS.fullmatch(value) or not 0 < int(value.rpartition(":")[2]) < 65536:
+        raise Error(f"must be auto, local, ray://HOST:PORT or HOST:PORT, got {_shown(text)}")
     return value
 
 

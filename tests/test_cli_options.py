@@ -197,6 +197,22 @@ def test_audit_with_good_options_reaches_the_work(no_work, capsys):
               "--save-baseline", "v1.2"])  # fmt: skip
 
 
+def test_audit_checks_the_baseline_exists_before_rendering(tmp_path, capsys, no_work):
+    err = usage_error(capsys, ["audit", "--profile", "smoke", "--baseline", str(tmp_path / "nope")])
+    assert "the baseline does not exist" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [(["warm", "--profile", "smoke", "--backend", "ray", "--address", "nope"], "--address must be"),
+     (["score", "--evaluator", "x", "--images", ".", "--captions", "c.json", "--out", "o.csv",
+       "--device", "tpu"], "--device must be"),
+     (["plan", "--profile", "smoke", "--estimate", "--evaluators", ","], "--evaluators must name")],
+)  # fmt: skip
+def test_other_option_values_are_checked_while_parsing(capsys, no_work, argv, message):
+    assert message in usage_error(capsys, argv)
+
+
 @pytest.mark.skipif(not PROC_DIR_READ_ONLY, reason="needs Linux /proc")
 def test_audit_refuses_a_report_dir_it_cannot_create(capsys, no_work):
     err = usage_error(capsys, ["audit", "--profile", "smoke", "--report-dir", "/proc/1/nope"])

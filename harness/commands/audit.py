@@ -109,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
     extra = list(args.pytest_args or [])
     evaluators = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
     check_selection(args.profile, () if any(a.startswith("-p") for a in extra) else evaluators)
+    if args.baseline is not None and not Path(args.baseline).exists():
+        from harness.errors import AuditError
+
+        raise AuditError("the baseline does not exist", where=str(args.baseline),
+                         hint="give a report directory or score file of the previous release")  # fmt: skip
     if not args.no_warm:
         print("t3d-audit audit: t3d-audit " + " ".join(warm_argv(args)), flush=True)
         code = cli_main(warm_argv(args))

@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--costs", type=argtypes.input_path, default=None, help="measured costs file to use")
     parser.add_argument("--calibrate-out", type=argtypes.output_file, default=None,
                         help="write the costs measured here to this file")  # fmt: skip
-    parser.add_argument("--evaluators", default=None,
+    parser.add_argument("--evaluators", type=argtypes.name_list, default=None,
                         help="image evaluators to cost (default: the profile's, else default's)")  # fmt: skip
     parser.add_argument("--recalibrate", action="store_true", help="ignore cached calibration")
 

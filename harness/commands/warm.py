@@ -78,7 +78,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         help="where renders run: local processes (default) or a Ray cluster",
     )  # fmt: skip
     parser.add_argument(
-        "--address", default=None,
+        "--address", type=argtypes.ray_address, default=None,
         help="Ray cluster: auto (this machine's cluster), ray://HOST:10001; default: start a "
         "private one on this machine",
     )  # fmt: skip
