@@ -199,3 +199,29 @@ def test_hostile_option_values_are_usage_errors_or_accepted(name, data, dry, cap
     assert code in allowed, (argv, code, err)
     if code in (2, 4):
         assert err.strip() and len(err.strip().splitlines()) == 1, (argv, err)
+
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+@given(data=st.data())
+def test_hostile_audit_option_values_are_usage_errors_or_accepted(data, pytester):
+    """The ``--audit-*`` options of the pytest plugin, on a collect-only run (the dry path:
+    options are resolved at configure time, nothing renders): exit 4 or a clean collection."""
+    from harness.options import OPTIONS, flag
+    from tests._audit_project import make_project
+
+    if not (pytester.path / "audit_tests").is_dir():
+        make_project(pytester)
+    dest = data.draw(st.sampled_from([d for d, spec in OPTIONS.items() if spec.kind != "flag"]), label="option")
+    value = data.draw(hostile, label="value")
+    result = pytester.runpytest_inprocess("--co", "-q", "-p", "no:cacheprovider", "-n", "0",
+                                          f"{flag(dest)}={value}")  # fmt: skip
+    text = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in text and "INTERNALERROR" not in text, (dest, value, text[-2000:])
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.USAGE_ERROR), (dest, value, result.ret, text[-2000:])
+    if result.ret == pytest.ExitCode.USAGE_ERROR:
+        assert len([line for line in result.stderr.lines if line.strip()]) == 1, result.stderr.lines
