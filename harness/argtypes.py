@@ -196,6 +196,17 @@ def output_file(text: str) -> Path:
     return path
 
 
+def records_file(text: str) -> Path:
+    """A records file the command writes: :func:`output_file` named ``.csv`` or ``.parquet``
+    (checked before the scoring, not when the scores are written)."""
+    from harness.records import CSV_SUFFIXES, PARQUET_SUFFIXES
+
+    path = output_file(text)
+    if path.suffix.lower() not in (*CSV_SUFFIXES, *PARQUET_SUFFIXES):
+        raise Error(f"must be a .csv or .parquet file name, got {_shown(text)}")
+    return path
+
+
 def input_path(text: str) -> Path:
     """A path the command reads (its existence is the command's to check, by name)."""
     return Path(_nul_free(text)).expanduser()

@@ -213,6 +213,22 @@ def test_other_option_values_are_checked_while_parsing(capsys, no_work, argv, me
     assert message in usage_error(capsys, argv)
 
 
+def test_score_checks_the_records_file_name_before_scoring(tmp_path, capsys):
+    err = usage_error(capsys, ["score", "--evaluator", "ref-vit-clip", "--images", str(tmp_path),
+                               "--captions", "c.json", "--out", str(tmp_path / "scores.txt")])  # fmt: skip
+    assert "--out must be a .csv or .parquet file name" in err
+
+
+def test_train_reference_checks_init_weights_before_building_data(tmp_path, capsys, monkeypatch):
+    def never(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the training data was built before --init was checked")
+
+    monkeypatch.setattr("harness.training.build_sets.build_missing", never)
+    err = usage_error(capsys, ["train-reference", "--model", "ref-vit-clip", "--out", str(tmp_path / "w"),
+                               "--data", str(tmp_path / "d"), "--init", str(tmp_path / "nowhere")])  # fmt: skip
+    assert "ref-vit-clip.safetensors" in err and "--init" in err
+
+
 @pytest.mark.skipif(not PROC_DIR_READ_ONLY, reason="needs Linux /proc")
 def test_audit_refuses_a_report_dir_it_cannot_create(capsys, no_work):
     err = usage_error(capsys, ["audit", "--profile", "smoke", "--report-dir", "/proc/1/nope"])

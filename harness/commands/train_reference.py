@@ -75,8 +75,17 @@ def run(args: argparse.Namespace) -> int:
     from harness.training.train import train
 
     models = args.model or list(RECIPES)
+    if args.init is not None:  # checked before the data is built and the models trained
+        missing = [m for m in models if not (Path(args.init) / f"{m}.safetensors").is_file()]
+        if missing:
+            raise EvaluatorError(f"no {', '.join(f'{m}.safetensors' for m in missing)} to start from",
+                                 where=f"--init {args.init}", hint="give the directory holding them")  # fmt: skip
     if args.check_only:
         return _frozen_check(models, args.out, args.check_prompts, args.agreement_prompts)
+    fine_tuned = [m for m in models if RECIPES[m].init_sha256 is not None]
+    if fine_tuned and args.init is None and not args.data_only:  # train() would refuse, hours later
+        raise EvaluatorError(f"{', '.join(fine_tuned)} fine-tune from earlier weights",
+                             where="--init", hint="pass --init DIR with DIR/<id>.safetensors")  # fmt: skip
     custom = any(v is not None for v in (args.scenes, args.views, args.seed))
     recipes: list = [DataRecipe()] if custom else list(BUNDLED_TRAINING)
     if args.scenes is not None:
