@@ -3,7 +3,9 @@
 A command module provides ``HELP`` (one line), ``add_arguments(parser)`` and
 ``run(args) -> int``. Modules are imported only when their command runs, so ``--help`` and
 light commands never import bpy or torch. Errors derived from :class:`AuditError` are printed
-as one clear line and exit with status 2.
+as one clear line and exit with status 2. Option values are checked while the command line
+is parsed (the ``type=`` checks of :mod:`harness.argtypes`), before the command does any
+work: a bad value is one line naming the option and exits with status 2 too.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
+from typing import Any, NoReturn
 
 from harness import __version__
 from harness.errors import AuditError
@@ -58,6 +62,46 @@ def _top_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(text: str) -> str:
+    """``text`` with control characters (newlines, carriage returns, escapes) written as
+    Python escapes: an error quoting a hostile value stays one line and cannot move the
+    cursor or fake a second message."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors are one line (what is wrong, where to read more)
+    instead of the usage block. A bad option value (a failed ``type=`` check, an invalid
+    choice) reaches :func:`main` as :class:`argparse.ArgumentError` and is reported like a
+    typed error; a missing or unknown argument exits here with status 2, as argparse does."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("exit_on_error", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see '{self.prog} --help')\n")
+
+
+def option_error(exc: argparse.ArgumentError) -> str:
+    """``--jobs must be at least 1, got 0``: the option's long name, then what is wrong."""
+    names = (exc.argument_name or "").split("/")
+    name = next((n for n in names if n.startswith("--")), names[0])
+    if not name:
+        return exc.message
+    return f"{name} {exc.message}" if exc.message.startswith("must") else f"{name}: {exc.message}"
+
+
+def command_parser(name: str) -> tuple[argparse.ArgumentParser, ModuleType]:
+    """The parser of command ``name`` and its module (imports the module: bpy/torch only
+    if the module imports them at load time, which none does)."""
+    module_name, help_ = COMMANDS[name]
+    module = importlib.import_module(f"harness.commands.{module_name}")
+    parser = CommandParser(prog=f"t3d-audit {name}", description=help_)
+    module.add_arguments(parser)
+    return parser, module
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -69,21 +113,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
         top.error(f"unknown command {name!r}; choose from {', '.join(COMMANDS)}")
-    module_name, help_ = COMMANDS[name]
     try:
-        module = importlib.import_module(f"harness.commands.{module_name}")
+        parser, module = command_parser(name)
     except ModuleNotFoundError as exc:
-        if exc.name == f"harness.commands.{module_name}":
+        if exc.name == f"harness.commands.{COMMANDS[name][0]}":
             print(f"t3d-audit: command {name!r} is not available in this build", file=sys.stderr)
             return 2
         raise
-    parser = argparse.ArgumentParser(prog=f"t3d-audit {name}", description=help_)
-    module.add_arguments(parser)
-    args = parser.parse_args(rest)
+    try:
+        args = parser.parse_args(rest)
+    except argparse.ArgumentError as exc:
+        print(f"t3d-audit {name}: error: {one_line(option_error(exc))} (see 't3d-audit {name} --help')",
+              file=sys.stderr)  # fmt: skip
+        return 2
     try:
         return int(module.run(args) or 0)
     except AuditError as exc:
-        print(f"t3d-audit {name}: error: {exc}", file=sys.stderr)
+        print(f"t3d-audit {name}: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"t3d-audit {name}: interrupted", file=sys.stderr)

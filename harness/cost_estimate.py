@@ -23,13 +23,19 @@ measured (here, or in the costs file): an unmeasured cost is reported as such, n
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import platform
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from harness.errors import AuditError
 from harness.fileio import json_text
+
+COSTS_FORMAT = "t3d-audit-costs/1"
 
 
 @dataclass(frozen=True)
@@ -144,7 +150,7 @@ def calibrate(profile: Any, scene_set: Any, plan: Any, specs: list, devices: lis
         spec.id: {dev: calibrate_scoring(spec, plan, image, dev) for dev in devices}
         for spec in specs
     }
-    return {"format": "t3d-audit-costs/1", "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    return {"format": COSTS_FORMAT, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "host": host(), "profile": profile.name, "render": render, "scoring": scoring}  # fmt: skip
 
 
@@ -184,6 +190,53 @@ def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str
         "gpu_hours": gpu_score_s / 3600 if not gpu_missing else None,
         "gpu_not_measured": gpu_missing,
     }
+
+
+def read_costs(path: str | Path) -> dict[str, Any]:
+    """A costs file (``--calibrate-out``'s output), checked field by field: a
+    :class:`~harness.errors.AuditError` naming the file and the field, never a KeyError later."""
+    path = Path(path)
+    hint = "pass a file written by 't3d-audit plan --estimate --calibrate-out FILE'"
+    try:
+        costs = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise AuditError(f"cannot read a costs file: {exc}", where=path, hint=hint) from None
+
+    def fail(field: str, what: str) -> AuditError:
+        return AuditError(f"{field}: {what}", where=path, hint=hint)
+
+    def number(value: Any, field: str) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+                or value < 0:  # fmt: skip
+            raise fail(field, f"must be a non-negative number, got {value!r}")
+
+    if not isinstance(costs, dict):
+        raise fail("/", f"must be a JSON object, got {type(costs).__name__}")
+    if costs.get("format") != COSTS_FORMAT:
+        raise fail("format", f"must be {COSTS_FORMAT!r}, got {costs.get('format')!r}")
+    render = costs.get("render")
+    if not isinstance(render, dict):
+        raise fail("render", "must be an object with first_s, marginal_s, resolution_px, samples")
+    for key in ("first_s", "marginal_s", "resolution_px", "samples"):
+        number(render.get(key), f"render.{key}")
+    host_ = costs.get("host", {})
+    if not isinstance(host_, dict):
+        raise fail("host", "must be an object")
+    if "cores" in host_:
+        cores = host_["cores"]
+        if not (isinstance(cores, int | str) and str(cores).isdigit() and int(cores) >= 1):
+            raise fail("host.cores", f"must be a positive integer, got {cores!r}")
+    scoring = costs.get("scoring", {})
+    if not isinstance(scoring, dict):
+        raise fail("scoring", "must be an object {evaluator: {device: {per_pair_s: ...}}}")
+    for evaluator, devices in scoring.items():
+        if not isinstance(devices, dict):
+            raise fail(f"scoring.{evaluator}", "must be an object {device: {per_pair_s: ...}}")
+        for dev, measured in devices.items():
+            if not isinstance(measured, dict):
+                raise fail(f"scoring.{evaluator}.{dev}", "must be an object with per_pair_s")
+            number(measured.get("per_pair_s"), f"scoring.{evaluator}.{dev}.per_pair_s")
+    return costs
 
 
 def public(costs: dict[str, Any]) -> str:

@@ -151,16 +151,16 @@ def _int(dest: str, value: Any, low: int, high: int) -> int:
 
 
 def _directory(dest: str, path: Path) -> Path:
-    """``path`` if it is or can become a directory (no file in its way)."""
-    for candidate in (path, *path.parents):
-        if candidate.exists():
-            if not candidate.is_dir():
-                what = "is" if candidate == path else f"has {candidate} in its way, which is"
-                raise pytest.UsageError(
-                    f"{flag(dest)}={path}: {what} a file, not a directory; "
-                    f"pass a directory (it is created when missing)"
-                )
-            break
+    """``path`` if it is or can become a directory (no file in its way, creatable there)."""
+    from harness.argtypes import Error, can_be_directory
+
+    try:
+        can_be_directory(path)
+    except Error as exc:
+        raise pytest.UsageError(
+            f"{flag(dest)}={path}: {str(exc).removeprefix(f'{path}: ')}; "
+            "pass a directory that exists or can be created"
+        ) from None
     return path
 
 
@@ -168,30 +168,16 @@ STORE_FILL = ("none", "local")
 
 
 def _store(value: Any, base: Path) -> str:
-    """``--audit-store`` as a URL: a plain path (relative to ``base``) becomes ``file://``;
-    other schemes must be known to fsspec with their library installed."""
-    text = str(value).strip() if isinstance(value, str) else ""
-    if not text:
-        raise pytest.UsageError(f"--audit-store must be a URL or a directory, got {value!r}")
-    if "://" not in text:
-        return _directory("audit_store", (base / text).resolve()).as_uri()
-    scheme = text.partition("://")[0]
-    if scheme == "file":
-        return text
-    try:
-        import fsspec
+    """``--audit-store`` as a URL (:func:`harness.argtypes.store_url`: a plain path, relative
+    to ``base``, becomes ``file://``; else a known scheme with a location and its library)."""
+    from harness.argtypes import Error, store_url
 
-        fsspec.get_filesystem_class(scheme)
-    except ImportError as exc:
-        raise pytest.UsageError(
-            f"--audit-store={text}: {scheme}:// needs a library that is not installed ({exc}); "
-            "pip install 't3d-audit[distributed]'"
-        ) from None
-    except ValueError:
-        raise pytest.UsageError(
-            f"--audit-store={text}: unknown scheme {scheme!r}; use s3://, gs://, file:// or a directory"
-        ) from None
-    return text
+    if not isinstance(value, str) or not value.strip():
+        raise pytest.UsageError(f"--audit-store must be a URL or a directory, got {value!r}")
+    try:
+        return store_url(value, base=base)
+    except Error as exc:
+        raise pytest.UsageError(f"--audit-store: {exc}") from None
 
 
 def _check_profile(name: str) -> None:

@@ -561,10 +561,14 @@ def read_records(
             frame = pd.read_parquet(path, engine="pyarrow")
     except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise RecordsError(f"cannot read records: {exc}", where=str(path)) from exc
+    if kind == "csv":
+        _check_delimiter(frame, path)
     if validate:
         validate_records(frame, where=path, score_ranges=score_ranges)
     elif not _allowed_columns([str(c) for c in frame.columns]):
         return frame
+    elif not pd.api.types.is_numeric_dtype(frame["score"]):
+        validate_records(frame, where=path)  # names every score cell that is not a number
     if kind == "parquet":
         for c in _string_columns(frame):
             fixed = _missing_as_empty(frame[c])
@@ -587,6 +591,25 @@ def _nul_cells(raw: bytes) -> list[str]:
                 name = header[c] if c < len(header) else f"#{c + 1}"
                 problems.append(_problem(r, name, "contains a NUL character"))
     return problems or ["contains a NUL character"]
+
+
+_OTHER_DELIMITERS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+
+
+def _check_delimiter(frame: pd.DataFrame, path: Path) -> None:
+    """A CSV whose header is one column holding the column names joined by another
+    delimiter (a spreadsheet's export) is refused by name, not read as one column."""
+    if len(frame.columns) != 1:
+        return
+    header = str(frame.columns[0])
+    for delimiter, name in _OTHER_DELIMITERS.items():
+        if delimiter in header and header.split(delimiter)[0].strip('"') in COLUMNS:
+            raise RecordsError(
+                f"the header is separated by {name}, not commas",
+                where=str(path),
+                hint="records files are comma-separated (docs/formats.md); save the file again "
+                "with ',' as the delimiter",
+            )
 
 
 def _missing_as_empty(column: pd.Series) -> pd.Series | None:

@@ -18,6 +18,7 @@ import os
 import time
 from pathlib import Path
 
+from harness import argtypes
 from harness.paths import REPO_ROOT
 
 HELP = "run the audit suite with pytest and print the verdict"
@@ -27,10 +28,12 @@ _PASSED, _FAILED = 0, 1
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="default", help="protocol profile (default: default)")
-    parser.add_argument("--evaluators", help="comma-separated evaluator ids or globs")
-    parser.add_argument("--workers", default="auto", help="pytest-xdist workers (default: auto)")
-    parser.add_argument("--report-dir", help="directory for <run-id>/ (default: reports)")
-    parser.add_argument("--cache-dir", help="audit cache (default: $T3D_AUDIT_CACHE_DIR or .audit_cache)")
+    parser.add_argument("--evaluators", type=argtypes.name_list, help="comma-separated evaluator ids or globs")
+    parser.add_argument("--workers", type=argtypes.workers, default="auto",
+                        help="pytest-xdist workers: auto, logical or a number (default: auto)")
+    parser.add_argument("--report-dir", type=argtypes.output_dir, help="directory for <run-id>/ (default: reports)")
+    parser.add_argument("--cache-dir", type=argtypes.output_dir,
+                        help="audit cache (default: $T3D_AUDIT_CACHE_DIR or .audit_cache)")
     parser.add_argument(
         "--no-warm", action="store_true", help="skip rendering the profile in parallel first"
     )
@@ -42,11 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gate", action="store_true", help="exit 1 when an audit assertion fails (release gating)"
     )
     parser.add_argument(
-        "--baseline", metavar="PATH",
+        "--baseline", metavar="PATH", type=argtypes.input_path,
         help="gate against a previous release too (pytest --audit-baseline; docs/release-gate.md)",
     )
     parser.add_argument(
-        "--save-baseline", metavar="NAME",
+        "--save-baseline", metavar="NAME", type=argtypes.plain_name,
         help="after a passing run, store its scores and cards as baselines/NAME/ for the next release",
     )
     parser.add_argument(
@@ -86,10 +89,10 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
 
 def warm_argv(args: argparse.Namespace) -> list[str]:
     """The ``t3d-audit warm`` command line that renders the profile before pytest runs."""
-    jobs = (os.cpu_count() or 1) if args.workers == "auto" else max(1, int(args.workers))
+    jobs = (os.cpu_count() or 1) if args.workers in ("auto", "logical") else max(1, int(args.workers))
     argv = ["warm", "--profile", args.profile, "--jobs", str(jobs)]
     if args.cache_dir:
-        argv += ["--cache-dir", args.cache_dir]
+        argv += ["--cache-dir", str(args.cache_dir)]
     if getattr(args, "view_policy", "single") != "single":
         argv += ["--view-policy", args.view_policy]
     return argv
@@ -99,7 +102,18 @@ def run(args: argparse.Namespace) -> int:
     import pytest
 
     from harness.cli import main as cli_main
+    from harness.commands.materialize import check_selection
 
+    # Every option is checked before the warm step renders anything. Evaluators are checked
+    # against the registry unless extra pytest arguments may load a plugin that adds some.
+    extra = list(args.pytest_args or [])
+    evaluators = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
+    check_selection(args.profile, () if any(a.startswith("-p") for a in extra) else evaluators)
+    if args.baseline is not None and not Path(args.baseline).exists():
+        from harness.errors import AuditError
+
+        raise AuditError("the baseline does not exist", where=str(args.baseline),
+                         hint="give a report directory or score file of the previous release")  # fmt: skip
     if not args.no_warm:
         print("t3d-audit audit: t3d-audit " + " ".join(warm_argv(args)), flush=True)
         code = cli_main(warm_argv(args))

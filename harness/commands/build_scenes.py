@@ -15,17 +15,19 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import argtypes
+
 HELP = "generate the bundled frozen scene set"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.paths import BUNDLED_SCENES, FIXTURES
 
-    parser.add_argument("--out", type=Path, default=BUNDLED_SCENES, help="scene-set root to write (default fixtures/scenes)")
+    parser.add_argument("--out", type=argtypes.output_dir, default=BUNDLED_SCENES, help="scene-set root to write (default fixtures/scenes)")
     parser.add_argument(
-        "--prompts-dir", type=Path, default=FIXTURES / "prompts", help="where prompts.json and paraphrases.json go"
+        "--prompts-dir", type=argtypes.output_dir, default=FIXTURES / "prompts", help="where prompts.json and paraphrases.json go"
     )
-    parser.add_argument("--pool", type=Path, default=None, help="prompt pool JSONL (default fixtures/prompts/pool.jsonl)")
+    parser.add_argument("--pool", type=argtypes.input_path, default=None, help="prompt pool JSONL (default fixtures/prompts/pool.jsonl)")
     parser.add_argument("--check", action="store_true", help="build into a temp dir and compare with --out, byte for byte")
 
 

@@ -15,17 +15,19 @@ import argparse
 import json
 from pathlib import Path
 
+from harness import argtypes
+
 HELP = "validate, identify or summarise Evaluator Configuration Cards"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True)
     validate = sub.add_parser("validate", help="check cards against schema v1.0 and their ids")
-    validate.add_argument("cards", nargs="+", type=Path)
+    validate.add_argument("cards", nargs="+", type=argtypes.input_path)
     ident = sub.add_parser("id", help="print the ecc-v1-sha256 id a card's content hashes to")
-    ident.add_argument("card", type=Path)
+    ident.add_argument("card", type=argtypes.input_path)
     show = sub.add_parser("show", help="print a card's ten field groups")
-    show.add_argument("card", type=Path)
+    show.add_argument("card", type=argtypes.input_path)
     sub.add_parser("schema", help="print the path of the card JSON Schema")
 
 

@@ -11,6 +11,7 @@ import argparse
 import time
 from pathlib import Path
 
+from harness import argtypes
 from harness.errors import AuditError
 
 HELP = "compare an evaluator release with its previous release (paired, with margins)"
@@ -29,11 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(rho.pitch=0.2); repeatable; overrides [tool.t3d-audit.compare]")
     parser.add_argument("--bootstrap", type=int, default=2000, metavar="B",
                         help="paired prompt-block bootstrap draws (default 2000)")
-    parser.add_argument("--seed", type=int, default=42, metavar="S", help="bootstrap seed (default 42)")
+    parser.add_argument("--seed", type=argtypes.seed, default=42, metavar="S", help="bootstrap seed (default 42)")
     parser.add_argument("--fail-on-inconclusive", action="store_true",
                         help="exit 1 when a metric is inconclusive, not only on a regression")
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
-    parser.add_argument("--out", type=Path, metavar="DIR",
+    parser.add_argument("--out", type=argtypes.output_dir, metavar="DIR",
                         help="also write comparison.md and comparison.json to DIR")
     parser.add_argument("--config", type=Path, metavar="PYPROJECT", default=Path("pyproject.toml"),
                         help="pyproject.toml with [tool.t3d-audit.compare] (default: ./pyproject.toml)")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
-from pathlib import Path
 
+from harness import argtypes
 from harness.paths import default_cache_dir
 from harness.protocol import RENDER_FACTORS, get_profile
 
@@ -23,25 +23,25 @@ LABEL_PX = 14
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scene_file", type=Path, nargs="?", help="scene JSON file")
+    parser.add_argument("scene_file", type=argtypes.input_path, nargs="?", help="scene JSON file")
     parser.add_argument(
-        "--scenes", type=Path, help="scene-set folder: every scene at c0, generators x prompts"
+        "--scenes", type=argtypes.input_path, help="scene-set folder: every scene at c0, generators x prompts"
     )
-    parser.add_argument("--out", type=Path, required=True, help="output PNG")
+    parser.add_argument("--out", type=argtypes.output_file, required=True, help="output PNG")
     parser.add_argument("--profile", default="default", help="profile whose c0 and levels to show")
     parser.add_argument("--all-levels", action="store_true", help="every Table 11 level")
-    parser.add_argument("--tile", type=int, default=160, help="tile size in pixels (default 160)")
+    parser.add_argument("--tile", type=argtypes.tile, default=160, help="tile size in pixels (default 160)")
     parser.add_argument(
-        "--samples", type=int, default=None, help="override samples (default: the profile's)"
+        "--samples", type=argtypes.samples, default=None, help="override samples (default: the profile's)"
     )
     parser.add_argument(
         "--size",
-        type=int,
+        type=argtypes.pixels,
         default=None,
         help="render size of non-resolution rows (default: the profile's c0 resolution)",
     )
-    parser.add_argument("--root", type=Path, default=None, help="scene-set root")
-    parser.add_argument("--cache-dir", type=Path, default=None, help="audit cache directory")
+    parser.add_argument("--root", type=argtypes.input_path, default=None, help="scene-set root")
+    parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="audit cache directory")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,13 +10,14 @@ import argparse
 import time
 from pathlib import Path
 
+from harness import argtypes
 from harness.errors import AuditError
 
 HELP = "write a report directory's self-contained report.html"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("report", type=Path, metavar="REPORT_DIR", help="a report directory (reports/<run-id>)")
+    parser.add_argument("report", type=argtypes.input_path, metavar="REPORT_DIR", help="a report directory (reports/<run-id>)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,20 +27,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from harness import argtypes
+
 HELP = "import a sceneState JSON or glTF/GLB scene into a scene set"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="sceneState .json, .gltf or .glb file")
-    parser.add_argument("--out", type=Path, required=True, help="scene-set root to write into")
+    parser.add_argument("file", type=argtypes.input_path, help="sceneState .json, .gltf or .glb file")
+    parser.add_argument("--out", type=argtypes.input_path, required=True, help="scene-set root to write into")
     parser.add_argument(
         "--asset-root",
-        type=Path,
+        type=argtypes.input_path,
         help="sceneState only: asset root (SceneEval's _data folder, or <source>/<id> meshes)",
     )
     parser.add_argument(
         "--asset-map",
-        type=Path,
+        type=argtypes.input_path,
         help="sceneState only: JSON {modelId or source: path pattern(s) with {id}, {id0}, {base}}",
     )
     parser.add_argument(
@@ -59,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt-source")
     parser.add_argument("--scene-id")
     parser.add_argument(
-        "--labels", type=Path, help="JSON {modelId (sceneState) or node name (glTF room): label}"
+        "--labels", type=argtypes.input_path, help="JSON {modelId (sceneState) or node name (glTF room): label}"
     )
     parser.add_argument(
         "--asset-dir", help="glTF only: folder name under assets/ (default: file stem)"

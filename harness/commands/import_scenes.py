@@ -16,19 +16,20 @@ for) and the manifest path.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from harness import argtypes
 
 HELP = "import a folder of generator outputs into one scene set"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("generators_dir", type=Path, help="folder with one folder per generator")
-    parser.add_argument("--prompts", type=Path, required=True,
+    parser.add_argument("generators_dir", type=argtypes.input_path, help="folder with one folder per generator")
+    parser.add_argument("--prompts", type=argtypes.input_path, required=True,
                         help="JSON or CSV: prompt id -> prompt text (and optional labels)")
-    parser.add_argument("--out", type=Path, required=True, help="scene-set folder to create")
-    parser.add_argument("--asset-root", type=Path,
+    parser.add_argument("--out", type=argtypes.input_path, required=True, help="scene-set folder to create")
+    parser.add_argument("--asset-root", type=argtypes.input_path,
                         help="sceneState files: asset root (default: the generator's folder)")
-    parser.add_argument("--asset-map", type=Path,
+    parser.add_argument("--asset-map", type=argtypes.input_path,
                         help="sceneState files: JSON {modelId or source: path pattern(s)}")
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from harness import argtypes
 from harness.errors import AuditError
 from harness.fileio import json_text, write_json_atomic
 
@@ -23,9 +23,9 @@ CCT_TOLERANCE = 0.1  # kelvin; the fixture stores 1 decimal
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, metavar="FILE",
+    parser.add_argument("--out", type=argtypes.output_file, metavar="FILE",
                         help="write the JSON document here (default: print it)")
-    parser.add_argument("--check", type=Path, metavar="FILE",
+    parser.add_argument("--check", type=argtypes.input_path, metavar="FILE",
                         help="recompute and compare with this committed file; exit 1 if different")
 
 

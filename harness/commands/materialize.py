@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Any
 
+from harness import argtypes
 from harness.commands import warm as warm_cmd
 
 HELP = "render and score a profile into a shared store (for pytest --audit-store)"
@@ -22,11 +23,11 @@ HELP = "render and score a profile into a shared store (for pytest --audit-store
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     warm_cmd.add_arguments(parser)
     parser.add_argument(
-        "--evaluators", default=None,
+        "--evaluators", type=argtypes.name_list, default=None,
         help="comma-separated evaluator ids or globs (default: the profile's)",
     )  # fmt: skip
-    parser.add_argument("--score-device", default="auto", help="auto (cuda if available), cpu, cuda")
-    parser.add_argument("--batch-size", type=int, default=32, help="images per forward pass")
+    parser.add_argument("--score-device", type=argtypes.device, default="auto", help="auto (cuda if available), cpu, cuda")
+    parser.add_argument("--batch-size", type=argtypes.batch_size, default=32, help="images per forward pass")
     parser.add_argument("--skip-render", action="store_true", help="only score (renders exist)")
 
 
@@ -64,6 +65,16 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
         return dict(pool.map(one, specs))
 
 
+def check_selection(profile: str, evaluators: tuple[str, ...]) -> None:
+    """Raise the typed error an unknown profile or evaluator pattern would raise later, now."""
+    from harness.evaluators import registry
+    from harness.protocol import get_profile
+
+    get_profile(profile)
+    if evaluators:
+        registry.select(list(evaluators))
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.paths import default_cache_dir
     from harness.session import AuditOptions, AuditSession
@@ -77,10 +88,11 @@ def run(args: argparse.Namespace) -> int:
         print("t3d-audit materialize: --prompts is not supported (the audit reads the whole "
               "profile)", file=sys.stderr)  # fmt: skip
         return 2
+    evaluators = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
+    check_selection(args.profile, evaluators)  # before any render: a typo costs nothing
     code = 0
     if not args.skip_render:  # the local cache dir only holds this machine's records
         code = warm_cmd.run(argparse.Namespace(**{**vars(args), "cache_dir": None}))
-    evaluators = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
     options = AuditOptions(profile=args.profile, evaluators=evaluators, scenes=args.scenes,
                            cache_dir=args.cache_dir or default_cache_dir(), store=url,
                            store_fill="local", device=args.score_device,

@@ -14,6 +14,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from harness import argtypes
 from harness.protocol import VIEW_POLICIES, get_profile
 from harness.render.render_plan import plan_summary, render_plan
 
@@ -21,10 +22,10 @@ from harness.render.render_plan import plan_summary, render_plan
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="default", help="profile name (default: default)")
     parser.add_argument(
-        "--scenes", type=Path, default=None, help="scene-set root (default: the bundled set)"
+        "--scenes", type=argtypes.input_path, default=None, help="scene-set root (default: the bundled set)"
     )
     parser.add_argument(
-        "--prompts", type=int, default=None, help="only the first N prompt ids (default: profile's)"
+        "--prompts", type=argtypes.positive_int, default=None, help="only the first N prompt ids (default: profile's)"
     )
     parser.add_argument(
         "--view-policy", default="single", choices=VIEW_POLICIES,
@@ -35,10 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--estimate", action="store_true",
         help="also print distinct images, score pairs, CPU- and GPU-hours (calibrates here)",
     )  # fmt: skip
-    parser.add_argument("--costs", type=Path, default=None, help="measured costs file to use")
-    parser.add_argument("--calibrate-out", type=Path, default=None,
+    parser.add_argument("--costs", type=argtypes.input_path, default=None, help="measured costs file to use")
+    parser.add_argument("--calibrate-out", type=argtypes.output_file, default=None,
                         help="write the costs measured here to this file")  # fmt: skip
-    parser.add_argument("--evaluators", default=None,
+    parser.add_argument("--evaluators", type=argtypes.name_list, default=None,
                         help="image evaluators to cost (default: the profile's, else default's)")  # fmt: skip
     parser.add_argument("--recalibrate", action="store_true", help="ignore cached calibration")
 
@@ -86,16 +87,16 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
     specs = [s for s in select_evaluators(patterns) if measurement_kind(s) == "image"]
     counts, plan = ce.plan_counts(profile, scene_set)
     if args.costs is not None:
-        costs = json.loads(args.costs.read_text(encoding="utf-8"))
+        costs = ce.read_costs(args.costs)
         source = f"costs file {args.costs}"
     else:
         devices = ["cpu"] + (["cuda"] if _has_cuda() else [])
         key = sha256_json({"host": ce.host(), "c0": profile.c0.to_dict(), "plan": plan.key,
                            "evaluators": sorted(s.identity_hash for s in specs), "devices": devices})  # fmt: skip
         cached = default_cache_dir() / "calibration" / f"{key[:24]}.json"
-        if cached.is_file() and not args.recalibrate:
-            costs = json.loads(cached.read_text(encoding="utf-8"))
-            source = f"calibration of {costs['measured_at']} (cached: {cached})"
+        costs = _cached_costs(cached) if not args.recalibrate else None
+        if costs is not None:
+            source = f"calibration of {costs.get('measured_at', '?')} (cached: {cached})"
         else:
             print(f"calibrating on this machine: 2 renders at c0 ({profile.c0.resolution_px} px, "
                   f"{profile.c0.samples} samples), one scene group per evaluator ...", flush=True)  # fmt: skip
@@ -132,6 +133,19 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
     print(f"  provenance: {source}; {h.get('cpu_model', '?')} ({h.get('node', '?')}), "
           f"Blender {h.get('blender', '?')}, measured {costs.get('measured_at', '?')}")  # fmt: skip
     return 0
+
+
+def _cached_costs(path: Path) -> dict | None:
+    """The cached calibration at ``path``; None when absent or damaged (it is measured again)."""
+    from harness import cost_estimate as ce
+    from harness.errors import AuditError
+
+    if not path.is_file():
+        return None
+    try:
+        return ce.read_costs(path)
+    except AuditError:
+        return None
 
 
 def _has_cuda() -> bool:

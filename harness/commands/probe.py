@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness import argtypes
 from harness.fileio import write_bytes_atomic
 
 HELP = "apply a content probe to a scene file"
@@ -20,11 +21,11 @@ HELP = "apply a content probe to a scene file"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.protocol import PROBES
 
-    parser.add_argument("scene_file", type=Path, help="scene file (t3d-scene/1 JSON)")
+    parser.add_argument("scene_file", type=argtypes.input_path, help="scene file (t3d-scene/1 JSON)")
     parser.add_argument("--probe", required=True, choices=PROBES, help="which probe to apply")
-    parser.add_argument("--seed", type=int, default=0, help="probe seed (default 0)")
-    parser.add_argument("--root", type=Path, default=None, help="scene-set root (default: nearest folder with manifest.json)")
-    parser.add_argument("--out", type=Path, required=True, help="where to write the edited scene file")
+    parser.add_argument("--seed", type=argtypes.seed, default=0, help="probe seed (default 0)")
+    parser.add_argument("--root", type=argtypes.input_path, default=None, help="scene-set root (default: nearest folder with manifest.json)")
+    parser.add_argument("--out", type=argtypes.output_file, required=True, help="where to write the edited scene file")
 
 
 def find_root(scene_file: Path) -> Path:

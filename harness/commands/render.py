@@ -8,24 +8,24 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
-from pathlib import Path
 
+from harness import argtypes
 from harness.errors import ProtocolError
 from harness.paths import default_cache_dir
 from harness.protocol import BASELINE, C0, get_profile
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scene_file", type=Path, help="scene JSON file")
+    parser.add_argument("scene_file", type=argtypes.input_path, help="scene JSON file")
     parser.add_argument("--factor", default=BASELINE, help="factor to set (default: c0)")
     parser.add_argument("--level", default=C0, help="level of --factor as in Table 11")
     parser.add_argument("--profile", default="default", help="profile whose c0 to start from")
-    parser.add_argument("--samples", type=int, default=None, help="override the sample count")
+    parser.add_argument("--samples", type=argtypes.samples, default=None, help="override the sample count")
     parser.add_argument(
-        "--root", type=Path, default=None, help="scene-set root (default: found from the file)"
+        "--root", type=argtypes.input_path, default=None, help="scene-set root (default: found from the file)"
     )
-    parser.add_argument("--cache-dir", type=Path, default=None, help="audit cache directory")
-    parser.add_argument("--out", type=Path, required=True, help="output PNG")
+    parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="audit cache directory")
+    parser.add_argument("--out", type=argtypes.output_file, required=True, help="output PNG")
 
 
 def run(args: argparse.Namespace) -> int:

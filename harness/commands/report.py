@@ -13,22 +13,23 @@ import argparse
 import time
 from pathlib import Path
 
+from harness import argtypes
 from harness.errors import AuditError
 from harness.stats.bootstrap import MAX_BOOTSTRAP
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scores", nargs="+", required=True, type=Path, metavar="FILE",
+    parser.add_argument("--scores", nargs="+", required=True, type=argtypes.input_path, metavar="FILE",
                         help="raw score files (CSV or Parquet), one or more per evaluator")
-    parser.add_argument("--out", required=True, type=Path, metavar="DIR",
+    parser.add_argument("--out", required=True, type=argtypes.output_dir, metavar="DIR",
                         help="output directory for tables/ and summary.json")
     parser.add_argument("--bootstrap", type=int, default=2000, metavar="B",
                         help="prompt-block bootstrap draws (default 2000; 0 disables intervals)")
-    parser.add_argument("--seed", type=int, default=42, metavar="S",
+    parser.add_argument("--seed", type=argtypes.seed, default=42, metavar="S",
                         help="bootstrap seed (default 42)")
     parser.add_argument("--se", choices=("bootstrap", "analytic"), default="bootstrap",
                         help="standard error of the simultaneous band (default: bootstrap SD)")
-    parser.add_argument("--lighting-scalars", type=Path, metavar="JSON",
+    parser.add_argument("--lighting-scalars", type=argtypes.input_path, metavar="JSON",
                         help="EV/CCT of the lighting maps for Table 8 (t3d-audit lighting output "
                         'or {"map": [EV, CCT_K], ...}; default: fixtures/lighting_scalars.json)')
 
@@ -49,7 +50,8 @@ def load_scores(paths: list[Path]):
         if len(frame) == 0:
             raise RecordsError("the file holds no score records (blank or header only)", where=path,
                                hint="pass the raw score files an audit wrote (reports/<run-id>/scores/)")
-        ids = [e for e in set(frame["evaluator"]) if isinstance(e, str)]
+        # a table without the evaluator column fails validation below, by name
+        ids = [e for e in set(frame["evaluator"]) if isinstance(e, str)] if "evaluator" in frame else []
         validate_records(frame, where=path, score_ranges=declared_score_ranges(ids))
         frames.append(frame)
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]

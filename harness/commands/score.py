@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness import argtypes
 from harness.errors import EvaluatorError
 
 HELP = "score images against captions"
@@ -34,12 +35,12 @@ CHUNK = 256  # pairs held in memory at once (images are decoded per chunk)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--evaluator", required=True, help="evaluator id (see 't3d-audit evaluators')")
-    parser.add_argument("--images", required=True, type=Path, help="directory of image files")
-    parser.add_argument("--captions", required=True, type=Path, help="captions file (JSON or CSV)")
-    parser.add_argument("--out", required=True, type=Path, help="records file (.csv or .parquet)")
-    parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda:0")
-    parser.add_argument("--batch-size", type=int, default=32, help="images per forward pass")
-    parser.add_argument("--cache-dir", type=Path, default=None, help="score cache directory")
+    parser.add_argument("--images", required=True, type=argtypes.input_path, help="directory of image files")
+    parser.add_argument("--captions", required=True, type=argtypes.input_path, help="captions file (JSON or CSV)")
+    parser.add_argument("--out", required=True, type=argtypes.records_file, help="records file (.csv or .parquet)")
+    parser.add_argument("--device", type=argtypes.device, default="auto", help="auto (cuda if available), cpu, cuda:0")
+    parser.add_argument("--batch-size", type=argtypes.batch_size, default=32, help="images per forward pass")
+    parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="score cache directory")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
 
 

@@ -21,6 +21,7 @@ import argparse
 import os
 from pathlib import Path
 
+from harness import argtypes
 from harness.errors import EvaluatorError
 from harness.fileio import write_json_atomic
 from harness.paths import REPO_ROOT
@@ -31,24 +32,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--model", action="append", choices=sorted(RECIPES),
                         help="model to train (repeatable; default: all three)")
-    parser.add_argument("--data", type=Path, action="append", default=None,
+    parser.add_argument("--data", type=argtypes.output_dir, action="append", default=None,
                         help="training-set directory (built there first if it has no data.npz); "
                              "repeat to train on several sets together")
-    parser.add_argument("--seed", type=int, default=None, help="data recipe seed")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "fixtures" / "evaluators",
+    parser.add_argument("--seed", type=argtypes.seed, default=None, help="data recipe seed")
+    parser.add_argument("--out", type=argtypes.output_dir, default=REPO_ROOT / "fixtures" / "evaluators",
                         help="where weights and training cards go")
-    parser.add_argument("--scenes", type=int, default=None,
+    parser.add_argument("--scenes", type=argtypes.positive_int, default=None,
                         help="train on a plain (group-free) set of this many scenes instead")
-    parser.add_argument("--views", type=int, default=None, help="renders per training scene")
-    parser.add_argument("--steps", type=int, default=None, help="override the training steps")
+    parser.add_argument("--views", type=argtypes.positive_int, default=None, help="renders per training scene")
+    parser.add_argument("--steps", type=argtypes.positive_int, default=None, help="override the training steps")
     parser.add_argument("--data-only", action="store_true", help="build the data set and stop")
-    parser.add_argument("--build-jobs", type=int, default=None,
+    parser.add_argument("--build-jobs", type=argtypes.jobs, default=None,
                         help="training sets built at once, one Blender process each (default: "
                              "one per CPU core)")
-    parser.add_argument("--init", type=Path, default=None,
+    parser.add_argument("--init", type=argtypes.input_path, default=None,
                         help="directory with <id>.safetensors to fine-tune from (the bundled recipes "
                              "start from the previous bundled weights; their sha256 is checked)")
-    parser.add_argument("--max-minutes", type=float, default=None,
+    parser.add_argument("--max-minutes", type=argtypes.positive_float, default=None,
                         help="stop each model's training after this many minutes")
     parser.add_argument("--frozen-check", action="store_true",
                         help="after training, measure the quality bars (c0 agreement with the "
@@ -57,9 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the cards and exit 1 when a bar is missed")
     parser.add_argument("--check-only", action="store_true",
                         help="skip data and training; only run --frozen-check on existing weights")
-    parser.add_argument("--check-prompts", type=int, default=10,
+    parser.add_argument("--check-prompts", type=argtypes.positive_int, default=10,
                         help="prompts of the frozen set used by the biggest-only check")
-    parser.add_argument("--agreement-prompts", type=int, default=None,
+    parser.add_argument("--agreement-prompts", type=argtypes.positive_int, default=None,
                         help="prompts of the frozen set used by the companion-agreement check "
                              "(default: all)")  # fmt: skip
 
@@ -74,8 +75,17 @@ def run(args: argparse.Namespace) -> int:
     from harness.training.train import train
 
     models = args.model or list(RECIPES)
+    if args.init is not None:  # checked before the data is built and the models trained
+        missing = [m for m in models if not (Path(args.init) / f"{m}.safetensors").is_file()]
+        if missing:
+            raise EvaluatorError(f"no {', '.join(f'{m}.safetensors' for m in missing)} to start from",
+                                 where=f"--init {args.init}", hint="give the directory holding them")  # fmt: skip
     if args.check_only:
         return _frozen_check(models, args.out, args.check_prompts, args.agreement_prompts)
+    fine_tuned = [m for m in models if RECIPES[m].init_sha256 is not None]
+    if fine_tuned and args.init is None and not args.data_only:  # train() would refuse, hours later
+        raise EvaluatorError(f"{', '.join(fine_tuned)} fine-tune from earlier weights",
+                             where="--init", hint="pass --init DIR with DIR/<id>.safetensors")  # fmt: skip
     custom = any(v is not None for v in (args.scenes, args.views, args.seed))
     recipes: list = [DataRecipe()] if custom else list(BUNDLED_TRAINING)
     if args.scenes is not None:

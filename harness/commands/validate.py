@@ -24,13 +24,15 @@ import math
 from pathlib import Path
 from typing import Any
 
+from harness import argtypes
+
 HELP = "re-verify a report directory (manifest hashes, cards, coverage; --deep: recompute)"
 
 KEY = ["evaluator", "generator", "prompt_id", "factor", "level"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("report", type=Path, help="a report directory, e.g. reports/<run-id>")
+    parser.add_argument("report", type=argtypes.input_path, help="a report directory, e.g. reports/<run-id>")
     parser.add_argument("--deep", action="store_true",
                         help="also recompute summary.json, tables, cards and figures from scores/ "
                         "and the manifest's run options, and compare them with the files on disk")

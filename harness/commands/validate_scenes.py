@@ -16,13 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+
+from harness import argtypes
 
 HELP = "validate a scene set against its manifest"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", type=Path, help="scene-set root (the folder holding manifest.json)")
+    parser.add_argument("dir", type=argtypes.input_path, help="scene-set root (the folder holding manifest.json)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 

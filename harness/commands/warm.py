@@ -20,6 +20,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from harness import argtypes
 from harness.paths import default_cache_dir
 from harness.protocol import VIEW_POLICIES, get_profile
 
@@ -37,28 +38,30 @@ def _identity(sset, scene) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="default", help="profile name (default: default)")
     parser.add_argument(
-        "--jobs", "-j", type=int, default=None,
+        "--jobs", "-j", type=argtypes.jobs, default=None,
         help="worker processes (local, default 1) or render actors (ray, default: cluster CPUs)",
     )  # fmt: skip
     add_backend_arguments(parser)
     parser.add_argument(
         "--cache-dir",
-        type=Path,
+        type=argtypes.output_dir,
         default=None,
         help="audit cache directory; renders go to <dir>/renders "
         "(default: $T3D_AUDIT_CACHE_DIR or .audit_cache)",
     )
     parser.add_argument(
-        "--scenes", type=Path, default=None, help="scene-set root (default: the bundled set)"
+        "--scenes", type=argtypes.input_path, default=None,
+        help="scene-set root (default: the bundled set)",
     )
     parser.add_argument(
-        "--prompts", type=int, default=None, help="only the first N prompt ids (default: profile's)"
+        "--prompts", type=argtypes.positive_int, default=None,
+        help="only the first N prompt ids (default: profile's)",
     )
     parser.add_argument(
         "--view-policy", default="single", choices=VIEW_POLICIES,
         help="single (default), mean4, max4 or sheet4: plan every view (docs/formats.md)",
     )
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per render")
+    parser.add_argument("--timeout", type=argtypes.positive_float, default=600.0, help="seconds per render")
     parser.add_argument(
         "--device",
         choices=("cpu", "gpu"),
@@ -75,17 +78,17 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         help="where renders run: local processes (default) or a Ray cluster",
     )  # fmt: skip
     parser.add_argument(
-        "--address", default=None,
+        "--address", type=argtypes.ray_address, default=None,
         help="Ray cluster: auto (this machine's cluster), ray://HOST:10001; default: start a "
         "private one on this machine",
     )  # fmt: skip
     parser.add_argument(
-        "--store", default=None,
+        "--store", type=argtypes.store_url, default=None,
         help="shared store URL for renders and scores (file://DIR, s3://bucket/prefix, any "
         "fsspec URL; a plain path means file://); default: the local --cache-dir",
     )  # fmt: skip
-    parser.add_argument("--cpus-per-actor", type=int, default=1, help="Ray: CPUs (Cycles threads) per render actor")
-    parser.add_argument("--retries", type=int, default=2, help="Ray: retries of a render whose worker died")
+    parser.add_argument("--cpus-per-actor", type=argtypes.jobs, default=1, help="Ray: CPUs (Cycles threads) per render actor")
+    parser.add_argument("--retries", type=argtypes.retries, default=2, help="Ray: retries of a render whose worker died")
 
 
 def store_url(value: str | None) -> str | None:
@@ -103,9 +106,6 @@ def run(args: argparse.Namespace) -> int:
     from harness.render.render_inputs import apply_probe, load_profile_scenes
     from harness.render.render_plan import render_plan
 
-    if args.jobs is not None and args.jobs < 1:
-        print("t3d-audit warm: --jobs must be >= 1", file=sys.stderr)
-        return 2
     store = store_url(args.store)
     if args.backend == "ray" and store is None:
         print("t3d-audit warm: --backend ray needs --store URL (a store every node reaches, "
