@@ -1,0 +1,151 @@
+"""Evaluator–human agreement with prompt-block intervals, assembled as plain dicts (no I/O).
+
+:func:`agreement_table` is the one entry point of ``t3d-audit agreement`` and of the plugin:
+arrays in, a JSON-ready dict out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from harness.stats import human_bootstrap as hb
+from harness.stats import human_corr as hc
+from harness.stats import human_rank as hr
+from harness.stats import human_reliability as rel
+from harness.stats.bootstrap import percentile_ci, prompt_weights
+
+KEYS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
+
+
+def _f(v: float) -> float | None:
+    return float(v) if v is not None and np.isfinite(v) else None
+
+
+def _ci(draws: np.ndarray, level: float) -> list:
+    lo, hi = percentile_ci(draws, level)
+    return [_f(lo), _f(hi)]
+
+
+def epsilons(scores: np.ndarray, human: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
+    """Full-sample tie-calibration ε per series: (E, n), (n,) → (E,). O(E n² log n)."""
+    return np.array([hc.tie_calibrated_accuracy(s, human, groups).epsilon for s in np.atleast_2d(scores)])
+
+
+def series_agreement(
+    scores: np.ndarray,
+    human: np.ndarray,
+    blocks: np.ndarray,
+    n_blocks: int,
+    weights: np.ndarray,
+    *,
+    grouped: bool = False,
+    level: float = 0.95,
+) -> list[dict]:
+    """Agreement of every series with intervals.
+
+    ``scores`` (E, n), ``human`` (n,) mean rating, ``blocks`` (n,) prompt index, ``weights``
+    (B, P). Returns one dict per series with the keys n, pearson, spearman, kendall_tau_b,
+    kendall_tau_c, pairwise_accuracy, pairwise_epsilon and ``ci`` {key: [lo, hi]}. With
+    ``grouped`` the statistics are computed within each block and averaged.
+    """
+    x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    groups = blocks if grouped else None
+    eps = epsilons(x, human, groups)
+    if grouped:
+        per = hb.per_block_values(x, human, blocks, n_blocks, eps)
+        draws = hb.grouped_draws(per, weights)
+    else:
+        draws = hb.pooled_draws(x, human, blocks, weights, eps)
+    out = []
+    for e in range(x.shape[0]):
+        point = hc.item_agreement(x[e], human, groups)
+        entry = {"n": int(point["n"])}
+        entry.update({k: _f(point[k]) for k in KEYS})
+        entry["pairwise_epsilon"] = _f(point["pairwise_epsilon"])
+        entry["ci"] = {k: _ci(draws[k][:, e], level) for k in KEYS}
+        out.append(entry)
+    return out
+
+
+def reliability_summary(
+    ratings: np.ndarray, blocks: np.ndarray, n_blocks: int, weights: np.ndarray, level: float = 0.95
+) -> dict:
+    """The "human" block: items, raters, ratings, α (interval, ordinal), noise ceiling, with
+    intervals; leave-one-rater-out and split-half. ``ratings`` (U, R), ``blocks`` (U,)."""
+    r = np.asarray(ratings, dtype=np.float64)
+    figures = rel.human_reliability(r)
+    per, vals = rel.coincidences(r, blocks, n_blocks)
+    ci = {}
+    if vals.size:
+        a_int = rel.alpha_draws(per, vals, weights, "interval")
+        a_ord = rel.alpha_draws(per, vals, weights, "ordinal")
+        ci = {
+            "krippendorff_alpha_interval": _ci(a_int, level),
+            "krippendorff_alpha_ordinal": _ci(a_ord, level),
+            "noise_ceiling": _ci(rel.noise_ceiling(a_int, figures["effective_raters"]), level),
+        }
+    out = {
+        "items": int(np.isfinite(r).any(axis=1).sum()),
+        "raters": int(np.isfinite(r).any(axis=0).sum()),
+        "ratings": int(np.isfinite(r).sum()),
+    }
+    for k, v in figures.items():
+        out[k] = [_f(x) for x in v] if isinstance(v, list) else _f(v)
+    out["ci"] = ci
+    return out
+
+
+def generator_level(
+    scores: np.ndarray, human: np.ndarray, generators: Sequence[str]
+) -> dict:
+    """Generator means of the evaluator and of the humans over the same items; τ-b and winners.
+
+    ``scores`` (n,), ``human`` (n,), ``generators`` (n,) labels.
+    """
+    g = np.asarray(generators)
+    names = sorted(set(g.tolist()))
+    keep = np.isfinite(scores) & np.isfinite(human)
+    ev = np.array([np.mean(scores[keep & (g == n)]) if (keep & (g == n)).any() else np.nan for n in names])
+    hu = np.array([np.mean(human[keep & (g == n)]) if (keep & (g == n)).any() else np.nan for n in names])
+    ew, hw = hr.winners(ev), hr.winners(hu)
+    return {
+        "generators": names,
+        "evaluator_means": [_f(v) for v in ev],
+        "human_means": [_f(v) for v in hu],
+        "kendall_tau_b": _f(hr.generator_kendall(ev, hu)),
+        "evaluator_winner": [names[i] for i in sorted(ew)],
+        "human_winner": [names[i] for i in sorted(hw)],
+        "winner_match": hr.winner_match(ev, hu),
+    }
+
+
+def bradley_terry_summary(
+    a: np.ndarray,
+    b: np.ndarray,
+    outcome: np.ndarray,
+    block: np.ndarray,
+    generators: Sequence[str],
+    n_blocks: int,
+    weights: np.ndarray,
+    level: float = 0.95,
+    prior: float = 1.0,
+) -> dict:
+    """Bradley–Terry log-strengths from pairwise votes with prompt-block intervals."""
+    wins = hr.win_matrices(a, b, outcome, block, len(generators), n_blocks)
+    beta = hr.bradley_terry(wins.sum(axis=0), prior=prior)
+    draws = hr.bradley_terry_draws(wins, weights, prior=prior)
+    ci = percentile_ci(draws, level)
+    return {
+        "votes": len(a),
+        "prior_virtual_ties": prior,
+        "strengths": {
+            g: {"beta": _f(beta[i]), "ci": [_f(ci[0, i]), _f(ci[1, i])]} for i, g in enumerate(generators)
+        },
+    }
+
+
+def draw_weights(n_blocks: int, n_draws: int, seed: int) -> np.ndarray:
+    """The study's prompt-block weights (B, P) for ``seed`` (one matrix for every statistic)."""
+    return prompt_weights(n_blocks, n_draws, seed)
