@@ -236,3 +236,60 @@ def test_alpha_draws_match_expanded_units():
             expanded = r[_expand(blocks, w[b])]
             want = rel.krippendorff_alpha(expanded, level)
             assert (np.isnan(want) and np.isnan(d[b])) or d[b] == pytest.approx(want, abs=1e-12)
+
+
+def test_pooled_draws_many_blocks_path_matches(monkeypatch):
+    rng = np.random.default_rng(11)
+    blocks = np.repeat(np.arange(6), 2)
+    human = rng.integers(1, 4, 12).astype(float)
+    x = human + rng.normal(0, 1, (2, 12))
+    w = rng.multinomial(6, np.ones(6) / 6, size=5)
+    fast = hb.pooled_draws(x, human, blocks, w, np.array([0.1, 0.0]))
+    monkeypatch.setattr(hb, "OUTER_BUDGET", 0)
+    slow = hb.pooled_draws(x, human, blocks, w, np.array([0.1, 0.0]))
+    for k in hb.POOLED:
+        np.testing.assert_allclose(slow[k], fast[k], rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 100_000), st.integers(2, 30), st.booleans())
+def test_batched_epsilon_search_matches_the_single_search(seed, n, quantise):
+    rng = np.random.default_rng(seed)
+    human = rng.integers(1, 4, n).astype(float)
+    x = human + rng.normal(0, 1, (5, n))
+    if quantise:
+        x = np.round(x)
+    x[4] = -x[4]  # an anti-correlated series: ties everywhere may win
+    got = hc.tie_calibrated_epsilons(x, human, chunk=2)
+    want = [hc.tie_calibrated_accuracy(x[e], human).epsilon for e in range(5)]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_series_agreement_points_equal_the_scalar_statistics():
+    from harness.stats import human_summary as hs
+
+    rng = np.random.default_rng(21)
+    blocks = np.repeat(np.arange(6), 4)
+    human = rng.integers(1, 5, 24).astype(float)
+    x = human + rng.normal(0, 1, (3, 24))
+    x[2] = np.round(x[2])
+    x[1, 3] = NAN
+    w = hs.draw_weights(6, 50, 42)
+    for grouped in (False, True):
+        got = hs.series_agreement(x, human, blocks, 6, w, grouped=grouped)
+        for e in range(3):
+            want = hc.item_agreement(x[e], human, blocks if grouped else None)
+            for k, v in want.items():
+                assert got[e][k] == pytest.approx(v, abs=1e-12), (grouped, e, k)
+            for k in hs.KEYS:
+                lo, hi = got[e]["ci"][k]
+                assert lo <= hi
+
+
+def test_epsilon_search_is_not_moved_by_summation_rounding():
+    # accuracy 10/15 at both ε = 1 and ε = 2; a running float sum once made ε = 2 look higher
+    x = np.array([3.0, 2.0, 1.0, 1.0, 3.0, 1.0])
+    human = np.array([2.0, 2.0, 2.0, 2.0, 3.0, 2.0])
+    r = hc.tie_calibrated_accuracy(x, human)
+    assert r.epsilon == 1.0 and r.accuracy == pytest.approx(10 / 15)
+    assert hc.tie_calibrated_epsilons(x[None], human)[0] == 1.0

@@ -30,6 +30,7 @@ from scipy import stats as sps
 from harness.stats.bootstrap import prompt_mean_draws
 
 POOLED = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
+OUTER_BUDGET = 6e7  # B × P² elements of the outer-product weights (240 MB float32)
 PAIR_BUDGET = 2.5e7  # (series × n × n) elements per chunk of the pair stage (~100 MB float32)
 
 
@@ -159,10 +160,14 @@ def pooled_draws(
     diag = np.zeros((e_count, n_blocks, n_blocks))
     diag[:, np.arange(n_blocks), np.arange(n_blocks)] = n_pe
 
-    ww = (w[:, :, None] * w[:, None, :]).reshape(w.shape[0], -1).astype(np.float32)
+    # Few prompts: one GEMM against the (B, P²) outer products. Many prompts (e.g. one block
+    # per item): (B, P²) would not fit, so each series is w @ S, then a row-wise dot with w.
+    outer = w.shape[0] * n_blocks * n_blocks <= OUTER_BUDGET
     exact = float(np.max(n_w, initial=0.0)) ** 2 < 2.0**24
-    if not exact:
-        ww = ww.astype(np.float64)
+    ww = None
+    if outer:
+        ww = (w[:, :, None] * w[:, None, :]).reshape(w.shape[0], -1)
+        ww = ww.astype(np.float32) if exact else ww
 
     def reduce(q: np.ndarray) -> np.ndarray:
         s = np.add.reduceat(np.add.reduceat(q, starts, axis=2, dtype=np.int32), starts, axis=1)
@@ -171,6 +176,8 @@ def pooled_draws(
         return out
 
     def quad(s: np.ndarray) -> np.ndarray:  # s holds doubled counts (both orders of a pair)
+        if ww is None:
+            return 0.5 * np.stack([np.einsum("bp,bp->b", w @ s_c, w) for s_c in s], axis=1)
         if exact:
             return 0.5 * _quad(ww, s)
         return 0.5 * (ww @ s.reshape(s.shape[0], -1).T)

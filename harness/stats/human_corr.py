@@ -9,7 +9,8 @@ Pairwise accuracy with tie calibration follows Deutsch, Foster & Freitag (2023),
 a pair of items is *correct* when the metric orders it as the humans do, or when both call it a
 tie; metric differences ``|x_i − x_j| ≤ ε`` count as metric ties, and ε is chosen (one global
 value, also for the grouped form) to maximise the accuracy. Candidate ε are 0 and every distinct
-pairwise metric difference; the smallest ε reaching the maximum wins.
+pairwise metric difference; the smallest ε reaching the maximum wins (accuracies within 1e-12
+count as equal, so floating-point summation order cannot pick a larger ε).
 """
 
 from __future__ import annotations
@@ -150,7 +151,9 @@ def tie_calibrated_accuracy(
     if thresholds[0] > 0:
         thresholds = np.concatenate(([0.0], thresholds))
         accs = np.concatenate(([start], accs))
-    best = int(np.argmax(accs))
+    # accuracies within 1e-12 of the maximum are equal (the running sums round differently on
+    # the way): the smallest such ε wins, as with exact counts
+    best = int(np.flatnonzero(accs >= np.max(accs) - 1e-12)[0])
     eps = float(thresholds[best])
     exact = float(np.sum(w[np.where(diff <= eps, htie, conc)]))  # no cumulative rounding
     return TieCalibration(thresholds, accs, eps, exact)
@@ -213,3 +216,47 @@ def item_agreement(
         "pairwise_accuracy": cal.accuracy,
         "pairwise_epsilon": cal.epsilon,
     }
+
+
+def tie_calibrated_epsilons(x: np.ndarray, y: np.ndarray, chunk: int = 64) -> np.ndarray:
+    """Pooled ε of :func:`tie_calibrated_accuracy` for many series at once: (E, n), (n,) → (E,).
+
+    Same answer as the one-series search (the smallest ε at the maximum accuracy); series with
+    missing values fall back to it. Tying a pair gains one correct pair when the humans tie it
+    (set A of metric differences) and loses one when the metric ordered it rightly (set D), so
+    the accuracy curve only rises at values of A: sorting A (the human-tie pairs, the same pairs
+    for every series) and counting D below each value by a search is enough, with no sort of all
+    n(n−1)/2 differences. Vectorised over chunks of series.
+    """
+    xs = np.atleast_2d(np.asarray(x, dtype=np.float64))
+    y = np.asarray(y, dtype=np.float64)
+    out = np.zeros(xs.shape[0])
+    full = np.isfinite(xs).all(axis=1) & bool(np.isfinite(y).all())
+    n = y.size
+    i, j = np.triu_indices(n, k=1)
+    dy = y[i] - y[j]
+    tie = dy == 0
+    ti, tj = i[tie], j[tie]
+    ci, cj, sy = i[~tie], j[~tie], np.sign(dy[~tie])
+    rows = np.flatnonzero(full)
+    if ti.size and rows.size:
+        for c0 in range(0, rows.size, chunk):
+            r = rows[c0 : c0 + chunk]
+            xr = xs[r]
+            a = np.sort(np.abs(xr[:, ti] - xr[:, tj]), axis=1)  # (C, |A|)
+            dx = xr[:, ci] - xr[:, cj]
+            conc = np.sign(dx) * sy > 0
+            absdx = np.abs(dx)
+            lost = np.empty_like(a)
+            for k in range(r.size):  # pairs the metric ordered rightly with |Δ| ≤ each value of A
+                lost[k] = np.searchsorted(np.sort(absdx[k][conc[k]]), a[k], side="right")
+            gained = np.arange(1, a.shape[1] + 1, dtype=np.float64)[None, :]
+            last = np.concatenate((a[:, 1:] != a[:, :-1], np.ones((r.size, 1), dtype=bool)), axis=1)
+            value = np.where(last, gained - lost, -np.inf)
+            best = np.argmax(value, axis=1)
+            best_val = value[np.arange(r.size), best]
+            start_wins = (a[:, 0] > 0) & (best_val <= 0)  # ε = 0 (value 0) comes first
+            out[r] = np.where(start_wins, 0.0, a[np.arange(r.size), best])
+    for e in np.flatnonzero(~full):
+        out[e] = tie_calibrated_accuracy(xs[e], y).epsilon
+    return out

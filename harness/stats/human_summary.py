@@ -30,6 +30,8 @@ def _ci(draws: np.ndarray, level: float) -> list:
 
 def epsilons(scores: np.ndarray, human: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
     """Full-sample tie-calibration ε per series: (E, n), (n,) → (E,). O(E n² log n)."""
+    if groups is None:
+        return hc.tie_calibrated_epsilons(scores, human)
     return np.array([hc.tie_calibrated_accuracy(s, human, groups).epsilon for s in np.atleast_2d(scores)])
 
 
@@ -53,18 +55,21 @@ def series_agreement(
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     groups = blocks if grouped else None
     eps = epsilons(x, human, groups)
+    # row 0 of the weights is the original sample (every prompt once): the point estimates
+    w = np.vstack([np.ones((1, weights.shape[1]), dtype=weights.dtype), weights])
     if grouped:
         per = hb.per_block_values(x, human, blocks, n_blocks, eps)
-        draws = hb.grouped_draws(per, weights)
+        draws = hb.grouped_draws(per, w)
     else:
-        draws = hb.pooled_draws(x, human, blocks, weights, eps)
+        draws = hb.pooled_draws(x, human, blocks, w, eps)
+    y = np.asarray(human, dtype=np.float64)
+    n_ok = (np.isfinite(x) & np.isfinite(y)[None, :]).sum(axis=1)
     out = []
     for e in range(x.shape[0]):
-        point = hc.item_agreement(x[e], human, groups)
-        entry = {"n": int(point["n"])}
-        entry.update({k: _f(point[k]) for k in KEYS})
-        entry["pairwise_epsilon"] = _f(point["pairwise_epsilon"])
-        entry["ci"] = {k: _ci(draws[k][:, e], level) for k in KEYS}
+        entry = {"n": int(n_ok[e])}
+        entry.update({k: _f(draws[k][0, e]) for k in KEYS})
+        entry["pairwise_epsilon"] = _f(eps[e])
+        entry["ci"] = {k: _ci(draws[k][1:, e], level) for k in KEYS}
         out.append(entry)
     return out
 
