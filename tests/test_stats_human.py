@@ -263,6 +263,10 @@ def test_batched_epsilon_search_matches_the_single_search(seed, n, quantise):
     got = hc.tie_calibrated_epsilons(x, human, chunk=2)
     want = [hc.tie_calibrated_accuracy(x[e], human).epsilon for e in range(5)]
     np.testing.assert_array_equal(got, want)
+    groups = np.arange(n) % 3
+    got = hc.tie_calibrated_epsilons(x, human, groups, chunk=2)
+    want = [hc.tie_calibrated_accuracy(x[e], human, groups).epsilon for e in range(5)]
+    np.testing.assert_array_equal(got, want)
 
 
 def test_series_agreement_points_equal_the_scalar_statistics():

@@ -31,7 +31,7 @@ from harness.stats.bootstrap import prompt_mean_draws
 
 POOLED = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
 OUTER_BUDGET = 6e7  # B × P² elements of the outer-product weights (240 MB float32)
-PAIR_BUDGET = 2.5e7  # (series × n × n) elements per chunk of the pair stage (~100 MB float32)
+PAIR_BUDGET = 8e6  # (series × n × n) elements per chunk of the pair stage (~64 MB float64)
 
 
 def _prepare(scores: np.ndarray, human: np.ndarray, blocks: np.ndarray, n_blocks: int):

@@ -218,8 +218,50 @@ def item_agreement(
     }
 
 
-def tie_calibrated_epsilons(x: np.ndarray, y: np.ndarray, chunk: int = 64) -> np.ndarray:
-    """Pooled ε of :func:`tie_calibrated_accuracy` for many series at once: (E, n), (n,) → (E,).
+def _grouped_epsilons(xs: np.ndarray, y: np.ndarray, groups, chunk: int) -> np.ndarray:
+    """Grouped ε for many complete series: within-group pairs weighted 1/(N_g R), one sort each."""
+    codes = _group_codes(groups, y.size)
+    out = np.zeros(xs.shape[0])
+    ii, jj, ww = [], [], []
+    for g in np.unique(codes):
+        members = np.flatnonzero(codes == g)
+        if members.size < 2:
+            continue
+        a, b = np.triu_indices(members.size, k=1)
+        ii.append(members[a])
+        jj.append(members[b])
+        ww.append(np.full(a.size, 1.0 / a.size))
+    if not ii:
+        return out
+    i, j = np.concatenate(ii), np.concatenate(jj)
+    w = np.concatenate(ww) / len(ii)
+    dy = y[i] - y[j]
+    htie = (dy == 0).astype(np.float64)
+    sy = np.sign(dy)
+    for c0 in range(0, xs.shape[0], chunk):
+        xr = xs[c0 : c0 + chunk]
+        dx = xr[:, i] - xr[:, j]
+        conc = (np.sign(dx) * sy > 0).astype(np.float64)
+        diff = np.abs(dx)
+        order = np.argsort(diff, axis=1, kind="stable")
+        diff = np.take_along_axis(diff, order, axis=1)
+        delta = (w * (htie - conc))[np.arange(xr.shape[0])[:, None], order]
+        running = np.cumsum(delta, axis=1)
+        last = np.concatenate((diff[:, 1:] != diff[:, :-1], np.ones((xr.shape[0], 1), dtype=bool)), axis=1)
+        cand = np.where(last, running, -np.inf)
+        zero_first = diff[:, :1] > 0  # ε = 0 with nothing tied is a candidate of value 0
+        cand = np.concatenate((np.where(zero_first, 0.0, -np.inf), cand), axis=1)
+        thr = np.concatenate((np.zeros((xr.shape[0], 1)), diff), axis=1)
+        top = np.max(cand, axis=1, keepdims=True)
+        best = np.argmax(cand >= top - 1e-12, axis=1)
+        out[c0 : c0 + xr.shape[0]] = thr[np.arange(xr.shape[0]), best]
+    return out
+
+
+def tie_calibrated_epsilons(
+    x: np.ndarray, y: np.ndarray, groups: Sequence | np.ndarray | None = None, chunk: int = 64
+) -> np.ndarray:
+    """ε of :func:`tie_calibrated_accuracy` for many series at once: (E, n), (n,) → (E,).
 
     Same answer as the one-series search (the smallest ε at the maximum accuracy); series with
     missing values fall back to it. Tying a pair gains one correct pair when the humans tie it
@@ -239,6 +281,9 @@ def tie_calibrated_epsilons(x: np.ndarray, y: np.ndarray, chunk: int = 64) -> np
     ti, tj = i[tie], j[tie]
     ci, cj, sy = i[~tie], j[~tie], np.sign(dy[~tie])
     rows = np.flatnonzero(full)
+    if groups is not None:
+        out[rows] = _grouped_epsilons(xs[rows], y, groups, chunk)
+        rows = rows[:0]
     if ti.size and rows.size:
         for c0 in range(0, rows.size, chunk):
             r = rows[c0 : c0 + chunk]
@@ -258,5 +303,5 @@ def tie_calibrated_epsilons(x: np.ndarray, y: np.ndarray, chunk: int = 64) -> np
             start_wins = (a[:, 0] > 0) & (best_val <= 0)  # ε = 0 (value 0) comes first
             out[r] = np.where(start_wins, 0.0, a[np.arange(r.size), best])
     for e in np.flatnonzero(~full):
-        out[e] = tie_calibrated_accuracy(xs[e], y).epsilon
+        out[e] = tie_calibrated_accuracy(xs[e], y, groups).epsilon
     return out

@@ -30,9 +30,7 @@ def _ci(draws: np.ndarray, level: float) -> list:
 
 def epsilons(scores: np.ndarray, human: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
     """Full-sample tie-calibration ε per series: (E, n), (n,) → (E,). O(E n² log n)."""
-    if groups is None:
-        return hc.tie_calibrated_epsilons(scores, human)
-    return np.array([hc.tie_calibrated_accuracy(s, human, groups).epsilon for s in np.atleast_2d(scores)])
+    return hc.tie_calibrated_epsilons(scores, human, groups)
 
 
 def series_agreement(
@@ -44,6 +42,7 @@ def series_agreement(
     *,
     grouped: bool = False,
     level: float = 0.95,
+    chunk: int = 256,
 ) -> list[dict]:
     """Agreement of every series with intervals.
 
@@ -54,23 +53,25 @@ def series_agreement(
     """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     groups = blocks if grouped else None
-    eps = epsilons(x, human, groups)
     # row 0 of the weights is the original sample (every prompt once): the point estimates
     w = np.vstack([np.ones((1, weights.shape[1]), dtype=weights.dtype), weights])
-    if grouped:
-        per = hb.per_block_values(x, human, blocks, n_blocks, eps)
-        draws = hb.grouped_draws(per, w)
-    else:
-        draws = hb.pooled_draws(x, human, blocks, w, eps)
     y = np.asarray(human, dtype=np.float64)
     n_ok = (np.isfinite(x) & np.isfinite(y)[None, :]).sum(axis=1)
     out = []
-    for e in range(x.shape[0]):
-        entry = {"n": int(n_ok[e])}
-        entry.update({k: _f(draws[k][0, e]) for k in KEYS})
-        entry["pairwise_epsilon"] = _f(eps[e])
-        entry["ci"] = {k: _ci(draws[k][1:, e], level) for k in KEYS}
-        out.append(entry)
+    for c0 in range(0, x.shape[0], chunk):  # bounded memory: (B, chunk) draws at a time
+        xc = x[c0 : c0 + chunk]
+        eps = epsilons(xc, y, groups)
+        if grouped:
+            draws = hb.grouped_draws(hb.per_block_values(xc, y, blocks, n_blocks, eps), w)
+        else:
+            draws = hb.pooled_draws(xc, y, blocks, w, eps)
+        cis = {k: percentile_ci(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
+        for e in range(xc.shape[0]):
+            entry = {"n": int(n_ok[c0 + e])}
+            entry.update({k: _f(draws[k][0, e]) for k in KEYS})
+            entry["pairwise_epsilon"] = _f(eps[e])
+            entry["ci"] = {k: [_f(cis[k][0, e]), _f(cis[k][1, e])] for k in KEYS}
+            out.append(entry)
     return out
 
 
