@@ -218,7 +218,12 @@ def pooled_draws(
         for e in range(e_count):
             me = mask[e]
             y_classes = y_all if me.all() else _distinct_present(y[me], blk[me], present_w)
-            m_classes[:, e] = np.minimum(_distinct_present(x[e, me], blk[me], present_w), y_classes)
+            if np.unique(x[e, me]).size == int(me.sum()):
+                # all scores distinct: a draw has as many x classes as items, never fewer than
+                # its distinct human values, so m is the human count
+                m_classes[:, e] = y_classes
+            else:
+                m_classes[:, e] = np.minimum(_distinct_present(x[e, me], blk[me], present_w), y_classes)
         den_c = n_w * n_w * (m_classes - 1.0) / m_classes
         out["kendall_tau_c"] = np.where((den_c > 0) & (m_classes > 1), 2.0 * kq / den_c, np.nan)
         out["pairwise_accuracy"] = np.where(n0 > 0, (aq + dup) / n0, np.nan)
