@@ -45,7 +45,6 @@ def _tifa_tables(tmp_path):
     return data, ratings, scores
 
 
-@pytest.mark.slow
 def test_tifa_reproduces_the_published_correlations(tmp_path, capsys):
     data, ratings, scores = _tifa_tables(tmp_path)
     assert len(data) == 800

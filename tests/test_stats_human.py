@@ -297,3 +297,48 @@ def test_epsilon_search_is_not_moved_by_summation_rounding():
     r = hc.tie_calibrated_accuracy(x, human)
     assert r.epsilon == 1.0 and r.accuracy == pytest.approx(10 / 15)
     assert hc.tie_calibrated_epsilons(x[None], human)[0] == 1.0
+
+
+def test_generator_level_draws_identity_and_expansion():
+    rng = np.random.default_rng(4)
+    gen = np.tile(np.arange(3), 5)
+    blocks = np.repeat(np.arange(5), 3)
+    human = rng.integers(1, 6, 15).astype(float)
+    x = human + rng.normal(0, 1, 15)
+    w = np.array([[1, 1, 1, 1, 1], [2, 0, 0, 3, 0]])
+    tau, match = hr.generator_level_draws(x, human, gen, blocks, w)
+    ev = np.array([x[gen == k].mean() for k in range(3)])
+    hu = np.array([human[gen == k].mean() for k in range(3)])
+    assert tau[0] == pytest.approx(hr.generator_kendall(ev, hu))
+    assert match[0] == hr.winner_match(ev, hu)
+    idx = _expand(blocks, w[1])
+    ev1 = np.array([x[idx][gen[idx] == k].mean() for k in range(3)])
+    hu1 = np.array([human[idx][gen[idx] == k].mean() for k in range(3)])
+    assert tau[1] == pytest.approx(hr.generator_kendall(ev1, hu1), nan_ok=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 100_000), st.floats(0.1, 10.0), st.floats(-5.0, 5.0))
+def test_statistics_are_invariant_to_increasing_affine_maps_of_the_scores(seed, scale, shift):
+    rng = np.random.default_rng(seed)
+    human = rng.integers(1, 6, 20).astype(float)
+    x = human + rng.normal(0, 1, 20)
+    a = hc.item_agreement(x, human)
+    b = hc.item_agreement(scale * x + shift, human)
+    for k in ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c"):
+        assert b[k] == pytest.approx(a[k], abs=1e-9)
+    # ε is in metric units, so it scales; the accuracy it buys does not move
+    assert b["pairwise_accuracy"] == pytest.approx(a["pairwise_accuracy"], abs=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 100_000))
+def test_pairwise_accuracy_bounds_and_perfect_metric(seed):
+    rng = np.random.default_rng(seed)
+    human = rng.integers(1, 4, 12).astype(float)
+    x = rng.normal(0, 1, 12)
+    r = hc.tie_calibrated_accuracy(x, human)
+    assert 0.0 <= r.accuracy <= 1.0
+    # the humans' own ratings as the metric: every pair right at ε = 0
+    assert hc.tie_calibrated_accuracy(human, human).accuracy == pytest.approx(1.0)
+    assert hc.tie_calibrated_accuracy(human, human).epsilon == 0.0

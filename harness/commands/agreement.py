@@ -154,7 +154,7 @@ def compute(ratings, args: argparse.Namespace, votes=None) -> dict:
             entry["noise_ceiling"] = doc["human"]["noise_ceiling"]
             if gens is not None:
                 e = joined.series.index((ev, c0))
-                entry["generator_level"] = hs.generator_level(joined.scores[e], mean, gens)
+                entry["generator_level"] = hs.generator_level(joined.scores[e], mean, gens, blocks, weights)
             doc["evaluators"][ev] = entry
         if any(len(c) > 1 for c in by_eval.values()):
             doc["configurations"] = by_eval

@@ -90,3 +90,49 @@ def bradley_terry_draws(
     p, g, _ = block_wins.shape
     drawn = (np.asarray(weights, dtype=np.float64) @ block_wins.reshape(p, g * g)).reshape(-1, g, g)
     return bradley_terry(drawn, prior=prior)
+
+
+def tau_b_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall τ-b between matching rows of a and b: (B, G), (B, G) → (B,); NaN when undefined."""
+    i, j = np.triu_indices(a.shape[1], k=1)
+    sa = np.sign(a[:, i] - a[:, j])
+    sb = np.sign(b[:, i] - b[:, j])
+    n0 = i.size
+    n1 = (sa == 0).sum(1)
+    n2 = (sb == 0).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        den = np.sqrt((n0 - n1) * (n0 - n2).astype(np.float64))
+        out = np.where(den > 0, (sa * sb).sum(1) / den, np.nan)
+    finite = np.isfinite(a).all(1) & np.isfinite(b).all(1)
+    return np.where(finite, out, np.nan)
+
+
+def generator_level_draws(
+    scores: np.ndarray, human: np.ndarray, generator: np.ndarray, blocks: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Prompt-block replicates of the generator-level τ-b and of winner agreement.
+
+    ``scores``, ``human`` (n,), ``generator`` (n,) indices 0..G−1, ``blocks`` (n,) indices
+    0..P−1, ``weights`` (B, P). Generator means are recomputed in every draw over the items
+    both sides have. Returns (tau (B,), winners_match (B,) bool).
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(human, dtype=np.float64)
+    keep = np.isfinite(x) & np.isfinite(y)
+    g_count = int(generator.max()) + 1
+    p_count = weights.shape[1]
+    sums_x = np.zeros((g_count, p_count))
+    sums_y = np.zeros((g_count, p_count))
+    counts = np.zeros((g_count, p_count))
+    np.add.at(sums_x, (generator[keep], blocks[keep]), x[keep])
+    np.add.at(sums_y, (generator[keep], blocks[keep]), y[keep])
+    np.add.at(counts, (generator[keep], blocks[keep]), 1.0)
+    w = np.asarray(weights, dtype=np.float64)
+    den = w @ counts.T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = np.where(den > 0, (w @ sums_x.T) / den, np.nan)
+        my = np.where(den > 0, (w @ sums_y.T) / den, np.nan)
+    tau = tau_b_rows(mx, my)
+    top_x = mx == np.nanmax(mx, axis=1, keepdims=True)
+    top_y = my == np.nanmax(my, axis=1, keepdims=True)
+    return tau, (top_x == top_y).all(axis=1)

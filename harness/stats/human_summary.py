@@ -104,11 +104,17 @@ def reliability_summary(
 
 
 def generator_level(
-    scores: np.ndarray, human: np.ndarray, generators: Sequence[str]
+    scores: np.ndarray,
+    human: np.ndarray,
+    generators: Sequence[str],
+    blocks: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
+    level: float = 0.95,
 ) -> dict:
     """Generator means of the evaluator and of the humans over the same items; τ-b and winners.
 
-    ``scores`` (n,), ``human`` (n,), ``generators`` (n,) labels.
+    ``scores`` (n,), ``human`` (n,), ``generators`` (n,) labels; with ``blocks`` (n,) and
+    ``weights`` (B, P) also the τ-b interval and the share of draws whose winners agree.
     """
     g = np.asarray(generators)
     names = sorted(set(g.tolist()))
@@ -116,7 +122,7 @@ def generator_level(
     ev = np.array([np.mean(scores[keep & (g == n)]) if (keep & (g == n)).any() else np.nan for n in names])
     hu = np.array([np.mean(human[keep & (g == n)]) if (keep & (g == n)).any() else np.nan for n in names])
     ew, hw = hr.winners(ev), hr.winners(hu)
-    return {
+    out = {
         "generators": names,
         "evaluator_means": [_f(v) for v in ev],
         "human_means": [_f(v) for v in hu],
@@ -125,6 +131,12 @@ def generator_level(
         "human_winner": [names[i] for i in sorted(hw)],
         "winner_match": hr.winner_match(ev, hu),
     }
+    if blocks is not None and weights is not None and len(names) > 1:
+        gidx = np.searchsorted(np.array(names), g)
+        tau, match = hr.generator_level_draws(scores, human, gidx, np.asarray(blocks), weights)
+        out["ci"] = {"kendall_tau_b": _ci(tau, level)}
+        out["winner_match_rate"] = float(np.mean(match))
+    return out
 
 
 def bradley_terry_summary(
