@@ -342,3 +342,40 @@ def test_pairwise_accuracy_bounds_and_perfect_metric(seed):
     # the humans' own ratings as the metric: every pair right at ε = 0
     assert hc.tie_calibrated_accuracy(human, human).accuracy == pytest.approx(1.0)
     assert hc.tie_calibrated_accuracy(human, human).epsilon == 0.0
+
+
+def test_simulated_panel_recovers_the_planted_reliability_within_intervals():
+    from harness.stats import human_summary as hs
+
+    rng = np.random.default_rng(7)
+    blocks = np.repeat(np.arange(50), 6)  # 6 generators x 50 prompts, like the bundled scenes
+    true = rng.normal(0, 1, 300) + np.repeat(rng.normal(0, 0.5, 50), 6)
+    for rho in (0.3, 0.6, 0.9):
+        panel = rel.simulate_panel(true, 3, rho, seed=42)
+        summary = hs.reliability_summary(panel, blocks, 50, hs.draw_weights(50, 2000, 42))
+        lo, hi = summary["ci"]["krippendorff_alpha_interval"]
+        assert lo <= rho <= hi, (rho, lo, hi)
+        planted = rel.noise_ceiling(rho, 3)
+        lo, hi = summary["ci"]["noise_ceiling"]
+        assert lo <= planted <= hi, (rho, lo, hi)
+        # and the ceiling is what the true score reaches against the panel mean
+        assert np.corrcoef(true, panel.mean(1))[0, 1] == pytest.approx(planted, abs=0.06)
+    with pytest.raises(ValueError):
+        rel.simulate_panel(true, 1, 0.5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 100_000), st.booleans())
+def test_sparse_alpha_draws_equal_the_coincidence_form(seed, continuous):
+    rng = np.random.default_rng(seed)
+    r = rng.integers(1, 6, size=(12, 3)).astype(float)
+    if continuous:
+        r = r + rng.normal(0, 0.3, r.shape)
+    r[rng.random(r.shape) < 0.2] = NAN
+    blocks = np.repeat(np.arange(4), 3)
+    w = np.vstack([np.ones(4), rng.multinomial(4, np.ones(4) / 4, size=4)])
+    per, vals = rel.coincidences(r, blocks, 4)
+    for level in ("interval", "ordinal"):
+        want = rel.alpha_draws(per, vals, w, level) if vals.size else np.full(5, np.nan)
+        got = rel.alpha_draws_sparse(r, blocks, w, level, draw_chunk=2)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)

@@ -88,10 +88,8 @@ def alpha_from_coincidences(o: np.ndarray, values: np.ndarray, level: str = "int
 
 def krippendorff_alpha(ratings: np.ndarray, level: str = "interval") -> float:
     """Krippendorff's α of a (U, R) ratings matrix at the ``interval`` or ``ordinal`` level."""
-    o, vals = coincidences(ratings)
-    if vals.size == 0:
-        return float("nan")
-    return float(alpha_from_coincidences(o[0], vals, level))
+    r = _matrix(ratings)
+    return float(alpha_draws_sparse(r, np.zeros(r.shape[0], dtype=np.int64), np.ones((1, 1)), level)[0])
 
 
 def ratings_per_item(ratings: np.ndarray) -> np.ndarray:
@@ -175,10 +173,8 @@ def split_half(
 def human_reliability(ratings: np.ndarray, seed: int = 42) -> dict[str, float | list[float]]:
     """Every reliability figure of a (U, R) ratings matrix as a plain dict (JSON-ready)."""
     r = _matrix(ratings)
-    o, vals = coincidences(r)
-    total = o.sum(axis=0) if vals.size else o
-    a_int = float(alpha_from_coincidences(total, vals, "interval")) if vals.size else float("nan")
-    a_ord = float(alpha_from_coincidences(total, vals, "ordinal")) if vals.size else float("nan")
+    a_int = krippendorff_alpha(r, "interval")
+    a_ord = krippendorff_alpha(r, "ordinal")
     k = effective_raters(r)
     loro = leave_one_rater_out(r)
     half_r, half_sb = split_half(r, seed=seed)
@@ -204,3 +200,81 @@ def alpha_draws(
     p, v, _ = per_block.shape
     drawn = (np.asarray(weights, dtype=np.float64) @ per_block.reshape(p, v * v)).reshape(-1, v, v)
     return alpha_from_coincidences(drawn, values, level)
+
+
+def simulate_panel(
+    true_scores: np.ndarray, n_raters: int, reliability: float, seed: int | np.random.Generator = 42
+) -> np.ndarray:
+    """A simulated rater panel: (n,) true scores → (n, R) ratings = true + independent noise.
+
+    The noise variance is Var(true)·(1 − ρ)/ρ, so one rating has reliability ``reliability`` = ρ
+    (the share of its variance that is true-score variance) and the panel's expected α is ρ and
+    its noise ceiling ``noise_ceiling(ρ, R)``. NaN true scores stay NaN. Ratings are continuous
+    (no scale rounding, which would lower the reliability). Explicit ``seed``.
+    """
+    if not 0.0 < reliability <= 1.0:
+        raise ValueError("reliability must be in (0, 1]")
+    if n_raters < 2:
+        raise ValueError("a panel needs at least two raters")
+    t = np.asarray(true_scores, dtype=np.float64)
+    sd = float(np.nanstd(t))
+    noise_sd = sd * np.sqrt((1.0 - reliability) / reliability)
+    gen = np.random.default_rng(seed)
+    return t[:, None] + gen.normal(0.0, 1.0, (t.size, n_raters)) * noise_sd
+
+
+def alpha_draws_sparse(
+    ratings: np.ndarray,
+    blocks: np.ndarray,
+    weights: np.ndarray,
+    level: str = "interval",
+    draw_chunk: int = 256,
+) -> np.ndarray:
+    """Replicates of α without any V × V matrix: (U, R) ratings, (U,) blocks, (B, P) → (B,).
+
+    Uses Σ_{c,k} n_c n_k (t_c − t_k)² = 2nΣn_c t_c² − 2(Σn_c t_c)² and, per item, Σ_{i≠j}(t_i −
+    t_j)² = 2mΣt² − 2(Σt)², with t the value itself (interval) or its midrank among the draw's
+    pairable values (ordinal: δ_ck = |mid_k − mid_c|). Memory O(B × ratings) per draw chunk, so
+    continuous ratings with thousands of distinct values are fine. Same values as
+    :func:`alpha_from_coincidences`.
+    """
+    r = _matrix(ratings)
+    finite = np.isfinite(r)
+    m = finite.sum(axis=1)
+    pair = m >= 2
+    units, cols = np.nonzero(finite & pair[:, None])
+    if units.size == 0:
+        return np.full(np.asarray(weights).shape[0], np.nan)
+    vals, idx = np.unique(r[units, cols], return_inverse=True)
+    blk = np.asarray(blocks, dtype=np.int64)[units]
+    mu = m[units].astype(np.float64)
+    n_blocks = np.asarray(weights).shape[1]
+    counts = np.zeros((n_blocks, vals.size))
+    np.add.at(counts, (blk, idx), 1.0)
+    out = np.empty(np.asarray(weights).shape[0])
+    w_all = np.asarray(weights, dtype=np.float64)
+    for b0 in range(0, w_all.shape[0], draw_chunk):
+        w = w_all[b0 : b0 + draw_chunk]
+        n_c = w @ counts  # (b, V)
+        n = n_c.sum(axis=1)
+        if level == "interval":
+            t_c = np.broadcast_to(vals, n_c.shape)
+        elif level == "ordinal":
+            t_c = np.cumsum(n_c, axis=1) - n_c / 2.0
+        else:
+            raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+        t = t_c[:, idx]  # (b, ratings)
+        # per item sums of t and t² (weighted by the draw), then the within-item disagreement
+        s1 = np.zeros((w.shape[0], r.shape[0]))
+        s2 = np.zeros_like(s1)
+        for arr, dest in ((t, s1), (t * t, s2)):
+            np.add.at(dest.T, units, arr.T)
+        wu = w[:, np.asarray(blocks, dtype=np.int64)]  # (b, U)
+        mm = m.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            within = np.where(pair, (2.0 * mm * s2 - 2.0 * s1 * s1) / np.maximum(mm - 1.0, 1.0), 0.0)
+        observed = (wu * within).sum(axis=1)
+        expected = 2.0 * n * (n_c * t_c * t_c).sum(axis=1) - 2.0 * (n_c * t_c).sum(axis=1) ** 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[b0 : b0 + w.shape[0]] = np.where(expected > 0, 1.0 - (n - 1.0) * observed / expected, np.nan)
+    return out

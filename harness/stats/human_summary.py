@@ -82,11 +82,10 @@ def reliability_summary(
     intervals; leave-one-rater-out and split-half. ``ratings`` (U, R), ``blocks`` (U,)."""
     r = np.asarray(ratings, dtype=np.float64)
     figures = rel.human_reliability(r)
-    per, vals = rel.coincidences(r, blocks, n_blocks)
     ci = {}
-    if vals.size:
-        a_int = rel.alpha_draws(per, vals, weights, "interval")
-        a_ord = rel.alpha_draws(per, vals, weights, "ordinal")
+    if np.isfinite(figures["krippendorff_alpha_interval"]):
+        a_int = rel.alpha_draws_sparse(r, blocks, weights, "interval")
+        a_ord = rel.alpha_draws_sparse(r, blocks, weights, "ordinal")
         ci = {
             "krippendorff_alpha_interval": _ci(a_int, level),
             "krippendorff_alpha_ordinal": _ci(a_ord, level),
