@@ -247,7 +247,6 @@ def alpha_draws_sparse(
         return np.full(np.asarray(weights).shape[0], np.nan)
     vals, idx = np.unique(r[units, cols], return_inverse=True)
     blk = np.asarray(blocks, dtype=np.int64)[units]
-    mu = m[units].astype(np.float64)
     n_blocks = np.asarray(weights).shape[1]
     counts = np.zeros((n_blocks, vals.size))
     np.add.at(counts, (blk, idx), 1.0)
