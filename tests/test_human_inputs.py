@@ -205,3 +205,35 @@ def test_votes_give_bradley_terry(tmp_path, capsys):
     s = doc["bradley_terry"]["strengths"]
     assert s["ga"]["beta"] > s["gb"]["beta"] > s["gc"]["beta"]
     assert s["ga"]["ci"][0] <= s["ga"]["beta"] <= s["ga"]["ci"][1]
+
+
+def test_simulated_panel_command_is_labelled_and_recovers_its_reliability(tmp_path, capsys):
+    import hashlib
+
+    from harness.records import record, records_frame, write_records
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for p in range(50):
+        for g in range(6):
+            sha = hashlib.sha256(f"{g}/{p}".encode()).hexdigest()
+            truth = rng.normal()
+            rows.append(record("companion", f"g{g}", f"p{p}", sha, "baseline", "c0", "cap", truth, "ok", ""))
+            rows.append(record("other", f"g{g}", f"p{p}", sha, "baseline", "c0", "cap",
+                               truth + rng.normal(0, 1), "ok", ""))
+    rec = tmp_path / "rec.csv"
+    write_records(records_frame(rows), rec)
+    rc = main(["agreement", "--simulate-panel", "companion:0.6:3", "--scores", str(rec), "--json"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    doc = json.loads(out.out)
+    assert doc["human_source"]["simulated"] is True
+    assert doc["human_source"]["file"].startswith("simulated:companion")
+    h = doc["human"]
+    assert (h["items"], h["raters"]) == (300, 3)
+    lo, hi = h["ci"]["krippendorff_alpha_interval"]
+    assert lo <= 0.6 <= hi
+    assert doc["evaluators"]["companion"]["pearson"] <= h["ci"]["noise_ceiling"][1]
+    rc = main(["agreement", "--simulate-panel", "companion:0.6", "--scores", str(rec), "--bootstrap", "50"])
+    assert "SIMULATED panel" in capsys.readouterr().out
+    assert main(["agreement", "--simulate-panel", "companion:1.5", "--scores", str(rec)]) == 2

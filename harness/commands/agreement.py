@@ -16,8 +16,12 @@ HELP = "agreement of evaluator scores with human ratings (with the raters' noise
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--human", required=True, type=Path, metavar="FILE",
-                        help="ratings table (CSV/Parquet) or a public format (see --human-format)")
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--human", type=Path, metavar="FILE",
+                     help="ratings table (CSV/Parquet) or a public format (see --human-format)")
+    who.add_argument("--simulate-panel", metavar="EVALUATOR:RELIABILITY[:RATERS]",
+                     help="demo without human data: a SIMULATED panel of RATERS (default 3) raters = "
+                     "EVALUATOR's baseline scores + independent noise at single-rating RELIABILITY")
     parser.add_argument("--human-format", choices=("auto", "table", "stanfordt23d", "mate3d"),
                         default="auto", help="format of --human (auto: .json is stanfordt23d, else table)")
     parser.add_argument("--scale", metavar="LOW-HIGH",
@@ -41,13 +45,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.errors import HumanDataError
-    from harness.fileio import json_text, write_json_atomic
     from harness.human_data import file_sha256, parse_scale, read_votes, validate_ratings
     from harness.human_import import SCALES, import_human
     from harness.stats.bootstrap import MAX_BOOTSTRAP
 
     if not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
         raise HumanDataError(f"--bootstrap must be in [2, {MAX_BOOTSTRAP}]", where="--bootstrap")
+    if args.simulate_panel:
+        ratings = simulated_ratings(args)
+        votes = read_votes(args.votes) if args.votes else None
+        return _emit(compute(ratings, args, votes), args)
     fmt = args.human_format
     if fmt == "auto":
         fmt = "stanfordt23d" if args.human.suffix.lower() == ".json" else "table"
@@ -63,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
     if args.write_human:
         _write_table(ratings, args.write_human)
     votes = read_votes(args.votes) if args.votes else None
-    doc = compute(ratings, args, votes)
+    return _emit(compute(ratings, args, votes), args)
+
+
+def _emit(doc: dict, args: argparse.Namespace) -> int:
+    from harness.fileio import json_text, write_json_atomic
+
     log = sys.stderr if args.json else sys.stdout
     j = doc.get("join")
     if j:
@@ -80,6 +92,53 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_text(doc))
     return 0
+
+
+def simulated_ratings(args: argparse.Namespace):
+    """A simulated panel (labelled so everywhere) from one evaluator's baseline scores."""
+    import hashlib
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    from harness.errors import HumanDataError
+    from harness.human_data import Ratings, Scale
+    from harness.human_join import C0_NAME, read_scores
+    from harness.stats.human_reliability import simulate_panel
+
+    parts = args.simulate_panel.split(":")
+    try:
+        evaluator, rho = parts[0], float(parts[1])
+        raters = int(parts[2]) if len(parts) > 2 else 3
+    except (IndexError, ValueError):
+        raise HumanDataError(f"cannot read {args.simulate_panel!r}", where="--simulate-panel",
+                             hint="write EVALUATOR:RELIABILITY[:RATERS], e.g. companion:0.6:3") from None
+    if not (0.0 < rho <= 1.0) or raters < 2 or len(parts) > 3:
+        raise HumanDataError("reliability must be in (0, 1] and raters at least 2", where="--simulate-panel")
+    if not args.scores:
+        raise HumanDataError("a simulated panel needs --scores with the evaluator's scores", where="--scores")
+    frame = pd.concat([read_scores(p) for p in args.scores], ignore_index=True)
+    base = frame[(frame["evaluator"] == evaluator) & (frame["configuration"] == C0_NAME) & ~frame["failed"]]
+    if base.empty:
+        raise HumanDataError(f"no baseline scores of {evaluator!r} to simulate a panel from", where="--scores")
+    scene = "_records" in base.columns and bool((base["generator"] != "").all())
+    items = [f"{g}/{p}" for g, p in zip(base["generator"], base["prompt_id"], strict=True)] if scene \
+        else list(base["item_id"])
+    panel = simulate_panel(base["score"].to_numpy(dtype=np.float64), raters, rho, seed=args.seed)
+    rows = pd.DataFrame({
+        "item": np.repeat(items, raters),
+        "rater": np.tile([f"sim{k}" for k in range(raters)], len(items)),
+        "rating": panel.ravel(),
+        "dimension": "overall",
+    })
+    if scene:
+        rows["generator"] = np.repeat(base["generator"].to_numpy(), raters)
+        rows["prompt_id"] = np.repeat(base["prompt_id"].to_numpy(), raters)
+    digest = hashlib.sha256(np.ascontiguousarray(panel).tobytes()).hexdigest()
+    scale = Scale(math.floor(float(panel.min())), math.ceil(float(panel.max())) + 1.0)
+    source = f"simulated:{evaluator}:rho={rho:g}:raters={raters}:seed={args.seed}"
+    return Ratings(rows, "scene" if scene else "item_id", scale, source, digest)
 
 
 def _write_table(ratings, path: Path) -> None:
@@ -118,7 +177,7 @@ def compute(ratings, args: argparse.Namespace, votes=None) -> dict:
         "human": {},
         "human_source": {"file": Path(ratings.source).name, "sha256": ratings.sha256,
                          "scale": str(ratings.scale), "dimension": dim, "keyed_by": ratings.keyed_by,
-                         "simulated": False},
+                         "simulated": ratings.source.startswith("simulated:")},
         "bootstrap": {"draws": args.bootstrap, "seed": args.seed, "level": 0.95},
         "grouped_by": args.group_by,
         "evaluators": {},
@@ -174,8 +233,9 @@ def _fmt(v) -> str:
 def render_text(doc: dict) -> str:
     h = doc["human"]
     src = doc["human_source"]
+    label = "SIMULATED panel" if src.get("simulated") else "human ratings"
     lines = [
-        f"human ratings: {src['file']} ({src['dimension']}, scale {src['scale']}): {h['items']} items, "
+        f"{label}: {src['file']} ({src['dimension']}, scale {src['scale']}): {h['items']} items, "
         f"{h['raters']} raters, {h['ratings']} ratings",
         f"  Krippendorff alpha interval {_fmt(h['krippendorff_alpha_interval'])}, ordinal "
         f"{_fmt(h['krippendorff_alpha_ordinal'])}; noise ceiling {_fmt(h['noise_ceiling'])}; "
