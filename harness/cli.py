@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "card": ("card", "build or validate an Evaluator Configuration Card"),
     "lighting": ("lighting", "EV and CCT of the lighting maps (study Table 8)"),
     "train-reference": ("train_reference", "train the bundled reference evaluators"),
+    "agreement": ("agreement", "agreement of evaluator scores with human ratings (noise ceiling beside)"),
 }
 
 

@@ -71,3 +71,7 @@ class EvaluatorError(AuditError):
 
 class CardError(AuditError):
     """An Evaluator Configuration Card or a report manifest is invalid."""
+
+
+class HumanDataError(AuditError):
+    """A human ratings or votes table is invalid, or does not join with the scores."""

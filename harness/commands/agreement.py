@@ -1,0 +1,261 @@
+"""``t3d-audit agreement --human FILE [--scores FILE...] [--group-by COLUMN] [--json] [--out DIR]``.
+
+Measures how well each evaluator's scores agree with human ratings (Pearson, Spearman, Kendall
+τ-b and τ-c, tie-calibrated pairwise accuracy), with prompt-block bootstrap intervals, beside
+the human panel's own reliability (Krippendorff's α, noise ceiling). Formats and definitions:
+docs/formats.md "Human ratings" and docs/human-agreement.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "agreement of evaluator scores with human ratings (with the raters' noise ceiling)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--human", type=Path, metavar="FILE",
+                     help="ratings table (CSV/Parquet) or a public format (see --human-format)")
+    who.add_argument("--simulate-panel", metavar="EVALUATOR:RELIABILITY[:RATERS]",
+                     help="demo without human data: a SIMULATED panel of RATERS (default 3) raters = "
+                     "EVALUATOR's baseline scores + independent noise at single-rating RELIABILITY")
+    parser.add_argument("--human-format", choices=("auto", "table", "stanfordt23d", "mate3d"),
+                        default="auto", help="format of --human (auto: .json is stanfordt23d, else table)")
+    parser.add_argument("--scale", metavar="LOW-HIGH",
+                        help="declared rating scale, e.g. 1-5 (required for a table; formats declare theirs)")
+    parser.add_argument("--dimension", help="the rating dimension to use (default: overall, or the only one)")
+    parser.add_argument("--scores", nargs="+", type=Path, default=[], metavar="FILE",
+                        help="records files or tables with item_id, evaluator, score")
+    parser.add_argument("--votes", type=Path, metavar="FILE",
+                        help="pairwise votes (prompt_id, generator_a, generator_b, winner, rater)")
+    parser.add_argument("--group-by", metavar="COLUMN",
+                        help="compute every statistic within each value of this ratings column, then average")
+    parser.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap draws (default 2000)")
+    parser.add_argument("--seed", type=int, default=42, help="bootstrap seed (default 42)")
+    parser.add_argument("--allow-unjoined", action="store_true",
+                        help="measure on the joined items when some rated items have no score")
+    parser.add_argument("--write-human", type=Path, metavar="FILE",
+                        help="also write the validated ratings as a generic table (.csv/.parquet)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a text table")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="also write agreement.json to DIR")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.errors import HumanDataError
+    from harness.human_data import file_sha256, parse_scale, read_votes, validate_ratings
+    from harness.human_import import SCALES, import_human
+    from harness.stats.bootstrap import MAX_BOOTSTRAP
+
+    if not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
+        raise HumanDataError(f"--bootstrap must be in [2, {MAX_BOOTSTRAP}]", where="--bootstrap")
+    if args.simulate_panel:
+        ratings = simulated_ratings(args)
+        votes = read_votes(args.votes) if args.votes else None
+        return _emit(compute(ratings, args, votes), args)
+    fmt = args.human_format
+    if fmt == "auto":
+        fmt = "stanfordt23d" if args.human.suffix.lower() == ".json" else "table"
+    if args.scale:
+        scale = parse_scale(args.scale)
+    elif fmt in SCALES:
+        scale = SCALES[fmt]
+    else:
+        raise HumanDataError("a ratings table needs its scale", where="--scale", hint="e.g. --scale 1-5")
+    if not args.human.is_file():
+        raise HumanDataError("file not found", where=args.human)
+    ratings = validate_ratings(import_human(args.human, fmt), scale, str(args.human), file_sha256(args.human))
+    if args.write_human:
+        _write_table(ratings, args.write_human)
+    votes = read_votes(args.votes) if args.votes else None
+    return _emit(compute(ratings, args, votes), args)
+
+
+def _emit(doc: dict, args: argparse.Namespace) -> int:
+    from harness.fileio import json_text, write_json_atomic
+
+    log = sys.stderr if args.json else sys.stdout
+    j = doc.get("join")
+    if j:
+        print(
+            f"joined {j['joined']} of {j['human_items']} rated items; unjoined: {j['unjoined_human']} rated "
+            f"without a score, {j['unjoined_scored']} scored without a rating; {j['failed_scores']} failed scores",
+            file=log,
+        )
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(args.out / "agreement.json", doc)
+    if args.json:
+        sys.stdout.write(json_text(doc))
+    else:
+        print(render_text(doc))
+    return 0
+
+
+def simulated_ratings(args: argparse.Namespace):
+    """A simulated panel (labelled so everywhere) from one evaluator's baseline scores."""
+    import hashlib
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    from harness.errors import HumanDataError
+    from harness.human_data import Ratings, Scale
+    from harness.human_join import C0_NAME, read_scores
+    from harness.stats.human_reliability import simulate_panel
+
+    parts = args.simulate_panel.split(":")
+    try:
+        evaluator, rho = parts[0], float(parts[1])
+        raters = int(parts[2]) if len(parts) > 2 else 3
+    except (IndexError, ValueError):
+        raise HumanDataError(f"cannot read {args.simulate_panel!r}", where="--simulate-panel",
+                             hint="write EVALUATOR:RELIABILITY[:RATERS], e.g. companion:0.6:3") from None
+    if not (0.0 < rho <= 1.0) or raters < 2 or len(parts) > 3:
+        raise HumanDataError("reliability must be in (0, 1] and raters at least 2", where="--simulate-panel")
+    if not args.scores:
+        raise HumanDataError("a simulated panel needs --scores with the evaluator's scores", where="--scores")
+    frame = pd.concat([read_scores(p) for p in args.scores], ignore_index=True)
+    base = frame[(frame["evaluator"] == evaluator) & (frame["configuration"] == C0_NAME) & ~frame["failed"]]
+    if base.empty:
+        raise HumanDataError(f"no baseline scores of {evaluator!r} to simulate a panel from", where="--scores")
+    scene = "_records" in base.columns and bool((base["generator"] != "").all())
+    items = [f"{g}/{p}" for g, p in zip(base["generator"], base["prompt_id"], strict=True)] if scene \
+        else list(base["item_id"])
+    panel = simulate_panel(base["score"].to_numpy(dtype=np.float64), raters, rho, seed=args.seed)
+    rows = pd.DataFrame({
+        "item": np.repeat(items, raters),
+        "rater": np.tile([f"sim{k}" for k in range(raters)], len(items)),
+        "rating": panel.ravel(),
+        "dimension": "overall",
+    })
+    if scene:
+        rows["generator"] = np.repeat(base["generator"].to_numpy(), raters)
+        rows["prompt_id"] = np.repeat(base["prompt_id"].to_numpy(), raters)
+    digest = hashlib.sha256(np.ascontiguousarray(panel).tobytes()).hexdigest()
+    scale = Scale(math.floor(float(panel.min())), math.ceil(float(panel.max())) + 1.0)
+    source = f"simulated:{evaluator}:rho={rho:g}:raters={raters}:seed={args.seed}"
+    return Ratings(rows, "scene" if scene else "item_id", scale, source, digest)
+
+
+def _write_table(ratings, path: Path) -> None:
+    from harness.fileio import write_bytes_atomic
+
+    frame = ratings.frame.rename(columns={"item": "item_id"})
+    if ratings.keyed_by == "scene":
+        frame = frame.drop(columns=["item_id"])
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import io
+
+        buf = io.BytesIO()
+        frame.to_parquet(buf, index=False)
+        write_bytes_atomic(path, buf.getvalue())
+    else:
+        write_bytes_atomic(path, frame.to_csv(index=False).encode("utf-8"))
+
+
+def compute(ratings, args: argparse.Namespace, votes=None) -> dict:
+    """The agreement document (see docs/human-agreement.md) from validated inputs."""
+    import numpy as np
+
+    from harness.errors import HumanDataError
+    from harness.human_join import C0_NAME, join_scores, read_scores
+    from harness.stats import human_summary as hs
+
+    dims = ratings.dimensions()
+    dim = args.dimension or ("overall" if "overall" in dims else (dims[0] if len(dims) == 1 else None))
+    if dim is None or dim not in dims:
+        raise HumanDataError(
+            f"choose a dimension with --dimension (the ratings have {', '.join(dims)})", where="--dimension"
+        )
+    items, _raters, matrix = ratings.matrix(dim)
+    group_of = ratings.column_of(args.group_by) if args.group_by else ratings.prompt_of()
+    doc: dict = {
+        "human": {},
+        "human_source": {"file": Path(ratings.source).name, "sha256": ratings.sha256,
+                         "scale": str(ratings.scale), "dimension": dim, "keyed_by": ratings.keyed_by,
+                         "simulated": ratings.source.startswith("simulated:")},
+        "bootstrap": {"draws": args.bootstrap, "seed": args.seed, "level": 0.95},
+        "grouped_by": args.group_by,
+        "evaluators": {},
+    }
+    human_items = items
+    if args.scores:
+        joined = join_scores([read_scores(p) for p in args.scores], ratings, items,
+                             allow_unjoined=args.allow_unjoined)
+        doc["join"] = joined.counts()
+        keep = [items.index(i) for i in joined.items]
+        items, matrix = joined.items, matrix[keep]
+    block_names = sorted({group_of[i] for i in items})
+    bidx = {b: k for k, b in enumerate(block_names)}
+    blocks = np.array([bidx[group_of[i]] for i in items], dtype=np.int64)
+    weights = hs.draw_weights(len(block_names), args.bootstrap, args.seed)
+    doc["bootstrap"]["blocks"] = len(block_names)
+    doc["human"] = hs.reliability_summary(matrix, blocks, len(block_names), weights)
+    if args.scores:
+        with np.errstate(invalid="ignore"):
+            mean = np.nanmean(matrix, axis=1)
+        entries = hs.series_agreement(joined.scores, mean, blocks, len(block_names), weights,
+                                      grouped=bool(args.group_by))
+        by_eval: dict[str, dict[str, dict]] = {}
+        for (ev, conf), entry in zip(joined.series, entries, strict=True):
+            by_eval.setdefault(ev, {})[conf] = entry
+        gens = None
+        if ratings.keyed_by == "scene":
+            gens = [i.split("/", 1)[0] for i in items]
+        for ev, confs in by_eval.items():
+            c0 = C0_NAME if C0_NAME in confs else sorted(confs)[0]
+            entry = dict(confs[c0])
+            entry["configuration"] = c0
+            entry["noise_ceiling"] = doc["human"]["noise_ceiling"]
+            if gens is not None:
+                e = joined.series.index((ev, c0))
+                entry["generator_level"] = hs.generator_level(joined.scores[e], mean, gens, blocks, weights)
+            doc["evaluators"][ev] = entry
+        if any(len(c) > 1 for c in by_eval.values()):
+            doc["configurations"] = by_eval
+    if votes is not None:
+        gens_v, prompts, arr = votes.arrays()
+        vw = hs.draw_weights(len(prompts), args.bootstrap, args.seed)
+        doc["bradley_terry"] = hs.bradley_terry_summary(arr["a"], arr["b"], arr["outcome"], arr["block"],
+                                                        gens_v, len(prompts), vw)
+    del human_items
+    return doc
+
+
+def _fmt(v) -> str:
+    return "   n/a" if v is None else f"{v:6.3f}"
+
+
+def render_text(doc: dict) -> str:
+    h = doc["human"]
+    src = doc["human_source"]
+    label = "SIMULATED panel" if src.get("simulated") else "human ratings"
+    lines = [
+        f"{label}: {src['file']} ({src['dimension']}, scale {src['scale']}): {h['items']} items, "
+        f"{h['raters']} raters, {h['ratings']} ratings",
+        f"  Krippendorff alpha interval {_fmt(h['krippendorff_alpha_interval'])}, ordinal "
+        f"{_fmt(h['krippendorff_alpha_ordinal'])}; noise ceiling {_fmt(h['noise_ceiling'])}; "
+        f"split-half (Spearman-Brown) {_fmt(h['split_half_spearman_brown'])}",
+    ]
+    if doc["evaluators"]:
+        grouped = f" (within {doc['grouped_by']}, averaged)" if doc["grouped_by"] else " (pooled)"
+        lines.append(f"agreement with the mean rating{grouped}; 95% prompt-block intervals, "
+                     f"B={doc['bootstrap']['draws']}:")
+        lines.append(f"  {'evaluator':<24} {'n':>5} {'pearson':>22} {'spearman':>8} {'tau_b':>8} "
+                     f"{'tau_c':>8} {'pair_acc':>8} {'ceiling':>8}")
+        for ev, e in doc["evaluators"].items():
+            ci = e["ci"]["pearson"]
+            lines.append(
+                f"  {ev:<24} {e['n']:>5} {_fmt(e['pearson'])} [{_fmt(ci[0])},{_fmt(ci[1])}] "
+                f"{_fmt(e['spearman'])}   {_fmt(e['kendall_tau_b'])}   {_fmt(e['kendall_tau_c'])}   "
+                f"{_fmt(e['pairwise_accuracy'])}   {_fmt(e['noise_ceiling'])}"
+            )
+    if "bradley_terry" in doc:
+        lines.append("Bradley-Terry strengths from pairwise votes:")
+        for g, s in doc["bradley_terry"]["strengths"].items():
+            lines.append(f"  {g:<24} {_fmt(s['beta'])} [{_fmt(s['ci'][0])},{_fmt(s['ci'][1])}]")
+    return "\n".join(lines)

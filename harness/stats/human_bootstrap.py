@@ -1,0 +1,308 @@
+"""Prompt-block bootstrap of evaluator–human agreement, vectorised over many score series.
+
+Inputs, shared by every function:
+
+- ``scores`` (E, n): E score series (evaluators × configurations) over the same n items;
+  NaN marks a missing score and drops that item from that series only;
+- ``human`` (n,): the human target (mean rating) per item; NaN items are dropped everywhere;
+- ``blocks`` (n,): the prompt index (0..P−1) of each item — the bootstrap block;
+- ``weights`` (B, P): multinomial prompt counts from :func:`harness.stats.bootstrap.prompt_weights`.
+
+A draw holds prompt p ``w_p`` times, with all its items. Pair statistics (Kendall's τ, pairwise
+accuracy) are exact for the resampled multiset: pairs across two copies of one item are ties
+on both sides. Every pair count is a quadratic form ``wᵀ S w`` in the prompt counts, with S the
+(P, P) matrix of per-prompt-pair sums, so a draw costs O(P²) whatever n is.
+
+Two statistics are resampled with a documented simplification: Spearman's ρ uses the full-sample
+midranks (the Pearson correlation of the original ranks in each draw; ranks are not recomputed
+on the multiset), and pairwise accuracy holds ε at its full-sample value (the ε search is not
+repeated per draw). Grouped (within-prompt) statistics are exact: a draw averages the
+per-prompt values with the prompt counts as weights.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import stats as sps
+
+from harness.stats.bootstrap import prompt_mean_draws
+
+POOLED = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
+OUTER_BUDGET = 6e7  # B × P² elements of the outer-product weights (240 MB float32)
+PAIR_BUDGET = 8e6  # (series × n × n) elements per chunk of the pair stage (~64 MB float64)
+
+
+def _prepare(scores: np.ndarray, human: np.ndarray, blocks: np.ndarray, n_blocks: int):
+    x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    y = np.asarray(human, dtype=np.float64)
+    blk = np.asarray(blocks, dtype=np.int64)
+    if x.shape[1] != y.size or blk.shape != y.shape:
+        raise ValueError(f"scores {x.shape}, human {y.shape} and blocks {blk.shape} disagree on n")
+    if blk.size and (blk.min() < 0 or blk.max() >= n_blocks):
+        raise ValueError(f"block indices must lie in 0..{n_blocks - 1}")
+    keep = np.isfinite(y)
+    order = np.argsort(blk[keep], kind="stable")
+    x, y, blk = x[:, keep][:, order], y[keep][order], blk[keep][order]
+    mask = np.isfinite(x)
+    return x, y, blk, mask
+
+
+def _per_block(values: np.ndarray, blk: np.ndarray, n_blocks: int) -> np.ndarray:
+    """Sum (E, n) over the items of each block → (E, P)."""
+    onehot = np.zeros((blk.size, n_blocks))
+    onehot[np.arange(blk.size), blk] = 1.0
+    return values @ onehot
+
+
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, mask: np.ndarray, blk: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Pearson r per draw and series: x (E, n), y (E, n) or (n,), mask (E, n) → (B, E)."""
+    p = w.shape[1]
+    m = mask.astype(np.float64)
+    y2 = np.broadcast_to(y, x.shape)
+    xz = np.where(mask, x, 0.0)
+    yz = np.where(mask, y2, 0.0)
+    # centring on the full-sample means keeps the moment formula well conditioned
+    mx = xz.sum(1, keepdims=True) / np.maximum(m.sum(1, keepdims=True), 1)
+    my = yz.sum(1, keepdims=True) / np.maximum(m.sum(1, keepdims=True), 1)
+    xc = np.where(mask, x - mx, 0.0)
+    yc = np.where(mask, y2 - my, 0.0)
+    wf = w.astype(np.float64)
+    s0 = wf @ _per_block(m, blk, p).T
+    sx = wf @ _per_block(xc, blk, p).T
+    sy = wf @ _per_block(yc, blk, p).T
+    sxx = wf @ _per_block(xc * xc, blk, p).T
+    syy = wf @ _per_block(yc * yc, blk, p).T
+    sxy = wf @ _per_block(xc * yc, blk, p).T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = sxy - sx * sy / s0
+        vx = sxx - sx * sx / s0
+        vy = syy - sy * sy / s0
+        r = cov / np.sqrt(vx * vy)
+    tiny = 1e-12 * np.maximum(np.abs(sxx), 1e-300)
+    return np.where((vx > tiny) & (vy > 1e-12 * np.maximum(np.abs(syy), 1e-300)), r, np.nan)
+
+
+def _ranks(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Midranks within each row's finite items: (E, n) → (E, n), NaN where masked."""
+    out = np.full(values.shape, np.nan)
+    for e in range(values.shape[0]):
+        out[e, mask[e]] = sps.rankdata(values[e, mask[e]])
+    return out
+
+
+def _quad(ww: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """wᵀ S w per draw and series: ww (B, P²) the outer products w⊗w, S (C, P, P) → (B, C).
+
+    One float32 GEMM: every operand is a small integer (S holds whole pair counts), so the
+    products and sums are exact while they stay below 2²⁴.
+    """
+    flat = s.reshape(s.shape[0], -1).T.astype(np.float32)
+    return (ww @ flat).astype(np.float64)
+
+
+def _distinct_present(values: np.ndarray, blk: np.ndarray, present_w: np.ndarray) -> np.ndarray:
+    """Distinct values present in each draw: values (n,), blk (n,), present_w (B, P) bool → (B,)."""
+    uniq, inv = np.unique(values, return_inverse=True)
+    p = present_w.shape[1]
+    if uniq.size == values.size:  # every value distinct: count the present items
+        return present_w.astype(np.float64) @ np.bincount(blk, minlength=p).astype(np.float64)
+    hit = np.zeros((uniq.size, p), dtype=bool)
+    hit[inv, blk] = True
+    per_value = hit.sum(1)
+    single = per_value == 1
+    counts = np.zeros(p)
+    np.add.at(counts, np.argmax(hit[single], axis=1), 1.0)
+    out = present_w.astype(np.float64) @ counts
+    multi = hit[~single]
+    if multi.size:
+        out = out + ((present_w.astype(np.float64) @ multi.T.astype(np.float64)) > 0).sum(1)
+    return out
+
+
+def pooled_draws(
+    scores: np.ndarray,
+    human: np.ndarray,
+    blocks: np.ndarray,
+    weights: np.ndarray,
+    epsilon: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Bootstrap replicates of every pooled statistic: {name: (B, E)} for names in :data:`POOLED`.
+
+    ``epsilon`` (E,): the full-sample tie-calibration ε of each series (metric units).
+    An all-ones weight row reproduces the point estimates.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    n_blocks = w.shape[1]
+    x, y, blk, mask = _prepare(scores, human, blocks, n_blocks)
+    e_count, n = x.shape
+    eps = np.broadcast_to(np.asarray(epsilon, dtype=np.float64), (e_count,))
+    out = {"pearson": _weighted_pearson(x, y, mask, blk, w)}
+    ry = _ranks(np.broadcast_to(y, x.shape), mask)
+    out["spearman"] = _weighted_pearson(_ranks(x, mask), ry, mask, blk, w)
+
+    n_pe = _per_block(mask.astype(np.float64), blk, n_blocks)  # (E, P)
+    n_w = w @ n_pe.T  # (B, E)
+    dup = (w * (w - 1.0) / 2.0) @ n_pe.T
+    n0 = n_w * (n_w - 1.0) / 2.0
+    present_blocks = np.unique(blk)
+    starts = np.searchsorted(blk, present_blocks)
+    dy = y[:, None] - y[None, :]
+    sy = np.sign(dy).astype(np.int8)
+    ty = dy == 0
+    chunk = max(1, int(PAIR_BUDGET // max(n * n, 1)))
+    kq = np.empty((w.shape[0], e_count))
+    txq = np.empty_like(kq)
+    tyq = np.empty_like(kq)
+    aq = np.empty_like(kq)
+    # the diagonal (an item with itself) is tied on both sides and tied at any ε ≥ 0
+    diag = np.zeros((e_count, n_blocks, n_blocks))
+    diag[:, np.arange(n_blocks), np.arange(n_blocks)] = n_pe
+
+    # Few prompts: one GEMM against the (B, P²) outer products. Many prompts (e.g. one block
+    # per item): (B, P²) would not fit, so each series is w @ S, then a row-wise dot with w.
+    outer = w.shape[0] * n_blocks * n_blocks <= OUTER_BUDGET
+    exact = float(np.max(n_w, initial=0.0)) ** 2 < 2.0**24
+    ww = None
+    if outer:
+        ww = (w[:, :, None] * w[:, None, :]).reshape(w.shape[0], -1)
+        ww = ww.astype(np.float32) if exact else ww
+
+    def reduce(q: np.ndarray) -> np.ndarray:
+        s = np.add.reduceat(np.add.reduceat(q, starts, axis=2, dtype=np.int32), starts, axis=1)
+        out = np.zeros((q.shape[0], n_blocks, n_blocks))
+        out[:, present_blocks[:, None], present_blocks[None, :]] = s
+        return out
+
+    def quad(s: np.ndarray) -> np.ndarray:  # s holds doubled counts (both orders of a pair)
+        if ww is None:
+            return 0.5 * np.stack([np.einsum("bp,bp->b", w @ s_c, w) for s_c in s], axis=1)
+        if exact:
+            return 0.5 * _quad(ww, s)
+        return 0.5 * (ww @ s.reshape(s.shape[0], -1).T)
+
+    all_y = None
+    for c0 in range(0, e_count, chunk):
+        sl = slice(c0, min(c0 + chunk, e_count))
+        holes = not mask[sl].all()
+        xc = np.where(mask[sl], x[sl], 0.0)
+        dx = xc[:, :, None] - xc[:, None, :]
+        sx = (dx > 0).view(np.int8) - (dx < 0).view(np.int8)
+        conc = sx * sy
+        xtie = dx == 0
+        tied = np.abs(dx, out=dx) <= eps[sl][:, None, None]
+        acc = np.where(tied, ty, conc > 0)
+        if holes:
+            pm = mask[sl][:, :, None] & mask[sl][:, None, :]
+            conc = conc * pm
+            xtie &= pm
+            acc &= pm
+            tyc = ty & pm
+        d = diag[sl]
+        kq[:, sl] = quad(reduce(conc))
+        txq[:, sl] = quad(reduce(xtie.view(np.int8)) - d)
+        aq[:, sl] = quad(reduce(acc.view(np.int8)) - d)
+        if holes:
+            tyq[:, sl] = quad(reduce(tyc.view(np.int8)) - d)
+        else:
+            if all_y is None:
+                all_y = quad(reduce(ty[None].view(np.int8)) - d[:1])[:, 0]
+            tyq[:, sl] = all_y[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        den_b = np.sqrt((n0 - txq - dup) * (n0 - tyq - dup))
+        out["kendall_tau_b"] = np.where(den_b > 0, kq / den_b, np.nan)
+        present_w = w > 0
+        m_classes = np.empty_like(kq)
+        y_all = _distinct_present(y, blk, present_w)
+        for e in range(e_count):
+            me = mask[e]
+            y_classes = y_all if me.all() else _distinct_present(y[me], blk[me], present_w)
+            if np.unique(x[e, me]).size == int(me.sum()):
+                # all scores distinct: a draw has as many x classes as items, never fewer than
+                # its distinct human values, so m is the human count
+                m_classes[:, e] = y_classes
+            else:
+                m_classes[:, e] = np.minimum(_distinct_present(x[e, me], blk[me], present_w), y_classes)
+        den_c = n_w * n_w * (m_classes - 1.0) / m_classes
+        out["kendall_tau_c"] = np.where((den_c > 0) & (m_classes > 1), 2.0 * kq / den_c, np.nan)
+        out["pairwise_accuracy"] = np.where(n0 > 0, (aq + dup) / n0, np.nan)
+    return out
+
+
+def _row_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    xc = x - x.mean(axis=1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
+    num = (xc * yc).sum(1)
+    den = np.sqrt((xc * xc).sum(1) * (yc * yc).sum(-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+def _row_pair_stats(x: np.ndarray, y: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, ...]:
+    """τ-b, τ-c and accuracy at ε for each row of x (E, m) against y (m,), all finite."""
+    m = y.size
+    i, j = np.triu_indices(m, k=1)
+    dx = x[:, i] - x[:, j]
+    dy = y[i] - y[j]
+    conc = np.sign(dx) * np.sign(dy)
+    s = conc.sum(1)
+    n0 = i.size
+    n1 = (dx == 0).sum(1)
+    n2 = float((dy == 0).sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau_b = np.where((n0 - n1) * (n0 - n2) > 0, s / np.sqrt((n0 - n1) * (n0 - n2)), np.nan)
+        classes = np.minimum(
+            np.array([np.unique(r).size for r in x], dtype=np.float64), float(np.unique(y).size)
+        )
+        tau_c = np.where(classes > 1, 2.0 * s / (m * m * (classes - 1.0) / classes), np.nan)
+    tau_b = np.where((n1 == n0) | (n2 == n0), np.nan, tau_b)
+    tau_c = np.where((n1 == n0) | (n2 == n0), np.nan, tau_c)
+    tied = np.abs(dx) <= eps[:, None]
+    acc = np.where(tied, dy == 0, conc > 0).mean(1) if n0 else np.full(x.shape[0], np.nan)
+    return tau_b, tau_c, acc
+
+
+def per_block_values(
+    scores: np.ndarray, human: np.ndarray, blocks: np.ndarray, n_blocks: int, epsilon: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Within-prompt statistics: {name: (E, P)}, NaN where a prompt leaves one undefined.
+
+    ``epsilon`` (E,) is the global ε of the grouped tie calibration.
+    """
+    from harness.stats import human_corr as hc
+
+    x, y, blk, mask = _prepare(scores, human, blocks, n_blocks)
+    e_count = x.shape[0]
+    eps = np.broadcast_to(np.asarray(epsilon, dtype=np.float64), (e_count,))
+    out = {k: np.full((e_count, n_blocks), np.nan) for k in POOLED}
+    for p in np.unique(blk):
+        cols = blk == p
+        xs, ys, ms = x[:, cols], y[cols], mask[:, cols]
+        full = ms.all(1)
+        if full.any() and ys.size >= 2:
+            xf = xs[full]
+            out["pearson"][full, p] = _row_pearson(xf, ys)
+            out["spearman"][full, p] = _row_pearson(sps.rankdata(xf, axis=1), sps.rankdata(ys))
+            if np.all(ys == ys[0]):
+                out["pearson"][full, p] = np.nan
+                out["spearman"][full, p] = np.nan
+            tb, tc, acc = _row_pair_stats(xf, ys, eps[full])
+            out["kendall_tau_b"][full, p] = tb
+            out["kendall_tau_c"][full, p] = tc
+            out["pairwise_accuracy"][full, p] = acc
+        for e in np.flatnonzero(~full):  # rows with holes: the scalar definitions
+            a, b = xs[e], ys
+            out["pearson"][e, p] = hc.pearson(a, b)
+            out["spearman"][e, p] = hc.spearman(a, b)
+            out["kendall_tau_b"][e, p] = hc.kendall_tau(a, b, "b")
+            out["kendall_tau_c"][e, p] = hc.kendall_tau(a, b, "c")
+            out["pairwise_accuracy"][e, p] = hc.accuracy_at(a, b, float(eps[e]))
+    return out
+
+
+def grouped_draws(per_block: dict[str, np.ndarray], weights: np.ndarray) -> dict[str, np.ndarray]:
+    """Replicates of the grouped statistics: mean over drawn prompts → {name: (B, E)}."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return {k: prompt_mean_draws(v.T, weights) for k, v in per_block.items()}

@@ -1,0 +1,168 @@
+"""Evaluator–human agreement with prompt-block intervals, assembled as plain dicts (no I/O).
+
+:func:`agreement_table` is the one entry point of ``t3d-audit agreement`` and of the plugin:
+arrays in, a JSON-ready dict out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from harness.stats import human_bootstrap as hb
+from harness.stats import human_corr as hc
+from harness.stats import human_rank as hr
+from harness.stats import human_reliability as rel
+from harness.stats.bootstrap import percentile_ci, prompt_weights
+
+KEYS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
+
+
+def _f(v: float) -> float | None:
+    return float(v) if v is not None and np.isfinite(v) else None
+
+
+def _ci(draws: np.ndarray, level: float) -> list:
+    lo, hi = percentile_ci(draws, level)
+    return [_f(lo), _f(hi)]
+
+
+def epsilons(scores: np.ndarray, human: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
+    """Full-sample tie-calibration ε per series: (E, n), (n,) → (E,). O(E n² log n)."""
+    return hc.tie_calibrated_epsilons(scores, human, groups)
+
+
+def series_agreement(
+    scores: np.ndarray,
+    human: np.ndarray,
+    blocks: np.ndarray,
+    n_blocks: int,
+    weights: np.ndarray,
+    *,
+    grouped: bool = False,
+    level: float = 0.95,
+    chunk: int = 256,
+) -> list[dict]:
+    """Agreement of every series with intervals.
+
+    ``scores`` (E, n), ``human`` (n,) mean rating, ``blocks`` (n,) prompt index, ``weights``
+    (B, P). Returns one dict per series with the keys n, pearson, spearman, kendall_tau_b,
+    kendall_tau_c, pairwise_accuracy, pairwise_epsilon and ``ci`` {key: [lo, hi]}. With
+    ``grouped`` the statistics are computed within each block and averaged.
+    """
+    x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    groups = blocks if grouped else None
+    # row 0 of the weights is the original sample (every prompt once): the point estimates
+    w = np.vstack([np.ones((1, weights.shape[1]), dtype=weights.dtype), weights])
+    y = np.asarray(human, dtype=np.float64)
+    n_ok = (np.isfinite(x) & np.isfinite(y)[None, :]).sum(axis=1)
+    out = []
+    for c0 in range(0, x.shape[0], chunk):  # bounded memory: (B, chunk) draws at a time
+        xc = x[c0 : c0 + chunk]
+        eps = epsilons(xc, y, groups)
+        if grouped:
+            draws = hb.grouped_draws(hb.per_block_values(xc, y, blocks, n_blocks, eps), w)
+        else:
+            draws = hb.pooled_draws(xc, y, blocks, w, eps)
+        cis = {k: percentile_ci(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
+        for e in range(xc.shape[0]):
+            entry = {"n": int(n_ok[c0 + e])}
+            entry.update({k: _f(draws[k][0, e]) for k in KEYS})
+            entry["pairwise_epsilon"] = _f(eps[e])
+            entry["ci"] = {k: [_f(cis[k][0, e]), _f(cis[k][1, e])] for k in KEYS}
+            out.append(entry)
+    return out
+
+
+def reliability_summary(
+    ratings: np.ndarray, blocks: np.ndarray, n_blocks: int, weights: np.ndarray, level: float = 0.95
+) -> dict:
+    """The "human" block: items, raters, ratings, α (interval, ordinal), noise ceiling, with
+    intervals; leave-one-rater-out and split-half. ``ratings`` (U, R), ``blocks`` (U,)."""
+    r = np.asarray(ratings, dtype=np.float64)
+    figures = rel.human_reliability(r)
+    ci = {}
+    if np.isfinite(figures["krippendorff_alpha_interval"]):
+        a_int = rel.alpha_draws_sparse(r, blocks, weights, "interval")
+        a_ord = rel.alpha_draws_sparse(r, blocks, weights, "ordinal")
+        ci = {
+            "krippendorff_alpha_interval": _ci(a_int, level),
+            "krippendorff_alpha_ordinal": _ci(a_ord, level),
+            "noise_ceiling": _ci(rel.noise_ceiling(a_int, figures["effective_raters"]), level),
+        }
+    out = {
+        "items": int(np.isfinite(r).any(axis=1).sum()),
+        "raters": int(np.isfinite(r).any(axis=0).sum()),
+        "ratings": int(np.isfinite(r).sum()),
+    }
+    for k, v in figures.items():
+        out[k] = [_f(x) for x in v] if isinstance(v, list) else _f(v)
+    out["ci"] = ci
+    return out
+
+
+def generator_level(
+    scores: np.ndarray,
+    human: np.ndarray,
+    generators: Sequence[str],
+    blocks: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
+    level: float = 0.95,
+) -> dict:
+    """Generator means of the evaluator and of the humans over the same items; τ-b and winners.
+
+    ``scores`` (n,), ``human`` (n,), ``generators`` (n,) labels; with ``blocks`` (n,) and
+    ``weights`` (B, P) also the τ-b interval and the share of draws whose winners agree.
+    """
+    g = np.asarray(generators)
+    names = sorted(set(g.tolist()))
+    keep = np.isfinite(scores) & np.isfinite(human)
+    ev = np.array([np.mean(scores[keep & (g == n)]) if (keep & (g == n)).any() else np.nan for n in names])
+    hu = np.array([np.mean(human[keep & (g == n)]) if (keep & (g == n)).any() else np.nan for n in names])
+    ew, hw = hr.winners(ev), hr.winners(hu)
+    out = {
+        "generators": names,
+        "evaluator_means": [_f(v) for v in ev],
+        "human_means": [_f(v) for v in hu],
+        "kendall_tau_b": _f(hr.generator_kendall(ev, hu)),
+        "evaluator_winner": [names[i] for i in sorted(ew)],
+        "human_winner": [names[i] for i in sorted(hw)],
+        "winner_match": hr.winner_match(ev, hu),
+    }
+    if blocks is not None and weights is not None and len(names) > 1:
+        gidx = np.searchsorted(np.array(names), g)
+        tau, match = hr.generator_level_draws(scores, human, gidx, np.asarray(blocks), weights)
+        out["ci"] = {"kendall_tau_b": _ci(tau, level)}
+        out["winner_match_rate"] = float(np.mean(match))
+    return out
+
+
+def bradley_terry_summary(
+    a: np.ndarray,
+    b: np.ndarray,
+    outcome: np.ndarray,
+    block: np.ndarray,
+    generators: Sequence[str],
+    n_blocks: int,
+    weights: np.ndarray,
+    level: float = 0.95,
+    prior: float = 1.0,
+) -> dict:
+    """Bradley–Terry log-strengths from pairwise votes with prompt-block intervals."""
+    wins = hr.win_matrices(a, b, outcome, block, len(generators), n_blocks)
+    beta = hr.bradley_terry(wins.sum(axis=0), prior=prior)
+    draws = hr.bradley_terry_draws(wins, weights, prior=prior)
+    ci = percentile_ci(draws, level)
+    return {
+        "votes": len(a),
+        "prior_virtual_ties": prior,
+        "strengths": {
+            g: {"beta": _f(beta[i]), "ci": [_f(ci[0, i]), _f(ci[1, i])]} for i, g in enumerate(generators)
+        },
+    }
+
+
+def draw_weights(n_blocks: int, n_draws: int, seed: int) -> np.ndarray:
+    """The study's prompt-block weights (B, P) for ``seed`` (one matrix for every statistic)."""
+    return prompt_weights(n_blocks, n_draws, seed)
