@@ -12,12 +12,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness import argtypes
+
 HELP = "agreement of evaluator scores with human ratings (with the raters' noise ceiling)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     who = parser.add_mutually_exclusive_group(required=True)
-    who.add_argument("--human", type=Path, metavar="FILE",
+    who.add_argument("--human", type=argtypes.input_path, metavar="FILE",
                      help="ratings table (CSV/Parquet) or a public format (see --human-format)")
     who.add_argument("--simulate-panel", metavar="EVALUATOR:RELIABILITY[:RATERS]",
                      help="demo without human data: a SIMULATED panel of RATERS (default 3) raters = "
@@ -27,20 +29,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale", metavar="LOW-HIGH",
                         help="declared rating scale, e.g. 1-5 (required for a table; formats declare theirs)")
     parser.add_argument("--dimension", help="the rating dimension to use (default: overall, or the only one)")
-    parser.add_argument("--scores", nargs="+", type=Path, default=[], metavar="FILE",
+    parser.add_argument("--scores", nargs="+", type=argtypes.input_path, default=[], metavar="FILE",
                         help="records files or tables with item_id, evaluator, score")
-    parser.add_argument("--votes", type=Path, metavar="FILE",
+    parser.add_argument("--votes", type=argtypes.input_path, metavar="FILE",
                         help="pairwise votes (prompt_id, generator_a, generator_b, winner, rater)")
     parser.add_argument("--group-by", metavar="COLUMN",
                         help="compute every statistic within each value of this ratings column, then average")
-    parser.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap draws (default 2000)")
-    parser.add_argument("--seed", type=int, default=42, help="bootstrap seed (default 42)")
+    parser.add_argument("--bootstrap", type=argtypes.integer(2), default=2000, metavar="B", help="bootstrap draws (default 2000)")
+    parser.add_argument("--seed", type=argtypes.seed, default=42, help="bootstrap seed (default 42)")
     parser.add_argument("--allow-unjoined", action="store_true",
                         help="measure on the joined items when some rated items have no score")
-    parser.add_argument("--write-human", type=Path, metavar="FILE",
+    parser.add_argument("--write-human", type=argtypes.output_file, metavar="FILE",
                         help="also write the validated ratings as a generic table (.csv/.parquet)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a text table")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="also write agreement.json to DIR")
+    parser.add_argument("--out", type=argtypes.output_dir, metavar="DIR", help="also write agreement.json to DIR")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
         raise HumanDataError(f"--bootstrap must be in [2, {MAX_BOOTSTRAP}]", where="--bootstrap")
-    if args.simulate_panel:
+    if args.simulate_panel is not None:
         ratings = simulated_ratings(args)
         votes = read_votes(args.votes) if args.votes else None
         return _emit(compute(ratings, args, votes), args)
