@@ -9,6 +9,7 @@ sink in exactly one place (``harness.plugin.pytest_configure``).
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,17 @@ class WorkerSink:
 
     def terminal_summary(self, terminalreporter: Any) -> None:
         """Workers print nothing."""
+
+
+def disk_error(exc: OSError, report_dir: Path) -> str:
+    """One line for a write that failed while the report (or a cache entry it reads) was
+    written: the directory, the reason and what to do. ``report_dir`` is named when the error
+    carries no file name."""
+    where = Path(exc.filename).parent if exc.filename else report_dir
+    code = errno.errorcode.get(exc.errno or 0, "")
+    reason = f"{exc.strerror or exc}" + (f" ({code})" if code else "")
+    return (f"cannot write {where}: {reason}; nothing was published under {report_dir} "
+            "(free space or fix permissions there, then rerun: the caches keep what was measured)")
 
 
 class ControllerSink:
@@ -112,6 +124,10 @@ class ControllerSink:
             )
         except AuditError as exc:
             self.error = str(exc)
+            pytest_session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        except OSError as exc:  # a full disk, a read-only directory: one line, no traceback
+            self.error = disk_error(exc, Path(session.options.report_dir))
             pytest_session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         finally:
