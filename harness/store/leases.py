@@ -10,8 +10,17 @@ Whoever creates it holds the lease until ``expires`` (seconds since the epoch, t
 clock) or until it deletes it. A lease past its expiry belongs to a worker that died: it is
 deleted and taken. Leases only save work; correctness never depends on them (entries are
 content-addressed and verified on read, so two writers of one key publish equal entries, and
-a damaged one is discarded). Two machines taking over the same expired lease at the same
-instant may both compute its entry once; clocks should agree within a few seconds of the TTL.
+a damaged one is discarded). Clocks should agree within a few seconds of the TTL.
+
+Taking over an expired lease is itself guarded: the taker first creates (only if absent) a
+*takeover marker* ``leases/<name>.lease.takeover.<id of the dead lease>``, then checks the lease
+is still the dead one, deletes it and creates its own. Of several machines that saw the same
+dead lease only the one that created the marker proceeds, and one that saw it late finds the
+lease replaced and backs off, so it never deletes the new holder's lease. A marker outlives
+its taker only if that taker dies mid-takeover; once past its own expiry it is removed and the
+next attempt proceeds. (What remains: object stores have no conditional delete, so a holder
+whose lease expired and was taken over in the instant between its ``release`` reading the
+lease and deleting it deletes the taker's lease; at worst one entry is computed twice.)
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from harness.hashing import canonical_json
+from harness.hashing import canonical_json, sha256_bytes
 from harness.store.stores import Store
 
 PREFIX = "leases"
@@ -51,30 +60,50 @@ def _owner() -> str:
 def holder(store: Store, name: str) -> dict | None:
     """The current lease record of ``name`` (``None``: free, or unreadable)."""
     raw = store.read(lease_key(name))
-    if raw is None:
+    return None if raw is None else _parse(raw)
+
+
+def acquire(store: Store, name: str, ttl_s: float, *, now: float | None = None) -> Lease | None:
+    """Take the lease on ``name`` for ``ttl_s`` seconds; ``None`` if someone else holds it (or
+    is taking over its expired lease right now)."""
+    key = lease_key(name)
+    t = time.time() if now is None else now
+    lease = Lease(key, uuid.uuid4().hex, t + ttl_s)
+    body = canonical_json({"expires": lease.expires, "owner": _owner(), "token": lease.token})
+    if store.write(key, body, if_absent=True):
+        return lease
+    raw = store.read(key)
+    if raw is None:  # released meanwhile
+        return lease if store.write(key, body, if_absent=True) else None
+    record = _parse(raw)
+    expires = record.get("expires") if record else None
+    if isinstance(expires, int | float) and expires > t:
+        return None  # held, and its holder is alive as far as we know
+    # expired or unreadable: its holder died mid-work; take it over, one taker per dead lease
+    token = record.get("token") if record else None
+    dead = token if isinstance(token, str) and token.isalnum() else sha256_bytes(raw)
+    marker = f"{key}.takeover.{dead[:64]}"
+    if not store.write(marker, body, if_absent=True):
+        other = _parse(store.read(marker) or b"")
+        lapsed = other.get("expires") if other else None
+        if not isinstance(lapsed, int | float) or lapsed <= t:
+            store.delete(marker)  # left by a taker that died mid-takeover: the next try proceeds
         return None
+    try:
+        if store.read(key) != raw:
+            return None  # replaced by another taker (we saw the dead lease late) or released
+        store.delete(key)
+        return lease if store.write(key, body, if_absent=True) else None
+    finally:
+        store.delete(marker)
+
+
+def _parse(raw: bytes) -> dict | None:
     try:
         record = json.loads(raw)
     except ValueError:
         return None
     return record if isinstance(record, dict) else None
-
-
-def acquire(store: Store, name: str, ttl_s: float, *, now: float | None = None) -> Lease | None:
-    """Take the lease on ``name`` for ``ttl_s`` seconds; ``None`` if someone else holds it."""
-    key = lease_key(name)
-    for _ in range(2):  # second round: after removing an expired lease
-        t = time.time() if now is None else now
-        lease = Lease(key, uuid.uuid4().hex, t + ttl_s)
-        body = canonical_json({"expires": lease.expires, "owner": _owner(), "token": lease.token})
-        if store.write(key, body, if_absent=True):
-            return lease
-        record = holder(store, name)
-        expires = record.get("expires") if record else None
-        if isinstance(expires, int | float) and expires > t:
-            return None  # held, and its holder is alive as far as we know
-        store.delete(key)  # expired or unreadable: its holder died mid-work
-    return None
 
 
 def release(store: Store, lease: Lease) -> None:
