@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from harness import cacheseal
 from harness.aggregate import ControllerSink, WorkerSink
 from harness.errors import AuditError
 from harness.options import PATH_OPTIONS, add_options, build_options
@@ -60,6 +61,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return default_renderer(cache_dir)
 
     extra = [spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or [])]
+    try:
+        cacheseal.secret()  # an unusable cache key stops the run here, not in every test
+    except AuditError as exc:
+        raise pytest.UsageError(f"t3d-audit: {exc}") from exc
     session = AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
     # The one place that distinguishes an xdist worker from the controller (or a lone process).
     if hasattr(config, "workerinput"):

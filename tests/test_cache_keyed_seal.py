@@ -22,6 +22,8 @@ from harness.render.render_cache import RenderCache
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
 
+pytest_plugins = ["pytester"]
+
 KEY_A = "a-secret-of-at-least-16-bytes"
 KEY_B = "another-secret-of-16+-bytes"
 ENTRY = "scores/id/" + "ab" * 32
@@ -169,3 +171,15 @@ def test_cache_sealed_with_one_key_is_recomputed_under_another(monkeypatch, tmp_
     with pytest.warns(CacheCorruptionWarning):
         pd.testing.assert_frame_equal(session.records("tiny-grid"), clean)
     assert session.worker_facts()["cache_discarded"].get("records") == 1
+
+
+def test_an_unusable_key_is_a_usage_error_before_any_work(pytester, monkeypatch):
+    from tests._audit_project import make_project, run_audit
+
+    make_project(pytester)
+    monkeypatch.setenv(cacheseal.KEY_FILE_ENV, str(pytester.path / "no-such-key"))
+    result = run_audit(pytester, "badkey")
+    assert result.ret == 4
+    err = result.stderr.str()
+    assert "cannot read the cache key file" in err and "Traceback" not in err
+    assert not (pytester.path / "cache-badkey" / "records").exists()  # nothing was measured
