@@ -47,14 +47,25 @@ class WorkerSink:
         """Workers print nothing."""
 
 
+#: errno values of a write that failed for lack of room or permission (not a bug of ours).
+WRITE_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG})
+
+
+def write_failure(exc: OSError) -> str:
+    """``cannot write <directory>: <reason> (<ERRNO>)``, the directory being that of the file
+    the error names (``?`` when it names none)."""
+    where = Path(exc.filename).parent if exc.filename else "?"
+    code = errno.errorcode.get(exc.errno or 0, "")
+    return f"cannot write {where}: {exc.strerror or exc}" + (f" ({code})" if code else "")
+
+
 def disk_error(exc: OSError, report_dir: Path) -> str:
     """One line for a write that failed while the report (or a cache entry it reads) was
     written: the directory, the reason and what to do. ``report_dir`` is named when the error
     carries no file name."""
-    where = Path(exc.filename).parent if exc.filename else report_dir
-    code = errno.errorcode.get(exc.errno or 0, "")
-    reason = f"{exc.strerror or exc}" + (f" ({code})" if code else "")
-    return (f"cannot write {where}: {reason}; nothing was published under {report_dir} "
+    head = write_failure(exc) if exc.filename else write_failure(
+        OSError(exc.errno, exc.strerror or str(exc), str(report_dir / "x")))
+    return (f"{head}; nothing was published under {report_dir} "
             "(free space or fix permissions there, then rerun: the caches keep what was measured)")
 
 

@@ -276,10 +276,17 @@ def audit_session(request: pytest.FixtureRequest) -> AuditSession:
 
 
 def _guard(fn: Any) -> Any:
+    from harness.aggregate import WRITE_FAILURES, write_failure
+
     try:
         return fn()
     except AuditError as exc:
         pytest.fail(f"t3d-audit: {exc}", pytrace=False)
+    except OSError as exc:  # a full disk under the cache: one line, not a traceback per test
+        if exc.errno not in WRITE_FAILURES:
+            raise
+        message = f"t3d-audit: {write_failure(exc)}; free space or fix permissions there and rerun"
+    pytest.fail(message, pytrace=False)  # outside the handler: no chained exception shown
 
 
 @pytest.fixture(scope="session")

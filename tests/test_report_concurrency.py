@@ -122,3 +122,31 @@ def test_disk_error_message_names_the_directory(tmp_path):
     assert text.startswith(f"cannot write {tmp_path / 'r' / '.tmp-x'}: No space left on device (ENOSPC)")
     assert "nothing was published" in text
     assert str(tmp_path / "r") in disk_error(OSError(errno.EIO, "I/O error"), tmp_path / "r")
+
+
+def test_full_disk_under_the_cache_fails_each_test_in_one_line(pytester: pytest.Pytester):
+    """ENOSPC while the records cache is written: every audit test that needs the records
+    fails with one line naming the cache directory, the report is not written (one line), and
+    nothing is left half-written."""
+    root = make_project(pytester)
+    with (root / "conftest.py").open("a") as handle:
+        handle.write("""
+
+import errno
+import harness.records as _records
+
+
+def _full(frame, path, *args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+
+_records.write_records = _full
+""")
+    result = run_audit(pytester, "fullcache", "-x")
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret in (1, 4), out[-3000:]  # 4: with -x no check ran, an empty gate
+    assert "During handling" not in out and "Errno 28" not in out, out[-3000:]
+    assert "Traceback" not in out and "INTERNALERROR" not in out, out[-3000:]
+    cache = root / "cache-fullcache" / "records"
+    assert f"t3d-audit: cannot write {cache}: No space left on device (ENOSPC)" in out
+    assert list((root / "reports-fullcache").glob("smoke-*")) == []
