@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness import cacheseal
 from harness.cacheseal import CacheCorruptionWarning, CacheKeyError, CorruptEntry
@@ -80,6 +82,24 @@ def test_forged_hmac_field_fails(monkeypatch):
     head["hmac"] = "0" * 64
     with pytest.raises(CorruptEntry, match="does not verify"):
         cacheseal.unseal(canonical_json(head) + b"\nx", ENTRY)
+
+
+@settings(max_examples=150, deadline=None)
+@given(payload=st.binary(max_size=64), where=st.floats(0, 1, exclude_max=True), flip=st.integers(1, 255),
+       other=st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+                     min_size=16, max_size=40))  # fmt: skip
+def test_keyed_seal_detects_any_byte_change_and_any_other_key(payload, where, flip, other):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(cacheseal.KEY_ENV, KEY_A)
+        data = bytearray(cacheseal.sealed(ENTRY, payload))
+        data[int(where * len(data))] ^= flip
+        with pytest.raises(CorruptEntry):
+            cacheseal.unseal(bytes(data), ENTRY)
+        good = cacheseal.sealed(ENTRY, payload)
+        if other != KEY_A:
+            mp.setenv(cacheseal.KEY_ENV, other)
+            with pytest.raises(CorruptEntry):
+                cacheseal.unseal(good, ENTRY)
 
 
 def test_key_file(monkeypatch, tmp_path):
