@@ -137,7 +137,7 @@ def test_compare_row_tolerance_and_failures():
         (["--rescore", "0"], "--rescore must be a positive number"),
         (["--rescore", "3", "--tolerance", "nan"], "--tolerance must be a finite number"),
         (["--rescore", "3", "--rescore-seed", "-1"], "--rescore-seed must be ≥ 0"),
-        (["--tolerance", "0.1"], "--tolerance only apply with --rescore N"),
+        (["--tolerance", "0.1"], "--tolerance applies only with --rescore N"),
     ],
 )
 def test_rescore_usage_errors(tmp_path, capsys, argv, message):

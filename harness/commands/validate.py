@@ -330,7 +330,8 @@ def _rescore_options(args: argparse.Namespace) -> float:
                                        ("--scenes", args.scenes is not None),
                                        ("--tolerance", args.tolerance is not None)) if on]  # fmt: skip
         if given:
-            raise AuditError(f"{', '.join(given)} only apply with --rescore N", where=given[0])
+            verb = "applies" if len(given) == 1 else "apply"
+            raise AuditError(f"{', '.join(given)} {verb} only with --rescore N", where=given[0])
         return DEFAULT_TOLERANCE
     if args.rescore < 1:
         raise AuditError(f"--rescore must be a positive number of records, got {args.rescore}",
