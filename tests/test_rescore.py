@@ -71,7 +71,7 @@ def test_forged_records_entry_passes_deep_validation_but_not_rescore(tmp_path, c
     assert code == 1
     gen, pid, factor, level = key
     assert f"scores/planted-robust.csv: {gen}/{pid} {factor}={level}: score " in out
-    assert "(|Δ| 0.25 > 1e-06)" in out
+    assert "(|Δ| 0.25 > 1.1" in out  # the tolerance, scaled by the forged score (~1.15)
     assert out.count("recomputed") == 1  # only the forged record differs
 
 
@@ -125,6 +125,9 @@ def test_compare_row_tolerance_and_failures():
     row = {"status": "ok", "caption": "c", "scene_sha256": "s", "score": 0.5}
     assert compare_row(row, {**row, "score": 0.5 + DEFAULT_TOLERANCE / 2}, DEFAULT_TOLERANCE) is None
     assert "score 0.5 in the report" in compare_row(row, {**row, "score": 0.5 + 2e-6}, DEFAULT_TOLERANCE)
+    big = {**row, "score": 30.0}  # relative above 1: 30 ± 2.9e-5 passes, ± 3.1e-5 does not
+    assert compare_row(big, {**big, "score": 30.0 + 2.9e-5}, DEFAULT_TOLERANCE) is None
+    assert "> 3e-05" in compare_row(big, {**big, "score": 30.0 + 3.1e-5}, DEFAULT_TOLERANCE)
     failed = {**row, "status": "failed", "score": float("nan")}
     assert compare_row(failed, failed, 0.0) is None
     assert "status 'ok' in the report" in compare_row(row, failed, 1.0)

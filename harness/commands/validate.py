@@ -49,8 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenes", type=Path, default=None, metavar="DIR",
                         help="with --rescore: the report's scene set (default: the bundled scenes)")
     parser.add_argument("--tolerance", type=float, default=None, metavar="T",
-                        help="with --rescore: largest accepted |score difference| "
-                        "(default 1e-6, docs/report-format.md)")
+                        help="with --rescore: largest accepted |score difference| relative to "
+                        "max(1, |score|) (default 1e-6, docs/report-format.md)")
 
 
 def _check_manifest(report: Path) -> tuple[list[str], dict[str, Any] | None]:
