@@ -43,6 +43,8 @@ class Release:
     verified: bool = False  # read from a directory whose manifest and cards verified
 
 
+#: The files ``compare --out`` writes (``html`` adds them to a report's manifest).
+COMPARE_OUTPUTS = ("comparison.json", "comparison.md")
 #: At most this many verification problems are named in the error (then a count of the rest).
 MAX_TRUST_PROBLEMS = 3
 
@@ -76,7 +78,10 @@ def release_problems(folder: Path) -> list[str]:
     if shape:
         return shape
     if (folder / "summary.json").is_file():
-        problems = verify_outputs(folder, manifest)
+        # compare --out REPORT writes these two before `t3d-audit html` lists them; they are
+        # outputs of a comparison, never read by one
+        later = {f"{name}: not listed in manifest.json" for name in COMPARE_OUTPUTS}
+        problems = [p for p in verify_outputs(folder, manifest) if p not in later]
     else:
         kept = ("scores/", "cards/")
         listed = {e["path"]: e["sha256"] for e in manifest["outputs"] if e["path"].startswith(kept)}

@@ -185,3 +185,12 @@ def test_audit_baseline_has_the_same_trust_rules(baseline, tmp_path):
     proc = _audit(tmp_path, "tampered", "--audit-baseline", str(baseline))
     assert proc.returncode == 4
     assert "--audit-baseline: " in proc.stderr and "the baseline does not verify" in proc.stderr
+
+
+def test_compare_out_into_a_report_keeps_it_comparable(baseline, reports, capsys):
+    """``compare --out REPORT`` adds comparison.json/.md before ``t3d-audit html`` lists them."""
+    code, _, _ = _compare(capsys, str(reports["both"]), str(baseline), "--out", str(baseline))
+    assert code == 0 and (baseline / "comparison.json").is_file()
+    assert release_problems(baseline) == []
+    (baseline / "other.json").write_text("{}")
+    assert release_problems(baseline) == ["other.json: not listed in manifest.json"]
