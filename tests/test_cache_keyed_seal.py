@@ -203,3 +203,10 @@ def test_an_unusable_key_is_a_usage_error_before_any_work(pytester, monkeypatch)
     err = result.stderr.str()
     assert "cannot read the cache key file" in err and "Traceback" not in err
     assert not (pytester.path / "cache-badkey" / "records").exists()  # nothing was measured
+
+
+def test_ray_workers_get_the_key_settings(monkeypatch):
+    from harness.backends.ray_cluster import forwarded_env
+
+    monkeypatch.setenv(cacheseal.KEY_FILE_ENV, "/keys/cache.key")
+    assert forwarded_env()[cacheseal.KEY_FILE_ENV] == "/keys/cache.key"
