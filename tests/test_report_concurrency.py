@@ -54,8 +54,8 @@ _page.write_html = _slow_html
 """
 
 
-def _popen(root: Path, tag: str, env: dict[str, str]) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "pytest", "audit_tests", "-p", "no:cacheprovider", "-n", "0",
+def _popen(root: Path, tag: str, env: dict[str, str], *workers: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "pytest", "audit_tests", "-p", "no:cacheprovider", *workers,
            "--audit-cache-dir", str(root / "cache"), "--audit-report-dir", str(root / "reports-shared"),
            f"--junitxml={root / f'{tag}.xml'}"]  # fmt: skip
     return subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -69,7 +69,8 @@ def test_two_runs_writing_one_report_directory(pytester: pytest.Pytester):
     with (root / "conftest.py").open("a") as handle:
         handle.write(RACE)
     env = {**os.environ, "T3D_TEST_BARRIER": str(root / "barrier"), "PYTHONPATH": os.pathsep.join(sys.path)}
-    procs = [_popen(root, tag, env) for tag in ("a", "b")]
+    # one lone process and one xdist run (its controller writes the report)
+    procs = [_popen(root, "a", env, "-n", "0"), _popen(root, "b", env, "-n", "2", "--dist", "loadgroup")]
     outputs = [p.communicate(timeout=600)[0] for p in procs]
     for proc, out in zip(procs, outputs, strict=True):
         assert "Traceback" not in out and "INTERNALERROR" not in out, out[-3000:]
