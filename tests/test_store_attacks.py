@@ -200,6 +200,24 @@ def test_a_taker_that_saw_the_dead_lease_late_does_not_steal_the_new_one(store):
     assert [k for k in store.list("leases") if "takeover" in k] == []  # markers cleaned up
 
 
+def test_a_late_release_never_deletes_the_takers_lease(store):
+    """The holder's lease expired and was taken over between its release reading the lease
+    and deleting it: the release must leave the new lease alone."""
+    mine = leases.acquire(store, "renders/r", ttl_s=10, now=1000.0)
+    stale = store.read(mine.key)
+    taker = leases.acquire(store, "renders/r", ttl_s=600)
+    assert taker is not None
+    leases.release(StaleLease(store, mine.key, stale), mine)
+    assert leases.holder(store, "renders/r")["token"] == taker.token
+    # and while a taker is mid-takeover (holding the marker), the release stays out of it
+    store.delete(taker.key)
+    mine = leases.acquire(store, "renders/r", ttl_s=10, now=1000.0)
+    store.write(f"{mine.key}.takeover.{mine.token}", canonical_json({"expires": 9e18}))
+    leases.release(store, mine)
+    assert leases.holder(store, "renders/r")["token"] == mine.token  # left to the taker
+    assert not leases.release_if_owner(store, "renders/r", leases.holder(store, "renders/r")["owner"])
+
+
 def test_two_takers_of_one_dead_lease_at_once_one_wins(store):
     leases.acquire(store, "renders/k2", ttl_s=10, now=1000.0)
     barrier = threading.Barrier(2)
