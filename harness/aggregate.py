@@ -9,6 +9,7 @@ sink in exactly one place (``harness.plugin.pytest_configure``).
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,28 @@ class WorkerSink:
 
     def terminal_summary(self, terminalreporter: Any) -> None:
         """Workers print nothing."""
+
+
+#: errno values of a write that failed for lack of room or permission (not a bug of ours).
+WRITE_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG})
+
+
+def write_failure(exc: OSError) -> str:
+    """``cannot write <directory>: <reason> (<ERRNO>)``, the directory being that of the file
+    the error names (``?`` when it names none)."""
+    where = Path(exc.filename).parent if exc.filename else "?"
+    code = errno.errorcode.get(exc.errno or 0, "")
+    return f"cannot write {where}: {exc.strerror or exc}" + (f" ({code})" if code else "")
+
+
+def disk_error(exc: OSError, report_dir: Path) -> str:
+    """One line for a write that failed while the report (or a cache entry it reads) was
+    written: the directory, the reason and what to do. ``report_dir`` is named when the error
+    carries no file name."""
+    head = write_failure(exc) if exc.filename else write_failure(
+        OSError(exc.errno, exc.strerror or str(exc), str(report_dir / "x")))
+    return (f"{head}; nothing was published under {report_dir} "
+            "(free space or fix permissions there, then rerun: the caches keep what was measured)")
 
 
 class ControllerSink:
@@ -112,6 +135,10 @@ class ControllerSink:
             )
         except AuditError as exc:
             self.error = str(exc)
+            pytest_session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        except OSError as exc:  # a full disk, a read-only directory: one line, no traceback
+            self.error = disk_error(exc, Path(session.options.report_dir))
             pytest_session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         finally:

@@ -9,6 +9,11 @@ carries the comparison. Without the option those tests are skipped. Each evaluat
 run pairs with the baseline evaluator of the same id, else (one alignment evaluator on each
 side) with the baseline's single alignment evaluator. The candidate's card records the
 baseline's card id. Margins come from ``[tool.t3d-audit.compare]`` (docs/release-gate.md).
+
+The trust rules are those of ``t3d-audit compare``: a baseline directory whose manifest or cards
+do not verify is a usage error (``harness.release.release_problems``), and an evaluator present
+on only one side is a failing ``test_no_regression[<evaluator>-unpaired]`` unless
+``--audit-allow-unpaired`` is given.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ if TYPE_CHECKING:
     from harness.stats.release_compare import Comparison
 
 OPTION = "audit_baseline"
+ALLOW_UNPAIRED = "audit_allow_unpaired"
+UNPAIRED = "unpaired"  # the metric id of the test that fails for an unpaired evaluator
 FIXTURE = "audit_baseline_metric"
 GATE_KEY = pytest.StashKey["BaselineGate"]()
 DEFAULT_BOOTSTRAP = 2000
@@ -37,6 +44,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     help_ = "previous release to gate against: report directory, saved baseline or score file"
     parser.getgroup("t3d-audit").addoption("--audit-baseline", dest=OPTION, default=None, help=help_)
     parser.addini(OPTION, help_, type="string")
+    parser.getgroup("t3d-audit").addoption(
+        "--audit-allow-unpaired", dest=ALLOW_UNPAIRED, action="store_true", default=False,
+        help="with --audit-baseline: pass although an evaluator is only in the baseline or only "
+        "in this run (default: a failing test_no_regression[<evaluator>-unpaired])",
+    )  # fmt: skip
 
 
 @dataclass
@@ -47,6 +59,7 @@ class BaselineGate:
     pairs: dict[str, str]  # candidate (run) evaluator → baseline evaluator
     margins: Margins
     session: AuditSession
+    unpaired: dict[str, list[str]] = field(default_factory=dict)  # side → evaluators (gating)
     _done: dict[str, Comparison] = field(default_factory=dict)
 
     def comparison(self, evaluator: str) -> Comparison:
@@ -92,7 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if path is None:
         return
     from harness.plugin import audit_session_of
-    from harness.release import load_margins, load_release
+    from harness.release import load_margins, load_release, unpaired
     from harness.stats.release_compare import evaluators_of
 
     session = audit_session_of(config)
@@ -110,7 +123,11 @@ def pytest_configure(config: pytest.Config) -> None:
     for candidate, base in pairs.items():
         if base in release.card_ids:
             session.baseline_card_ids[candidate] = release.card_ids[base]
-    config.stash[GATE_KEY] = BaselineGate(release, pairs, margins, session)
+    left_out: dict[str, list[str]] = {}
+    if not config.getoption(ALLOW_UNPAIRED):
+        left_out = unpaired(sorted(evaluators_of(release.records)), sorted(session.specs),
+                            [(b, c) for c, b in pairs.items()])  # fmt: skip
+    config.stash[GATE_KEY] = BaselineGate(release, pairs, margins, session, left_out)
 
 
 @dataclass(frozen=True)
@@ -122,8 +139,18 @@ class BaselineMetric:
     gate: BaselineGate = field(repr=False, compare=False)
 
     def check(self) -> None:
-        """Fail on a confirmed regression; skip a metric undefined on both sides."""
+        """Fail on a confirmed regression or an unpaired evaluator; skip a metric undefined on
+        both sides."""
         from harness.stats.release_compare import REGRESSION
+
+        if self.metric == UNPAIRED:
+            side = "baseline" if self.evaluator in self.gate.unpaired.get("baseline", ()) else "run"
+            other = "this run" if side == "baseline" else "the baseline"
+            pytest.fail(
+                f"evaluator {self.evaluator} is in the {side} but not in {other}, so it was not "
+                "compared (pass --audit-allow-unpaired to allow that)",
+                pytrace=False,
+            )
 
         try:
             comparison = self.gate.comparison(self.evaluator)
@@ -164,4 +191,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 BaselineMetric(candidate, name, gate), id=f"{candidate}-{name}",
                 marks=pytest.mark.xdist_group(candidate),
             ))
+    for side in ("baseline", "candidate"):
+        for evaluator in gate.unpaired.get(side, ()):
+            params.append(pytest.param(BaselineMetric(evaluator, UNPAIRED, gate),
+                                       id=f"{evaluator}-{UNPAIRED}"))  # fmt: skip
     metafunc.parametrize(FIXTURE, params)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from harness import cacheseal
 from harness.aggregate import ControllerSink, WorkerSink
 from harness.errors import AuditError
 from harness.options import PATH_OPTIONS, add_options, build_options
@@ -61,6 +62,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     extra = [spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or [])]
     _check_hook_ids(extra)
+    try:
+        cacheseal.secret()  # an unusable cache key stops the run here, not in every test
+    except AuditError as exc:
+        raise pytest.UsageError(f"t3d-audit: {exc}") from exc
     session = AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
     # The one place that distinguishes an xdist worker from the controller (or a lone process).
     if hasattr(config, "workerinput"):
@@ -286,10 +291,17 @@ def audit_session(request: pytest.FixtureRequest) -> AuditSession:
 
 
 def _guard(fn: Any) -> Any:
+    from harness.aggregate import WRITE_FAILURES, write_failure
+
     try:
         return fn()
     except AuditError as exc:
         pytest.fail(f"t3d-audit: {exc}", pytrace=False)
+    except OSError as exc:  # a full disk under the cache: one line, not a traceback per test
+        if exc.errno not in WRITE_FAILURES:
+            raise
+        message = f"t3d-audit: {write_failure(exc)}; free space or fix permissions there and rerun"
+    pytest.fail(message, pytrace=False)  # outside the handler: no chained exception shown
 
 
 @pytest.fixture(scope="session")

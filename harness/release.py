@@ -1,7 +1,10 @@
 """Inputs and outputs of the release gate (the statistics are ``harness.stats.release_compare``).
 
 * :func:`load_release`: a report directory (``scores/*.csv|parquet`` and ``cards/*.json``),
-  a directory of score files, or one score file → records and card ids.
+  a directory of score files, or one score file → records and card ids. A directory with
+  ``scores/`` (a report or saved baseline) is verified first (:func:`release_problems`:
+  manifest shape and hashes, every card's schema and recomputed id); bare score files carry no
+  provenance and are marked unverified.
 * :func:`load_margins`: ``[tool.t3d-audit.compare]`` of a ``pyproject.toml``.
 * :func:`render_markdown` / :func:`comparison_document`: the outputs, naming every metric
   with its factor or probe.
@@ -37,6 +40,73 @@ class Release:
     records: pd.DataFrame
     files: tuple[Path, ...]
     card_ids: dict[str, str] = field(default_factory=dict)
+    verified: bool = False  # read from a directory whose manifest and cards verified
+
+
+#: The files ``compare --out`` writes (``html`` adds them to a report's manifest).
+COMPARE_OUTPUTS = ("comparison.json", "comparison.md")
+#: At most this many verification problems are named in the error (then a count of the rest).
+MAX_TRUST_PROBLEMS = 3
+
+
+def release_problems(folder: Path) -> list[str]:
+    """Why a report or saved-baseline directory (one with ``scores/``) cannot be trusted, one
+    line per problem (empty: it verifies).
+
+    ``manifest.json`` must exist and be sound (``harness.cards.provenance``). In a full report
+    (with ``summary.json``) every output must match its sha256 and nothing may be unlisted, as
+    ``t3d-audit validate`` checks; a saved baseline (``save_baseline``: only ``scores/``,
+    ``cards/`` and the manifest) must hold exactly the manifest's ``scores/`` and ``cards/``
+    entries, each with its listed sha256. Every card must pass its schema and its recomputed
+    ``card_id`` and be filed under its evaluator; every score file must have a card. Hashes only
+    show nothing changed since the manifest was written: ``t3d-audit validate --deep``
+    recomputes the cards from the scores.
+    """
+    from harness.cards import read_card
+    from harness.cards.provenance import (
+        load_manifest,
+        manifest_problems,
+        output_entries,
+        verify_outputs,
+    )
+
+    try:
+        manifest = load_manifest(folder)
+    except AuditError as exc:
+        return [str(exc)]
+    shape = manifest_problems(manifest)
+    if shape:
+        return shape
+    if (folder / "summary.json").is_file():
+        # compare --out REPORT writes these two before `t3d-audit html` lists them; they are
+        # outputs of a comparison, never read by one
+        later = {f"{name}: not listed in manifest.json" for name in COMPARE_OUTPUTS}
+        problems = [p for p in verify_outputs(folder, manifest) if p not in later]
+    else:
+        kept = ("scores/", "cards/")
+        listed = {e["path"]: e["sha256"] for e in manifest["outputs"] if e["path"].startswith(kept)}
+        on_disk = {e["path"]: e["sha256"] for e in output_entries(folder) if e["path"].startswith(kept)}
+        problems = [f"{rel}: listed in manifest.json but missing" for rel in sorted(set(listed) - set(on_disk))]
+        problems += [f"{rel}: not listed in manifest.json" for rel in sorted(set(on_disk) - set(listed))]
+        problems += [
+            f"{rel}: sha256 {on_disk[rel][:12]}… differs from manifest {listed[rel][:12]}…"
+            for rel in sorted(set(listed) & set(on_disk)) if listed[rel] != on_disk[rel]
+        ]
+    cards: set[str] = set()
+    for path in sorted((folder / "cards").glob("*.json")):
+        try:
+            card = read_card(path)
+        except AuditError as exc:
+            problems.append(str(exc))
+            continue
+        ev = card["evaluator_identity"]["evaluator_id"]
+        if ev != path.stem:
+            problems.append(f"cards/{path.name}: card is for evaluator {ev!r}")
+        cards.add(path.stem)
+    for path in _score_files(folder / "scores"):
+        if path.stem not in cards:
+            problems.append(f"scores/{path.name}: no card (cards/{path.stem}.json)")
+    return problems
 
 
 def _score_files(folder: Path) -> list[Path]:
@@ -71,9 +141,22 @@ def load_release(path: str | Path, *, role: str) -> Release:
     from harness.records import read_records
 
     path = Path(path)
+    verified = False
     if path.is_dir():
         scores = path / "scores"
         files = _score_files(scores if scores.is_dir() else path)
+        if scores.is_dir() and files:
+            problems = release_problems(path)
+            if problems:
+                more = len(problems) - MAX_TRUST_PROBLEMS
+                raise CompareError(
+                    f"the {role} does not verify: " + "; ".join(problems[:MAX_TRUST_PROBLEMS])
+                    + (f"; and {more} more" if more > 0 else ""),
+                    where=str(path),
+                    hint=f"run `t3d-audit validate {path}`; compare only releases whose "
+                    "manifest and cards verify",
+                )
+            verified = True
         cards = _card_ids(path / "cards")
         if not files:
             raise CompareError(
@@ -93,7 +176,7 @@ def load_release(path: str | Path, *, role: str) -> Release:
         raise CompareError(f"the {role} does not exist", where=str(path), hint="check the path")
     frames = [read_records(f) for f in files]
     records = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    return Release(str(path), records, tuple(files), cards)
+    return Release(str(path), records, tuple(files), cards, verified)
 
 
 def parse_pairs(items: Sequence[str] | None) -> list[tuple[str, str]]:
@@ -107,12 +190,18 @@ def parse_pairs(items: Sequence[str] | None) -> list[tuple[str, str]]:
     return out
 
 
-def load_margins(pyproject: str | Path | None) -> Margins:
-    """Margins from ``[tool.t3d-audit.compare]`` of ``pyproject`` (none → defaults only)."""
+def load_margins(pyproject: str | Path | None, *, required: bool = False) -> Margins:
+    """Margins from ``[tool.t3d-audit.compare]`` of ``pyproject`` (none → defaults only).
+
+    ``required`` (a file the user named, ``compare --config``): a missing file is an
+    :class:`AuditError`, never a silent fall-back to the default margins."""
     if pyproject is None:
         return Margins()
     path = Path(pyproject)
     if not path.is_file():
+        if required:
+            raise AuditError("config file not found", where=str(path),
+                             hint="name an existing pyproject.toml, or omit --config")
         return Margins()
     import tomllib
 
@@ -124,17 +213,44 @@ def load_margins(pyproject: str | Path | None) -> Margins:
     return Margins.from_table(table, where=f"{path}: [tool.t3d-audit.compare]")
 
 
-def exit_code(comparisons: Sequence[Comparison], *, fail_on_inconclusive: bool = False) -> int:
+def unpaired(
+    baseline: Sequence[str], candidate: Sequence[str], pairs: Sequence[tuple[str, str]]
+) -> dict[str, list[str]]:
+    """Evaluators present on only one side and in no pair: ``{"baseline": [...], "candidate":
+    [...]}`` (sorted). Such an evaluator was dropped from the comparison; unless the user allows
+    it (``--allow-unpaired``) it fails the gate."""
+    b, c = set(baseline), set(candidate)
+    paired_b, paired_c = {p[0] for p in pairs}, {p[1] for p in pairs}
+    return {"baseline": sorted(b - c - paired_b), "candidate": sorted(c - b - paired_c)}
+
+
+def exit_code(
+    comparisons: Sequence[Comparison],
+    *,
+    fail_on_inconclusive: bool = False,
+    unpaired_evaluators: dict[str, list[str]] | None = None,
+) -> int:
     """0 without a confirmed regression, 1 with one (or with an inconclusive metric when
-    ``fail_on_inconclusive``)."""
+    ``fail_on_inconclusive``, or with an unpaired evaluator in ``unpaired_evaluators``)."""
     bad = {REGRESSION, INCONCLUSIVE} if fail_on_inconclusive else {REGRESSION}
+    if unpaired_evaluators and any(unpaired_evaluators.values()):
+        return 1
     return int(any(m.verdict in bad for c in comparisons for m in c.metrics))
 
 
 def comparison_document(
-    comparisons: Sequence[Comparison], baseline: Release, candidate: Release, *, fail_on_inconclusive: bool = False
+    comparisons: Sequence[Comparison],
+    baseline: Release,
+    candidate: Release,
+    *,
+    fail_on_inconclusive: bool = False,
+    unpaired_evaluators: dict[str, list[str]] | None = None,
+    allow_unpaired: bool = False,
 ) -> dict[str, Any]:
-    """The JSON document of a comparison run (``comparison.json``)."""
+    """The JSON document of a comparison run (``comparison.json``). ``unpaired_evaluators``
+    (:func:`unpaired`) fail the gate unless ``allow_unpaired``."""
+    found = unpaired_evaluators or {"baseline": [], "candidate": []}
+    gating = None if allow_unpaired else found
     pairs = []
     for c in comparisons:
         entry = c.to_dict()
@@ -144,8 +260,13 @@ def comparison_document(
     return {
         "baseline": baseline.label,
         "candidate": candidate.label,
-        "exit_code": exit_code(comparisons, fail_on_inconclusive=fail_on_inconclusive),
+        "exit_code": exit_code(
+            comparisons, fail_on_inconclusive=fail_on_inconclusive, unpaired_evaluators=gating
+        ),
         "fail_on_inconclusive": fail_on_inconclusive,
+        "allow_unpaired": allow_unpaired,
+        "unpaired": found,
+        "verified": {"baseline": baseline.verified, "candidate": candidate.verified},
         "pairs": pairs,
     }
 
@@ -162,6 +283,14 @@ def render_markdown(document: dict[str, Any]) -> str:
         f"- baseline: `{document['baseline']}`",
         f"- candidate: `{document['candidate']}`",
     ]
+    for side in ("baseline", "candidate"):
+        if not document["verified"][side]:
+            lines.append(f"- {side}: bare score file(s), no manifest or cards: unverified")
+    for side in ("baseline", "candidate"):
+        if document["unpaired"][side]:
+            what = "allowed (--allow-unpaired)" if document["allow_unpaired"] else "fails the gate"
+            lines.append(f"- only in the {side}, not compared: "
+                         f"{', '.join(document['unpaired'][side])} ({what})")
     for pair in document["pairs"]:
         fb, fc = pair["failures"]["baseline"], pair["failures"]["candidate"]
         counts = ", ".join(f"{v} {k}" for k, v in pair["verdicts"].items())

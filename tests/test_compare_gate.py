@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -45,8 +46,13 @@ def releases(tmp_path_factory):
     return {"v1": v1, "v2": v2, "proc": proc, "junit": tmp / "v2.xml", "tmp": tmp}
 
 
+#: A config without [tool.t3d-audit.compare]: the default margins (a named --config must exist).
+NO_MARGINS = Path(tempfile.mkdtemp(prefix="t3d-compare-")) / "pyproject.toml"
+NO_MARGINS.write_text("")
+
+
 def _json_run(capsys, *argv: str) -> tuple[int, dict]:
-    code = main(["compare", *argv, "--json", "--config", "none.toml"])
+    code = main(["compare", *argv, "--json", "--config", str(NO_MARGINS)])
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -60,7 +66,7 @@ def test_identical_re_release_exits_0_with_no_change(releases, capsys):
 
 def test_planted_pitch_release_is_a_regression_naming_pitch(releases, capsys, tmp_path):
     out = tmp_path / "out"
-    code = main(["compare", str(releases["v1"]), str(releases["v2"]), "--out", str(out), "--config", "none.toml"])
+    code = main(["compare", str(releases["v1"]), str(releases["v2"]), "--out", str(out), "--config", str(NO_MARGINS)])
     assert code == 1
     doc = json.loads((out / "comparison.json").read_text())
     (pair,) = doc["pairs"]  # one alignment evaluator on each side: paired automatically
@@ -154,7 +160,7 @@ def test_fail_on_inconclusive(tiny_files, capsys):
     code, doc = _json_run(capsys, base, cand, "--bootstrap", "400")
     verdicts = {m["metric"]: m["verdict"] for m in doc["pairs"][0]["metrics"]}
     assert code == 0 and verdicts["rho-pitch"] == "inconclusive"
-    assert main(["compare", base, cand, "--bootstrap", "400", "--fail-on-inconclusive", "--config", "x"]) == 1
+    assert main(["compare", base, cand, "--bootstrap", "400", "--fail-on-inconclusive", "--config", str(NO_MARGINS)]) == 1
 
 
 def test_margins_from_pyproject_and_command_line(tiny_files, capsys):

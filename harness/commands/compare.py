@@ -1,7 +1,9 @@
 """``t3d-audit compare``: gate a release of an evaluator against its previous release.
 
 Exit status: 0 when no metric is a confirmed regression, 1 when at least one is (or when a
-metric is inconclusive and ``--fail-on-inconclusive`` is given), 2 on a usage error.
+metric is inconclusive and ``--fail-on-inconclusive`` is given, or when an evaluator present on
+only one side was left unpaired without ``--allow-unpaired``), 2 on a usage error or a release
+directory whose manifest or cards do not verify.
 See docs/release-gate.md.
 """
 
@@ -13,6 +15,8 @@ from pathlib import Path
 
 from harness import argtypes
 from harness.errors import AuditError
+
+DEFAULT_CONFIG = Path("pyproject.toml")
 
 HELP = "compare an evaluator release with its previous release (paired, with margins)"
 
@@ -36,8 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     parser.add_argument("--out", type=argtypes.output_dir, metavar="DIR",
                         help="also write comparison.md and comparison.json to DIR")
-    parser.add_argument("--config", type=Path, metavar="PYPROJECT", default=Path("pyproject.toml"),
-                        help="pyproject.toml with [tool.t3d-audit.compare] (default: ./pyproject.toml)")
+    parser.add_argument("--config", type=Path, metavar="PYPROJECT", default=None,
+                        help="pyproject.toml with [tool.t3d-audit.compare] (default: ./pyproject.toml "
+                        "when present; a named file must exist)")
+    parser.add_argument("--allow-unpaired", action="store_true",
+                        help="pass the gate although an evaluator present on only one side is "
+                        "not compared (default: that fails the gate)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         load_release,
         parse_pairs,
         render_markdown,
+        unpaired,
     )
     from harness.stats.bootstrap import MAX_BOOTSTRAP
     from harness.stats.release_compare import auto_pairs, compare_records
@@ -60,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         )
     t0 = time.perf_counter()
     cli_margins = parse_margin_args(args.margin)
-    margins = load_margins(args.config)
+    margins = load_margins(args.config or DEFAULT_CONFIG, required=args.config is not None)
     pairs = parse_pairs(args.pair)
     baseline = load_release(args.baseline, role="baseline")
     candidate = load_release(args.candidate, role="candidate")
@@ -77,9 +86,14 @@ def run(args: argparse.Namespace) -> int:
         )
         for b, c in pairs
     ]
-    document = comparison_document(
-        comparisons, baseline, candidate, fail_on_inconclusive=args.fail_on_inconclusive
+    left_out = unpaired(
+        sorted(set(baseline.records["evaluator"])), sorted(set(candidate.records["evaluator"])), pairs
     )
+    gating = None if args.allow_unpaired else left_out
+    document = comparison_document(
+        comparisons, baseline, candidate, fail_on_inconclusive=args.fail_on_inconclusive,
+        unpaired_evaluators=left_out, allow_unpaired=args.allow_unpaired,
+    )  # fmt: skip
     markdown = render_markdown(document)
     text = json_text(document).rstrip("\n")
     if args.out:
@@ -88,4 +102,6 @@ def run(args: argparse.Namespace) -> int:
     print(text if args.json else markdown)
     if not args.json:
         print(f"compared {len(comparisons)} evaluator pair(s) in {time.perf_counter() - t0:.1f} s")
-    return exit_code(comparisons, fail_on_inconclusive=args.fail_on_inconclusive)
+    return exit_code(
+        comparisons, fail_on_inconclusive=args.fail_on_inconclusive, unpaired_evaluators=gating
+    )

@@ -6,8 +6,9 @@ one ``os.rename``, so readers see a whole entry or none. The per-key file lock u
 ``<root>/locks`` only avoids duplicate work; correctness comes from the rename. Reads are
 verified: ``meta.json`` (canonical JSON) names the key of the directory it was published as
 and carries the PNG's sha256 and shape, plus ``meta_sha256``, the sha256 of its own other
-fields. An entry that fails any check (truncated, edited, half-deleted, swapped with or copied
-from another key's directory, or written before ``meta_sha256`` existed) is discarded, warned
+fields (and, with the user's cache secret, ``meta_hmac``: the HMAC-SHA256 of the rest of
+``meta.json``, :mod:`harness.cacheseal`). An entry that fails any check (truncated, edited,
+half-deleted, swapped with or copied from another key's directory, or written before ``meta_sha256`` existed) is discarded, warned
 about and counted (``harness.cacheseal.discarded``), and rendered again.
 """
 
@@ -26,7 +27,7 @@ import numpy as np
 from filelock import FileLock
 from PIL import Image
 
-from harness.cacheseal import CorruptEntry, discarded
+from harness.cacheseal import CorruptEntry, check_mac, discarded, mac, secret
 from harness.errors import RenderError
 from harness.fileio import prune_stale
 from harness.hashing import canonical_json, sha256_bytes, sha256_json
@@ -216,11 +217,16 @@ class RenderCache:
 
 def entry_files(key: str, image: np.ndarray, meta: dict[str, Any] | None) -> dict[str, bytes]:
     """The files of the entry of ``image`` under ``key``: ``image.png`` and ``meta.json``
-    (``meta`` plus the key, the PNG's sha256 and shape, and ``meta_sha256``), commit file last."""
+    (``meta`` plus the key, the PNG's sha256 and shape, ``meta_sha256`` and, with the user's
+    cache secret, ``meta_hmac``), commit file last."""
     png = encode_png(image)
     record = {**(meta or {}), "key": key, "png_sha256": sha256_bytes(png), "shape": list(image.shape)}
     record.pop("meta_sha256", None)
+    record.pop("meta_hmac", None)
     record["meta_sha256"] = sha256_json(record)
+    k = secret()
+    if k is not None:
+        record["meta_hmac"] = mac(canonical_json(record), k)
     return {IMAGE: png, META: canonical_json(record)}
 
 
@@ -247,11 +253,16 @@ def _check_meta(raw: bytes, meta: Any, key: str) -> None:
     """Raise :class:`_Corrupt` unless ``meta.json`` is intact and was written for ``key``."""
     if not isinstance(meta, dict):
         raise _Corrupt("meta.json is not a JSON object")
-    rest = {k: v for k, v in meta.items() if k != "meta_sha256"}
+    rest = {k: v for k, v in meta.items() if k not in ("meta_sha256", "meta_hmac")}
     if "meta_sha256" not in meta:
         raise _Corrupt("meta.json has no meta_sha256 (written by an older version)")
     if meta["meta_sha256"] != sha256_json(rest) or canonical_json(meta) != raw:
         raise _Corrupt("meta.json differs from what was published (meta_sha256 mismatch)")
+    sealed_part = {k: v for k, v in meta.items() if k != "meta_hmac"}
+    try:
+        check_mac(meta.get("meta_hmac"), canonical_json(sealed_part), secret(), "meta.json")
+    except CorruptEntry as exc:
+        raise _Corrupt(str(exc)) from exc
     if meta.get("key") != key:
         raise _Corrupt(f"meta.json was written for key {str(meta.get('key'))[:80]!r}, not this one")
 

@@ -111,9 +111,14 @@ class StoreRenderCache:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _publish(self, key: str, image: np.ndarray, meta: dict[str, Any] | None) -> None:
+    def _publish(
+        self, key: str, image: np.ndarray, meta: dict[str, Any] | None, *, leased: bool = False
+    ) -> None:
+        """Publish ``image``; ``leased``: we hold the key's lease, so uncommitted files of
+        another writer are a dead writer's and may be replaced (else they are left alone)."""
         check_image(image, key)
-        self.store.write_entry(self._prefix(key), entry_files(key, image, meta), META)
+        self.store.write_entry(self._prefix(key), entry_files(key, image, meta), META,
+                               replace_uncommitted=leased)  # fmt: skip
 
     def put(self, key: str, image: np.ndarray, meta: dict[str, Any] | None = None) -> None:
         """Publish ``image`` under ``key`` unless a valid entry already exists."""
@@ -143,7 +148,7 @@ class StoreRenderCache:
             if image is not None:
                 return CACHED, image
             image = fn()
-            self._publish(key, image, meta)
+            self._publish(key, image, meta, leased=True)
             return RENDERED, image
         finally:
             leases.release(self.store, lease)

@@ -16,7 +16,11 @@ Layout::
     manifest.json              source revision, packages, run options, inputs and outputs by
                                sha256, and the render host
 
-The directory is assembled under a temporary name and renamed into place. Its content depends
+The directory is assembled under a temporary name of its writer's own and renamed into place
+(the older report renamed aside first, then deleted), under the lock ``.<run-id>.lock``: two
+runs of one run id writing to one report directory take turns, the later one merging the
+earlier one's results. A writer that fails (a full disk, say) deletes its temporary directory
+and publishes nothing. Its content depends
 only on the inputs (no timestamps, no environment values), so equal inputs give equal bytes
 whatever the number of xdist workers, with one exception: ``manifest.json#/render_host`` names
 the machine (CPU model, Blender build, Cycles device and kernel), because Cycles output differs
@@ -31,11 +35,15 @@ recomputes them).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from filelock import FileLock
 
 from harness.captions import paraphrase
 from harness.cards.card_format import write_card
@@ -165,10 +173,6 @@ def write_report(
     Such a run completes an earlier complete report of the same run id; on its own (pytest
     may not even collect the files it skips) it is marked partial.
     """
-    from harness.report.html_page import write_html
-    from harness.report.terminal import rows_from
-    from harness.report.thumbs import write_session_thumbs
-
     evaluators = sorted(evaluators)
     if not evaluators:
         raise AuditError("no evaluator was audited", where="report", hint="check -k / --audit-evaluators")
@@ -177,7 +181,28 @@ def write_report(
         raise AuditError(f"run id {run_id!r} is not a plain directory name", where="--audit-run-id")
     base = Path(session.options.report_dir)
     base.mkdir(parents=True, exist_ok=True)
+    # Runs of one run id (two pytest sessions on one --audit-report-dir) take turns: each reads
+    # the results the previous one published, merges, and publishes; a writer's temp directory
+    # is its own, so none deletes another's half-written files.
+    with FileLock(str(base / f".{run_id}.lock")):
+        return _write_locked(session, evaluators, results, expected, selection, base, run_id)
+
+
+def _write_locked(
+    session: AuditSession,
+    evaluators: list[str],
+    results: Sequence[dict[str, Any]],
+    expected: set[str] | None,
+    selection: str | None,
+    base: Path,
+    run_id: str,
+) -> WrittenReport:
+    """:func:`write_report` for a caller holding the run id's lock."""
+    from harness.report.terminal import rows_from
+
     final = base / run_id
+    for stale in [*base.glob(f".tmp-{run_id}-*"), *base.glob(f".old-{run_id}-*"), base / f".tmp-{run_id}"]:
+        shutil.rmtree(stale, ignore_errors=True)  # left by a killed writer (we hold the lock)
     earlier, earlier_complete = previous_results(final)
     expected = set(expected or ()) | {r["test"] for r in results}
     if earlier_complete:
@@ -185,10 +210,46 @@ def write_report(
     merged, kept = merge_results(results, earlier, expected)
     missing = sorted(expected - {r["test"] for r in merged})
     complete = not missing and (earlier_complete or not selection)
-    tmp = base / f".tmp-{run_id}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    tmp = base / f".tmp-{run_id}-{uuid.uuid4().hex[:12]}"
     tmp.mkdir()
+    try:
+        summary, notes = _fill(session, evaluators, merged, run_id, complete, missing, selection, tmp)
+        _publish(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # nothing partial is left, let alone served
+        raise
+    cards = {ev: session.card(ev) for ev in evaluators}
+    return WrittenReport(final, run_id, rows_from(summary, merged, cards), notes, missing, kept, complete)
+
+
+def _publish(tmp: Path, final: Path) -> None:
+    """Replace ``final`` by the finished ``tmp`` (renames only: never a half-deleted report)."""
+    old = final.with_name(f".old-{final.name}-{uuid.uuid4().hex[:12]}")
+    if final.exists():
+        os.rename(final, old)
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        if old.exists() and not final.exists():
+            os.rename(old, final)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _fill(
+    session: AuditSession,
+    evaluators: list[str],
+    merged: list[dict[str, Any]],
+    run_id: str,
+    complete: bool,
+    missing: list[str],
+    selection: str | None,
+    tmp: Path,
+) -> tuple[dict[str, Any], list[str]]:
+    """Write every file of the report into ``tmp``; returns the summary and its notes."""
+    from harness.report.html_page import write_html
+    from harness.report.thumbs import write_session_thumbs
+
     for ev in evaluators:
         target = tmp / "scores" / f"{ev}.csv"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -220,8 +281,4 @@ def write_report(
     )
     write_manifest(manifest, tmp)
     write_html(tmp)  # reads the finished directory; adds report.html to the manifest's outputs
-    if final.exists():
-        shutil.rmtree(final)
-    tmp.rename(final)
-    cards = {ev: session.card(ev) for ev in evaluators}
-    return WrittenReport(final, run_id, rows_from(summary, merged, cards), notes, missing, kept, complete)
+    return summary, notes

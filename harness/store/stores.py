@@ -71,10 +71,14 @@ class Store(Protocol):
         """Keys under ``prefix`` (a folder-like key ending without ``/``), sorted."""
         ...
 
-    def write_entry(self, prefix: str, files: Mapping[str, bytes], commit: str) -> bool:
+    def write_entry(
+        self, prefix: str, files: Mapping[str, bytes], commit: str, *, replace_uncommitted: bool = False
+    ) -> bool:
         """Publish the files of one entry under ``prefix/`` so that readers see all of them or
         none; ``commit`` names the file whose presence means the entry exists. Returns
-        ``False`` (writing nothing new) when the entry exists already."""
+        ``False`` (writing nothing new) when the entry exists already, or when another
+        writer's uncommitted files differ from ours and ``replace_uncommitted`` (set by a
+        writer holding the key's lease, for which they are a dead writer's leftovers) is off."""
         ...
 
     def delete_entry(self, prefix: str, names: list[str], commit: str) -> None:
@@ -162,8 +166,10 @@ class LocalStore:
             return []
         return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
 
-    def write_entry(self, prefix: str, files: Mapping[str, bytes], commit: str) -> bool:
-        final = self.path(prefix)
+    def write_entry(
+        self, prefix: str, files: Mapping[str, bytes], commit: str, *, replace_uncommitted: bool = False
+    ) -> bool:
+        final = self.path(prefix)  # one directory rename: nothing is ever half-published here
         if final.exists():
             return False
         tmp = self._tmp() / f"entry.{uuid.uuid4().hex}"
@@ -294,12 +300,23 @@ class FsspecStore:
         cut = len(self.root) + 1
         return sorted(str(p)[cut:] for p in found if str(p).startswith(base + "/"))
 
-    def write_entry(self, prefix: str, files: Mapping[str, bytes], commit: str) -> bool:
+    def write_entry(
+        self, prefix: str, files: Mapping[str, bytes], commit: str, *, replace_uncommitted: bool = False
+    ) -> bool:
+        # Payload files are created only if absent (or found equal): a writer must never
+        # overwrite the payload another writer is about to commit, or has just committed, with
+        # different bytes (renders differ slightly across machines), which would tear the entry.
         if self.exists(f"{prefix}/{commit}"):
             return False
         for name, data in files.items():
-            if name != commit:
-                self.write(f"{prefix}/{name}", data)
+            if name == commit:
+                continue
+            key = f"{prefix}/{name}"
+            if self.write(key, data, if_absent=True) or self.read(key) == data:
+                continue
+            if not replace_uncommitted or self.exists(f"{prefix}/{commit}"):
+                return False  # another writer's entry (in progress or published): leave it
+            self.write(key, data)  # the lease holder: left by a writer that died uncommitted
         return self.write(f"{prefix}/{commit}", files[commit], if_absent=True)
 
     def delete_entry(self, prefix: str, names: list[str], commit: str) -> None:
