@@ -1,0 +1,119 @@
+"""Import one generated object from an OBJ, PLY (mesh, point cloud, 3D Gaussian splats), STL
+or USD/USDA/USDC/USDZ file into an object-kind scene (schema ``t3d-scene/2``).
+
+The file is measured by the same Blender importer code the renderer draws it with
+(``harness.render.meshformats`` through ``harness.render.gltfmeasure`` in a child process).
+Its conventions (``harness.scenes.importers.conventions``: up, front, unit or scale) become the
+object's placement:
+
+* OBJ is re-based to the scene frame when that is an axis permutation (a rewritten copy with
+  the same ``v r g b`` colours, as the sceneState importer does); every other format is
+  copied byte for byte, and a rotation off the vertical becomes the object's ``tilt``;
+* an object whose largest side (after the unit) lies outside [1 cm, 100 m] is shown at
+  display scale (largest side 1 m): object scenes are framed from their bounds, so only
+  proportions show. Sizes outside [1e-6, 1e6] m are refused.
+
+The scene's ``source`` record (docs/formats.md) says what was imported and how: format, PLY
+variant, conventions, true size, display scale and the colour source, with a ``note`` when
+the object has no colour of its own (STL: grey is correct) or is approximated (splats).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import ImportError_
+from harness.scenes.fileformats import Detected, detect_format
+from harness.scenes.importers.conventions import Conventions, display_scale, source_record
+from harness.scenes.model import Scene
+
+_OBJ_COLOUR_WIDTH = 7  # "v x y z r g b": the vertex-colour extension TripoSR and trimesh write
+
+def _measure_obj(path: Path) -> dict[str, Any]:
+    """Box of an OBJ's ``v`` lines and its colour source: ``material`` (an ``mtllib`` that
+    exists), ``vertex`` (``v x y z r g b`` lines) or ``none``."""
+    from harness.scenes.importers.scenestate import _obj_vertices
+
+    raw = path.read_bytes()
+    verts = _obj_vertices(raw, path)
+    colour = "none"
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        if line.startswith("mtllib ") and any(
+            (path.parent / name).is_file() for name in line.split()[1:]
+        ):
+            colour = "material"
+            break
+        if colour == "none" and line.startswith("v ") and len(line.split()) >= _OBJ_COLOUR_WIDTH:
+            colour = "vertex"
+    return {"lo": verts.min(0).tolist(), "hi": verts.max(0).tolist(), "colour": colour}
+
+
+def import_object_file(
+    path: Path | str,
+    *,
+    out_root: Path | str,
+    asset_dir: str | None = None,
+    meta: dict[str, str],
+    label: str,
+    conventions: Conventions | None = None,
+    ground: bool = True,
+    detected: Detected | None = None,
+) -> Scene:
+    """Import ``path`` (not glTF, not sceneState) as an object scene; write its asset under
+    ``out_root/assets/<asset_dir>/``. ``meta``: resolved identity fields
+    (``common.resolve_meta``). Returns a validated Scene; raises ImportError_."""
+    from harness.render.gltfmeasure import run_jobs
+    from harness.scenes.importers.common import (
+        PlacedObject,
+        decompose,
+        sanitize_id,
+        write_bytes_atomic,
+    )
+    from harness.scenes.importers.gltf import object_scene
+    from harness.scenes.importers.scenestate import _copy_materials, _rebase_obj
+    from harness.scenes.load import validate_scene
+
+    path = Path(path)
+    out_root = Path(out_root)
+    found = detected or detect_format(path)
+    if found.format in ("gltf", "scenestate"):
+        raise ImportError_(f"{found.label} is not imported here", path=path,
+                           hint="use import_gltf / import_scenestate")
+    conv = (conventions or Conventions()).resolve(found.format, path=path)
+    if found.format == "obj":  # read in Python, as the sceneState importer does: no Blender
+        result = _measure_obj(path)
+    else:
+        (result,) = run_jobs(
+            [{"op": "measure", "file": str(path.resolve()), "format": found.format,
+              "variant": found.variant}],
+            where=path,
+        )
+    if "error" in result:
+        raise ImportError_(f"Blender's {found.label} importer failed: {result['error']}",
+                           path=path, hint="check that the file opens in Blender")
+    lo, hi = np.asarray(result["lo"], dtype=float), np.asarray(result["hi"], dtype=float)
+    rot = conv.rotation()
+    size_m = np.abs(rot) @ (hi - lo) * conv.metres_per_unit
+    fit = display_scale(size_m, path=path)
+    world = np.eye(4)
+    world[:3, :3] = rot
+    rebase = found.format == "obj"
+    placement = decompose(world, lo, hi, unit=conv.metres_per_unit * fit, rebase=rebase,
+                          path=path, pointer="")
+    folder = f"assets/{sanitize_id(asset_dir or path.stem, 'object')}"
+    rel = f"{folder}/{path.name}"
+    raw = path.read_bytes()
+    if rebase:
+        _copy_materials(path, raw, out_root / folder)
+        if not placement.is_identity:
+            raw = _rebase_obj(raw, np.asarray(placement.axes))
+        rel = f"{folder}/{path.stem}.obj"
+    write_bytes_atomic(out_root / rel, raw)
+    obj = PlacedObject(sanitize_id(label, "object")[:64] or "object", label, rel, placement)
+    scene = object_scene(meta, [obj], ground=ground, path=path)
+    scene = replace(scene, source=source_record(found, conv.record(), result, size_m, fit))
+    return validate_scene(scene, out_root, path=path)
