@@ -268,3 +268,31 @@ def test_import_scenes_conventions_file_is_checked(tmp_path: Path, capsys) -> No
     assert main(["import-scenes", str(gens), "--prompts", str(prompts), "--out",
                  str(tmp_path / "o"), "--conventions", str(conv), "--allow-missing"]) == 2
     assert "unknown up axis 'x'" in capsys.readouterr().err
+
+
+def test_axis_overlay_marks_up_and_front_where_the_camera_sees_them() -> None:
+    """The triad of an object at the object c0 (camera on the -y side, 30° up): +z ends above
+    the centre, +x to its right, and the front arrow points down the image (towards the
+    camera); a generated object yawed 90° faces +x, so its arrow points right."""
+    from dataclasses import replace
+
+    from harness.protocol import get_profile
+    from harness.render.axes_overlay import draw_axes, object_marks
+    from harness.scenes.model import Room, Scene, SceneObject
+
+    obj = SceneObject("o", "o", "a.obj", (0.0, 0.0, 0.0), 0.0, (1.0, 1.0, 1.0))
+    scene = Scene("s", "g", "p", "x", "t", Room((2.0, 2.0), 1.0), (obj,), schema="t3d-scene/2",
+                  kind="object", source={"format": "obj"})
+    cfg = get_profile("smoke").for_scene_kind("object").c0
+    (marks,) = object_marks(scene, cfg)
+    o, (x, _, z), f = marks["origin"], marks["axes"], marks["front"]
+    assert z[1] < o[1] - 5 and abs(z[0] - o[0]) < 1  # up is up
+    assert x[0] > o[0] + 5  # +x to the right
+    assert f[1] > o[1] + 5 and abs(f[0] - o[0]) < 1  # the front comes towards the camera
+    turned = replace(scene, source=None, objects=(replace(obj, yaw_deg=90.0),))
+    (marks,) = object_marks(turned, cfg)
+    assert marks["front"][0] > marks["origin"][0] + 5  # yaw 90: front -y turned to +x
+    from PIL import Image
+
+    image = draw_axes(Image.new("RGB", (64, 64)), scene, cfg)
+    assert np.asarray(image).any()

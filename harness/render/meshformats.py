@@ -21,7 +21,7 @@ Colour:
   of the cloud (the spheres of neighbours just touch), coloured by the point's colour through
   :func:`colour_material`;
 * 3D Gaussian splats (:func:`splat_mesh`): each splat an ellipsoid (a once-subdivided
-  icosphere, 42 vertices) with semi-axes ``SPLAT_SIGMAS`` x its standard deviations
+  icosphere, 42 vertices; an icosahedron, 12, past :data:`SPLAT_FINE_MAX` splats) with semi-axes ``SPLAT_SIGMAS`` x its standard deviations
   ``exp(scale_*)`` rotated by its quaternion ``rot_*`` (w, x, y, z), coloured by its DC
   colour ``0.5 + C0 * f_dc`` as emission (strength 1), with ``sigmoid(opacity)`` as alpha on
   its front faces (:func:`splat_material`). See docs/formats.md for the limits.
@@ -39,6 +39,7 @@ SH_C0 = 0.28209479177387814  # degree-0 spherical harmonic: a splat's colour is 
 #: and opacity a carries the same alpha mass (a * 2 pi sigma^2) as the Gaussian it stands for
 SPLAT_SIGMAS = float(np.sqrt(2.0))
 POINT_RADIUS_FACTOR = 0.5
+SPLAT_FINE_MAX = 100_000  # more splats than this are icosahedra (12 vertices), not 42
 SPLAT_TRANSPARENT_BOUNCES = 128  # splats behind splats: Cycles' default (8) cuts them off
 COLOUR_MATERIAL = "t3d:vertex_colour"
 SPLAT_MATERIAL = "t3d:splat"
@@ -75,9 +76,9 @@ def _icosphere(subdivisions: int) -> tuple[np.ndarray, np.ndarray]:
 def _mesh_from_arrays(bpy: Any, name: str, verts: np.ndarray, tris: np.ndarray) -> Any:
     mesh = bpy.data.meshes.new(name)
     mesh.vertices.add(len(verts))
-    mesh.vertices.foreach_set("co", verts.astype(np.float32).ravel())
+    mesh.vertices.foreach_set("co", np.ascontiguousarray(verts, dtype=np.float32).ravel())
     mesh.loops.add(tris.size)
-    mesh.loops.foreach_set("vertex_index", tris.astype(np.int32).ravel())
+    mesh.loops.foreach_set("vertex_index", np.ascontiguousarray(tris, dtype=np.int32).ravel())
     mesh.polygons.add(len(tris))
     mesh.polygons.foreach_set("loop_start", np.arange(0, tris.size, 3, dtype=np.int32))
     mesh.polygons.foreach_set("loop_total", np.full(len(tris), 3, dtype=np.int32))
@@ -203,17 +204,20 @@ def splat_mesh(bpy: Any, path: Path | str) -> tuple[Any, tuple[np.ndarray, np.nd
     n = len(s["alpha"])
     if n == 0:
         raise RuntimeError("the splat file has no finite splats")
-    unit, tris = _icosphere(1)
+    unit, tris = _icosphere(1 if n <= SPLAT_FINE_MAX else 0)
     k = len(unit)
-    axes = s["rotation"] * (SPLAT_SIGMAS * s["sigma"])[:, None, :]  # (N, 3, 3): R diag(r)
-    verts = np.einsum("nij,vj->nvi", axes, unit) + s["centre"][:, None, :]
-    faces = (tris[None, :, :] + (np.arange(n) * k)[:, None, None]).reshape(-1, 3)
-    mesh = _mesh_from_arrays(bpy, Path(path).stem, verts.reshape(-1, 3), faces)
-    rgba = np.concatenate([srgb_to_linear(s["rgb"]), np.ones((n, 1))], axis=1)
+    axes = (s["rotation"] * (SPLAT_SIGMAS * s["sigma"])[:, None, :]).astype(np.float32)
+    verts = np.einsum("nij,vj->nvi", axes, unit.astype(np.float32))  # (N, k, 3) float32
+    verts += s["centre"][:, None, :].astype(np.float32)
+    faces = (tris[None, :, :].astype(np.int32) + (np.arange(n, dtype=np.int32) * k)[:, None, None])
+    mesh = _mesh_from_arrays(bpy, Path(path).stem, verts.reshape(-1, 3), faces.reshape(-1, 3))
+    del verts, faces
+    rgba = np.concatenate([srgb_to_linear(s["rgb"]), np.ones((n, 1))], axis=1).astype(np.float32)
     _set_point_colour(mesh, "Col", np.repeat(rgba, k, axis=0))
     alpha = mesh.attributes.new("alpha", "FLOAT", "POINT")
     alpha.data.foreach_set("value", np.repeat(s["alpha"], k).astype(np.float32))
     mesh.materials.append(splat_material(bpy))
+    mesh["t3d_splats"] = n
     return mesh, splat_bounds(s)
 
 
@@ -259,6 +263,39 @@ def _colour_name(mesh: Any) -> str | None:
         return None
     active = attrs.active_color or attrs[0]
     return active.name
+
+
+def _measured(objects: list[Any], variant: str | None) -> dict[str, Any]:
+    """The facts :func:`import_parts` gives plus ``lo``/``hi``, read from imported OBJ/PLY/STL
+    objects without copying their meshes. A point cloud's box grows by its sphere radius."""
+    lo, hi, count, colours = None, None, 0, set()
+    points = variant == "points"
+    for ob in objects:
+        if ob.type != "MESH" or len(ob.data.vertices) == 0:
+            continue
+        mesh = ob.data
+        co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+        mesh.vertices.foreach_get("co", co)
+        m = np.array(ob.matrix_world)
+        pts = co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
+        if points:
+            r = point_radius(pts) * float(_icosphere(0)[0].max())  # the icosahedra's reach
+            a, b = pts.min(0) - r, pts.max(0) + r
+            count += len(pts)
+        else:
+            a, b = pts.min(0), pts.max(0)
+            count += len(mesh.polygons)
+        lo = a if lo is None else np.minimum(lo, a)
+        hi = b if hi is None else np.maximum(hi, b)
+        if any(x is not None for x in mesh.materials):
+            colours.add("material")
+        else:
+            colours.add("vertex" if len(mesh.color_attributes) else "none")
+    if lo is None:
+        raise RuntimeError("the file has no geometry")
+    colour = "vertex" if "vertex" in colours else ("material" if "material" in colours else "none")
+    return {"colour": colour, "kind": "points" if points else "mesh", "count": count,
+            "lo": lo.tolist(), "hi": hi.tolist()}
 
 
 def _run_importer(bpy: Any, fmt: str, path: Path) -> list[Any]:
@@ -308,9 +345,14 @@ def import_parts(
     if fmt == "ply" and variant == "splats":
         mesh, box = splat_mesh(bpy, path)
         return [(mesh, Matrix.Identity(4))], {"colour": "vertex", "kind": "splats",
-                                             "count": len(mesh.vertices) // 42,
+                                             "count": int(mesh["t3d_splats"]),
                                              "lo": box[0].tolist(), "hi": box[1].tolist()}
     objects = _run_importer(bpy, fmt, path)
+    if measure_only and fmt in ("obj", "ply", "stl"):  # no modifiers: read the data in place
+        try:
+            return [], _measured(objects, variant)
+        finally:
+            gltfscene.remove_objects(bpy, objects)
     try:
         parts = gltfscene.evaluated_parts(bpy, objects)
     finally:

@@ -36,20 +36,38 @@ _OBJ_COLOUR_WIDTH = 7  # "v x y z r g b": the vertex-colour extension TripoSR an
 def _measure_obj(path: Path) -> dict[str, Any]:
     """Box of an OBJ's ``v`` lines and its colour source: ``material`` (an ``mtllib`` that
     exists), ``vertex`` (``v x y z r g b`` lines) or ``none``."""
-    from harness.scenes.importers.scenestate import _obj_vertices
-
     raw = path.read_bytes()
-    verts = _obj_vertices(raw, path)
-    colour = "none"
-    for line in raw.decode("utf-8", errors="replace").splitlines():
-        if line.startswith("mtllib ") and any(
-            (path.parent / name).is_file() for name in line.split()[1:]
+    lines = raw.splitlines()
+    vlines = [ln for ln in lines if ln.startswith(b"v ")]
+    verts = _fast_vertices(vlines)
+    if verts is None:  # ragged or malformed: the line-by-line reader names the bad line
+        from harness.scenes.importers.scenestate import _obj_vertices
+
+        verts = _obj_vertices(raw, path)
+    colour = "vertex" if vlines and len(vlines[0].split()) >= _OBJ_COLOUR_WIDTH else "none"
+    for line in lines:
+        if line.startswith(b"mtllib ") and any(
+            (path.parent / name.decode("utf-8", "replace")).is_file() for name in line.split()[1:]
         ):
             colour = "material"
             break
-        if colour == "none" and line.startswith("v ") and len(line.split()) >= _OBJ_COLOUR_WIDTH:
-            colour = "vertex"
     return {"lo": verts.min(0).tolist(), "hi": verts.max(0).tolist(), "colour": colour}
+
+
+def _fast_vertices(vlines: list[bytes]) -> np.ndarray | None:
+    """(N, 3) positions of ``v`` lines that all have the same number of finite numbers;
+    None otherwise (then the careful reader runs)."""
+    if not vlines:
+        return None
+    width = len(vlines[0].split())
+    try:
+        table = np.array(b" ".join(vlines).split())
+        if table.size != width * len(vlines):
+            return None
+        numbers = table.reshape(len(vlines), width)[:, 1:4].astype(np.float64)
+    except ValueError:
+        return None
+    return numbers if np.all(np.isfinite(numbers)) else None
 
 
 def import_object_file(
