@@ -296,3 +296,43 @@ def test_axis_overlay_marks_up_and_front_where_the_camera_sees_them() -> None:
 
     image = draw_axes(Image.new("RGB", (64, 64)), scene, cfg)
     assert np.asarray(image).any()
+
+
+def test_lighting_is_not_applicable_to_splat_scenes() -> None:
+    """A splat's colour is baked radiance: the plan has no lighting rows for it and says so
+    (manifest, coverage check, card), instead of measuring a null effect; other scenes keep
+    every lighting row."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from harness.cards.assemble import not_applicable_notes
+    from harness.commands.validate import check_coverage
+    from harness.measure_plan import build_plan
+    from harness.protocol import get_profile
+    from harness.scenes.model import Room, Scene, SceneObject
+
+    def scene(gen: str, variant: str) -> Scene:
+        obj = SceneObject("o", "o", "a.ply", (0.0, 0.0, 0.0), 0.0, (1.0, 1.0, 1.0))
+        return Scene(f"{gen}.p1", gen, "p1", "a donut", "t", Room((2.0, 2.0), 1.0), (obj,),
+                     schema="t3d-scene/2", kind="object",
+                     source={"format": "ply", "variant": variant})
+
+    scenes = (scene("gs", "splats"), scene("mesh", "mesh"))
+    sset = SimpleNamespace(root=Path("."), scenes=scenes, identity=lambda i: i)
+    profile = get_profile("smoke").for_scene_kind("object")
+    assert profile.levels.get("lighting"), "the smoke profile varies lighting"
+    plan = build_plan(sset, profile)
+    lighting = {(r.generator, r.level) for r in plan.rows if r.factor == "lighting"}
+    assert {g for g, _ in lighting} == {"mesh"}
+    assert plan.factors_not_applicable == {"gs/p1": ["lighting"]}
+    records = pd.DataFrame(
+        [{"evaluator": "e", "generator": r.generator, "prompt_id": r.prompt_id,
+          "scene_sha256": r.group, "factor": r.factor, "level": r.level, "caption": r.caption,
+          "score": 0.5, "status": "ok", "error": ""} for r in plan.rows])
+    expected = (dict(profile.levels), ())
+    assert any("no lighting=" in p for p in check_coverage(records, expected))
+    assert not [p for p in check_coverage(records, expected, None, (), plan.factors_not_applicable)
+                if "lighting" in p]
+    (note,) = not_applicable_notes({"lighting": 1})
+    assert note.startswith("lighting effect: not applicable to 1 scene(s)")

@@ -205,13 +205,16 @@ def check_coverage(
     expected: tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None,
     not_applicable: dict[str, list[str]] | None = None,
     block_cells: tuple[str, ...] = (),
+    factors_not_applicable: dict[str, list[str]] | None = None,
 ) -> list[str]:
     """Coverage, consistency, deduplication and failure-encoding problems of a records table.
 
     ``not_applicable`` (``manifest.json#/options/probes_not_applicable``) maps
     ``"<generator>/<prompt_id>"`` to the probes that do not apply to that scene (they write no
     row, e.g. ``keep_half`` on a single object). ``block_cells``: the factorial cells (factor
-    ``block``) every scene must have.
+    ``block``) every scene must have. ``factors_not_applicable``
+    (``manifest.json#/options/factors_not_applicable``) maps a scene to the factors none of
+    whose levels it has rows for (lighting on 3D Gaussian splats).
     """
     from harness.captions.paraphrase import normalise
 
@@ -241,6 +244,9 @@ def check_coverage(
         wanted += [("block", cell) for cell in block_cells]
         skip = {(g, p, "probe", probe) for cell, probes_na in (not_applicable or {}).items()
                 for g, _, p in [cell.partition("/")] for probe in probes_na}  # fmt: skip
+        skip |= {(g, p, factor, lv) for cell, names in (factors_not_applicable or {}).items()
+                 for g, _, p in [cell.partition("/")] for factor in names
+                 for lv in levels.get(factor, ())}  # fmt: skip
         for ev, keys in sorted(keysets.items()):
             for gen, pid in scenes.itertuples(index=False):
                 for factor, level in wanted:
@@ -283,7 +289,9 @@ def check_report(report: Path, *, deep: bool = False, figures: bool = True) -> t
     expected = _expected_levels(manifest)
     if records is not None:
         not_applicable = (manifest or {}).get("options", {}).get("probes_not_applicable")
-        problems += check_coverage(records, expected, not_applicable, _expected_block_cells(manifest))
+        factors_na = (manifest or {}).get("options", {}).get("factors_not_applicable")
+        problems += check_coverage(records, expected, not_applicable, _expected_block_cells(manifest),
+                                   factors_na)
     result_problems, results = load_results(report)
     problems += result_problems
     if results is not None:
