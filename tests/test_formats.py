@@ -336,3 +336,20 @@ def test_lighting_is_not_applicable_to_splat_scenes() -> None:
                 if "lighting" in p]
     (note,) = not_applicable_notes({"lighting": 1})
     assert note.startswith("lighting effect: not applicable to 1 scene(s)")
+
+
+@given(st.lists(st.tuples(st.sampled_from(["v", "vn", "vt", "f", "  v", "\tvn", "#"]),
+                          st.lists(st.floats(-9, 9, allow_nan=False).map(lambda x: f"{x:.3f}"),
+                                   min_size=0, max_size=6)), max_size=12),
+       st.sampled_from([(0, 1, 2), (1, 2, 0), (2, 0, 1)]), st.sampled_from([1.0, -1.0]))
+def test_fast_obj_rebase_writes_the_same_bytes(lines, order, sign) -> None:
+    """``meshobject.rebase_obj`` (permutation read once) equals ``scenestate._rebase_obj``."""
+    from harness.scenes.importers.meshobject import rebase_obj
+    from harness.scenes.importers.scenestate import _rebase_obj
+
+    raw = "\n".join(" ".join([head, *nums]) for head, nums in lines).encode()
+    axes = np.zeros((3, 3))
+    for row, k in enumerate(order):
+        axes[row, k] = sign if row else 1.0
+    axes[2] *= sign  # keep a right-handed signed permutation
+    assert rebase_obj(raw, axes) == _rebase_obj(raw, axes)

@@ -70,6 +70,27 @@ def _fast_vertices(vlines: list[bytes]) -> np.ndarray | None:
     return numbers if np.all(np.isfinite(numbers)) else None
 
 
+def rebase_obj(raw: bytes, axes: np.ndarray) -> bytes:
+    """``scenestate._rebase_obj`` (the same bytes out) with the signed permutation read once,
+    not per line: ``v``/``vn`` coordinates reordered/negated, other lines verbatim."""
+    perm = [(int(np.argmax(np.abs(row))), bool(row[int(np.argmax(np.abs(row)))] < 0))
+            for row in np.asarray(axes)]
+
+    def flip(value: str) -> str:
+        return value[1:] if value.startswith("-") else "-" + value
+
+    out = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        if line.lstrip().startswith("v"):
+            parts = line.split()
+            if parts[0] in ("v", "vn") and len(parts) >= 4:
+                xyz = parts[1:4]
+                new = [flip(xyz[k]) if neg else xyz[k] for k, neg in perm]
+                line = " ".join([parts[0], *new, *parts[4:]])
+        out.append(line)
+    return ("\n".join(out) + "\n").encode("utf-8")
+
+
 def import_object_file(
     path: Path | str,
     *,
@@ -92,7 +113,7 @@ def import_object_file(
         write_bytes_atomic,
     )
     from harness.scenes.importers.gltf import object_scene
-    from harness.scenes.importers.scenestate import _copy_materials, _rebase_obj
+    from harness.scenes.importers.scenestate import _copy_materials
     from harness.scenes.load import validate_scene
 
     path = Path(path)
@@ -128,7 +149,7 @@ def import_object_file(
     if rebase:
         _copy_materials(path, raw, out_root / folder)
         if not placement.is_identity:
-            raw = _rebase_obj(raw, np.asarray(placement.axes))
+            raw = rebase_obj(raw, np.asarray(placement.axes))
         rel = f"{folder}/{path.stem}.obj"
     write_bytes_atomic(out_root / rel, raw)
     obj = PlacedObject(sanitize_id(label, "object")[:64] or "object", label, rel, placement)
