@@ -50,6 +50,7 @@ def fixtures(tmp_path_factory) -> Path:
 def _scene(path: Path, out: Path, conventions: Conventions | None = None, **kw):
     from harness.scenes.importers import write_scene_file
 
+    kw.setdefault("asset_root", path.parent)  # sceneState: its modelIds resolve next to it
     scene = import_file(path, out_root=out, generator="gen", prompt_id=path.stem.replace("_", "-"),
                         prompt=f"a {path.stem}", ground=False, conventions=conventions, **kw)
     write_scene_file(scene, out)
@@ -213,12 +214,16 @@ SHARED_CONVENTIONS = {
     "anik81__output_0_mesh.obj": Conventions(up="z"),
     "2CylinderEngine.gltf": Conventions(unit="mm"),
     "speakandsee3d__output_0_points.ply": Conventions(front="+x"),  # the text "BLANT AUDIO"
+    # Stable Fast 3D-style GLBs face -z: with glTF's +z they show the cat's back, mirrored text
+    **{f"speakandsee3d__{n}.glb": Conventions(front="-z")
+       for n in ("3D_models_cat", "3D_models_elephant", "3D_models_volcano", "output_0_mesh")},
+    **{f"sf3d_prnyc__{n}.glb": Conventions(front="-z") for n in ("output_0_mesh", "train_mesh_0_mesh")},
 }
 #: files that are invalid on purpose, with the words their refusal must contain
 SHARED_INVALID = {
     "IndexOutOfRange.gltf": "index",
     "AllIndicesOutOfRange.gltf": "index",
-    "sceneeval__layoutvlm_scene_3.json": "asset",
+    "sceneeval__layoutvlm_scene_3.json": "asset",  # Objaverse assets not in the repository
 }
 
 

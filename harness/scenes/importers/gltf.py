@@ -104,6 +104,9 @@ def import_gltf(
     meta = resolve_meta(options, extras, default_source="glTF", path=path)
     folder = sanitize_id(asset_dir or path.stem, "gltf")
     chosen = _kind(g, kind, extras)
+    if chosen == KIND_ROOM and conventions is not None and any(vars(conventions).values()):
+        raise ImportError_("--up/--front/--unit/--scale apply to object scenes, not rooms",
+                           path=path, hint="a glTF room is y up, in metres (the glTF spec)")
     if chosen == KIND_OBJECT:
         scene = _object_scene(g, out_root, folder, meta, label, ground, conventions)
     else:
