@@ -398,6 +398,10 @@ class BlenderRenderer:
                 for j, (mesh, matrix) in enumerate(asset.parts):
                     ob = bpy.data.objects.new(f"{name}:{obj.id}:{j}", mesh)  # shares the mesh
                     ob.matrix_basis = place @ matrix
+                    if asset.kind == "splats":  # one ellipsoid instance per splat point
+                        from harness.render.meshformats import splat_node_group
+
+                        ob.modifiers.new("splats", "NODES").node_group = splat_node_group(bpy)
                     bscene.collection.objects.link(ob)
                     built_objects.append(ob)
 

@@ -20,8 +20,9 @@ Colour:
   12 vertices) of radius :data:`POINT_RADIUS_FACTOR` x the median nearest-neighbour distance
   of the cloud (the spheres of neighbours just touch), coloured by the point's colour through
   :func:`colour_material`;
-* 3D Gaussian splats (:func:`splat_mesh`): each splat an ellipsoid (a once-subdivided
-  icosphere, 42 vertices; an icosahedron, 12, past :data:`SPLAT_FINE_MAX` splats) with semi-axes ``SPLAT_SIGMAS`` x its standard deviations
+* 3D Gaussian splats (:func:`splat_mesh`, :func:`splat_node_group`): each splat an
+  ellipsoid *instance* (geometry nodes put one shared once-subdivided icosphere, 42 vertices,
+  on every splat point) with semi-axes ``SPLAT_SIGMAS`` x its standard deviations
   ``exp(scale_*)`` rotated by its quaternion ``rot_*`` (w, x, y, z), coloured by its DC
   colour ``0.5 + C0 * f_dc`` as emission (strength 1), with ``sigmoid(opacity)`` as alpha on
   its front faces (:func:`splat_material`). See docs/formats.md for the limits.
@@ -39,10 +40,10 @@ SH_C0 = 0.28209479177387814  # degree-0 spherical harmonic: a splat's colour is 
 #: and opacity a carries the same alpha mass (a * 2 pi sigma^2) as the Gaussian it stands for
 SPLAT_SIGMAS = float(np.sqrt(2.0))
 POINT_RADIUS_FACTOR = 0.5
-SPLAT_FINE_MAX = 100_000  # more splats than this are icosahedra (12 vertices), not 42
 SPLAT_TRANSPARENT_BOUNCES = 128  # splats behind splats: Cycles' default (8) cuts them off
 COLOUR_MATERIAL = "t3d:vertex_colour"
 SPLAT_MATERIAL = "t3d:splat"
+SPLAT_NODES = "t3d:splat_instances"
 
 
 def _icosphere(subdivisions: int) -> tuple[np.ndarray, np.ndarray]:
@@ -137,10 +138,10 @@ def splat_material(bpy: Any) -> Any:
     tree.nodes.clear()
     out = tree.nodes.new("ShaderNodeOutputMaterial")
     colour = tree.nodes.new("ShaderNodeAttribute")
-    colour.attribute_type = "GEOMETRY"
+    colour.attribute_type = "INSTANCER"  # the splat's point attributes, on its instance
     colour.attribute_name = "Col"
     alpha = tree.nodes.new("ShaderNodeAttribute")
-    alpha.attribute_type = "GEOMETRY"
+    alpha.attribute_type = "INSTANCER"
     alpha.attribute_name = "alpha"
     geometry = tree.nodes.new("ShaderNodeNewGeometry")
     front = tree.nodes.new("ShaderNodeMath")
@@ -194,31 +195,77 @@ def splat_bounds(s: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return (s["centre"] - half).min(0), (s["centre"] + half).max(0)
 
 
+def splat_node_group(bpy: Any) -> Any:
+    """Geometry nodes that put a unit icosphere (subdivided once, 42 vertices, with
+    :func:`splat_material`) on every point, rotated by its ``rot`` quaternion and scaled by its
+    ``scale`` vector: one oriented ellipsoid *instance* per splat (Cycles shares the sphere)."""
+    group = bpy.data.node_groups.get(SPLAT_NODES)
+    if group is not None:
+        return group
+    group = bpy.data.node_groups.new(SPLAT_NODES, "GeometryNodeTree")
+    group.use_fake_user = True
+    group.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    group.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    nodes, links = group.nodes, group.links
+    given, out = nodes.new("NodeGroupInput"), nodes.new("NodeGroupOutput")
+    sphere = nodes.new("GeometryNodeMeshIcoSphere")
+    sphere.inputs["Subdivisions"].default_value = 2  # 42 vertices (1 is the bare icosahedron)
+    sphere.inputs["Radius"].default_value = 1.0
+    material = nodes.new("GeometryNodeSetMaterial")
+    material.inputs["Material"].default_value = splat_material(bpy)
+    place = nodes.new("GeometryNodeInstanceOnPoints")
+    rot = nodes.new("GeometryNodeInputNamedAttribute")
+    rot.data_type = "QUATERNION"
+    rot.inputs["Name"].default_value = "rot"
+    scale = nodes.new("GeometryNodeInputNamedAttribute")
+    scale.data_type = "FLOAT_VECTOR"
+    scale.inputs["Name"].default_value = "scale"
+    links.new(sphere.outputs["Mesh"], material.inputs["Geometry"])
+    links.new(given.outputs[0], place.inputs["Points"])
+    links.new(material.outputs["Geometry"], place.inputs["Instance"])
+    links.new(rot.outputs["Attribute"], place.inputs["Rotation"])
+    links.new(scale.outputs["Attribute"], place.inputs["Scale"])
+    links.new(place.outputs["Instances"], out.inputs[0])
+    return group
+
+
 def splat_mesh(bpy: Any, path: Path | str) -> tuple[Any, tuple[np.ndarray, np.ndarray]]:
-    """One mesh holding an ellipsoid per splat of the 3DGS PLY ``path`` (see the module
-    docstring), with ``Col`` (linear DC colour) and ``alpha`` point attributes and
-    :func:`splat_material`; and the exact box of the ellipsoids (:func:`splat_bounds`)."""
+    """The splats of the 3DGS PLY ``path`` as a point mesh (see the module docstring) with
+    point attributes ``rot`` (quaternion w, x, y, z), ``scale`` (semi-axes, :data:`SPLAT_SIGMAS`
+    sigma), ``Col`` (linear DC colour) and ``alpha``, drawn by :func:`splat_node_group` (the
+    renderer adds it to each object); and the exact box of the ellipsoids
+    (:func:`splat_bounds`)."""
     from harness.scenes.fileformats import read_ply_vertices
 
     s = splat_arrays(read_ply_vertices(path))
     n = len(s["alpha"])
     if n == 0:
         raise RuntimeError("the splat file has no finite splats")
-    unit, tris = _icosphere(1 if n <= SPLAT_FINE_MAX else 0)
-    k = len(unit)
-    axes = (s["rotation"] * (SPLAT_SIGMAS * s["sigma"])[:, None, :]).astype(np.float32)
-    verts = np.einsum("nij,vj->nvi", axes, unit.astype(np.float32))  # (N, k, 3) float32
-    verts += s["centre"][:, None, :].astype(np.float32)
-    faces = (tris[None, :, :].astype(np.int32) + (np.arange(n, dtype=np.int32) * k)[:, None, None])
-    mesh = _mesh_from_arrays(bpy, Path(path).stem, verts.reshape(-1, 3), faces.reshape(-1, 3))
-    del verts, faces
-    rgba = np.concatenate([srgb_to_linear(s["rgb"]), np.ones((n, 1))], axis=1).astype(np.float32)
-    _set_point_colour(mesh, "Col", np.repeat(rgba, k, axis=0))
-    alpha = mesh.attributes.new("alpha", "FLOAT", "POINT")
-    alpha.data.foreach_set("value", np.repeat(s["alpha"], k).astype(np.float32))
+    mesh = bpy.data.meshes.new(Path(path).stem)
+    mesh.vertices.add(n)
+    mesh.vertices.foreach_set("co", s["centre"].astype(np.float32).ravel())
+    quat = _quaternions(s["rotation"])
+    for name, kind, key, values in (
+        ("rot", "QUATERNION", "value", quat),
+        ("scale", "FLOAT_VECTOR", "vector", SPLAT_SIGMAS * s["sigma"]),
+        ("alpha", "FLOAT", "value", s["alpha"]),
+    ):
+        attr = mesh.attributes.new(name, kind, "POINT")
+        attr.data.foreach_set(key, np.ascontiguousarray(values, dtype=np.float32).ravel())
+    rgba = np.concatenate([srgb_to_linear(s["rgb"]), np.ones((n, 1))], axis=1)
+    _set_point_colour(mesh, "Col", rgba)
     mesh.materials.append(splat_material(bpy))
     mesh["t3d_splats"] = n
+    mesh.update()
     return mesh, splat_bounds(s)
+
+
+def _quaternions(rot: np.ndarray) -> np.ndarray:
+    """(N, 4) unit quaternions (w, x, y, z) of (N, 3, 3) rotation matrices."""
+    from scipy.spatial.transform import Rotation
+
+    xyzw = Rotation.from_matrix(rot).as_quat()
+    return np.concatenate([xyzw[:, 3:], xyzw[:, :3]], axis=1)
 
 
 def point_radius(points: np.ndarray) -> float:
