@@ -442,6 +442,7 @@ class AuditSession:
                 "kind": scenes.kind,
                 "prompt_source": ", ".join(sorted({s.prompt_source for s in scenes.scenes})) or NOT_REPORTED,
                 **self._factors_not_applicable_fact(),
+                **self._import_conventions_fact(),
             },
             "companion": self.companion_id(),
             "evaluators": {
@@ -455,6 +456,22 @@ class AuditSession:
                 for ev in sorted(evaluators)
             },
         }
+
+    def _import_conventions_fact(self) -> dict[str, Any]:
+        """``{"import_conventions": [...]}``: per distinct imported format and conventions
+        (scene ``source``), e.g. ``"obj: up z, front -y, unit m (2 scenes)"``; empty for sets
+        without imported object files (bundled facts unchanged)."""
+        counts: dict[str, int] = {}
+        for scene in self.scene_set.scenes:
+            src = scene.source
+            if not src:
+                continue
+            fmt = src.get("format", "?") + (f" {src['variant']}" if src.get("variant") else "")
+            unit = src.get("unit") or f"{src.get('metres_per_unit')} m per unit"
+            line = f"{fmt}: up {src.get('up')}, front {src.get('front')}, unit {unit}"
+            counts[line] = counts.get(line, 0) + 1
+        lines = [f"{line} ({n} scene{'s' if n != 1 else ''})" for line, n in sorted(counts.items())]
+        return {"import_conventions": lines} if lines else {}
 
     def _factors_not_applicable_fact(self) -> dict[str, Any]:
         """``{"factors_not_applicable": {factor: n scenes}}`` when some scene has factors that

@@ -77,6 +77,13 @@ def test_splat_scenes_have_no_lighting_effect_only_not_applicable(tmp_path, pyte
     lit = records[records["factor"] == "lighting"]
     assert set(lit["generator"]) == {"gen-mesh"} and len(lit) > 0
     for card in (report / "cards").glob("*.json"):
-        missing = json.loads(card.read_text())["released_or_missing_evidence"]["known_missing"]
+        doc = json.loads(card.read_text())
+        missing = doc["released_or_missing_evidence"]["known_missing"]
         assert any(m.startswith("lighting effect: not applicable to 2 scene(s)") for m in missing)
+        # the conventions each import applied are on the card
+        assert doc["scene_artifact_source"]["import_conventions"] == [
+            "obj: up y, front +z, unit m (2 scenes)",
+            "ply splats: up y, front +z, unit m (2 scenes)",
+        ]
+        assert main(["card", "validate", str(card)]) == 0
     assert main(["validate", str(report)]) == 0

@@ -103,6 +103,7 @@ def assemble_card(
             "n_scenes": scenes["n_scenes"],
             "n_prompts": scenes["n_prompts"],
             "scene_set_sha256": options["scene_set_sha256"],
+            "import_conventions": list(scenes.get("import_conventions", ())),
         },
         render={
             "renderer": options["renderer"],
