@@ -6,7 +6,7 @@ Run in a child process (it resets Blender). Writes into OUT:
 * ``red.obj`` — a 0.5 m cube with a red per-vertex colour attribute (``v x y z r g b``);
 * ``green.ply`` — the same cube, green vertex colours (binary PLY, ``red green blue``);
 * ``blue_points.ply`` — 600 blue points on a 0.5 m sphere, no faces;
-* ``yellow.usdc`` / ``yellow.usdz`` — a yellow cube (material base colour);
+* ``yellow.usdc`` / ``.usda`` / ``.usdz`` — a yellow cube (material base colour);
 * ``grey.stl`` — the cube, no colour;
 * ``standee_zup.obj`` — a 0.6 x 0.3 x 1.2 m upright two-slab standee written z up, its red
   front slab towards file +x and a blue back slab (``--up z --front +x``);
@@ -133,7 +133,7 @@ def main(out: Path) -> None:
     _select_only(ob)
     bpy.ops.wm.ply_export(filepath=str(out / "blue_points.ply"), export_selected_objects=True,
                           export_colors="SRGB", ascii_format=False)
-    for suffix in ("usdc", "usdz"):
+    for suffix in ("usdc", "usda", "usdz"):
         _reset()
         ob = _cube("yellow", material_rgb=YELLOW)
         _select_only(ob)
@@ -163,7 +163,7 @@ def main(out: Path) -> None:
                           forward_axis="Y", up_axis="Z")
     _splats(out / "splats.ply")
     truth = {"red.obj": RED, "green.ply": GREEN, "blue_points.ply": BLUE,
-             "yellow.usdc": YELLOW, "yellow.usdz": YELLOW, "standee_front": RED}
+             "yellow.usdc": YELLOW, "yellow.usda": YELLOW, "yellow.usdz": YELLOW, "standee_front": RED}
     (out / "truth.json").write_text(json.dumps(truth))
 
 

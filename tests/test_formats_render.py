@@ -79,7 +79,7 @@ def _hue_gap(a: float, b: float) -> float:
 
 
 @pytest.mark.parametrize("name", ["red.obj", "green.ply", "blue_points.ply", "yellow.usdc",
-                                  "yellow.usdz"])
+                                  "yellow.usda", "yellow.usdz"])
 def test_each_format_renders_in_its_colours(fixtures: Path, tmp_path: Path, name: str) -> None:
     """Regression: an OBJ with per-vertex colours rendered grey (saturation 0.002)."""
     scene = _scene(fixtures / name, tmp_path / "set")
