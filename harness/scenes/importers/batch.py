@@ -36,11 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from harness.errors import AuditError, ImportError_
 from harness.scenes.fileformats import SCENE_SUFFIXES
-from harness.scenes.model import Scene
 
 __all__ = ["SCENE_SUFFIXES", "import_batch", "read_prompts", "scan_generators"]
 PROMPT_KEYS = ("prompt", "text")
@@ -199,34 +196,6 @@ def read_conventions(path: Path | str | None, prompts_path: Path | str | None = 
             where = f"/{key}/{gen}" if key else f"/{gen}"
             out[gen] = Conventions.from_mapping(raw, path=source, pointer=where)
     return out
-
-
-def import_obj_object(
-    path: Path, *, out_root: Path, asset_dir: str, meta: dict[str, str], label: str
-) -> Scene:
-    """A single OBJ object (y up) as an object-kind scene; the asset is re-based to z up."""
-    from harness.scenes.importers.common import (
-        Y_UP_TO_Z_UP,
-        PlacedObject,
-        decompose,
-        sanitize_id,
-        write_bytes_atomic,
-    )
-    from harness.scenes.importers.gltf import object_scene
-    from harness.scenes.importers.scenestate import _copy_materials, _obj_vertices, _rebase_obj
-    from harness.scenes.load import validate_scene
-
-    raw = path.read_bytes()
-    verts = _obj_vertices(raw, path)
-    world = np.eye(4)
-    world[:3, :3] = Y_UP_TO_Z_UP
-    placement = decompose(world, verts.min(0), verts.max(0), rebase=True, path=path, pointer="")
-    folder = f"assets/{sanitize_id(asset_dir, 'obj')}"
-    rel = f"{folder}/{path.stem}.obj"
-    write_bytes_atomic(out_root / rel, raw if placement.is_identity else _rebase_obj(raw, np.asarray(placement.axes)))
-    _copy_materials(path, raw, out_root / folder)
-    obj = PlacedObject(sanitize_id(label, "object")[:64], label, rel, placement)
-    return validate_scene(object_scene(meta, [obj], ground=True, path=path), out_root, path=path)
 
 
 @dataclass
