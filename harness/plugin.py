@@ -163,12 +163,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         profile = session.profile
         if "audit_factor" in names:
             factors = list(profile.levels)
-            metafunc.parametrize("audit_factor", factors, ids=factors)
+            metafunc.parametrize("audit_factor", _factor_params(session, factors))
         if "audit_shared_factor" in names:
             from harness.protocol import SHARED_FACTORS
 
             shared = [f for f in profile.levels if f in SHARED_FACTORS]
-            metafunc.parametrize("audit_shared_factor", shared, ids=shared)
+            metafunc.parametrize("audit_shared_factor", _factor_params(session, shared))
         if "audit_probe" in names:
             probes = list(profile.probes)
             metafunc.parametrize("audit_probe", probes, ids=probes)
@@ -179,6 +179,27 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     else:
         return
     pytest.fail(f"t3d-audit: {problem}", pytrace=False)  # one clean line, no traceback
+
+
+def _factor_params(session: Any, factors: list[str]) -> list[Any]:
+    """One parameter per factor; a factor that cannot change some scene's image
+    (``measure_plan.factors_not_applicable``: lighting on 3D Gaussian splats) is skipped as
+    "not applicable" (those scenes have no rows for it), never checked as a null effect."""
+    from harness.measure_plan import factors_not_applicable
+
+    counts: dict[str, int] = {}
+    for scene in session.scene_set.scenes:
+        for factor in factors_not_applicable(scene):
+            counts[factor] = counts.get(factor, 0) + 1
+    params = []
+    for f in factors:
+        marks = ()
+        if f in counts:
+            reason = (f"not applicable: {f} does not change {counts[f]} scene(s) of 3D Gaussian "
+                      "splats (baked radiance), which have no rows for it")
+            marks = (pytest.mark.skip(reason=reason),)
+        params.append(pytest.param(f, id=f, marks=marks))
+    return params
 
 
 def _block_params(profile: Any) -> list[Any]:

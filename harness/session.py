@@ -441,6 +441,8 @@ class AuditSession:
                 "n_prompts": len(scenes.prompt_ids),
                 "kind": scenes.kind,
                 "prompt_source": ", ".join(sorted({s.prompt_source for s in scenes.scenes})) or NOT_REPORTED,
+                **self._factors_not_applicable_fact(),
+                **self._import_conventions_fact(),
             },
             "companion": self.companion_id(),
             "evaluators": {
@@ -454,6 +456,31 @@ class AuditSession:
                 for ev in sorted(evaluators)
             },
         }
+
+    def _import_conventions_fact(self) -> dict[str, Any]:
+        """``{"import_conventions": [...]}``: per distinct imported format and conventions
+        (scene ``source``), e.g. ``"obj: up z, front -y, unit m (2 scenes)"``; empty for sets
+        without imported object files (bundled facts unchanged)."""
+        counts: dict[str, int] = {}
+        for scene in self.scene_set.scenes:
+            src = scene.source
+            if not src:
+                continue
+            fmt = src.get("format", "?") + (f" {src['variant']}" if src.get("variant") else "")
+            unit = src.get("unit") or f"{src.get('metres_per_unit')} m per unit"
+            line = f"{fmt}: up {src.get('up')}, front {src.get('front')}, unit {unit}"
+            counts[line] = counts.get(line, 0) + 1
+        lines = [f"{line} ({n} scene{'s' if n != 1 else ''})" for line, n in sorted(counts.items())]
+        return {"import_conventions": lines} if lines else {}
+
+    def _factors_not_applicable_fact(self) -> dict[str, Any]:
+        """``{"factors_not_applicable": {factor: n scenes}}`` when some scene has factors that
+        cannot change its image (splats: lighting); empty otherwise (bundled facts unchanged)."""
+        counts: dict[str, int] = {}
+        for factors in self.plan.factors_not_applicable.values():
+            for factor in factors:
+                counts[factor] = counts.get(factor, 0) + 1
+        return {"factors_not_applicable": dict(sorted(counts.items()))} if counts else {}
 
     def run_options(self, evaluators: Sequence[str]) -> dict[str, Any]:
         """``manifest.json#/options``: every run setting the report's numbers and cards depend on,
@@ -479,6 +506,8 @@ class AuditSession:
             options["view_policy"] = self.options.view_policy
         if self.plan.not_applicable:  # only imported sets have them; bundled manifests unchanged
             options["probes_not_applicable"] = self.plan.not_applicable
+        if self.plan.factors_not_applicable:  # splat scenes: lighting has no rows, by design
+            options["factors_not_applicable"] = self.plan.factors_not_applicable
         return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
 
     def card(self, evaluator_id: str) -> dict[str, Any]:

@@ -250,6 +250,8 @@ def build_card(
             "n_prompts": _or_nr(scenes.get("n_prompts")),
             "frozen_scene_rule": "scenes are saved once with a sha256 manifest and reused for every "
             "configuration; identity = sha256 of canonical scene JSON plus asset bytes",
+            **({"import_conventions": sorted(scenes["import_conventions"])}
+               if scenes.get("import_conventions") else {}),
             "provenance": {
                 "scene_set_sha256": _or_nr(scenes.get("scene_set_sha256")),
                 "scene_identities": "per-record scene_sha256 in the raw score files",

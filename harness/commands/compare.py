@@ -22,9 +22,9 @@ HELP = "compare an evaluator release with its previous release (paired, with mar
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("baseline", type=Path, metavar="BASELINE",
+    parser.add_argument("baseline", type=argtypes.input_path, metavar="BASELINE",
                         help="report directory (scores/ inside) or score file of the previous release")
-    parser.add_argument("candidate", type=Path, metavar="CANDIDATE",
+    parser.add_argument("candidate", type=argtypes.input_path, metavar="CANDIDATE",
                         help="report directory or score file of the new release")
     parser.add_argument("--pair", action="append", metavar="BASE_ID=CAND_ID",
                         help="evaluators to compare (repeatable; default: the single alignment "
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     parser.add_argument("--out", type=argtypes.output_dir, metavar="DIR",
                         help="also write comparison.md and comparison.json to DIR")
-    parser.add_argument("--config", type=Path, metavar="PYPROJECT", default=None,
+    parser.add_argument("--config", type=argtypes.input_path, metavar="PYPROJECT", default=None,
                         help="pyproject.toml with [tool.t3d-audit.compare] (default: ./pyproject.toml "
                         "when present; a named file must exist)")
     parser.add_argument("--allow-unpaired", action="store_true",

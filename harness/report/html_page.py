@@ -214,11 +214,15 @@ def _competence(data: ReportData) -> str:
 
 
 def _figures(data: ReportData) -> str:
+    from harness.report.figures import NO_PROBE_NOTE, probes_measured
+
     out = []
     for name, alt in FIGURES:
         path = data.dir / "figures" / name
         if not path.is_file():
             continue
+        if name == "discrimination.png" and not probes_measured(data.summary):
+            alt = NO_PROBE_NOTE
         uri = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
         out.append(f'<figure class="fig"><img src="{uri}" alt="{e(alt)}"><figcaption>{e(alt)}</figcaption></figure>')
     if not out:
@@ -441,7 +445,12 @@ def _probe_pairs(data: ReportData, thumbs: Thumbs) -> str:
                         f'<p><b>{e(g)}</b> · prompt {e(prompt)}<br>{e(ev)}: {drop}<br>companion: {e(verdict)}</p></div>'
                     )
             parts.append(f'<h4>{e(probe)}</h4><div class="pairs">{"".join(rows)}</div>')
-        out.append(f'<details class="ev" data-ev="{e(ev)}"><summary>{e(ev)}</summary>{"".join(parts)}</details>')
+        if parts:
+            out.append(f'<details class="ev" data-ev="{e(ev)}"><summary>{e(ev)}</summary>{"".join(parts)}</details>')
+    if not out:
+        from harness.report.figures import NO_PROBE_NOTE
+
+        return f'<section id="probes"><h2>Probe pairs</h2><p class="muted">{e(NO_PROBE_NOTE)}</p></section>'
     return ('<section id="probes"><h2>Probe pairs</h2><p class="muted">Each probe edit next to the intact '
             "scene, with this evaluator's scores and whether the symbolic companion confirms the edit "
             "damages the scene.</p>" + "".join(out) + "</section>")
