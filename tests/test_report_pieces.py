@@ -58,8 +58,7 @@ def test_a_warm_report_reuses_every_piece_and_is_byte_identical(cold, monkeypatc
     _forbid(monkeypatch, type(session), "panel_result")  # no statistics on the controller
     _forbid(monkeypatch, thumbs, "encode_thumb")  # no thumbnail encoded
     _forbid(monkeypatch, writer, "write_derived")  # no table or figure drawn
-    _forbid(monkeypatch, html_page, "_strips")
-    _forbid(monkeypatch, html_page, "_probe_pairs")
+    _forbid(monkeypatch, html_page, "build_html")  # the whole page came from its piece
     renders = []
     monkeypatch.setattr(type(session.renderer), "render", lambda *a: renders.append(a) or 1 / 0)
     again = write_report(session, sorted(session.specs), [])
@@ -67,6 +66,20 @@ def test_a_warm_report_reuses_every_piece_and_is_byte_identical(cold, monkeypatc
     after = files_of(again.directory)
     assert without_manifest(after) == without_manifest(before)
     assert after["manifest.json"] == before["manifest.json"]
+
+
+def test_a_changed_page_reuses_its_thumbnail_sections(cold, monkeypatch, tmp_path_factory):
+    tmp, _ = cold
+    result = {"test": "audit_tests/test_x.py::test_y[tiny-grid]", "evaluator": "tiny-grid",
+              "outcome": "passed", "checks": []}
+    session = make_session(tmp)
+    _forbid(monkeypatch, html_page, "_strips")  # results.json changed, the strips did not
+    _forbid(monkeypatch, html_page, "_probe_pairs")
+    page = files_of(write_report(session, sorted(session.specs), [result]).directory)
+    monkeypatch.undo()
+    other = tmp_path_factory.mktemp("other-cache")
+    fresh = make_session(tmp, cache_dir=other / "cache", report_dir=other / "reports")
+    assert files_of(write_report(fresh, sorted(fresh.specs), [result]).directory) == page
 
 
 def test_a_report_from_other_empty_caches_equals_the_cached_one(cold, tmp_path_factory):
@@ -152,7 +165,7 @@ def test_sealed_entries_round_trip_and_reject_a_moved_entry(tmp_path):
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.dictionaries(st.from_regex(r"[a-z]{1,8}(/[a-z0-9_.]{1,8}){0,2}", fullmatch=True), st.binary(max_size=64)))
+@given(st.dictionaries(st.from_regex(r"[a-z]{1,8}(/[a-z0-9_]{1,8}(\.[a-z]{1,3})?){0,2}", fullmatch=True), st.binary(max_size=64)))
 def test_file_bundles_round_trip(files):
     assert pieces.unpack_files(pieces.pack_files(files)) == files
 
@@ -161,3 +174,37 @@ def test_a_bundle_cannot_write_outside_its_directory():
     payload = pieces.pack_files({"../evil": b"x"})
     with pytest.raises(ValueError, match="leaves its directory"):
         pieces.unpack_files(payload)
+
+
+# ------------------------------------------------------------------------------ render host
+
+
+def test_the_blender_probe_runs_once_per_install_and_machine(tmp_path, monkeypatch):
+    import importlib.util
+
+    from harness.render import host
+
+    if importlib.util.find_spec("bpy") is None:
+        pytest.skip("bpy is not installed (the render extra): nothing to probe")
+    calls = []
+    facts = {"version": "5.0.1", "build_hash": "abc", "cycles_cpu_kernel": "AVX2"}
+    monkeypatch.setattr(host, "blender_build", lambda python: calls.append(python) or dict(facts))
+    assert host.blender_build_cached(tmp_path) == facts
+    assert host.blender_build_cached(tmp_path) == facts
+    assert len(calls) == 1
+    (entry,) = tmp_path.glob("*.json")
+    entry.write_bytes(entry.read_bytes().replace(b"AVX2", b"AVX9"))
+    with pytest.warns(cacheseal.CacheCorruptionWarning, match="render host"):
+        assert host.blender_build_cached(tmp_path) == facts
+    assert len(calls) == 2
+    assert host.render_host("cpu", tmp_path)["blender"] == facts and len(calls) == 2
+
+
+def test_a_failed_blender_probe_is_not_cached(tmp_path, monkeypatch):
+    from harness.render import host
+
+    calls = []
+    monkeypatch.setattr(host, "blender_build", lambda python: calls.append(python) or {"error": "no bpy"})
+    assert host.blender_build_cached(tmp_path) == {"error": "no bpy"}
+    assert host.blender_build_cached(tmp_path) == {"error": "no bpy"}
+    assert len(calls) == 2 and not list(tmp_path.rglob("*.json"))

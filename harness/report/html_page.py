@@ -547,15 +547,16 @@ def build_html(report: Path, cache_dir: Path | None = None) -> str:
 
 def write_html(report: Path, cache_dir: Path | None = None) -> Path:
     """Write ``<report>/report.html`` (temporary file, then rename) and, when the report has a
-    manifest, list it among the manifest's outputs; returns its path. ``cache_dir``: see
-    :func:`build_html`."""
+    manifest, list it among the manifest's outputs; returns its path. ``cache_dir``: the page
+    and its sections come from the report-piece cache where their inputs are unchanged
+    (:func:`cached_page`)."""
     import os
 
     from harness.cards.provenance import load_manifest, output_entries, write_manifest
 
     report = Path(report)
     path = report / HTML_NAME
-    text = build_html(report, cache_dir)
+    text = cached_page(report, cache_dir)
     tmp = report / f".{HTML_NAME}.tmp"
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
@@ -571,6 +572,55 @@ def write_html(report: Path, cache_dir: Path | None = None) -> Path:
 # ----------------------------------------------------------------------------- cached sections
 
 
+def _page_code() -> list[Path]:
+    """The sources and assets the page is made from (its report-piece keys hash them)."""
+    import harness.records as records
+    import harness.report.competence as competence
+    import harness.report.thumbs as thumbs_module
+
+    assets = sorted(p for p in ASSETS.iterdir() if p.is_file())
+    return [Path(__file__), Path(competence.__file__), Path(thumbs_module.__file__),
+            Path(records.__file__), *assets]
+
+
+def page_key(report: Path) -> str:
+    """The ``html-page`` piece's cache key: every file of the report directory the page is
+    built from (all but ``report.html``, by sha256), the page's sources and assets, and the
+    numpy, pandas and Pillow versions."""
+    from harness.hashing import sha256_file
+    from harness.report.pieces import package_versions, piece_key, source_hash
+
+    report = Path(report)
+    files = sorted(p for p in report.rglob("*") if p.is_file())
+    return piece_key("html-page", {
+        "code": source_hash(_page_code()),
+        "packages": package_versions(["numpy", "pandas", "pillow"]),
+        "files": {p.relative_to(report).as_posix(): sha256_file(p)
+                  for p in files if p.relative_to(report).as_posix() != HTML_NAME},
+    })
+
+
+def cached_page(report: Path, cache_dir: Path | None = None) -> str:
+    """:func:`build_html` of ``report``; with ``cache_dir`` the page is reused from the
+    ``html-page`` report piece (:mod:`harness.report.pieces`) when :func:`page_key` finds
+    one, else built (its sections through :func:`thumb_sections`) and stored."""
+    if cache_dir is None:
+        return build_html(report)
+    from harness.report.pieces import piece_entries
+
+    entries = piece_entries(Path(cache_dir), "html-page")
+    key = page_key(report)
+    payload = entries.get(key)
+    if payload is not None:
+        try:
+            return payload.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    text = build_html(report, cache_dir)
+    entries.put(key, text.encode("utf-8"))
+    return text
+
+
 def _build_thumb_sections(data: ReportData, thumbs: Thumbs) -> tuple[str, str]:
     try:
         return _strips(data, thumbs), _probe_pairs(data, thumbs)
@@ -583,14 +633,12 @@ def thumb_sections_key(data: ReportData) -> str:
     :func:`_probe_pairs` (the score files, evaluators and companion, every file under
     ``thumbs/``), the sources that read and lay them out, and the Pillow, pandas and numpy
     versions (embedded thumbnails, score means)."""
-    import harness.records as records
-    import harness.report.thumbs as thumbs_module
     from harness.hashing import sha256_file
     from harness.report.pieces import package_versions, piece_key, source_hash
 
     thumb_dir = data.dir / THUMB_DIR
     return piece_key("html-sections", {
-        "code": source_hash([Path(__file__), Path(thumbs_module.__file__), Path(records.__file__)]),
+        "code": source_hash(_page_code()),
         "packages": package_versions(["numpy", "pandas", "pillow"]),
         "evaluators": list(data.evaluators),
         "companion": data.companion,

@@ -134,7 +134,8 @@ def write_thumbs(plan: Any, renderer: Any, report_dir: Path, prompts: int = THUM
     out_dir.mkdir(parents=True, exist_ok=True)
     source = ImageSource(plan, renderer)
     fixed = fixed_key_inputs() if cache is not None else None
-    found: dict[str, bytes] = {}  # thumbnails of this run by key (rows share images)
+    keys: dict[Any, str] = {}  # image → thumbnail key (rows share images)
+    found: dict[str, bytes] = {}  # thumbnail bytes of this run by key
     entries: list[dict[str, Any]] = []
     files: set[str] = set()
     for _group, rows in plan.groups():
@@ -152,7 +153,10 @@ def write_thumbs(plan: Any, renderer: Any, report_dir: Path, prompts: int = THUM
                 "error": row.error,
             }
             if row.image is not None:
-                key = thumb_key(plan, renderer, row.image, fixed=fixed) if cache is not None else ""
+                key = ""
+                if cache is not None:
+                    key = keys.get(row.image) or keys.setdefault(
+                        row.image, thumb_key(plan, renderer, row.image, fixed=fixed))
                 data = found.get(key) or (cache.get(key) if cache is not None else None)
                 if data is None:
                     rgb = source.rgb(row.image)
