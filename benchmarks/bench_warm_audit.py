@@ -6,7 +6,10 @@ shared; ``uptime`` is printed too):
 
 * ``end to end``: ``t3d-audit audit --profile PROFILE`` as a subprocess (what ``tox -e audit``
   runs, without tox's own ~4 s), writing its report to a temporary directory; with its two
-  parts run alone: ``warm step`` (``t3d-audit warm``) and ``pytest`` (``audit --no-warm``);
+  parts run alone: ``warm step`` (``t3d-audit warm``) and ``pytest`` (``audit --no-warm``).
+  Children run without ``PYTHONDONTWRITEBYTECODE``, as under tox, and the wall times, user
+  and system CPU seconds (children included) are printed: on a shared machine CPU time is the
+  steadier number;
 * ``report writing``: :func:`harness.report.writer.write_report` in this process on a session
   whose records are already loaded (as on the xdist controller), in total and per step: the
   derived files (summary, tables, figures; the panel result when they are not cached), cards,
@@ -39,15 +42,24 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "harness", *args]
 
 
-def timed_run(argv: list[str], repeat: int) -> tuple[float, int]:
-    """Best wall time (s) of ``argv`` over ``repeat`` runs, and the last exit code."""
-    best, code = float("inf"), 0
+def timed_run(argv: list[str], repeat: int) -> tuple[float, float, float, int]:
+    """Best wall, user and system seconds of ``argv`` (with its children) over ``repeat``
+    runs, each the minimum on its own, and the last exit code."""
+    import resource
+
+    wall = user = system = float("inf")
+    code = 0
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # tox does not pass it: imports use cached bytecode
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         code = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, check=False).returncode
-        best = min(best, time.perf_counter() - t)
-    return best, code
+        wall = min(wall, time.perf_counter() - t)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        user = min(user, after.ru_utime - before.ru_utime)
+        system = min(system, after.ru_stime - before.ru_stime)
+    return wall, user, system, code
 
 
 class StepTimer:
@@ -99,9 +111,11 @@ def report_steps(profile: str, repeat: int) -> list[tuple[str, float]]:
         (writer, "build_manifest", "manifest outputs, source, packages"),
         (writer, "host_facts", "render host"),
         (html_page, "write_html", "report.html"),
-        (html_page, "ReportData", "  of which reading the report"),
-        (html_page, "thumb_sections", "  of which factor strips and probe pairs"),
-        (html_page, "_strips", "    of which drawing the strips"),
+        (html_page, "page_key", "  of which hashing its inputs (page piece key)"),
+        (html_page, "build_html", "  of which building the page"),
+        (html_page, "ReportData", "    of which reading the report"),
+        (html_page, "thumb_sections", "    of which factor strips and probe pairs"),
+        (html_page, "_strips", "      of which drawing the strips"),
     ]
     best: dict[str, float] = {}
     table = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
@@ -146,8 +160,9 @@ def main() -> None:
                  ["audit", "--profile", args.profile, "--no-warm", "--report-dir", tmp]),
             ]
             for label, argv in rows:
-                seconds, code = timed_run(_cli(*argv), args.repeat)
-                print(f"{label:<48} {seconds:7.2f} s" + (f"  (exit code {code})" if code else ""))
+                wall, user, system, code = timed_run(_cli(*argv), args.repeat)
+                print(f"{label:<48} {wall:7.2f} s  (cpu: user {user:.2f} s, sys {system:.2f} s)"
+                      + (f"  (exit code {code})" if code else ""))
     for label, seconds in report_steps(args.profile, args.repeat):
         print(f"{label:<48} {seconds:7.2f} s")
 

@@ -45,10 +45,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) 
     reresolve(early_config, args, PATH_OPTIONS)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "audit: an audit assertion over evaluator x factor x probe (the release gate)"
-    )
+def _new_session(config: pytest.Config) -> AuditSession:
+    """The run's :class:`AuditSession`: options resolved, hook-provided renderer and evaluators."""
     hook = config.hook
 
     def renderer_factory(cache_dir: Path) -> Any:
@@ -60,7 +58,36 @@ def pytest_configure(config: pytest.Config) -> None:
         return default_renderer(cache_dir)
 
     extra = [spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or [])]
-    session = AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
+    return AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (the ``t3d-audit audit`` default): no workers when every selected evaluator's
+    records are already in the cache (a warm run measures nothing, and every worker would load
+    the scenes, plan and records again only to read cached statistics); otherwise ``None``,
+    xdist's own choice (one per core; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` is honoured). The
+    session built to decide is kept for :func:`pytest_configure`. The report is the same
+    either way."""
+    import os
+
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    try:
+        session = _new_session(config)
+        config.stash[SESSION_KEY] = session
+        cached = bool(session.specs) and all(session.records_cached(ev) for ev in session.specs)
+    except Exception:  # undecidable here: pytest_configure reports real problems
+        return None
+    return 0 if cached else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "audit: an audit assertion over evaluator x factor x probe (the release gate)"
+    )
+    # built already when -n auto asked whether workers are worth starting
+    session = config.stash.get(SESSION_KEY, None) or _new_session(config)
     # The one place that distinguishes an xdist worker from the controller (or a lone process).
     if hasattr(config, "workerinput"):
         session.sink = WorkerSink()

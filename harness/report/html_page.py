@@ -574,13 +574,9 @@ def write_html(report: Path, cache_dir: Path | None = None) -> Path:
 
 def _page_code() -> list[Path]:
     """The sources and assets the page is made from (its report-piece keys hash them)."""
-    import harness.records as records
-    import harness.report.competence as competence
-    import harness.report.thumbs as thumbs_module
+    from harness.report.pieces import report_sources
 
-    assets = sorted(p for p in ASSETS.iterdir() if p.is_file())
-    return [Path(__file__), Path(competence.__file__), Path(thumbs_module.__file__),
-            Path(records.__file__), *assets]
+    return report_sources()
 
 
 def page_key(report: Path) -> str:

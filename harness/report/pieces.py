@@ -100,6 +100,15 @@ def source_hash(paths: Iterable[Path]) -> dict[str, str]:
     return out
 
 
+def report_sources() -> list[Path]:
+    """Every module and asset of ``harness/report/`` plus the records reader: the code a
+    report piece may be made with (hashed whole, so a new import between them is covered)."""
+    here = Path(__file__).parent
+    assets = here / "html_assets"
+    return [*sorted(here.glob("*.py")), *sorted(p for p in assets.rglob("*") if p.is_file()),
+            here.parent / "records.py"]
+
+
 def package_versions(names: Iterable[str]) -> dict[str, str]:
     """Installed version of each distribution (``""`` when absent): drawing and encoding libraries
     whose output bytes may change between versions."""

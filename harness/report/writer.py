@@ -160,19 +160,18 @@ def derived_key(session: AuditSession, evaluators: Sequence[str]) -> str:
     """The ``derived`` piece's cache key: everything ``summary.json``, ``tables/`` and
     ``figures/`` of ``evaluators`` are computed from. The records files' sha256 (the panel
     result's data), bootstrap and seed, the lighting scalars file (Table 8), the sources of the
-    statistics, the caption grammar (template slots), the records reader and the table, figure
-    and writer modules, and the versions of :data:`DERIVED_PACKAGES`."""
+    statistics, the caption grammar (template slots), the records reader and every report module
+    (tables, figures, this writer), and the versions of :data:`DERIVED_PACKAGES`."""
     import harness.captions as captions
     import harness.stats as stats
     from harness.hashing import sha256_file
-    from harness.report import audit_inputs, figures, tables
-    from harness.report.pieces import package_versions, piece_key, source_hash
+    from harness.report import audit_inputs
+    from harness.report.pieces import package_versions, piece_key, report_sources, source_hash
 
     lighting = audit_inputs.DEFAULT_LIGHTING_SCALARS
     stats_dir, captions_dir = Path(stats.__file__).parent, Path(captions.__file__).parent
-    code = [*stats_dir.glob("*.py"), *captions_dir.glob("*.py"), *captions_dir.glob("*.json"),
-            Path(audit_inputs.__file__), Path(tables.__file__), Path(figures.__file__), Path(__file__),
-            REPO_ROOT / "harness" / "records.py"]
+    code = [*sorted(stats_dir.glob("*.py")), *sorted(captions_dir.glob("*.py")),
+            *sorted(captions_dir.glob("*.json")), *report_sources()]
     return piece_key("derived", {
         "records": {ev: sha256_file(session.records_file(ev)) for ev in sorted(evaluators)},
         "bootstrap": session.bootstrap,
