@@ -54,3 +54,25 @@ def test_records_cached_measures_nothing(tmp_path, monkeypatch):
     path = next((tmp_path / "cache" / "records").glob("*.csv"))
     path.write_bytes(path.read_bytes() + b"\n")  # fails its seal: not cached
     assert tiny_session(tmp_path, [TinySpec("tiny-grid")]).records_cached("tiny-grid") is False
+
+
+def test_a_probe_edit_is_computed_once_per_scene_content(monkeypatch):
+    from dataclasses import replace
+
+    from harness import probe_edits
+    from harness.paths import FIXTURES
+    from harness.scenes.sceneset import SceneSet
+
+    scene = SceneSet.load(FIXTURES / "scenes").scenes[0]
+    monkeypatch.setattr(probe_edits, "_APPLIED", {})
+    first = probe_edits.apply(scene, "scrambled", seed=3)
+    calls = []
+    monkeypatch.setattr(probe_edits, "_scrambled", lambda *a: calls.append(a) or pytest.fail("recomputed"))
+    again = probe_edits.apply(replace(scene), "scrambled", seed=3)  # an equal scene, loaded again
+    assert again == first and calls == []
+    moved = replace(scene, objects=(replace(scene.objects[0], yaw_deg=scene.objects[0].yaw_deg + 1.0),
+                                    *scene.objects[1:]))
+    with pytest.raises(pytest.fail.Exception, match="recomputed"):
+        probe_edits.apply(moved, "scrambled", seed=3)  # other content: not the memo's
+    with pytest.raises(pytest.fail.Exception, match="recomputed"):
+        probe_edits.apply(scene, "scrambled", seed=4)
