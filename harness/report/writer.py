@@ -160,8 +160,9 @@ def derived_key(session: AuditSession, evaluators: Sequence[str]) -> str:
     """The ``derived`` piece's cache key: everything ``summary.json``, ``tables/`` and
     ``figures/`` of ``evaluators`` are computed from. The records files' sha256 (the panel
     result's data), bootstrap and seed, the lighting scalars file (Table 8), the sources of the
-    statistics, the caption grammar (template slots), the records reader and every report module
-    (tables, figures, this writer), and the versions of :data:`DERIVED_PACKAGES`."""
+    statistics, the caption grammar (template slots), the lighting-scalars reader, the records
+    reader and every report module (tables, figures, this writer), and the versions of
+    :data:`DERIVED_PACKAGES`."""
     import harness.captions as captions
     import harness.stats as stats
     from harness.hashing import sha256_file
@@ -171,7 +172,8 @@ def derived_key(session: AuditSession, evaluators: Sequence[str]) -> str:
     lighting = audit_inputs.DEFAULT_LIGHTING_SCALARS
     stats_dir, captions_dir = Path(stats.__file__).parent, Path(captions.__file__).parent
     code = [*sorted(stats_dir.glob("*.py")), *sorted(captions_dir.glob("*.py")),
-            *sorted(captions_dir.glob("*.json")), *report_sources()]
+            *sorted(captions_dir.glob("*.json")), *report_sources(),
+            REPO_ROOT / "harness" / "render" / "light_maps.py"]  # reads the lighting scalars
     return piece_key("derived", {
         "records": {ev: sha256_file(session.records_file(ev)) for ev in sorted(evaluators)},
         "bootstrap": session.bootstrap,
