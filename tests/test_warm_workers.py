@@ -1,7 +1,8 @@
-"""``-n auto`` (the ``t3d-audit audit`` default) starts xdist workers only when something is to
-be measured: a warm run, every selected evaluator's records already cached, runs in the one
+"""``t3d-audit audit`` (``--workers auto``) starts xdist workers only when something is to be
+measured: a warm run, every selected evaluator's records already cached, runs in the one
 process (workers would each load the scenes, plan and records again for cached statistics) and
-writes the same report (pytester subprocesses on the tiny audit project)."""
+writes the same report. Checked with pytester subprocesses on the tiny audit project, whose
+conftest registers :class:`harness.plugin.WarmInProcess` as the command does."""
 
 from __future__ import annotations
 
@@ -9,11 +10,23 @@ import re
 
 import pytest
 
-from tests._audit_project import comparable_files, make_project, report_dir, run_audit
+from tests._audit_project import CONFTEST, comparable_files, make_project, report_dir, run_audit
 
 pytest_plugins = ["pytester"]
 
 WORKERS = re.compile(r"created: \d+/\d+ workers?")
+WARM_CONFTEST = CONFTEST + """
+import pytest
+
+from harness.plugin import WarmInProcess
+
+_warm = WarmInProcess()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config):
+    return _warm.pytest_xdist_auto_num_workers(config)
+"""
 
 
 def outcomes(result: pytest.RunResult) -> dict[str, int]:
@@ -24,6 +37,7 @@ def outcomes(result: pytest.RunResult) -> dict[str, int]:
 def test_auto_starts_workers_only_while_records_are_missing(pytester, monkeypatch):
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     root = make_project(pytester)
+    (root / "conftest.py").write_text(WARM_CONFTEST)
     cold = run_audit(pytester, "a", "-n", "auto", "--dist", "loadgroup")
     assert WORKERS.search(cold.stdout.str()), cold.stdout.str()[-2000:]
     cold_files = comparable_files(report_dir(root, "a"))
@@ -37,6 +51,30 @@ def test_auto_starts_workers_only_while_records_are_missing(pytester, monkeypatc
     assert WORKERS.search(run_audit(pytester, "a", "-n", "auto", "--dist", "loadgroup").stdout.str())
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS")
     assert WORKERS.search(run_audit(pytester, "a", "-n", "2", "--dist", "loadgroup").stdout.str())
+    # plain pytest -n auto (no WarmInProcess: e.g. the harness's own tests) keeps xdist's choice
+    (root / "conftest.py").write_text(CONFTEST)
+    assert WORKERS.search(run_audit(pytester, "a", "-n", "auto", "--dist", "loadgroup").stdout.str())
+
+
+def test_the_audit_command_registers_the_warm_decision(monkeypatch):
+    import harness.commands.audit as audit_cmd
+    from harness.plugin import WarmInProcess
+
+    seen = {}
+
+    def fake_main(argv, plugins=()):
+        seen["argv"], seen["plugins"] = argv, list(plugins)
+        return 0
+
+    monkeypatch.setattr("pytest.main", fake_main)
+    args = audit_cmd.argparse.Namespace(
+        profile="smoke", evaluators=None, workers="auto", report_dir=None, cache_dir=None,
+        no_warm=True, view_policy="single", gate=False, baseline=None, save_baseline=None,
+        pytest_args=[],
+    )
+    assert audit_cmd.run(args) == 0
+    assert "-n" in seen["argv"] and seen["argv"][seen["argv"].index("-n") + 1] == "auto"
+    assert any(isinstance(p, WarmInProcess) for p in seen["plugins"])
 
 
 def test_records_cached_measures_nothing(tmp_path, monkeypatch):
