@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -229,5 +230,11 @@ def _image_token(image: ImageKey | None) -> list[str] | None:
     if image is None:
         return None
     if image.views:
-        return [image.scene, image.policy, *(v.key for v in image.views), image.background]
-    return [image.scene, image.render.key, image.background]
+        return [image.scene, image.policy, *(_config_key(v) for v in image.views), image.background]
+    return [image.scene, _config_key(image.render), image.background]
+
+
+@lru_cache(maxsize=4096)
+def _config_key(cfg: RenderConfig) -> str:
+    """``cfg.key``, hashed once per distinct config (a plan has ~14,000 rows but few configs)."""
+    return cfg.key

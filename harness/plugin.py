@@ -46,10 +46,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) 
     reresolve(early_config, args, PATH_OPTIONS)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "audit: an audit assertion over evaluator x factor x probe (the release gate)"
-    )
+def _new_session(config: pytest.Config) -> AuditSession:
+    """The run's :class:`AuditSession`: options resolved, hook-provided renderer and evaluators."""
     hook = config.hook
 
     def renderer_factory(cache_dir: Path) -> Any:
@@ -66,7 +64,39 @@ def pytest_configure(config: pytest.Config) -> None:
         cacheseal.secret()  # an unusable cache key stops the run here, not in every test
     except AuditError as exc:
         raise pytest.UsageError(f"t3d-audit: {exc}") from exc
-    session = AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
+    return AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
+
+
+class WarmInProcess:
+    """A pytest plugin object ``t3d-audit audit`` registers for its run of the audit suite:
+    ``-n auto`` starts no xdist workers when every selected evaluator's records are already in
+    the cache (a warm run measures nothing, and every worker would load the scenes, plan and
+    records again only to read cached statistics); otherwise xdist chooses (one per core;
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` is honoured). The session built to decide is kept for
+    :func:`pytest_configure`. The report is the same either way. Not a plugin-wide hook: a
+    run of other tests (``pytest tests -n auto``) says nothing by its audit records."""
+
+    @pytest.hookimpl(tryfirst=True, optionalhook=True)
+    def pytest_xdist_auto_num_workers(self, config: pytest.Config) -> int | None:
+        import os
+
+        if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+            return None
+        try:
+            session = _new_session(config)
+            config.stash[SESSION_KEY] = session
+            cached = bool(session.specs) and all(session.records_cached(ev) for ev in session.specs)
+        except Exception:  # undecidable here: pytest_configure reports real problems
+            return None
+        return 0 if cached else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "audit: an audit assertion over evaluator x factor x probe (the release gate)"
+    )
+    # built already when t3d-audit audit asked whether workers are worth starting (WarmInProcess)
+    session = config.stash.get(SESSION_KEY, None) or _new_session(config)
     # The one place that distinguishes an xdist worker from the controller (or a lone process).
     if hasattr(config, "workerinput"):
         session.sink = WorkerSink()

@@ -311,6 +311,18 @@ class AuditSession:
         self._records_files[evaluator_id] = path
         return path
 
+    def records_cached(self, evaluator_id: str) -> bool:
+        """Whether the evaluator's records are in the cache and intact (measures nothing; a
+        verified file is then what :meth:`records_file` returns, without checking it again)."""
+        if evaluator_id in self._records_files:
+            return True
+        key = self.records_key(evaluator_id)
+        path = self.options.cache_dir / "records" / f"{key}.csv"
+        if not _records_ok(path, key):
+            return False
+        self._records_files[evaluator_id] = path
+        return True
+
     def _build_evaluator(self, spec: EvaluatorSpec) -> Any:
         if self._load_evaluator is not None:
             return self._load_evaluator(spec)

@@ -545,15 +545,13 @@ def script_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def build_html(report: Path) -> str:
-    """The page of the report directory ``report`` (see module docstring)."""
+def build_html(report: Path, cache_dir: Path | None = None) -> str:
+    """The page of the report directory ``report`` (see module docstring); with ``cache_dir``
+    its factor strips and probe pairs come from the report-piece cache when their inputs are
+    unchanged (:func:`thumb_sections`; the same bytes either way)."""
     data = ReportData(report)
     thumbs = Thumbs(data)
-    try:
-        strips = _strips(data, thumbs)
-        probes = _probe_pairs(data, thumbs)
-    finally:
-        _INDEXES.clear()
+    strips, probes = thumb_sections(data, thumbs, cache_dir)
     competence = _competence(data)
     body = [_verdict(data), competence, _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
     nav = [("verdict", "Verdict")] + ([("competence", "Competence")] if competence else [])
@@ -585,16 +583,18 @@ def build_html(report: Path) -> str:
     )
 
 
-def write_html(report: Path) -> Path:
+def write_html(report: Path, cache_dir: Path | None = None) -> Path:
     """Write ``<report>/report.html`` (temporary file, then rename) and, when the report has a
-    manifest, list it among the manifest's outputs; returns its path."""
+    manifest, list it among the manifest's outputs; returns its path. ``cache_dir``: the page
+    and its sections come from the report-piece cache where their inputs are unchanged
+    (:func:`cached_page`)."""
     import os
 
     from harness.cards.provenance import load_manifest, output_entries, write_manifest
 
     report = Path(report)
     path = report / HTML_NAME
-    text = build_html(report)
+    text = cached_page(report, cache_dir)
     tmp = report / f".{HTML_NAME}.tmp"
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
@@ -605,3 +605,107 @@ def write_html(report: Path) -> Path:
             manifest["outputs"] = outputs
             write_manifest(manifest, report)
     return path
+
+
+# ----------------------------------------------------------------------------- cached sections
+
+
+def _page_code() -> list[Path]:
+    """The sources and assets the page is made from (its report-piece keys hash them)."""
+    from harness.report.pieces import report_sources
+
+    return report_sources()
+
+
+def page_key(report: Path) -> str:
+    """The ``html-page`` piece's cache key: every file of the report directory the page is
+    built from (all but ``report.html``, by sha256), the page's sources and assets, and the
+    numpy, pandas and Pillow versions."""
+    from harness.hashing import sha256_file
+    from harness.report.pieces import package_versions, piece_key, source_hash
+
+    report = Path(report)
+    files = sorted(p for p in report.rglob("*") if p.is_file())
+    return piece_key("html-page", {
+        "code": source_hash(_page_code()),
+        "packages": package_versions(["numpy", "pandas", "pillow"]),
+        "files": {p.relative_to(report).as_posix(): sha256_file(p)
+                  for p in files if p.relative_to(report).as_posix() != HTML_NAME},
+    })
+
+
+def cached_page(report: Path, cache_dir: Path | None = None) -> str:
+    """:func:`build_html` of ``report``; with ``cache_dir`` the page is reused from the
+    ``html-page`` report piece (:mod:`harness.report.pieces`) when :func:`page_key` finds
+    one, else built (its sections through :func:`thumb_sections`) and stored."""
+    if cache_dir is None:
+        return build_html(report)
+    from harness.report.pieces import piece_entries
+
+    entries = piece_entries(Path(cache_dir), "html-page")
+    key = page_key(report)
+    payload = entries.get(key)
+    if payload is not None:
+        try:
+            return payload.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    text = build_html(report, cache_dir)
+    entries.put(key, text.encode("utf-8"))
+    return text
+
+
+def _build_thumb_sections(data: ReportData, thumbs: Thumbs) -> tuple[str, str]:
+    try:
+        return _strips(data, thumbs), _probe_pairs(data, thumbs)
+    finally:
+        _INDEXES.clear()
+
+
+def thumb_sections_key(data: ReportData) -> str:
+    """The ``html-sections`` piece's cache key: every input of :func:`_strips` and
+    :func:`_probe_pairs` (the score files, evaluators and companion, every file under
+    ``thumbs/``), the sources that read and lay them out, and the Pillow, pandas and numpy
+    versions (embedded thumbnails, score means)."""
+    from harness.hashing import sha256_file
+    from harness.report.pieces import package_versions, piece_key, source_hash
+
+    thumb_dir = data.dir / THUMB_DIR
+    return piece_key("html-sections", {
+        "code": source_hash(_page_code()),
+        "packages": package_versions(["numpy", "pandas", "pillow"]),
+        "evaluators": list(data.evaluators),
+        "companion": data.companion,
+        "scores": {p.name: sha256_file(p) for p in sorted((data.dir / "scores").glob("*.csv"))},
+        "thumbs": {p.relative_to(thumb_dir).as_posix(): sha256_file(p)
+                   for p in sorted(thumb_dir.rglob("*")) if p.is_file()},
+    })
+
+
+def thumb_sections(data: ReportData, thumbs: Thumbs, cache_dir: Path | None = None) -> tuple[str, str]:
+    """The factor strips and probe pairs sections (they embed the thumbnails, recorded in
+    ``thumbs.used``); with ``cache_dir``, reused from and stored in the ``html-sections``
+    report piece (:mod:`harness.report.pieces`) under :func:`thumb_sections_key`."""
+    if cache_dir is None:
+        return _build_thumb_sections(data, thumbs)
+    from harness.hashing import canonical_json
+    from harness.report.pieces import piece_entries
+
+    entries = piece_entries(Path(cache_dir), "html-sections")
+    key = thumb_sections_key(data)
+    payload = entries.get(key)
+    if payload is not None:
+        try:
+            doc = json.loads(payload)
+            strips, probes, used = doc["strips"], doc["probes"], doc["used"]
+        except (ValueError, KeyError, TypeError):
+            pass
+        else:
+            if isinstance(strips, str) and isinstance(probes, str) and isinstance(used, dict):
+                thumbs.used.update(used)
+                return strips, probes
+    before = set(thumbs.used)
+    strips, probes = _build_thumb_sections(data, thumbs)
+    used = {k: v for k, v in thumbs.used.items() if k not in before}
+    entries.put(key, canonical_json({"strips": strips, "probes": probes, "used": used}))
+    return strips, probes
