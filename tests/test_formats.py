@@ -17,9 +17,11 @@ from harness.cli import main
 from harness.errors import ImportError_
 from harness.scenes.fileformats import (
     CONVERTER,
+    SPLAT_PROPERTIES,
     SUPPORTED,
     detect_format,
     ply_header,
+    ply_min_body_bytes,
     read_ply_vertices,
 )
 from harness.scenes.importers.common import Y_UP_TO_Z_UP
@@ -353,3 +355,33 @@ def test_fast_obj_rebase_writes_the_same_bytes(lines, order, sign) -> None:
         axes[row, k] = sign if row else 1.0
     axes[2] *= sign  # keep a right-handed signed permutation
     assert rebase_obj(raw, axes) == _rebase_obj(raw, axes)
+
+
+@pytest.mark.parametrize("variant", ["mesh", "splats", "ascii"])
+def test_a_ply_header_declaring_more_data_than_the_file_holds_is_refused_before_blender(tmp_path, variant):
+    """Regression: a 300-byte PLY declaring 2^31 - 1 vertices reached Blender, which died
+    asking for 32 GB; the header's declared size is now checked against the file's bytes."""
+    props = ["x", "y", "z", "red", "green", "blue"]
+    if variant == "splats":
+        props = ["x", "y", "z", *SPLAT_PROPERTIES]
+    fmt = "ascii" if variant == "ascii" else "binary_little_endian"
+    kinds = {"red": "uchar", "green": "uchar", "blue": "uchar"}
+    header = "".join(f"property {kinds.get(p, 'float')} {p}\n" for p in props)
+    faces = "element face 1\nproperty list uchar int vertex_indices\n" if variant == "mesh" else ""
+    path = tmp_path / "lies.ply"
+    path.write_bytes(
+        f"ply\nformat {fmt} 1.0\nelement vertex 2147483647\n{header}{faces}end_header\n".encode()
+        + b"\0" * 36
+    )
+    with pytest.raises(ImportError_, match=r"declares vertex 2147483647.*but the file holds 36"):
+        detect_format(path)
+
+
+def test_ply_minimum_body_is_hand_computed():
+    """3 float + 3 uchar = 15 bytes a vertex; a face row's list count alone is 1 byte."""
+    header = ply_header(
+        b"ply\nformat binary_little_endian 1.0\nelement vertex 4\nproperty float x\nproperty float y\n"
+        b"property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
+        b"element face 2\nproperty list uchar int vertex_indices\nend_header\n"
+    )
+    assert ply_min_body_bytes(header) == 4 * 15 + 2 * 1

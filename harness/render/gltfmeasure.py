@@ -176,7 +176,7 @@ def run_jobs(jobs: list[dict[str, Any]], *, where: Path | str = "") -> list[dict
             )
         except subprocess.TimeoutExpired:
             raise ImportError_(
-                f"Blender took over {timeout_s:g} s to read the glTF assets",
+                f"Blender took over {timeout_s:g} s to read the assets",
                 path=where,
                 hint=f"the deadline is {resource_limits.IMPORT_TIMEOUT_ENV} seconds",
             ) from None
@@ -186,13 +186,13 @@ def run_jobs(jobs: list[dict[str, Any]], *, where: Path | str = "") -> list[dict
             if death is None and any(m in line for line in tail for m in _OOM_MARKS):
                 death = resource_limits.out_of_memory(limit)
             raise ImportError_(
-                f"Blender's glTF importer crashed{f': {death}' if death else ''}",
+                f"Blender's importer crashed{f': {death}' if death else ''}",
                 path=where,
                 hint=" | ".join(tail) or f"exit status {proc.returncode}",
             )
         results = json.loads(dst.read_text(encoding="utf-8"))
     if len(results) != len(jobs):
-        raise ImportError_("Blender's glTF measurement returned a partial result", path=where)
+        raise ImportError_("Blender's asset measurement returned a partial result", path=where)
     return results
 
 

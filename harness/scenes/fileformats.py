@@ -142,6 +142,41 @@ def ply_header(data: bytes, path: Path | str = "") -> PlyHeader:
     return PlyHeader(fmt, frozen, offset)
 
 
+def ply_min_body_bytes(header: PlyHeader, path: Path | str = "") -> int:
+    """The fewest body bytes the header's declared elements can take: binary rows of fixed
+    properties exactly, a list property at least its count field; an ASCII row at least two
+    bytes per value (a digit and a separator). Raises ImportError_ on an unknown type."""
+    total = 0
+    for name, count, props in header.elements:
+        if header.fmt == "ascii":
+            total += count * 2 * max(1, len(props))
+            continue
+        row = 0
+        for prop, kind in props:
+            scalar = kind.split(":")[1] if kind.startswith("list:") else kind
+            if scalar not in _PLY_TYPES:
+                raise ImportError_(f"PLY element {name!r} property {prop!r} has unknown type {scalar!r}",
+                                   path=path, hint="types: " + ", ".join(sorted(_PLY_TYPES)))
+            row += int(_PLY_TYPES[scalar][-1])  # numpy codes end in their byte size: 'f4', 'u1'
+        total += count * row
+    return total
+
+
+def check_ply_body(header: PlyHeader, size: int, path: Path | str) -> None:
+    """Refuse a PLY whose header declares more data than the file holds, before any importer
+    allocates for the declared counts (a 300-byte file may declare 2^31 vertices)."""
+    body = size - header.data_offset
+    need = ply_min_body_bytes(header, path)
+    if need > body:
+        counts = ", ".join(f"{name} {count}" for name, count, _ in header.elements)
+        raise ImportError_(
+            f"PLY header declares {counts}: at least {need} bytes of data, but the file holds "
+            f"{max(body, 0)} after its header",
+            path=path,
+            hint="the file is truncated or its header lies; export it again",
+        )
+
+
 @dataclass(frozen=True)
 class Detected:
     """A recognised file: ``format`` (a key of :data:`EXTENSIONS`) and, for PLY, its
@@ -202,8 +237,9 @@ def _by_content(path: Path, head: bytes, size: int) -> Detected | None:
     if head.startswith(b"glTF"):
         return Detected("gltf")
     if head.startswith((b"ply\n", b"ply\r\n")):
-        return Detected("ply", ply_header(head if b"end_header" in head else path.read_bytes()[:_HEADER_MAX],
-                                          path).variant)
+        header = ply_header(head if b"end_header" in head else path.read_bytes()[:_HEADER_MAX], path)
+        check_ply_body(header, size, path)
+        return Detected("ply", header.variant)
     if head.startswith(b"PXR-USDC") or head.startswith(b"#usda"):
         return Detected("usd")
     if head.startswith(b"PK\x03\x04"):
