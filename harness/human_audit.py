@@ -68,8 +68,16 @@ def source_facts(ratings: Ratings, dimension: str) -> dict[str, Any]:
         "scale": str(ratings.scale),
         "dimension": dimension,
         "keyed_by": ratings.keyed_by,
-        "simulated": ratings.source.startswith("simulated:"),
+        "simulated": is_simulated(ratings),
     }
+
+
+def is_simulated(ratings: Ratings) -> bool:
+    """A simulated panel: built by ``--simulate-panel``, or a table whose optional ``source``
+    column says ``simulated`` on every row (it is then labelled so wherever it appears)."""
+    frame = ratings.frame
+    marked = "source" in frame.columns and bool((frame["source"] == "simulated").all())
+    return ratings.source.startswith("simulated:") or marked
 
 
 def _factor_of(configuration: str) -> tuple[str, str] | None:
@@ -161,6 +169,7 @@ def card_figures(agreement: dict[str, Any]) -> dict[str, Any]:
             "items": h["items"],
             "ratings": h["ratings"],
             "krippendorff_alpha_interval": h["krippendorff_alpha_interval"],
+            "krippendorff_alpha_interval_ci": h["ci"].get("krippendorff_alpha_interval", [None, None]),
             "krippendorff_alpha_ordinal": h["krippendorff_alpha_ordinal"],
             "noise_ceiling": h["noise_ceiling"],
             "noise_ceiling_ci": agreement["noise_ceiling_ci"],
@@ -170,8 +179,8 @@ def card_figures(agreement: dict[str, Any]) -> dict[str, Any]:
         "c0": {k: c0[k] for k in ("pearson", "spearman", "kendall_tau_b", "pairwise_accuracy")}
         | {"pearson_ci": c0["ci"]["pearson"]},
         "factors": {
-            f: {"envelope": e["envelope"], "max_drop": e["max_drop"], "max_drop_ci": e["max_drop_ci"],
-                "worst_level": e["worst_level"]}
+            f: {"levels": e["levels"], "envelope": e["envelope"], "max_drop": e["max_drop"],
+                "max_drop_ci": e["max_drop_ci"], "worst_level": e["worst_level"]}
             for f, e in agreement["factors"].items()
         },
         "best_configuration": None if best is None else {

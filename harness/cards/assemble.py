@@ -139,6 +139,7 @@ def assemble_card(
         else ["companion validation (geometry-grounded, multi-view or human)", "render grids"],
         companion=companion,
         baseline_card_id=ev_facts.get("baseline_card_id"),
+        human_agreement=ev_facts.get("human_agreement"),
     )
 
 

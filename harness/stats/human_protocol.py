@@ -126,6 +126,8 @@ def best_configuration(
         return None
     pick = int(np.nanargmax(r_sel))
     c0_i = list(configurations).index(c0)
+    if not r_sel[pick] > r_sel[c0_i] + 1e-12:  # a tie with c0 (same scores) keeps c0
+        pick = c0_i
     confirmed = bool(np.isfinite(r_conf[pick]) and np.isfinite(r_conf[c0_i]) and r_conf[pick] > r_conf[c0_i])
     return {
         "split": {"rule": SPLIT_RULE, "seed": int(seed), "selection": select, "confirmation": confirm},
