@@ -32,11 +32,14 @@ def companion_c0(profile: str = "smoke") -> pd.DataFrame:
     return c0[["generator", "prompt_id", "score"]].sort_values(["generator", "prompt_id"]).reset_index(drop=True)
 
 
-def write_panel(path: Path, reliability: float = RELIABILITY, raters: int = RATERS, seed: int = 7) -> str:
-    """Write the simulated ratings table to ``path``; returns the scale to declare (LOW-HIGH)."""
+def write_panel(
+    path: Path, reliability: float = RELIABILITY, raters: int = RATERS, seed: int = 7, profile: str = "smoke"
+) -> str:
+    """Write the simulated ratings table of ``profile``'s scenes to ``path``; returns the scale
+    to declare (LOW-HIGH)."""
     from harness.stats.human_reliability import simulate_panel
 
-    truth = companion_c0()
+    truth = companion_c0(profile)
     panel = simulate_panel(truth["score"].to_numpy(dtype=np.float64), raters, reliability, seed=seed)
     rows = pd.DataFrame({
         "generator": np.repeat(truth["generator"].to_numpy(), raters),

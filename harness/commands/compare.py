@@ -36,6 +36,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     parser.add_argument("--out", type=argtypes.output_dir, metavar="DIR",
                         help="also write comparison.md and comparison.json to DIR")
+    parser.add_argument("--human", type=argtypes.input_path, metavar="FILE",
+                        help="human ratings keyed by generator, prompt_id (docs/formats.md 'Human "
+                        "ratings'): agreement with their mean becomes a metric (human_agreement, "
+                        "human_agreement_drop)")
+    parser.add_argument("--human-scale", metavar="LOW-HIGH",
+                        help="the declared scale of --human (a .json format declares its own)")
+    parser.add_argument("--human-dimension", metavar="NAME",
+                        help="the rating dimension of --human (default: overall, or the only one)")
     parser.add_argument("--config", type=Path, metavar="PYPROJECT", default=Path("pyproject.toml"),
                         help="pyproject.toml with [tool.t3d-audit.compare] (default: ./pyproject.toml)")
 
@@ -65,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     baseline = load_release(args.baseline, role="baseline")
     candidate = load_release(args.candidate, role="candidate")
     pairs = pairs or auto_pairs(baseline.records, candidate.records)
+    human = _human_means(args) if args.human else None
     comparisons = [
         compare_records(
             baseline.records,
@@ -74,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
             margins=margins.for_evaluator(c, cli_margins),
             bootstrap=args.bootstrap,
             seed=args.seed,
+            human=human,
         )
         for b, c in pairs
     ]
@@ -89,3 +99,25 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"compared {len(comparisons)} evaluator pair(s) in {time.perf_counter() - t0:.1f} s")
     return exit_code(comparisons, fail_on_inconclusive=args.fail_on_inconclusive)
+
+
+def _human_means(args: argparse.Namespace) -> dict[tuple[str, str], float]:
+    """(generator, prompt_id) → mean rating of ``--human`` (validated; scene-keyed only)."""
+    import numpy as np
+
+    from harness.errors import HumanDataError
+    from harness.human_audit import HumanInput, load_ratings
+
+    ratings, dim = load_ratings(HumanInput(args.human, args.human_scale, args.human_dimension))
+    if ratings.keyed_by != "scene":
+        raise HumanDataError("compare needs ratings keyed by generator and prompt_id", where=args.human,
+                             hint="give the ratings table the columns generator, prompt_id")
+    items, _raters, matrix = ratings.matrix(dim)
+    counts = np.isfinite(matrix).sum(axis=1)
+    sums = np.where(np.isfinite(matrix), matrix, 0.0).sum(axis=1)
+    out = {}
+    for item, n, total in zip(items, counts, sums, strict=True):
+        generator, prompt = item.split("/", 1)
+        if n:
+            out[(generator, prompt)] = float(total / n)
+    return out
