@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.stats import human_protocol as hp
 from harness.stats.human_bootstrap import pearson_draws, pooled_draws
@@ -287,3 +289,73 @@ def test_compare_a_release_that_loses_human_agreement_regresses():
     assert by["human_agreement_drop-pitch"].baseline == pytest.approx(0.0, abs=1e-12)
     assert by["human_agreement_drop-pitch"].candidate > 0.3
     assert all(by[f"human_agreement_drop-{f}"].verdict != REGRESSION for f in ("lighting", "template", "yaw"))
+
+
+# ------------------------------------------------------------------------------- the page
+
+
+def _card_figures(file: str, level: str) -> dict:
+    return {
+        "data": {"file": file, "sha256": "ab" * 32, "raters": 3, "items": 12, "dimension": "<i>overall</i>",
+                 "krippendorff_alpha_interval": 0.8, "krippendorff_alpha_interval_ci": [0.7, 0.9],
+                 "noise_ceiling": 0.95, "noise_ceiling_ci": [0.9, 0.97], "simulated": False},
+        "statistic": "pearson", "joined_items": 12,
+        "c0": {"pearson": 0.76, "pearson_ci": [0.6, 0.85], "spearman": 0.7, "kendall_tau_b": 0.5,
+               "pairwise_accuracy": 0.7},
+        "factors": {"pitch": {"levels": {level: 0.1, "45": 0.7}, "envelope": [0.1, 0.7], "max_drop": 0.66,
+                              "max_drop_ci": [0.5, 0.7], "worst_level": level}},
+        "best_configuration": {"configuration": f"pitch={level}", "selection_pearson": 0.9,
+                               "confirmation_pearson": 0.8, "c0_confirmation_pearson": 0.7, "confirmed": True},
+    }
+
+
+def test_humans_section_escapes_every_value_and_shows_ceiling_and_levels():
+    from types import SimpleNamespace
+
+    from harness.report.html_page import _humans
+
+    hostile = '<script>alert(1)</script>"onload=x'
+    data = SimpleNamespace(cards={"ev": {"human_agreement": _card_figures(hostile + ".csv", hostile)},
+                                  "plain": {"card_id": "x"}})
+    page = _humans(data)
+    assert "<script>" not in page and "<i>" not in page and 'onload=x"' not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "Human ratings:" in page and "SIMULATED" not in page
+    assert ">0.76<" in page and ">0.95<" in page and ">80%<" in page  # r, ceiling, share of it
+    assert "0.66 [0.5, 0.7]" in page and "confirmed" in page
+    assert 'style=' not in page and "onclick" not in page  # nothing the hash-based CSP would block
+    assert _humans(SimpleNamespace(cards={"plain": {"card_id": "x"}})) == ""
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@given(st.lists(st.floats(-1, 1), min_size=2, max_size=6), st.integers(0, 5))
+def test_largest_drop_is_c0_minus_the_envelope_minimum(levels, n_draws):
+    rng = np.random.default_rng(n_draws)
+    point = np.array([0.5, *levels])
+    draws = np.vstack([point, rng.uniform(-1, 1, (n_draws, point.size))])
+    confs = ["c0", *[f"f={i}" for i in range(len(levels))]]
+    out = hp.factor_envelopes(draws, confs, {c: ("f", c[2:]) for c in confs[1:]}, "c0")["f"]
+    assert out["max_drop"] == pytest.approx(0.5 - min(levels))
+    assert out["envelope"] == [pytest.approx(min(levels)), pytest.approx(max(levels))]
+    lo, hi = out["max_drop_ci"]
+    if n_draws:
+        assert lo <= hi
+
+
+def test_pyproject_and_ini_forms_are_read_and_checked_alike(pytester):
+    root = _project(pytester)
+    scale = write_panel(root / "panel.csv")
+    text = (root / "pyproject.toml").read_text()
+    good = text.replace('bootstrap = 200\n', f'bootstrap = 200\nhuman = "panel.csv"\nhuman_scale = "{scale}"\n')
+    (root / "pyproject.toml").write_text(good)
+    ok = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider", timeout=120)
+    assert ok.ret == pytest.ExitCode.OK, ok.stdout.str()[-800:]
+    ok.stdout.fnmatch_lines(["*test_human_agreement_stability?planted-pitch90-pitch?*"])
+    (root / "pyproject.toml").write_text(good.replace(f'human_scale = "{scale}"\n', ""))
+    bad = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider", timeout=120)
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR and "needs its scale" in bad.stderr.str()
+    ini = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider",
+                                        "-o", "audit_human_scale=9-1", timeout=120)
+    assert ini.ret == pytest.ExitCode.USAGE_ERROR and "invalid scale" in ini.stderr.str()

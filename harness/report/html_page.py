@@ -243,10 +243,15 @@ def _humans(data: ReportData) -> str:
     for ev, h in found.items():
         c0, d = h.get("c0") or {}, h.get("data") or {}
         best = h.get("best_configuration") or {}
-        best_text = "—" if not best else (
-            f"{best.get('configuration')}: r {fmt(best.get('confirmation_pearson'), 3)} on the held-out "
-            f"prompts vs c0 {fmt(best.get('c0_confirmation_pearson'), 3)} "
-            f"({'confirmed' if best.get('confirmed') else 'not confirmed'})")
+        if not best:
+            best_text = "—"
+        elif best.get("configuration") == "baseline":
+            best_text = "c0 itself: no configuration agrees better on the selection half"
+        else:
+            best_text = (
+                f"{best.get('configuration')}: r {fmt(best.get('confirmation_pearson'), 3)} on the "
+                f"held-out prompts vs c0 {fmt(best.get('c0_confirmation_pearson'), 3)} "
+                f"({'confirmed' if best.get('confirmed') else 'not confirmed'})")
         rows.append(
             f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th><td>{e(fmt(c0.get("pearson"), 3))}</td>'
             f"<td>{e(ci(c0.get('pearson_ci')))}</td><td>{e(fmt(d.get('noise_ceiling'), 3))}</td>"
