@@ -173,8 +173,13 @@ class Thresholds:
         return dict(sorted(out.items()))
 
     def without(self, names: Iterable[str]) -> Thresholds:
-        """These thresholds with ``names`` removed from the base and every override."""
+        """These thresholds with ``names`` removed from the base and every override (``self``
+        when none of them is set)."""
         drop = frozenset(names)
+        if not any(n in drop for n, _ in self.base) and not any(
+            n in drop for _, values in self.overrides for n, _ in values
+        ):
+            return self
         return Thresholds(
             tuple((n, v) for n, v in self.base if n not in drop),
             tuple(
