@@ -33,6 +33,7 @@ class HumanInput:
     path: Path
     scale: str | None = None
     dimension: str | None = None
+    scale_flag: str = "--audit-human-scale"  # how error messages name the scale option
 
 
 def load_ratings(given: HumanInput) -> tuple[Ratings, str]:
@@ -45,12 +46,15 @@ def load_ratings(given: HumanInput) -> tuple[Ratings, str]:
         raise HumanDataError("file not found", where=path, hint="pass a ratings table (.csv/.parquet) or a .json")
     fmt = "stanfordt23d" if path.suffix.lower() == ".json" else "table"
     if given.scale is not None:
-        scale = parse_scale(given.scale)
+        try:
+            scale = parse_scale(given.scale)
+        except HumanDataError as exc:
+            raise HumanDataError(exc.what, where=given.scale_flag, hint=exc.hint) from None
     elif fmt in SCALES:
         scale = SCALES[fmt]
     else:
         raise HumanDataError("a ratings table needs its scale", where=path,
-                             hint="declare it with --audit-human-scale (e.g. 1-5)")
+                             hint=f"declare it with {given.scale_flag} (e.g. 1-5)")
     ratings = validate_ratings(import_human(path, fmt), scale, str(path), file_sha256(path))
     dims = ratings.dimensions()
     dim = given.dimension or ("overall" if "overall" in dims else (dims[0] if len(dims) == 1 else None))
@@ -78,6 +82,21 @@ def is_simulated(ratings: Ratings) -> bool:
     frame = ratings.frame
     marked = "source" in frame.columns and bool((frame["source"] == "simulated").all())
     return ratings.source.startswith("simulated:") or marked
+
+
+def scene_means(ratings: Ratings, dimension: str) -> dict[tuple[str, str], float] | None:
+    """(generator, prompt_id) → mean rating (``t3d-audit compare`` and ``--audit-baseline``);
+    ``None`` for ratings keyed by ``item_id``, which name no scene."""
+    import numpy as np
+
+    if ratings.keyed_by != "scene":
+        return None
+    items, _raters, matrix = ratings.matrix(dimension)
+    finite = np.isfinite(matrix)
+    counts = finite.sum(axis=1)
+    sums = np.where(finite, matrix, 0.0).sum(axis=1)
+    return {tuple(item.split("/", 1)): float(total / n)
+            for item, n, total in zip(items, counts, sums, strict=True) if n}
 
 
 def _factor_of(configuration: str) -> tuple[str, str] | None:

@@ -432,6 +432,15 @@ class AuditSession:
 
         return source_facts(*self.human_ratings)
 
+    def human_means(self) -> dict[tuple[str, str], float] | None:
+        """(generator, prompt_id) → mean rating of ``--audit-human`` (the ``--audit-baseline``
+        comparison's human metrics); ``None`` without it or for ratings keyed by ``item_id``."""
+        if self.human_ratings is None:
+            return None
+        from harness.human_audit import scene_means
+
+        return scene_means(*self.human_ratings)
+
     def human_agreement(self, evaluator_id: str) -> dict[str, Any] | None:
         """The evaluator's agreement with ``--audit-human`` at every configuration
         (:func:`harness.human_audit.evaluator_agreement`), disk-cached with the summaries;

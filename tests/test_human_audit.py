@@ -272,14 +272,21 @@ def _planted_records(name: str, profile: str):
     return measure_scenes(spec, build_plan(scenes, prof))
 
 
-def test_compare_a_release_that_loses_human_agreement_regresses():
-    from harness.stats.release_compare import HUMAN_KINDS, REGRESSION, compare_records
+@pytest.fixture(scope="module")
+def releases():
+    """(before, after, human): planted-robust then planted-pitch90 records on the default
+    profile's 36 scenes, and the companion's c0 scores as the (noise-free) human means."""
     from tests._human_panel import companion_c0
 
-    before = _planted_records("planted-robust", "default")
-    after = _planted_records("planted-pitch90", "default")
     truth = companion_c0("default")
     human = {(g, p): s for g, p, s in zip(truth["generator"], truth["prompt_id"], truth["score"], strict=True)}
+    return _planted_records("planted-robust", "default"), _planted_records("planted-pitch90", "default"), human
+
+
+def test_compare_a_release_that_loses_human_agreement_regresses(releases):
+    from harness.stats.release_compare import HUMAN_KINDS, REGRESSION, compare_records
+
+    before, after, human = releases
     plain = compare_records(before, after, baseline_evaluator="release", candidate_evaluator="release",
                             bootstrap=400)
     assert not {m.kind for m in plain.metrics} & set(HUMAN_KINDS)
@@ -292,6 +299,25 @@ def test_compare_a_release_that_loses_human_agreement_regresses():
     assert by["human_agreement_drop-pitch"].baseline == pytest.approx(0.0, abs=1e-12)
     assert by["human_agreement_drop-pitch"].candidate > 0.3
     assert all(by[f"human_agreement_drop-{f}"].verdict != REGRESSION for f in ("lighting", "template", "yaw"))
+
+
+def test_compare_command_reads_human_ratings(releases, tmp_path, capsys):
+    from harness.cli import main
+    from harness.records import write_records
+
+    before, after, human = releases
+    write_records(before, tmp_path / "before.csv")
+    write_records(after, tmp_path / "after.csv")
+    rows = ["generator,prompt_id,rater,rating"] + [
+        f"{g},{p},r{k},{s + 0.01 * k!r}" for (g, p), s in human.items() for k in range(2)]
+    (tmp_path / "human.csv").write_text("\n".join(rows) + "\n")
+    base = ["compare", str(tmp_path / "before.csv"), str(tmp_path / "after.csv"), "--bootstrap", "200",
+            "--json", "--config", str(tmp_path / "none.toml")]
+    code = main([*base, "--human", str(tmp_path / "human.csv"), "--human-scale", "0-2"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and "human_agreement_drop-pitch" in json.dumps(doc)
+    assert main([*base, "--human", str(tmp_path / "human.csv"), "--human-scale", "2-0"]) == 2
+    assert "--human-scale" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------- the page
@@ -362,3 +388,38 @@ def test_pyproject_and_ini_forms_are_read_and_checked_alike(pytester):
     ini = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider",
                                         "-o", "audit_human_scale=9-1", timeout=120)
     assert ini.ret == pytest.ExitCode.USAGE_ERROR and "invalid scale" in ini.stderr.str()
+
+
+RELEASE_CONFTEST = """
+import os
+from dataclasses import replace
+
+from harness.evaluators.reference.specs import planted_specs
+
+
+def pytest_audit_evaluators(config):
+    base = next(s for s in planted_specs() if s.id == "planted-pitch")
+    effect = os.environ["T3D_RELEASE_EFFECT"]
+    return [replace(base, id="release", options=(("effect", effect),), model_name=effect)]
+"""
+
+
+@pytest.mark.slow
+def test_audit_baseline_gates_human_agreement_as_a_metric(pytester, monkeypatch):
+    root = _project(pytester)
+    (root / "conftest.py").write_text(RELEASE_CONFTEST)
+    (root / "pyproject.toml").write_text(PYPROJECT.replace(
+        'evaluators = ["planted-pitch90", "planted-robust", "companion"]', 'evaluators = ["release"]'))
+    scale = write_panel(root / "panel.csv")
+    human = [f"--audit-human={root / 'panel.csv'}", f"--audit-human-scale={scale}"]
+    monkeypatch.setenv("T3D_RELEASE_EFFECT", "planted-robust")
+    first = _run(pytester, "v1", "-n", "0", *human)
+    assert first.ret == pytest.ExitCode.OK, first.stdout.str()[-1500:]
+    (v1,) = [p for p in (root / "reports-v1").iterdir() if not p.name.startswith(".")]
+    monkeypatch.setenv("T3D_RELEASE_EFFECT", "planted-pitch90")
+    second = _run(pytester, "v2", "-n", "0", f"--audit-baseline={v1}", *human)
+    assert second.ret == pytest.ExitCode.TESTS_FAILED
+    second.stdout.fnmatch_lines(["FAILED audit_tests/test_regression.py::test_no_regression[[]release-human_agreement_drop-pitch[]]*"])
+    text = second.stdout.str()
+    assert "test_no_regression[release-human_agreement]" not in text.split("short test summary info")[1]
+    assert "human_agreement_drop-pitch of release regressed against baseline release: 0 →" in text

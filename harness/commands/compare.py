@@ -103,21 +103,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _human_means(args: argparse.Namespace) -> dict[tuple[str, str], float]:
     """(generator, prompt_id) → mean rating of ``--human`` (validated; scene-keyed only)."""
-    import numpy as np
-
     from harness.errors import HumanDataError
-    from harness.human_audit import HumanInput, load_ratings
+    from harness.human_audit import HumanInput, load_ratings, scene_means
 
-    ratings, dim = load_ratings(HumanInput(args.human, args.human_scale, args.human_dimension))
-    if ratings.keyed_by != "scene":
+    means = scene_means(*load_ratings(HumanInput(args.human, args.human_scale, args.human_dimension,
+                                                 "--human-scale")))
+    if means is None:
         raise HumanDataError("compare needs ratings keyed by generator and prompt_id", where=args.human,
                              hint="give the ratings table the columns generator, prompt_id")
-    items, _raters, matrix = ratings.matrix(dim)
-    counts = np.isfinite(matrix).sum(axis=1)
-    sums = np.where(np.isfinite(matrix), matrix, 0.0).sum(axis=1)
-    out = {}
-    for item, n, total in zip(items, counts, sums, strict=True):
-        generator, prompt = item.split("/", 1)
-        if n:
-            out[(generator, prompt)] = float(total / n)
-    return out
+    return means
