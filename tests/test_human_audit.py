@@ -82,6 +82,17 @@ def test_best_configuration_selects_on_one_half_and_confirms_on_the_other():
     assert hp.best_configuration(scores, human, ["a"] * 8, ["baseline", "x=1"], "baseline", 42) is None
 
 
+def test_configuration_labels_map_to_factor_levels():
+    from harness.human_audit import _factor_of
+
+    assert _factor_of("baseline") is None and _factor_of("baseline@mean4") is None
+    assert _factor_of("pitch=90") == ("pitch", "90")
+    assert _factor_of("pitch=90@max4") == ("pitch", "90")  # the run's view policy is not a level
+    assert _factor_of("template=a.top-down.view.of.-") == ("template", "a.top-down.view.of.-")
+    assert _factor_of("block=lighting=night,pitch=45") == ("block", "lighting=night,pitch=45")
+    assert _factor_of("probe=scrambled") is None
+
+
 # ------------------------------------------------------------------ thresholds and run ids
 
 
