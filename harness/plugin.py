@@ -404,6 +404,16 @@ def audit_summary(audit_stats: dict[str, Any], audit_evaluator: str) -> Any:
 
 
 @pytest.fixture
+def audit_human_agreement(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+    """The evaluator's agreement with ``--audit-human`` at every configuration (a dict:
+    docs/human-agreement.md "In an audit"); without human data the test is skipped as not
+    applicable (a skip, never a pass)."""
+    if audit_session.options.human is None:
+        pytest.skip("not applicable: no human ratings given (--audit-human)")
+    return _guard(lambda: audit_session.human_agreement(audit_evaluator))
+
+
+@pytest.fixture
 def audit_card(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
     """The evaluator's Evaluator Configuration Card (with its ``ecc-v1-sha256:`` id)."""
     return _guard(lambda: audit_session.card(audit_evaluator))

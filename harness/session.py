@@ -20,6 +20,7 @@ from harness import cacheseal
 from harness.errors import AuditError
 from harness.fileio import write_bytes_atomic
 from harness.hashing import sha256_file, sha256_json
+from harness.human_audit import HumanInput
 from harness.render.renderer import Renderer, default_renderer
 from harness.thresholds import Thresholds
 
@@ -59,6 +60,7 @@ class AuditOptions:
     store: str | None = None  # shared store URL holding renders and scores (--audit-store)
     store_fill: str = "none"  # none: only read the store; local: compute what is missing here
     view_policy: str = "single"  # harness.protocol.VIEW_POLICIES
+    human: HumanInput | None = None  # --audit-human (with its scale and dimension)
 
 
 def _stats_code_hash() -> str:
@@ -113,20 +115,24 @@ def derived_run_id(
     bootstrap: int,
     seed: int,
     thresholds: dict[str, Any],
+    human: dict[str, Any] | None = None,
 ) -> str:
     """``<profile>-<12 hex>`` over the run's inputs (``evaluators``: id -> identity hash;
-    ``thresholds``: ``Thresholds.to_dict()``); ``validate --deep`` re-derives it from a manifest."""
-    digest = sha256_json(
-        {
-            "profile": profile,
-            "plan": plan,
-            "evaluators": dict(sorted(evaluators.items())),
-            "renderer": renderer,
-            "bootstrap": bootstrap,
-            "seed": seed,
-            "thresholds": thresholds,
-        }
-    )
+    ``thresholds``: ``Thresholds.to_dict()``; ``human``: the human data's source facts, only
+    with ``--audit-human``, so runs without it keep their ids); ``validate --deep`` re-derives
+    it from a manifest."""
+    inputs: dict[str, Any] = {
+        "profile": profile,
+        "plan": plan,
+        "evaluators": dict(sorted(evaluators.items())),
+        "renderer": renderer,
+        "bootstrap": bootstrap,
+        "seed": seed,
+        "thresholds": thresholds,
+    }
+    if human is not None:
+        inputs["human"] = human
+    digest = sha256_json(inputs)
     return f"{profile}-{digest[:12]}"
 
 
@@ -149,6 +155,7 @@ class AuditSession:
         self._records_files: dict[str, Path] = {}
         self._summaries: dict[str, dict[str, Any]] = {}
         self._cards: dict[str, dict[str, Any]] = {}
+        self._human: dict[str, dict[str, Any]] = {}
         self._panel_results: dict[tuple[str, ...], AuditResult] = {}
         self.measure_stats: dict[str, MeasureStats] = {}
         self.collected_tests: dict[str, str] = {}  # audit test key -> evaluator id (or PANEL)
@@ -337,15 +344,18 @@ class AuditSession:
         return self._records[evaluator_id]
 
     # -------------------------------------------------------------------- statistics
-    def _cached_summary(self, files: list[Path], compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        key = sha256_json(
-            {
-                "records": [sha256_file(f) for f in files],
-                "bootstrap": self.bootstrap,
-                "seed": self.seed,
-                "stats": _stats_code_hash(),
-            }
-        )
+    def _cached_summary(
+        self, files: list[Path], compute: Callable[[], dict[str, Any]], extra: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        inputs: dict[str, Any] = {
+            "records": [sha256_file(f) for f in files],
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+            "stats": _stats_code_hash(),
+        }
+        if extra is not None:  # only for other documents, so summary keys stay as they were
+            inputs["extra"] = extra
+        key = sha256_json(inputs)
         path = self.options.cache_dir / "summaries" / f"{key}.json"
         found = _read_summary(path, key)
         if found is not None:
@@ -410,11 +420,57 @@ class AuditSession:
         """The thresholds that can gate this run: without the factorial-block ones
         (``harness.thresholds.BLOCK_THRESHOLDS``) when the profile declares no blocks, so an
         OFAT-only run's id, manifest and cards do not depend on them."""
-        from harness.thresholds import BLOCK_THRESHOLDS
+        from harness.thresholds import BLOCK_THRESHOLDS, HUMAN_THRESHOLDS
 
-        if self.named_profile.blocks:
-            return self.options.thresholds
-        return self.options.thresholds.without(BLOCK_THRESHOLDS)
+        drop = () if self.named_profile.blocks else BLOCK_THRESHOLDS
+        drop += () if self.options.human is not None else HUMAN_THRESHOLDS
+        return self.options.thresholds.without(drop) if drop else self.options.thresholds
+
+    # -------------------------------------------------------------------- human ratings
+    @cached_property
+    def human_ratings(self) -> tuple[Any, str] | None:
+        """``(Ratings, dimension)`` of ``--audit-human`` (validated at configure time), or ``None``."""
+        if self.options.human is None:
+            return None
+        from harness.human_audit import load_ratings
+
+        return load_ratings(self.options.human)
+
+    def human_source(self) -> dict[str, Any] | None:
+        """The human data's facts (file name, sha256, scale, dimension), ``None`` without it."""
+        if self.human_ratings is None:
+            return None
+        from harness.human_audit import source_facts
+
+        return source_facts(*self.human_ratings)
+
+    def human_means(self) -> dict[tuple[str, str], float] | None:
+        """(generator, prompt_id) → mean rating of ``--audit-human`` (the ``--audit-baseline``
+        comparison's human metrics); ``None`` without it or for ratings keyed by ``item_id``."""
+        if self.human_ratings is None:
+            return None
+        from harness.human_audit import scene_means
+
+        return scene_means(*self.human_ratings)
+
+    def human_agreement(self, evaluator_id: str) -> dict[str, Any] | None:
+        """The evaluator's agreement with ``--audit-human`` at every configuration
+        (:func:`harness.human_audit.evaluator_agreement`), disk-cached with the summaries;
+        ``None`` without human data."""
+        if self.human_ratings is None:
+            return None
+        if evaluator_id not in self._human:
+            from harness.human_audit import evaluator_agreement
+
+            ratings, dim = self.human_ratings
+            path = self.records_file(evaluator_id)
+            self._human[evaluator_id] = self._cached_summary(
+                [path],
+                lambda: evaluator_agreement(ratings, dim, path, evaluator_id, self.bootstrap, self.seed),
+                extra={"human": ratings.sha256, "dimension": dim, "scale": str(ratings.scale),
+                       "evaluator": evaluator_id},
+            )
+        return self._human[evaluator_id]
 
     def thresholds_for(self, evaluator_id: str) -> dict[str, float]:
         return self.gate_thresholds.for_evaluator(evaluator_id)
@@ -464,6 +520,7 @@ class AuditSession:
                     "thresholds": self.thresholds_for(ev),
                     **({"baseline_card_id": self.baseline_card_ids[ev]}
                        if ev in self.baseline_card_ids else {}),
+                    **({"human_agreement": self._human_card(ev)} if self.human_ratings else {}),
                 }
                 for ev in sorted(evaluators)
             },
@@ -494,6 +551,11 @@ class AuditSession:
                 counts[factor] = counts.get(factor, 0) + 1
         return {"factors_not_applicable": dict(sorted(counts.items()))} if counts else {}
 
+    def _human_card(self, evaluator_id: str) -> dict[str, Any]:
+        from harness.human_audit import card_figures
+
+        return card_figures(self.human_agreement(evaluator_id))
+
     def run_options(self, evaluators: Sequence[str]) -> dict[str, Any]:
         """``manifest.json#/options``: every run setting the report's numbers and cards depend on,
         with :meth:`card_facts` — the plain inputs the card builder gets.
@@ -520,6 +582,8 @@ class AuditSession:
             options["probes_not_applicable"] = self.plan.not_applicable
         if self.plan.factors_not_applicable:  # splat scenes: lighting has no rows, by design
             options["factors_not_applicable"] = self.plan.factors_not_applicable
+        if self.human_ratings is not None:  # only with --audit-human: other manifests unchanged
+            options["human"] = self.human_source()
         return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
 
     def card(self, evaluator_id: str) -> dict[str, Any]:
@@ -554,6 +618,7 @@ class AuditSession:
             bootstrap=self.bootstrap,
             seed=self.seed,
             thresholds=self.gate_thresholds.to_dict(),
+            human=self.human_source(),
         )
 
     def worker_facts(self) -> dict[str, Any]:

@@ -141,6 +141,7 @@ def assemble_card(
         + not_applicable_notes(scenes.get("factors_not_applicable")),
         companion=companion,
         baseline_card_id=ev_facts.get("baseline_card_id"),
+        human_agreement=ev_facts.get("human_agreement"),
     )
 
 

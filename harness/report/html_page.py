@@ -11,6 +11,8 @@ view. Sections:
 * competence at c0 (agreement with the symbolic companion, from the cards) next to fragility
   (peak ρ, min W, top-1 changes), when the run has a companion
   (:mod:`harness.report.competence`);
+* humans (with ``--audit-human``, from the cards): agreement with the mean human rating at c0
+  against the raters' noise ceiling per evaluator, and agreement at each level per factor;
 * figures (``figures/*.png``);
 * per evaluator × factor, one prompt's scenes across the factor's levels with each image's
   score and the generator ranking (mean over prompts) at each level;
@@ -210,6 +212,81 @@ def _competence(data: ReportData) -> str:
         '<th scope="col">tau-b</th><th scope="col">c0 winner</th><th scope="col">peak rho</th>'
         '<th scope="col">min W</th><th scope="col">top-1s</th><th scope="col">In words</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
+def _humans(data: ReportData) -> str:
+    """Agreement with human ratings (``--audit-human``, from the cards): per evaluator the c0
+    Pearson r against the raters' noise ceiling, and per factor the r at each level."""
+    found = {ev: c["human_agreement"] for ev, c in sorted(data.cards.items())
+             if isinstance(c, dict) and isinstance(c.get("human_agreement"), dict)}
+    if not found:
+        return ""
+
+    def ci(pair: Any) -> str:
+        return f"[{fmt(pair[0], 3)}, {fmt(pair[1], 3)}]" if isinstance(pair, list) and len(pair) == 2 else "—"
+
+    def share(r: Any, ceiling: Any) -> str:
+        ok = isinstance(r, (int, float)) and isinstance(ceiling, (int, float)) and ceiling > 0
+        return f"{r / ceiling:.0%}" if ok else "—"
+
+    first = next(iter(found.values()))["data"]
+    label = "SIMULATED panel" if first.get("simulated") else "Human ratings"
+    about = (f"{label}: <code>{e(str(first.get('file')))}</code> (sha256 "
+             f"<code title=\"{e(str(first.get('sha256')))}\">{e(str(first.get('sha256'))[:12])}…</code>), "
+             f"{e(str(first.get('raters')))} raters, {e(str(first.get('items')))} items, dimension "
+             f"{e(str(first.get('dimension')))}; Krippendorff alpha (interval) "
+             f"{e(fmt(first.get('krippendorff_alpha_interval'), 3))} "
+             f"{e(ci(first.get('krippendorff_alpha_interval_ci')))}, noise ceiling "
+             f"{e(fmt(first.get('noise_ceiling'), 3))} {e(ci(first.get('noise_ceiling_ci')))}.")
+    rows = []
+    for ev, h in found.items():
+        c0, d = h.get("c0") or {}, h.get("data") or {}
+        best = h.get("best_configuration") or {}
+        if not best:
+            best_text = "—"
+        elif best.get("configuration") == "baseline":
+            best_text = "c0 itself: no configuration agrees better on the selection half"
+        else:
+            best_text = (
+                f"{best.get('configuration')}: r {fmt(best.get('confirmation_pearson'), 3)} on the "
+                f"held-out prompts vs c0 {fmt(best.get('c0_confirmation_pearson'), 3)} "
+                f"({'confirmed' if best.get('confirmed') else 'not confirmed'})")
+        rows.append(
+            f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th><td>{e(fmt(c0.get("pearson"), 3))}</td>'
+            f"<td>{e(ci(c0.get('pearson_ci')))}</td><td>{e(fmt(d.get('noise_ceiling'), 3))}</td>"
+            f"<td>{e(share(c0.get('pearson'), d.get('noise_ceiling')))}</td>"
+            f"<td>{e(fmt(c0.get('kendall_tau_b'), 3))}</td><td>{e(str(h.get('joined_items')))}</td>"
+            f"<td>{e(best_text)}</td></tr>"
+        )
+    factors = sorted({f for h in found.values() for f in (h.get("factors") or {})})
+    tables = []
+    for factor in factors:
+        levels = sorted({lv for h in found.values() for lv in ((h.get("factors") or {}).get(factor) or {}).get("levels", {})})
+        body = []
+        for ev, h in found.items():
+            entry = (h.get("factors") or {}).get(factor) or {}
+            at = entry.get("levels") or {}
+            cells = "".join(f"<td>{e(fmt(at.get(lv), 3))}</td>" for lv in levels)
+            body.append(f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th>'
+                        f"<td>{e(fmt((h.get('c0') or {}).get('pearson'), 3))}</td>{cells}"
+                        f"<td>{e(fmt(entry.get('max_drop'), 3))} {e(ci(entry.get('max_drop_ci')))}</td></tr>")
+        head = "".join(f'<th scope="col">{e(lv)}</th>' for lv in levels)
+        tables.append(
+            f"<h4>{e(factor)}</h4><table class=\"sortable\"><thead><tr><th scope=\"col\">Evaluator</th>"
+            f'<th scope="col">c0</th>{head}<th scope="col">largest drop [95% CI]</th></tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
+    return (
+        '<section id="humans"><h2>Humans</h2><p class="muted">' + about + " Agreement is Pearson r of "
+        "the evaluator's scores with the mean rating of each rated scene; the noise ceiling is the r a "
+        "perfect evaluator could reach given the raters' noise. Intervals: 95% prompt-block bootstrap.</p>"
+        '<table class="sortable"><thead><tr><th scope="col">Evaluator</th><th scope="col">r at c0</th>'
+        '<th scope="col">95% CI</th><th scope="col">noise ceiling</th><th scope="col">share of ceiling</th>'
+        '<th scope="col">tau-b</th><th scope="col">items</th><th scope="col">best configuration '
+        "(selected on half the prompts)</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table><h3>Agreement by level, per factor</h3>"
+        + "".join(tables) + "</section>"
     )
 
 
@@ -553,8 +630,10 @@ def build_html(report: Path, cache_dir: Path | None = None) -> str:
     thumbs = Thumbs(data)
     strips, probes = thumb_sections(data, thumbs, cache_dir)
     competence = _competence(data)
-    body = [_verdict(data), competence, _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
+    humans = _humans(data)
+    body = [_verdict(data), competence, humans, _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
     nav = [("verdict", "Verdict")] + ([("competence", "Competence")] if competence else [])
+    nav += [("humans", "Humans")] if humans else []
     nav += [("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
     if data.comparison is not None:
         nav.append(("comparison", "Comparison"))
