@@ -142,9 +142,6 @@ def assemble_card(
     )
 
 
-COMPANION_ADAPTER = "companion"
-
-
 def companion_check(
     evaluator_id: str, cid: str | None, agreement: CompanionAgreement | None
 ) -> tuple[str, str] | tuple[str, str, dict[str, Any]] | None:

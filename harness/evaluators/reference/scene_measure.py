@@ -1,4 +1,4 @@
-"""Measuring scene-reading evaluators (companion, planted-*) over a measurement plan.
+"""Measuring scene-reading evaluators (companion, planted-*, scene scorers) over a measurement plan.
 
 The image pipeline (``harness.measure.measure``) renders, composites and calls
 ``score(images, captions)``. The companion and the planted evaluators read the structured
@@ -23,12 +23,13 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-SCENE_ADAPTERS = ("companion", "planted")
-
 
 def is_scene_evaluator(spec: Any) -> bool:
-    """Whether ``spec`` is measured by :func:`measure_scenes` (it never needs a render)."""
-    return getattr(spec, "adapter", "") in SCENE_ADAPTERS
+    """Whether ``spec`` is measured by :func:`measure_scenes` (it never needs a render): its
+    family declares ``input="scene"`` (:mod:`harness.evaluators.families`)."""
+    from harness.evaluators.families import adapter_input
+
+    return adapter_input(spec) == "scene"
 
 
 def bundled_prompt_specs() -> dict[str, Any]:
