@@ -178,7 +178,7 @@ class ScorerEvaluator:
                                                    batch_texts + [batch_texts[-1]] * pad))  # fmt: skip
                 if len(raw) != size:
                     raise EvaluatorError(f"score_batch returned {len(raw)} scores for {size} rows")
-            except Exception as exc:  # noqa: BLE001 - user code: any failure is a recorded failure
+            except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 out.extend(ScoreResult.failed(reason) for _ in batch)
                 continue
