@@ -5,13 +5,3 @@ adapters that need them, so importing this package, collecting tests and ``--hel
 """
 
 __version__ = "0.1.0"
-
-_API = ("score", "audit", "compare", "agreement")
-
-
-def __getattr__(name: str):  # the Python API (harness.api), imported on first use
-    if name in _API:
-        from harness import api
-
-        return getattr(api, name)
-    raise AttributeError(f"module 'harness' has no attribute {name!r}")

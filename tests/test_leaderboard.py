@@ -13,7 +13,7 @@ import pytest
 
 from harness.cli import main as cli_main
 from harness.errors import AuditError
-from harness.report.leaderboard import build_leaderboard, render_html, write_leaderboard
+from harness.report.ranking import build_leaderboard, render_html, write_leaderboard
 
 
 def make_report(root: Path, run_id: str, entries: dict, *, profile: str = "smoke",

@@ -310,14 +310,6 @@ def test_api_score_bad_input_is_a_typed_error(images, texts, match):
         score(Fragile, images, texts, cache=False)
 
 
-def test_api_is_reexported_lazily():
-    import harness
-
-    assert harness.score is __import__("harness.api", fromlist=["score"]).score
-    with pytest.raises(AttributeError):
-        _ = harness.nothing_here
-
-
 # ----------------------------------------------------------------------------- CLI
 
 

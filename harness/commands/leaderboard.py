@@ -2,7 +2,7 @@
 
 Ranks the evaluators of several report directories on the study's headline measures (peak ρ
 with its interval, min W, top-1 changes, discrimination, c0 competence, human agreement where
-an ``agreement.json`` is present): see :mod:`harness.report.leaderboard`. Runs over different
+an ``agreement.json`` is present): see :mod:`harness.report.ranking`. Runs over different
 scene sets or profiles are refused (exit 2) unless ``--allow-mixed``. ``--out DIR`` also writes
 ``leaderboard.md``, ``.csv``, ``.json`` and a self-contained ``leaderboard.html``.
 """
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.fileio import json_text
-    from harness.report.leaderboard import build_leaderboard, render_text, write_leaderboard
+    from harness.report.ranking import build_leaderboard, render_text, write_leaderboard
 
     board = build_leaderboard(args.reports, allow_mixed=args.allow_mixed)
     if args.out:
