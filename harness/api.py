@@ -53,7 +53,7 @@ def _spec_and_loader(evaluator: Any) -> tuple[EvaluatorSpec, Any]:
         cls: type[Scorer] = evaluator
         spec = scorer_spec(cls)
         return spec, lambda device, batch_size: ScorerEvaluator(
-            spec, cls("cpu" if device == "auto" else device), batch_size
+            spec, cls(device), batch_size
         )
     raise EvaluatorError(
         f"score() needs an evaluator id, an EvaluatorSpec or a Scorer, got {type(evaluator).__name__}",

@@ -38,6 +38,17 @@ class ColorStat(Scorer):
 
 
 @register
+class ObjectCount(Scorer):
+    """Objects in the (probe-edited) scene: a scene-input scorer, never rendered."""
+    name = "objectcount"
+    input = "scene"
+    needs_text = False
+
+    def score_batch(self, items, texts):
+        return [float(len(item.scene.objects)) for item in items]
+
+
+@register
 class BrokenStat(Scorer):
     """Fails on every batch (a failure is recorded, never a score)."""
     name = "brokenstat"
@@ -58,6 +69,7 @@ def _declared_hash(evaluator_id: str) -> str:
     finally:
         registry.unregister("colorstat")
         registry.unregister("brokenstat")
+        registry.unregister("objectcount")
 
 
 def _project(pytester):
@@ -70,7 +82,7 @@ def _project(pytester):
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_conftest_scorer_is_audited_with_a_card(pytester, workers):
     root = _project(pytester)
-    result = run_audit(pytester, workers, "--audit-evaluators=colorstat,brokenstat", "-n", workers)
+    result = run_audit(pytester, workers, "--audit-evaluators=colorstat,brokenstat,objectcount", "-n", workers)
     assert result.ret in (0, 1), result.stdout.str()[-3000:]
     report = report_dir(root, workers)
     summary = json.loads((report / "summary.json").read_text())
@@ -86,6 +98,11 @@ def test_a_conftest_scorer_is_audited_with_a_card(pytester, workers):
     assert set(scores["status"]) == {"failed"}
     assert scores["error"].str.contains("ValueError: no model here").all()
     assert scores["score"].isna().all()
+    counts = read_records(report / "scores" / "objectcount.csv")
+    assert set(counts["status"]) == {"ok"}, set(counts["error"])
+    assert (report / "cards" / "objectcount.json").is_file()
+    # keep_half removes objects: the scene scorer sees the edited scene
+    assert summary["evaluators"]["objectcount"]["discrimination"]["keep_half"] == 1.0
 
 
 @pytest.mark.slow

@@ -14,8 +14,8 @@ Shapes and units
   RGB arrays and ``texts`` as a list of ``str`` of the same length (``""`` each when
   ``needs_text = False``); it returns one float per pair on the declared scale.
 * scene input (``input = "scene"``): ``images`` is a list of
-  :class:`~harness.evaluators.reference.items.ScoreItem` (frozen scene, prompt spec, caption,
-  configuration), never rendered.
+  :class:`~harness.evaluators.reference.items.ScoreItem` (frozen scene, prompt spec or ``None``
+  where the scene set has none, caption, configuration), never rendered.
 * Every batch has exactly ``batch_size`` rows (the last one padded by repeating its last row,
   the padding's scores dropped), so a score never depends on its batch-mates' count.
 * A batch that raises, or a score that is not finite or lies outside ``score_range``, is
@@ -63,7 +63,9 @@ class Scorer:
     score_scale: ClassVar[str] = ""
     description: ClassVar[str] = ""
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, device: str = "auto") -> None:
+        """``device`` as the caller asked (``auto``: choose yourself, e.g. cuda when present;
+        ``cpu``; ``cuda:0``); load models here."""
         self.device = device
 
     def score_batch(self, images: Sequence[Any], texts: Sequence[str]) -> Sequence[float]:
@@ -151,6 +153,7 @@ class ScorerEvaluator:
         self.id = spec.id
         self.needs_scene = spec.adapter == "python_scene"
         self.needs_render = not self.needs_scene
+        self.needs_prompt_spec = False  # a scene item's spec is None where none is known
         self.scorer = scorer
         self.batch_size = int(spec.option("batch_size", batch_size))
 
@@ -206,4 +209,4 @@ def build(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 32) ->
             hint="import the module that registers the Scorer (a conftest.py, an entry point in "
             "group t3d_audit.evaluators, or registry.register(MyScorer)) before scoring",
         )
-    return ScorerEvaluator(spec, factory("cpu" if device == "auto" else device), batch_size)
+    return ScorerEvaluator(spec, factory(device), batch_size)

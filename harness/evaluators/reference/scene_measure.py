@@ -75,6 +75,9 @@ def measure_scenes(
     evaluator = (load_evaluator or (lambda s: s.build()))(spec)
     default_template = DEFAULT_TEMPLATE_ID
     needs_text = bool(getattr(spec, "needs_text", True))
+    # the companion checks scenes against their prompt spec; a user's scene scorer may not
+    # need one (its items then carry spec None where the scene set has none)
+    needs_prompt_spec = bool(getattr(evaluator, "needs_prompt_spec", True))
     items: list[Any] = []
     errors: list[str] = []
     for row in plan.rows:
@@ -82,13 +85,13 @@ def measure_scenes(
             errors.append(row.error or "no scene for this row")
             items.append(None)
             continue
-        if row.prompt_id not in specs:
+        if row.prompt_id not in specs and needs_prompt_spec:
             errors.append(f"no prompt spec for prompt id {row.prompt_id!r}")
             items.append(None)
             continue
         scene = plan.scenes[row.image.scene].scene
         context = ScoreContext(row.generator, row_configuration(row, default_template))
-        items.append(ScoreItem(scene, specs[row.prompt_id], row.caption, context))
+        items.append(ScoreItem(scene, specs.get(row.prompt_id), row.caption, context))
         errors.append("")
     todo = [it for it in items if it is not None]
     try:
