@@ -392,3 +392,24 @@ def test_the_docs_section_runs_verbatim(tmp_path):
                           cwd=tmp_path, check=True)  # fmt: skip
     assert done.stdout.strip() == "[85.5, 0.0]"
     assert "[85.5, 0.0]" in section  # the doc states what it prints
+
+
+# ----------------------------------------------------------------------------- API: agreement
+
+
+def test_api_agreement_is_the_cli_document(tmp_path, capsys):
+    from harness.api import agreement
+
+    ratings, scores = tmp_path / "ratings.csv", tmp_path / "scores.csv"
+    rows = ["item_id,prompt_id,rater,rating"]
+    rows += [f"i{i},p{i % 4},r{r},{1 + (i + r * (i % 3)) % 5}" for i in range(12) for r in range(3)]
+    ratings.write_text("\n".join(rows) + "\n")
+    scores.write_text("item_id,evaluator,score\n" + "".join(
+        f"i{i},colorstat,{0.1 * i + 0.05 * (i % 2)}\n" for i in range(12)))  # fmt: skip
+    doc = agreement(ratings, [scores], scale="1-5", bootstrap=50, seed=3)
+    assert cli_main(["agreement", "--human", str(ratings), "--scale", "1-5", "--scores", str(scores),
+                     "--bootstrap", "50", "--seed", "3", "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(doc))
+    assert doc["evaluators"]["colorstat"]["n"] == 12
+    with pytest.raises(Exception, match="scale"):
+        agreement(ratings, [scores])

@@ -103,6 +103,21 @@ def test_a_conftest_scorer_is_audited_with_a_card(pytester, workers):
     assert (report / "cards" / "objectcount.json").is_file()
     # keep_half removes objects: the scene scorer sees the edited scene
     assert summary["evaluators"]["objectcount"]["discrimination"]["keep_half"] == 1.0
+    if workers == "0":
+        _compare_and_rank(report)
+
+
+def _compare_and_rank(report):
+    """compare (API) and leaderboard take the run like any other."""
+    from harness.api import compare
+    from harness.report.ranking import build_leaderboard
+
+    same = compare(report, report, pairs=[("colorstat", "colorstat")], bootstrap=50)
+    assert same.passed and same.document["pairs"][0]["candidate_evaluator"] == "colorstat"
+    assert same.document["pairs"][0]["verdicts"]["regression"] == 0
+    board = build_leaderboard([report])
+    assert {r.evaluator for r in board.rows} == {"colorstat", "brokenstat", "objectcount"}
+    assert board.rows[-1].evaluator == "brokenstat"  # undefined peak rho ranks last
 
 
 @pytest.mark.slow
