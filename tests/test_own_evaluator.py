@@ -167,6 +167,9 @@ def test_the_declared_identity_is_the_spec(colorstat):
     ({"input": "video"}, "input must be"),
     ({"batch_size": 0}, "batch_size"),
     ({"score_range": (1.0, 0.0)}, "score_range"),
+    ({"options": {"nested": {"a": 1}}}, "not a string, number"),
+    ({"options": {"bad": float("nan")}}, "not a string, number"),
+    ({"options": [1, 2]}, "options must be a mapping"),
 ])  # fmt: skip
 def test_a_bad_declaration_is_a_typed_error(attrs, match):
     cls = type("Bad", (ColorStat,), attrs)

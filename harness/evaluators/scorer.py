@@ -100,9 +100,17 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
         raise EvaluatorError(f"batch_size must be a positive int or None, got {cls.batch_size!r}",
                              where=where)  # fmt: skip
     try:
-        options = freeze_options({**dict(cls.options), "version": str(cls.version)})
-    except TypeError as exc:
+        declared = dict(cls.options)
+    except (TypeError, ValueError) as exc:
         raise EvaluatorError(f"options must be a mapping: {exc}", where=where) from exc
+    for key, value in declared.items():
+        items = value if isinstance(value, list | tuple) else [value]
+        if not isinstance(key, str) or not all(_scalar(v) for v in items):
+            raise EvaluatorError(
+                f"option {key!r}: {value!r} is not a string, number, boolean or list of them",
+                where=where, hint="options enter the identity hash as JSON",
+            )
+    options = freeze_options({**declared, "version": str(cls.version)})
     if cls.batch_size is not None:
         options = freeze_options({**dict(options), "batch_size": cls.batch_size})
     version = str(cls.version)
@@ -121,6 +129,12 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
         description=cls.description or (cls.__doc__ or "").strip().split("\n")[0],
         score_range=cls.score_range,
     )
+
+
+def _scalar(value: Any) -> bool:
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    return value is None or isinstance(value, str | int | bool)
 
 
 def add_scorer(obj: type[Scorer] | Scorer) -> EvaluatorSpec:
