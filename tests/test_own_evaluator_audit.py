@@ -143,3 +143,36 @@ def test_the_api_audit_returns_the_typed_summaries(pytester):
     assert (out["type"], out["panel"]) == ("EvaluatorSummary", "PanelSummary")
     summary = json.loads((root / out["report"] / "summary.json").read_text())
     assert out["peak_rho"] == pytest.approx(summary["evaluators"]["colorstat"]["peak_rho"])
+
+
+HOOK_CONFTEST = '''
+from harness.evaluators import Scorer
+from harness.testing import BoxRasterizer
+
+
+def pytest_audit_renderer(config, cache_dir):
+    return BoxRasterizer()
+
+
+class ColorStat(Scorer):
+    name = "colorstat"
+    score_range = (0.0, 1.0)
+    needs_text = False
+
+    def score_batch(self, images, texts):
+        return [float((im.max(axis=2) - im.min(axis=2)).mean() / 255) for im in images]
+
+
+def pytest_audit_evaluators(config):
+    return [ColorStat]
+'''
+
+
+@pytest.mark.slow
+def test_a_scorer_returned_by_the_hook_is_built_and_scored(pytester):
+    root = make_project(pytester)
+    (root / "conftest.py").write_text(HOOK_CONFTEST)
+    result = run_audit(pytester, "hook", "--audit-evaluators=colorstat", "-n", "0")
+    assert result.ret in (0, 1), result.stdout.str()[-3000:]
+    summary = json.loads((report_dir(root, "hook") / "summary.json").read_text())
+    assert summary["evaluators"]["colorstat"]["failed"] == 0
