@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 
 import pytest
@@ -176,3 +177,45 @@ def test_a_scorer_returned_by_the_hook_is_built_and_scored(pytester):
     assert result.ret in (0, 1), result.stdout.str()[-3000:]
     summary = json.loads((report_dir(root, "hook") / "summary.json").read_text())
     assert summary["evaluators"]["colorstat"]["failed"] == 0
+
+
+ENTRY_MODULE = '''
+from harness.evaluators import Scorer
+
+
+class GreenShare(Scorer):
+    """Mean green channel of the render, in [0, 1]."""
+    name = "greenshare"
+    score_range = (0.0, 1.0)
+    needs_text = False
+
+    def score_batch(self, images, texts):
+        return [float(im[..., 1].mean() / 255) for im in images]
+'''
+
+RENDERER_ONLY = '''
+from harness.testing import BoxRasterizer
+
+
+def pytest_audit_renderer(config, cache_dir):
+    return BoxRasterizer()
+'''
+
+
+@pytest.mark.slow
+def test_an_entry_point_scorer_is_audited_by_two_workers(pytester, monkeypatch):
+    root = make_project(pytester)
+    (root / "conftest.py").write_text(RENDERER_ONLY)
+    site = root / "site"
+    dist = site / "greenshare_pkg-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (site / "greenshare_pkg.py").write_text(ENTRY_MODULE)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: greenshare-pkg\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[t3d_audit.evaluators]\ngreenshare = greenshare_pkg:GreenShare\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    result = run_audit(pytester, "ep", "--audit-evaluators=greenshare", "-n", "2")
+    assert result.ret in (0, 1), result.stdout.str()[-3000:]
+    report = report_dir(root, "ep")
+    summary = json.loads((report / "summary.json").read_text())
+    assert summary["evaluators"]["greenshare"]["failed"] == 0
+    assert (report / "cards" / "greenshare.json").is_file()
