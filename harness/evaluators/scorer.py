@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from harness.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
 from harness.evaluators.builders import freeze_options
+from harness.evaluators.families import adapter_input
 
 if TYPE_CHECKING:
     import numpy as np
@@ -165,7 +166,7 @@ class ScorerEvaluator:
     def __init__(self, spec: EvaluatorSpec, scorer: Scorer, batch_size: int):
         self.spec = spec
         self.id = spec.id
-        self.needs_scene = spec.adapter == "python_scene"
+        self.needs_scene = adapter_input(spec) == "scene"
         self.needs_render = not self.needs_scene
         self.needs_prompt_spec = False  # a scene item's spec is None where none is known
         self.scorer = scorer
