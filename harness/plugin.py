@@ -58,7 +58,9 @@ def _new_session(config: pytest.Config) -> AuditSession:
 
         return default_renderer(cache_dir)
 
-    extra = [spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or [])]
+    from harness.evaluator_selection import hook_specs
+
+    extra = hook_specs(spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or []))
     _check_hook_ids(extra)
     try:
         cacheseal.secret()  # an unusable cache key stops the run here, not in every test

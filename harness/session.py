@@ -478,9 +478,9 @@ class AuditSession:
     # -------------------------------------------------------------------- cards
     def companion_id(self) -> str | None:
         """The run's symbolic companion evaluator (the first by id), ``None`` when it has none."""
-        from harness.cards.assemble import COMPANION_ADAPTER
+        from harness.evaluators.families import has_role
 
-        ids = sorted(e for e, s in self.specs.items() if getattr(s, "adapter", "") == COMPANION_ADAPTER)
+        ids = sorted(e for e, s in self.specs.items() if has_role(s, "companion"))
         return ids[0] if ids else None
 
     def card_facts(self, evaluators: Sequence[str]) -> dict[str, Any]:
@@ -497,6 +497,7 @@ class AuditSession:
                                  "baseline_card_id": <card id> (with --audit-baseline only)}}}
         """
         from harness.cards.assemble import NOT_REPORTED, evaluator_fields, served_models
+        from harness.evaluators.families import keeps_responses
 
         scenes = self.scene_set
         return {
@@ -516,7 +517,7 @@ class AuditSession:
             "evaluators": {
                 ev: {
                     "identity": evaluator_fields(self.specs[ev], served_models(self.records(ev))),
-                    "judge": getattr(self.specs[ev], "adapter", "") == "judge",
+                    "judge": keeps_responses(self.specs[ev]),
                     "thresholds": self.thresholds_for(ev),
                     **({"baseline_card_id": self.baseline_card_ids[ev]}
                        if ev in self.baseline_card_ids else {}),

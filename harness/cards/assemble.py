@@ -155,9 +155,6 @@ def not_applicable_notes(counts: Mapping[str, int] | None) -> list[str]:
     ]
 
 
-COMPANION_ADAPTER = "companion"
-
-
 def companion_check(
     evaluator_id: str, cid: str | None, agreement: CompanionAgreement | None
 ) -> tuple[str, str] | tuple[str, str, dict[str, Any]] | None:
