@@ -328,6 +328,11 @@ class EvaluatorSummary:
     intervals: Mapping[str, Mapping[str, Interval | None]] = field(default_factory=_empty)
     """Bootstrap intervals of ``rho``, ``dispersion`` (per factor), ``discrimination`` (per probe)."""
     blocks: Mapping[str, BlockSummary] = field(default_factory=_empty)
+
+    def __repr__(self) -> str:
+        # short: pytest prints fixture values in a traceback, and the full field dump runs
+        # to screens of mappingproxy reprs
+        return f"EvaluatorSummary(evaluator={self.evaluator!r}, peak_rho={self.peak_rho!r}, ...)"
     """Per factorial block id (``lighting:pitch``): :class:`BlockSummary`; empty without blocks."""
 
     @classmethod
@@ -458,6 +463,9 @@ class PanelSummary:
     evaluators: Mapping[str, EvaluatorSummary] = field(default_factory=_empty)
     reversals: Reversals = Reversals()
     band: Band = Band()
+
+    def __repr__(self) -> str:
+        return f"PanelSummary(evaluators={sorted(self.evaluators)!r}, ...)"
 
     @classmethod
     def from_summary(cls, summary: Mapping[str, Any]) -> PanelSummary:

@@ -72,6 +72,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         _check_selection(config, session)
     config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
+    from harness.quiet_failures import QuietFailures, wanted
+
+    if not hasattr(config, "workerinput") and wanted(config):
+        config.pluginmanager.register(QuietFailures(), "t3d-audit-quiet")
 
 
 def _check_hook_ids(specs: list[Any]) -> None:
@@ -275,6 +279,15 @@ class _RunHooks:
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         self.sink.terminal_summary(terminalreporter)
 
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        # after pytest's own final line: the report is what a person opens next
+        directory = getattr(self.sink, "report_dir", None)
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if directory is not None and reporter is not None:
+            from harness.quiet_failures import last_line
+
+            reporter.write_line(last_line(directory))
+
 
 # ------------------------------------------------------------------------------ fixtures
 
@@ -395,4 +408,5 @@ def audit_check(request: pytest.FixtureRequest, audit_session: AuditSession, aud
         skip=lambda reason: pytest.skip(reason),
         declared=audit_session.options.thresholds.is_declared,
         no_data=no_data,
+        blocks=lambda: len(audit_session.scene_set.prompt_ids),
     )
