@@ -130,6 +130,8 @@ class ReportData:
 
 
 def _verdict(data: ReportData) -> str:
+    from harness.report.verdict_words import check_item_html, headline_text
+
     by_ev: dict[str, list[dict[str, Any]]] = {}
     for r in data.results.get("results", []):
         by_ev.setdefault(str(r.get("evaluator") or "panel"), []).append(r)
@@ -147,18 +149,7 @@ def _verdict(data: ReportData) -> str:
                 bad = [c for c in (r.get("checks") or []) if c.get("passed") is False]
                 if not bad:
                     items.append(f"<li><code>{e(r.get('test', ''))}</code>: {e(str(r.get('message') or 'failed'))}</li>")
-                for c in bad:
-                    ci = c.get("interval")
-                    ci_text = f"[{fmt(ci[0])}, {fmt(ci[1])}]" if isinstance(ci, list) and len(ci) == 2 else "—"
-                    card = str(c.get("card_id") or "")
-                    items.append(
-                        f"<li><b>{e(str(c.get('metric')))}</b>: estimate {e(fmt(c.get('estimate')))}, "
-                        f"95% CI {e(ci_text)}, tested {e(str(c.get('compare', '')))} "
-                        f"{e(fmt(c.get('tested')))} {e(str(c.get('op', '')))} {e(fmt(c.get('threshold')))} "
-                        f"(<code>{e(str(c.get('threshold_name', '')))}</code>)"
-                        f'<br><span class="muted">card <code title="{e(card)}">{e(card[:24] + "…" if card else "—")}</code> · '
-                        f"test <code>{e(str(r.get('test', '')))}</code></span></li>"
-                    )
+                items.extend(check_item_html(c, str(r.get("test", ""))) for c in bad)
             detail = f'<ul class="checks">{"".join(items)}</ul>'
         passed = sum(r.get("outcome") == "passed" for r in results)
         skipped = sum(r.get("outcome") == "skipped" for r in results)
@@ -168,9 +159,8 @@ def _verdict(data: ReportData) -> str:
         )
     failing = [ev for ev in sorted(by_ev) if any(r.get("outcome") == "failed" for r in by_ev[ev])]
     headline = (f'<p class="headline"><span class="badge {"fail" if failing else "pass"}">'
-                f'{"✗ FAIL" if failing else "✓ PASS"}</span> {len(failing)} of {len(by_ev)} evaluators '
-                f"(panel checks included) fail at least one check"
-                + (f": {e(', '.join(failing))}" if failing else "") + "</p>")
+                f'{"✗ FAIL" if failing else "✓ PASS"}</span> '
+                + e(headline_text({ev: [str(r.get("outcome")) for r in by_ev[ev]] for ev in by_ev})) + "</p>")
     complete = data.results.get("complete")
     note = "" if complete is not False else (
         '<p class="warn">⚠ Partial report: missing ' + e(", ".join(data.results.get("missing", [])[:10])) + "</p>")

@@ -37,7 +37,9 @@ def _f(value: Any, fmt: str = "{:.2f}") -> str:
 def _gate(passed: int, failed: int, total: int) -> str:
     if failed:
         return f"FAIL ({failed}/{total} failed)"
-    return f"pass ({passed}/{total})" if passed else "—"
+    if passed:
+        return f"pass ({passed}/{total})"
+    return f"skipped ({total})" if total else "no tests ran"
 
 
 def rows_from(
@@ -52,6 +54,7 @@ def rows_from(
     evaluators with an agreement carry their :func:`~harness.report.competence.headline` under
     the ``headline`` key (not a column)."""
     from harness.report.competence import contrasts
+    from harness.report.verdict_words import no_agreement_reason
 
     contrast = contrasts(summary, cards or {})
     rows = []
@@ -64,7 +67,10 @@ def rows_from(
         rows.append(
             {
                 "evaluator": ev,
-                "c0_agree": _f((contrast.get(ev) or {}).get("pair_agreement"), "{:.0%}"),
+                "c0_agree": (
+                    _f(contrast[ev].get("pair_agreement"), "{:.0%}") if ev in contrast
+                    else f"— {no_agreement_reason((cards or {}).get(ev))}"
+                ),
                 "c0_winner": str((contrast.get(ev) or {}).get("winner") or "—"),
                 "peak_rho": _f(entry.get("peak_rho")),
                 "peak_rho_ci": f"[{_f(ci[0])}, {_f(ci[1])}]",
@@ -78,6 +84,21 @@ def rows_from(
             }
         )
     return rows
+
+
+def dash_notes(rows: Sequence[Mapping[str, str]]) -> list[str]:
+    """What a bare "—" in the table means, when the table has one (the c0 agree cells say
+    their own reason)."""
+    bare = any(
+        str(r.get(key, "")).strip() == "—" or "[—" in str(r.get(key, "")) or "—]" in str(r.get(key, ""))
+        for r in rows for key, _, _ in COLUMNS if key != "c0_agree"
+    )
+    if not bare:
+        return []
+    return [
+        "—: c0 winner needs a c0 agreement (see c0 agree); a statistic's — means this run's "
+        "profile does not measure it, or it is undefined on its records (e.g. all failed)"
+    ]
 
 
 def headlines(rows: Sequence[Mapping[str, str]]) -> list[str]:
