@@ -165,7 +165,7 @@ def _verdict(data: ReportData) -> str:
     note = "" if complete is not False else (
         '<p class="warn">⚠ Partial report: missing ' + e(", ".join(data.results.get("missing", [])[:10])) + "</p>")
     return (
-        '<section id="verdict"><h2>Verdict</h2>' + headline + note
+        '<section id="verdict"><h2>Failing checks by evaluator</h2>' + headline + note
         + '<table class="sortable verdict"><thead><tr><th scope="col">Evaluator</th><th scope="col">Verdict</th>'
         '<th scope="col">Tests</th><th scope="col">Failing checks</th></tr></thead><tbody>'
         + "".join(rows) + "</tbody></table></section>"
@@ -204,13 +204,15 @@ def _competence(data: ReportData) -> str:
 
 
 def _figures(data: ReportData) -> str:
+    from harness.report.html_overview import figure_html
+
     out = []
     for name, alt in FIGURES:
         path = data.dir / "figures" / name
         if not path.is_file():
             continue
         uri = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
-        out.append(f'<figure class="fig"><img src="{uri}" alt="{e(alt)}"><figcaption>{e(alt)}</figcaption></figure>')
+        out.append(figure_html(name, alt, uri))
     if not out:
         return ""
     return '<section id="figures"><h2>Figures</h2><div class="figs">' + "".join(out) + "</div></section>"
@@ -438,6 +440,8 @@ def _probe_pairs(data: ReportData, thumbs: Thumbs) -> str:
 
 
 def _comparison(data: ReportData) -> str:
+    from harness.report.html_overview import indicative_suffix, mark_regressions
+
     doc = data.comparison
     if not isinstance(doc, dict):
         return ""
@@ -451,10 +455,10 @@ def _comparison(data: ReportData) -> str:
             sign = "+" if m.get("harmful") == "increase" else "−"
             rows.append([str(m.get("kind")), str(m.get("subject") or "—"), fmt(m.get("baseline")),
                          fmt(m.get("candidate")), fmt(m.get("difference")), f"[{fmt(ci[0])}, {fmt(ci[1])}]",
-                         f"{sign}{fmt(m.get('margin'))}", str(m.get("verdict"))])
+                         f"{sign}{fmt(m.get('margin'))}", str(m.get("verdict")) + indicative_suffix(pair)])
         title = f"{pair.get('baseline_evaluator')} → {pair.get('candidate_evaluator')}"
-        parts.append(_table_html(title, header, rows, f"cmp-{pair.get('candidate_evaluator')}").replace(
-            '<details class="table"', '<details class="table" open', 1))
+        parts.append(mark_regressions(_table_html(title, header, rows, f"cmp-{pair.get('candidate_evaluator')}").replace(
+            '<details class="table"', '<details class="table" open', 1)))
     return '<section id="comparison"><h2>Release comparison</h2>' + "".join(parts) + "</section>"
 
 
@@ -536,8 +540,12 @@ def build_html(report: Path) -> str:
     finally:
         _INDEXES.clear()
     competence = _competence(data)
-    body = [_verdict(data), competence, _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
-    nav = [("verdict", "Verdict")] + ([("competence", "Competence")] if competence else [])
+    from harness.report.html_overview import verdict_matrix
+
+    matrix = verdict_matrix(data.results.get("results", []), data.cards, data.comparison)
+    body = [matrix, competence, _verdict(data), _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
+    nav = [("verdict-matrix", "Verdict")] + ([("competence", "Competence")] if competence else [])
+    nav += [("verdict", "Failing checks")]
     nav += [("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
     if data.comparison is not None:
         nav.append(("comparison", "Comparison"))

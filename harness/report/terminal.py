@@ -53,8 +53,9 @@ def rows_from(
     companion's generator pairs ordered alike; ``c0 winner``); "—" without one. Rows of
     evaluators with an agreement carry their :func:`~harness.report.competence.headline` under
     the ``headline`` key (not a column)."""
+    from harness.check_wording import is_small_sample
     from harness.report.competence import contrasts
-    from harness.report.verdict_words import no_agreement_reason
+    from harness.report.verdict_words import no_agreement_reason, prompt_blocks
 
     contrast = contrasts(summary, cards or {})
     rows = []
@@ -64,6 +65,7 @@ def rows_from(
         failed = sum(1 for r in mine if r.get("outcome") == "failed")
         passed = sum(1 for r in mine if r.get("outcome") == "passed")
         ci = entry.get("peak_rho_ci") or [None, None]
+        small = is_small_sample(prompt_blocks((cards or {}).get(ev)))
         rows.append(
             {
                 "evaluator": ev,
@@ -73,7 +75,7 @@ def rows_from(
                 ),
                 "c0_winner": str((contrast.get(ev) or {}).get("winner") or "—"),
                 "peak_rho": _f(entry.get("peak_rho")),
-                "peak_rho_ci": f"[{_f(ci[0])}, {_f(ci[1])}]",
+                "peak_rho_ci": f"[{_f(ci[0])}, {_f(ci[1])}]" + ("*" if small else ""),
                 "min_w": _f(entry.get("min_w")),
                 "max_top1": _f(entry.get("max_top1"), "{:.0f}"),
                 "scrambled": _f((entry.get("discrimination") or {}).get("scrambled"), "{:.0%}"),
@@ -87,18 +89,26 @@ def rows_from(
 
 
 def dash_notes(rows: Sequence[Mapping[str, str]]) -> list[str]:
-    """What a bare "—" in the table means, when the table has one (the c0 agree cells say
-    their own reason)."""
+    """What a bare "—" and a ``*`` (small sample) in the table mean, when the table has one
+    (the c0 agree cells say their own reason)."""
     bare = any(
         str(r.get(key, "")).strip() == "—" or "[—" in str(r.get(key, "")) or "—]" in str(r.get(key, ""))
         for r in rows for key, _, _ in COLUMNS if key != "c0_agree"
     )
-    if not bare:
-        return []
-    return [
-        "—: c0 winner needs a c0 agreement (see c0 agree); a statistic's — means this run's "
-        "profile does not measure it, or it is undefined on its records (e.g. all failed)"
-    ]
+    notes = []
+    if bare:
+        notes.append(
+            "—: c0 winner needs a c0 agreement (see c0 agree); a statistic's — means this run's "
+            "profile does not measure it, or it is undefined on its records (e.g. all failed)"
+        )
+    if any(str(r.get("peak_rho_ci", "")).endswith("*") for r in rows):
+        from harness.check_wording import SMALL_SAMPLE_BLOCKS
+
+        notes.append(
+            f"*: interval from fewer than {SMALL_SAMPLE_BLOCKS} prompt blocks, a small sample: "
+            "read it as indicative"
+        )
+    return notes
 
 
 def headlines(rows: Sequence[Mapping[str, str]]) -> list[str]:

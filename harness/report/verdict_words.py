@@ -31,6 +31,28 @@ def no_agreement_reason(card: Mapping[str, Any] | None) -> str:
     return "agreement undefined"
 
 
+def prompt_blocks(card: Mapping[str, Any] | None) -> int | None:
+    """The prompt blocks an evaluator's bootstrap resampled, from its card (``None``: unknown)."""
+    source = card.get("scene_artifact_source") if isinstance(card, Mapping) else None
+    n = source.get("n_prompts") if isinstance(source, Mapping) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
+def small_sample_banner_html(cards: Mapping[str, Mapping[str, Any]]) -> str:
+    """A warning paragraph when the report's intervals come from a small sample, else ``""``."""
+    from harness.check_wording import SMALL_SAMPLE_BLOCKS, is_small_sample
+
+    counts = sorted({n for n in map(prompt_blocks, cards.values()) if is_small_sample(n)})
+    if not counts:
+        return ""
+    blocks = " or ".join(str(n) for n in counts)
+    return (
+        f'<p class="warn small-sample">⚠ Small sample: the intervals of this report come from {e(blocks)} '
+        f"prompt blocks, under {SMALL_SAMPLE_BLOCKS}. A percentile bootstrap over so few prompts can be "
+        "very wide or end at its own estimate: read every interval and verdict here as indicative.</p>"
+    )
+
+
 def check_item_html(check: Mapping[str, Any], test: str) -> str:
     """One failing check of the verdict as a list item: the rule, then its card and test."""
     card = str(check.get("card_id") or "")
