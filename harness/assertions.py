@@ -164,6 +164,7 @@ class AuditCheck:
         declared: Callable[[str], bool] | None = None,
         no_data: Callable[[], str | None] | None = None,
         blocks: Callable[[], int | None] | None = None,
+        absent: Callable[[str, str | None], str] | None = None,
     ):
         self.evaluator = evaluator
         self._declared = declared
@@ -173,6 +174,7 @@ class AuditCheck:
         self._record = record
         self._skip = skip
         self._blocks = blocks
+        self._absent = absent  # (metric name, key) -> why this run does not measure it
 
     @property
     def card_id(self) -> str:
@@ -239,7 +241,7 @@ class AuditCheck:
             )
         value = self._threshold_value(threshold_name)
         if found.status is Status.NOT_IN_PROFILE:
-            self._skip_with(found.reason)
+            self._skip_with(self._absent(name, key) if self._absent is not None else found.reason)
         reason = found.reason or None
         if found.status is Status.MEASURED and which is not Bound.ESTIMATE:
             reason = "the bootstrap is off or undefined for it"

@@ -260,6 +260,13 @@ def _lookup(spec: _Spec, name: str, key: str, values: Mapping[str, Any], where: 
     return False, None
 
 
+def metric_kind(name: str) -> str:
+    """What the key of metric ``name`` is: ``factor``, ``shared factor``, ``probe``, ``block``,
+    ... (``""`` for an unknown name or one without keys)."""
+    spec = _EVALUATOR_METRICS.get(name)
+    return spec.kind if spec is not None else ""
+
+
 def _metric(
     spec: _Spec,
     name: str,

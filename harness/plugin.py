@@ -251,6 +251,7 @@ class _RunHooks:
 
     def __init__(self, config: pytest.Config):
         self.config = config
+        self._noted = False
 
     @property
     def sink(self) -> ControllerSink | WorkerSink:
@@ -267,6 +268,25 @@ class _RunHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # on the controller for every worker's reports; locally in a lone process
         self.sink.add_report(report)
+        if not self._noted and not hasattr(self.config, "workerinput"):
+            from harness.aggregate import outcomes_of
+
+            if outcomes_of(report):  # under xdist: the first audit result reaching the controller
+                self._note_scope()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # a lone process collects: say the run's scope before any test runs
+        if not hasattr(self.config, "workerinput") and self.config.stash[SESSION_KEY].collected_tests:
+            self._note_scope()
+
+    def _note_scope(self) -> None:
+        self._noted = True
+        note = trim_note_of(self.config.stash[SESSION_KEY])
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if note and reporter is not None:
+            if self.config.pluginmanager.has_plugin("dsession"):
+                reporter.write("\n")  # xdist's progress dots are not tracked by ensure_newline
+            reporter.write_line(note, yellow=True)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -409,4 +429,31 @@ def audit_check(request: pytest.FixtureRequest, audit_session: AuditSession, aud
         declared=audit_session.options.thresholds.is_declared,
         no_data=no_data,
         blocks=lambda: len(audit_session.scene_set.prompt_ids),
+        absent=lambda name, key: _absent_reason(audit_session, name, key),
     )
+
+
+def _absent_reason(session: AuditSession, name: str, key: str | None) -> str:
+    """Why this run does not measure metric ``name`` at ``key`` (the real cause, see
+    :func:`harness.run_notes.absent_reason`)."""
+    from harness.audit_summary import metric_kind
+    from harness.run_notes import absent_reason
+
+    profile = session.profile
+    return f"{name}[{key}] is not measured in this run: " + absent_reason(
+        metric_kind(name), key, profile=profile.name, profile_factors=profile.levels,
+        profile_probes=profile.probes, scene_kind=session.scene_set.kind,
+    )
+
+
+def trim_note_of(session: AuditSession) -> str | None:
+    """The start-of-run line when the profile audits fewer prompts than the scene set has."""
+    from harness.protocol import load_profiles
+    from harness.run_notes import trim_note
+
+    try:
+        audited = len(session.scene_set.prompt_ids)
+    except AuditError:
+        return None  # the run reports the problem itself, with its own message
+    profiles = {name: p.prompts for name, p in load_profiles().items()}
+    return trim_note(session.named_profile.name, audited, session.prompts_available, profiles)

@@ -318,3 +318,23 @@ def test_one_rule_for_missing_data(present, value, threshold_state, limit, all_f
     else:
         assert result == ("passed" if value <= limit else "failed")
         assert seen[0]["estimate"] == value and seen[0]["threshold"] == limit
+
+
+def test_a_skip_names_the_real_cause_when_the_run_knows_it(summary):
+    # regression: "its profile has no probe keep_half" on object scenes, whose profile has it
+    from harness.audit_summary import metric_kind
+
+    asked = []
+
+    def absent(name, key):
+        asked.append((metric_kind(name), key))
+        return "probe keep_half edits the layout of a room and this run's scenes are single objects"
+
+    def skip(reason):
+        raise Skip(reason)
+
+    check = AuditCheck(evaluator="e", thresholds=THRESHOLDS.for_evaluator("e"), skip=skip,
+                       declared=THRESHOLDS.is_declared, absent=absent)
+    with pytest.raises(Skip, match="single objects"):
+        check.metric(summary, "discrimination", "biggest_only")  # absent from the entry
+    assert asked == [("probe", "biggest_only")]

@@ -58,7 +58,8 @@ def test_every_dash_says_why():
     summary = {"evaluators": {"companion": {"peak_rho": 0.0}, "x": {"peak_rho": 0.5}, "y": {}}}
     companion = {"companion_check": {"kind": "geometry_grounded",
                                      "details": "this evaluator is the symbolic companion `companion`: ..."}}
-    cards = {"companion": companion, "x": {"companion_check": "not_reported"}, "y": _card(None)}
+    cards = {"companion": companion, "x": {"companion_check": {"kind": "not_reported", "details": "none"}},
+             "y": _card(None)}
     rows = {r["evaluator"]: r for r in rows_from(summary, [], cards)}
     assert rows["companion"]["c0_agree"] == "— it is the companion"
     assert rows["x"]["c0_agree"] == "— no companion in this run"

@@ -24,7 +24,7 @@ def no_agreement_reason(card: Mapping[str, Any] | None) -> str:
     group = card.get("companion_check") if isinstance(card, Mapping) else None
     if not isinstance(card, Mapping):
         return "no card"
-    if not isinstance(group, Mapping):
+    if not isinstance(group, Mapping) or group.get("kind") == "not_reported":
         return "no companion in this run"
     if str(group.get("details", "")).startswith("this evaluator is the symbolic companion"):
         return "it is the companion"
