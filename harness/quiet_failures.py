@@ -35,10 +35,10 @@ def failing_check(report: pytest.TestReport) -> dict[str, Any] | None:
 
 
 def one_line(report: pytest.TestReport, check: dict[str, Any]) -> str:
-    """``FAILED <test>: <the check as a rule> [card <id>]``."""
+    """``FAILED <test> - <the check as a rule> [card <id>]`` (pytest's short-summary form)."""
     from harness.check_wording import rule_with_card
 
-    return f"FAILED {report.nodeid}: {rule_with_card(check)}"
+    return f"FAILED {report.nodeid} - {rule_with_card(check)}"
 
 
 def wanted(config: pytest.Config) -> bool:

@@ -73,7 +73,7 @@ def test_planted_threshold_fails_with_readable_message(pytester):
     result.stdout.fnmatch_lines(
         [
             "*test_rho?tiny-grid-background?*"
-            ": ?[[]background[]] of tiny-grid * (95% CI [[]*, *[]]*), must be ? 0.001 (peak_rho_max): fails"
+            " - ?[[]background[]] of tiny-grid * (95% CI [[]*, *[]]*), must be ? 0.001 (peak_rho_max): fails"
             " [[]card ecc-v1-sha256:*[]]",
         ]
     )

@@ -120,3 +120,36 @@ def test_the_overview_in_chromium(report, tmp_path):
             browser.close()
     outside = [u for u in requests if not u.startswith(("file:", "data:"))]
     assert outside == []
+
+
+def _summary(discrimination):
+    entry = {"dispersion": {"pitch": 0.1, "yaw": 0.2}, "discrimination": discrimination, "peak_rho": 1.5,
+             "peak_rho_ci": [1.0, 2.0], "envelopes": {"strict": 2, "sign_crossing": 1, "tie_boundary": 0}}
+    return {"evaluators": {"only": entry}}
+
+
+def test_figures_are_high_dpi_and_nothing_empty_is_drawn(tmp_path):
+    from PIL import Image
+
+    from harness.report.figures import DPI, write_figures
+
+    written = write_figures(_summary({"keep_half": 0.8, "scrambled": 0.4}), tmp_path / "a")
+    assert {p.name for p in written} == {"dispersion.png", "discrimination.png", "peak_rho.png", "envelopes.png"}
+    for path in written:
+        with Image.open(path) as image:
+            assert round(image.info["dpi"][0]) == DPI >= 200
+    # regression: object scenes (no probe value) got an empty discrimination plot
+    stale = tmp_path / "b" / "discrimination.png"
+    stale.parent.mkdir()
+    stale.write_bytes(b"old")
+    written = write_figures(_summary({"worst_objects": None}), tmp_path / "b")
+    assert "discrimination.png" not in {p.name for p in written} and not stale.exists()
+
+
+def test_a_missing_figure_says_why(report):
+    (report / "figures" / "discrimination.png").unlink()
+    page = build_html(report)
+    section = page[page.index('<section id="figures">'):]
+    section = section[: section.index("</section>")]
+    assert "No content-probe figure: no probe was measured on this run" in section
+    assert 'alt="Directional discrimination' not in section

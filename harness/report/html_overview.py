@@ -148,3 +148,18 @@ _REGRESSION_ROW = re.compile(r"<tr>((?:(?!</tr>).)*<td>regression(?: \(indicativ
 def mark_regressions(table: str) -> str:
     """``table`` (a comparison table's HTML) with its regression rows in class ``regression``."""
     return _REGRESSION_ROW.sub(r'<tr class="regression">\1', table)
+
+
+# Why a figure of the report is not drawn (nothing empty is drawn: harness.report.figures)
+MISSING_FIGURES = {
+    "discrimination.png": "No content-probe figure: no probe was measured on this run's scenes "
+    "(single-object scenes have no layout to edit, or the profile lists no probe).",
+    "interactions.png": "No interaction figure: this run's profile declares no factorial blocks.",
+}
+
+
+def missing_figure_html(name: str) -> str:
+    """A line in place of a figure the report does not have, saying why (``""`` when the
+    figure is not one a report may leave out)."""
+    why = MISSING_FIGURES.get(name)
+    return f'<p class="muted nofig" data-figure="{e(name)}">{e(why)}</p>' if why else ""

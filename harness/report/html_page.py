@@ -204,16 +204,17 @@ def _competence(data: ReportData) -> str:
 
 
 def _figures(data: ReportData) -> str:
-    from harness.report.html_overview import figure_html
+    from harness.report.html_overview import figure_html, missing_figure_html
 
     out = []
     for name, alt in FIGURES:
         path = data.dir / "figures" / name
         if not path.is_file():
+            out.append(missing_figure_html(name))
             continue
         uri = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
         out.append(figure_html(name, alt, uri))
-    if not out:
+    if not any(item.startswith("<figure") for item in out):
         return ""
     return '<section id="figures"><h2>Figures</h2><div class="figs">' + "".join(out) + "</div></section>"
 
