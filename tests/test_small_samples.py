@@ -51,3 +51,10 @@ def test_the_terminal_table_and_the_page_flag_a_small_sample():
     assert big["peak_rho_ci"] == "[0.40, 200.00]"
     assert "Small sample" in small_sample_banner_html({"a": _card(6)}) and "6 prompt blocks" in small_sample_banner_html({"a": _card(6)})
     assert small_sample_banner_html({"a": _card(60)}) == ""
+
+
+def test_each_card_on_the_page_flags_a_small_sample():
+    from harness.report.verdict_words import card_sample_html
+
+    assert "⚠ small sample: 6 prompt blocks, under 10: its intervals are indicative" in card_sample_html(_card(6))
+    assert card_sample_html(_card(50)) == "" and card_sample_html(None) == ""

@@ -478,11 +478,13 @@ def _value_html(value: Any) -> str:
 
 
 def _cards(data: ReportData) -> str:
+    from harness.report.verdict_words import card_sample_html
+
     out = []
     for ev, card in data.cards.items():
         cid = card.get("card_id", "") if isinstance(card, dict) else ""
         out.append(f'<details class="card" data-ev="{e(ev)}"><summary>{e(ev)} <code class="muted">{e(str(cid))}</code>'
-                   f'</summary><a href="cards/{e(ev)}.json">cards/{e(ev)}.json</a>{_value_html(card)}</details>')
+                   f'{card_sample_html(card)}</summary><a href="cards/{e(ev)}.json">cards/{e(ev)}.json</a>{_value_html(card)}</details>')
     return '<section id="cards"><h2>Evaluator Configuration Cards</h2>' + "".join(out) + "</section>"
 
 

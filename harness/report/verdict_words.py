@@ -53,6 +53,14 @@ def small_sample_banner_html(cards: Mapping[str, Mapping[str, Any]]) -> str:
     )
 
 
+def card_sample_html(card: Any) -> str:
+    """`` ⚠ small sample: …`` after a card's name when its intervals come from a small sample."""
+    from harness.check_wording import small_sample_note
+
+    note = small_sample_note(prompt_blocks(card if isinstance(card, Mapping) else None))
+    return f' <span class="warn-inline">⚠ {e(note)}: its intervals are indicative</span>' if note else ""
+
+
 def check_item_html(check: Mapping[str, Any], test: str) -> str:
     """One failing check of the verdict as a list item: the rule, then its card and test."""
     card = str(check.get("card_id") or "")
