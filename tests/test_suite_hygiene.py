@@ -61,8 +61,11 @@ def test_the_two_readme_commands_share_one_environment_and_the_audit_needs_no_te
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("## The two commands", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
     commands = [line.split("&&")[-1].strip() for line in block.splitlines() if "tox" in line]
+    # the same env: tox 4 reuses it, no second install (`tox exec` never installs the package,
+    # so the main job builds the env with --notest first)
     assert commands == ["python3 -m tox exec -e tests -- t3d-audit audit --profile default",
-                        "python3 -m tox -e tests"]  # the same env: tox 4 reuses it, no second install
+                        "python3 -m tox -e tests"]
+    assert "python3 -m tox -e tests --notest && python3 -m tox exec -e tests" in block
     assert "The expected verdict of the main job is FAIL" in readme
     assert not re.search(r"\b\d{1,2},\d{3} tests\b", readme)  # no test count that drifts
     tox = configparser.ConfigParser(interpolation=None)
