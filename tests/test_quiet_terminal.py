@@ -53,3 +53,17 @@ def test_verbose_shows_the_tracebacks(pytester):
     assert "t3d-audit failed checks" not in out
     result.stdout.fnmatch_lines(["*= FAILURES =*", "*_ test_rho?tiny-grid-*", "*audit_check.metric(*"])
     assert out.splitlines()[-1].startswith("t3d-audit report: ")
+
+
+def test_the_audit_commands_verdict_line_names_the_report(tmp_path):
+    import argparse
+    import time
+
+    from harness.commands.audit import _report_of_run
+
+    args = argparse.Namespace(report_dir=str(tmp_path))
+    started = time.time()
+    assert _report_of_run(args, started) == ""  # no report written: nothing to name
+    (tmp_path / "default-abc").mkdir()
+    assert _report_of_run(args, started) == f"; report {tmp_path / 'default-abc' / 'report.html'}"
+    assert _report_of_run(argparse.Namespace(report_dir=str(tmp_path / "absent")), started) == ""
