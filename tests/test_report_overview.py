@@ -153,3 +153,10 @@ def test_a_missing_figure_says_why(report):
     section = section[: section.index("</section>")]
     assert "No content-probe figure: no probe was measured on this run" in section
     assert 'alt="Directional discrimination' not in section
+
+
+def test_every_dash_on_the_page_is_explained(report):
+    page = build_html(report)
+    for section in ("tables",):
+        body = page[page.index(f'<section id="{section}">'):]
+        assert "A — in a cell: the run does not measure it" in body[: body.index("</section>")]

@@ -64,6 +64,11 @@ FIGURES = (
      "inside the block."),
 )
 PROBE_ORDER = ("keep_half", "biggest_only", "scrambled", "worst_objects")
+DASH_LEGEND = (
+    "A — in a cell: the run does not measure it (a factor or probe its profile or scenes lack), "
+    "or it is undefined on the records (e.g. every record failed, or no interval without the "
+    "bootstrap); in a factor / probe column: the metric has none."
+)
 FACTOR_ORDER = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template", "paraphrase")
 
 e = html.escape
@@ -195,7 +200,7 @@ def _competence(data: ReportData) -> str:
         "evaluator ranks generators at the default configuration c0, against the symbolic companion "
         "(share of within-prompt generator pairs ordered alike, Kendall tau-b of generator means, c0 "
         "winner). Right: what the protocol does to it (peak rho, least Kendall W over factor levels, "
-        "most distinct top-1 generators over one factor).</p>"
+        "most distinct top-1 generators over one factor). " + DASH_LEGEND + "</p>"
         '<table class="sortable"><thead><tr><th scope="col">Evaluator</th><th scope="col">c0 agreement</th>'
         '<th scope="col">tau-b</th><th scope="col">c0 winner</th><th scope="col">peak rho</th>'
         '<th scope="col">min W</th><th scope="col">top-1s</th><th scope="col">In words</th></tr></thead>'
@@ -251,7 +256,8 @@ def _tables(data: ReportData) -> str:
         out.append(_table_html(title, rows[0], rows[1:], path.stem))
     if not out:
         return ""
-    return '<section id="tables"><h2>Tables</h2><p class="muted">Click a column header to sort; type to filter.</p>' + "".join(out) + "</section>"
+    return ('<section id="tables"><h2>Tables</h2><p class="muted">Click a column header to sort; type to filter. '
+            + DASH_LEGEND + "</p>" + "".join(out) + "</section>")
 
 
 def _level_stats(frame: Any, factor: str) -> tuple[list[str], dict[str, list[tuple[str, float]]]]:
