@@ -242,6 +242,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
         if report.failed and not result["checks"]:
             crash = getattr(report.longrepr, "reprcrash", None)
             result["error"] = (getattr(crash, "message", "") or "error before any check")[:300]
+        if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+            # why it skipped, for the report's verdict matrix ("Skipped: " is pytest's prefix)
+            result["reason"] = str(report.longrepr[2]).removeprefix("Skipped: ")[:300]
         report.user_properties.append((RESULT_PROPERTY, json.dumps(result, sort_keys=True)))
     return report
 

@@ -45,3 +45,22 @@ def test_a_trimmed_set_says_so_at_the_start(pytester, workers):
     # before the end of the run: at the start (lone process) or at the first result (xdist)
     assert lines.index(note) < next(i for i, line in enumerate(lines) if "t3d-audit summary" in line)
     assert lines.count(note) == 1
+
+
+def test_skip_reasons_reach_results_json_and_the_matrix(pytester):
+    import json
+
+    from harness.report.html_page import build_html
+
+    root = make_project(pytester)
+    result = run_audit(pytester, "reasons", "-n", "0")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    (report,) = [p for p in (root / "reports-reasons").iterdir() if not p.name.startswith(".")]
+    results = json.loads((report / "results.json").read_text())["results"]
+    skipped = [r for r in results if r["outcome"] == "skipped"]
+    assert skipped and all(r.get("reason") for r in skipped)
+    blocks = [r for r in skipped if "test_interactions.py" in r["test"]]
+    assert blocks[0]["reason"] == "not applicable: profile 'smoke' declares no factorial blocks"
+    assert all("reason" not in r for r in results if r["outcome"] != "skipped")
+    page = build_html(report)
+    assert "every test skipped: not applicable: profile &#x27;smoke&#x27; declares no factorial blocks" in page
