@@ -64,3 +64,21 @@ def test_skip_reasons_reach_results_json_and_the_matrix(pytester):
     assert all("reason" not in r for r in results if r["outcome"] != "skipped")
     page = build_html(report)
     assert "every test skipped: not applicable: profile &#x27;smoke&#x27; declares no factorial blocks" in page
+
+
+def test_the_plugin_asks_the_run_for_the_real_cause():
+    from types import SimpleNamespace
+
+    from harness.plugin import _absent_reason
+    from harness.protocol import get_profile
+
+    smoke = get_profile("smoke")
+    objects = SimpleNamespace(profile=smoke, scene_set=SimpleNamespace(kind="object"))
+    text = _absent_reason(objects, "discrimination", "keep_half")
+    assert text.startswith("discrimination[keep_half] is not measured in this run: probe keep_half edits")
+    assert "single objects" in text and "its profile has no" not in text
+    rooms = SimpleNamespace(profile=smoke, scene_set=SimpleNamespace(kind="room"))
+    assert "paraphrase" in smoke.levels
+    assert _absent_reason(rooms, "rho", "paraphrase").endswith(
+        "the scene set's prompts have no paraphrases (an imported set without them)"
+    )
