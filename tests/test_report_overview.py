@@ -160,3 +160,20 @@ def test_every_dash_on_the_page_is_explained(report):
     for section in ("tables",):
         body = page[page.index(f'<section id="{section}">'):]
         assert "A — in a cell: the run does not measure it" in body[: body.index("</section>")]
+
+
+def test_heatmap_numbers_are_shown_large_enough(report, tmp_path):
+    # regression: the D heatmap was shown ~350 px wide, its numbers unreadable
+    sync_playwright = playwright_or_skip()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto((report / "report.html").as_uri(), wait_until="load")
+            img = page.locator("#figures figure.wide img").first
+            natural = img.evaluate("img => img.naturalWidth")
+            shown = img.bounding_box()["width"]
+            # 8 pt numbers at 200 dpi are 22 px in the PNG: at least 11 px on screen
+            assert shown / natural >= 0.5 or shown >= 1100
+        finally:
+            browser.close()

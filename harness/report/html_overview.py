@@ -122,12 +122,17 @@ def verdict_matrix(results: Sequence[Mapping[str, Any]], cards: Mapping[str, Any
     )
 
 
+# heatmaps with a number in every cell take the full row: their numbers stay readable
+WIDE_FIGURES = frozenset({"dispersion.png", "interactions.png"})
+
+
 def figure_html(name: str, alt: str, uri: str) -> str:
     """A figure with a full-size view: click the image for the in-page view at full
     resolution (scroll when larger than the window), or open ``figures/<name>``."""
     key = "full-" + name.rsplit(".", 1)[0]
+    wide = " wide" if name in WIDE_FIGURES else ""
     return (
-        f'<figure class="fig"><a href="#{e(key)}" title="open at full size"><img src="{uri}" alt="{e(alt)}"></a>'
+        f'<figure class="fig{wide}"><a href="#{e(key)}" title="open at full size"><img src="{uri}" alt="{e(alt)}"></a>'
         f'<figcaption>{e(alt)} · <a href="#{e(key)}">full size</a> · '
         f'<a href="figures/{e(name)}">PNG file</a></figcaption></figure>'
         f'<div class="lightbox" id="{e(key)}" role="dialog" aria-label="{e(alt)} at full size">'
