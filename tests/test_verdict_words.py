@@ -9,7 +9,7 @@ def test_a_one_evaluator_run_counts_one_evaluator_and_the_panel_apart():
     # regression: a one-evaluator run read "1 of 2 evaluators (panel checks included)"
     text = headline_text({"ref-vit-clip": ["failed", "passed"], "panel": ["passed"]})
     assert text == ("1 of 1 evaluator fails at least one check: ref-vit-clip; "
-                    "panel checks (over all evaluators): 0 of 1 failed")
+                    "panel checks (across the selected evaluators): 0 of 1 failed")
     assert headline_text({"a": ["passed"], "b": ["skipped"]}) == "0 of 2 evaluators fail at least one check"
     assert headline_text({"a": ["failed"], "b": ["failed"]}).startswith("2 of 2 evaluators fail at least one check: a, b")
 

@@ -108,7 +108,7 @@ def verdict_matrix(results: Sequence[Mapping[str, Any]], cards: Mapping[str, Any
         for f in families:
             cls, text, title = cell(by.get((ev, f), []))
             cells.append(f'<td class="m {cls}" title="{e(title)}">{e(text)}</td>')
-        name = "panel (all evaluators)" if ev == PANEL else ev
+        name = "panel (selected evaluators)" if ev == PANEL else ev
         rows.append(f'<tr data-ev="{e(ev)}"><th scope="row">{e(name)}</th>{"".join(cells)}</tr>')
     return (
         '<section id="verdict-matrix"><h2>Verdict</h2>'

@@ -86,5 +86,5 @@ def headline_text(outcomes: Mapping[str, Sequence[str]]) -> str:
     panel = outcomes.get(PANEL)
     if panel:
         bad = sum(o == "failed" for o in panel)
-        text += f"; panel checks (over all evaluators): {bad} of {len(panel)} failed"
+        text += f"; panel checks (across the selected evaluators): {bad} of {len(panel)} failed"
     return text
