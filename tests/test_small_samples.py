@@ -21,7 +21,9 @@ def _document(n_prompts):
             "verdicts": {"regression": 1}, "metrics": [metric],
             "failures": {"baseline": {"failed": 0, "rows": 10}, "candidate": {"failed": 0, "rows": 10},
                          "excluded_rows": 0}}
-    return {"baseline": "r1", "candidate": "r2", "pairs": [pair], "exit_code": 1}
+    return {"baseline": "r1", "candidate": "r2", "pairs": [pair], "exit_code": 1,
+            "verified": {"baseline": True, "candidate": True},
+            "unpaired": {"baseline": [], "candidate": []}, "allow_unpaired": False}
 
 
 def test_the_rule():
