@@ -87,3 +87,6 @@ def test_splat_scenes_have_no_lighting_effect_only_not_applicable(tmp_path, pyte
         ]
         assert main(["card", "validate", str(card)]) == 0
     assert main(["validate", str(report)]) == 0
+    # report.html says so too, beside the tables whose lighting statistics leave those scenes out
+    page = (report / "report.html").read_text(encoding="utf-8")
+    assert 'data-factor="lighting">lighting: not applicable to 2 scene(s) of 3D Gaussian splats' in page

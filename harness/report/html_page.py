@@ -334,7 +334,25 @@ def _tables(data: ReportData) -> str:
     if not out:
         return ""
     return ('<section id="tables"><h2>Tables</h2><p class="muted">Click a column header to sort; type to filter. '
-            + DASH_LEGEND + "</p>" + "".join(out) + "</section>")
+            + DASH_LEGEND + "</p>" + _not_applicable_html(data) + "".join(out) + "</section>")
+
+
+def _not_applicable_html(data: ReportData) -> str:
+    """One line per factor that cannot change some scenes' images (lighting on 3D Gaussian
+    splats, baked radiance), from the manifest's ``options.factors_not_applicable``: the
+    tables' statistics of that factor cover the other scenes only; it is not a null effect."""
+    options = data.manifest.get("options", {}) if isinstance(data.manifest, dict) else {}
+    per_scene = options.get("factors_not_applicable") or {}
+    counts: dict[str, int] = {}
+    for factors in per_scene.values() if isinstance(per_scene, dict) else ():
+        for factor in factors if isinstance(factors, list) else ():
+            counts[str(factor)] = counts.get(str(factor), 0) + 1
+    return "".join(
+        f'<p class="muted na" data-factor="{e(factor)}">{e(factor)}: not applicable to {n} scene(s) '
+        "of 3D Gaussian splats (their colour is baked radiance); the tables' statistics of this "
+        "factor cover the other scenes only, and are not a null effect for these.</p>"
+        for factor, n in sorted(counts.items())
+    )
 
 
 def _level_stats(frame: Any, factor: str) -> tuple[list[str], dict[str, list[tuple[str, float]]]]:
