@@ -96,7 +96,8 @@ def test_command_line_beats_ini_beats_pyproject(project):
     )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
-        ["*OPTIONS smoke ('tiny-grid',) 30 99 out cachex", "THRESHOLDS {'peak_rho_max': 4.0}"]
+        ["*OPTIONS smoke ('tiny-grid',) 30 99 out cachex", # the study's built-in thresholds, the project's override layered over them
+         "THRESHOLDS {'max_best_view_inflation': 1.25, *'min_kendall_w': 0.5, *'peak_rho_max': 4.0}"]
     )
 
 

@@ -1,8 +1,9 @@
 """``t3d-audit audit``: run the audit suite (``audit_tests/``) with pytest and print the verdict.
 
 This is the README's main job. It is a thin wrapper over
-``pytest audit_tests --rootdir=REPO -n auto --dist loadgroup --max-worker-restart 0 --audit-profile=P``: the
-report lands in ``reports/<run-id>/`` whatever the verdict. Renders are warmed first with
+``pytest --pyargs audit_tests -n auto --dist loadgroup --max-worker-restart 0 --audit-profile=P``,
+run from the invoking folder: the installed suite runs with that project's conftest, audit files
+and ``[tool.t3d-audit]``, and the report lands in its ``reports/<run-id>/`` whatever the verdict. Renders are warmed first with
 ``t3d-audit warm`` over all cores: xdist groups tests per evaluator, and every evaluator needs
 the same renders, so without the warm step one worker renders while the others wait on its
 per-key locks. Without ``--gate`` a completed
@@ -31,9 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--evaluators", type=argtypes.name_list, help="comma-separated evaluator ids or globs")
     parser.add_argument("--workers", type=argtypes.workers, default="auto",
                         help="pytest-xdist workers: auto, logical or a number (default: auto)")
-    parser.add_argument("--report-dir", type=argtypes.output_dir, help="directory for <run-id>/ (default: reports)")
+    parser.add_argument("--report-dir", type=argtypes.output_dir, help="directory for <run-id>/ (default: reports/ in the project's root)")
     parser.add_argument("--cache-dir", type=argtypes.output_dir,
-                        help="audit cache (default: $T3D_AUDIT_CACHE_DIR or .audit_cache)")
+                        help="audit cache (default: $T3D_AUDIT_CACHE_DIR, else the per-user cache dir)")
     parser.add_argument(
         "--no-warm", action="store_true", help="skip rendering the profile in parallel first"
     )
@@ -59,9 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def pytest_argv(args: argparse.Namespace) -> list[str]:
     """The pytest command line this run uses (also printed, so users can run it directly)."""
-    # `=` forms and an explicit rootdir: no value can be taken for a test path
+    # `=` forms: no value can be taken for a test path. The rootdir is the invoking project's.
     argv = [
-        str(REPO_ROOT / "audit_tests"), f"--rootdir={REPO_ROOT}", "-p", "no:cacheprovider",
+        *suite_args(), "-p", "no:cacheprovider",
         f"--audit-profile={args.profile}",
         # this process imported harness (the CLI) before pytest could mark it for rewriting
         "-W", "ignore:Module already imported so cannot be rewritten; harness"
@@ -85,6 +86,19 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     if extra and extra[0] == "--":
         extra = extra[1:]
     return argv + extra
+
+
+def suite_args() -> list[str]:
+    """How pytest finds the study's suite: the installed package ``audit_tests`` by name (the
+    invocation folder stays the rootdir, so the user's conftest and config are read), else a
+    checkout's folder when the package is not importable from here."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("audit_tests") is not None
+    except (ImportError, ValueError):
+        found = False
+    return ["--pyargs", "audit_tests"] if found else [str(REPO_ROOT / "audit_tests")]
 
 
 def warm_argv(args: argparse.Namespace) -> list[str]:
@@ -136,8 +150,10 @@ def run(args: argparse.Namespace) -> int:
         return code
     if args.save_baseline:
         from harness.release import save_baseline
+        from harness.rootdir import project_root
 
-        saved = save_baseline(latest_report(Path(args.report_dir or REPO_ROOT / "reports"), started),
+        reports = Path(args.report_dir) if args.report_dir else project_root(Path.cwd()) / "reports"
+        saved = save_baseline(latest_report(reports, started),
                               args.save_baseline)
         print(f"t3d-audit audit: saved this release as baseline {saved}")
     return 0
