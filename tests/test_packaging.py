@@ -115,3 +115,26 @@ def test_the_cache_defaults_to_the_per_user_cache_dir(monkeypatch, tmp_path):
 def test_bundled_files_are_found_in_the_checkout():
     assert paths.REPO_ROOT == ROOT and paths.FIXTURES == ROOT / "fixtures"
     assert (paths.SCHEMAS / "scene-v1.json").is_file() and paths.PROFILES_FILE.is_file()
+
+
+def test_the_project_root_is_found_from_the_invoking_folder(tmp_path):
+    from harness.rootdir import project_root
+
+    (tmp_path / "proj" / "src" / "deep").mkdir(parents=True)
+    (tmp_path / "proj" / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    assert project_root(tmp_path / "proj" / "src" / "deep") == tmp_path / "proj"
+    assert project_root(ROOT / "docs") == ROOT
+
+
+def test_the_audit_command_runs_the_suite_by_package_name_from_the_invoking_folder(monkeypatch):
+    import argparse
+
+    from harness.commands import audit
+
+    args = argparse.Namespace(profile="smoke", workers="2", evaluators=None, report_dir=None,
+                              cache_dir=None, view_policy="single", gate=False, baseline=None,
+                              pytest_args=["--", "audits"])
+    monkeypatch.syspath_prepend(str(ROOT))
+    argv = audit.pytest_argv(args)
+    assert argv[:2] == ["--pyargs", "audit_tests"] and argv[-1] == "audits"
+    assert not any(a.startswith("--rootdir") for a in argv)  # the invoking project's rootdir
