@@ -138,3 +138,19 @@ def test_the_audit_command_runs_the_suite_by_package_name_from_the_invoking_fold
     argv = audit.pytest_argv(args)
     assert argv[:2] == ["--pyargs", "audit_tests"] and argv[-1] == "audits"
     assert not any(a.startswith("--rootdir") for a in argv)  # the invoking project's rootdir
+
+
+def test_the_warm_step_renders_the_projects_scenes(tmp_path, monkeypatch):
+    import argparse
+
+    from harness.commands import audit
+
+    args = argparse.Namespace(profile="smoke", workers="2", cache_dir=None, view_policy="single")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    assert "--scenes" not in audit.warm_argv(args)  # none named: the bundled set
+    (tmp_path / "pyproject.toml").write_text('[tool.t3d-audit]\nscenes = "my/scenes"\n')
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    argv = audit.warm_argv(args)
+    assert argv[argv.index("--scenes") + 1] == str((tmp_path / "my" / "scenes").resolve())

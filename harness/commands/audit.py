@@ -109,7 +109,27 @@ def warm_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--cache-dir", str(args.cache_dir)]
     if getattr(args, "view_policy", "single") != "single":
         argv += ["--view-policy", args.view_policy]
+    scenes = project_scenes(Path.cwd())
+    if scenes is not None:
+        argv += ["--scenes", str(scenes)]
     return argv
+
+
+def project_scenes(invocation_dir: Path) -> Path | None:
+    """``scenes`` of the invoking project's ``[tool.t3d-audit]`` (relative to its root), so
+    the warm step renders the scenes the audit reads and not the bundled ones; ``None`` when
+    the project names none or its pyproject cannot be read (pytest then reports that)."""
+    import tomllib
+
+    from harness.rootdir import project_root
+
+    root = project_root(invocation_dir)
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    scenes = data.get("tool", {}).get("t3d-audit", {}).get("scenes")
+    return (root / scenes).resolve() if isinstance(scenes, str) and scenes.strip() else None
 
 
 def run(args: argparse.Namespace) -> int:
