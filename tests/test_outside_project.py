@@ -147,10 +147,11 @@ def _glbs(tmp: Path) -> Path:
     return out
 
 
-def _project(root: Path, glb: Path, env: dict[str, str]) -> Path:
-    """The user's project: scoring package, conftest, own audit, pyproject, imported scenes."""
+def _project(root: Path, glb: Path, env: dict[str, str], version: int = 1) -> Path:
+    """The user's project: scoring package, conftest, own audit, pyproject, imported scenes.
+    ``version``: the scoring code's version (its identity, so its scores are its own)."""
     (root / "colorstat_eval").mkdir(parents=True)
-    (root / "colorstat_eval" / "__init__.py").write_text(SCORING)
+    (root / "colorstat_eval" / "__init__.py").write_text(SCORING.replace("colorstat-v1", f"colorstat-v{version}"))
     (root / "conftest.py").write_text(CONFTEST)
     (root / "audits").mkdir()
     (root / "audits" / "test_own.py").write_text(OWN_AUDIT)
@@ -215,10 +216,14 @@ def test_an_outside_project_audits_its_own_evaluator_with_the_installed_package(
     renders = xdg / "t3d-audit" / "renders"
     assert renders.is_dir() and not (first / ".audit_cache").exists()
 
-    second = _project(tmp_path / "second", glb, env)
+    # another project of the same user, its own version of the scoring code (so nothing of it
+    # is cached), the same generator outputs: every render comes from the first one's
+    images = sorted(renders.rglob("image.png"))
+    second = _project(tmp_path / "second", glb, env, version=2)
     proc, results = _audit(second, env, "0")
-    assert results["evaluators"] == ["colorstat"]
+    assert results["evaluators"] == ["colorstat"] and (second / "reports").is_dir()
     assert "(0 rendered, the rest from the render cache)" in proc.stdout, proc.stdout[-3000:]
+    assert sorted(renders.rglob("image.png")) == images and images
 
 
 def test_init_writes_a_project_whose_printed_commands_pass(tmp_path):
@@ -227,8 +232,10 @@ def test_init_writes_a_project_whose_printed_commands_pass(tmp_path):
     project.mkdir()
     (project / "pyproject.toml").write_text('[project]\nname = "mine"\nversion = "0"\n')
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
-    if not env.get("T3D_AUDIT_CACHE_DIR"):
-        env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")  # never the real per-user cache
+    if not (env.get("T3D_AUDIT_CACHE_DIR") or env.get("XDG_CACHE_HOME")):
+        # never the real per-user cache (tox sets XDG_CACHE_HOME inside its environment, where
+        # the smoke renders of the bundled scenes are then kept between runs)
+        env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")
     cli = shutil.which("t3d-audit", path=str(Path(sys.executable).parent)) or "t3d-audit"
     init = subprocess.run([cli, "init"], cwd=project, env=env, capture_output=True, text=True)
     assert init.returncode == 0, init.stderr
