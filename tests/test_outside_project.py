@@ -232,9 +232,9 @@ def test_init_writes_a_project_whose_printed_commands_pass(tmp_path):
     project.mkdir()
     (project / "pyproject.toml").write_text('[project]\nname = "mine"\nversion = "0"\n')
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
-    if not (env.get("T3D_AUDIT_CACHE_DIR") or env.get("XDG_CACHE_HOME")):
-        # never the real per-user cache (tox sets XDG_CACHE_HOME inside its environment, where
-        # the smoke renders of the bundled scenes are then kept between runs)
+    if not (env.get("T3D_AUDIT_CACHE_DIR") or env.get("TOX_ENV_DIR")):
+        # never the real per-user cache; under tox, XDG_CACHE_HOME is inside its environment
+        # (tox.ini), where the smoke renders of the bundled scenes are kept between runs
         env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")
     cli = shutil.which("t3d-audit", path=str(Path(sys.executable).parent)) or "t3d-audit"
     init = subprocess.run([cli, "init"], cwd=project, env=env, capture_output=True, text=True)
