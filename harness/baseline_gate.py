@@ -76,6 +76,7 @@ class BaselineGate:
                 margins=self.margins.for_evaluator(evaluator),
                 bootstrap=boot if boot >= 2 else DEFAULT_BOOTSTRAP,
                 seed=self.session.seed,
+                human=self.session.human_means(),
             )
         return self._done[evaluator]
 
@@ -183,9 +184,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from harness.stats.table import pivot_records
 
     tables = pivot_records(gate.release.records)
+    human = gate.session.human_means() is not None
     params = []
     for candidate, base in sorted(gate.pairs.items()):
-        for kind, subject in planned_metrics(tables[base]):
+        for kind, subject in planned_metrics(tables[base], human):
             name = metric_id(kind, subject)
             params.append(pytest.param(
                 BaselineMetric(candidate, name, gate), id=f"{candidate}-{name}",

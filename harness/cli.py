@@ -47,6 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lighting": ("lighting", "EV and CCT of the lighting maps (study Table 8)"),
     "train-reference": ("train_reference", "train the bundled reference evaluators"),
     "agreement": ("agreement", "agreement of evaluator scores with human ratings (noise ceiling beside)"),
+    "leaderboard": ("leaderboard", "rank evaluators across several report directories"),
 }
 
 

@@ -11,6 +11,22 @@ from harness.evaluators.base import EvaluatorSpec
 from harness.ids import check_evaluator_id
 
 
+def hook_specs(objects: Iterable[object]) -> list[object]:
+    """What ``pytest_audit_evaluators`` hooks returned, with each
+    :class:`~harness.evaluators.scorer.Scorer` class or instance registered (so it can be
+    built) and replaced by its spec; other objects (specs, duck-typed test doubles) pass as
+    they are."""
+    from harness.evaluators.scorer import Scorer
+
+    out: list[object] = []
+    for obj in objects:
+        if isinstance(obj, Scorer) or (isinstance(obj, type) and issubclass(obj, Scorer)):
+            registry.register(obj, replace=True)
+            obj = (type(obj) if isinstance(obj, Scorer) else obj).spec()
+        out.append(obj)
+    return out
+
+
 def select_evaluators(
     patterns: Sequence[str], extra: Iterable[EvaluatorSpec] = ()
 ) -> list[EvaluatorSpec]:

@@ -4,8 +4,8 @@ The one place that chooses how an evaluator is measured, by its adapter kind:
 
 * ``image`` (every model evaluator): render, composite and score images,
   :func:`harness.measure_images.measure_images`;
-* ``scene`` (the companion and the planted evaluators, adapters in
-  :data:`~harness.evaluators.reference.scene_measure.SCENE_ADAPTERS`): read the structured scene,
+* ``scene`` (the companion, the planted evaluators, any family registered with
+  ``input="scene"`` in :mod:`harness.evaluators.families`): read the structured scene,
   its prompt spec and the configuration, no rendering,
   :func:`harness.evaluators.reference.scene_measure.measure_scenes`.
 
@@ -30,10 +30,10 @@ MeasurementKind = Literal["image", "scene"]
 
 
 def measurement_kind(spec: Any) -> MeasurementKind:
-    """``scene`` for the scene-reading adapters (never rendered), else ``image``."""
-    from harness.evaluators.reference.scene_measure import SCENE_ADAPTERS
+    """``scene`` for the scene-reading families (never rendered), else ``image``."""
+    from harness.evaluators.families import adapter_input
 
-    return "scene" if getattr(spec, "adapter", "") in SCENE_ADAPTERS else "image"
+    return adapter_input(spec)
 
 
 def measure(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,7 +87,10 @@ class Plan:
     ``scenes`` maps plan keys (scene id, or ``<id>~<probe>``) to scenes; ``rows`` are in record
     order; ``renders`` lists the distinct (scene key, render config) pairs, the render plan;
     ``not_applicable`` maps ``"<generator>/<prompt_id>"`` to the profile probes that do not
-    apply to that scene (no row is planned for them).
+    apply to that scene (no row is planned for them); ``factors_not_applicable`` likewise to
+    the factors whose levels cannot change its image (:func:`factors_not_applicable`: lighting
+    on 3D Gaussian splats, whose colour is baked radiance), so no row is planned for any of
+    their levels: "not applicable", never a null effect.
     """
 
     root: Path
@@ -97,6 +101,7 @@ class Plan:
     renders: list[tuple[str, RenderConfig]] = field(default_factory=list)
     not_applicable: dict[str, list[str]] = field(default_factory=dict)
     view_policy: str = "single"
+    factors_not_applicable: dict[str, list[str]] = field(default_factory=dict)
 
     def groups(self) -> Iterator[tuple[str, list[Row]]]:
         """Rows grouped by original scene id, in plan order."""
@@ -130,6 +135,13 @@ class Plan:
                       caption, score, status, error, served_model, policy)
 
 
+def factors_not_applicable(scene: Scene) -> tuple[str, ...]:
+    """Factors whose levels cannot change ``scene``'s image: ``lighting`` for an imported 3D
+    Gaussian splat object (``source.variant == "splats"``: emission, baked radiance)."""
+    source = scene.source or {}
+    return ("lighting",) if source.get("variant") == "splats" else ()
+
+
 def build_plan(
     scene_set: SceneSet, profile: Profile, *, probe_seed: int = 0, view_policy: str = "single"
 ) -> Plan:
@@ -152,12 +164,19 @@ def build_plan(
     scenes: dict[str, PlannedScene] = {}
     rows: list[Row] = []
     not_applicable: dict[str, list[str]] = {}
+    factors_na: dict[str, list[str]] = {}
     base = next(c for c in configs if c.factor == "baseline")
     for scene in sorted(scene_set.scenes, key=lambda s: (s.generator, s.prompt_id, s.id)):
         scenes[scene.id] = PlannedScene(scene, scene_set.identity(scene.id))
         base_caption = realize(template_default, scene.prompt)
         para: list[tuple[str, str]] | None = None
+        skip = factors_not_applicable(scene)
+        if skip and any(cfg.factor in skip for cfg in configs):
+            cell = f"{scene.generator}/{scene.prompt_id}"
+            factors_na[cell] = sorted({cfg.factor for cfg in configs if cfg.factor in skip})
         for cfg in configs:
+            if cfg.factor in skip:
+                continue
             image = image_of(scene.id, cfg, cfg.background)
             if cfg.factor == "paraphrase":
                 if para is None:
@@ -203,12 +222,19 @@ def build_plan(
     if multi:  # only then: a single-view plan keeps the key (and run id) it always had
         keyed["view_policy"] = view_policy
     key = sha256_json(keyed)
-    return Plan(root, profile.name, scenes, rows, key, list(renders), not_applicable, view_policy)
+    return Plan(root, profile.name, scenes, rows, key, list(renders), not_applicable, view_policy,
+                factors_na)
 
 
 def _image_token(image: ImageKey | None) -> list[str] | None:
     if image is None:
         return None
     if image.views:
-        return [image.scene, image.policy, *(v.key for v in image.views), image.background]
-    return [image.scene, image.render.key, image.background]
+        return [image.scene, image.policy, *(_config_key(v) for v in image.views), image.background]
+    return [image.scene, _config_key(image.render), image.background]
+
+
+@lru_cache(maxsize=4096)
+def _config_key(cfg: RenderConfig) -> str:
+    """``cfg.key``, hashed once per distinct config (a plan has ~14,000 rows but few configs)."""
+    return cfg.key

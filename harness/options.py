@@ -77,6 +77,17 @@ OPTIONS: dict[str, OptionSpec] = {
         "how each configuration is looked at: single (the configuration's camera, default), "
         "mean4 or max4 (mean or best score of four azimuths), sheet4 (one 2x2 sheet of them)"
     ),
+    "audit_human": OptionSpec(
+        "human ratings to measure agreement with (a ratings table .csv/.parquet, or "
+        "StanfordT23D .json; docs/formats.md 'Human ratings'); enables test_human_agreement*",
+        kind="path",
+    ),
+    "audit_human_scale": OptionSpec(
+        "the declared scale of --audit-human, LOW-HIGH (e.g. 1-5; a .json format declares its own)"
+    ),
+    "audit_human_dimension": OptionSpec(
+        "the rating dimension of --audit-human to use (default: overall, or the only one)"
+    ),
     "audit_allow_empty": OptionSpec(
         "let a run pass in which no audit check reached an assertion (default: such a run fails)",
         "bool",
@@ -217,6 +228,28 @@ def _check_profile(name: str) -> None:
         raise pytest.UsageError(str(exc)) from exc
 
 
+def _human(path: Path | None, scale: Any, dimension: Any) -> Any:
+    """``--audit-human`` with its scale and dimension, read and validated now (exit 4 on a bad
+    file, scale or dimension, before any render); ``None`` without it."""
+    from harness.human_audit import HumanInput, load_ratings
+
+    if path is None:
+        for dest, value in (("audit_human_scale", scale), ("audit_human_dimension", dimension)):
+            if value is not None:
+                raise pytest.UsageError(f"{flag(dest)} needs --audit-human (the ratings it describes)")
+        return None
+    for dest, value in (("audit_human_scale", scale), ("audit_human_dimension", dimension)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise pytest.UsageError(f"{flag(dest)} must be a non-empty text, got {value!r}")
+    given = HumanInput(path, None if scale is None else scale.strip(),
+                       None if dimension is None else dimension.strip())
+    try:
+        load_ratings(given)
+    except AuditError as exc:
+        raise pytest.UsageError(f"--audit-human: {exc}") from None
+    return given
+
+
 def build_options(config: pytest.Config) -> AuditOptions:
     """Options from the command line, the pytest ini and ``[tool.t3d-audit]``, validated."""
     from harness.paths import default_cache_dir
@@ -299,7 +332,9 @@ def build_options(config: pytest.Config) -> AuditOptions:
         raise pytest.UsageError(
             f"--audit-view-policy must be one of {', '.join(VIEW_POLICIES)}, got {view_policy!r}"
         )
+    human = _human(path_of("audit_human"), value_of("audit_human_scale"), value_of("audit_human_dimension"))
     return AuditOptions(
+        human=human,
         profile=profile,
         evaluators=evaluators,
         scenes=scenes,

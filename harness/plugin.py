@@ -46,10 +46,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) 
     reresolve(early_config, args, PATH_OPTIONS)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "audit: an audit assertion over evaluator x factor x probe (the release gate)"
-    )
+def _new_session(config: pytest.Config) -> AuditSession:
+    """The run's :class:`AuditSession`: options resolved, hook-provided renderer and evaluators."""
     hook = config.hook
 
     def renderer_factory(cache_dir: Path) -> Any:
@@ -60,13 +58,47 @@ def pytest_configure(config: pytest.Config) -> None:
 
         return default_renderer(cache_dir)
 
-    extra = [spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or [])]
+    from harness.evaluator_selection import hook_specs
+
+    extra = hook_specs(spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or []))
     _check_hook_ids(extra)
     try:
         cacheseal.secret()  # an unusable cache key stops the run here, not in every test
     except AuditError as exc:
         raise pytest.UsageError(f"t3d-audit: {exc}") from exc
-    session = AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
+    return AuditSession(build_options(config), renderer_factory=renderer_factory, extra_evaluators=extra)
+
+
+class WarmInProcess:
+    """A pytest plugin object ``t3d-audit audit`` registers for its run of the audit suite:
+    ``-n auto`` starts no xdist workers when every selected evaluator's records are already in
+    the cache (a warm run measures nothing, and every worker would load the scenes, plan and
+    records again only to read cached statistics); otherwise xdist chooses (one per core;
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` is honoured). The session built to decide is kept for
+    :func:`pytest_configure`. The report is the same either way. Not a plugin-wide hook: a
+    run of other tests (``pytest tests -n auto``) says nothing by its audit records."""
+
+    @pytest.hookimpl(tryfirst=True, optionalhook=True)
+    def pytest_xdist_auto_num_workers(self, config: pytest.Config) -> int | None:
+        import os
+
+        if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+            return None
+        try:
+            session = _new_session(config)
+            config.stash[SESSION_KEY] = session
+            cached = bool(session.specs) and all(session.records_cached(ev) for ev in session.specs)
+        except Exception:  # undecidable here: pytest_configure reports real problems
+            return None
+        return 0 if cached else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "audit: an audit assertion over evaluator x factor x probe (the release gate)"
+    )
+    # built already when t3d-audit audit asked whether workers are worth starting (WarmInProcess)
+    session = config.stash.get(SESSION_KEY, None) or _new_session(config)
     # The one place that distinguishes an xdist worker from the controller (or a lone process).
     if hasattr(config, "workerinput"):
         session.sink = WorkerSink()
@@ -163,12 +195,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         profile = session.profile
         if "audit_factor" in names:
             factors = list(profile.levels)
-            metafunc.parametrize("audit_factor", factors, ids=factors)
+            metafunc.parametrize("audit_factor", _factor_params(session, factors))
         if "audit_shared_factor" in names:
             from harness.protocol import SHARED_FACTORS
 
             shared = [f for f in profile.levels if f in SHARED_FACTORS]
-            metafunc.parametrize("audit_shared_factor", shared, ids=shared)
+            metafunc.parametrize("audit_shared_factor", _factor_params(session, shared))
         if "audit_probe" in names:
             probes = list(profile.probes)
             metafunc.parametrize("audit_probe", probes, ids=probes)
@@ -179,6 +211,27 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     else:
         return
     pytest.fail(f"t3d-audit: {problem}", pytrace=False)  # one clean line, no traceback
+
+
+def _factor_params(session: Any, factors: list[str]) -> list[Any]:
+    """One parameter per factor; a factor that cannot change some scene's image
+    (``measure_plan.factors_not_applicable``: lighting on 3D Gaussian splats) is skipped as
+    "not applicable" (those scenes have no rows for it), never checked as a null effect."""
+    from harness.measure_plan import factors_not_applicable
+
+    counts: dict[str, int] = {}
+    for scene in session.scene_set.scenes:
+        for factor in factors_not_applicable(scene):
+            counts[factor] = counts.get(factor, 0) + 1
+    params = []
+    for f in factors:
+        marks = ()
+        if f in counts:
+            reason = (f"not applicable: {f} does not change {counts[f]} scene(s) of 3D Gaussian "
+                      "splats (baked radiance), which have no rows for it")
+            marks = (pytest.mark.skip(reason=reason),)
+        params.append(pytest.param(f, id=f, marks=marks))
+    return params
 
 
 def _block_params(profile: Any) -> list[Any]:
@@ -354,6 +407,16 @@ def audit_summary(audit_stats: dict[str, Any], audit_evaluator: str) -> Any:
     from harness.audit_summary import EvaluatorSummary
 
     return EvaluatorSummary.from_entry(audit_evaluator, audit_stats)
+
+
+@pytest.fixture
+def audit_human_agreement(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+    """The evaluator's agreement with ``--audit-human`` at every configuration (a dict:
+    docs/human-agreement.md "In an audit"); without human data the test is skipped as not
+    applicable (a skip, never a pass)."""
+    if audit_session.options.human is None:
+        pytest.skip("not applicable: no human ratings given (--audit-human)")
+    return _guard(lambda: audit_session.human_agreement(audit_evaluator))
 
 
 @pytest.fixture

@@ -65,7 +65,11 @@ def apply(scene: Scene, probe: str, *, seed: int = 0) -> Scene:
             path=f"<scene {scene.id}>",
             hint=f"{probe} edits the layout of several objects",
         )
-    rng = rng_for(sha256_json(scene.to_dict()), probe, seed)
+    content = sha256_json(scene.to_dict())
+    memo = (content, probe, seed)
+    if memo in _APPLIED:  # the warm step and the session edit the same scenes in one process
+        return _APPLIED[memo]
+    rng = rng_for(content, probe, seed)
     if probe == "keep_half":
         objects = _keep_half(scene, rng)
     elif probe == "biggest_only":
@@ -75,7 +79,17 @@ def apply(scene: Scene, probe: str, *, seed: int = 0) -> Scene:
     else:
         objects = _worst_objects(scene)
     suffix = probe_id(scene.id, probe, seed)[len(scene.id) + 1 :]
-    return scene.with_objects(objects, id_suffix=suffix)
+    edited = scene.with_objects(objects, id_suffix=suffix)
+    if len(_APPLIED) >= _APPLIED_MAX:
+        _APPLIED.clear()
+    _APPLIED[memo] = edited
+    return edited
+
+
+#: Edited scenes of this process by (sha256 of the scene's document, probe, seed): an edit is a
+#: pure function of those, and a frozen scene is safe to share.
+_APPLIED: dict[tuple[str, str, int], Scene] = {}
+_APPLIED_MAX = 4096
 
 
 def _keep_half(scene: Scene, rng) -> tuple[SceneObject, ...]:

@@ -20,6 +20,7 @@ from harness import cacheseal
 from harness.errors import AuditError
 from harness.fileio import write_bytes_atomic
 from harness.hashing import sha256_file, sha256_json
+from harness.human_audit import HumanInput
 from harness.paths import default_cache_dir
 from harness.render.renderer import Renderer, default_renderer
 from harness.thresholds import Thresholds
@@ -60,6 +61,7 @@ class AuditOptions:
     store: str | None = None  # shared store URL holding renders and scores (--audit-store)
     store_fill: str = "none"  # none: only read the store; local: compute what is missing here
     view_policy: str = "single"  # harness.protocol.VIEW_POLICIES
+    human: HumanInput | None = None  # --audit-human (with its scale and dimension)
 
 
 def _stats_code_hash() -> str:
@@ -114,20 +116,24 @@ def derived_run_id(
     bootstrap: int,
     seed: int,
     thresholds: dict[str, Any],
+    human: dict[str, Any] | None = None,
 ) -> str:
     """``<profile>-<12 hex>`` over the run's inputs (``evaluators``: id -> identity hash;
-    ``thresholds``: ``Thresholds.to_dict()``); ``validate --deep`` re-derives it from a manifest."""
-    digest = sha256_json(
-        {
-            "profile": profile,
-            "plan": plan,
-            "evaluators": dict(sorted(evaluators.items())),
-            "renderer": renderer,
-            "bootstrap": bootstrap,
-            "seed": seed,
-            "thresholds": thresholds,
-        }
-    )
+    ``thresholds``: ``Thresholds.to_dict()``; ``human``: the human data's source facts, only
+    with ``--audit-human``, so runs without it keep their ids); ``validate --deep`` re-derives
+    it from a manifest."""
+    inputs: dict[str, Any] = {
+        "profile": profile,
+        "plan": plan,
+        "evaluators": dict(sorted(evaluators.items())),
+        "renderer": renderer,
+        "bootstrap": bootstrap,
+        "seed": seed,
+        "thresholds": thresholds,
+    }
+    if human is not None:
+        inputs["human"] = human
+    digest = sha256_json(inputs)
     return f"{profile}-{digest[:12]}"
 
 
@@ -150,6 +156,7 @@ class AuditSession:
         self._records_files: dict[str, Path] = {}
         self._summaries: dict[str, dict[str, Any]] = {}
         self._cards: dict[str, dict[str, Any]] = {}
+        self._human: dict[str, dict[str, Any]] = {}
         self._panel_results: dict[tuple[str, ...], AuditResult] = {}
         self.measure_stats: dict[str, MeasureStats] = {}
         self.collected_tests: dict[str, str] = {}  # audit test key -> evaluator id (or PANEL)
@@ -312,6 +319,18 @@ class AuditSession:
         self._records_files[evaluator_id] = path
         return path
 
+    def records_cached(self, evaluator_id: str) -> bool:
+        """Whether the evaluator's records are in the cache and intact (measures nothing; a
+        verified file is then what :meth:`records_file` returns, without checking it again)."""
+        if evaluator_id in self._records_files:
+            return True
+        key = self.records_key(evaluator_id)
+        path = self.options.cache_dir / "records" / f"{key}.csv"
+        if not _records_ok(path, key):
+            return False
+        self._records_files[evaluator_id] = path
+        return True
+
     def _build_evaluator(self, spec: EvaluatorSpec) -> Any:
         if self._load_evaluator is not None:
             return self._load_evaluator(spec)
@@ -326,15 +345,18 @@ class AuditSession:
         return self._records[evaluator_id]
 
     # -------------------------------------------------------------------- statistics
-    def _cached_summary(self, files: list[Path], compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        key = sha256_json(
-            {
-                "records": [sha256_file(f) for f in files],
-                "bootstrap": self.bootstrap,
-                "seed": self.seed,
-                "stats": _stats_code_hash(),
-            }
-        )
+    def _cached_summary(
+        self, files: list[Path], compute: Callable[[], dict[str, Any]], extra: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        inputs: dict[str, Any] = {
+            "records": [sha256_file(f) for f in files],
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+            "stats": _stats_code_hash(),
+        }
+        if extra is not None:  # only for other documents, so summary keys stay as they were
+            inputs["extra"] = extra
+        key = sha256_json(inputs)
         path = self.options.cache_dir / "summaries" / f"{key}.json"
         found = _read_summary(path, key)
         if found is not None:
@@ -399,11 +421,57 @@ class AuditSession:
         """The thresholds that can gate this run: without the factorial-block ones
         (``harness.thresholds.BLOCK_THRESHOLDS``) when the profile declares no blocks, so an
         OFAT-only run's id, manifest and cards do not depend on them."""
-        from harness.thresholds import BLOCK_THRESHOLDS
+        from harness.thresholds import BLOCK_THRESHOLDS, HUMAN_THRESHOLDS
 
-        if self.named_profile.blocks:
-            return self.options.thresholds
-        return self.options.thresholds.without(BLOCK_THRESHOLDS)
+        drop = () if self.named_profile.blocks else BLOCK_THRESHOLDS
+        drop += () if self.options.human is not None else HUMAN_THRESHOLDS
+        return self.options.thresholds.without(drop) if drop else self.options.thresholds
+
+    # -------------------------------------------------------------------- human ratings
+    @cached_property
+    def human_ratings(self) -> tuple[Any, str] | None:
+        """``(Ratings, dimension)`` of ``--audit-human`` (validated at configure time), or ``None``."""
+        if self.options.human is None:
+            return None
+        from harness.human_audit import load_ratings
+
+        return load_ratings(self.options.human)
+
+    def human_source(self) -> dict[str, Any] | None:
+        """The human data's facts (file name, sha256, scale, dimension), ``None`` without it."""
+        if self.human_ratings is None:
+            return None
+        from harness.human_audit import source_facts
+
+        return source_facts(*self.human_ratings)
+
+    def human_means(self) -> dict[tuple[str, str], float] | None:
+        """(generator, prompt_id) → mean rating of ``--audit-human`` (the ``--audit-baseline``
+        comparison's human metrics); ``None`` without it or for ratings keyed by ``item_id``."""
+        if self.human_ratings is None:
+            return None
+        from harness.human_audit import scene_means
+
+        return scene_means(*self.human_ratings)
+
+    def human_agreement(self, evaluator_id: str) -> dict[str, Any] | None:
+        """The evaluator's agreement with ``--audit-human`` at every configuration
+        (:func:`harness.human_audit.evaluator_agreement`), disk-cached with the summaries;
+        ``None`` without human data."""
+        if self.human_ratings is None:
+            return None
+        if evaluator_id not in self._human:
+            from harness.human_audit import evaluator_agreement
+
+            ratings, dim = self.human_ratings
+            path = self.records_file(evaluator_id)
+            self._human[evaluator_id] = self._cached_summary(
+                [path],
+                lambda: evaluator_agreement(ratings, dim, path, evaluator_id, self.bootstrap, self.seed),
+                extra={"human": ratings.sha256, "dimension": dim, "scale": str(ratings.scale),
+                       "evaluator": evaluator_id},
+            )
+        return self._human[evaluator_id]
 
     def thresholds_for(self, evaluator_id: str) -> dict[str, float]:
         return self.gate_thresholds.for_evaluator(evaluator_id)
@@ -411,9 +479,9 @@ class AuditSession:
     # -------------------------------------------------------------------- cards
     def companion_id(self) -> str | None:
         """The run's symbolic companion evaluator (the first by id), ``None`` when it has none."""
-        from harness.cards.assemble import COMPANION_ADAPTER
+        from harness.evaluators.families import has_role
 
-        ids = sorted(e for e, s in self.specs.items() if getattr(s, "adapter", "") == COMPANION_ADAPTER)
+        ids = sorted(e for e, s in self.specs.items() if has_role(s, "companion"))
         return ids[0] if ids else None
 
     def card_facts(self, evaluators: Sequence[str]) -> dict[str, Any]:
@@ -430,6 +498,7 @@ class AuditSession:
                                  "baseline_card_id": <card id> (with --audit-baseline only)}}}
         """
         from harness.cards.assemble import NOT_REPORTED, evaluator_fields, served_models
+        from harness.evaluators.families import keeps_responses
 
         scenes = self.scene_set
         return {
@@ -442,19 +511,52 @@ class AuditSession:
                 "n_prompts": len(scenes.prompt_ids),
                 "kind": scenes.kind,
                 "prompt_source": ", ".join(sorted({s.prompt_source for s in scenes.scenes})) or NOT_REPORTED,
+                **self._factors_not_applicable_fact(),
+                **self._import_conventions_fact(),
             },
             "companion": self.companion_id(),
             "evaluators": {
                 ev: {
                     "identity": evaluator_fields(self.specs[ev], served_models(self.records(ev))),
-                    "judge": getattr(self.specs[ev], "adapter", "") == "judge",
+                    "judge": keeps_responses(self.specs[ev]),
                     "thresholds": self.thresholds_for(ev),
                     **({"baseline_card_id": self.baseline_card_ids[ev]}
                        if ev in self.baseline_card_ids else {}),
+                    **({"human_agreement": self._human_card(ev)} if self.human_ratings else {}),
                 }
                 for ev in sorted(evaluators)
             },
         }
+
+    def _import_conventions_fact(self) -> dict[str, Any]:
+        """``{"import_conventions": [...]}``: per distinct imported format and conventions
+        (scene ``source``), e.g. ``"obj: up z, front -y, unit m (2 scenes)"``; empty for sets
+        without imported object files (bundled facts unchanged)."""
+        counts: dict[str, int] = {}
+        for scene in self.scene_set.scenes:
+            src = scene.source
+            if not src:
+                continue
+            fmt = src.get("format", "?") + (f" {src['variant']}" if src.get("variant") else "")
+            unit = src.get("unit") or f"{src.get('metres_per_unit')} m per unit"
+            line = f"{fmt}: up {src.get('up')}, front {src.get('front')}, unit {unit}"
+            counts[line] = counts.get(line, 0) + 1
+        lines = [f"{line} ({n} scene{'s' if n != 1 else ''})" for line, n in sorted(counts.items())]
+        return {"import_conventions": lines} if lines else {}
+
+    def _factors_not_applicable_fact(self) -> dict[str, Any]:
+        """``{"factors_not_applicable": {factor: n scenes}}`` when some scene has factors that
+        cannot change its image (splats: lighting); empty otherwise (bundled facts unchanged)."""
+        counts: dict[str, int] = {}
+        for factors in self.plan.factors_not_applicable.values():
+            for factor in factors:
+                counts[factor] = counts.get(factor, 0) + 1
+        return {"factors_not_applicable": dict(sorted(counts.items()))} if counts else {}
+
+    def _human_card(self, evaluator_id: str) -> dict[str, Any]:
+        from harness.human_audit import card_figures
+
+        return card_figures(self.human_agreement(evaluator_id))
 
     def run_options(self, evaluators: Sequence[str]) -> dict[str, Any]:
         """``manifest.json#/options``: every run setting the report's numbers and cards depend on,
@@ -480,6 +582,10 @@ class AuditSession:
             options["view_policy"] = self.options.view_policy
         if self.plan.not_applicable:  # only imported sets have them; bundled manifests unchanged
             options["probes_not_applicable"] = self.plan.not_applicable
+        if self.plan.factors_not_applicable:  # splat scenes: lighting has no rows, by design
+            options["factors_not_applicable"] = self.plan.factors_not_applicable
+        if self.human_ratings is not None:  # only with --audit-human: other manifests unchanged
+            options["human"] = self.human_source()
         return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
 
     def card(self, evaluator_id: str) -> dict[str, Any]:
@@ -514,6 +620,7 @@ class AuditSession:
             bootstrap=self.bootstrap,
             seed=self.seed,
             thresholds=self.gate_thresholds.to_dict(),
+            human=self.human_source(),
         )
 
     def worker_facts(self) -> dict[str, Any]:

@@ -48,11 +48,18 @@ KNOWN: dict[str, tuple[str, str]] = {
     "max_block_sign_crossings": (
         "max", "generator pairs whose margin envelope crosses zero over a factorial block's cells"
     ),
+    "min_human_agreement": ("min", "Pearson r of the c0 scores with the mean human rating (--audit-human)"),
+    "max_human_agreement_drop": (
+        "max", "largest drop of human agreement from c0 over a factor's levels, bootstrap lower bound"
+    ),
 }
 
 # Thresholds that gate only factorial blocks: a run whose profile has none leaves them out of
 # its run id, manifest and cards (they cannot gate it), so OFAT-only runs keep their ids.
 BLOCK_THRESHOLDS = ("max_interaction_share", "max_block_sign_crossings")
+# Thresholds that gate only agreement with human ratings: a run without --audit-human leaves
+# them out of its run id, manifest and cards in the same way.
+HUMAN_THRESHOLDS = ("min_human_agreement", "max_human_agreement_drop")
 
 # Which threshold gates which probe's discrimination.
 PROBE_THRESHOLDS = {
@@ -166,8 +173,13 @@ class Thresholds:
         return dict(sorted(out.items()))
 
     def without(self, names: Iterable[str]) -> Thresholds:
-        """These thresholds with ``names`` removed from the base and every override."""
+        """These thresholds with ``names`` removed from the base and every override (``self``
+        when none of them is set)."""
         drop = frozenset(names)
+        if not any(n in drop for n, _ in self.base) and not any(
+            n in drop for _, values in self.overrides for n, _ in values
+        ):
+            return self
         return Thresholds(
             tuple((n, v) for n, v in self.base if n not in drop),
             tuple(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import EvaluatorError
-from harness.evaluators import base, registry, weights
+from harness.evaluators import families, registry, weights
 
 
 @pytest.fixture
@@ -89,12 +89,12 @@ def test_hf_snapshot_needs_processor_and_tokenizer_files(hub):
 
 def test_adapters_without_weights_are_always_available():
     spec = registry.get("clip-vit-b32").with_changes(id="scene-checker", adapter="judge")
-    base.ADAPTERS.setdefault("t3d-test-noweights", "harness.evaluators.judge:build")
+    families.register_family(families.Family("t3d-test-noweights", "harness.evaluators.judge:build"))
     try:
         plain = spec.with_changes(adapter="t3d-test-noweights")
         assert plain.weights_available()
     finally:
-        base.ADAPTERS.pop("t3d-test-noweights", None)
+        families.unregister_family("t3d-test-noweights")
 
 
 def test_separate_tokenizer_must_be_cached(hub):

@@ -137,9 +137,9 @@ def test_compare_row_tolerance_and_failures():
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--rescore", "0"], "--rescore must be a positive number"),
+        (["--rescore", "0"], "--rescore must be at least 1"),
         (["--rescore", "3", "--tolerance", "nan"], "--tolerance must be a finite number"),
-        (["--rescore", "3", "--rescore-seed", "-1"], "--rescore-seed must be ≥ 0"),
+        (["--rescore", "3", "--rescore-seed", "-1"], "--rescore-seed must be at least 0"),
         (["--tolerance", "0.1"], "--tolerance applies only with --rescore N"),
     ],
 )

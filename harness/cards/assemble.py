@@ -103,6 +103,7 @@ def assemble_card(
             "n_scenes": scenes["n_scenes"],
             "n_prompts": scenes["n_prompts"],
             "scene_set_sha256": options["scene_set_sha256"],
+            "import_conventions": list(scenes.get("import_conventions", ())),
         },
         render={
             "renderer": options["renderer"],
@@ -134,15 +135,24 @@ def assemble_card(
             else ("not_reported", "not applicable: the evaluator returns scores, not responses"),
             "hash_manifest": ("released", "manifest.json"),
         },
-        known_missing=["render grids"]
+        known_missing=(["render grids"]
         if companion is not None
-        else ["companion validation (geometry-grounded, multi-view or human)", "render grids"],
+        else ["companion validation (geometry-grounded, multi-view or human)", "render grids"])
+        + not_applicable_notes(scenes.get("factors_not_applicable")),
         companion=companion,
         baseline_card_id=ev_facts.get("baseline_card_id"),
+        human_agreement=ev_facts.get("human_agreement"),
     )
 
 
-COMPANION_ADAPTER = "companion"
+def not_applicable_notes(counts: Mapping[str, int] | None) -> list[str]:
+    """Card lines for factors that do not apply to some scenes (``card_facts`` ``scenes``
+    ``factors_not_applicable``: factor -> number of scenes)."""
+    return [
+        f"{factor} effect: not applicable to {n} scene(s) of 3D Gaussian splats (baked "
+        "radiance); those scenes have no rows for it, so their effect is not a null effect"
+        for factor, n in sorted((counts or {}).items())
+    ]
 
 
 def companion_check(

@@ -200,6 +200,7 @@ def build_card(
     companion: tuple[str, str] | tuple[str, str, Mapping[str, Any]] | None = None,
     baseline_card_id: str | None = None,
     view_policy: str = "single",
+    human_agreement: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble a v1.0 card from plain data and stamp its id.
 
@@ -220,6 +221,8 @@ def build_card(
     :data:`EVIDENCE_KEYS`, ``(status, location)``. ``companion``: ``(kind, details)``, optionally
     with the agreement numbers as data (``companion_check.agreement``). ``baseline_card_id``: the card of the
     previous release the run was gated against (``--audit-baseline``), recorded when given.
+    ``human_agreement``: the human data and the agreement figures (``--audit-human``,
+    :func:`harness.human_audit.card_figures`), recorded when given.
     """
     s = dict(stats or {})
     c0 = render["c0"]
@@ -250,6 +253,8 @@ def build_card(
             "n_prompts": _or_nr(scenes.get("n_prompts")),
             "frozen_scene_rule": "scenes are saved once with a sha256 manifest and reused for every "
             "configuration; identity = sha256 of canonical scene JSON plus asset bytes",
+            **({"import_conventions": sorted(scenes["import_conventions"])}
+               if scenes.get("import_conventions") else {}),
             "provenance": {
                 "scene_set_sha256": _or_nr(scenes.get("scene_set_sha256")),
                 "scene_identities": "per-record scene_sha256 in the raw score files",
@@ -328,6 +333,8 @@ def build_card(
     }
     if baseline_card_id:
         body["baseline_card_id"] = str(baseline_card_id)
+    if human_agreement is not None:  # only with --audit-human: other cards keep their ids
+        body["human_agreement"] = dict(human_agreement)
     body = _clean(body)
     body["card_id"] = card_id(body)
     return body

@@ -9,7 +9,9 @@ the same renders, so without the warm step one worker renders while the others w
 per-key locks. Without ``--gate`` a completed
 audit exits 0 even when audit assertions fail (fragility is the finding, not an error); with
 ``--gate`` a failing assertion exits 1, as a release gate needs. Errors (bad options, a crash,
-nothing collected) always exit non-zero.
+nothing collected) always exit non-zero. With ``--workers auto`` a warm run (every evaluator's
+records already cached) runs in this one process instead of starting workers
+(:class:`harness.plugin.WarmInProcess`); the report is the same.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ _PASSED, _FAILED = 0, 1
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="default", help="protocol profile (default: default)")
     parser.add_argument("--evaluators", type=argtypes.name_list, help="comma-separated evaluator ids or globs")
-    parser.add_argument("--workers", type=argtypes.workers, default="auto",
-                        help="pytest-xdist workers: auto, logical or a number (default: auto)")
+    parser.add_argument(
+        "--workers", type=argtypes.workers, default="auto",
+        help="pytest-xdist workers (default: auto: one per core, none when every records file is cached)",
+    )
     parser.add_argument("--report-dir", type=argtypes.output_dir, help="directory for <run-id>/ (default: reports/ in the project's root)")
     parser.add_argument("--cache-dir", type=argtypes.output_dir,
                         help="audit cache (default: $T3D_AUDIT_CACHE_DIR, else the per-user cache dir)")
@@ -158,7 +162,9 @@ def run(args: argparse.Namespace) -> int:
     print("t3d-audit audit: pytest " + " ".join(argv), flush=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     started = time.time()
-    code = int(pytest.main(argv))
+    from harness.plugin import WarmInProcess
+
+    code = int(pytest.main(argv, plugins=[WarmInProcess()]))
     if code == _PASSED:
         print("t3d-audit audit: verdict PASS (every audit assertion held)")
     elif code == _FAILED:

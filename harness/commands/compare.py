@@ -22,9 +22,9 @@ HELP = "compare an evaluator release with its previous release (paired, with mar
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("baseline", type=Path, metavar="BASELINE",
+    parser.add_argument("baseline", type=argtypes.input_path, metavar="BASELINE",
                         help="report directory (scores/ inside) or score file of the previous release")
-    parser.add_argument("candidate", type=Path, metavar="CANDIDATE",
+    parser.add_argument("candidate", type=argtypes.input_path, metavar="CANDIDATE",
                         help="report directory or score file of the new release")
     parser.add_argument("--pair", action="append", metavar="BASE_ID=CAND_ID",
                         help="evaluators to compare (repeatable; default: the single alignment "
@@ -40,7 +40,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     parser.add_argument("--out", type=argtypes.output_dir, metavar="DIR",
                         help="also write comparison.md and comparison.json to DIR")
-    parser.add_argument("--config", type=Path, metavar="PYPROJECT", default=None,
+    parser.add_argument("--human", type=argtypes.input_path, metavar="FILE",
+                        help="human ratings keyed by generator, prompt_id (docs/formats.md 'Human "
+                        "ratings'): agreement with their mean becomes a metric (human_agreement, "
+                        "human_agreement_drop)")
+    parser.add_argument("--human-scale", metavar="LOW-HIGH",
+                        help="the declared scale of --human (a .json format declares its own)")
+    parser.add_argument("--human-dimension", metavar="NAME",
+                        help="the rating dimension of --human (default: overall, or the only one)")
+    parser.add_argument("--config", type=argtypes.input_path, metavar="PYPROJECT", default=None,
                         help="pyproject.toml with [tool.t3d-audit.compare] (default: ./pyproject.toml "
                         "when present; a named file must exist)")
     parser.add_argument("--allow-unpaired", action="store_true",
@@ -74,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     baseline = load_release(args.baseline, role="baseline")
     candidate = load_release(args.candidate, role="candidate")
     pairs = pairs or auto_pairs(baseline.records, candidate.records)
+    human = _human_means(args) if args.human else None
     comparisons = [
         compare_records(
             baseline.records,
@@ -83,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
             margins=margins.for_evaluator(c, cli_margins),
             bootstrap=args.bootstrap,
             seed=args.seed,
+            human=human,
         )
         for b, c in pairs
     ]
@@ -105,3 +115,16 @@ def run(args: argparse.Namespace) -> int:
     return exit_code(
         comparisons, fail_on_inconclusive=args.fail_on_inconclusive, unpaired_evaluators=gating
     )
+
+
+def _human_means(args: argparse.Namespace) -> dict[tuple[str, str], float]:
+    """(generator, prompt_id) → mean rating of ``--human`` (validated; scene-keyed only)."""
+    from harness.errors import HumanDataError
+    from harness.human_audit import HumanInput, load_ratings, scene_means
+
+    means = scene_means(*load_ratings(HumanInput(args.human, args.human_scale, args.human_dimension,
+                                                 "--human-scale")))
+    if means is None:
+        raise HumanDataError("compare needs ratings keyed by generator and prompt_id", where=args.human,
+                             hint="give the ratings table the columns generator, prompt_id")
+    return means

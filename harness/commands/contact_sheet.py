@@ -8,6 +8,10 @@ and labelled. Renders go through the render cache, so a second sheet is instant.
 profile's c0: one row per generator, one column per prompt id (sorted), each tile labelled
 ``<generator>/<prompt_id>``; an empty cell means the generator has no scene for that prompt.
 Look at it before auditing an imported set.
+
+``--axes`` draws each object's axis triad (+x red, +y green, +z blue: up) and a white ``F``
+arrow along its front (``harness.render.axes_overlay``): check an import's ``--up`` and
+``--front`` conventions before auditing.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="render size of non-resolution rows (default: the profile's c0 resolution)",
     )
+    parser.add_argument("--axes", action="store_true",
+                        help="draw each object's axis triad and front marker (check conventions)")
     parser.add_argument("--root", type=argtypes.input_path, default=None, help="scene-set root")
     parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="audit cache directory")
 
@@ -94,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
                 service.render(scene, root, identity, cfg), background_rgb(config.background)
             )
             img = Image.fromarray(rgb, "RGB").resize((tile, tile), Image.Resampling.LANCZOS)
+            if args.axes:
+                from harness.render.axes_overlay import draw_axes
+
+                draw_axes(img, scene, cfg)
             x = head + c * tile
             sheet.paste(img, (x, y + label))
             draw.text((x + 3, y + 1), f"{level}", fill=(255, 255, 255))
@@ -143,6 +153,10 @@ def _scene_set_sheet(args: argparse.Namespace, profile) -> int:
                 background_rgb(background),
             )
             img = Image.fromarray(rgb, "RGB").resize((tile, tile), Image.Resampling.LANCZOS)
+            if args.axes:
+                from harness.render.axes_overlay import draw_axes
+
+                draw_axes(img, scene, cfg)
             sheet.paste(img, (x, y + label))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     sheet.save(args.out)

@@ -1,9 +1,15 @@
 """``t3d-audit import-scene FILE --out DIR ...``: import an external scene into a scene set.
 
 FILE is a SceneEval ``sceneState`` JSON (``--asset-root`` required: SceneEval's ``_data``
-folder or ``<source>/<assetId>`` meshes; ``--asset-map`` for other layouts) or a glTF/GLB file
+folder or ``<source>/<assetId>`` meshes; ``--asset-map`` for other layouts), a glTF/GLB file
 (``.gltf``/``.glb``): a single generated object (``--kind object``, the default without
-floor/wall nodes; ``--label``, ``--no-ground``) or a room of objects (``--kind room``). The scene's assets are written under
+floor/wall nodes; ``--label``, ``--no-ground``) or a room of objects (``--kind room``), or one
+generated object in OBJ (vertex colours shown), PLY (mesh, point cloud or 3D Gaussian
+splats), STL or USD/USDA/USDC/USDZ. The format is read from the file's content
+(``harness.scenes.fileformats``); anything else is refused in one line naming the supported
+formats. Object files take their conventions from ``--up y|z``, ``--front ±x|±y|±z`` and
+``--unit m|cm|mm|in`` or ``--scale F`` (defaults per format: docs/formats.md), recorded in the
+scene's ``source``. The scene's assets are written under
 ``DIR/assets/`` and the scene to ``DIR/scenes/<generator>/<prompt_id>.json``; then
 ``DIR/manifest.json`` is rebuilt over the scenes it already listed plus the new one, so the set
 stays valid for ``validate-scenes`` and ``SceneSet.load``.
@@ -29,11 +35,12 @@ from pathlib import Path
 
 from harness import argtypes
 
-HELP = "import a sceneState JSON or glTF/GLB scene into a scene set"
+HELP = "import a glTF/GLB, OBJ, PLY, STL, USD or sceneState file into a scene set"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=argtypes.input_path, help="sceneState .json, .gltf or .glb file")
+    parser.add_argument("file", type=argtypes.input_path,
+                        help=".glb/.gltf, .obj, .ply, .stl, .usd/.usda/.usdc/.usdz or sceneState .json")
     parser.add_argument("--out", type=argtypes.input_path, required=True, help="scene-set root to write into")
     parser.add_argument(
         "--asset-root",
@@ -67,6 +74,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--asset-dir", help="glTF only: folder name under assets/ (default: file stem)"
     )
     parser.add_argument("--no-manifest", action="store_true", help="do not rebuild manifest.json")
+    add_convention_arguments(parser)
+
+
+def add_convention_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--up``, ``--front``, ``--unit`` / ``--scale`` (object files)."""
+    from harness.scenes.importers.conventions import FRONT_AXES, UNITS, UP_AXES
+
+    parser.add_argument("--up", choices=UP_AXES,
+                        help="object files: the file's up axis (default per format: glTF/OBJ y, "
+                        "PLY/STL/USD z)")
+    parser.add_argument("--front", choices=FRONT_AXES,
+                        help="object files: the file axis the object faces (default glTF's +z "
+                        "for y-up files, -y for z-up files)")
+    unit = parser.add_mutually_exclusive_group()
+    unit.add_argument("--unit", choices=tuple(UNITS), help="object files: the file's length unit "
+                      "(default m)")
+    unit.add_argument("--scale", type=argtypes.positive_float, help="object files: metres per file unit")
+
+
+def conventions_from(args: argparse.Namespace):
+    """The :class:`~harness.scenes.importers.conventions.Conventions` the options give."""
+    from harness.scenes.importers.conventions import Conventions
+
+    return Conventions(args.up, args.front, args.unit, args.scale)
 
 
 @contextmanager
@@ -103,8 +134,8 @@ def _json_object(path: Path | None, what: str) -> dict | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.errors import ImportError_
-    from harness.scenes.importers import import_gltf, import_scenestate, write_scene_file
+    from harness.scenes.importers import write_scene_file
+    from harness.scenes.importers.dispatch import import_file
     from harness.scenes.importers.staging import staged_directory
     from harness.scenes.set_manifest import (
         MANIFEST_NAME,
@@ -121,34 +152,22 @@ def run(args: argparse.Namespace) -> int:
         "scene_id": args.scene_id,
     }
     labels = _json_object(args.labels, "labels")
+    conventions = conventions_from(args)
+    conventions.check(path=args.file)
     with staged_directory(args.out) as stage, _named_as(stage, args.out):
-        if args.file.suffix.lower() in (".glb", ".gltf"):
-            scene = import_gltf(
-                args.file,
-                out_root=stage,
-                asset_dir=args.asset_dir,
-                kind=args.kind,
-                ground=not args.no_ground,
-                label=args.label,
-                labels=labels,
-                **meta,
-            )
-        else:
-            if args.asset_root is None:
-                raise ImportError_(
-                    "a sceneState import needs --asset-root",
-                    path=args.file,
-                    hint="pass --asset-root DIR: the folder modelIds resolve under "
-                    "(SceneEval's _data folder)",
-                )
-            scene = import_scenestate(
-                args.file,
-                asset_root=args.asset_root,
-                out_root=stage,
-                labels=labels,
-                asset_map=_json_object(args.asset_map, "asset map"),
-                **meta,
-            )
+        scene = import_file(
+            args.file,
+            out_root=stage,
+            asset_root=args.asset_root,
+            asset_map=_json_object(args.asset_map, "asset map"),
+            asset_dir=args.asset_dir,
+            kind=args.kind,
+            ground=not args.no_ground,
+            label=args.label,
+            labels=labels,
+            conventions=conventions,
+            **meta,
+        )
         target = write_scene_file(scene, stage)
         if not args.no_manifest:
             paths = {target.resolve()}

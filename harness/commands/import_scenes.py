@@ -2,7 +2,11 @@
 outputs of several generators.
 
 GENERATORS_DIR holds one folder per generator and, in it, one file per prompt named
-``<prompt_id>.glb|.gltf|.obj|.json`` (see ``harness.scenes.importers.batch``). ``--prompts``
+``<prompt_id>.<ext>`` in any format ``import-scene`` accepts (glTF/GLB, OBJ, PLY, STL, USD,
+sceneState JSON), recognised by content (see ``harness.scenes.importers.batch``). Object
+files take their generator's conventions (up, front, unit or scale) from ``--conventions``
+(JSON ``{generator: {"up": "z", "front": "-z", "unit": "mm"}}``) or the ``"@conventions"``
+object of a JSON prompts file. ``--prompts``
 maps each prompt id to its text and optional labels (JSON or CSV, see ``batch.read_prompts``).
 ``--asset-root`` / ``--asset-map``: where sceneState ``modelId`` assets resolve (default: the
 generator's folder).
@@ -10,7 +14,8 @@ generator's folder).
 All or nothing: the set is built in a staging folder next to DIR and renamed to DIR only when
 every file imported and the manifest was written; every bad file is reported at once. DIR must
 not exist or be empty. Prints one line per generator (scenes written, prompts it has no file
-for) and the manifest path.
+for), one line per skipped file with the reason, and the manifest path. A generator folder
+that yields no scene fails the command (exit 2) unless ``--allow-missing``.
 """
 
 from __future__ import annotations
@@ -31,12 +36,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sceneState files: asset root (default: the generator's folder)")
     parser.add_argument("--asset-map", type=argtypes.input_path,
                         help="sceneState files: JSON {modelId or source: path pattern(s)}")
+    parser.add_argument("--conventions", type=argtypes.input_path,
+                        help='object files: JSON {generator: {"up", "front", "unit", "scale"}}')
+    parser.add_argument("--allow-missing", action="store_true",
+                        help="accept generator folders that yield no scene")
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.commands.import_scene import _json_object, _named_as
     from harness.errors import ImportError_
-    from harness.scenes.importers.batch import import_batch, read_prompts
+    from harness.scenes.importers.batch import import_batch, read_conventions, read_prompts
     from harness.scenes.importers.staging import staged_directory
     from harness.scenes.set_manifest import MANIFEST_NAME, build_manifest, write_manifest
 
@@ -45,9 +54,11 @@ def run(args: argparse.Namespace) -> int:
                            hint="import-scenes writes a complete new scene set; pick a new folder")
     prompts = read_prompts(args.prompts)
     asset_map = _json_object(args.asset_map, "asset map")
+    conventions = read_conventions(args.conventions, args.prompts)
     with staged_directory(args.out) as stage, _named_as(stage, args.out):
         result = import_batch(args.generators_dir, prompts, stage,
-                              asset_root=args.asset_root, asset_map=asset_map)
+                              asset_root=args.asset_root, asset_map=asset_map,
+                              conventions=conventions, allow_missing=args.allow_missing)
         write_manifest(stage, build_manifest(stage, sorted(result.scene_files)))
     per_gen: dict[str, int] = {}
     for path in result.scene_files:
@@ -56,5 +67,9 @@ def run(args: argparse.Namespace) -> int:
         missing = result.missing.get(gen, [])
         note = f"; no file for {len(missing)} prompt(s): {', '.join(missing)}" if missing else ""
         print(f"{gen}: {n} scene(s){note}")
+    for gen in result.empty:
+        print(f"{gen}: 0 scene(s) (allowed by --allow-missing)")
+    for file, why in result.skipped:
+        print(f"skipped {file}: {why}")
     print(args.out / MANIFEST_NAME)
     return 0

@@ -43,14 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "and the manifest's run options, and compare them with the files on disk")
     parser.add_argument("--skip-figures", action="store_true",
                         help="with --deep: do not redraw and compare the figures (faster)")
-    parser.add_argument("--rescore", type=int, default=None, metavar="N",
+    parser.add_argument("--rescore", type=argtypes.positive_int, default=None, metavar="N",
                         help="re-render and re-score a random sample of N records from the scenes "
                         "and evaluators (empty cache) and report every mismatch")
-    parser.add_argument("--rescore-seed", type=int, default=0, metavar="S",
+    parser.add_argument("--rescore-seed", type=argtypes.seed, default=0, metavar="S",
                         help="with --rescore: the sample's seed (default 0)")
-    parser.add_argument("--scenes", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--scenes", type=argtypes.input_path, default=None, metavar="DIR",
                         help="with --rescore: the report's scene set (default: the bundled scenes)")
-    parser.add_argument("--tolerance", type=float, default=None, metavar="T",
+    parser.add_argument("--tolerance", type=argtypes.non_negative_float, default=None, metavar="T",
                         help="with --rescore: largest accepted |score difference| relative to "
                         "max(1, |score|) (default 1e-6, docs/report-format.md)")
 
@@ -222,13 +222,16 @@ def check_coverage(
     expected: tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None,
     not_applicable: dict[str, list[str]] | None = None,
     block_cells: tuple[str, ...] = (),
+    factors_not_applicable: dict[str, list[str]] | None = None,
 ) -> list[str]:
     """Coverage, consistency, deduplication and failure-encoding problems of a records table.
 
     ``not_applicable`` (``manifest.json#/options/probes_not_applicable``) maps
     ``"<generator>/<prompt_id>"`` to the probes that do not apply to that scene (they write no
     row, e.g. ``keep_half`` on a single object). ``block_cells``: the factorial cells (factor
-    ``block``) every scene must have.
+    ``block``) every scene must have. ``factors_not_applicable``
+    (``manifest.json#/options/factors_not_applicable``) maps a scene to the factors none of
+    whose levels it has rows for (lighting on 3D Gaussian splats).
     """
     from harness.captions.paraphrase import normalise
 
@@ -258,6 +261,9 @@ def check_coverage(
         wanted += [("block", cell) for cell in block_cells]
         skip = {(g, p, "probe", probe) for cell, probes_na in (not_applicable or {}).items()
                 for g, _, p in [cell.partition("/")] for probe in probes_na}  # fmt: skip
+        skip |= {(g, p, factor, lv) for cell, names in (factors_not_applicable or {}).items()
+                 for g, _, p in [cell.partition("/")] for factor in names
+                 for lv in levels.get(factor, ())}  # fmt: skip
         for ev, keys in sorted(keysets.items()):
             for gen, pid in scenes.itertuples(index=False):
                 for factor, level in wanted:
@@ -300,7 +306,9 @@ def check_report(report: Path, *, deep: bool = False, figures: bool = True) -> t
     expected = _expected_levels(manifest)
     if records is not None:
         not_applicable = (manifest or {}).get("options", {}).get("probes_not_applicable")
-        problems += check_coverage(records, expected, not_applicable, _expected_block_cells(manifest))
+        factors_na = (manifest or {}).get("options", {}).get("factors_not_applicable")
+        problems += check_coverage(records, expected, not_applicable, _expected_block_cells(manifest),
+                                   factors_na)
     result_problems, results = load_results(report)
     problems += result_problems
     if results is not None:
@@ -323,7 +331,8 @@ def validate_report(report: Path, *, deep: bool = False, figures: bool = True) -
 
 
 def _rescore_options(args: argparse.Namespace) -> float:
-    """The tolerance of ``--rescore``; raises :class:`AuditError` on a bad option."""
+    """The tolerance of ``--rescore``; raises :class:`AuditError` on options that only apply with
+    it (each value was checked while parsing, by :mod:`harness.argtypes`)."""
     from harness.errors import AuditError
     from harness.rescore import DEFAULT_TOLERANCE
 
@@ -335,14 +344,7 @@ def _rescore_options(args: argparse.Namespace) -> float:
             verb = "applies" if len(given) == 1 else "apply"
             raise AuditError(f"{', '.join(given)} {verb} only with --rescore N", where=given[0])
         return DEFAULT_TOLERANCE
-    if args.rescore < 1:
-        raise AuditError(f"--rescore must be a positive number of records, got {args.rescore}",
-                         where="--rescore")  # fmt: skip
-    if args.rescore_seed < 0:
-        raise AuditError(f"--rescore-seed must be ≥ 0, got {args.rescore_seed}", where="--rescore-seed")
     tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
-    if not (math.isfinite(tolerance) and tolerance >= 0):
-        raise AuditError(f"--tolerance must be a finite number ≥ 0, got {tolerance}", where="--tolerance")
     if args.scenes is not None and not args.scenes.exists():
         raise AuditError("scene set not found", where=str(args.scenes), hint="pass the report's scene set")
     return tolerance

@@ -1,8 +1,8 @@
 """Evaluator protocol, score results and the frozen evaluator spec (identity for the card).
 
 No heavy imports here: listing evaluators, hashing identities and reading cards never load
-torch. Adapters (``openclip``, ``hf``, ``judge``, ``clipiqa``) are imported by
-:meth:`EvaluatorSpec.build` only.
+torch. Adapters are looked up in the open family table (:mod:`harness.evaluators.families`)
+and their modules imported by :meth:`EvaluatorSpec.build` only.
 
 Shapes and units
 ----------------
@@ -16,7 +16,6 @@ Shapes and units
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from harness.errors import EvaluatorError
 from harness.evaluators import weights
+from harness.evaluators.families import get_family
 from harness.hashing import sha256_json
 from harness.ids import check_evaluator_id
 
@@ -31,22 +31,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 Status = Literal["ok", "failed"]
-
-# adapter key -> "module:function" building an Evaluator from (spec, device, batch_size).
-# Data, not a factory: each family's module owns its constructor.
-ADAPTERS: dict[str, str] = {
-    "open_clip": "harness.evaluators.openclip:build",
-    "hf_clip": "harness.evaluators.hf:build_clip",
-    "blip2_itm": "harness.evaluators.hf:build_blip2",
-    "blip2_itc": "harness.evaluators.hf:build_blip2",
-    "blip_vqa": "harness.evaluators.hf:build_blip_vqa",
-    "vqascore": "harness.evaluators.hf:build_vqascore",
-    "judge": "harness.evaluators.judge:build",
-    "clip_iqa": "harness.evaluators.clipiqa:build",
-    # scene-reading adapters: score the structured scene (``needs_scene``), never an image
-    "companion": "harness.evaluators.reference.companion:build",
-    "planted": "harness.evaluators.reference.planted:build",
-}
 
 IDENTITY_FIELDS = (
     "id",
@@ -130,11 +114,10 @@ class EvaluatorSpec:
 
     def __post_init__(self) -> None:
         check_evaluator_id(self.id)
-        if self.adapter not in ADAPTERS:
-            raise EvaluatorError(
-                f"evaluator {self.id!r}: unknown adapter {self.adapter!r}",
-                hint=f"choose one of {', '.join(sorted(ADAPTERS))}",
-            )
+        try:
+            get_family(self.adapter)
+        except EvaluatorError as exc:
+            raise EvaluatorError(f"evaluator {self.id!r}: {exc.what}", hint=exc.hint) from None
         if self.score_range is not None:
             low, high = (float(v) for v in self.score_range)
             if not (math.isfinite(low) and math.isfinite(high) and low < high):
@@ -192,18 +175,14 @@ class EvaluatorSpec:
         """Load the evaluator. Raises :class:`EvaluatorError` when weights cannot be found."""
         if batch_size < 1:
             raise EvaluatorError(f"evaluator {self.id!r}: batch_size must be >= 1")
-        if self.adapter in weights.WEIGHTED_ADAPTERS:
+        family = get_family(self.adapter)
+        if family.weights == "files":
             weights.require(self)  # fail fast, before importing torch, when offline and absent
-        module_name, func_name = ADAPTERS[self.adapter].split(":")
         try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            extra = "judge" if self.adapter == "judge" else "models"
-            raise EvaluatorError(
-                f"evaluator {self.id!r} needs {exc.name or 'a missing package'}",
-                hint=f"pip install 't3d-audit[{extra}]'",
-            ) from exc
-        return getattr(module, func_name)(self, device=device, batch_size=batch_size)
+            build = family.builder()
+        except EvaluatorError as exc:
+            raise EvaluatorError(f"evaluator {self.id!r}: {exc.what}", hint=exc.hint) from None
+        return build(self, device=device, batch_size=batch_size)
 
     def with_changes(self, **changes: Any) -> EvaluatorSpec:
         """A copy with some fields replaced (e.g. a local checkpoint path)."""

@@ -2,11 +2,14 @@
 
 It starts with the study's catalogue (:func:`harness.evaluators.catalogue.catalogue_specs`:
 the 20 evaluators of Table 12 and the bundled reference set). Specs are built with the family
-constructors of :mod:`harness.evaluators.builders`. Users add evaluators in three ways:
+constructors of :mod:`harness.evaluators.builders`. Users add evaluators in these ways (each
+accepts an :class:`EvaluatorSpec`, a :class:`~harness.evaluators.scorer.Scorer` subclass or a
+Scorer instance):
 
-* ``register(spec)`` from a ``conftest.py`` or any code run before selection;
-* an entry point in group ``t3d_audit.evaluators`` whose object is a spec, an iterable of specs
-  or a zero-argument callable returning either;
+* ``register(obj)`` from a ``conftest.py`` or any code run before selection, or ``@register``
+  as a class decorator on a Scorer subclass;
+* an entry point in group ``t3d_audit.evaluators`` whose object is one of those, an iterable of
+  them or a zero-argument callable returning either;
 * :func:`register_openclip_local` for an open_clip model config JSON + a local checkpoint.
 """
 
@@ -18,11 +21,15 @@ import threading
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any, TypeVar
 
 from harness.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.builders import CLIPSCORE_SCALE, openclip_local_spec
 from harness.evaluators.catalogue import catalogue_specs
+from harness.evaluators.scorer import Scorer, add_scorer, forget_scorer
+
+R = TypeVar("R")
 
 ENTRY_POINT_GROUP = "t3d_audit.evaluators"
 
@@ -46,23 +53,61 @@ def _load_entry_points() -> None:
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         try:
             obj = ep.load()
-            if callable(obj) and not isinstance(obj, EvaluatorSpec):
+            if callable(obj) and not _registrable(obj):
                 obj = obj()
-            specs = [obj] if isinstance(obj, EvaluatorSpec) else list(obj)
+            items = [obj] if _registrable(obj) else list(obj)
         except Exception as exc:
             raise EvaluatorError(
                 f"entry point {ep.name!r} ({ep.value}) failed to load: {exc}",
                 where=ENTRY_POINT_GROUP,
                 hint="fix or uninstall the package that provides it",
             ) from exc
-        for spec in specs:
-            register(spec, replace=True)
+        for item in items:
+            register(item, replace=True)
 
 
-def register(spec: EvaluatorSpec, *, replace: bool = False) -> EvaluatorSpec:
-    """Add ``spec``; an id already registered with a different identity needs ``replace``."""
-    if not isinstance(spec, EvaluatorSpec):
-        raise EvaluatorError(f"register() needs an EvaluatorSpec, got {type(spec).__name__}")
+def _registrable(obj: Any) -> bool:
+    return isinstance(obj, EvaluatorSpec | Scorer) or (
+        isinstance(obj, type) and issubclass(obj, Scorer)
+    )
+
+
+def register(obj: R, *, replace: bool = False) -> R:
+    """Add an evaluator: an :class:`EvaluatorSpec`, a Scorer subclass (also as ``@register``
+    class decorator) or a Scorer instance. Returns ``obj`` unchanged. An id already registered
+    with a different identity needs ``replace``."""
+    if isinstance(obj, EvaluatorSpec):
+        _add(obj, replace)
+    elif _registrable(obj):
+        spec = _check_free(_spec_of(obj), replace)
+        add_scorer(obj)  # type: ignore[arg-type]
+        _add(spec, replace)
+    else:
+        raise EvaluatorError(
+            f"register() needs an EvaluatorSpec, a Scorer subclass or a Scorer instance, "
+            f"got {type(obj).__name__}",
+            hint="subclass harness.evaluators.Scorer (docs/evaluators.md, 'Your own scoring code')",
+        )
+    return obj
+
+
+def _spec_of(obj: Any) -> EvaluatorSpec:
+    return (type(obj) if isinstance(obj, Scorer) else obj).spec()
+
+
+def _check_free(spec: EvaluatorSpec, replace: bool) -> EvaluatorSpec:
+    _ensure_loaded()
+    with _lock:
+        old = _specs.get(spec.id)
+        if old is not None and old != spec and not replace:
+            raise EvaluatorError(
+                f"evaluator id {spec.id!r} is already registered with a different identity",
+                hint="choose another id or pass replace=True",
+            )
+    return spec
+
+
+def _add(spec: EvaluatorSpec, replace: bool) -> EvaluatorSpec:
     _ensure_loaded()
     with _lock:
         old = _specs.get(spec.id)
@@ -80,6 +125,7 @@ def unregister(evaluator_id: str) -> None:
     _ensure_loaded()
     with _lock:
         _specs.pop(evaluator_id, None)
+    forget_scorer(evaluator_id)
 
 
 def all_specs() -> list[EvaluatorSpec]:
@@ -150,4 +196,4 @@ def register_openclip_local(
         id, model_config, checkpoint, family=family, score_scale=score_scale,
         description=description,
     )  # fmt: skip
-    return register(spec, replace=replace)
+    return _add(spec, replace)

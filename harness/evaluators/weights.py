@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.errors import EvaluatorError
+from harness.evaluators.families import find_family
 from harness.evaluators.judge_settings import JudgeSettings
 from harness.paths import REPO_ROOT
 
@@ -32,11 +33,6 @@ WEIGHTS_DIR_ENV = "T3D_AUDIT_WEIGHTS_DIR"
 OFFLINE_ENVS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "T3D_AUDIT_OFFLINE")
 _TRUE = {"1", "true", "yes", "on"}
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
-# Adapters whose evaluators load model weights (others, e.g. a hosted judge or a symbolic
-# scene checker registered by a plugin, have nothing to find on disk).
-WEIGHTED_ADAPTERS = frozenset(
-    {"open_clip", "hf_clip", "blip2_itm", "blip2_itc", "blip_vqa", "vqascore", "clip_iqa"}
-)
 
 
 class ResolvableSpec(Protocol):
@@ -112,9 +108,16 @@ class Resolved:
     path: Path
 
 
+def _weights_kind(spec: ResolvableSpec) -> str:
+    """How the spec's family finds its weights (``files``, ``api_key``, ``none``; see
+    :class:`~harness.evaluators.families.Family`); an unregistered adapter has none."""
+    family = find_family(spec.adapter)
+    return family.weights if family is not None else "none"
+
+
 def resolve(spec: ResolvableSpec) -> Resolved | None:
     """Find the spec's weights locally (see the module docstring); None when absent."""
-    if spec.adapter == "judge":
+    if _weights_kind(spec) == "api_key":
         return None
     local = local_path(spec.checkpoint)
     if local is not None:
@@ -163,11 +166,13 @@ def tokenizer_available(repo: str) -> bool:
 def available(spec: ResolvableSpec) -> bool:
     """Offline availability: weights present locally (and the tokenizer, when separate).
 
-    For the hosted judge this means the API key variable is set (its value is not read out).
+    For a hosted API family (the judge) this means the API key variable is set (its value is
+    not read out); a family without weights (user scoring code, the companion) is available.
     """
-    if spec.adapter == "judge":
+    kind = _weights_kind(spec)
+    if kind == "api_key":
         return bool(os.environ.get(str(spec.option("api_key_env", JudgeSettings.api_key_env)), ""))
-    if spec.adapter not in WEIGHTED_ADAPTERS:
+    if kind != "files":
         return True
     if resolve(spec) is None:
         return False

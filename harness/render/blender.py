@@ -63,6 +63,7 @@ class _Asset:
     parts: list[tuple[Any, Any]]  # (bpy mesh, mathutils.Matrix)
     lo: np.ndarray  # (3,)
     hi: np.ndarray  # (3,)
+    kind: str = "mesh"  # mesh | points | splats (harness.render.meshformats)
 
 
 @dataclass
@@ -164,6 +165,10 @@ class BlenderRenderer:
             asset = self._gltf_asset(path, scene, obj_id)
             self._assets[cache_key] = asset
             return asset
+        if path.suffix.lower() != ".obj":
+            asset = self._mesh_asset(path, scene, obj_id)
+            self._assets[cache_key] = asset
+            return asset
         before = set(bpy.data.objects)
         with blenderlog.capture() as log:
             said = log.from_here()  # quote this import's output only
@@ -187,9 +192,7 @@ class BlenderRenderer:
                     m = np.array(matrix)
                     points.append(co @ m[:3, :3].T + m[:3, 3])
                     if not mesh.materials:
-                        mesh.materials.append(
-                            self._material("default_object", settings.DEFAULT_OBJECT_RGB)
-                        )
+                        mesh.materials.append(self._object_material(mesh))
                     parts.append((mesh, matrix))
             for ob in new:
                 bpy.data.objects.remove(ob, do_unlink=True)
@@ -235,10 +238,8 @@ class BlenderRenderer:
                 ) from exc
             for mesh, _ in parts:
                 mesh.use_fake_user = True
-                if not mesh.materials:
-                    mesh.materials.append(
-                        self._material("default_object", settings.DEFAULT_OBJECT_RGB)
-                    )
+                if not mesh.materials:  # COLOR_0 without a material shows its colours
+                    mesh.materials.append(self._object_material(mesh))
             box = gltfscene.parts_bounds(parts)
             if box is None:
                 raise AssetImportFailed(
@@ -247,6 +248,56 @@ class BlenderRenderer:
                     hint=said.describe() or None,
                 )
         return _Asset(parts, box[0], box[1])
+
+    def _object_material(self, mesh: Any) -> Any:
+        """The material of a mesh that brings none: its colour attribute when it has one
+        (OBJ/PLY vertex colours, ``meshformats.colour_material``), else the grey default."""
+        from harness.render import meshformats
+
+        attrs = mesh.color_attributes
+        if len(attrs):
+            name = (attrs.active_color or attrs[0]).name
+            return meshformats.colour_material(_bpy(), name)
+        return self._material("default_object", settings.DEFAULT_OBJECT_RGB)
+
+    def _mesh_asset(self, path: Path, scene: Scene, obj_id: str) -> _Asset:
+        """A PLY (mesh, point cloud, splats), STL or USD asset through Blender's importers
+        (``harness.render.meshformats``); the format is read from the file's content."""
+        from harness.errors import ImportError_
+        from harness.render import gltfscene, meshformats
+        from harness.scenes.fileformats import detect_format
+
+        bpy = _bpy()
+        try:
+            found = detect_format(path)
+        except ImportError_ as exc:
+            raise AssetImportFailed(
+                f"asset {path} (object {obj_id}): {exc.what}", scene_id=scene.id, hint=exc.hint
+            ) from None
+        with blenderlog.capture() as log:
+            said = log.from_here()
+            try:
+                parts, facts = meshformats.import_parts(bpy, path, found.format, found.variant)
+            except (RuntimeError, ImportError_) as exc:
+                raise AssetImportFailed(
+                    f"Blender could not import {path} (object {obj_id}): {str(exc).strip()}",
+                    scene_id=scene.id,
+                    hint=said.describe() or None,
+                ) from exc
+            for mesh, _ in parts:
+                mesh.use_fake_user = True
+                if not mesh.materials:
+                    mesh.materials.append(self._object_material(mesh))
+            box = gltfscene.parts_bounds(parts)
+            if "lo" in facts:  # splats: the ellipsoids' exact box, as the importer measured
+                box = (np.asarray(facts["lo"]), np.asarray(facts["hi"]))
+            if box is None:
+                raise AssetImportFailed(
+                    f"{found.label} file {path} (object {obj_id}) contains no geometry",
+                    scene_id=scene.id,
+                    hint=said.describe() or None,
+                )
+        return _Asset(parts, box[0], box[1], facts["kind"])
 
     def _material(self, name: str, rgb: tuple[float, float, float]) -> Any:
         if name not in self._materials:
@@ -359,6 +410,10 @@ class BlenderRenderer:
                 for j, (mesh, matrix) in enumerate(asset.parts):
                     ob = bpy.data.objects.new(f"{name}:{obj.id}:{j}", mesh)  # shares the mesh
                     ob.matrix_basis = place @ matrix
+                    if asset.kind == "splats":  # one ellipsoid instance per splat point
+                        from harness.render.meshformats import splat_node_group
+
+                        ob.modifiers.new("splats", "NODES").node_group = splat_node_group(bpy)
                     bscene.collection.objects.link(ob)
                     built_objects.append(ob)
 
@@ -388,6 +443,12 @@ class BlenderRenderer:
             bscene.world = world
 
             self._configure(bscene)
+            if any(a.kind == "splats" for a in assets):
+                from harness.render.meshformats import SPLAT_TRANSPARENT_BOUNCES
+
+                # splat colours are baked display values: shown as stored, not tone-mapped
+                bscene.view_settings.view_transform = "Standard"
+                bscene.cycles.transparent_max_bounces = SPLAT_TRANSPARENT_BOUNCES
         except Exception:
             self._remove(bscene, built_objects)
             raise

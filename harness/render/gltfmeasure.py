@@ -7,6 +7,10 @@ to ``OUT``. Jobs (paths absolute; coordinates z up, metres, as Blender imports t
 
 * ``{"op": "measure", "file": F}`` -> ``{"lo": [x, y, z], "hi": [x, y, z]}``: the bounding box
   of the meshes :func:`harness.render.gltfscene.import_parts` gives, i.e. what is rendered;
+* ``{"op": "measure", "file": F, "format": FMT, "variant": V}`` (FMT ``obj``, ``ply``,
+  ``stl``, ``usd``; V the PLY variant) -> the same box of the meshes
+  :func:`harness.render.meshformats.import_parts` gives, plus its ``colour``, ``kind`` and
+  ``count`` facts;
 * ``{"op": "split", "file": F, "out_dir": D}`` -> ``{"objects": [...]}``: one entry per object
   node (:func:`~harness.render.gltfscene.object_roots`) with ``name``, ``extras`` (the node's
   glTF extras, strings/numbers/booleans only), ``matrix`` (4x4 world matrix, rows),
@@ -50,7 +54,28 @@ def _measure(bpy: Any, path: str) -> dict[str, Any]:
     box = gltfscene.parts_bounds(parts)
     if box is None:
         return {"error": "the file has no mesh geometry"}
-    return {"lo": box[0].tolist(), "hi": box[1].tolist()}
+    return {"lo": box[0].tolist(), "hi": box[1].tolist(), "colour": _colour(parts)}
+
+
+def _colour(parts: list[Any]) -> str:
+    """``material`` when a mesh has a material, else ``vertex`` when one has a colour
+    attribute (shown by the renderer), else ``none`` (grey)."""
+    if any(any(m is not None for m in mesh.materials) for mesh, _ in parts):
+        return "material"
+    return "vertex" if any(len(mesh.color_attributes) for mesh, _ in parts) else "none"
+
+
+def _measure_mesh(bpy: Any, path: str, fmt: str, variant: str | None) -> dict[str, Any]:
+    from harness.render import gltfscene, meshformats
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    parts, facts = meshformats.import_parts(bpy, path, fmt, variant, measure_only=True)
+    if "lo" in facts:  # splats: measured from their parameters, not built
+        return facts
+    box = gltfscene.parts_bounds(parts)
+    if box is None:
+        return {"error": "the file has no geometry"}
+    return {"lo": box[0].tolist(), "hi": box[1].tolist(), **facts}
 
 
 def _split(bpy: Any, path: str, out_dir: str) -> dict[str, Any]:
@@ -107,7 +132,9 @@ def main(argv: list[str]) -> int:
     results = []
     for job in jobs:
         try:
-            if job["op"] == "measure":
+            if job["op"] == "measure" and job.get("format", "gltf") != "gltf":
+                results.append(_measure_mesh(bpy, job["file"], job["format"], job.get("variant")))
+            elif job["op"] == "measure":
                 results.append(_measure(bpy, job["file"]))
             else:
                 results.append(_split(bpy, job["file"], job["out_dir"]))
@@ -149,7 +176,7 @@ def run_jobs(jobs: list[dict[str, Any]], *, where: Path | str = "") -> list[dict
             )
         except subprocess.TimeoutExpired:
             raise ImportError_(
-                f"Blender took over {timeout_s:g} s to read the glTF assets",
+                f"Blender took over {timeout_s:g} s to read the assets",
                 path=where,
                 hint=f"the deadline is {resource_limits.IMPORT_TIMEOUT_ENV} seconds",
             ) from None
@@ -159,13 +186,13 @@ def run_jobs(jobs: list[dict[str, Any]], *, where: Path | str = "") -> list[dict
             if death is None and any(m in line for line in tail for m in _OOM_MARKS):
                 death = resource_limits.out_of_memory(limit)
             raise ImportError_(
-                f"Blender's glTF importer crashed{f': {death}' if death else ''}",
+                f"Blender's importer crashed{f': {death}' if death else ''}",
                 path=where,
                 hint=" | ".join(tail) or f"exit status {proc.returncode}",
             )
         results = json.loads(dst.read_text(encoding="utf-8"))
     if len(results) != len(jobs):
-        raise ImportError_("Blender's glTF measurement returned a partial result", path=where)
+        raise ImportError_("Blender's asset measurement returned a partial result", path=where)
     return results
 
 

@@ -85,8 +85,62 @@ def blender_build(python: str = sys.executable) -> dict[str, str]:
     return {str(k): str(v) for k, v in facts.items()}
 
 
-def render_host(device: str) -> dict[str, Any]:
-    """``manifest.json#/render_host`` for renders on ``device`` (``cpu`` or ``gpu``)::
+def _probe_key(python: str) -> str | None:
+    """What :func:`blender_build` depends on for ``python`` (this interpreter only): the bpy
+    install (distribution version, file, size and mtime) and this machine (CPU model, node,
+    architecture, OS); ``None`` when bpy is not found here."""
+    import importlib.util
+    from importlib import metadata
+
+    from harness.hashing import sha256_json
+
+    if python != sys.executable:
+        return None
+    try:
+        spec = importlib.util.find_spec("bpy")
+        origin = Path(spec.origin) if spec is not None and spec.origin else None
+        stat = origin.stat() if origin is not None else None
+        version = metadata.version("bpy")
+    except (ImportError, ValueError, OSError, metadata.PackageNotFoundError):
+        return None
+    if stat is None:
+        return None
+    return sha256_json({
+        "python": python, "bpy": version, "file": str(origin), "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns, "cpu_model": cpu_model(), "node": platform.node(),
+        "machine": platform.machine(), "system": platform.system(),
+    })
+
+
+def blender_build_cached(cache_dir: Path | None, python: str = sys.executable) -> dict[str, str]:
+    """:func:`blender_build`, kept as a sealed file ``<cache_dir>/<key>.json`` (``key``: the bpy
+    install and the machine, :func:`_probe_key`) so a warm run starts no Blender probe. A
+    failed probe is never stored; an entry that fails its seal is discarded and probed again."""
+    from harness import cacheseal
+    from harness.fileio import write_bytes_atomic
+
+    key = _probe_key(python) if cache_dir is not None else None
+    if key is None:
+        return blender_build(python)
+    path = Path(cache_dir) / f"{key}.json"
+    if path.is_file():
+        try:
+            found = json.loads(cacheseal.read_sealed(path, key))
+            if isinstance(found, dict):
+                return {str(k): str(v) for k, v in found.items()}
+            raise cacheseal.CorruptEntry("render host facts are not a JSON object")
+        except (cacheseal.CorruptEntry, ValueError) as exc:
+            path.unlink(missing_ok=True)
+            cacheseal.discarded("render host", path, str(exc))
+    facts = blender_build(python)
+    if "error" not in facts:
+        write_bytes_atomic(path, cacheseal.sealed(key, json.dumps(facts, sort_keys=True).encode("utf-8")))
+    return facts
+
+
+def render_host(device: str, cache_dir: Path | None = None) -> dict[str, Any]:
+    """``manifest.json#/render_host`` for renders on ``device`` (``cpu`` or ``gpu``); with
+    ``cache_dir`` the Blender facts are cached there (:func:`blender_build_cached`)::
 
         {"cpu_model": "AMD EPYC", "machine": "x86_64", "system": "Linux",
          "cycles_device": "CPU", "blender": {"version": "5.0.1", "build_hash": "a3db93c5b259",
@@ -97,5 +151,5 @@ def render_host(device: str) -> dict[str, Any]:
         "machine": platform.machine() or "unknown",
         "system": platform.system() or "unknown",
         "cycles_device": str(device).upper(),
-        "blender": blender_build(),
+        "blender": blender_build_cached(cache_dir),
     }

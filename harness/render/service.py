@@ -88,10 +88,12 @@ class RenderService:
 
     def host(self) -> dict:
         """Facts about this machine's renderer (``manifest.json#/render_host``): CPU model,
-        Blender build, Cycles device and CPU kernel. Does not import bpy here."""
+        Blender build, Cycles device and CPU kernel. Does not import bpy here; with a local
+        render cache the Blender facts are kept in ``<renders>/host/`` between runs."""
         from harness.render.host import render_host
 
-        return render_host(self.device)
+        local = isinstance(self.cache, RenderCache)
+        return render_host(self.device, self.cache.root / "host" if local else None)
 
     def _renderer(self):
         from harness.render import blenderlog

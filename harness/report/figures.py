@@ -2,7 +2,8 @@
 
 * ``dispersion.png``: heatmap evaluator × factor of the dispersion D in percent (study Fig. 2).
 * ``discrimination.png``: directional discrimination per probe and evaluator, with the 50 %
-  chance line (study Fig. 3).
+  chance line (study Fig. 3); when no content probe applies (single-object scenes) it says so
+  (:data:`NO_PROBE_NOTE`) instead of drawing empty axes.
 * ``peak_rho.png``: peak ρ per evaluator with its bootstrap 95 % interval and the ρ = 1 line
   (study Fig. 6), on an axis from 0, linear (symlog above 1 when an interval passes 20; ≈0
   for a prompt-free companion).
@@ -31,6 +32,22 @@ _PNG_META = {"Software": None}
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
 RHO_ZERO = 1e-9  # ρ below this is drawn as 0 (a prompt-free evaluator's rounding noise)
 LINEAR_RHO_MAX = 20.0  # beyond this the peak-ρ axis turns symlog above ρ = 1
+
+
+NO_PROBE_NOTE = (
+    "No content probe applies to these scenes (single generated objects: keep_half, "
+    "biggest_only and scrambled need several objects, worst_objects needs retrieval "
+    "candidates), so directional discrimination is not measured."
+)
+
+
+def probes_measured(summary: Mapping[str, Any]) -> bool:
+    """Whether some evaluator has a finite discrimination value for some probe."""
+    return any(
+        math.isfinite(_num(v))
+        for ev in summary.get("evaluators", {}).values()
+        for v in (ev.get("discrimination") or {}).values()
+    )
 
 
 def _plt() -> Any:
@@ -83,6 +100,14 @@ def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path:
     import numpy as np
 
     plt = _plt()
+    if not probes_measured(summary):
+        import textwrap
+
+        fig, ax = plt.subplots(figsize=(4.0, 1.6))
+        ax.axis("off")
+        ax.text(0.5, 0.5, textwrap.fill(NO_PROBE_NOTE, 60), ha="center", va="center", fontsize=7)
+        ax.set_title("Content probes: not applicable")
+        return _save(fig, path)
     evs = sorted(summary["evaluators"])
     probes = _ordered({p for e in evs for p in summary["evaluators"][e].get("discrimination", {})}, PROBE_ORDER)
     fig, ax = plt.subplots(figsize=(1.5 + 0.6 * max(len(evs), 1) * max(len(probes), 1) / 2, 3.0))

@@ -11,6 +11,8 @@ view. Sections:
 * competence at c0 (agreement with the symbolic companion, from the cards) next to fragility
   (peak ρ, min W, top-1 changes), when the run has a companion
   (:mod:`harness.report.competence`);
+* humans (with ``--audit-human``, from the cards): agreement with the mean human rating at c0
+  against the raters' noise ceiling per evaluator, and agreement at each level per factor;
 * figures (``figures/*.png``);
 * per evaluator × factor, one prompt's scenes across the factor's levels with each image's
   score and the generator ranking (mean over prompts) at each level;
@@ -213,12 +215,91 @@ def _competence(data: ReportData) -> str:
     )
 
 
+def _humans(data: ReportData) -> str:
+    """Agreement with human ratings (``--audit-human``, from the cards): per evaluator the c0
+    Pearson r against the raters' noise ceiling, and per factor the r at each level."""
+    found = {ev: c["human_agreement"] for ev, c in sorted(data.cards.items())
+             if isinstance(c, dict) and isinstance(c.get("human_agreement"), dict)}
+    if not found:
+        return ""
+
+    def ci(pair: Any) -> str:
+        return f"[{fmt(pair[0], 3)}, {fmt(pair[1], 3)}]" if isinstance(pair, list) and len(pair) == 2 else "—"
+
+    def share(r: Any, ceiling: Any) -> str:
+        ok = isinstance(r, (int, float)) and isinstance(ceiling, (int, float)) and ceiling > 0
+        return f"{r / ceiling:.0%}" if ok else "—"
+
+    first = next(iter(found.values()))["data"]
+    label = "SIMULATED panel" if first.get("simulated") else "Human ratings"
+    about = (f"{label}: <code>{e(str(first.get('file')))}</code> (sha256 "
+             f"<code title=\"{e(str(first.get('sha256')))}\">{e(str(first.get('sha256'))[:12])}…</code>), "
+             f"{e(str(first.get('raters')))} raters, {e(str(first.get('items')))} items, dimension "
+             f"{e(str(first.get('dimension')))}; Krippendorff alpha (interval) "
+             f"{e(fmt(first.get('krippendorff_alpha_interval'), 3))} "
+             f"{e(ci(first.get('krippendorff_alpha_interval_ci')))}, noise ceiling "
+             f"{e(fmt(first.get('noise_ceiling'), 3))} {e(ci(first.get('noise_ceiling_ci')))}.")
+    rows = []
+    for ev, h in found.items():
+        c0, d = h.get("c0") or {}, h.get("data") or {}
+        best = h.get("best_configuration") or {}
+        if not best:
+            best_text = "—"
+        elif best.get("configuration") == "baseline":
+            best_text = "c0 itself: no configuration agrees better on the selection half"
+        else:
+            best_text = (
+                f"{best.get('configuration')}: r {fmt(best.get('confirmation_pearson'), 3)} on the "
+                f"held-out prompts vs c0 {fmt(best.get('c0_confirmation_pearson'), 3)} "
+                f"({'confirmed' if best.get('confirmed') else 'not confirmed'})")
+        rows.append(
+            f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th><td>{e(fmt(c0.get("pearson"), 3))}</td>'
+            f"<td>{e(ci(c0.get('pearson_ci')))}</td><td>{e(fmt(d.get('noise_ceiling'), 3))}</td>"
+            f"<td>{e(share(c0.get('pearson'), d.get('noise_ceiling')))}</td>"
+            f"<td>{e(fmt(c0.get('kendall_tau_b'), 3))}</td><td>{e(str(h.get('joined_items')))}</td>"
+            f"<td>{e(best_text)}</td></tr>"
+        )
+    factors = sorted({f for h in found.values() for f in (h.get("factors") or {})})
+    tables = []
+    for factor in factors:
+        levels = sorted({lv for h in found.values() for lv in ((h.get("factors") or {}).get(factor) or {}).get("levels", {})})
+        body = []
+        for ev, h in found.items():
+            entry = (h.get("factors") or {}).get(factor) or {}
+            at = entry.get("levels") or {}
+            cells = "".join(f"<td>{e(fmt(at.get(lv), 3))}</td>" for lv in levels)
+            body.append(f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th>'
+                        f"<td>{e(fmt((h.get('c0') or {}).get('pearson'), 3))}</td>{cells}"
+                        f"<td>{e(fmt(entry.get('max_drop'), 3))} {e(ci(entry.get('max_drop_ci')))}</td></tr>")
+        head = "".join(f'<th scope="col">{e(lv)}</th>' for lv in levels)
+        tables.append(
+            f"<h4>{e(factor)}</h4><table class=\"sortable\"><thead><tr><th scope=\"col\">Evaluator</th>"
+            f'<th scope="col">c0</th>{head}<th scope="col">largest drop [95% CI]</th></tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
+    return (
+        '<section id="humans"><h2>Humans</h2><p class="muted">' + about + " Agreement is Pearson r of "
+        "the evaluator's scores with the mean rating of each rated scene; the noise ceiling is the r a "
+        "perfect evaluator could reach given the raters' noise. Intervals: 95% prompt-block bootstrap.</p>"
+        '<table class="sortable"><thead><tr><th scope="col">Evaluator</th><th scope="col">r at c0</th>'
+        '<th scope="col">95% CI</th><th scope="col">noise ceiling</th><th scope="col">share of ceiling</th>'
+        '<th scope="col">tau-b</th><th scope="col">items</th><th scope="col">best configuration '
+        "(selected on half the prompts)</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table><h3>Agreement by level, per factor</h3>"
+        + "".join(tables) + "</section>"
+    )
+
+
 def _figures(data: ReportData) -> str:
+    from harness.report.figures import NO_PROBE_NOTE, probes_measured
+
     out = []
     for name, alt in FIGURES:
         path = data.dir / "figures" / name
         if not path.is_file():
             continue
+        if name == "discrimination.png" and not probes_measured(data.summary):
+            alt = NO_PROBE_NOTE
         uri = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
         out.append(f'<figure class="fig"><img src="{uri}" alt="{e(alt)}"><figcaption>{e(alt)}</figcaption></figure>')
     if not out:
@@ -441,7 +522,12 @@ def _probe_pairs(data: ReportData, thumbs: Thumbs) -> str:
                         f'<p><b>{e(g)}</b> · prompt {e(prompt)}<br>{e(ev)}: {drop}<br>companion: {e(verdict)}</p></div>'
                     )
             parts.append(f'<h4>{e(probe)}</h4><div class="pairs">{"".join(rows)}</div>')
-        out.append(f'<details class="ev" data-ev="{e(ev)}"><summary>{e(ev)}</summary>{"".join(parts)}</details>')
+        if parts:
+            out.append(f'<details class="ev" data-ev="{e(ev)}"><summary>{e(ev)}</summary>{"".join(parts)}</details>')
+    if not out:
+        from harness.report.figures import NO_PROBE_NOTE
+
+        return f'<section id="probes"><h2>Probe pairs</h2><p class="muted">{e(NO_PROBE_NOTE)}</p></section>'
     return ('<section id="probes"><h2>Probe pairs</h2><p class="muted">Each probe edit next to the intact '
             "scene, with this evaluator's scores and whether the symbolic companion confirms the edit "
             "damages the scene.</p>" + "".join(out) + "</section>")
@@ -536,18 +622,18 @@ def script_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def build_html(report: Path) -> str:
-    """The page of the report directory ``report`` (see module docstring)."""
+def build_html(report: Path, cache_dir: Path | None = None) -> str:
+    """The page of the report directory ``report`` (see module docstring); with ``cache_dir``
+    its factor strips and probe pairs come from the report-piece cache when their inputs are
+    unchanged (:func:`thumb_sections`; the same bytes either way)."""
     data = ReportData(report)
     thumbs = Thumbs(data)
-    try:
-        strips = _strips(data, thumbs)
-        probes = _probe_pairs(data, thumbs)
-    finally:
-        _INDEXES.clear()
+    strips, probes = thumb_sections(data, thumbs, cache_dir)
     competence = _competence(data)
-    body = [_verdict(data), competence, _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
+    humans = _humans(data)
+    body = [_verdict(data), competence, humans, _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
     nav = [("verdict", "Verdict")] + ([("competence", "Competence")] if competence else [])
+    nav += [("humans", "Humans")] if humans else []
     nav += [("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
     if data.comparison is not None:
         nav.append(("comparison", "Comparison"))
@@ -576,16 +662,18 @@ def build_html(report: Path) -> str:
     )
 
 
-def write_html(report: Path) -> Path:
+def write_html(report: Path, cache_dir: Path | None = None) -> Path:
     """Write ``<report>/report.html`` (temporary file, then rename) and, when the report has a
-    manifest, list it among the manifest's outputs; returns its path."""
+    manifest, list it among the manifest's outputs; returns its path. ``cache_dir``: the page
+    and its sections come from the report-piece cache where their inputs are unchanged
+    (:func:`cached_page`)."""
     import os
 
     from harness.cards.provenance import load_manifest, output_entries, write_manifest
 
     report = Path(report)
     path = report / HTML_NAME
-    text = build_html(report)
+    text = cached_page(report, cache_dir)
     tmp = report / f".{HTML_NAME}.tmp"
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
@@ -596,3 +684,107 @@ def write_html(report: Path) -> Path:
             manifest["outputs"] = outputs
             write_manifest(manifest, report)
     return path
+
+
+# ----------------------------------------------------------------------------- cached sections
+
+
+def _page_code() -> list[Path]:
+    """The sources and assets the page is made from (its report-piece keys hash them)."""
+    from harness.report.pieces import report_sources
+
+    return report_sources()
+
+
+def page_key(report: Path) -> str:
+    """The ``html-page`` piece's cache key: every file of the report directory the page is
+    built from (all but ``report.html``, by sha256), the page's sources and assets, and the
+    numpy, pandas and Pillow versions."""
+    from harness.hashing import sha256_file
+    from harness.report.pieces import package_versions, piece_key, source_hash
+
+    report = Path(report)
+    files = sorted(p for p in report.rglob("*") if p.is_file())
+    return piece_key("html-page", {
+        "code": source_hash(_page_code()),
+        "packages": package_versions(["numpy", "pandas", "pillow"]),
+        "files": {p.relative_to(report).as_posix(): sha256_file(p)
+                  for p in files if p.relative_to(report).as_posix() != HTML_NAME},
+    })
+
+
+def cached_page(report: Path, cache_dir: Path | None = None) -> str:
+    """:func:`build_html` of ``report``; with ``cache_dir`` the page is reused from the
+    ``html-page`` report piece (:mod:`harness.report.pieces`) when :func:`page_key` finds
+    one, else built (its sections through :func:`thumb_sections`) and stored."""
+    if cache_dir is None:
+        return build_html(report)
+    from harness.report.pieces import piece_entries
+
+    entries = piece_entries(Path(cache_dir), "html-page")
+    key = page_key(report)
+    payload = entries.get(key)
+    if payload is not None:
+        try:
+            return payload.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    text = build_html(report, cache_dir)
+    entries.put(key, text.encode("utf-8"))
+    return text
+
+
+def _build_thumb_sections(data: ReportData, thumbs: Thumbs) -> tuple[str, str]:
+    try:
+        return _strips(data, thumbs), _probe_pairs(data, thumbs)
+    finally:
+        _INDEXES.clear()
+
+
+def thumb_sections_key(data: ReportData) -> str:
+    """The ``html-sections`` piece's cache key: every input of :func:`_strips` and
+    :func:`_probe_pairs` (the score files, evaluators and companion, every file under
+    ``thumbs/``), the sources that read and lay them out, and the Pillow, pandas and numpy
+    versions (embedded thumbnails, score means)."""
+    from harness.hashing import sha256_file
+    from harness.report.pieces import package_versions, piece_key, source_hash
+
+    thumb_dir = data.dir / THUMB_DIR
+    return piece_key("html-sections", {
+        "code": source_hash(_page_code()),
+        "packages": package_versions(["numpy", "pandas", "pillow"]),
+        "evaluators": list(data.evaluators),
+        "companion": data.companion,
+        "scores": {p.name: sha256_file(p) for p in sorted((data.dir / "scores").glob("*.csv"))},
+        "thumbs": {p.relative_to(thumb_dir).as_posix(): sha256_file(p)
+                   for p in sorted(thumb_dir.rglob("*")) if p.is_file()},
+    })
+
+
+def thumb_sections(data: ReportData, thumbs: Thumbs, cache_dir: Path | None = None) -> tuple[str, str]:
+    """The factor strips and probe pairs sections (they embed the thumbnails, recorded in
+    ``thumbs.used``); with ``cache_dir``, reused from and stored in the ``html-sections``
+    report piece (:mod:`harness.report.pieces`) under :func:`thumb_sections_key`."""
+    if cache_dir is None:
+        return _build_thumb_sections(data, thumbs)
+    from harness.hashing import canonical_json
+    from harness.report.pieces import piece_entries
+
+    entries = piece_entries(Path(cache_dir), "html-sections")
+    key = thumb_sections_key(data)
+    payload = entries.get(key)
+    if payload is not None:
+        try:
+            doc = json.loads(payload)
+            strips, probes, used = doc["strips"], doc["probes"], doc["used"]
+        except (ValueError, KeyError, TypeError):
+            pass
+        else:
+            if isinstance(strips, str) and isinstance(probes, str) and isinstance(used, dict):
+                thumbs.used.update(used)
+                return strips, probes
+    before = set(thumbs.used)
+    strips, probes = _build_thumb_sections(data, thumbs)
+    used = {k: v for k, v in thumbs.used.items() if k not in before}
+    entries.put(key, canonical_json({"strips": strips, "probes": probes, "used": used}))
+    return strips, probes

@@ -163,6 +163,7 @@ def _run_id_problems(manifest: Mapping[str, Any]) -> list[str]:
         bootstrap=options["bootstrap"],
         seed=options["seed"],
         thresholds=options["thresholds"],
+        human=options.get("human"),
     )
     if derived != manifest["run_id"]:
         return [f"manifest.json#/run_id: {manifest['run_id']!r}, but the options give {derived!r} "

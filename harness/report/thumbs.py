@@ -16,6 +16,11 @@ Images shared by several rows (template and paraphrase levels reuse the c0 rende
 once. JPEG bytes depend only on the pixels and the Pillow build, so equal renders give equal
 files. A report whose evaluators all score scenes without rendering (companion, planted) gets
 no thumbnails: rendering them would be work the audit never did.
+
+Thumbnails are cached like renders (``<cache dir>/thumbs/``, :mod:`harness.report.pieces`),
+content-addressed by :func:`thumb_key`: the render keys of the image, its background, view
+policy, size and quality, the Pillow version and the code that composites and encodes it. A
+warm run copies the cached JPEG bytes into the report and neither reads a render nor encodes.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.fileio import write_json_atomic
-from harness.hashing import sha256_bytes
+from harness.hashing import sha256_bytes, sha256_json
 
 THUMB_DIR = "thumbs"
 INDEX = "index.json"
@@ -60,21 +65,77 @@ def needs_renders(specs: Sequence[Any]) -> bool:
 
 
 def write_session_thumbs(session: Any, evaluators: Sequence[str], report_dir: Path) -> int:
-    """``thumbs/`` of an audit session's report (nothing when no evaluator scored renders)."""
+    """``thumbs/`` of an audit session's report (nothing when no evaluator scored renders),
+    through the thumbnail cache under the session's cache dir."""
     if not needs_renders([session.specs[ev] for ev in evaluators]):
         return 0
-    return write_thumbs(session.plan, session.renderer, report_dir)
+    from harness.report.pieces import thumb_entries
+
+    return write_thumbs(
+        session.plan, session.renderer, report_dir, cache=thumb_entries(session.options.cache_dir)
+    )
 
 
-def write_thumbs(plan: Any, renderer: Any, report_dir: Path, prompts: int = THUMB_PROMPTS) -> int:
+def render_key(renderer: Any, identity: str, cfg: Any) -> str:
+    """The render-cache key of (scene identity, render config) on ``renderer``; a renderer
+    without a cache key (a test rasteriser) is named by its identity instead."""
+    key = getattr(renderer, "key", None)
+    if callable(key):
+        return str(key(identity, cfg))
+    return sha256_json(
+        {"renderer": str(getattr(renderer, "identity", type(renderer).__qualname__)),
+         "scene": identity, "render": cfg.to_dict()}
+    )
+
+
+def fixed_key_inputs() -> dict[str, Any]:
+    """The thumbnail key inputs shared by every image: the Pillow version and the sources that
+    turn renders into thumbnail bytes (composite, view sheet, this module)."""
+    import harness.measure_images as measure_images
+    import harness.render.composite as composite
+    from harness.report.pieces import package_versions, source_hash
+
+    return {
+        "packages": package_versions(["pillow"]),
+        "code": source_hash([Path(__file__), Path(composite.__file__), Path(measure_images.__file__)]),
+    }
+
+
+def thumb_key(plan: Any, renderer: Any, image: Any, max_px: int = MAX_PX, quality: int = JPEG_QUALITY,
+              fixed: dict[str, Any] | None = None) -> str:
+    """The thumbnail cache key of ``image`` (a ``harness.measure_plan.ImageKey``): sha256 of the
+    render keys of its views, its background (id and RGB), view policy, ``max_px``, ``quality``
+    and ``fixed`` (default: :func:`fixed_key_inputs`)."""
+    from harness.protocol import background_rgb
+
+    identity = plan.scenes[image.scene].identity
+    return sha256_json(
+        {
+            "renders": [render_key(renderer, identity, cfg) for cfg in (image.render, *image.views)],
+            "background": [image.background, [int(c) for c in background_rgb(image.background)]],
+            "policy": image.policy,
+            "max_px": max_px,
+            "quality": quality,
+            **(fixed if fixed is not None else fixed_key_inputs()),
+        }
+    )
+
+
+def write_thumbs(plan: Any, renderer: Any, report_dir: Path, prompts: int = THUMB_PROMPTS,
+                 cache: Any = None) -> int:
     """Write ``thumbs/`` for the first ``prompts`` prompt ids of ``plan``; returns the number of
-    image files. A render that fails is listed with its error and no file."""
+    image files. A render that fails is listed with its error and no file (failures are never
+    cached). ``cache``: a :class:`harness.report.pieces.SealedEntries` of encoded thumbnails
+    (:func:`thumb_key`), read before any render is and filled with what was encoded."""
     from harness.measure_images import ImageSource
 
     wanted = sorted({r.prompt_id for r in plan.rows})[:prompts]
     out_dir = Path(report_dir) / THUMB_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     source = ImageSource(plan, renderer)
+    fixed = fixed_key_inputs() if cache is not None else None
+    keys: dict[Any, str] = {}  # image → thumbnail key (rows share images)
+    found: dict[str, bytes] = {}  # thumbnail bytes of this run by key
     entries: list[dict[str, Any]] = []
     files: set[str] = set()
     for _group, rows in plan.groups():
@@ -92,11 +153,22 @@ def write_thumbs(plan: Any, renderer: Any, report_dir: Path, prompts: int = THUM
                 "error": row.error,
             }
             if row.image is not None:
-                rgb = source.rgb(row.image)
-                if isinstance(rgb, str):
-                    entry["error"] = rgb
-                else:
-                    data = encode_thumb(rgb)
+                key = ""
+                if cache is not None:
+                    key = keys.get(row.image) or keys.setdefault(
+                        row.image, thumb_key(plan, renderer, row.image, fixed=fixed))
+                data = found.get(key) or (cache.get(key) if cache is not None else None)
+                if data is None:
+                    rgb = source.rgb(row.image)
+                    if isinstance(rgb, str):
+                        entry["error"] = rgb
+                    else:
+                        data = encode_thumb(rgb)
+                        if cache is not None:
+                            cache.put(key, data)
+                if data is not None and cache is not None:
+                    found[key] = data
+                if data is not None:
                     name = f"{sha256_bytes(data)[:16]}.jpg"
                     if name not in files:
                         (out_dir / name).write_bytes(data)

@@ -158,6 +158,77 @@ def write_derived(result: AuditResult, directory: Path, *, figures: bool = True)
     return summary, notes
 
 
+#: What :func:`write_derived` writes (report-relative): the ``derived`` report piece.
+DERIVED_FILES = ("summary.json", "tables", "figures")
+#: Libraries whose versions can change the derived files' bytes (numbers, CSV/Markdown, PNG).
+DERIVED_PACKAGES = ("matplotlib", "numpy", "pandas", "pillow")
+
+
+def derived_key(session: AuditSession, evaluators: Sequence[str]) -> str:
+    """The ``derived`` piece's cache key: everything ``summary.json``, ``tables/`` and
+    ``figures/`` of ``evaluators`` are computed from. The records files' sha256 (the panel
+    result's data), bootstrap and seed, the lighting scalars file (Table 8), the sources of the
+    statistics, the caption grammar (template slots), the lighting-scalars reader, the records
+    reader and every report module (tables, figures, this writer), and the versions of
+    :data:`DERIVED_PACKAGES`."""
+    import harness.captions as captions
+    import harness.stats as stats
+    from harness.hashing import sha256_file
+    from harness.report import audit_inputs
+    from harness.report.pieces import package_versions, piece_key, report_sources, source_hash
+
+    lighting = audit_inputs.DEFAULT_LIGHTING_SCALARS
+    stats_dir, captions_dir = Path(stats.__file__).parent, Path(captions.__file__).parent
+    code = [*sorted(stats_dir.glob("*.py")), *sorted(captions_dir.glob("*.py")),
+            *sorted(captions_dir.glob("*.json")), *report_sources(),
+            REPO_ROOT / "harness" / "render" / "light_maps.py"]  # reads the lighting scalars
+    return piece_key("derived", {
+        "records": {ev: sha256_file(session.records_file(ev)) for ev in sorted(evaluators)},
+        "bootstrap": session.bootstrap,
+        "seed": session.seed,
+        "lighting": sha256_file(lighting) if lighting.is_file() else None,
+        "code": source_hash(code),
+        "packages": package_versions(DERIVED_PACKAGES),
+    })
+
+
+def write_derived_cached(
+    session: AuditSession, evaluators: Sequence[str], directory: Path
+) -> tuple[dict[str, Any], list[str]]:
+    """:func:`write_derived` of the session's panel result over ``evaluators``, reused from the
+    ``derived`` report piece (:mod:`harness.report.pieces`) when :func:`derived_key` finds one:
+    then the panel result is not computed and no table or figure is drawn. A write that left a
+    note (a missing optional extra) is not stored."""
+    from harness.report.pieces import (
+        pack_files,
+        piece_entries,
+        read_files,
+        unpack_files,
+        write_files,
+    )
+
+    key = derived_key(session, evaluators)
+    entries = piece_entries(session.options.cache_dir, "derived")
+    payload = entries.get(key)
+    if payload is not None:
+        try:
+            files = unpack_files(payload)
+        except ValueError:
+            files = None
+        if files is not None and "summary.json" in files:
+            write_files(directory, files)
+            return json.loads(files["summary.json"]), []
+    summary, notes = write_derived(session.panel_result(list(evaluators)), directory)
+    if not notes:
+        names: list[str] = []
+        for name in DERIVED_FILES:
+            path = directory / name
+            found = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+            names += [p.relative_to(directory).as_posix() for p in found]
+        entries.put(key, pack_files(read_files(directory, names)))
+    return summary, notes
+
+
 def write_report(
     session: AuditSession,
     evaluators: Sequence[str],
@@ -255,7 +326,7 @@ def _fill(
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(session.records_file(ev), target)
 
-    summary, notes = write_derived(session.panel_result(evaluators), tmp)
+    summary, notes = write_derived_cached(session, evaluators, tmp)
     for ev in evaluators:
         card_path = tmp / "cards" / f"{ev}.json"
         card_path.parent.mkdir(parents=True, exist_ok=True)
@@ -280,5 +351,6 @@ def _fill(
         render_host=host_facts(session.renderer),
     )
     write_manifest(manifest, tmp)
-    write_html(tmp)  # reads the finished directory; adds report.html to the manifest's outputs
+    # reads the finished directory; adds report.html to the manifest's outputs
+    write_html(tmp, session.options.cache_dir)
     return summary, notes

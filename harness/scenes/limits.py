@@ -50,9 +50,14 @@ def check_limits(doc: dict[str, Any], path: str) -> None:
     object its size, yaw and placement.
     """
     room = doc["room"]
+    # an object scene has no room: its "room" is the ground around the object and its height
+    is_object = doc.get("kind") == "object"
+    area = "the object's ground" if is_object else "the room"
     for axis, value in enumerate(room["size"]):
-        _length(value, path, f"/room/size/{axis}", "room size")
-    _length(room["wall_height"], path, "/room/wall_height", "wall height")
+        _length(value, path, f"/room/size/{axis}",
+                "object scene ground size" if is_object else "room size")
+    _length(room["wall_height"], path, "/room/wall_height",
+            "object scene height" if is_object else "wall height")
     half_room = (room["size"][0] / 2.0 + ROOM_MARGIN, room["size"][1] / 2.0 + ROOM_MARGIN)
     for i, obj in enumerate(doc["objects"]):
         base = f"/objects/{i}"
@@ -69,7 +74,7 @@ def check_limits(doc: dict[str, Any], path: str) -> None:
         position, size = obj["position"], obj["size"]
         if "tilt" in obj:
             position, size = _tilted_layout(obj, path, base)
-        _placement(position, size, yaw, half_room, room["wall_height"], path, base)
+        _placement(position, size, yaw, half_room, room["wall_height"], path, base, area)
 
 
 def _tilted_layout(obj: dict[str, Any], path: str, base: str) -> tuple[Any, Any]:
@@ -98,13 +103,14 @@ def _placement(
     wall_height: float,
     path: str,
     base: str,
+    area: str = "the room",
 ) -> None:
     t = math.radians(yaw_deg)
     c, s = abs(math.cos(t)), abs(math.sin(t))
     # half extents of the axis-aligned box enclosing the rotated footprint (exact for a rectangle)
     half = ((size[0] * c + size[1] * s) / 2.0, (size[0] * s + size[1] * c) / 2.0)
     hint = (
-        f"an object's box must lie within the room grown by {ROOM_MARGIN:g} m on every side "
+        f"an object's box must lie within {area} grown by {ROOM_MARGIN:g} m on every side "
         "(position is the bottom centre, metres, floor centred on the origin)"
     )
     for axis in (0, 1):
@@ -112,7 +118,7 @@ def _placement(
         if not reach <= half_room[axis]:
             name = "xy"[axis]
             raise SceneError(
-                f"object box reaches {name} = ±{reach:.6g} m, outside the room "
+                f"object box reaches {name} = ±{reach:.6g} m, outside {area} "
                 f"(±{half_room[axis] - ROOM_MARGIN:.6g} m)",
                 path=path,
                 pointer=f"{base}/position/{axis}",
@@ -121,7 +127,7 @@ def _placement(
     bottom, top = position[2], position[2] + size[2]
     if not (bottom >= -ROOM_MARGIN and top <= wall_height + ROOM_MARGIN):
         raise SceneError(
-            f"object box spans z {bottom:.6g}..{top:.6g} m, outside the room "
+            f"object box spans z {bottom:.6g}..{top:.6g} m, outside {area} "
             f"(0..{wall_height:.6g} m)",
             path=path,
             pointer=f"{base}/position/2",

@@ -9,6 +9,8 @@ Schema ``t3d-scene/2`` (imports) adds, and ``t3d-scene/1`` files never carry:
 
 * ``kind``: ``"room"`` (floor, four walls; the v1 meaning) or ``"object"`` (a single generated
   object: no walls, a ground plane when ``ground`` is true, camera framed on the objects);
+* ``source`` (optional): the imported file's format and the conventions applied (up, front,
+  unit, true size, display scale, colour source, a note); see docs/formats.md;
 * per object ``tilt``: a unit quaternion ``[w, x, y, z]`` applied in the object's frame before
   the yaw. The full object transform is ``T(position) · Rz(yaw_deg) · R(tilt) · S(size)``: the
   asset's bounding box, scaled per axis to ``size`` (non-uniform scale), its bottom centre at
@@ -177,6 +179,9 @@ class Scene:
     schema: str = field(default=SCENE_SCHEMA)
     kind: str = KIND_ROOM  # schema 2: "room" | "object"
     ground: bool = True  # schema 2, object kind: draw the ground plane
+    # schema 2, imports: what file the scene came from and the conventions applied
+    # (docs/formats.md "source"); None for generated scenes and older imports
+    source: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -191,6 +196,8 @@ class Scene:
             out["kind"] = self.kind
             if self.kind == KIND_OBJECT:
                 out["ground"] = self.ground
+            if self.source is not None:
+                out["source"] = dict(self.source)
         out["room"] = self.room.to_dict()
         out["objects"] = [o.to_dict() for o in self.objects]
         return out
@@ -232,6 +239,7 @@ class Scene:
             objects=tuple(objects),
             kind=data.get("kind", KIND_ROOM),
             ground=bool(data.get("ground", True)),
+            source=dict(data["source"]) if isinstance(data.get("source"), dict) else None,
         )
 
     @property

@@ -306,3 +306,15 @@ def grouped_draws(per_block: dict[str, np.ndarray], weights: np.ndarray) -> dict
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return {k: prompt_mean_draws(v.T, weights) for k, v in per_block.items()}
+
+
+def pearson_draws(scores: np.ndarray, human: np.ndarray, blocks: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Pearson r of every series with the human target per draw: (E, n), (n,), (n,), (B, P) → (B, E).
+
+    The same moment sums as :func:`pooled_draws`' Pearson, without the pair statistics: the
+    cheap path for many configurations whose draws must stay paired (differences between
+    series are taken draw by draw). An all-ones weight row gives the point estimates.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    x, y, blk, mask = _prepare(scores, human, blocks, w.shape[1])
+    return _weighted_pearson(x, y, mask, blk, w)

@@ -27,6 +27,7 @@ from harness.stats import bootstrap as bs
 from harness.stats._nan import nanmax, nanmin
 from harness.stats.dispersion import dispersion, scene_dispersion
 from harness.stats.envelopes import SIGN_CROSSING, STRICT, envelopes, generator_pairs
+from harness.stats.human_protocol import configuration_draws, factor_envelopes
 from harness.stats.probe_stats import pair_credit, probe_outcome
 from harness.stats.rank import kendall_w, rank_stability
 from harness.stats.rho import peak, rho, scene_level_variance
@@ -73,8 +74,14 @@ KINDS: dict[str, MetricKind] = {
         MetricKind("discrimination", -1, 0.05, "fraction", "probe", "tie-adjusted directional discrimination"),
         MetricKind("best_view_inflation", +1, 0.05, "ratio", "evaluator", "median best-view / default-view score"),
         MetricKind("failed_share", +1, 0.01, "fraction", "evaluator", "share of records that failed"),
+        MetricKind("human_agreement", -1, 0.05, "coefficient", "evaluator",
+                   "Pearson r of the c0 scores with the mean human rating (with human ratings)"),
+        MetricKind("human_agreement_drop", +1, 0.05, "coefficient", "factor",
+                   "largest drop of human agreement from c0 over the factor's levels (with human ratings)"),
     )
 }
+# compared only when human ratings are given (compare_records(human=...))
+HUMAN_KINDS = ("human_agreement", "human_agreement_drop")
 DEFAULT_MARGINS: dict[str, float] = {k: v.margin for k, v in KINDS.items()}
 
 
@@ -433,8 +440,9 @@ def weighted_median_draws(values: np.ndarray, weights: np.ndarray) -> np.ndarray
     return out
 
 
-def planned_metrics(t: EvaluatorScores) -> list[tuple[str, str | None]]:
-    """(kind, subject) of every metric :func:`side_metrics` computes for ``t``, in order."""
+def planned_metrics(t: EvaluatorScores, human: bool = False) -> list[tuple[str, str | None]]:
+    """(kind, subject) of every metric :func:`side_metrics` computes for ``t``, in order
+    (``human``: with human ratings)."""
     out: list[tuple[str, str | None]] = []
     for f in t.factors:
         out += [("rho", f), ("dispersion", f)]
@@ -447,6 +455,9 @@ def planned_metrics(t: EvaluatorScores) -> list[tuple[str, str | None]]:
     if "pitch" in t.factors or "yaw" in t.factors:
         out.append(("best_view_inflation", None))
     out.append(("failed_share", None))
+    if human:
+        out.append(("human_agreement", None))
+        out += [("human_agreement_drop", f) for f in t.factors]
     return out
 
 
@@ -459,12 +470,17 @@ class _Metric:
 
 
 def side_metrics(
-    t: EvaluatorScores, failed: np.ndarray, total: np.ndarray, weights: np.ndarray
+    t: EvaluatorScores,
+    failed: np.ndarray,
+    total: np.ndarray,
+    weights: np.ndarray,
+    human: np.ndarray | None = None,
 ) -> list[_Metric]:
     """Every gated metric of one release: point estimate and bootstrap replicates.
 
     ``t`` the evaluator's (jointly masked) arrays; ``failed`` and ``total`` (P,) the failed
-    and all record counts per prompt (for the failed share); ``weights`` (B, P).
+    and all record counts per prompt (for the failed share); ``weights`` (B, P); ``human``
+    (G, P) the mean human rating of each scene (NaN: not rated), or ``None``.
     """
     out: list[_Metric] = []
     names = list(t.factors)
@@ -513,6 +529,32 @@ def side_metrics(
         share_d = (w @ failed) / (w @ total)
     share = float(failed.sum() / total.sum()) if total.sum() else float("nan")
     out.append(_Metric("failed_share", None, share, share_d))
+    if human is not None:
+        out += _human_metrics(t, human, weights)
+    return out
+
+
+def _human_metrics(t: EvaluatorScores, human: np.ndarray, weights: np.ndarray) -> list[_Metric]:
+    """Human agreement at c0 and its largest drop per factor (harness.stats.human_protocol)."""
+    g, p = t.baseline.shape
+    blocks = np.tile(np.arange(p), g)  # items flattened generator-major: (G·P,)
+    series = [t.baseline.reshape(-1)]
+    confs = ["c0"]
+    factor_of: dict[str, tuple[str, str]] = {}
+    for f, fs in t.factors.items():
+        for i, lv in enumerate(fs.levels):
+            series.append(fs.scores[:, :, i].reshape(-1))
+            confs.append(f"{f}={lv}")
+            factor_of[confs[-1]] = (f, str(lv))
+    draws = configuration_draws(np.stack(series), np.asarray(human, dtype=np.float64).reshape(-1), blocks, weights)
+    out = [_Metric("human_agreement", None, float(draws[0, 0]), draws[1:, 0])]
+    envelopes_ = factor_envelopes(draws, confs, factor_of, "c0")
+    index = {c: i for i, c in enumerate(confs)}
+    for f in t.factors:
+        cols = [index[c] for c, (ff, _) in factor_of.items() if ff == f]
+        per_draw = nanmax(draws[1:, :1] - draws[1:, cols], axis=1)  # paired: max within a draw
+        point = envelopes_.get(f, {}).get("max_drop")
+        out.append(_Metric("human_agreement_drop", f, float("nan") if point is None else point, per_draw))
     return out
 
 
@@ -573,6 +615,7 @@ def compare_records(
     bootstrap: int = 2000,
     seed: int = 42,
     level: float = 0.95,
+    human: Mapping[tuple[str, str], float] | None = None,
 ) -> Comparison:
     """Compare one evaluator pair of two releases; pure function of the two record tables.
 
@@ -580,7 +623,9 @@ def compare_records(
     (default: the single alignment evaluator, see :func:`auto_pairs`). ``margins`` maps a
     metric kind (``rho``) or ``kind.subject`` (``rho.pitch``) to its margin; missing ones
     take :data:`DEFAULT_MARGINS`. ``bootstrap`` B ≥ 2 prompt-block draws from ``seed``,
-    shared by both releases. Raises :class:`CompareError` for an impossible pairing and
+    shared by both releases. ``human`` maps (generator, prompt_id) to the mean human rating:
+    agreement with it becomes a metric (:data:`HUMAN_KINDS`; a release that loses agreement
+    regresses). Raises :class:`CompareError` for an impossible pairing and
     :class:`harness.errors.RecordsError` for an unusable table.
     """
     if bootstrap < 2:
@@ -616,8 +661,14 @@ def compare_records(
     b_m, c_m = _joint_mask(b_t, c_t)
     excluded = _excluded(b_rows, c_rows)
     weights = bs.prompt_weights(len(b_t.prompts), bootstrap, seed)
-    base = side_metrics(b_m, *_per_prompt(b_rows, b_t.prompts), weights)
-    cand = side_metrics(c_m, *_per_prompt(c_rows, c_t.prompts), weights)
+    target = None
+    if human is not None:
+        target = np.array([[human.get((g, p), np.nan) for p in b_t.prompts] for g in b_t.generators])
+        if not np.isfinite(target).any():
+            raise CompareError("no scene of the releases has a human rating", where="--human",
+                               hint="the ratings join on (generator, prompt_id)")
+    base = side_metrics(b_m, *_per_prompt(b_rows, b_t.prompts), weights, target)
+    cand = side_metrics(c_m, *_per_prompt(c_rows, c_t.prompts), weights, target)
 
     kept: list[tuple[_Metric, _Metric]] = []
     skipped: list[str] = []
@@ -667,7 +718,8 @@ def compare_records(
         seed=seed,
         level=level,
         q=q,
-        margins={k: margin_for(margins, k, None) for k in KINDS} | {
+        margins={k: margin_for(margins, k, None) for k in KINDS
+                 if human is not None or k not in HUMAN_KINDS} | {
             k: float(v) for k, v in margins.items() if "." in k
         },
     )

@@ -32,6 +32,11 @@ planted-interaction ``s + a * w(generator) * both(configuration)`` (``a = 0.5``,
                    factorial blocks of the ``interactions`` profile the effect is a pure
                    generator × protocol interaction that flips favoured and disfavoured pairs.
 planted-robust     ``s``: no protocol effect at all.
+planted-pitch90    ``s + a * w(generator)`` at pitch 90° only (``a = 0.5``, ``w`` as for
+                   planted-pitch), else ``s``: agreement with a panel simulated from the
+                   companion collapses at eye level and nowhere else (yaw levels sit at 45°).
+                   Not in the registry (:data:`EXTRA_PLANTED`): the human-agreement known
+                   answer registers it through ``pytest_audit_evaluators``.
 =================  ==========================================================================
 
 With the companion as base, the planted factor is the only factor with non-zero within-scene
@@ -130,6 +135,24 @@ class LightingBias:
 
 
 @dataclass(frozen=True)
+class PitchCollapse:
+    """Offset ``amplitude * w(generator)`` at pitch 90° only (eye level), else 0: the
+    evaluator agrees with the companion, and so with a panel simulated from it, everywhere
+    but at pitch 90, where its order of the generators collapses (``w`` as for PitchShift)."""
+
+    amplitude: float = 0.5
+    favoured: tuple[str, ...] = FAVOURED
+    disfavoured: tuple[str, ...] = DISFAVOURED
+
+    def offset(self, item: ScoreItem) -> float:
+        ctx = _need_context(item)
+        if ctx.configuration.render.pitch_deg < 90.0:
+            return 0.0
+        w = 1.0 if ctx.generator in self.favoured else -1.0 if ctx.generator in self.disfavoured else 0.0
+        return self.amplitude * w
+
+
+@dataclass(frozen=True)
 class NoEffect:
     """Offset 0: the robust control."""
 
@@ -200,7 +223,7 @@ class InteractionShift:
         return self.amplitude * w
 
 
-Effect = PitchShift | TemplateBias | LightingBias | InteractionShift | NoEffect
+Effect = PitchShift | PitchCollapse | TemplateBias | LightingBias | InteractionShift | NoEffect
 
 
 class PlantedEvaluator:
@@ -277,6 +300,9 @@ PLANTED_IDS = (
     "planted-interaction",
     "planted-robust",
 )
+#: Planted effects outside the registry (a test registers them through a hook): the human
+#: agreement known answer (docs/human-agreement.md, "In an audit").
+EXTRA_PLANTED = ("planted-pitch90",)
 
 
 def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
@@ -293,6 +319,8 @@ def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
         return PlantedEvaluator(name, base, InteractionShift(), spec=spec)
     if name == "planted-robust":
         return PlantedEvaluator(name, base, NoEffect(), spec=spec)
+    if name == "planted-pitch90":
+        return PlantedEvaluator(name, base, PitchCollapse(), spec=spec)
     raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PLANTED_IDS)}")
 
 

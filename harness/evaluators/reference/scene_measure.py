@@ -1,4 +1,4 @@
-"""Measuring scene-reading evaluators (companion, planted-*) over a measurement plan.
+"""Measuring scene-reading evaluators (companion, planted-*, scene scorers) over a measurement plan.
 
 The image pipeline (``harness.measure.measure``) renders, composites and calls
 ``score(images, captions)``. The companion and the planted evaluators read the structured
@@ -23,12 +23,13 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-SCENE_ADAPTERS = ("companion", "planted")
-
 
 def is_scene_evaluator(spec: Any) -> bool:
-    """Whether ``spec`` is measured by :func:`measure_scenes` (it never needs a render)."""
-    return getattr(spec, "adapter", "") in SCENE_ADAPTERS
+    """Whether ``spec`` is measured by :func:`measure_scenes` (it never needs a render): its
+    family declares ``input="scene"`` (:mod:`harness.evaluators.families`)."""
+    from harness.evaluators.families import adapter_input
+
+    return adapter_input(spec) == "scene"
 
 
 def bundled_prompt_specs() -> dict[str, Any]:
@@ -74,6 +75,9 @@ def measure_scenes(
     evaluator = (load_evaluator or (lambda s: s.build()))(spec)
     default_template = DEFAULT_TEMPLATE_ID
     needs_text = bool(getattr(spec, "needs_text", True))
+    # the companion checks scenes against their prompt spec; a user's scene scorer may not
+    # need one (its items then carry spec None where the scene set has none)
+    needs_prompt_spec = bool(getattr(evaluator, "needs_prompt_spec", True))
     items: list[Any] = []
     errors: list[str] = []
     for row in plan.rows:
@@ -81,13 +85,13 @@ def measure_scenes(
             errors.append(row.error or "no scene for this row")
             items.append(None)
             continue
-        if row.prompt_id not in specs:
+        if row.prompt_id not in specs and needs_prompt_spec:
             errors.append(f"no prompt spec for prompt id {row.prompt_id!r}")
             items.append(None)
             continue
         scene = plan.scenes[row.image.scene].scene
         context = ScoreContext(row.generator, row_configuration(row, default_template))
-        items.append(ScoreItem(scene, specs[row.prompt_id], row.caption, context))
+        items.append(ScoreItem(scene, specs.get(row.prompt_id), row.caption, context))
         errors.append("")
     todo = [it for it in items if it is not None]
     try:

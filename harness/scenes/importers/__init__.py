@@ -2,7 +2,9 @@
 
 * :func:`import_scenestate` — SceneEval ``sceneState`` JSON (``scene@1.0.2``), assets resolved
   from ``modelId`` under a user-given asset root;
-* :func:`import_gltf` — a glTF 2.0 / GLB file: one generated object, or a room of objects.
+* :func:`import_gltf` — a glTF 2.0 / GLB file: one generated object, or a room of objects;
+* ``meshobject.import_object_file`` — one object from OBJ, PLY (mesh, point cloud, 3D Gaussian
+  splats), STL or USD; ``dispatch.import_file`` picks the importer by the file's content.
 
 Both write the assets the scene uses (glTF/GLB kept as is, OBJ copied or re-based, see
 ``common``) under the output scene-set root
@@ -42,7 +44,8 @@ def import_scene_set(
     asset_root: Path | str | None = None,
     **meta: str | None,
 ):
-    """Import one sceneState JSON / glTF / GLB file into a fresh scene set and load it.
+    """Import one file of any supported format (``dispatch.import_file``: sceneState JSON,
+    glTF/GLB, OBJ, PLY, STL, USD) into a fresh scene set and load it.
 
     ``out_root`` defaults to ``<cache dir>/imports/<first 16 hex of the file's sha256>``, so the
     same file always lands in the same place; ``asset_root`` (sceneState only) defaults to the
@@ -62,11 +65,10 @@ def import_scene_set(
 
     out = Path(out_root)
     with staged_directory(out) as stage:
-        if path.suffix.lower() in (".glb", ".gltf"):
-            scene = import_gltf(path, out_root=stage, **meta)
-        else:
-            root = Path(asset_root) if asset_root is not None else path.parent
-            scene = import_scenestate(path, asset_root=root, out_root=stage, **meta)
+        from harness.scenes.importers.dispatch import import_file
+
+        root = Path(asset_root) if asset_root is not None else path.parent
+        scene = import_file(path, out_root=stage, asset_root=root, **meta)
         scene_file = write_scene_file(scene, stage)
         write_manifest(stage, build_manifest(stage, [scene_file]))
     return SceneSet.load(out)

@@ -2,16 +2,23 @@
 
 Layout read by :func:`import_batch`::
 
-    GENERATORS_DIR/<generator>/<prompt_id>.glb|.gltf|.obj|.json
+    GENERATORS_DIR/<generator>/<prompt_id>.<any supported format>
 
-* ``.glb`` / ``.gltf``: a glTF file (``gltf.import_gltf``: an object, or a room when it has
-  floor/wall nodes); its ``.bin`` and image files may sit next to it.
-* ``.obj``: a single generated object, y up (the OBJ convention); its ``.mtl`` and maps may sit
-  next to it. Re-based to z up and written like the sceneState importer's OBJ assets.
-* ``.json``: a SceneEval ``sceneState`` layout (``scenestate.import_scenestate``); assets
-  resolve under ``asset_root`` (default: the generator's folder) and ``asset_map``.
+Every file is recognised by its content (``harness.scenes.fileformats.detect_format``, the
+same function ``import-scene`` uses) and imported by ``dispatch.import_file``:
 
-Other files (``.bin``, ``.png``, ``.mtl``, ...) and names starting with ``.`` are skipped.
+* glTF/GLB (``gltf.import_gltf``: an object, or a room when it has floor/wall nodes); its
+  ``.bin`` and image files may sit next to it;
+* OBJ (+MTL), PLY (mesh, point cloud, 3D Gaussian splats), STL, USD/USDA/USDC/USDZ: a single
+  generated object (``meshobject.import_object_file``) in the generator's conventions
+  (:func:`read_conventions`: up, front, unit or scale; defaults per format);
+* sceneState JSON (``scenestate.import_scenestate``); assets resolve under ``asset_root``
+  (default: the generator's folder) and ``asset_map``.
+
+Files that are not scenes are skipped and listed with the reason (:attr:`BatchResult.skipped`):
+companion files (``.bin``, images, ``.mtl``) and files of no supported format. Names starting
+with ``.`` are ignored. A generator folder that yields no scene is an error unless
+``allow_missing``.
 The file stem is the prompt id; the prompts file (:func:`read_prompts`) gives each id its text
 and, optionally, labels. Every file is tried; all problems (a stem not in the prompts file, a
 file that cannot be imported) are raised together as one :class:`ImportError_` naming each
@@ -29,12 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from harness.errors import AuditError, ImportError_
-from harness.scenes.model import Scene
+from harness.scenes.fileformats import SCENE_SUFFIXES
 
-SCENE_SUFFIXES = (".glb", ".gltf", ".obj", ".json")
+__all__ = ["SCENE_SUFFIXES", "import_batch", "read_prompts", "scan_generators"]
 PROMPT_KEYS = ("prompt", "text")
 
 
@@ -112,8 +117,8 @@ def read_prompts(path: Path | str) -> dict[str, PromptEntry]:
             doc = json.loads(raw)
         except ValueError as exc:
             raise ImportError_(f"prompts file is not valid JSON: {exc}", path=path) from None
-        if isinstance(doc, dict):
-            items = [(k, v, f"/{k}") for k, v in doc.items()]
+        if isinstance(doc, dict):  # "@..." keys are settings (e.g. "@conventions"), not prompts
+            items = [(k, v, f"/{k}") for k, v in doc.items() if not k.startswith("@")]
         elif isinstance(doc, list):
             for i, v in enumerate(doc):
                 pid = v.get("id") if isinstance(v, dict) else None
@@ -132,58 +137,77 @@ def read_prompts(path: Path | str) -> dict[str, PromptEntry]:
     return out
 
 
-def scan_generators(root: Path | str) -> list[tuple[str, Path]]:
-    """(generator, scene file) for every scene file one level below ``root``, sorted."""
+COMPANION_SUFFIXES = (".bin", ".png", ".jpg", ".jpeg", ".webp", ".ktx2", ".mtl", ".tga", ".bmp")
+
+
+def scan_generators(root: Path | str) -> tuple[list[tuple[str, Path]], list[tuple[Path, str]]]:
+    """(generator, scene file) for every importable file one level below ``root``, sorted, and
+    (file, reason) for every file skipped. Raises ImportError_ when ``root`` is no folder."""
+    from harness.scenes.fileformats import detect_format
+
     root = Path(root)
     if not root.is_dir():
         raise ImportError_("generators folder not found", path=root,
                            hint="GENERATORS_DIR holds one folder per generator")
-    found = []
+    found: list[tuple[str, Path]] = []
+    skipped: list[tuple[Path, str]] = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         for file in sorted(folder.iterdir()):
-            if file.is_file() and not file.name.startswith(".") and file.suffix.lower() in SCENE_SUFFIXES:
-                found.append((folder.name, file))
-    if not found:
-        raise ImportError_("no scene files found", path=root,
-                           hint=f"expected <generator>/<prompt_id>{{{','.join(SCENE_SUFFIXES)}}}")
-    return found
+            if file.name.startswith("."):
+                continue
+            if not file.is_file():
+                skipped.append((file, "not a file"))
+                continue
+            if file.suffix.lower() in COMPANION_SUFFIXES:
+                skipped.append((file, "a companion file (buffers, images, materials)"))
+                continue
+            if file.suffix.lower() not in SCENE_SUFFIXES:  # a scene extension is imported, or fails
+                try:
+                    detect_format(file)
+                except ImportError_ as exc:
+                    skipped.append((file, exc.what))
+                    continue
+            found.append((folder.name, file))
+    return found, skipped
 
 
-def import_obj_object(
-    path: Path, *, out_root: Path, asset_dir: str, meta: dict[str, str], label: str
-) -> Scene:
-    """A single OBJ object (y up) as an object-kind scene; the asset is re-based to z up."""
-    from harness.scenes.importers.common import (
-        Y_UP_TO_Z_UP,
-        PlacedObject,
-        decompose,
-        sanitize_id,
-        write_bytes_atomic,
-    )
-    from harness.scenes.importers.gltf import object_scene
-    from harness.scenes.importers.scenestate import _copy_materials, _obj_vertices, _rebase_obj
-    from harness.scenes.load import validate_scene
+def read_conventions(path: Path | str | None, prompts_path: Path | str | None = None) -> dict:
+    """Conventions per generator: ``{generator: {"up", "front", "unit", "scale"}}`` from the
+    JSON file ``path`` and/or the ``"@conventions"`` object of a JSON prompts file (the
+    conventions file wins). Returns generator -> ``Conventions``."""
+    from harness.scenes.importers.conventions import Conventions
 
-    raw = path.read_bytes()
-    verts = _obj_vertices(raw, path)
-    world = np.eye(4)
-    world[:3, :3] = Y_UP_TO_Z_UP
-    placement = decompose(world, verts.min(0), verts.max(0), rebase=True, path=path, pointer="")
-    folder = f"assets/{sanitize_id(asset_dir, 'obj')}"
-    rel = f"{folder}/{path.stem}.obj"
-    write_bytes_atomic(out_root / rel, raw if placement.is_identity else _rebase_obj(raw, np.asarray(placement.axes)))
-    _copy_materials(path, raw, out_root / folder)
-    obj = PlacedObject(sanitize_id(label, "object")[:64], label, rel, placement)
-    return validate_scene(object_scene(meta, [obj], ground=True, path=path), out_root, path=path)
+    out: dict[str, Conventions] = {}
+    for source, key in ((prompts_path, "@conventions"), (path, None)):
+        if source is None or (key and Path(source).suffix.lower() == ".csv"):
+            continue
+        try:
+            doc = json.loads(Path(source).read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError) as exc:
+            raise ImportError_(f"cannot read the conventions: {exc}", path=source) from None
+        table = doc.get(key) if key and isinstance(doc, dict) else (doc if not key else None)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            raise ImportError_("conventions must map generator names to objects", path=source,
+                               pointer=f"/{key}" if key else "",
+                               hint='e.g. {"triposr": {"up": "z"}, "sf3d": {"front": "-z"}}')
+        for gen, raw in table.items():
+            where = f"/{key}/{gen}" if key else f"/{gen}"
+            out[gen] = Conventions.from_mapping(raw, path=source, pointer=where)
+    return out
 
 
 @dataclass
 class BatchResult:
-    """What :func:`import_batch` wrote: scene files (absolute, under the stage) and, per
-    generator, the prompt ids of the prompts file it has no file for."""
+    """What :func:`import_batch` wrote: scene files (absolute, under the stage); per
+    generator, the prompt ids of the prompts file it has no file for; every skipped file with
+    the reason; the generators whose folder yielded no scene (allowed with ``allow_missing``)."""
 
     scene_files: list[Path]
     missing: dict[str, list[str]]
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
 
 
 def import_batch(
@@ -193,15 +217,21 @@ def import_batch(
     *,
     asset_root: Path | str | None = None,
     asset_map: Mapping[str, Any] | None = None,
+    conventions: Mapping[str, Any] | None = None,
+    allow_missing: bool = False,
 ) -> BatchResult:
     """Import every scene file under ``generators_dir`` into ``out_root`` (a staging folder:
-    on error it holds partial output). Raises one ImportError_ listing every bad file."""
+    on error it holds partial output). ``conventions``: generator -> ``Conventions`` for its
+    object files. Raises one ImportError_ listing every bad file, and every generator folder
+    that yields no scene unless ``allow_missing``."""
     from harness.scenes.importers import write_scene_file
-    from harness.scenes.importers.gltf import import_gltf
-    from harness.scenes.importers.scenestate import import_scenestate
+    from harness.scenes.importers.dispatch import import_file
 
     out_root = Path(out_root)
-    files = scan_generators(generators_dir)
+    generators_dir = Path(generators_dir)
+    files, skipped = scan_generators(generators_dir)
+    folders = sorted(p.name for p in generators_dir.iterdir()
+                     if p.is_dir() and not p.name.startswith("."))
     problems: list[str] = []
     seen: dict[tuple[str, str], Path] = {}
     for generator, file in files:
@@ -218,36 +248,41 @@ def import_batch(
             continue
         meta = {"generator": generator, "prompt_id": entry.id, "prompt": entry.prompt,
                 "prompt_source": entry.prompt_source, "scene_id": None}
-        suffix = file.suffix.lower()
         try:
-            if suffix in (".glb", ".gltf"):
-                scene = import_gltf(file, out_root=out_root, asset_dir=f"{generator}__{entry.id}",
-                                    label=entry.label or entry.prompt, labels=entry.labels, **meta)
-            elif suffix == ".obj":
-                from harness.scenes.importers.common import resolve_meta
-
-                full = resolve_meta(meta, None, default_source="OBJ", path=file)
-                scene = import_obj_object(file, out_root=out_root, asset_dir=f"{generator}__{entry.id}",
-                                          meta=full, label=entry.label or entry.prompt)
-            else:
-                root = Path(asset_root) if asset_root is not None else file.parent
-                scene = import_scenestate(file, asset_root=root, out_root=out_root,
-                                          labels=entry.labels, asset_map=asset_map, **meta)
+            root = Path(asset_root) if asset_root is not None else file.parent
+            scene = import_file(file, out_root=out_root, asset_root=root, asset_map=asset_map,
+                                asset_dir=f"{generator}__{entry.id}",
+                                label=entry.label or entry.prompt, labels=entry.labels,
+                                conventions=(conventions or {}).get(generator), **meta)
             written.append(write_scene_file(scene, out_root))
         except AuditError as exc:  # the message names the file (or an asset of it) already
             text = str(exc)
             problems.append(text if text.startswith(str(file)) else f"{file}: {text}")
         except OSError as exc:
             problems.append(f"{file}: cannot read: {exc.strerror or exc}")
+    gens_with_files = {g for g, _ in files}
+    empty = [g for g in folders if g not in gens_with_files]
+    unknown = sorted(set(conventions or {}) - set(folders))
+    if unknown:
+        problems.append(f"conventions name generator folder(s) that do not exist: "
+                        f"{', '.join(unknown)}")
+    if empty and not allow_missing:
+        for g in empty:
+            why = "; ".join(f"{f.name}: {r}" for f, r in skipped if f.parent.name == g)
+            problems.append(f"{generators_dir / g}: the generator folder yields no scene"
+                            + (f" ({why})" if why else " (it is empty)"))
     if problems:
         listed = "\n  ".join(problems)
         raise ImportError_(
             f"{len(problems)} file(s) cannot be imported; nothing was written:\n  {listed}",
             path=generators_dir,
-            hint="fix or remove these files (the file stem must be a prompt id of --prompts)",
+            hint="fix or remove these files (the file stem must be a prompt id of --prompts); "
+            "--allow-missing accepts generator folders that yield no scene",
         )
-    gens = sorted({g for g, _ in files})
+    if not written and not problems:
+        raise ImportError_("no scene files found", path=generators_dir,
+                           hint="expected <generator>/<prompt_id>.<glb|gltf|obj|ply|stl|usd*|json>")
     missing = {
-        g: [p for p in sorted(prompts) if (g, p) not in seen] for g in gens
+        g: [p for p in sorted(prompts) if (g, p) not in seen] for g in sorted(gens_with_files)
     }
-    return BatchResult(written, {g: m for g, m in missing.items() if m})
+    return BatchResult(written, {g: m for g, m in missing.items() if m}, skipped, empty)

@@ -79,8 +79,12 @@ def import_gltf(
     prompt: str | None = None,
     prompt_source: str | None = None,
     scene_id: str | None = None,
+    conventions: Any = None,
 ) -> Scene:
     """Import ``path`` (.glb or .gltf); write its assets under ``out_root``.
+
+    ``conventions`` (object kind only): a ``conventions.Conventions`` (up, front, unit or
+    scale; default glTF's y up, +z front, metres), recorded in the scene's ``source``.
 
     Returns a Scene whose asset paths are relative to ``out_root`` and which passed
     ``validate_scene``. Raises ImportError_ (a SceneError) for unsupported or malformed input.
@@ -102,8 +106,11 @@ def import_gltf(
     meta = resolve_meta(options, extras, default_source="glTF", path=path)
     folder = sanitize_id(asset_dir or path.stem, "gltf")
     chosen = _kind(g, kind, extras)
+    if chosen == KIND_ROOM and conventions is not None and any(vars(conventions).values()):
+        raise ImportError_("--up/--front/--unit/--scale apply to object scenes, not rooms",
+                           path=path, hint="a glTF room is y up, in metres (the glTF spec)")
     if chosen == KIND_OBJECT:
-        scene = _object_scene(g, out_root, folder, meta, label, ground)
+        scene = _object_scene(g, out_root, folder, meta, label, ground, conventions)
     else:
         scene = _room_scene(g, out_root, folder, meta, labels or {})
     return validate_scene(scene, out_root, path=path)
@@ -148,15 +155,34 @@ def _measured(result: dict[str, Any], path: Path, pointer: str = "") -> tuple[np
 
 
 def _object_scene(
-    g: Gltf, out_root: Path, folder: str, meta: dict[str, str], label: str | None, ground: bool
+    g: Gltf,
+    out_root: Path,
+    folder: str,
+    meta: dict[str, str],
+    label: str | None,
+    ground: bool,
+    conventions: Any = None,
 ) -> Scene:
+    from dataclasses import replace
+
+    from harness.scenes.fileformats import Detected
+    from harness.scenes.importers.conventions import Conventions, display_scale, source_record
+
+    conv = (conventions or Conventions()).resolve("gltf", path=g.path)
     asset = copy_gltf(g, out_root, folder)
     (result,) = run_jobs([{"op": "measure", "file": str((out_root / asset).resolve())}], where=g.path)
     lo, hi = _measured(result, g.path)
-    placement = decompose(np.eye(4), lo, hi, rebase=False, path=g.path, pointer="")
+    world = np.eye(4)
+    world[:3, :3] = conv.rotation()
+    size_m = np.abs(world[:3, :3]) @ (hi - lo) * conv.metres_per_unit
+    fit = display_scale(size_m, path=g.path)  # a 166 m city or a 743 mm-unit engine still fits
+    placement = decompose(world, lo, hi, unit=conv.metres_per_unit * fit, rebase=False,
+                          path=g.path, pointer="")
     name = label or _extras_label(g.doc.get("asset", {}).get("extras")) or meta["prompt"]
     obj = PlacedObject(sanitize_id(name, "object")[:64] or "object", name, asset, placement)
-    return object_scene(meta, [obj], ground=ground, path=g.path)
+    scene = object_scene(meta, [obj], ground=ground, path=g.path)
+    source = source_record(Detected("gltf"), conv.record(), result, size_m, fit)
+    return replace(scene, source=source)
 
 
 def object_scene(

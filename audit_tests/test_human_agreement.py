@@ -1,0 +1,28 @@
+"""Does the evaluator agree with people, and does that agreement survive the protocol? (--audit-human)
+
+With human ratings (``--audit-human FILE``, docs/human-agreement.md "In an audit"), each
+evaluator's records are joined with the mean rating of each rated scene. Agreement is Pearson
+r, the unit of the raters' noise ceiling. ``min_human_agreement`` bounds it at c0;
+``max_human_agreement_drop`` bounds, per factor, the largest drop from c0 over the factor's
+levels — tested on its bootstrap lower bound, so only a drop the prompts confirm fails.
+Without human data both checks are skipped as not applicable.
+"""
+
+import pytest
+
+from harness.assertions import Bound
+
+
+def test_human_agreement(audit_evaluator, audit_human_agreement, audit_check):
+    c0 = audit_human_agreement["c0"]
+    audit_check("human agreement (pearson at c0)", c0["pearson"], "min_human_agreement",
+                interval=c0["ci"]["pearson"])
+
+
+def test_human_agreement_stability(audit_evaluator, audit_factor, audit_human_agreement, audit_check):
+    factor = audit_human_agreement["factors"].get(audit_factor)
+    if factor is None:
+        pytest.skip(f"not applicable: no rated scene was measured at a level of {audit_factor}")
+    audit_check(f"human agreement drop[{audit_factor}]",
+                factor["max_drop"], "max_human_agreement_drop", interval=factor["max_drop_ci"],
+                bound=Bound.LOWER)

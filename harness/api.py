@@ -1,0 +1,370 @@
+"""Python API for notebooks and scripts: score, audit, compare, agreement — no pytest needed
+to call them (``audit`` runs the audit suite with pytest in this process).
+
+    from harness.api import score, audit, compare, agreement
+
+    results = score("clip-vit-b32", ["a.png", "b.png"], ["a red chair", "a blue sofa"])
+    run = audit(evaluators=["redness"], profile="smoke")
+    run.panel.evaluators["redness"].peak_rho
+
+Every function raises a typed :class:`~harness.errors.AuditError` on bad input. Heavy
+libraries (torch, bpy) load only when an evaluator or a render needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import AuditError, EvaluatorError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from harness.audit_summary import EvaluatorSummary, PanelSummary
+    from harness.evaluators.base import EvaluatorSpec, ScoreResult
+    from harness.evaluators.scorer import Scorer
+
+__all__ = ["AuditRun", "Comparison", "agreement", "audit", "compare", "score"]
+
+
+# ----------------------------------------------------------------------------- score
+
+
+def _spec_and_loader(evaluator: Any) -> tuple[EvaluatorSpec, Any]:
+    """``(spec, build(device, batch_size))`` for an id, a spec, a Scorer class or instance."""
+    from harness.evaluators import registry
+    from harness.evaluators.base import EvaluatorSpec
+    from harness.evaluators.scorer import Scorer, ScorerEvaluator, scorer_spec
+
+    if isinstance(evaluator, str):
+        spec = registry.get(evaluator)
+        return spec, lambda device, batch_size: spec.build(device=device, batch_size=batch_size)
+    if isinstance(evaluator, EvaluatorSpec):
+        return evaluator, lambda device, batch_size: evaluator.build(device=device, batch_size=batch_size)
+    if isinstance(evaluator, Scorer):
+        spec = scorer_spec(type(evaluator))
+        return spec, lambda device, batch_size: ScorerEvaluator(spec, evaluator, batch_size)
+    if isinstance(evaluator, type) and issubclass(evaluator, Scorer):
+        cls: type[Scorer] = evaluator
+        spec = scorer_spec(cls)
+        return spec, lambda device, batch_size: ScorerEvaluator(
+            spec, cls(device), batch_size
+        )
+    raise EvaluatorError(
+        f"score() needs an evaluator id, an EvaluatorSpec or a Scorer, got {type(evaluator).__name__}",
+        hint="run 't3d-audit evaluators' for the ids",
+    )
+
+
+def as_rgb(image: Any, index: int = 0) -> np.ndarray:
+    """``image`` as an ``(H, W, 3)`` uint8 RGB array: a PIL image, a path to an image file, an
+    ``(H, W)``/``(H, W, 3)``/``(H, W, 4)`` uint8 array (alpha composited on white)."""
+    import numpy as np
+
+    if isinstance(image, str | Path):
+        from harness.commands.score import load_image
+
+        return load_image(Path(image))
+    if hasattr(image, "convert") and hasattr(image, "size"):  # a PIL image
+        from PIL import Image
+
+        if image.mode in ("RGBA", "LA", "P"):
+            rgba = image.convert("RGBA")
+            canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+            canvas.alpha_composite(rgba)
+            image = canvas
+        return np.asarray(image.convert("RGB"), dtype=np.uint8)
+    arr = np.asarray(image)
+    if arr.dtype != np.uint8:
+        raise EvaluatorError(f"image {index}: dtype {arr.dtype}, expected uint8",
+                             hint="pass uint8 RGB arrays, PIL images or image file paths")  # fmt: skip
+    if arr.ndim == 2:
+        return np.repeat(arr[:, :, None], 3, axis=2)
+    if arr.ndim == 3 and arr.shape[2] == 4:
+        alpha = arr[:, :, 3:4].astype(np.float64) / 255.0
+        rgb = arr[:, :, :3] * alpha + 255.0 * (1.0 - alpha)
+        return np.rint(rgb).astype(np.uint8)
+    if arr.ndim == 3 and arr.shape[2] == 3:
+        return np.ascontiguousarray(arr)
+    raise EvaluatorError(f"image {index}: shape {arr.shape}, expected (H, W, 3)",
+                         hint="pass RGB images")  # fmt: skip
+
+
+def score(
+    evaluator: str | EvaluatorSpec | Scorer | type[Scorer],
+    images: Sequence[Any],
+    texts: Sequence[str] | str | None = None,
+    *,
+    device: str = "auto",
+    batch_size: int = 32,
+    cache: bool | str | Path = True,
+) -> list[ScoreResult]:
+    """Score ``images[i]`` against ``texts[i]`` with one evaluator.
+
+    ``evaluator``: a registered id, an :class:`~harness.evaluators.base.EvaluatorSpec`, or a
+    :class:`~harness.evaluators.scorer.Scorer` class or instance (need not be registered).
+    ``images``: PIL images, ``(H, W, 3)`` uint8 arrays or image file paths. ``texts``: one
+    caption per image, one caption for all, or ``None`` for a prompt-free evaluator.
+    ``cache``: ``True`` (the score cache at ``$T3D_AUDIT_CACHE_DIR`` or the per-user cache), a
+    cache directory, or ``False``. Returns one
+    :class:`~harness.evaluators.base.ScoreResult` per image: ``score`` on the evaluator's
+    scale, or NaN with ``status == "failed"`` and the reason in ``error``.
+    """
+    from harness.evaluators.cache import CachedEvaluator, ScoreCache
+    from harness.paths import default_cache_dir
+
+    if batch_size < 1:
+        raise EvaluatorError(f"batch_size must be >= 1, got {batch_size}")
+    spec, load = _spec_and_loader(evaluator)
+    arrays = [as_rgb(im, i) for i, im in enumerate(images)]
+    if texts is None:
+        if spec.needs_text:
+            raise EvaluatorError(f"evaluator {spec.id!r} needs texts", hint="pass one caption per image")
+        captions = [""] * len(arrays)
+    elif isinstance(texts, str):
+        captions = [texts] * len(arrays)
+    else:
+        captions = [str(t) for t in texts]
+    if not spec.needs_text:
+        captions = [""] * len(captions)
+    if len(captions) != len(arrays):
+        raise EvaluatorError(f"{len(arrays)} images but {len(captions)} texts",
+                             hint="give one text per image, or one text for all")  # fmt: skip
+    if not arrays:
+        return []
+    loaded = load(device, batch_size)
+    if cache is not False:
+        root = default_cache_dir() if cache is True else Path(cache)
+        loaded = CachedEvaluator(loaded, ScoreCache(root))
+    try:
+        return list(loaded.score(arrays, captions))
+    finally:
+        loaded.close()
+
+
+# ----------------------------------------------------------------------------- audit
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """One audit run: pytest's ``exit_code`` (0 every assertion held, 1 some failed), the
+    ``report`` directory, its ``run_id``, the typed ``panel``
+    (:class:`~harness.audit_summary.PanelSummary`, what the ``audit_panel_summary`` fixture
+    gives) and ``results`` (``results.json``: every check with estimate and threshold)."""
+
+    exit_code: int
+    report: Path
+    run_id: str
+    panel: PanelSummary
+    results: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
+
+    def summary(self, evaluator: str) -> EvaluatorSummary:
+        """The :class:`~harness.audit_summary.EvaluatorSummary` of ``evaluator`` (the
+        ``audit_summary`` fixture's value)."""
+        try:
+            return self.panel.evaluators[evaluator]
+        except KeyError:
+            raise AuditError(f"evaluator {evaluator!r} is not in this run",
+                             where=str(self.report)) from None  # fmt: skip
+
+
+def read_report(report: str | Path, exit_code: int = 0) -> AuditRun:
+    """An :class:`AuditRun` read back from a report directory (``summary.json``,
+    ``results.json``)."""
+    import json
+
+    from harness.audit_summary import PanelSummary
+
+    report = Path(report)
+    path = report / "summary.json"
+    if not path.is_file():
+        raise AuditError("no summary.json", where=str(report), hint="is this a report directory?")
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    results_path = report / "results.json"
+    results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.is_file() else {}
+    return AuditRun(exit_code, report, str(results.get("run_id") or report.name),
+                    PanelSummary.from_summary(summary), results)  # fmt: skip
+
+
+def audit(
+    evaluators: Iterable[str] | str | None = None,
+    *,
+    scenes: str | Path | None = None,
+    profile: str = "default",
+    workers: int | str = 0,
+    report_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    pytest_args: Sequence[str] = (),
+) -> AuditRun:
+    """Run the audit suite (``audit_tests/``) with pytest in this process and read the typed
+    results back.
+
+    ``evaluators``: ids or globs (default: the suite's default panel). ``scenes``: a scene set
+    directory (default: the bundled scenes). ``profile``: ``smoke``, ``default``, ...
+    ``workers``: pytest-xdist workers (``0``: this process; scoring code registered only in
+    this process, e.g. in a notebook, is seen only with ``0`` — with workers, register it in a
+    ``conftest.py`` or an entry point). Raises :class:`AuditError` when the audit did not
+    complete (a usage error, a crash, nothing collected).
+    """
+    import os
+
+    import pytest
+
+    from harness.commands.audit import latest_report, pytest_argv
+    from harness.rootdir import project_root
+
+    if isinstance(evaluators, str):
+        evaluators = [evaluators]
+    args = argparse.Namespace(
+        profile=profile, workers=str(workers), evaluators=",".join(evaluators or ()) or None,
+        report_dir=str(report_dir) if report_dir else None,
+        cache_dir=str(cache_dir) if cache_dir else None, view_policy="single", gate=False,
+        baseline=None, pytest_args=list(pytest_args),
+    )  # fmt: skip
+    argv = pytest_argv(args)
+    if scenes is not None:
+        argv.append(f"--audit-scenes={scenes}")
+    argv.append("-q")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    started = time.time()
+    code = int(pytest.main(argv))
+    if code not in (0, 1):
+        raise AuditError(f"the audit did not complete (pytest exit code {code})",
+                         hint="pytest " + " ".join(argv))  # fmt: skip
+    # pytest's rootdir for this folder: the report is under the invoking project, as with pytest
+    reports = Path(report_dir) if report_dir else project_root(Path.cwd()) / "reports"
+    report = latest_report(reports, started)
+    return read_report(report, code)
+
+
+# ----------------------------------------------------------------------------- compare
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A release comparison: ``document`` (what ``compare --json`` prints; see
+    docs/release-gate.md), ``markdown``, and the gate's ``exit_code`` (0 pass, 1 regression)."""
+
+    document: Mapping[str, Any]
+    markdown: str
+    exit_code: int
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
+
+
+def compare(
+    baseline: str | Path,
+    candidate: str | Path,
+    *,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    margins: Mapping[str, float] | None = None,
+    config: str | Path | None = None,
+    bootstrap: int = 2000,
+    seed: int = 42,
+    fail_on_inconclusive: bool = False,
+    allow_unpaired: bool = False,
+) -> Comparison:
+    """Compare a candidate release with its baseline (``t3d-audit compare``'s logic).
+
+    ``baseline``/``candidate``: report directories or score files. ``pairs``:
+    ``(baseline id, candidate id)`` (default: the single alignment evaluator of each side, else
+    equal ids). ``margins``: ``{"rho": 0.1, "rho.pitch": 0.2}`` over ``config``'s
+    ``[tool.t3d-audit.compare]`` (default ``./pyproject.toml`` when present).
+    """
+    from harness.margins import parse_margin_args
+    from harness.release import (
+        comparison_document,
+        exit_code,
+        load_margins,
+        load_release,
+        render_markdown,
+        unpaired,
+    )
+    from harness.stats.bootstrap import MAX_BOOTSTRAP
+    from harness.stats.release_compare import auto_pairs, compare_records
+
+    if not 2 <= bootstrap <= MAX_BOOTSTRAP:
+        raise AuditError(f"bootstrap must be in [2, {MAX_BOOTSTRAP}], got {bootstrap}")
+    cli_margins = parse_margin_args([f"{k}={v}" for k, v in (margins or {}).items()])
+    loaded_margins = load_margins(config or Path("pyproject.toml"), required=config is not None)
+    base = load_release(baseline, role="baseline")
+    cand = load_release(candidate, role="candidate")
+    chosen = list(pairs or auto_pairs(base.records, cand.records))
+    comparisons = [
+        compare_records(base.records, cand.records, baseline_evaluator=b, candidate_evaluator=c,
+                        margins=loaded_margins.for_evaluator(c, cli_margins),
+                        bootstrap=bootstrap, seed=seed)
+        for b, c in chosen
+    ]
+    left_out = unpaired(sorted(set(base.records["evaluator"])),
+                        sorted(set(cand.records["evaluator"])), chosen)  # fmt: skip
+    document = comparison_document(
+        comparisons, base, cand, fail_on_inconclusive=fail_on_inconclusive,
+        unpaired_evaluators=left_out, allow_unpaired=allow_unpaired,
+    )  # fmt: skip
+    code = exit_code(comparisons, fail_on_inconclusive=fail_on_inconclusive,
+                     unpaired_evaluators=None if allow_unpaired else left_out)  # fmt: skip
+    return Comparison(document, render_markdown(document), code)
+
+
+# ----------------------------------------------------------------------------- agreement
+
+
+def agreement(
+    human: str | Path,
+    scores: Sequence[str | Path] = (),
+    *,
+    scale: str | None = None,
+    human_format: str = "auto",
+    dimension: str | None = None,
+    votes: str | Path | None = None,
+    group_by: str | None = None,
+    bootstrap: int = 2000,
+    seed: int = 42,
+    allow_unjoined: bool = False,
+) -> dict[str, Any]:
+    """Agreement of evaluator scores with human ratings (``t3d-audit agreement``'s document).
+
+    ``human``: a ratings table (needs ``scale`` such as ``"1-5"``) or a public format file.
+    ``scores``: records files or tables with ``item_id, evaluator, score``. Returns the
+    agreement document (docs/human-agreement.md): ``human`` (panel reliability, noise ceiling),
+    ``evaluators`` (Pearson, Spearman, Kendall τ, pairwise accuracy with 95 % prompt-block
+    intervals), ``join``, ``bradley_terry`` with ``votes``.
+    """
+    from harness.commands.agreement import compute
+    from harness.errors import HumanDataError
+    from harness.human_data import file_sha256, parse_scale, read_votes, validate_ratings
+    from harness.human_import import SCALES, import_human
+    from harness.stats.bootstrap import MAX_BOOTSTRAP
+
+    if not 2 <= bootstrap <= MAX_BOOTSTRAP:
+        raise HumanDataError(f"bootstrap must be in [2, {MAX_BOOTSTRAP}]", where="bootstrap")
+    path = Path(human)
+    fmt = human_format
+    if fmt == "auto":
+        fmt = "stanfordt23d" if path.suffix.lower() == ".json" else "table"
+    if scale:
+        parsed = parse_scale(scale)
+    elif fmt in SCALES:
+        parsed = SCALES[fmt]
+    else:
+        raise HumanDataError("a ratings table needs its scale", where="scale", hint="e.g. scale='1-5'")
+    if not path.is_file():
+        raise HumanDataError("file not found", where=path)
+    ratings = validate_ratings(import_human(path, fmt), parsed, str(path), file_sha256(path))
+    args = argparse.Namespace(
+        dimension=dimension, group_by=group_by, scores=[Path(s) for s in scores],
+        allow_unjoined=allow_unjoined, bootstrap=bootstrap, seed=seed,
+    )  # fmt: skip
+    return compute(ratings, args, read_votes(Path(votes)) if votes else None)

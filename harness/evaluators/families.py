@@ -1,0 +1,176 @@
+"""Evaluator families: the open table of adapters (how to build, what input, which weights, role).
+
+Every evaluator spec names an ``adapter``; the family registered under that name says how to
+build the loaded evaluator, whether it reads images (rendered, composited) or the structured
+scene, how its weights are found offline, and its role in a run. The built-in families
+(open_clip, Hugging Face, hosted judge, CLIP-IQA, the reference companion and planted
+evaluators, and the ``python``/``python_scene`` families behind user scoring code) register at
+import through :func:`register_family`, the same door a plugin uses::
+
+    from harness.evaluators.families import Family, register_family
+
+    register_family(Family("my_adapter", build="my_pkg.scoring:build", input="image"))
+
+``build`` is ``"module:function"`` (imported lazily, so listing evaluators never imports
+torch) or a callable ``(spec, *, device, batch_size) -> Evaluator``.
+
+Nothing here imports a model library or :mod:`harness.evaluators.base` (which sits above it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from harness.errors import EvaluatorError
+
+InputKind = Literal["image", "scene"]
+WeightsKind = Literal["files", "api_key", "none"]
+Role = Literal["alignment", "quality", "companion", "reference"]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One adapter family.
+
+    ``input``: ``image`` (scored on rendered images with captions) or ``scene`` (scored on
+    :class:`~harness.evaluators.reference.items.ScoreItem` s, never rendered).
+    ``weights``: ``files`` (model weights resolved offline by :mod:`.weights` before import),
+    ``api_key`` (a hosted API; available when its key variable is set) or ``none``.
+    ``role``: ``alignment`` (a text-3D alignment evaluator), ``quality`` (prompt-free quality
+    control), ``companion`` (the run's symbolic companion every card is compared with) or
+    ``reference`` (a planted/reference evaluator). ``keeps_responses``: it returns free-text
+    responses (a judge) rather than scores, which the card reports. ``extra``: the pip extra
+    named when an import fails.
+    """
+
+    adapter: str
+    build: str | Callable[..., Any]
+    input: InputKind = "image"
+    weights: WeightsKind = "none"
+    role: Role = "alignment"
+    keeps_responses: bool = False
+    extra: str = "models"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.adapter, str) or not self.adapter.strip():
+            raise EvaluatorError(f"a family needs a non-empty adapter name, got {self.adapter!r}")
+        if self.input not in ("image", "scene"):
+            raise EvaluatorError(f"family {self.adapter!r}: input must be 'image' or 'scene'")
+        if self.weights not in ("files", "api_key", "none"):
+            raise EvaluatorError(f"family {self.adapter!r}: weights must be files, api_key or none")
+        if self.role not in ("alignment", "quality", "companion", "reference"):
+            raise EvaluatorError(
+                f"family {self.adapter!r}: role must be alignment, quality, companion or reference"
+            )
+        if isinstance(self.build, str) and ":" not in self.build:
+            raise EvaluatorError(
+                f"family {self.adapter!r}: build {self.build!r} is not 'module:function'"
+            )
+
+    def builder(self) -> Callable[..., Any]:
+        """The build callable (imports its module on first use)."""
+        if callable(self.build):
+            return self.build
+        module_name, func_name = self.build.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise EvaluatorError(
+                f"adapter {self.adapter!r} needs {exc.name or 'a missing package'}",
+                hint=f"pip install 't3d-audit[{self.extra}]'",
+            ) from exc
+        return getattr(module, func_name)
+
+
+_lock = threading.RLock()
+_families: dict[str, Family] = {}
+
+
+def register_family(family: Family, *, replace: bool = False) -> Family:
+    """Add ``family``; an adapter name already taken by a different family needs ``replace``."""
+    if not isinstance(family, Family):
+        raise EvaluatorError(f"register_family() needs a Family, got {type(family).__name__}")
+    with _lock:
+        old = _families.get(family.adapter)
+        if old is not None and old != family and not replace:
+            raise EvaluatorError(
+                f"adapter {family.adapter!r} is already registered by another family",
+                hint="choose another adapter name or pass replace=True",
+            )
+        _families[family.adapter] = family
+    return family
+
+
+def unregister_family(adapter: str) -> None:
+    """Remove a family (tests that clean up after themselves)."""
+    with _lock:
+        _families.pop(adapter, None)
+
+
+def get_family(adapter: str) -> Family:
+    """The family registered as ``adapter``; :class:`EvaluatorError` naming the choices."""
+    with _lock:
+        family = _families.get(adapter)
+        if family is None:
+            raise EvaluatorError(
+                f"unknown adapter {adapter!r}",
+                hint=f"choose one of {', '.join(sorted(_families))}, or register a family "
+                "(harness.evaluators.families.register_family) or a Scorer (docs/evaluators.md)",
+            )
+        return family
+
+
+def find_family(adapter: str) -> Family | None:
+    """The family registered as ``adapter``, or ``None``."""
+    with _lock:
+        return _families.get(adapter)
+
+
+def all_families() -> list[Family]:
+    """Every registered family in registration order."""
+    with _lock:
+        return list(_families.values())
+
+
+def adapter_input(spec: Any) -> InputKind:
+    """``scene`` when ``spec``'s family reads the structured scene, else ``image`` (also for
+    anything that is not a registered spec, e.g. a test double)."""
+    family = find_family(str(getattr(spec, "adapter", "")))
+    return family.input if family is not None else "image"
+
+
+def has_role(spec: Any, role: Role) -> bool:
+    """Whether ``spec``'s family plays ``role``."""
+    family = find_family(str(getattr(spec, "adapter", "")))
+    return family is not None and family.role == role
+
+
+def keeps_responses(spec: Any) -> bool:
+    """Whether ``spec``'s family returns free-text responses (a hosted judge)."""
+    family = find_family(str(getattr(spec, "adapter", "")))
+    return family is not None and family.keeps_responses
+
+
+# The built-in families, registered through the same door as any plugin's.
+for _family in (
+    Family("open_clip", "harness.evaluators.openclip:build", weights="files"),
+    Family("hf_clip", "harness.evaluators.hf:build_clip", weights="files"),
+    Family("blip2_itm", "harness.evaluators.hf:build_blip2", weights="files"),
+    Family("blip2_itc", "harness.evaluators.hf:build_blip2", weights="files"),
+    Family("blip_vqa", "harness.evaluators.hf:build_blip_vqa", weights="files"),
+    Family("vqascore", "harness.evaluators.hf:build_vqascore", weights="files"),
+    Family("judge", "harness.evaluators.judge:build", weights="api_key", keeps_responses=True,
+           extra="judge"),
+    Family("clip_iqa", "harness.evaluators.clipiqa:build", weights="files", role="quality"),
+    Family("companion", "harness.evaluators.reference.companion:build", input="scene",
+           role="companion"),
+    Family("planted", "harness.evaluators.reference.planted:build", input="scene",
+           role="reference"),
+    Family("python", "harness.evaluators.scorer:build"),
+    Family("python_scene", "harness.evaluators.scorer:build", input="scene"),
+):  # fmt: skip
+    register_family(_family)

@@ -1,0 +1,227 @@
+"""Your own scoring code as an evaluator: the :class:`Scorer` base class and its adapter.
+
+Subclass :class:`Scorer`, declare the identity as class attributes and write
+``score_batch``; register the class (``@register``, ``registry.register(MyScorer)`` or an entry
+point in group ``t3d_audit.evaluators``). The harness turns the declaration into an
+:class:`~harness.evaluators.base.EvaluatorSpec` (family ``python`` or ``python_scene``) and
+gives it what the built-in families get: the identity hash and score cache, fixed-shape
+batching, failure as NaN with a reason, cards, ``t3d-audit evaluators``/``score``/
+``compare``/``materialize`` and the audit.
+
+Shapes and units
+----------------
+* image input: ``score_batch(images, texts)`` gets ``images`` as a list of ``(H, W, 3)`` uint8
+  RGB arrays and ``texts`` as a list of ``str`` of the same length (``""`` each when
+  ``needs_text = False``); it returns one float per pair on the declared scale.
+* scene input (``input = "scene"``): ``images`` is a list of
+  :class:`~harness.evaluators.reference.items.ScoreItem` (frozen scene, prompt spec or ``None``
+  where the scene set has none, caption, configuration), never rendered.
+* Every batch has exactly ``batch_size`` rows (the last one padded by repeating its last row,
+  the padding's scores dropped), so a score never depends on its batch-mates' count.
+* A batch that raises, or a score that is not finite or lies outside ``score_range``, is
+  recorded ``failed`` with the reason and a NaN score, never as a number.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from harness.errors import EvaluatorError
+from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
+from harness.evaluators.builders import freeze_options
+from harness.evaluators.families import adapter_input
+
+if TYPE_CHECKING:
+    import numpy as np
+
+SCORER_PREPROCESSING = "RGB (H, W, 3) uint8 arrays as rendered and composited; no resize"
+
+
+class Scorer:
+    """Base class for scoring code. Declare the identity, implement :meth:`score_batch`.
+
+    Class attributes (the declared identity; every one enters the identity hash, so changing
+    any of them, e.g. bumping ``version`` after a code change, starts a fresh score cache):
+
+    ``name``: the evaluator id (``t3d-audit evaluators``, ``--audit-evaluators``; ids use
+    ``[A-Za-z0-9._-]``); ``version``: the scoring code's version; ``score_range``: closed
+    ``(low, high)`` or ``None``; ``needs_text``: whether captions matter; ``options``: settings
+    (strings, numbers, booleans, lists); ``input``: ``"image"`` or ``"scene"``;
+    ``batch_size``: the fixed batch shape (``None``: the caller's batch size); ``family``,
+    ``score_scale``, ``description``: words for the card.
+    """
+
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = "1"
+    score_range: ClassVar[tuple[float, float] | None] = None
+    needs_text: ClassVar[bool] = True
+    options: ClassVar[Mapping[str, Any]] = {}
+    input: ClassVar[Literal["image", "scene"]] = "image"
+    batch_size: ClassVar[int | None] = None
+    family: ClassVar[str] = "custom"
+    score_scale: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    def __init__(self, device: str = "auto") -> None:
+        """``device`` as the caller asked (``auto``: choose yourself, e.g. cuda when present;
+        ``cpu``; ``cuda:0``); load models here."""
+        self.device = device
+
+    def score_batch(self, images: Sequence[Any], texts: Sequence[str]) -> Sequence[float]:
+        """One score per ``(images[i], texts[i])``; see the module docstring for shapes."""
+        raise NotImplementedError(f"{type(self).__name__} must implement score_batch")
+
+    def close(self) -> None:
+        """Release resources (models, sessions); called once after scoring."""
+
+    @classmethod
+    def spec(cls) -> EvaluatorSpec:
+        """The :class:`EvaluatorSpec` this declaration stands for (its identity)."""
+        return scorer_spec(cls)
+
+
+ScorerFactory = Callable[[str], Scorer]
+_lock = threading.RLock()
+_factories: dict[str, ScorerFactory] = {}
+
+
+def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
+    """The spec of Scorer class ``cls`` (raises :class:`EvaluatorError` on a bad declaration)."""
+    if not (isinstance(cls, type) and issubclass(cls, Scorer)):
+        raise EvaluatorError(f"expected a Scorer subclass, got {cls!r}")
+    where = f"{cls.__module__}.{cls.__qualname__}"
+    if not cls.name:
+        raise EvaluatorError("a Scorer needs a name (its evaluator id)", where=where,
+                             hint="set the class attribute name = 'my-scorer'")  # fmt: skip
+    if cls.input not in ("image", "scene"):
+        raise EvaluatorError(f"input must be 'image' or 'scene', got {cls.input!r}", where=where)
+    if cls.batch_size is not None and (not isinstance(cls.batch_size, int) or cls.batch_size < 1):
+        raise EvaluatorError(f"batch_size must be a positive int or None, got {cls.batch_size!r}",
+                             where=where)  # fmt: skip
+    try:
+        declared = dict(cls.options)
+    except (TypeError, ValueError) as exc:
+        raise EvaluatorError(f"options must be a mapping: {exc}", where=where) from exc
+    for key, value in declared.items():
+        items = value if isinstance(value, list | tuple) else [value]
+        if not isinstance(key, str) or not all(_scalar(v) for v in items):
+            raise EvaluatorError(
+                f"option {key!r}: {value!r} is not a string, number, boolean or list of them",
+                where=where, hint="options enter the identity hash as JSON",
+            )
+    options = freeze_options({**declared, "version": str(cls.version)})
+    if cls.batch_size is not None:
+        options = freeze_options({**dict(options), "batch_size": cls.batch_size})
+    version = str(cls.version)
+    return EvaluatorSpec(
+        id=cls.name,
+        family=cls.family,
+        adapter="python_scene" if cls.input == "scene" else "python",
+        model_name=cls.__name__,
+        checkpoint=f"version {version}",
+        preprocessing="structured scene and prompt spec; no rendering"
+        if cls.input == "scene"
+        else SCORER_PREPROCESSING,
+        score_scale=cls.score_scale or f"{cls.name} score (version {version})",
+        needs_text=bool(cls.needs_text),
+        options=options,
+        description=cls.description or (cls.__doc__ or "").strip().split("\n")[0],
+        score_range=cls.score_range,
+    )
+
+
+def _scalar(value: Any) -> bool:
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    return value is None or isinstance(value, str | int | bool)
+
+
+def add_scorer(obj: type[Scorer] | Scorer) -> EvaluatorSpec:
+    """Remember how to build ``obj`` (a Scorer class, or an instance used as is) and return
+    its spec; :func:`harness.evaluators.registry.register` calls this."""
+    if isinstance(obj, Scorer):
+        instance = obj
+        spec = scorer_spec(type(obj))
+        factory: ScorerFactory = lambda device: instance  # noqa: E731
+    else:
+        spec = scorer_spec(obj)
+        cls = obj
+        factory = lambda device: cls(device)  # noqa: E731
+    with _lock:
+        _factories[spec.id] = factory
+    return spec
+
+
+def forget_scorer(evaluator_id: str) -> None:
+    """Drop the build recipe of ``evaluator_id`` (with ``registry.unregister``)."""
+    with _lock:
+        _factories.pop(evaluator_id, None)
+
+
+class ScorerEvaluator:
+    """The loaded evaluator around a :class:`Scorer` (family ``python`` / ``python_scene``)."""
+
+    def __init__(self, spec: EvaluatorSpec, scorer: Scorer, batch_size: int):
+        self.spec = spec
+        self.id = spec.id
+        self.needs_scene = adapter_input(spec) == "scene"
+        self.needs_render = not self.needs_scene
+        self.needs_prompt_spec = False  # a scene item's spec is None where none is known
+        self.scorer = scorer
+        self.batch_size = int(spec.option("batch_size", batch_size))
+
+    def score(self, images: Sequence[np.ndarray], captions: Sequence[str]) -> list[ScoreResult]:
+        """Score ``images[i]`` against ``captions[i]``; see the module docstring."""
+        check_pairs(self.spec, images, captions)
+        for i, image in enumerate(images):
+            check_image(self.spec, image, i)
+        texts = [c if self.spec.needs_text else "" for c in captions]
+        return self._run(list(images), texts)
+
+    def score_items(self, items: Sequence[Any]) -> list[ScoreResult]:
+        """Score scene items (scene input): each item's caption is its text."""
+        texts = [str(getattr(it, "caption", "")) if self.spec.needs_text else "" for it in items]
+        return self._run(list(items), texts)
+
+    def _run(self, inputs: list[Any], texts: list[str]) -> list[ScoreResult]:
+        out: list[ScoreResult] = []
+        size = self.batch_size
+        for start in range(0, len(inputs), size):
+            batch, batch_texts = inputs[start : start + size], texts[start : start + size]
+            pad = size - len(batch)
+            try:
+                raw = list(self.scorer.score_batch(batch + [batch[-1]] * pad,
+                                                   batch_texts + [batch_texts[-1]] * pad))  # fmt: skip
+                if len(raw) != size:
+                    raise EvaluatorError(f"score_batch returned {len(raw)} scores for {size} rows")
+            except Exception as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                out.extend(ScoreResult.failed(reason) for _ in batch)
+                continue
+            for value in raw[: len(batch)]:
+                try:
+                    score = float(value)
+                except (TypeError, ValueError):
+                    out.append(ScoreResult.failed(f"score {value!r} is not a number"))
+                    continue
+                problem = self.spec.score_problem(score)
+                out.append(ScoreResult.failed(problem) if problem else ScoreResult.ok(score))
+        return out
+
+    def close(self) -> None:
+        self.scorer.close()
+
+
+def build(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 32) -> ScorerEvaluator:
+    """Adapter constructor of the ``python`` and ``python_scene`` families."""
+    with _lock:
+        factory = _factories.get(spec.id)
+    if factory is None:
+        raise EvaluatorError(
+            f"evaluator {spec.id!r}: its scoring code is not registered in this process",
+            hint="import the module that registers the Scorer (a conftest.py, an entry point in "
+            "group t3d_audit.evaluators, or registry.register(MyScorer)) before scoring",
+        )
+    return ScorerEvaluator(spec, factory(device), batch_size)

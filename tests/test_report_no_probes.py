@@ -1,0 +1,43 @@
+"""When no content probe applies (single-object scenes), the discrimination figure and the
+probe section say so instead of showing empty axes (regression: an empty plot)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from harness.report.figures import NO_PROBE_NOTE, discrimination_bars, probes_measured
+
+pytest.importorskip("matplotlib")
+
+
+def _summary(disc: dict) -> dict:
+    return {"evaluators": {"clip": {"discrimination": disc}, "vqa": {"discrimination": {}}}}
+
+
+def test_probes_measured() -> None:
+    assert not probes_measured(_summary({}))
+    assert not probes_measured(_summary({"scrambled": None}))
+    assert probes_measured(_summary({"scrambled": 0.7}))
+
+
+def test_figure_and_page_say_no_probe_applies(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from harness.report.html_page import _figures, _probe_pairs
+
+    figs = tmp_path / "figures"
+    figs.mkdir()
+    discrimination_bars(_summary({}), figs / "discrimination.png")
+    pixels = np.asarray(Image.open(figs / "discrimination.png").convert("L"))
+    assert (pixels < 128).mean() > 0.002  # the note is written on it
+    data = SimpleNamespace(dir=tmp_path, summary=_summary({}), records={}, evaluators=["clip"],
+                           companion=None)
+    assert NO_PROBE_NOTE.split(",")[0] in _figures(data)
+    assert "No content probe applies" in _probe_pairs(data, SimpleNamespace(prompts=["p1"]))
+    data.summary = _summary({"scrambled": 0.7})
+    discrimination_bars(data.summary, figs / "discrimination.png")
+    assert "No content probe applies" not in _figures(data)
