@@ -1,7 +1,7 @@
 """A project outside this repository audits its own evaluator against an installed wheel.
 
-The project (in a temporary folder) has its own scoring code (a package of its own, offered
-through the ``pytest_audit_evaluators`` hook of its conftest), its own scenes (GLBs imported
+The project (in a temporary folder) has its own scoring code (a ``Scorer`` in a package of its own,
+pip-installed and registered by an entry point in ``t3d_audit.evaluators``), its own scenes (GLBs imported
 with ``t3d-audit import-scenes``), one audit file of its own and a ``pyproject.toml`` that
 declares a custom threshold and overrides a study threshold. It runs the installed
 ``audit_tests`` with ``-n 0`` and ``-n 2`` from its folder, with nothing from this checkout on
@@ -29,51 +29,23 @@ pytestmark = pytest.mark.slow
 
 SCORING = '''
 """colorstat: scores a render by the mean saturation of its pixels, in [0, 1] (no text)."""
-import hashlib
-import json
-
 import numpy as np
 
-from harness.evaluators.base import ScoreResult
+from harness.evaluators import Scorer
 
 
-class ColorStat:
-    def __init__(self, spec):
-        self.spec = spec
+class ColorStat(Scorer):
+    name = "colorstat"
+    version = "1"
+    score_range = (0.0, 1.0)
+    needs_text = False
 
-    def score(self, images, captions):
+    def score_batch(self, images, texts):
         out = []
         for image in images:
             rgb = np.asarray(image)[..., :3].astype(np.float64) / 255.0
-            out.append(ScoreResult.ok(float((rgb.max(-1) - rgb.min(-1)).mean())))
+            out.append(float((rgb.max(-1) - rgb.min(-1)).mean()))
         return out
-
-    def close(self):
-        pass
-
-
-class ColorStatSpec:
-    id = "colorstat"
-    needs_text = False
-
-    def identity(self):
-        return {"id": self.id, "family": "colorstat", "model_name": "mean saturation",
-                "checkpoint": "colorstat-v1", "needs_text": False}
-
-    @property
-    def identity_hash(self):
-        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
-
-    def build(self, device="auto", batch_size=32):
-        return ColorStat(self)
-'''
-
-CONFTEST = '''
-from colorstat_eval import ColorStatSpec
-
-
-def pytest_audit_evaluators(config):
-    return [ColorStatSpec()]
 '''
 
 OWN_AUDIT = '''
@@ -82,9 +54,19 @@ def test_lighting_dispersion(audit_evaluator, audit_summary, audit_check):
 '''
 
 PYPROJECT = '''
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
 [project]
 name = "my-evaluator"
 version = "0.0.1"
+
+[project.entry-points."t3d_audit.evaluators"]
+colorstat = "colorstat_eval:ColorStat"
+
+[tool.setuptools]
+packages = ["colorstat_eval"]
 
 [tool.t3d-audit]
 profile = "smoke"
@@ -147,15 +129,23 @@ def _glbs(tmp: Path) -> Path:
     return out
 
 
-def _project(root: Path, glb: Path, env: dict[str, str], version: int = 1) -> Path:
-    """The user's project: scoring package, conftest, own audit, pyproject, imported scenes.
-    ``version``: the scoring code's version (its identity, so its scores are its own)."""
+def _project(root: Path, glb: Path, env: dict[str, str], version: int = 1) -> tuple[Path, dict]:
+    """The user's project: its scoring package pip-installed (into a folder of its own) with
+    an entry point, one audit of its own, the pyproject, imported scenes. Returns the project
+    and its environment. ``version``: the scorer's (so its scores are its own)."""
     (root / "colorstat_eval").mkdir(parents=True)
-    (root / "colorstat_eval" / "__init__.py").write_text(SCORING.replace("colorstat-v1", f"colorstat-v{version}"))
-    (root / "conftest.py").write_text(CONFTEST)
+    (root / "colorstat_eval" / "__init__.py").write_text(
+        SCORING.replace('version = "1"', f'version = "{version}"'))
     (root / "audits").mkdir()
     (root / "audits" / "test_own.py").write_text(OWN_AUDIT)
     (root / "pyproject.toml").write_text(PYPROJECT)
+    site = root.parent / f"{root.name}-site"
+    subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "install",
+                    "--no-deps", "--no-build-isolation", "--target", str(site), str(root)],
+                   check=True, capture_output=True, cwd=root.parent)
+    shutil.rmtree(root / "build", ignore_errors=True)
+    shutil.rmtree(root / "colorstat_eval")  # only the installed package, found by its entry point
+    env = env | {"PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(site)])}
     outputs = root / "outputs"
     for (gen, pid), name in GLBS.items():
         (outputs / gen).mkdir(parents=True, exist_ok=True)
@@ -164,7 +154,7 @@ def _project(root: Path, glb: Path, env: dict[str, str], version: int = 1) -> Pa
     proc = _run(["-m", "harness", "import-scenes", "outputs", "--prompts", "prompts.csv",
                  "--out", "scenes"], root, env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    return root
+    return root, env
 
 
 def _audit(root: Path, env: dict[str, str], workers: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -194,10 +184,12 @@ def test_an_outside_project_audits_its_own_evaluator_with_the_installed_package(
     assert all(line.startswith(str(installed)) for line in probe.stdout.split()), probe.stdout
 
     glb = _glbs(tmp_path)
-    first = _project(tmp_path / "first", glb, env)
+    first, first_env = _project(tmp_path / "first", glb, env)
+    listed = _run(["-m", "harness", "evaluators"], first, first_env)
+    assert "colorstat" in listed.stdout, listed.stdout[-2000:] + listed.stderr[-2000:]
     runs = {}
     for workers in ("0", "2"):
-        proc, results = _audit(first, env, workers)
+        proc, results = _audit(first, first_env, workers)
         runs[workers] = results
         assert results["complete"] is True and results["evaluators"] == ["colorstat"]
         tests = {r["test"].split("::")[0] for r in results["results"]}
@@ -219,8 +211,8 @@ def test_an_outside_project_audits_its_own_evaluator_with_the_installed_package(
     # another project of the same user, its own version of the scoring code (so nothing of it
     # is cached), the same generator outputs: every render comes from the first one's
     images = sorted(renders.rglob("image.png"))
-    second = _project(tmp_path / "second", glb, env, version=2)
-    proc, results = _audit(second, env, "0")
+    second, second_env = _project(tmp_path / "second", glb, env, version=2)
+    proc, results = _audit(second, second_env, "0")
     assert results["evaluators"] == ["colorstat"] and (second / "reports").is_dir()
     assert "(0 rendered, the rest from the render cache)" in proc.stdout, proc.stdout[-3000:]
     assert sorted(renders.rglob("image.png")) == images and images

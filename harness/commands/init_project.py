@@ -4,7 +4,7 @@ Writes into DIR (default: the working folder):
 
 * ``pyproject.toml``: a ``[tool.t3d-audit]`` section appended (the file is created when
   absent; an existing one is never rewritten, only appended to);
-* ``conftest.py``: an example evaluator registered through the ``pytest_audit_evaluators`` hook;
+* ``conftest.py``: an example ``Scorer`` offered through the ``pytest_audit_evaluators`` hook;
 * ``audits/test_<name>.py``: one example audit of the project's own, with a custom threshold;
 * ``.github/workflows/t3d-audit.yml``: a CI job that caches renders and gates on the verdict.
 
