@@ -143,7 +143,8 @@ def _project(root: Path, glb: Path, env: dict[str, str], version: int = 1) -> tu
     subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "install",
                     "--no-deps", "--no-build-isolation", "--target", str(site), str(root)],
                    check=True, capture_output=True, cwd=root.parent)
-    shutil.rmtree(root / "build", ignore_errors=True)
+    for left in ("build", "my_evaluator.egg-info"):  # what an in-tree build leaves
+        shutil.rmtree(root / left, ignore_errors=True)
     shutil.rmtree(root / "colorstat_eval")  # only the installed package, found by its entry point
     env = env | {"PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(site)])}
     outputs = root / "outputs"

@@ -154,3 +154,15 @@ def test_the_warm_step_renders_the_projects_scenes(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path / "sub")
     argv = audit.warm_argv(args)
     assert argv[argv.index("--scenes") + 1] == str((tmp_path / "my" / "scenes").resolve())
+
+
+def test_no_module_names_package_files_through_the_repository_root():
+    # regression: REPO_ROOT / "harness" / ... exists only in a checkout; in an installed wheel
+    # REPO_ROOT is the package itself, so the report of an outside project was never written
+    offenders = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "harness").rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "REPO_ROOT" in line and '"harness"' in line
+    ]
+    assert offenders == []
