@@ -196,10 +196,10 @@ class ControllerSink:
             return
         if self.report_dir is None:
             return
-        from harness.report.terminal import headlines, render_table
+        from harness.report.terminal import dash_notes, headlines, render_table
 
         terminalreporter.write_sep("=", "t3d-audit summary")
-        for line in render_table(self.rows):
+        for line in [*render_table(self.rows), *dash_notes(self.rows)]:
             terminalreporter.write_line(line)
         for line in headlines(self.rows):
             terminalreporter.write_line(line)

@@ -1,10 +1,10 @@
 """Assertion helpers for audit tests: compare an estimate with a threshold and say why it failed.
 
-A failing check raises ``AssertionError`` whose message gives the metric, the evaluator, the
-estimate, its interval when known, the threshold (name and value) and the card id, e.g.::
+A failing check raises ``AssertionError`` whose one-line message reads the check as a rule:
+the metric, the evaluator, the estimate, its interval when known (flagged when it comes from
+fewer than 10 prompt blocks), the threshold (value and name), the result and the card id, e.g.::
 
-    peak_rho of clip-vit-b32 = 1.42 (95% CI [1.05, 2.1]) exceeds peak_rho_max = 1
-    [card ecc-v1-sha256:3f...]
+    peak ρ of clip-vit-b32 1.42 (95% CI [1.05, 2.10]), must be ≤ 1.00 (peak_rho_max): fails [card ecc-v1-sha256:3f...]
 
 The helpers hide their own frames (``__tracebackhide__``) so pytest shows the test's line.
 A missing estimate (NaN/None) fails: "not measured" is never a pass. Each check returns the
@@ -56,14 +56,6 @@ def _bound(bound: Bound | str, compare: str | None) -> Bound:
         return Bound(bound)
     except ValueError:
         raise ValueError(f"bound must be one of {', '.join(b.value for b in Bound)}, got {bound!r}") from None
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
 
 
 def _finite(value: Any) -> float | None:
@@ -127,30 +119,11 @@ def check(
 
 
 def message(outcome: Outcome) -> str:
-    """The readable failure message of an outcome."""
-    who = f" of {outcome['evaluator']}" if outcome["evaluator"] else ""
-    ci = outcome["interval"]
-    ci_text = f" (95% CI [{_fmt(ci[0])}, {_fmt(ci[1])}])" if ci is not None else " (no interval)"
-    name = outcome["threshold_name"]
-    card = f"\n[card {outcome['card_id']}]" if outcome["card_id"] else ""
-    if outcome["tested"] is None:
-        what = "bootstrap interval" if outcome["compare"] != "estimate" else "estimate"
-        why = outcome.get("reason") or "not measured or all records failed"
-        return (
-            f"{outcome['metric']}{who}: {what} not available ({why})"
-            f"{ci_text}; threshold {name} = {_fmt(outcome['threshold'])}{card}"
-        )
-    verb = "exceeds" if outcome["op"] == "<=" else "falls below"
-    subject = {
-        "estimate": "",
-        "lower": " bootstrap lower bound",
-        "upper": " bootstrap upper bound",
-    }[outcome["compare"]]
-    estimate = "" if outcome["compare"] == "estimate" else f" (estimate {_fmt(outcome['estimate'])})"
-    return (
-        f"{outcome['metric']}{who}{subject} = {_fmt(outcome['tested'])}{estimate}{ci_text} "
-        f"{verb} {name} = {_fmt(outcome['threshold'])}{card}"
-    )
+    """The readable failure message of an outcome: one line, the check as a rule and its result,
+    then the card (``harness.check_wording``)."""
+    from harness.check_wording import rule_with_card
+
+    return rule_with_card(outcome)
 
 
 def _require(outcome: Outcome) -> Outcome:
@@ -190,6 +163,8 @@ class AuditCheck:
         skip: Callable[[str], Any] | None = None,
         declared: Callable[[str], bool] | None = None,
         no_data: Callable[[], str | None] | None = None,
+        blocks: Callable[[], int | None] | None = None,
+        absent: Callable[[str, str | None], str] | None = None,
     ):
         self.evaluator = evaluator
         self._declared = declared
@@ -198,6 +173,8 @@ class AuditCheck:
         self._card_id = card_id
         self._record = record
         self._skip = skip
+        self._blocks = blocks
+        self._absent = absent  # (metric name, key) -> why this run does not measure it
 
     @property
     def card_id(self) -> str:
@@ -264,7 +241,7 @@ class AuditCheck:
             )
         value = self._threshold_value(threshold_name)
         if found.status is Status.NOT_IN_PROFILE:
-            self._skip_with(found.reason)
+            self._skip_with(self._absent(name, key) if self._absent is not None else found.reason)
         reason = found.reason or None
         if found.status is Status.MEASURED and which is not Bound.ESTIMATE:
             reason = "the bootstrap is off or undefined for it"
@@ -322,6 +299,8 @@ class AuditCheck:
         )
         if outcome["tested"] is None and reason:
             outcome["reason"] = reason
+        if outcome["interval"] is not None and self._blocks is not None:
+            outcome["blocks"] = self._blocks()  # prompt blocks the bootstrap resampled
         if self._record is not None:
             self._record(outcome)
         return _require(outcome)

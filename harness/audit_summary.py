@@ -260,6 +260,13 @@ def _lookup(spec: _Spec, name: str, key: str, values: Mapping[str, Any], where: 
     return False, None
 
 
+def metric_kind(name: str) -> str:
+    """What the key of metric ``name`` is: ``factor``, ``shared factor``, ``probe``, ``block``,
+    ... (``""`` for an unknown name or one without keys)."""
+    spec = _EVALUATOR_METRICS.get(name)
+    return spec.kind if spec is not None else ""
+
+
 def _metric(
     spec: _Spec,
     name: str,
@@ -328,6 +335,11 @@ class EvaluatorSummary:
     intervals: Mapping[str, Mapping[str, Interval | None]] = field(default_factory=_empty)
     """Bootstrap intervals of ``rho``, ``dispersion`` (per factor), ``discrimination`` (per probe)."""
     blocks: Mapping[str, BlockSummary] = field(default_factory=_empty)
+
+    def __repr__(self) -> str:
+        # short: pytest prints fixture values in a traceback, and the full field dump runs
+        # to screens of mappingproxy reprs
+        return f"EvaluatorSummary(evaluator={self.evaluator!r}, peak_rho={self.peak_rho!r}, ...)"
     """Per factorial block id (``lighting:pitch``): :class:`BlockSummary`; empty without blocks."""
 
     @classmethod
@@ -458,6 +470,9 @@ class PanelSummary:
     evaluators: Mapping[str, EvaluatorSummary] = field(default_factory=_empty)
     reversals: Reversals = Reversals()
     band: Band = Band()
+
+    def __repr__(self) -> str:
+        return f"PanelSummary(evaluators={sorted(self.evaluators)!r}, ...)"
 
     @classmethod
     def from_summary(cls, summary: Mapping[str, Any]) -> PanelSummary:

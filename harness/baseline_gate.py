@@ -167,9 +167,17 @@ class BaselineMetric:
                 f"{self.metric} of {self.evaluator} regressed against baseline "
                 f"{comparison.baseline_evaluator}: {m.baseline:.4g} → {m.candidate:.4g}, "
                 f"Δ = {m.difference:+.4g}, 95 % simultaneous CI [{m.ci[0]:.4g}, {m.ci[1]:.4g}] "
-                f"beyond the margin {sign}{m.margin:g}",
+                f"beyond the margin {sign}{m.margin:g}" + _indicative(comparison.n_prompts),
                 pytrace=False,
             )
+
+
+def _indicative(n_prompts: int) -> str:
+    """``; indicative: small sample: …`` for a comparison over few prompt blocks, else ``""``."""
+    from harness.check_wording import small_sample_note
+
+    note = small_sample_note(n_prompts)
+    return f"; indicative ({note})" if note else ""
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -109,6 +109,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         _check_selection(config, session)
     config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
+    from harness.quiet_failures import QuietFailures, wanted
+
+    if not hasattr(config, "workerinput") and wanted(config):
+        config.pluginmanager.register(QuietFailures(), "t3d-audit-quiet")
 
 
 def _check_hook_ids(specs: list[Any]) -> None:
@@ -300,6 +304,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
         if report.failed and not result["checks"]:
             crash = getattr(report.longrepr, "reprcrash", None)
             result["error"] = (getattr(crash, "message", "") or "error before any check")[:300]
+        if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+            # why it skipped, for the report's verdict matrix ("Skipped: " is pytest's prefix)
+            result["reason"] = str(report.longrepr[2]).removeprefix("Skipped: ")[:300]
         report.user_properties.append((RESULT_PROPERTY, json.dumps(result, sort_keys=True)))
     return report
 
@@ -309,6 +316,7 @@ class _RunHooks:
 
     def __init__(self, config: pytest.Config):
         self.config = config
+        self._noted = False
 
     @property
     def sink(self) -> ControllerSink | WorkerSink:
@@ -325,6 +333,25 @@ class _RunHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # on the controller for every worker's reports; locally in a lone process
         self.sink.add_report(report)
+        if not self._noted and not hasattr(self.config, "workerinput"):
+            from harness.aggregate import outcomes_of
+
+            if outcomes_of(report):  # under xdist: the first audit result reaching the controller
+                self._note_scope()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # a lone process collects: say the run's scope before any test runs
+        if not hasattr(self.config, "workerinput") and self.config.stash[SESSION_KEY].collected_tests:
+            self._note_scope()
+
+    def _note_scope(self) -> None:
+        self._noted = True
+        note = trim_note_of(self.config.stash[SESSION_KEY])
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if note and reporter is not None:
+            if self.config.pluginmanager.has_plugin("dsession"):
+                reporter.write("\n")  # xdist's progress dots are not tracked by ensure_newline
+            reporter.write_line(note, yellow=True)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -336,6 +363,15 @@ class _RunHooks:
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         self.sink.terminal_summary(terminalreporter)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        # after pytest's own final line: the report is what a person opens next
+        directory = getattr(self.sink, "report_dir", None)
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if directory is not None and reporter is not None:
+            from harness.quiet_failures import last_line
+
+            reporter.write_line(last_line(directory))
 
 
 # ------------------------------------------------------------------------------ fixtures
@@ -474,4 +510,32 @@ def audit_check(request: pytest.FixtureRequest, audit_session: AuditSession, aud
         skip=lambda reason: pytest.skip(reason),
         declared=audit_session.options.thresholds.is_declared,
         no_data=no_data,
+        blocks=lambda: len(audit_session.scene_set.prompt_ids),
+        absent=lambda name, key: _absent_reason(audit_session, name, key),
     )
+
+
+def _absent_reason(session: AuditSession, name: str, key: str | None) -> str:
+    """Why this run does not measure metric ``name`` at ``key`` (the real cause, see
+    :func:`harness.run_notes.absent_reason`)."""
+    from harness.audit_summary import metric_kind
+    from harness.run_notes import absent_reason
+
+    profile = session.profile
+    return f"{name}[{key}] is not measured in this run: " + absent_reason(
+        metric_kind(name), key, profile=profile.name, profile_factors=profile.levels,
+        profile_probes=profile.probes, scene_kind=session.scene_set.kind,
+    )
+
+
+def trim_note_of(session: AuditSession) -> str | None:
+    """The start-of-run line when the profile audits fewer prompts than the scene set has."""
+    from harness.protocol import load_profiles
+    from harness.run_notes import trim_note
+
+    try:
+        audited = len(session.scene_set.prompt_ids)
+    except AuditError:
+        return None  # the run reports the problem itself, with its own message
+    profiles = {name: p.prompts for name, p in load_profiles().items()}
+    return trim_note(session.named_profile.name, audited, session.prompts_available, profiles)

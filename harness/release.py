@@ -291,9 +291,14 @@ def render_markdown(document: dict[str, Any]) -> str:
             what = "allowed (--allow-unpaired)" if document["allow_unpaired"] else "fails the gate"
             lines.append(f"- only in the {side}, not compared: "
                          f"{', '.join(document['unpaired'][side])} ({what})")
+    from harness.check_wording import SMALL_SAMPLE_BLOCKS, is_small_sample, small_sample_note
+
+    small = False
     for pair in document["pairs"]:
         fb, fc = pair["failures"]["baseline"], pair["failures"]["candidate"]
         counts = ", ".join(f"{v} {k}" for k, v in pair["verdicts"].items())
+        indicative = is_small_sample(pair["n_prompts"])
+        small = small or indicative
         lines += [
             "",
             f"## {pair['baseline_evaluator']} → {pair['candidate_evaluator']}",
@@ -307,6 +312,11 @@ def render_markdown(document: dict[str, Any]) -> str:
             f"- cards: baseline `{pair.get('baseline_card_id') or 'not given'}`, candidate "
             f"`{pair.get('candidate_card_id') or 'not given'}`",
         ]
+        if indicative:
+            lines.append(
+                f"- **{small_sample_note(pair['n_prompts'])}**: every verdict below is indicative, "
+                "not confirmed (docs/release-gate.md, 'Small samples')"
+            )
         if pair["not_compared"]:
             lines.append(f"- undefined on both sides: {', '.join(pair['not_compared'])}")
         lines += [
@@ -317,14 +327,18 @@ def render_markdown(document: dict[str, Any]) -> str:
         for m in pair["metrics"]:
             sign = "+" if m["harmful"] == "increase" else "−"
             lo, hi = m["ci"]
-            verdict = f"**{m['verdict']}**" if m["verdict"] in (REGRESSION, INCONCLUSIVE) else m["verdict"]
+            verdict = m["verdict"] + (" (indicative)" if indicative else "")
+            verdict = f"**{verdict}**" if m["verdict"] in (REGRESSION, INCONCLUSIVE) else verdict
             lines.append(
                 f"| {m['kind']} | {m['subject'] or '—'} | {_fmt(m['baseline'])} | {_fmt(m['candidate'])} "
                 f"| {_fmt(m['difference'])} | [{_fmt(lo)}, {_fmt(hi)}] | {sign}{_fmt(m['margin'])} "
                 f"| {verdict} |"
             )
     code = document["exit_code"]
-    lines += ["", f"Gate: {'FAIL' if code else 'PASS'} (exit {code})", ""]
+    gate = f"Gate: {'FAIL' if code else 'PASS'} (exit {code})"
+    if small:
+        gate += f"; indicative: a pair has fewer than {SMALL_SAMPLE_BLOCKS} prompt blocks"
+    lines += ["", gate, ""]
     return "\n".join(lines)
 
 

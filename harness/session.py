@@ -160,6 +160,7 @@ class AuditSession:
         self._panel_results: dict[tuple[str, ...], AuditResult] = {}
         self.measure_stats: dict[str, MeasureStats] = {}
         self.collected_tests: dict[str, str] = {}  # audit test key -> evaluator id (or PANEL)
+        self.prompts_available = 0  # prompts of the scene set before the profile cuts it (scene_set)
         self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
         # cache entries discarded before this session (an earlier run in the same process)
         self._discarded_before = cacheseal.discarded_counts()
@@ -197,6 +198,7 @@ class AuditSession:
         from harness.scenes.scene_source import load_scene_set
 
         full = load_scene_set(self.options.scenes, self.options.cache_dir)
+        self.prompts_available = len(full.prompt_ids)  # before the profile's cut (run_notes)
         return full.select_for_profile(self.named_profile.prompts, self.named_profile.generators)
 
     @cached_property

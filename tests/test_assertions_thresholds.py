@@ -19,16 +19,29 @@ def test_failure_message_has_estimate_interval_threshold_and_card():
             evaluator="clip-vit-b32", card_id="ecc-v1-sha256:" + "ab" * 32,
         )
     text = str(info.value)
-    assert "peak_rho of clip-vit-b32 = 1.42" in text
-    assert "(95% CI [1.05, 2.1])" in text
-    assert "exceeds peak_rho_max = 1" in text
-    assert "[card ecc-v1-sha256:abab" in text
+    assert text == (
+        "peak ρ of clip-vit-b32 1.42 (95% CI [1.05, 2.10]), must be ≤ 1.00 (peak_rho_max): fails "
+        "[card ecc-v1-sha256:" + "ab" * 32 + "]"
+    )
+    assert "\n" not in text  # one line: the terminal prints it as it is
+
+
+def test_a_passing_check_reads_holds_and_an_interval_over_few_prompts_is_flagged():
+    from harness.check_wording import SMALL_SAMPLE_BLOCKS, rule
+
+    out = check("rho[pitch]", 0.5, "<=", 1.0, threshold_name="peak_rho_max", interval=[0.41, 200.1])
+    assert rule(out) == "ρ[pitch] 0.50 (95% CI [0.41, 200.10]), must be ≤ 1.00 (peak_rho_max): holds"
+    small = {**out, "blocks": 2}
+    assert "95% CI [0.41, 200.10]; small sample: 2 prompt blocks, under 10)" in rule(small)
+    enough = {**out, "blocks": SMALL_SAMPLE_BLOCKS}
+    assert "small sample" not in rule(enough)
+    assert "small sample" not in rule({**out, "interval": None, "blocks": 2})  # no interval, no flag
 
 
 def test_lower_bound_comparison_reports_the_bound():
     out = check("peak_rho", 1.4, "<=", 1.0, interval=[0.8, 2.0], bound=Bound.LOWER)
     assert out["passed"] and out["tested"] == 0.8
-    with pytest.raises(AssertionError, match=r"bootstrap lower bound = 1\.2 \(estimate 1\.4\)"):
+    with pytest.raises(AssertionError, match=r"the bootstrap lower bound 1\.20 \(estimate 1\.40, 95% CI \[1\.20, 2\.00\]\), must be ≤ 1\.00"):
         assert_at_most("peak_rho", 1.4, 1.0, interval=[1.2, 2.0], bound=Bound.LOWER)
 
 
@@ -40,7 +53,7 @@ def test_missing_estimate_fails_never_passes(bad):
 
 def test_at_least_direction_and_boundary():
     assert assert_at_least("w", 0.5, 0.5)["passed"]
-    with pytest.raises(AssertionError, match=r"falls below min_kendall_w = 0\.5"):
+    with pytest.raises(AssertionError, match=r"w 0\.49 \(no interval\), must be ≥ 0\.50 \(min_kendall_w\): fails"):
         assert_at_least("w", 0.49, 0.5, threshold_name="min_kendall_w")
 
 
@@ -57,7 +70,7 @@ def test_audit_check_records_and_uses_declared_direction():
         evaluator="e", thresholds={"min_kendall_w": 0.5, "peak_rho_max": 1.0}, card_id=lambda: "ecc-x", record=seen.append
     )
     checker("kendall_w[pitch]", 0.7, "min_kendall_w")
-    with pytest.raises(AssertionError, match=r"rho\[pitch\] of e = 3"):
+    with pytest.raises(AssertionError, match=r"ρ\[pitch\] of e 3\.00"):
         checker("rho[pitch]", 3.0, "peak_rho_max")
     assert [o["passed"] for o in seen] == [True, False]
     assert seen[1]["card_id"] == "ecc-x" and seen[1]["op"] == "<="

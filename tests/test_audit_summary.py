@@ -180,7 +180,7 @@ def test_check_metric_gives_the_outcome_of_the_hand_written_check(summary):
     # results.json stays as it was: the typed check records exactly the old call's outcome
     by_metric, new = checker()
     by_hand, old = checker()
-    with pytest.raises(AssertionError, match=r"rho\[pitch\] of e = 1\.5 \(95% CI \[1\.25, 1\.75\]\) exceeds peak_rho_max = 1"):
+    with pytest.raises(AssertionError, match=r"ρ\[pitch\] of e 1\.50 \(95% CI \[1\.25, 1\.75\]\), must be ≤ 1\.00 \(peak_rho_max\): fails"):
         by_metric.metric(summary, "rho", "pitch")
     with pytest.raises(AssertionError):
         by_hand("rho[pitch]", 1.5, "peak_rho_max", interval=[1.25, 1.75])
@@ -193,14 +193,14 @@ def test_check_metric_gives_the_outcome_of_the_hand_written_check(summary):
 
 def test_lower_bound_check_tests_the_interval_end(summary):
     check, seen = checker()
-    with pytest.raises(AssertionError, match=r"peak_rho of e bootstrap lower bound = 1\.25 \(estimate 1\.5\)"):
+    with pytest.raises(AssertionError, match=r"peak ρ of e: the bootstrap lower bound 1\.25 \(estimate 1\.50"):
         check.metric(summary, "peak_rho", bound=Bound.LOWER)
     assert seen[0]["compare"] == "lower" and seen[0]["tested"] == 1.25
     lenient = Thresholds.from_table({"peak_rho_max": 1.3})
     check, seen = checker(table=lenient)
     assert check.metric(summary, "peak_rho", bound="lower")["passed"]  # 1.25 <= 1.3
     check.metric(summary, "rho", "yaw", bound=Bound.UPPER)  # 0.5 <= 1.3
-    with pytest.raises(AssertionError, match=r"bootstrap interval not available \(the bootstrap is off"):
+    with pytest.raises(AssertionError, match=r"its bootstrap interval is not available \(the bootstrap is off"):
         check.metric(summary, "rho", "yaw", bound=Bound.LOWER)  # no lower end
     with pytest.raises(ValueError, match="bound must be one of"):
         check.metric(summary, "peak_rho", bound="low")
@@ -216,7 +216,7 @@ def test_compare_keyword_still_works_but_is_deprecated():
 def test_custom_threshold_names_and_metrics_without_a_default(summary):
     check, seen = checker()
     with pytest.raises(
-        AssertionError, match=r"dispersion\[lighting\] of e = 0\.0625 \(no interval\) exceeds max_lighting_dispersion = 0\.05"
+        AssertionError, match=r"dispersion\[lighting\] of e 0\.06 \(no interval\), must be ≤ 0\.05 \(max_lighting_dispersion\): fails"
     ):
         check.metric(summary, "dispersion", "lighting", threshold="max_lighting_dispersion")
     assert seen[0]["threshold_name"] == "max_lighting_dispersion" and seen[0]["op"] == "<="
@@ -232,7 +232,7 @@ def test_missing_data_reasons(summary):
         check.metric(summary, "rho", "background")
     with pytest.raises(Skip, match="no threshold min_strict_pairs declared for e"):
         check.metric(summary, "envelopes", "strict")
-    with pytest.raises(AssertionError, match=r"rho\[lighting\] of e: estimate not available \(undefined on this run's records \(4 failed\)\)"):
+    with pytest.raises(AssertionError, match=r"ρ\[lighting\] of e: its estimate is not available \(undefined on this run's records \(4 failed\)"):
         check.metric(summary, "rho", "lighting")
     assert seen[-1]["reason"].startswith("undefined") and seen[-1]["passed"] is False
     all_failed = dataclasses.replace(summary, failed=96, failed_share=1.0)
@@ -246,7 +246,7 @@ def test_missing_data_reasons(summary):
 
 def test_panel_metric_check():
     check, seen = checker(evaluator="panel")
-    with pytest.raises(AssertionError, match=r"confirmed reversals \(simultaneous band\) of panel = 1 \(no interval\) exceeds max_confirmed_reversals = 0"):
+    with pytest.raises(AssertionError, match=r"confirmed reversals \(simultaneous band\) of panel 1\.00 \(no interval\), must be ≤ 0\.00 \(max_confirmed_reversals\): fails"):
         check.metric(PanelSummary.from_summary(PANEL), "reversals", "simultaneous")
     assert seen[0]["threshold_name"] == "max_confirmed_reversals"
 
@@ -318,3 +318,23 @@ def test_one_rule_for_missing_data(present, value, threshold_state, limit, all_f
     else:
         assert result == ("passed" if value <= limit else "failed")
         assert seen[0]["estimate"] == value and seen[0]["threshold"] == limit
+
+
+def test_a_skip_names_the_real_cause_when_the_run_knows_it(summary):
+    # regression: "its profile has no probe keep_half" on object scenes, whose profile has it
+    from harness.audit_summary import metric_kind
+
+    asked = []
+
+    def absent(name, key):
+        asked.append((metric_kind(name), key))
+        return "probe keep_half edits the layout of a room and this run's scenes are single objects"
+
+    def skip(reason):
+        raise Skip(reason)
+
+    check = AuditCheck(evaluator="e", thresholds=THRESHOLDS.for_evaluator("e"), skip=skip,
+                       declared=THRESHOLDS.is_declared, absent=absent)
+    with pytest.raises(Skip, match="single objects"):
+        check.metric(summary, "discrimination", "biggest_only")  # absent from the entry
+    assert asked == [("probe", "biggest_only")]

@@ -44,7 +44,7 @@ def test_space_separated_path_options_gate_exactly_like_the_equals_form(
         )
     for form, result in runs.items():
         assert result.ret == pytest.ExitCode.TESTS_FAILED, (form, result.stdout.str()[-1500:])
-        result.stdout.fnmatch_lines([f"rootdir: {pytester.path}*", "*exceeds peak_rho_max = 0.001*"])
+        result.stdout.fnmatch_lines([f"rootdir: {pytester.path}*", "*must be ? 0.001 (peak_rho_max): fails*"])
     space, equals = (runs[f].parseoutcomes() for f in ("space", "equals"))
     assert space == equals and space["failed"] >= 1
 

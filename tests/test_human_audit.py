@@ -322,6 +322,7 @@ def test_compare_command_reads_human_ratings(releases, tmp_path, capsys):
     rows = ["generator,prompt_id,rater,rating"] + [
         f"{g},{p},r{k},{s + 0.01 * k!r}" for (g, p), s in human.items() for k in range(2)]
     (tmp_path / "human.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "none.toml").write_text("")  # a named --config must exist; an empty one sets no margin
     base = ["compare", str(tmp_path / "before.csv"), str(tmp_path / "after.csv"), "--bootstrap", "200",
             "--json", "--config", str(tmp_path / "none.toml")]
     code = main([*base, "--human", str(tmp_path / "human.csv"), "--human-scale", "0-2"])

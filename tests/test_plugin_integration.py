@@ -72,9 +72,9 @@ def test_planted_threshold_fails_with_readable_message(pytester):
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "*test_rho?tiny-grid-background?*",
-            "*rho?background? of tiny-grid = * (95% CI [[]*, *[]]) exceeds peak_rho_max = 0.001*",
-            "*[[]card ecc-v1-sha256:*[]]*",
+            "*test_rho?tiny-grid-background?*"
+            " - ?[[]background[]] of tiny-grid * (95% CI [[]*, *[]]*), must be ? 0.001 (peak_rho_max): fails"
+            " [[]card ecc-v1-sha256:*[]]",
         ]
     )
     outcomes = json.loads((report_dir(pytester.path, "planted") / "results.json").read_text())["results"]

@@ -44,9 +44,31 @@ def test_terminal_rows_put_c0_agreement_next_to_fragility():
     summary = {"evaluators": {"a": {"peak_rho": 1.5, "min_w": 0.5, "max_top1": 2}, "b": {"peak_rho": 0.2}}}
     rows = rows_from(summary, [], {"a": _card(AGREE)})
     assert rows[0]["c0_agree"] == "80%" and rows[0]["c0_winner"] == "faithful"
-    assert rows[1]["c0_agree"] == "—" and "headline" not in rows[1]
+    assert rows[1]["c0_agree"] == "— no card" and "headline" not in rows[1]
     header = render_table(rows)[0]
     assert header.index("c0 agree") < header.index("c0 winner") < header.index("peak ρ")
     (line,) = headlines(rows)
     assert line.startswith("a: competent at the default view") and "yet the protocol moves the winner" in line
-    assert rows_from(summary, [])[0]["c0_agree"] == "—"  # no cards: no agreement
+    assert rows_from(summary, [])[0]["c0_agree"] == "— no card"  # no cards: no agreement
+
+
+def test_every_dash_says_why():
+    from harness.report.terminal import dash_notes
+
+    summary = {"evaluators": {"companion": {"peak_rho": 0.0}, "x": {"peak_rho": 0.5}, "y": {}}}
+    companion = {"companion_check": {"kind": "geometry_grounded",
+                                     "details": "this evaluator is the symbolic companion `companion`: ..."}}
+    cards = {"companion": companion, "x": {"companion_check": {"kind": "not_reported", "details": "none"}},
+             "y": _card(None)}
+    rows = {r["evaluator"]: r for r in rows_from(summary, [], cards)}
+    assert rows["companion"]["c0_agree"] == "— it is the companion"
+    assert rows["x"]["c0_agree"] == "— no companion in this run"
+    assert rows["y"]["c0_agree"] == "— agreement undefined"
+    assert rows["x"]["gate"] == "no tests ran"
+    (note,) = dash_notes(list(rows.values()))  # bare dashes (c0 winner, y's statistics) explained
+    assert "c0 winner needs a c0 agreement" in note and "does not measure it" in note
+    full = rows_from({"evaluators": {"a": {"peak_rho": 1, "peak_rho_ci": [0.5, 2], "min_w": 1, "max_top1": 1,
+                                           "discrimination": {"scrambled": 1}, "best_view_inflation": 1,
+                                           "failed": 0}}},
+                     [{"evaluator": "a", "outcome": "passed"}], {"a": _card(AGREE)})
+    assert dash_notes(full) == []  # nothing to explain

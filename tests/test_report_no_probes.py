@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 from harness.report.figures import NO_PROBE_NOTE, discrimination_bars, probes_measured
@@ -25,19 +24,22 @@ def test_probes_measured() -> None:
 
 
 def test_figure_and_page_say_no_probe_applies(tmp_path: Path) -> None:
-    from PIL import Image
-
+    """No empty axes: no discrimination figure is drawn (a stale one is removed), and the
+    page's figure list and probe section say why."""
     from harness.report.html_page import _figures, _probe_pairs
 
     figs = tmp_path / "figures"
     figs.mkdir()
-    discrimination_bars(_summary({}), figs / "discrimination.png")
-    pixels = np.asarray(Image.open(figs / "discrimination.png").convert("L"))
-    assert (pixels < 128).mean() > 0.002  # the note is written on it
+    (figs / "discrimination.png").write_bytes(b"stale")
+    assert discrimination_bars(_summary({}), figs / "discrimination.png") is None
+    assert not (figs / "discrimination.png").exists()
+    discrimination_bars(_summary({"scrambled": 0.7}), figs / "dispersion.png")  # any figure, so the section exists
     data = SimpleNamespace(dir=tmp_path, summary=_summary({}), records={}, evaluators=["clip"],
                            companion=None)
-    assert NO_PROBE_NOTE.split(",")[0] in _figures(data)
+    page = _figures(data)
+    assert "No content-probe figure: no probe was measured" in page
     assert "No content probe applies" in _probe_pairs(data, SimpleNamespace(prompts=["p1"]))
     data.summary = _summary({"scrambled": 0.7})
-    discrimination_bars(data.summary, figs / "discrimination.png")
-    assert "No content probe applies" not in _figures(data)
+    assert discrimination_bars(data.summary, figs / "discrimination.png") is not None
+    assert "No content-probe figure" not in _figures(data)
+    assert NO_PROBE_NOTE.split(",")[0] not in _figures(data)

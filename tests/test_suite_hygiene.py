@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import re
 import tomllib
 from pathlib import Path
 
@@ -52,3 +53,26 @@ def test_the_slow_marker_tox_and_readme_agree():
     assert command.split()[:2] == ["pytest", "tests"] and "slow" not in command
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert "`tox -e tests` runs every test, the `slow` ones included" in readme
+
+
+def test_the_two_readme_commands_share_one_environment_and_the_audit_needs_no_test_packages():
+    # regression: `tox -e audit` and `tox -e tests` each built an identical environment, and the
+    # audit's installed ray, moto, playwright and ruff, which it never uses
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## The two commands", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [line.split("&&")[-1].strip() for line in block.splitlines() if "tox" in line]
+    # the same env: tox 4 reuses it, no second install (`tox exec` never installs the package,
+    # so the main job builds the env with --notest first)
+    assert commands == ["python3 -m tox exec -e tests -- t3d-audit audit --profile default",
+                        "python3 -m tox -e tests"]
+    assert "python3 -m tox -e tests --notest && python3 -m tox exec -e tests" in block
+    assert "The expected verdict of the main job is FAIL" in readme
+    assert not re.search(r"\b\d{1,2},\d{3} tests\b", readme)  # no test count that drifts
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(ROOT / "tox.ini", encoding="utf-8")
+    lean = set(tox["testenv:audit"]["extras"].split())
+    assert lean == {"render", "models"}
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    needed = " ".join(d for name in lean for d in extras[name])
+    for test_only in ("hypothesis", "playwright", "moto", "ruff", "ray"):
+        assert test_only not in needed

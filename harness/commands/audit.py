@@ -165,10 +165,11 @@ def run(args: argparse.Namespace) -> int:
     from harness.plugin import WarmInProcess
 
     code = int(pytest.main(argv, plugins=[WarmInProcess()]))
+    where = _report_of_run(args, started)
     if code == _PASSED:
-        print("t3d-audit audit: verdict PASS (every audit assertion held)")
+        print("t3d-audit audit: verdict PASS (every audit assertion held)" + where)
     elif code == _FAILED:
-        print("t3d-audit audit: verdict FAIL (audit assertions failed; see the report)")
+        print("t3d-audit audit: verdict FAIL (audit assertions failed)" + where)
         if args.gate:
             return 1
     else:
@@ -183,6 +184,17 @@ def run(args: argparse.Namespace) -> int:
                               args.save_baseline)
         print(f"t3d-audit audit: saved this release as baseline {saved}")
     return 0
+
+
+def _report_of_run(args: argparse.Namespace, started: float) -> str:
+    """``; report <dir>/report.html`` for the report this run wrote, or ``""`` when none."""
+    from harness.errors import AuditError
+
+    try:
+        found = latest_report(Path(args.report_dir or REPO_ROOT / "reports"), started)
+    except (AuditError, OSError):
+        return ""
+    return f"; report {found / 'report.html'}"
 
 
 def latest_report(report_dir: Path, since: float) -> Path:

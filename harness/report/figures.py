@@ -32,6 +32,7 @@ _PNG_META = {"Software": None}
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
 RHO_ZERO = 1e-9  # ρ below this is drawn as 0 (a prompt-free evaluator's rounding noise)
 LINEAR_RHO_MAX = 20.0  # beyond this the peak-ρ axis turns symlog above ρ = 1
+DPI = 200  # high-DPI: legible when shown scaled down, sharp when opened at full size
 
 
 NO_PROBE_NOTE = (
@@ -82,35 +83,37 @@ def dispersion_heatmap(summary: Mapping[str, Any], path: Path) -> Path:
     data = np.array(
         [[_num(summary["evaluators"][e]["dispersion"].get(f)) * 100 for f in factors] for e in evs]
     ).reshape(len(evs), len(factors))
-    fig, ax = plt.subplots(figsize=(1.2 + 0.8 * max(len(factors), 1), 0.8 + 0.35 * max(len(evs), 1)))
+    fig, ax = plt.subplots(figsize=(2.0 + 0.9 * max(len(factors), 1), 1.2 + 0.45 * max(len(evs), 1)))
     image = ax.imshow(np.ma.masked_invalid(data), cmap="viridis", aspect="auto")
+    finite = data[np.isfinite(data)]
+    middle = (float(finite.min()) + float(finite.max())) / 2 if finite.size else 0.0
     ax.set_xticks(range(len(factors)), factors, rotation=35, ha="right")
     ax.set_yticks(range(len(evs)), evs)
     for i in range(len(evs)):
         for j in range(len(factors)):
             if math.isfinite(data[i, j]):
-                ax.text(j, i, f"{data[i, j]:.1f}", ha="center", va="center", color="white", fontsize=6)
+                # dark text on viridis' bright (yellow-green) half, white on its dark half
+                colour = "black" if data[i, j] > middle and finite.max() > finite.min() else "white"
+                ax.text(j, i, f"{data[i, j]:.1f}", ha="center", va="center", color=colour, fontsize=8)
     fig.colorbar(image, ax=ax, label="dispersion D (%)")
     ax.set_title("Score dispersion across factor levels")
     return _save(fig, path)
 
 
-def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path:
-    """Grouped bars: tie-adjusted directional discrimination per probe, 50 % chance line."""
+def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path | None:
+    """Grouped bars: tie-adjusted directional discrimination per probe, 50 % chance line;
+    ``None`` (nothing drawn, an older file removed) when no probe has a finite value, e.g. on
+    scenes where no probe applies."""
     import numpy as np
 
-    plt = _plt()
     if not probes_measured(summary):
-        import textwrap
-
-        fig, ax = plt.subplots(figsize=(4.0, 1.6))
-        ax.axis("off")
-        ax.text(0.5, 0.5, textwrap.fill(NO_PROBE_NOTE, 60), ha="center", va="center", fontsize=7)
-        ax.set_title("Content probes: not applicable")
-        return _save(fig, path)
+        Path(path).unlink(missing_ok=True)
+        return None
     evs = sorted(summary["evaluators"])
     probes = _ordered({p for e in evs for p in summary["evaluators"][e].get("discrimination", {})}, PROBE_ORDER)
-    fig, ax = plt.subplots(figsize=(1.5 + 0.6 * max(len(evs), 1) * max(len(probes), 1) / 2, 3.0))
+    plt = _plt()
+    # at least 5 in wide: the title and the legend (below the axes) never cover the bars
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.5 + 0.6 * max(len(evs), 1) * max(len(probes), 1) / 2), 3.6))
     width = 0.8 / max(len(probes), 1)
     x = np.arange(len(evs))
     for k, probe in enumerate(probes):
@@ -122,8 +125,8 @@ def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path:
     ax.set_xticks(x, evs, rotation=35, ha="right")
     ax.set_ylim(0, 100)
     ax.set_ylabel("directional discrimination (%)")
-    ax.legend(fontsize=6, ncols=2)
-    ax.set_title("Content probes: score drops when the scene is degraded")
+    ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.32))
+    ax.set_title("Content probes: does the score drop\nwhen the scene is degraded?")
     return _save(fig, path)
 
 
@@ -196,7 +199,8 @@ def envelope_bars(summary: Mapping[str, Any], path: Path) -> Path:
         left += values
     ax.set_yticks(range(len(evs)), evs)
     ax.set_xlabel("generator pairs")
-    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=3)
+    # beside the axes, not under them: below, it covered the x-axis label
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("Generator-pair margin envelopes across shared protocols")
     return _save(fig, path)
 
@@ -205,7 +209,7 @@ def _save(fig: Any, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, format="png", dpi=120, metadata=_PNG_META)
+    fig.savefig(path, format="png", dpi=DPI, metadata=_PNG_META)
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -245,14 +249,14 @@ def interaction_heatmap(summary: Mapping[str, Any], path: Path) -> Path | None:
 
 
 def write_figures(summary: Mapping[str, Any], out_dir: Path) -> list[Path]:
-    """The four figures under ``out_dir`` (plus ``interactions.png`` with factorial blocks);
-    returns their paths."""
+    """The figures under ``out_dir`` (``discrimination.png`` only when a probe was measured,
+    ``interactions.png`` only with factorial blocks); returns the paths written."""
     out_dir = Path(out_dir)
     paths = [
         dispersion_heatmap(summary, out_dir / "dispersion.png"),
         discrimination_bars(summary, out_dir / "discrimination.png"),
         peak_rho_intervals(summary, out_dir / "peak_rho.png"),
         envelope_bars(summary, out_dir / "envelopes.png"),
+        interaction_heatmap(summary, out_dir / "interactions.png"),
     ]
-    extra = interaction_heatmap(summary, out_dir / "interactions.png")
-    return paths + ([extra] if extra is not None else [])
+    return [p for p in paths if p is not None]

@@ -66,6 +66,11 @@ FIGURES = (
      "inside the block."),
 )
 PROBE_ORDER = ("keep_half", "biggest_only", "scrambled", "worst_objects")
+DASH_LEGEND = (
+    "A — in a cell: the run does not measure it (a factor or probe its profile or scenes lack), "
+    "or it is undefined on the records (e.g. every record failed, or no interval without the "
+    "bootstrap); in a factor / probe column: the metric has none."
+)
 FACTOR_ORDER = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template", "paraphrase")
 
 e = html.escape
@@ -132,6 +137,8 @@ class ReportData:
 
 
 def _verdict(data: ReportData) -> str:
+    from harness.report.verdict_words import check_item_html, headline_text
+
     by_ev: dict[str, list[dict[str, Any]]] = {}
     for r in data.results.get("results", []):
         by_ev.setdefault(str(r.get("evaluator") or "panel"), []).append(r)
@@ -149,18 +156,7 @@ def _verdict(data: ReportData) -> str:
                 bad = [c for c in (r.get("checks") or []) if c.get("passed") is False]
                 if not bad:
                     items.append(f"<li><code>{e(r.get('test', ''))}</code>: {e(str(r.get('message') or 'failed'))}</li>")
-                for c in bad:
-                    ci = c.get("interval")
-                    ci_text = f"[{fmt(ci[0])}, {fmt(ci[1])}]" if isinstance(ci, list) and len(ci) == 2 else "—"
-                    card = str(c.get("card_id") or "")
-                    items.append(
-                        f"<li><b>{e(str(c.get('metric')))}</b>: estimate {e(fmt(c.get('estimate')))}, "
-                        f"95% CI {e(ci_text)}, tested {e(str(c.get('compare', '')))} "
-                        f"{e(fmt(c.get('tested')))} {e(str(c.get('op', '')))} {e(fmt(c.get('threshold')))} "
-                        f"(<code>{e(str(c.get('threshold_name', '')))}</code>)"
-                        f'<br><span class="muted">card <code title="{e(card)}">{e(card[:24] + "…" if card else "—")}</code> · '
-                        f"test <code>{e(str(r.get('test', '')))}</code></span></li>"
-                    )
+                items.extend(check_item_html(c, str(r.get("test", ""))) for c in bad)
             detail = f'<ul class="checks">{"".join(items)}</ul>'
         passed = sum(r.get("outcome") == "passed" for r in results)
         skipped = sum(r.get("outcome") == "skipped" for r in results)
@@ -170,14 +166,13 @@ def _verdict(data: ReportData) -> str:
         )
     failing = [ev for ev in sorted(by_ev) if any(r.get("outcome") == "failed" for r in by_ev[ev])]
     headline = (f'<p class="headline"><span class="badge {"fail" if failing else "pass"}">'
-                f'{"✗ FAIL" if failing else "✓ PASS"}</span> {len(failing)} of {len(by_ev)} evaluators '
-                f"(panel checks included) fail at least one check"
-                + (f": {e(', '.join(failing))}" if failing else "") + "</p>")
+                f'{"✗ FAIL" if failing else "✓ PASS"}</span> '
+                + e(headline_text({ev: [str(r.get("outcome")) for r in by_ev[ev]] for ev in by_ev})) + "</p>")
     complete = data.results.get("complete")
     note = "" if complete is not False else (
         '<p class="warn">⚠ Partial report: missing ' + e(", ".join(data.results.get("missing", [])[:10])) + "</p>")
     return (
-        '<section id="verdict"><h2>Verdict</h2>' + headline + note
+        '<section id="verdict"><h2>Failing checks by evaluator</h2>' + headline + note
         + '<table class="sortable verdict"><thead><tr><th scope="col">Evaluator</th><th scope="col">Verdict</th>'
         '<th scope="col">Tests</th><th scope="col">Failing checks</th></tr></thead><tbody>'
         + "".join(rows) + "</tbody></table></section>"
@@ -207,7 +202,7 @@ def _competence(data: ReportData) -> str:
         "evaluator ranks generators at the default configuration c0, against the symbolic companion "
         "(share of within-prompt generator pairs ordered alike, Kendall tau-b of generator means, c0 "
         "winner). Right: what the protocol does to it (peak rho, least Kendall W over factor levels, "
-        "most distinct top-1 generators over one factor).</p>"
+        "most distinct top-1 generators over one factor). " + DASH_LEGEND + "</p>"
         '<table class="sortable"><thead><tr><th scope="col">Evaluator</th><th scope="col">c0 agreement</th>'
         '<th scope="col">tau-b</th><th scope="col">c0 winner</th><th scope="col">peak rho</th>'
         '<th scope="col">min W</th><th scope="col">top-1s</th><th scope="col">In words</th></tr></thead>'
@@ -291,18 +286,17 @@ def _humans(data: ReportData) -> str:
 
 
 def _figures(data: ReportData) -> str:
-    from harness.report.figures import NO_PROBE_NOTE, probes_measured
+    from harness.report.html_overview import figure_html, missing_figure_html
 
     out = []
     for name, alt in FIGURES:
         path = data.dir / "figures" / name
         if not path.is_file():
+            out.append(missing_figure_html(name))
             continue
-        if name == "discrimination.png" and not probes_measured(data.summary):
-            alt = NO_PROBE_NOTE
         uri = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
-        out.append(f'<figure class="fig"><img src="{uri}" alt="{e(alt)}"><figcaption>{e(alt)}</figcaption></figure>')
-    if not out:
+        out.append(figure_html(name, alt, uri))
+    if not any(item.startswith("<figure") for item in out):
         return ""
     return '<section id="figures"><h2>Figures</h2><div class="figs">' + "".join(out) + "</div></section>"
 
@@ -339,7 +333,8 @@ def _tables(data: ReportData) -> str:
         out.append(_table_html(title, rows[0], rows[1:], path.stem))
     if not out:
         return ""
-    return '<section id="tables"><h2>Tables</h2><p class="muted">Click a column header to sort; type to filter.</p>' + "".join(out) + "</section>"
+    return ('<section id="tables"><h2>Tables</h2><p class="muted">Click a column header to sort; type to filter. '
+            + DASH_LEGEND + "</p>" + "".join(out) + "</section>")
 
 
 def _level_stats(frame: Any, factor: str) -> tuple[list[str], dict[str, list[tuple[str, float]]]]:
@@ -534,6 +529,8 @@ def _probe_pairs(data: ReportData, thumbs: Thumbs) -> str:
 
 
 def _comparison(data: ReportData) -> str:
+    from harness.report.html_overview import indicative_suffix, mark_regressions
+
     doc = data.comparison
     if not isinstance(doc, dict):
         return ""
@@ -547,10 +544,10 @@ def _comparison(data: ReportData) -> str:
             sign = "+" if m.get("harmful") == "increase" else "−"
             rows.append([str(m.get("kind")), str(m.get("subject") or "—"), fmt(m.get("baseline")),
                          fmt(m.get("candidate")), fmt(m.get("difference")), f"[{fmt(ci[0])}, {fmt(ci[1])}]",
-                         f"{sign}{fmt(m.get('margin'))}", str(m.get("verdict"))])
+                         f"{sign}{fmt(m.get('margin'))}", str(m.get("verdict")) + indicative_suffix(pair)])
         title = f"{pair.get('baseline_evaluator')} → {pair.get('candidate_evaluator')}"
-        parts.append(_table_html(title, header, rows, f"cmp-{pair.get('candidate_evaluator')}").replace(
-            '<details class="table"', '<details class="table" open', 1))
+        parts.append(mark_regressions(_table_html(title, header, rows, f"cmp-{pair.get('candidate_evaluator')}").replace(
+            '<details class="table"', '<details class="table" open', 1)))
     return '<section id="comparison"><h2>Release comparison</h2>' + "".join(parts) + "</section>"
 
 
@@ -569,11 +566,13 @@ def _value_html(value: Any) -> str:
 
 
 def _cards(data: ReportData) -> str:
+    from harness.report.verdict_words import card_sample_html
+
     out = []
     for ev, card in data.cards.items():
         cid = card.get("card_id", "") if isinstance(card, dict) else ""
         out.append(f'<details class="card" data-ev="{e(ev)}"><summary>{e(ev)} <code class="muted">{e(str(cid))}</code>'
-                   f'</summary><a href="cards/{e(ev)}.json">cards/{e(ev)}.json</a>{_value_html(card)}</details>')
+                   f'{card_sample_html(card)}</summary><a href="cards/{e(ev)}.json">cards/{e(ev)}.json</a>{_value_html(card)}</details>')
     return '<section id="cards"><h2>Evaluator Configuration Cards</h2>' + "".join(out) + "</section>"
 
 
@@ -631,9 +630,13 @@ def build_html(report: Path, cache_dir: Path | None = None) -> str:
     strips, probes = thumb_sections(data, thumbs, cache_dir)
     competence = _competence(data)
     humans = _humans(data)
-    body = [_verdict(data), competence, humans, _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
-    nav = [("verdict", "Verdict")] + ([("competence", "Competence")] if competence else [])
+    from harness.report.html_overview import verdict_matrix
+
+    matrix = verdict_matrix(data.results.get("results", []), data.cards, data.comparison)
+    body = [matrix, competence, humans, _verdict(data), _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
+    nav = [("verdict-matrix", "Verdict")] + ([("competence", "Competence")] if competence else [])
     nav += [("humans", "Humans")] if humans else []
+    nav += [("verdict", "Failing checks")]
     nav += [("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
     if data.comparison is not None:
         nav.append(("comparison", "Comparison"))

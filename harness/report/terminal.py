@@ -37,7 +37,9 @@ def _f(value: Any, fmt: str = "{:.2f}") -> str:
 def _gate(passed: int, failed: int, total: int) -> str:
     if failed:
         return f"FAIL ({failed}/{total} failed)"
-    return f"pass ({passed}/{total})" if passed else "—"
+    if passed:
+        return f"pass ({passed}/{total})"
+    return f"skipped ({total})" if total else "no tests ran"
 
 
 def rows_from(
@@ -51,7 +53,9 @@ def rows_from(
     companion's generator pairs ordered alike; ``c0 winner``); "—" without one. Rows of
     evaluators with an agreement carry their :func:`~harness.report.competence.headline` under
     the ``headline`` key (not a column)."""
+    from harness.check_wording import is_small_sample
     from harness.report.competence import contrasts
+    from harness.report.verdict_words import no_agreement_reason, prompt_blocks
 
     contrast = contrasts(summary, cards or {})
     rows = []
@@ -61,13 +65,17 @@ def rows_from(
         failed = sum(1 for r in mine if r.get("outcome") == "failed")
         passed = sum(1 for r in mine if r.get("outcome") == "passed")
         ci = entry.get("peak_rho_ci") or [None, None]
+        small = is_small_sample(prompt_blocks((cards or {}).get(ev)))
         rows.append(
             {
                 "evaluator": ev,
-                "c0_agree": _f((contrast.get(ev) or {}).get("pair_agreement"), "{:.0%}"),
+                "c0_agree": (
+                    _f(contrast[ev].get("pair_agreement"), "{:.0%}") if ev in contrast
+                    else f"— {no_agreement_reason((cards or {}).get(ev))}"
+                ),
                 "c0_winner": str((contrast.get(ev) or {}).get("winner") or "—"),
                 "peak_rho": _f(entry.get("peak_rho")),
-                "peak_rho_ci": f"[{_f(ci[0])}, {_f(ci[1])}]",
+                "peak_rho_ci": f"[{_f(ci[0])}, {_f(ci[1])}]" + ("*" if small else ""),
                 "min_w": _f(entry.get("min_w")),
                 "max_top1": _f(entry.get("max_top1"), "{:.0f}"),
                 "scrambled": _f((entry.get("discrimination") or {}).get("scrambled"), "{:.0%}"),
@@ -78,6 +86,29 @@ def rows_from(
             }
         )
     return rows
+
+
+def dash_notes(rows: Sequence[Mapping[str, str]]) -> list[str]:
+    """What a bare "—" and a ``*`` (small sample) in the table mean, when the table has one
+    (the c0 agree cells say their own reason)."""
+    bare = any(
+        str(r.get(key, "")).strip() == "—" or "[—" in str(r.get(key, "")) or "—]" in str(r.get(key, ""))
+        for r in rows for key, _, _ in COLUMNS if key != "c0_agree"
+    )
+    notes = []
+    if bare:
+        notes.append(
+            "—: c0 winner needs a c0 agreement (see c0 agree); a statistic's — means this run's "
+            "profile does not measure it, or it is undefined on its records (e.g. all failed)"
+        )
+    if any(str(r.get("peak_rho_ci", "")).endswith("*") for r in rows):
+        from harness.check_wording import SMALL_SAMPLE_BLOCKS
+
+        notes.append(
+            f"*: interval from fewer than {SMALL_SAMPLE_BLOCKS} prompt blocks, a small sample: "
+            "read it as indicative"
+        )
+    return notes
 
 
 def headlines(rows: Sequence[Mapping[str, str]]) -> list[str]:

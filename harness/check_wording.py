@@ -1,0 +1,98 @@
+"""How a threshold check reads, everywhere a person sees it: as a rule and its result.
+
+One wording for the failure message of an audit check, the terminal's one line per failing
+check and the report's verdict, e.g.::
+
+    ρ[pitch] of clip-vit-b32 2.44 (95% CI [1.05, 2.10]), must be ≤ 1.00 (peak_rho_max): fails
+
+The small-sample rule lives here too: a bootstrap interval over fewer than
+:data:`SMALL_SAMPLE_BLOCKS` prompt blocks is marked (``small sample: 2 prompt blocks``), because
+a percentile interval over a handful of resampled prompts can be wildly wide or sit on its own
+estimate; a verdict drawn from it is indicative, not confirmed. A leaf: no harness imports.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+# Bootstrap intervals over fewer prompt blocks than this are flagged "small sample".
+SMALL_SAMPLE_BLOCKS = 10
+
+_SYMBOLS = {"<=": "≤", ">=": "≥"}
+_GREEK = (("rho[", "ρ["), ("peak_rho", "peak ρ"), ("template_rho", "template ρ"))
+
+
+def number(value: Any) -> str:
+    """``value`` for a person: two decimals in the usual range, else three significant digits;
+    ``n/a`` when missing or not finite."""
+    if value is None or isinstance(value, bool):
+        return "n/a"
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(x):
+        return "n/a"
+    if x == 0 or 0.01 <= abs(x) < 10_000:
+        return f"{x:.2f}"
+    return f"{x:.3g}"
+
+
+def is_small_sample(blocks: Any) -> bool:
+    """Whether an interval over ``blocks`` prompt blocks is flagged (unknown counts are not)."""
+    return isinstance(blocks, int) and not isinstance(blocks, bool) and 0 < blocks < SMALL_SAMPLE_BLOCKS
+
+
+def small_sample_note(blocks: Any) -> str:
+    """``small sample: 2 prompt blocks`` for a flagged count, else ``""``."""
+    if not is_small_sample(blocks):
+        return ""
+    return f"small sample: {blocks} prompt block{'s' if blocks != 1 else ''}, under {SMALL_SAMPLE_BLOCKS}"
+
+
+def metric_name(label: str) -> str:
+    """A metric label with its Greek letters (``rho[pitch]`` → ``ρ[pitch]``)."""
+    for plain, greek in _GREEK:
+        label = label.replace(plain, greek)
+    return label
+
+
+def interval_text(interval: Any, blocks: Any = None) -> str:
+    """``95% CI [1.05, 2.10]`` (plus the small-sample note), or ``no interval``."""
+    if not isinstance(interval, list | tuple) or len(interval) != 2:
+        return "no interval"
+    text = f"95% CI [{number(interval[0])}, {number(interval[1])}]"
+    note = small_sample_note(blocks)
+    return f"{text}; {note}" if note else text
+
+
+def rule(outcome: Mapping[str, Any], *, evaluator: bool = True) -> str:
+    """One check as a rule and its result (no card): see the module docstring.
+
+    ``outcome``: a check outcome (``harness.assertions.check``; ``results.json`` checks)."""
+    who = f" of {outcome['evaluator']}" if evaluator and outcome.get("evaluator") else ""
+    name = metric_name(str(outcome.get("metric", "")))
+    op = _SYMBOLS.get(str(outcome.get("op")), str(outcome.get("op")))
+    threshold = f"must be {op} {number(outcome.get('threshold'))} ({outcome.get('threshold_name', '')})"
+    ci = interval_text(outcome.get("interval"), outcome.get("blocks"))
+    which = outcome.get("compare", "estimate")
+    if outcome.get("tested") is None:
+        what = "its bootstrap interval" if which != "estimate" else "its estimate"
+        why = outcome.get("reason") or "not measured or all records failed"
+        return f"{name}{who}: {what} is not available ({why}; {ci}); {threshold}: fails"
+    verdict = "holds" if outcome.get("passed") else "fails"
+    if which == "estimate":
+        return f"{name}{who} {number(outcome['tested'])} ({ci}), {threshold}: {verdict}"
+    end = "lower" if which == "lower" else "upper"
+    return (
+        f"{name}{who}: the bootstrap {end} bound {number(outcome['tested'])} "
+        f"(estimate {number(outcome.get('estimate'))}, {ci}), {threshold}: {verdict}"
+    )
+
+
+def rule_with_card(outcome: Mapping[str, Any]) -> str:
+    """:func:`rule` followed by ``[card <id>]`` when the check names a card (one line)."""
+    card = outcome.get("card_id")
+    return rule(outcome) + (f" [card {card}]" if card else "")

@@ -1,0 +1,74 @@
+"""A quiet terminal for failing audit checks: one line each instead of a traceback.
+
+A failing audit check is a finding, not a crash: its traceback (the test line and the reprs of
+the summary objects) tells a person nothing the check's own message does not. Unless the run
+asks for detail (``-v`` or an explicit ``--tb``), the controller lists each failing check on
+one line (check, estimate, interval, threshold, card) in a ``t3d-audit failed checks`` section
+and keeps those tests out of pytest's FAILURES and short summary sections; every other
+failure (an error in a test, a crash before any check) keeps its traceback. The counts of the
+final line (``48 failed, 103 passed``) are untouched. The last line of the run names the
+report directory and its ``report.html``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.aggregate import outcomes_of
+
+
+def failing_check(report: pytest.TestReport) -> dict[str, Any] | None:
+    """The check that failed an audit test, or ``None`` when the report is not such a failure.
+
+    A check raises right after it is recorded, so a test failed by a check has that failing
+    check last; a test that failed otherwise (an error after passing checks) is not one."""
+    if not (report.failed and report.when == "call"):
+        return None
+    for result in outcomes_of(report):
+        checks = result.get("checks") or []
+        if checks and checks[-1].get("passed") is False:
+            return checks[-1]
+    return None
+
+
+def one_line(report: pytest.TestReport, check: dict[str, Any]) -> str:
+    """``FAILED <test> - <the check as a rule> [card <id>]`` (pytest's short-summary form)."""
+    from harness.check_wording import rule_with_card
+
+    return f"FAILED {report.nodeid} - {rule_with_card(check)}"
+
+
+def wanted(config: pytest.Config) -> bool:
+    """Quiet unless the run asked for detail: ``-v`` or a ``--tb`` style of its own."""
+    return config.option.verbose < 1 and getattr(config.option, "tbstyle", "auto") == "auto"
+
+
+class QuietFailures:
+    """Controller-side hooks (registered by the plugin when :func:`wanted`)."""
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
+        stats = terminalreporter.stats
+        failed = stats.get("failed", [])
+        quiet = [(r, c) for r in failed for c in [failing_check(r)] if c is not None]
+        if quiet:
+            terminalreporter.write_sep(
+                "=", f"t3d-audit failed checks ({len(quiet)}; -v shows their tracebacks)", red=True
+            )
+            for report, check in quiet:
+                terminalreporter.write_line(one_line(report, check))
+            shown = {id(r) for r, _ in quiet}
+            stats["failed"] = [r for r in failed if id(r) not in shown]
+        try:
+            return (yield)
+        finally:
+            if quiet:
+                stats["failed"] = failed  # the final counts still see every failure
+
+
+def last_line(directory: Path) -> str:
+    """The run's last line: the report directory and the page to open."""
+    return f"t3d-audit report: {directory} (open {Path(directory) / 'report.html'})"

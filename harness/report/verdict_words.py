@@ -1,0 +1,90 @@
+"""The words of the report's verdict: checks as rules, counts of what ran, why a dash.
+
+Shared by ``report.html`` (:mod:`harness.report.html_page`) and the terminal table
+(:mod:`harness.report.terminal`) so that both say the same thing: a failing check reads as a
+rule and its result (``harness.check_wording``), the headline counts the evaluators that ran
+(panel-wide checks are counted apart, never as an evaluator), and a "—" in the c0 columns says
+why there is no agreement. Every value is escaped where it enters HTML.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.check_wording import rule
+
+PANEL = "panel"
+e = html.escape
+
+
+def no_agreement_reason(card: Mapping[str, Any] | None) -> str:
+    """Why an evaluator has no c0 agreement with the companion (for a "—" cell)."""
+    group = card.get("companion_check") if isinstance(card, Mapping) else None
+    if not isinstance(card, Mapping):
+        return "no card"
+    if not isinstance(group, Mapping) or group.get("kind") == "not_reported":
+        return "no companion in this run"
+    if str(group.get("details", "")).startswith("this evaluator is the symbolic companion"):
+        return "it is the companion"
+    return "agreement undefined"
+
+
+def prompt_blocks(card: Mapping[str, Any] | None) -> int | None:
+    """The prompt blocks an evaluator's bootstrap resampled, from its card (``None``: unknown)."""
+    source = card.get("scene_artifact_source") if isinstance(card, Mapping) else None
+    n = source.get("n_prompts") if isinstance(source, Mapping) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
+def small_sample_banner_html(cards: Mapping[str, Mapping[str, Any]]) -> str:
+    """A warning paragraph when the report's intervals come from a small sample, else ``""``."""
+    from harness.check_wording import SMALL_SAMPLE_BLOCKS, is_small_sample
+
+    counts = sorted({n for n in map(prompt_blocks, cards.values()) if is_small_sample(n)})
+    if not counts:
+        return ""
+    blocks = " or ".join(str(n) for n in counts)
+    return (
+        f'<p class="warn small-sample">⚠ Small sample: the intervals of this report come from {e(blocks)} '
+        f"prompt blocks, under {SMALL_SAMPLE_BLOCKS}. A percentile bootstrap over so few prompts can be "
+        "very wide or end at its own estimate: read every interval and verdict here as indicative.</p>"
+    )
+
+
+def card_sample_html(card: Any) -> str:
+    """`` ⚠ small sample: …`` after a card's name when its intervals come from a small sample."""
+    from harness.check_wording import small_sample_note
+
+    note = small_sample_note(prompt_blocks(card if isinstance(card, Mapping) else None))
+    return f' <span class="warn-inline">⚠ {e(note)}: its intervals are indicative</span>' if note else ""
+
+
+def check_item_html(check: Mapping[str, Any], test: str) -> str:
+    """One failing check of the verdict as a list item: the rule, then its card and test."""
+    card = str(check.get("card_id") or "")
+    card_html = f'card <code title="{e(card)}">{e(card[:24] + "…")}</code>' if card else "no card (a panel check)"
+    return (
+        f"<li>{e(rule(check, evaluator=False))}"
+        f'<br><span class="muted">{card_html} · test <code>{e(test)}</code></span></li>'
+    )
+
+
+def headline_text(outcomes: Mapping[str, Sequence[str]]) -> str:
+    """The verdict's sentence: ``outcomes`` maps an evaluator (or ``panel``) to its tests' outcomes.
+
+    ``1 of 1 evaluator fails at least one check: x; panel checks: 1 failed`` — the evaluators
+    counted are those that ran; panel-wide checks are reported on their own."""
+    evaluators = sorted(ev for ev in outcomes if ev != PANEL)
+    failing = [ev for ev in evaluators if "failed" in outcomes[ev]]
+    noun = "evaluator" if len(evaluators) == 1 else "evaluators"
+    verb = "fails" if len(failing) == 1 or len(evaluators) == 1 else "fail"
+    text = f"{len(failing)} of {len(evaluators)} {noun} {verb} at least one check"
+    if failing:
+        text += ": " + ", ".join(failing)
+    panel = outcomes.get(PANEL)
+    if panel:
+        bad = sum(o == "failed" for o in panel)
+        text += f"; panel checks (across the selected evaluators): {bad} of {len(panel)} failed"
+    return text
