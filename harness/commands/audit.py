@@ -177,11 +177,7 @@ def run(args: argparse.Namespace) -> int:
         return code
     if args.save_baseline:
         from harness.release import save_baseline
-        from harness.rootdir import project_root
-
-        reports = Path(args.report_dir) if args.report_dir else project_root(Path.cwd()) / "reports"
-        saved = save_baseline(latest_report(reports, started),
-                              args.save_baseline)
+        saved = save_baseline(latest_report(reports_dir(args), started), args.save_baseline)
         print(f"t3d-audit audit: saved this release as baseline {saved}")
     return 0
 
@@ -191,10 +187,18 @@ def _report_of_run(args: argparse.Namespace, started: float) -> str:
     from harness.errors import AuditError
 
     try:
-        found = latest_report(Path(args.report_dir or REPO_ROOT / "reports"), started)
+        found = latest_report(reports_dir(args), started)
     except (AuditError, OSError):
         return ""
     return f"; report {found / 'report.html'}"
+
+
+def reports_dir(args: argparse.Namespace) -> Path:
+    """Where this run's report went: ``--report-dir``, else ``reports/`` under the invoking
+    project's root (pytest's rootdir for the working folder, as the plugin uses)."""
+    from harness.rootdir import project_root
+
+    return Path(args.report_dir) if args.report_dir else project_root(Path.cwd()) / "reports"
 
 
 def latest_report(report_dir: Path, since: float) -> Path:
