@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from harness.fileio import write_text_atomic
+from harness.paths import default_cache_dir
 from harness.protocol import VIEW_POLICIES
 from harness.report.tables import table_view_policies
 from harness.session import AuditOptions, AuditSession
@@ -26,7 +27,7 @@ def main() -> None:
     parser.add_argument("--profile", default="smoke")
     parser.add_argument("--evaluators", default="ref-vit-clip,ref-rn-clip,ref-siglip,ref-clipiqa")
     parser.add_argument("--policies", default=",".join(VIEW_POLICIES))
-    parser.add_argument("--cache-dir", type=Path, default=Path(".audit_cache"))
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir())
     parser.add_argument("--bootstrap", type=int, default=None)
     args = parser.parse_args()
     evaluators = tuple(e for e in args.evaluators.split(",") if e)

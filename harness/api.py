@@ -110,7 +110,7 @@ def score(
     :class:`~harness.evaluators.scorer.Scorer` class or instance (need not be registered).
     ``images``: PIL images, ``(H, W, 3)`` uint8 arrays or image file paths. ``texts``: one
     caption per image, one caption for all, or ``None`` for a prompt-free evaluator.
-    ``cache``: ``True`` (the score cache at ``$T3D_AUDIT_CACHE_DIR`` or ``.audit_cache``), a
+    ``cache``: ``True`` (the score cache at ``$T3D_AUDIT_CACHE_DIR`` or the per-user cache), a
     cache directory, or ``False``. Returns one
     :class:`~harness.evaluators.base.ScoreResult` per image: ``score`` on the evaluator's
     scale, or NaN with ``status == "failed"`` and the reason in ``error``.
@@ -220,7 +220,7 @@ def audit(
     import pytest
 
     from harness.commands.audit import latest_report, pytest_argv
-    from harness.paths import REPO_ROOT
+    from harness.rootdir import project_root
 
     if isinstance(evaluators, str):
         evaluators = [evaluators]
@@ -240,7 +240,9 @@ def audit(
     if code not in (0, 1):
         raise AuditError(f"the audit did not complete (pytest exit code {code})",
                          hint="pytest " + " ".join(argv))  # fmt: skip
-    report = latest_report(Path(report_dir) if report_dir else REPO_ROOT / "reports", started)
+    # pytest's rootdir for this folder: the report is under the invoking project, as with pytest
+    reports = Path(report_dir) if report_dir else project_root(Path.cwd()) / "reports"
+    report = latest_report(reports, started)
     return read_report(report, code)
 
 

@@ -24,6 +24,7 @@ from harness.errors import AuditError
 # command name -> (module under harness.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("audit", "run the audit suite (pytest) and print the verdict"),
+    "init": ("init_project", "set up a project to audit its own evaluator (config, example, audit, CI)"),
     "templates": ("templates", "list the 337 caption templates"),
     "protocol": ("protocol_list", "list a profile's configuration family"),
     "validate-scenes": ("validate_scenes", "validate a scene set against its manifest"),

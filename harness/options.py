@@ -43,7 +43,14 @@ OPTIONS: dict[str, OptionSpec] = {
     ),
     "audit_report_dir": OptionSpec("directory for reports/<run-id>/ (default: reports)", kind="path"),
     "audit_cache_dir": OptionSpec(
-        "render/score/records cache (default: $T3D_AUDIT_CACHE_DIR or .audit_cache)", kind="path"
+        "render/score/records cache (default: $T3D_AUDIT_CACHE_DIR, else the per-user cache "
+        "directory, e.g. ~/.cache/t3d-audit)",
+        kind="path",
+    ),
+    "audit_config": OptionSpec(
+        "TOML file whose [tool.t3d-audit] table (or top level) replaces the rootdir "
+        "pyproject.toml's; layered over the built-in study defaults like it",
+        kind="path",
     ),
     "audit_store": OptionSpec(
         "shared store the run reads renders and scores from: s3://bucket/prefix, gs://..., "
@@ -93,7 +100,9 @@ PATH_OPTIONS: tuple[str, ...] = (
 )
 # keys of [tool.t3d-audit] besides the options themselves
 # ("compare": the release comparison's margins, read by that command)
-TABLE_KEYS = frozenset({"thresholds", "compare"} | {d.removeprefix("audit_") for d in OPTIONS})
+TABLE_KEYS = frozenset(
+    {"thresholds", "compare"} | {d.removeprefix("audit_") for d in OPTIONS if d != "audit_config"}
+)
 
 
 def flag(dest: str) -> str:
@@ -111,9 +120,25 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(dest, spec.help, type=spec.ini_type)  # type: ignore[arg-type]
 
 
+def config_file(config: pytest.Config) -> tuple[Path, bool]:
+    """The project's configuration file and whether it was named explicitly: ``--audit-config``
+    (relative to the invocation folder), else the rootdir's ``pyproject.toml``. The rootdir is
+    the invoking project's (found from the invocation folder), never the package's location."""
+    named = config.getoption("audit_config")
+    if named is not None:
+        if not isinstance(named, str) or not named.strip():
+            raise pytest.UsageError(f"--audit-config must be a path, got {named!r}")
+        path = (Path(config.invocation_params.dir) / named).resolve()
+        if not path.is_file():
+            raise pytest.UsageError(f"--audit-config={path}: no such file; give a TOML file")
+        return path, True
+    return Path(config.rootpath) / "pyproject.toml", False
+
+
 def pyproject_table(config: pytest.Config) -> dict[str, Any]:
-    """``[tool.t3d-audit]`` of the rootdir's ``pyproject.toml`` (unknown keys rejected)."""
-    path = Path(config.rootpath) / "pyproject.toml"
+    """``[tool.t3d-audit]`` of the project's configuration file (:func:`config_file`; unknown
+    keys rejected). A file named by ``--audit-config`` without that table is read whole."""
+    path, named = config_file(config)
     if not path.is_file():
         return {}
     import tomllib
@@ -122,7 +147,8 @@ def pyproject_table(config: pytest.Config) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise pytest.UsageError(f"{path}: cannot read [tool.t3d-audit]: {exc}") from exc
-    table = data.get("tool", {}).get("t3d-audit", {})
+    tool = data.get("tool", {})
+    table = tool.get("t3d-audit", {}) if not named or "t3d-audit" in tool else data
     if not isinstance(table, dict):
         raise pytest.UsageError(f"{path}: [tool.t3d-audit] must be a table, got {table!r}")
     for key in table:
@@ -136,8 +162,10 @@ def pyproject_table(config: pytest.Config) -> dict[str, Any]:
     return dict(table)
 
 
-def _resolve(config: pytest.Config, dest: str, table: dict[str, Any]) -> tuple[Any, Path] | None:
-    """The first set value (command line, ini, pyproject) and the directory it is relative to."""
+def _resolve(config: pytest.Config, dest: str, table: dict[str, Any],
+             table_dir: Path | None = None) -> tuple[Any, Path] | None:
+    """The first set value (command line, ini, pyproject) and the directory it is relative to
+    (``table_dir``: the configuration file's folder, default the rootdir)."""
     value = config.getoption(dest)
     if value is not None:
         return value, Path(config.invocation_params.dir)
@@ -146,7 +174,7 @@ def _resolve(config: pytest.Config, dest: str, table: dict[str, Any]) -> tuple[A
         return ini, Path(config.rootpath)
     key = dest.removeprefix("audit_")
     if key in table:
-        return table[key], Path(config.rootpath)
+        return table[key], table_dir or Path(config.rootpath)
     return None
 
 
@@ -225,10 +253,11 @@ def _human(path: Path | None, scale: Any, dimension: Any) -> Any:
 def build_options(config: pytest.Config) -> AuditOptions:
     """Options from the command line, the pytest ini and ``[tool.t3d-audit]``, validated."""
     from harness.paths import default_cache_dir
-    from harness.thresholds import Thresholds
+    from harness.thresholds import layered
 
     table = pyproject_table(config)
-    got = {dest: _resolve(config, dest, table) for dest in OPTIONS}
+    table_dir = config_file(config)[0].parent
+    got = {dest: _resolve(config, dest, table, table_dir) for dest in OPTIONS if dest != "audit_config"}
 
     def path_of(dest: str) -> Path | None:
         if got[dest] is None:
@@ -269,7 +298,8 @@ def build_options(config: pytest.Config) -> AuditOptions:
             f"got {thresholds_table!r}"
         )
     try:
-        thresholds = Thresholds.from_table(thresholds_table)
+        # the study's built-in thresholds, with the project's layered over them
+        thresholds = layered(thresholds_table)
     except AuditError as exc:
         raise pytest.UsageError(str(exc)) from exc
 

@@ -271,10 +271,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _test_key(item: pytest.Item) -> str:
     """Stable test id, identical with and without xdist's ``@group`` nodeid suffix."""
+    path = Path(item.path).resolve()
     try:
-        rel = Path(item.path).resolve().relative_to(Path(item.config.rootpath).resolve())
-    except ValueError:
-        rel = Path(item.path.name)
+        rel = path.relative_to(Path(item.config.rootpath).resolve())
+    except ValueError:  # outside the project, e.g. the installed audit_tests: its package path
+        top = path.parent
+        while (top / "__init__.py").is_file() and (top.parent / "__init__.py").is_file():
+            top = top.parent
+        rel = path.relative_to(top.parent) if (top / "__init__.py").is_file() else Path(path.name)
     return f"{rel.as_posix()}::{item.name}"
 
 

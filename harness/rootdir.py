@@ -50,6 +50,17 @@ def _determine(config: pytest.Config, file_or_dir: list[str]) -> tuple[Path, Pat
     return got[0], got[1], got[2]
 
 
+def project_root(invocation_dir: Path) -> Path:
+    """The rootdir pytest picks for a run started in ``invocation_dir`` with no paths: the
+    nearest folder above it with a pytest configuration (``pyproject.toml``, ``pytest.ini``,
+    ...), else ``invocation_dir``. Reports of ``pytest --pyargs audit_tests`` go under it."""
+    from _pytest.config.findpaths import determine_setup
+
+    got = determine_setup(inifile=None, override_ini=None, args=[], rootdir_cmd_arg=None,
+                          invocation_dir=Path(invocation_dir))
+    return Path(got[0])
+
+
 def reresolve(config: pytest.Config, args: list[str], options: Iterable[str]) -> None:
     """Redo pytest's rootdir/ini choice without the values of separated path ``options``.
 

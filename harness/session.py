@@ -21,6 +21,7 @@ from harness.errors import AuditError
 from harness.fileio import write_bytes_atomic
 from harness.hashing import sha256_file, sha256_json
 from harness.human_audit import HumanInput
+from harness.paths import default_cache_dir
 from harness.render.renderer import Renderer, default_renderer
 from harness.thresholds import Thresholds
 
@@ -47,7 +48,7 @@ class AuditOptions:
     evaluators: tuple[str, ...] = ()
     scenes: Path | None = None
     report_dir: Path = Path("reports")
-    cache_dir: Path = Path(".audit_cache")
+    cache_dir: Path = field(default_factory=default_cache_dir)  # $T3D_AUDIT_CACHE_DIR or per-user
     bootstrap: int | None = None
     seed: int = 42
     run_id: str | None = None

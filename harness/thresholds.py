@@ -205,3 +205,34 @@ def direction(name: str) -> str:
     if name.startswith("min_"):
         return "min"
     raise ThresholdError(f"threshold {name!r} has no direction", hint="name it min_<what> or max_<what>")
+
+
+# ------------------------------------------------------------------ built-in defaults, layered
+
+DEFAULTS_FILE = "defaults.toml"  # package data of harness: the study's thresholds
+
+
+def study_table() -> dict[str, Any]:
+    """``[thresholds]`` of the package's ``harness/defaults.toml``: the study's values."""
+    import tomllib
+    from importlib import resources
+
+    text = resources.files("harness").joinpath(DEFAULTS_FILE).read_text(encoding="utf-8")
+    return dict(tomllib.loads(text).get("thresholds", {}))
+
+
+def layered(project: Mapping[str, Any] | None, *, where: str = "[tool.t3d-audit.thresholds]",
+            defaults: Mapping[str, Any] | None = None) -> Thresholds:
+    """The study's defaults with a project's threshold table layered over them.
+
+    The project may set any known threshold (its value wins), declare ``custom`` ones and
+    ``overrides``; a study threshold it leaves out keeps the built-in value, so no project
+    configuration silently removes a study check. ``defaults``: the study table (tests).
+    """
+    if project is not None and not isinstance(project, Mapping):
+        raise ThresholdError(f"thresholds must be a table, got {project!r}", where=where)
+    own = Thresholds.from_table(project, where=where)  # checked against the project's own names
+    base = dict(Thresholds.from_table(study_table() if defaults is None else defaults,
+                                      where=f"harness/{DEFAULTS_FILE}").base)
+    base.update(own.base)
+    return Thresholds(tuple(sorted(base.items())), own.overrides, own.custom)

@@ -46,6 +46,12 @@ max_top1_count = 6
 max_best_view_inflation = 10.0
 max_failed_share = 1.0
 max_confirmed_reversals = 100
+min_scramble_discrimination = 0.0
+min_removal_discrimination = 0.0
+min_worst_objects_discrimination = 0.0
+max_sign_crossings = 100
+max_interaction_share = 1.0
+max_block_sign_crossings = 100
 """
 
 

@@ -49,9 +49,23 @@ def test_space_separated_path_options_gate_exactly_like_the_equals_form(
     assert space == equals and space["failed"] >= 1
 
 
+OWN_SKIPPING_AUDIT = """
+import pytest
+
+
+def test_own(audit_check, audit_summary):
+    pytest.skip("this project's check has nothing to look at")
+"""
+
+
 def test_an_empty_gate_fails_unless_allowed(pytester):
-    # regression: with no thresholds every check skipped and pytest exited 0
-    make_project(pytester, thresholds="")
+    # regression: with no thresholds every check skipped and pytest exited 0. The study's
+    # thresholds are built in now, so the empty gate here is a project's own skipping suite.
+    root = make_project(pytester, thresholds="")
+    (root / "own_audit").mkdir()
+    (root / "own_audit" / "test_own.py").write_text(OWN_SKIPPING_AUDIT)
+    text = (root / "pyproject.toml").read_text().replace('["audit_tests"]', '["own_audit"]')
+    (root / "pyproject.toml").write_text(text)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "0", timeout=300)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(["*t3d-audit gate*", "FAILED: no audit check reached an assertion*"])

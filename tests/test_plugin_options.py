@@ -96,8 +96,32 @@ def test_command_line_beats_ini_beats_pyproject(project):
     )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
-        ["*OPTIONS smoke ('tiny-grid',) 30 99 out cachex", "THRESHOLDS {'peak_rho_max': 4.0}"]
+        # the study's built-in thresholds, the project's override layered over them
+        ["*OPTIONS smoke ('tiny-grid',) 30 99 out cachex",
+         "THRESHOLDS {'max_best_view_inflation': 1.25, *'min_kendall_w': 0.5, *'peak_rho_max': 4.0}"]
     )
+
+
+@pytest.mark.parametrize("form", ["tool table", "top level"])
+def test_audit_config_names_the_file_read_instead_of_the_pyproject(project, form):
+    write_pyproject(project, '[tool.t3d-audit]\nprofile = "default"\n'
+                    "[tool.t3d-audit.thresholds]\npeak_rho_max = 9.0\n")
+    (project.path / "conf").mkdir()
+    body = ('profile = "smoke"\nevaluators = ["tiny-grid"]\nscenes = "../scenes"\n'
+            "[thresholds]\nmin_kendall_w = 0.25\n")
+    if form == "tool table":
+        body = body.replace("[thresholds]", "[tool.t3d-audit.thresholds]")
+        body = "[tool.t3d-audit]\n" + body
+    (project.path / "conf" / "audit.toml").write_text(body)
+    result = project.runpytest("-p", "no:cacheprovider", "-s", "-k", "test_options",
+                               "--audit-config=conf/audit.toml")
+    result.assert_outcomes(passed=1)
+    # scenes relative to the config file; its thresholds over the built-in ones, not the pyproject's
+    result.stdout.fnmatch_lines(["*OPTIONS smoke ('tiny-grid',) *",
+                                 "THRESHOLDS {*'min_kendall_w': 0.25, *'peak_rho_max': 1.0}"])
+    missing = project.runpytest("-p", "no:cacheprovider", "--audit-config=conf/nope.toml")
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines(["*--audit-config=*nope.toml: no such file*"])
 
 
 def test_bad_threshold_table_is_a_usage_error(project):

@@ -1,8 +1,9 @@
 """``t3d-audit audit``: run the audit suite (``audit_tests/``) with pytest and print the verdict.
 
 This is the README's main job. It is a thin wrapper over
-``pytest audit_tests --rootdir=REPO -n auto --dist loadgroup --max-worker-restart 0 --audit-profile=P``: the
-report lands in ``reports/<run-id>/`` whatever the verdict. Renders are warmed first with
+``pytest --pyargs audit_tests -n auto --dist loadgroup --max-worker-restart 0 --audit-profile=P``,
+run from the invoking folder: the installed suite runs with that project's conftest, audit files
+and ``[tool.t3d-audit]``, and the report lands in its ``reports/<run-id>/`` whatever the verdict. Renders are warmed first with
 ``t3d-audit warm`` over all cores: xdist groups tests per evaluator, and every evaluator needs
 the same renders, so without the warm step one worker renders while the others wait on its
 per-key locks. Without ``--gate`` a completed
@@ -35,9 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers", type=argtypes.workers, default="auto",
         help="pytest-xdist workers (default: auto: one per core, none when every records file is cached)",
     )
-    parser.add_argument("--report-dir", type=argtypes.output_dir, help="directory for <run-id>/ (default: reports)")
+    parser.add_argument("--report-dir", type=argtypes.output_dir, help="directory for <run-id>/ (default: reports/ in the project's root)")
     parser.add_argument("--cache-dir", type=argtypes.output_dir,
-                        help="audit cache (default: $T3D_AUDIT_CACHE_DIR or .audit_cache)")
+                        help="audit cache (default: $T3D_AUDIT_CACHE_DIR, else the per-user cache dir)")
     parser.add_argument(
         "--no-warm", action="store_true", help="skip rendering the profile in parallel first"
     )
@@ -63,9 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def pytest_argv(args: argparse.Namespace) -> list[str]:
     """The pytest command line this run uses (also printed, so users can run it directly)."""
-    # `=` forms and an explicit rootdir: no value can be taken for a test path
+    # `=` forms: no value can be taken for a test path. The rootdir is the invoking project's.
     argv = [
-        str(REPO_ROOT / "audit_tests"), f"--rootdir={REPO_ROOT}", "-p", "no:cacheprovider",
+        *suite_args(), "-p", "no:cacheprovider",
         f"--audit-profile={args.profile}",
         # this process imported harness (the CLI) before pytest could mark it for rewriting
         "-W", "ignore:Module already imported so cannot be rewritten; harness"
@@ -91,6 +92,19 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     return argv + extra
 
 
+def suite_args() -> list[str]:
+    """How pytest finds the study's suite: the installed package ``audit_tests`` by name (the
+    invocation folder stays the rootdir, so the user's conftest and config are read), else a
+    checkout's folder when the package is not importable from here."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("audit_tests") is not None
+    except (ImportError, ValueError):
+        found = False
+    return ["--pyargs", "audit_tests"] if found else [str(REPO_ROOT / "audit_tests")]
+
+
 def warm_argv(args: argparse.Namespace) -> list[str]:
     """The ``t3d-audit warm`` command line that renders the profile before pytest runs."""
     jobs = (os.cpu_count() or 1) if args.workers in ("auto", "logical") else max(1, int(args.workers))
@@ -99,7 +113,27 @@ def warm_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--cache-dir", str(args.cache_dir)]
     if getattr(args, "view_policy", "single") != "single":
         argv += ["--view-policy", args.view_policy]
+    scenes = project_scenes(Path.cwd())
+    if scenes is not None:
+        argv += ["--scenes", str(scenes)]
     return argv
+
+
+def project_scenes(invocation_dir: Path) -> Path | None:
+    """``scenes`` of the invoking project's ``[tool.t3d-audit]`` (relative to its root), so
+    the warm step renders the scenes the audit reads and not the bundled ones; ``None`` when
+    the project names none or its pyproject cannot be read (pytest then reports that)."""
+    import tomllib
+
+    from harness.rootdir import project_root
+
+    root = project_root(invocation_dir)
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    scenes = data.get("tool", {}).get("t3d-audit", {}).get("scenes")
+    return (root / scenes).resolve() if isinstance(scenes, str) and scenes.strip() else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -143,9 +177,7 @@ def run(args: argparse.Namespace) -> int:
         return code
     if args.save_baseline:
         from harness.release import save_baseline
-
-        saved = save_baseline(latest_report(Path(args.report_dir or REPO_ROOT / "reports"), started),
-                              args.save_baseline)
+        saved = save_baseline(latest_report(reports_dir(args), started), args.save_baseline)
         print(f"t3d-audit audit: saved this release as baseline {saved}")
     return 0
 
@@ -155,10 +187,18 @@ def _report_of_run(args: argparse.Namespace, started: float) -> str:
     from harness.errors import AuditError
 
     try:
-        found = latest_report(Path(args.report_dir or REPO_ROOT / "reports"), started)
+        found = latest_report(reports_dir(args), started)
     except (AuditError, OSError):
         return ""
     return f"; report {found / 'report.html'}"
+
+
+def reports_dir(args: argparse.Namespace) -> Path:
+    """Where this run's report went: ``--report-dir``, else ``reports/`` under the invoking
+    project's root (pytest's rootdir for the working folder, as the plugin uses)."""
+    from harness.rootdir import project_root
+
+    return Path(args.report_dir) if args.report_dir else project_root(Path.cwd()) / "reports"
 
 
 def latest_report(report_dir: Path, since: float) -> Path:

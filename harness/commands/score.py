@@ -2,7 +2,7 @@
 
 Scores image files against captions with one evaluator and writes a raw score records file
 (CSV or Parquet by suffix; see ``harness.records``). Scores are served from and added to the
-score cache (``--cache-dir``, default ``$T3D_AUDIT_CACHE_DIR`` or ``.audit_cache``) unless
+score cache (``--cache-dir``, default ``$T3D_AUDIT_CACHE_DIR`` or the per-user cache dir) unless
 ``--no-cache``. Failed pairs are written as ``failed`` rows (NaN score, reason in ``error``).
 
 Captions file (paths relative to ``--images``):

@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=argtypes.output_dir,
         default=None,
         help="audit cache directory; renders go to <dir>/renders "
-        "(default: $T3D_AUDIT_CACHE_DIR or .audit_cache)",
+        "(default: $T3D_AUDIT_CACHE_DIR, else the per-user cache dir)",
     )
     parser.add_argument(
         "--scenes", type=argtypes.input_path, default=None,

@@ -44,7 +44,7 @@ class _Corrupt(CorruptEntry):
 
 
 def default_render_cache_dir() -> Path:
-    """``<default cache dir>/renders`` (``$T3D_AUDIT_CACHE_DIR`` or ``.audit_cache``)."""
+    """``<default cache dir>/renders`` (``$T3D_AUDIT_CACHE_DIR`` or the per-user cache dir)."""
     return default_cache_dir() / "renders"
 
 

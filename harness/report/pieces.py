@@ -87,9 +87,9 @@ def piece_entries(cache_dir: Path, kind: str) -> SealedEntries:
 
 def source_hash(paths: Iterable[Path]) -> dict[str, str]:
     """``{file name relative to harness/: sha256}`` of source files (the code making a piece)."""
-    from harness.paths import REPO_ROOT
+    from harness.paths import PACKAGE_DIR
 
-    root = Path(REPO_ROOT) / "harness"
+    root = PACKAGE_DIR  # the checkout's harness/ or the installed package: the same names
     out: dict[str, str] = {}
     for path in sorted(Path(p) for p in paths):
         try:

@@ -50,7 +50,7 @@ from harness.cards.card_format import write_card
 from harness.cards.provenance import build_manifest, file_entry, portable_label, write_manifest
 from harness.errors import AuditError
 from harness.fileio import write_json_atomic
-from harness.paths import FIXTURES, REPO_ROOT
+from harness.paths import FIXTURES, PACKAGE_DIR, PROFILES_FILE, REPO_ROOT
 from harness.render.renderer import host_facts
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, 
     lighting = FIXTURES / "lighting_scalars.json"
     if lighting.is_file():
         entries.append(file_entry(lighting, label=portable_label(lighting, bases), role="lighting-scalars"))
-    profiles = REPO_ROOT / "harness" / "profiles.json"
+    profiles = PROFILES_FILE
     if profiles.is_file():
         entries.append(file_entry(profiles, label=portable_label(profiles, bases), role="profiles"))
     for ev in evaluators:
@@ -181,7 +181,7 @@ def derived_key(session: AuditSession, evaluators: Sequence[str]) -> str:
     stats_dir, captions_dir = Path(stats.__file__).parent, Path(captions.__file__).parent
     code = [*sorted(stats_dir.glob("*.py")), *sorted(captions_dir.glob("*.py")),
             *sorted(captions_dir.glob("*.json")), *report_sources(),
-            REPO_ROOT / "harness" / "render" / "light_maps.py"]  # reads the lighting scalars
+            PACKAGE_DIR / "render" / "light_maps.py"]  # reads the lighting scalars
     return piece_key("derived", {
         "records": {ev: sha256_file(session.records_file(ev)) for ev in sorted(evaluators)},
         "bootstrap": session.bootstrap,

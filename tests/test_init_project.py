@@ -1,0 +1,79 @@
+"""``t3d-audit init`` (fast parts: what it writes, what it refuses, what it keeps). The printed
+commands are run in tests/test_outside_project.py (slow: they render)."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+
+import pytest
+
+from harness.cli import main
+from harness.commands.init_project import WORKFLOW, next_commands, without_own_tables
+
+
+def test_init_writes_config_evaluator_audit_and_workflow(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mine"\n\n[tool.ruff]\nline-length = 99\n')
+    assert main(["init", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert all(f"  {cmd}" in out for cmd in next_commands())
+    data = tomllib.loads((tmp_path / "pyproject.toml").read_text())
+    assert data["project"] == {"name": "mine"} and data["tool"]["ruff"] == {"line-length": 99}
+    table = data["tool"]["t3d-audit"]
+    assert table["evaluators"] == ["colorstat"]
+    assert table["thresholds"]["custom"] == {"max_lighting_dispersion": 0.05}
+    conftest = (tmp_path / "conftest.py").read_text()
+    assert "def pytest_audit_evaluators(config):" in conftest
+    ast.parse(conftest)
+    audit = (tmp_path / "audits" / "test_colorstat_audit.py").read_text()
+    assert 'threshold="max_lighting_dispersion"' in audit
+    ast.parse(audit)
+    yaml = pytest.importorskip("yaml", reason="PyYAML reads the workflow back")
+    flow = yaml.safe_load((tmp_path / WORKFLOW).read_text())
+    steps = flow["jobs"]["audit"]["steps"]
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache"))
+    assert cache["with"]["path"] == "${{ env.T3D_AUDIT_CACHE_DIR }}"
+    assert flow["jobs"]["audit"]["env"]["T3D_AUDIT_CACHE_DIR"].startswith("${{ github.workspace }}")
+    assert any("t3d-audit audit --gate" in s.get("run", "") for s in steps)
+
+
+def test_init_creates_a_pyproject_when_there_is_none(tmp_path):
+    assert main(["init", str(tmp_path)]) == 0
+    assert tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["t3d-audit"]["profile"] == "default"
+
+
+def test_init_refuses_to_overwrite_anything_without_force(tmp_path, capsys):
+    (tmp_path / "conftest.py").write_text("# mine\n")
+    before = '[project]\nname = "mine"\n'
+    (tmp_path / "pyproject.toml").write_text(before)
+    assert main(["init", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "conftest.py" in err and "--force" in err
+    # nothing was written: not even the files that did not exist
+    assert (tmp_path / "conftest.py").read_text() == "# mine\n"
+    assert (tmp_path / "pyproject.toml").read_text() == before
+    assert not (tmp_path / "audits").exists() and not (tmp_path / WORKFLOW).exists()
+
+
+def test_force_replaces_only_the_own_tables_of_the_pyproject(tmp_path):
+    text = ('[project]\nname = "mine"\n[tool.t3d-audit]\nprofile = "smoke"\n'
+            '[tool.t3d-audit.thresholds]\npeak_rho_max = 3.0\n[tool.black]\nline-length = 80\n')
+    (tmp_path / "pyproject.toml").write_text(text)
+    assert main(["init", str(tmp_path)]) == 2
+    assert main(["init", str(tmp_path), "--force"]) == 0
+    data = tomllib.loads((tmp_path / "pyproject.toml").read_text())
+    assert data["tool"]["black"] == {"line-length": 80} and data["project"]["name"] == "mine"
+    assert data["tool"]["t3d-audit"]["profile"] == "default"
+    assert "peak_rho_max" not in data["tool"]["t3d-audit"]["thresholds"]
+
+
+@pytest.mark.parametrize("header", ["[tool.t3d-audit]", '[tool."t3d-audit"]', "[ tool.t3d-audit.thresholds ]"])
+def test_without_own_tables_keeps_every_other_table(header):
+    text = f'[a]\nx = 1\n{header}\ny = 2\n[tool.t3d-auditx]\nz = 3\n'
+    assert without_own_tables(text) == "[a]\nx = 1\n[tool.t3d-auditx]\nz = 3\n"
+
+
+def test_a_pyproject_that_is_not_toml_is_an_error_naming_it(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[project\n")
+    assert main(["init", str(tmp_path)]) == 2
+    assert "pyproject.toml" in capsys.readouterr().err
