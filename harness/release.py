@@ -62,7 +62,7 @@ def release_problems(folder: Path) -> list[str]:
     show nothing changed since the manifest was written: ``t3d-audit validate --deep``
     recomputes the cards from the scores.
     """
-    from harness.cards import read_card
+    from harness.cards import read_report_cards
     from harness.cards.provenance import (
         load_manifest,
         manifest_problems,
@@ -92,17 +92,8 @@ def release_problems(folder: Path) -> list[str]:
             f"{rel}: sha256 {on_disk[rel][:12]}… differs from manifest {listed[rel][:12]}…"
             for rel in sorted(set(listed) & set(on_disk)) if listed[rel] != on_disk[rel]
         ]
-    cards: set[str] = set()
-    for path in sorted((folder / "cards").glob("*.json")):
-        try:
-            card = read_card(path)
-        except AuditError as exc:
-            problems.append(str(exc))
-            continue
-        ev = card["evaluator_identity"]["evaluator_id"]
-        if ev != path.stem:
-            problems.append(f"cards/{path.name}: card is for evaluator {ev!r}")
-        cards.add(path.stem)
+    card_problems, cards = read_report_cards(folder)
+    problems += card_problems
     for path in _score_files(folder / "scores"):
         if path.stem not in cards:
             problems.append(f"scores/{path.name}: no card (cards/{path.stem}.json)")

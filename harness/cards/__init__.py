@@ -8,6 +8,7 @@ from harness.cards.card_format import (
     build_card,
     card_id,
     read_card,
+    read_report_cards,
     validate_card,
     write_card,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "build_card",
     "card_id",
     "read_card",
+    "read_report_cards",
     "validate_card",
     "write_card",
 ]

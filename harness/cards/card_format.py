@@ -355,3 +355,24 @@ def read_card(path: str | Path) -> dict[str, Any]:
         raise CardError("a card must be a JSON object", where=path)
     validate_card(card, where=str(path))
     return card
+
+
+def read_report_cards(folder: str | Path) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """Every card under ``folder/cards/``, read and validated (:func:`read_card`: schema and
+    recomputed id), each filed under its own evaluator: one problem line per card that is not,
+    and the good cards by file stem (= evaluator id)."""
+    from harness.errors import AuditError
+
+    problems: list[str] = []
+    cards: dict[str, dict[str, Any]] = {}
+    for path in sorted((Path(folder) / "cards").glob("*.json")):
+        try:
+            card = read_card(path)
+        except AuditError as exc:
+            problems.append(str(exc))
+            continue
+        ev = card["evaluator_identity"]["evaluator_id"]
+        if ev != path.stem:
+            problems.append(f"cards/{path.name}: card is for evaluator {ev!r}")
+        cards[path.stem] = card
+    return problems, cards

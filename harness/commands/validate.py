@@ -75,21 +75,10 @@ def _check_manifest(report: Path) -> tuple[list[str], dict[str, Any] | None]:
 
 
 def _check_cards(report: Path, evaluators: set[str]) -> tuple[list[str], dict[str, str]]:
-    from harness.cards import read_card
-    from harness.errors import AuditError
+    from harness.cards import read_report_cards
 
-    problems: list[str] = []
-    ids: dict[str, str] = {}
-    for path in sorted((report / "cards").glob("*.json")):
-        try:
-            card = read_card(path)
-        except AuditError as exc:
-            problems.append(str(exc))
-            continue
-        ev = card["evaluator_identity"]["evaluator_id"]
-        if ev != path.stem:
-            problems.append(f"cards/{path.name}: card is for evaluator {ev!r}")
-        ids[path.stem] = card["card_id"]
+    problems, cards = read_report_cards(report)
+    ids = {ev: card["card_id"] for ev, card in cards.items()}
     for ev in sorted(evaluators - set(ids)):
         problems.append(f"cards/{ev}.json: missing (raw score file scores/{ev}.csv has no card)")
     _problems, doc = load_results(report)
