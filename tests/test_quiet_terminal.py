@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests._audit_project import make_project, run_audit
+from tests._audit_project import make_project, report_dir, run_audit
 
 pytest_plugins = ["pytester"]
 
@@ -41,7 +41,7 @@ def test_a_failing_check_prints_one_line_and_the_last_line_names_the_report(pyte
     # pytest's counts still count every failure, and the report is named last
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == len(checks) + 2  # the checks and the broken test, per evaluator
-    report = next((root / f"reports-quiet{workers}").iterdir())
+    report = report_dir(root, f"quiet{workers}")  # not the run id's .lock file beside it
     assert lines[-1] == f"t3d-audit report: {report} (open {report / 'report.html'})"
 
 
