@@ -126,3 +126,20 @@ def test_a_tiny_interval_difference_changes_the_id():
 def test_an_undefined_statistic_is_stated_not_reported():
     card = build_card(**base_inputs())
     assert card["view_policy"]["best_view_inflation"] == NOT_REPORTED
+
+
+def test_a_card_over_fewer_than_ten_prompts_says_its_intervals_are_indicative():
+    # regression (issue 31): the small-sample rule was shown in the terminal, page and compare,
+    # but a card, the artifact people share, carried no mark
+    from harness.cards import validate_card
+
+    small = build_card(**base_inputs())  # 2 prompts
+    assert small["score_uncertainty"]["small_sample"] == {
+        "prompt_blocks": 2, "below": 10,
+        "note": "small sample: 2 prompt blocks, under 10: every interval on this card is indicative"}
+    validate_card(small)
+    inputs = base_inputs()
+    inputs["scenes"]["n_prompts"] = 10
+    large = build_card(**inputs)
+    assert "small_sample" not in large["score_uncertainty"]
+    validate_card(large)

@@ -308,6 +308,7 @@ def build_card(
             "discrimination": _number_map(s.get("discrimination")),
             "failed_records": _or_nr(s.get("failed")),
             "failed_share": _or_nr(s.get("failed_share")),
+            **_small_sample(scenes.get("n_prompts")),
             # a card of an evaluator that produced nothing says so instead of looking unmeasured
             "records_status": "no_successful_records" if s.get("failed_share") == 1.0 else "ok",
         },
@@ -343,6 +344,19 @@ def build_card(
 def write_card(card: Mapping[str, Any], path: str | Path) -> None:
     """Write a card as indented, key-sorted JSON with a trailing newline (stable bytes)."""
     write_json_atomic(path, card)
+
+
+def _small_sample(n_prompts: Any) -> dict[str, Any]:
+    """``{"small_sample": {...}}`` when the intervals come from fewer prompt blocks than
+    :data:`harness.check_wording.SMALL_SAMPLE_BLOCKS` (every interval on the card is then
+    indicative); empty otherwise, so cards of larger runs keep their ids."""
+    from harness.check_wording import SMALL_SAMPLE_BLOCKS, is_small_sample, small_sample_note
+
+    if not is_small_sample(n_prompts):
+        return {}
+    return {"small_sample": {"prompt_blocks": int(n_prompts), "below": SMALL_SAMPLE_BLOCKS,
+                             "note": small_sample_note(n_prompts) + ": every interval on this card "
+                             "is indicative"}}
 
 
 def read_card(path: str | Path) -> dict[str, Any]:
