@@ -95,27 +95,27 @@ def _spec_of(obj: Any) -> EvaluatorSpec:
     return (type(obj) if isinstance(obj, Scorer) else obj).spec()
 
 
+def _refuse_clash(spec: EvaluatorSpec, replace: bool) -> None:
+    """Raise when another identity holds ``spec.id`` (the caller holds ``_lock``)."""
+    old = _specs.get(spec.id)
+    if old is not None and old != spec and not replace:
+        raise EvaluatorError(
+            f"evaluator id {spec.id!r} is already registered with a different identity",
+            hint="choose another id or pass replace=True",
+        )
+
+
 def _check_free(spec: EvaluatorSpec, replace: bool) -> EvaluatorSpec:
     _ensure_loaded()
     with _lock:
-        old = _specs.get(spec.id)
-        if old is not None and old != spec and not replace:
-            raise EvaluatorError(
-                f"evaluator id {spec.id!r} is already registered with a different identity",
-                hint="choose another id or pass replace=True",
-            )
+        _refuse_clash(spec, replace)
     return spec
 
 
 def _add(spec: EvaluatorSpec, replace: bool) -> EvaluatorSpec:
     _ensure_loaded()
     with _lock:
-        old = _specs.get(spec.id)
-        if old is not None and old != spec and not replace:
-            raise EvaluatorError(
-                f"evaluator id {spec.id!r} is already registered with a different identity",
-                hint="choose another id or pass replace=True",
-            )
+        _refuse_clash(spec, replace)
         _specs[spec.id] = spec
     return spec
 
