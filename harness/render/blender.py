@@ -225,12 +225,27 @@ class BlenderRenderer:
                 scene_id=scene.id,
                 hint=exc.hint,
             ) from None
-        bpy = _bpy()
+        parts, _facts, box = self._import_parts(
+            lambda bpy: (gltfscene.import_parts(bpy, path), {}), path, scene, obj_id, "glTF")
+        return _Asset(parts, box[0], box[1])
+
+    def _import_parts(
+        self, load: Any, path: Path, scene: Scene, obj_id: str, label: str
+    ) -> tuple[list[Any], dict[str, Any], tuple[Any, Any]]:
+        """``load(bpy) -> (parts, facts)`` under Blender's log capture: an importer's error, or
+        a file without geometry, is one ``AssetImportFailed`` with what Blender said; every
+        mesh is kept (fake user) and one without a material gets :meth:`_object_material` (its
+        colour attribute, e.g. glTF ``COLOR_0`` or OBJ/PLY vertex colours, or grey). Returns
+        the parts, the importer's facts and the bounds (``facts`` ``lo``/``hi`` when given:
+        splats' exact ellipsoid box)."""
+        from harness.errors import ImportError_
+        from harness.render import gltfscene
+
         with blenderlog.capture() as log:
             said = log.from_here()
             try:
-                parts = gltfscene.import_parts(bpy, path)
-            except RuntimeError as exc:
+                parts, facts = load(_bpy())
+            except (RuntimeError, ImportError_) as exc:
                 raise AssetImportFailed(
                     f"Blender could not import {path} (object {obj_id}): {str(exc).strip()}",
                     scene_id=scene.id,
@@ -238,16 +253,18 @@ class BlenderRenderer:
                 ) from exc
             for mesh, _ in parts:
                 mesh.use_fake_user = True
-                if not mesh.materials:  # COLOR_0 without a material shows its colours
+                if not mesh.materials:
                     mesh.materials.append(self._object_material(mesh))
             box = gltfscene.parts_bounds(parts)
+            if "lo" in facts:
+                box = (np.asarray(facts["lo"]), np.asarray(facts["hi"]))
             if box is None:
                 raise AssetImportFailed(
-                    f"glTF file {path} (object {obj_id}) contains no mesh geometry",
+                    f"{label} file {path} (object {obj_id}) contains no mesh geometry",
                     scene_id=scene.id,
                     hint=said.describe() or None,
                 )
-        return _Asset(parts, box[0], box[1])
+        return parts, facts, box
 
     def _object_material(self, mesh: Any) -> Any:
         """The material of a mesh that brings none: its colour attribute when it has one
@@ -264,39 +281,18 @@ class BlenderRenderer:
         """A PLY (mesh, point cloud, splats), STL or USD asset through Blender's importers
         (``harness.render.meshformats``); the format is read from the file's content."""
         from harness.errors import ImportError_
-        from harness.render import gltfscene, meshformats
+        from harness.render import meshformats
         from harness.scenes.fileformats import detect_format
 
-        bpy = _bpy()
         try:
             found = detect_format(path)
         except ImportError_ as exc:
             raise AssetImportFailed(
                 f"asset {path} (object {obj_id}): {exc.what}", scene_id=scene.id, hint=exc.hint
             ) from None
-        with blenderlog.capture() as log:
-            said = log.from_here()
-            try:
-                parts, facts = meshformats.import_parts(bpy, path, found.format, found.variant)
-            except (RuntimeError, ImportError_) as exc:
-                raise AssetImportFailed(
-                    f"Blender could not import {path} (object {obj_id}): {str(exc).strip()}",
-                    scene_id=scene.id,
-                    hint=said.describe() or None,
-                ) from exc
-            for mesh, _ in parts:
-                mesh.use_fake_user = True
-                if not mesh.materials:
-                    mesh.materials.append(self._object_material(mesh))
-            box = gltfscene.parts_bounds(parts)
-            if "lo" in facts:  # splats: the ellipsoids' exact box, as the importer measured
-                box = (np.asarray(facts["lo"]), np.asarray(facts["hi"]))
-            if box is None:
-                raise AssetImportFailed(
-                    f"{found.label} file {path} (object {obj_id}) contains no geometry",
-                    scene_id=scene.id,
-                    hint=said.describe() or None,
-                )
+        parts, facts, box = self._import_parts(
+            lambda bpy: meshformats.import_parts(bpy, path, found.format, found.variant),
+            path, scene, obj_id, found.label)
         return _Asset(parts, box[0], box[1], facts["kind"])
 
     def _material(self, name: str, rgb: tuple[float, float, float]) -> Any:
