@@ -8,7 +8,9 @@ per-user cache folder; subprocesses inherit it.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -27,3 +29,20 @@ def _temporary_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             os.environ.pop("XDG_CACHE_HOME", None)
         else:
             os.environ["XDG_CACHE_HOME"] = before
+
+
+@pytest.fixture(scope="session")
+def tiny_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished report of the tiny audit project (real audit suite, box renders), built once
+    per session (per xdist worker) for the report.html tests; treat it as read-only."""
+    from tests._html_report import build_tiny_report
+
+    return build_tiny_report(tmp_path_factory.mktemp("html-project"))
+
+
+@pytest.fixture
+def report(tiny_report: Path, tmp_path: Path) -> Path:
+    """A private copy of the tiny report (tests may edit it)."""
+    copy = tmp_path / tiny_report.name
+    shutil.copytree(tiny_report, copy)
+    return copy

@@ -11,27 +11,11 @@ import shutil
 import time
 from pathlib import Path
 
-import pytest
-
 from harness.cards.provenance import load_manifest, output_entries, write_manifest
 from harness.cli import main
 from harness.commands.validate import check_report
 from harness.report.html_page import build_html
-from tests._html_report import CHROMIUM, build_tiny_report, playwright_or_skip
-
-
-@pytest.fixture(scope="module")
-def tiny_report(tmp_path_factory) -> Path:
-    """A finished report of the tiny audit project (real audit suite, box renders)."""
-    return build_tiny_report(tmp_path_factory.mktemp("html-project"))
-
-
-@pytest.fixture
-def report(tiny_report, tmp_path) -> Path:
-    """A private copy of the tiny report (tests may edit it)."""
-    copy = tmp_path / tiny_report.name
-    shutil.copytree(tiny_report, copy)
-    return copy
+from tests._html_report import CHROMIUM, playwright_or_skip
 
 
 def test_the_writer_adds_report_html_and_thumbs_listed_in_the_manifest(report):

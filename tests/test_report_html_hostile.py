@@ -20,13 +20,7 @@ from harness.cli import main
 from harness.records import read_records, write_records
 from harness.report import html_page
 from harness.report.html_page import build_html
-from tests._html_report import CHROMIUM, build_tiny_report, playwright_or_skip
-
-
-@pytest.fixture(scope="module")
-def tiny_report(tmp_path_factory) -> Path:
-    """A finished report of the tiny audit project (real audit suite, box renders)."""
-    return build_tiny_report(tmp_path_factory.mktemp("hostile-project"))
+from tests._html_report import CHROMIUM, playwright_or_skip
 
 # each payload would set window.__xss (and call alert) if it ever ran
 PAYLOADS = (

@@ -5,7 +5,6 @@ the headline (harness.report.html_overview; chromium through Playwright on the t
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from harness.cli import main
 from harness.report.html_overview import cell, excess, family_of, mark_regressions, regressions
 from harness.report.html_page import build_html
-from tests._html_report import CHROMIUM, build_tiny_report, playwright_or_skip
+from tests._html_report import CHROMIUM, playwright_or_skip
 
 
 def _check(tested, threshold, op="<=", passed=None):
@@ -44,16 +43,6 @@ def test_regression_rows_are_marked_and_named():
                                        "<tr><td>min_w</td><td>no change</td></tr>")
 
 
-@pytest.fixture(scope="module")
-def tiny_report(tmp_path_factory) -> Path:
-    return build_tiny_report(tmp_path_factory.mktemp("overview-project"))
-
-
-@pytest.fixture
-def report(tiny_report, tmp_path) -> Path:
-    copy = tmp_path / tiny_report.name
-    shutil.copytree(tiny_report, copy)
-    return copy
 
 
 def _with_regression(report: Path) -> None:
