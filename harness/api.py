@@ -71,14 +71,9 @@ def as_rgb(image: Any, index: int = 0) -> np.ndarray:
 
         return load_image(Path(image))
     if hasattr(image, "convert") and hasattr(image, "size"):  # a PIL image
-        from PIL import Image
+        from harness.commands.score import rgb_array
 
-        if image.mode in ("RGBA", "LA", "P"):
-            rgba = image.convert("RGBA")
-            canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-            canvas.alpha_composite(rgba)
-            image = canvas
-        return np.asarray(image.convert("RGB"), dtype=np.uint8)
+        return rgb_array(image)
     arr = np.asarray(image)
     if arr.dtype != np.uint8:
         raise EvaluatorError(f"image {index}: dtype {arr.dtype}, expected uint8",

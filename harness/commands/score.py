@@ -86,19 +86,26 @@ def read_captions(path: Path) -> list[dict[str, Any]]:
 
 def load_image(path: Path) -> Any:
     """An image file as an ``(H, W, 3)`` uint8 RGB array (alpha composited on white)."""
-    import numpy as np
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path) as im:
-            if im.mode in ("RGBA", "LA", "P"):
-                rgba = im.convert("RGBA")
-                canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-                canvas.alpha_composite(rgba)
-                im = canvas
-            return np.asarray(im.convert("RGB"), dtype=np.uint8)
+            return rgb_array(im)
     except (OSError, UnidentifiedImageError) as exc:
         raise EvaluatorError(f"cannot read image: {exc}", where=path) from exc
+
+
+def rgb_array(image: Any) -> Any:
+    """A PIL image as an ``(H, W, 3)`` uint8 RGB array, any alpha composited on white."""
+    import numpy as np
+    from PIL import Image
+
+    if image.mode in ("RGBA", "LA", "P"):
+        rgba = image.convert("RGBA")
+        canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        canvas.alpha_composite(rgba)
+        image = canvas
+    return np.asarray(image.convert("RGB"), dtype=np.uint8)
 
 
 def run(args: argparse.Namespace) -> int:
