@@ -33,13 +33,12 @@ from dataclasses import replace
 
 from harness.errors import ProtocolError, SceneError
 from harness.hashing import sha256_json
-from harness.protocol import PROBES
 from harness.scenes.footprints import boxes_overlap, half_extents, inside_room
 from harness.scenes.model import Scene, SceneObject
 from harness.scenes.seeded import pick, rng_for, sample
+from harness.vocab.probes import PROBES, probe_names
 
 SCRAMBLE_TRIES = 200
-MULTI_OBJECT_PROBES = ("keep_half", "biggest_only", "scrambled")
 
 
 class ProbeNotApplicable(SceneError):
@@ -56,10 +55,11 @@ def probe_id(scene_id: str, probe: str, seed: int) -> str:
 def apply(scene: Scene, probe: str, *, seed: int = 0) -> Scene:
     """The ``probe``-edited copy of ``scene`` (see the module docstring)."""
     if probe not in PROBES:
-        raise ProtocolError(f"unknown probe {probe!r}", where="probe", hint=f"use one of {', '.join(PROBES)}")
+        raise ProtocolError(f"unknown probe {probe!r}", where="probe", hint=f"use one of {', '.join(probe_names())}")
+    spec = PROBES.get(probe)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ProtocolError(f"probe seed must be a non-negative integer, got {seed!r}", where="probe seed")
-    if probe in MULTI_OBJECT_PROBES and scene.is_object_scene:
+    if spec.multi_object and scene.is_object_scene:
         raise ProbeNotApplicable(
             f"probe {probe} is not applicable to an object scene",
             path=f"<scene {scene.id}>",
@@ -70,14 +70,7 @@ def apply(scene: Scene, probe: str, *, seed: int = 0) -> Scene:
     if memo in _APPLIED:  # the warm step and the session edit the same scenes in one process
         return _APPLIED[memo]
     rng = rng_for(content, probe, seed)
-    if probe == "keep_half":
-        objects = _keep_half(scene, rng)
-    elif probe == "biggest_only":
-        objects = (min(scene.objects, key=lambda o: (-o.volume, o.id)),)
-    elif probe == "scrambled":
-        objects = _scrambled(scene, rng)
-    else:
-        objects = _worst_objects(scene)
+    objects = tuple(spec.editor()(scene, rng))
     suffix = probe_id(scene.id, probe, seed)[len(scene.id) + 1 :]
     edited = scene.with_objects(objects, id_suffix=suffix)
     if len(_APPLIED) >= _APPLIED_MAX:
@@ -86,19 +79,26 @@ def apply(scene: Scene, probe: str, *, seed: int = 0) -> Scene:
     return edited
 
 
+def biggest_only(scene: Scene, rng=None) -> tuple[SceneObject, ...]:
+    """Only the object with the largest box volume; ties go to the smallest id (``rng`` unused)."""
+    return (min(scene.objects, key=lambda o: (-o.volume, o.id)),)
+
+
 #: Edited scenes of this process by (sha256 of the scene's document, probe, seed): an edit is a
 #: pure function of those, and a frozen scene is safe to share.
 _APPLIED: dict[tuple[str, str, int], Scene] = {}
 _APPLIED_MAX = 4096
 
 
-def _keep_half(scene: Scene, rng) -> tuple[SceneObject, ...]:
+def keep_half(scene: Scene, rng) -> tuple[SceneObject, ...]:
+    """A random half of the objects (the module docstring gives the count)."""
     n = len(scene.objects)
     keep = set(sample(rng, range(n), max(1, n // 2)))
     return tuple(o for i, o in enumerate(scene.objects) if i in keep)
 
 
-def _worst_objects(scene: Scene) -> tuple[SceneObject, ...]:
+def worst_objects(scene: Scene, rng=None) -> tuple[SceneObject, ...]:
+    """Each object with its lowest-scoring retrieval candidate's asset (``rng`` unused)."""
     if not any(obj.candidates for obj in scene.objects):
         raise ProbeNotApplicable(
             "probe worst_objects is not applicable: no object has retrieval candidates",
@@ -134,7 +134,7 @@ def _draw(obj: SceneObject, scene: Scene, rng, yaw: float | None = None) -> tupl
     return (x, y, yaw + 0.0)
 
 
-def _scrambled(scene: Scene, rng) -> tuple[SceneObject, ...]:
+def scrambled(scene: Scene, rng) -> tuple[SceneObject, ...]:
     order = sorted(range(len(scene.objects)), key=lambda i: (-scene.objects[i].size[0] * scene.objects[i].size[1], i))
     placed: dict[int, SceneObject] = {}
     for i in order:

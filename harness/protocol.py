@@ -13,28 +13,37 @@ import json
 from dataclasses import asdict, dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from harness.errors import ProtocolError
 from harness.hashing import sha256_json
+from harness.vocab.factors import (
+    CHROMATIC_RGB,
+    FACTORS,
+    GRAYS,
+    Stage,
+    crossable_factor_names,
+    factor_names,
+    rendered_factor_names,
+    shared_factor_names,
+)
+from harness.vocab.factors import LIGHTING_MAPS as LIGHTING_MAPS  # re-exported for the renderer
+from harness.vocab.factors import PARAPHRASE_LEVELS as PARAPHRASE_LEVELS
+from harness.vocab.probes import probe_names
 
-FactorKind = Literal["render", "composite", "caption"]
+FactorKind = Stage
 
 BASELINE = "baseline"
 C0 = "c0"
 YAW_PITCH_DEG = 45.0  # yaw is swept at 45° pitch: at top-down it is mostly an in-plane rotation
 
-GRAYS = ("0", "65", "118", "128", "186", "204", "255")
-CHROMATIC_RGB = {"red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255)}
-LIGHTING_MAPS = ("city", "courtyard", "forest", "interior", "night", "studio", "sunrise", "sunset")
-PARAPHRASE_LEVELS = tuple(f"p{i}" for i in range(11))  # p0 is the original prompt
-PROBES = ("keep_half", "biggest_only", "scrambled", "worst_objects")
+PROBES = probe_names()  # the registered probes (harness.vocab.probes)
 
 #: The record factor of factorial-block cells; its level names the cell (:func:`cell_level`).
 BLOCK = "block"
 #: Factors a block may cross: the shared factors whose levels change one setting each (yaw
 #: also moves the pitch, paraphrase captions are per prompt: neither crosses cleanly).
-BLOCK_FACTORS = ("resolution", "focal_length", "lighting", "background", "pitch", "template")
+BLOCK_FACTORS = crossable_factor_names()
 BLOCK_SEPARATOR = ":"  # block id: its factors in record order, "lighting:pitch"
 
 
@@ -91,58 +100,19 @@ class Factor:
     kind: FactorKind
 
 
-def _template_levels() -> tuple[tuple[str, ...], str]:
-    from harness.captions import DEFAULT_TEMPLATE_ID, template_ids
-
-    return template_ids(), DEFAULT_TEMPLATE_ID
-
-
 @cache
 def factors() -> dict[str, Factor]:
-    """The eight factors of the study, in record order. Template levels come from the grammar."""
-    template_levels, template_default = _template_levels()
-    return {
-        f.name: f
-        for f in (
-            Factor(
-                "resolution",
-                ("196", "224", "256", "336", "384", "448", "512", "768", "1024"),
-                "512",
-                "render",
-            ),
-            Factor("focal_length", ("16", "24", "35", "50", "85", "100", "200"), "50", "render"),
-            Factor("lighting", LIGHTING_MAPS, "city", "render"),
-            Factor("background", (*GRAYS, *CHROMATIC_RGB), "255", "composite"),
-            Factor("pitch", ("0", "15", "30", "45", "60", "75", "90"), "0", "render"),
-            Factor("yaw", tuple(str(d) for d in range(0, 360, 45)), "0", "render"),
-            Factor("template", template_levels, template_default, "caption"),
-            Factor("paraphrase", PARAPHRASE_LEVELS, "p0", "caption"),
-        )
-    }
+    """Every registered factor (the study's eight), in record order (:mod:`harness.vocab.factors`)."""
+    out = {}
+    for spec in FACTORS:
+        levels, default = spec.resolved()
+        out[spec.name] = Factor(spec.name, levels, default, spec.stage)
+    return out
 
 
-SHARED_FACTORS = (
-    "resolution",
-    "focal_length",
-    "lighting",
-    "background",
-    "pitch",
-    "yaw",
-    "template",
-)
-RENDER_FACTORS = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw")
-RECORD_FACTORS = (
-    BASELINE,
-    "resolution",
-    "focal_length",
-    "lighting",
-    "background",
-    "pitch",
-    "yaw",
-    "template",
-    "paraphrase",
-    "probe",
-)
+SHARED_FACTORS = shared_factor_names()
+RENDER_FACTORS = rendered_factor_names()
+RECORD_FACTORS = (BASELINE, *factor_names(), "probe")
 
 
 @dataclass(frozen=True)
@@ -502,29 +472,9 @@ def _apply(
     base: Configuration, factor: str, level: str, yaw_pitch_deg: float = YAW_PITCH_DEG
 ) -> Configuration:
     check_level(factor, level)
-    r = base.render
-    if factor == "resolution":
-        return replace(
-            base, factor=factor, level=level, render=replace(r, resolution_px=int(level))
-        )
-    if factor == "focal_length":
-        return replace(
-            base, factor=factor, level=level, render=replace(r, focal_length_mm=float(level))
-        )
-    if factor == "lighting":
-        return replace(base, factor=factor, level=level, render=replace(r, lighting=level))
-    if factor == "pitch":
-        return replace(base, factor=factor, level=level, render=replace(r, pitch_deg=float(level)))
-    if factor == "yaw":
-        render = replace(r, pitch_deg=yaw_pitch_deg, yaw_deg=float(level))
-        return replace(base, factor=factor, level=level, render=render)
-    if factor == "background":
-        return replace(base, factor=factor, level=level, background=level)
-    if factor == "template":
-        return replace(base, factor=factor, level=level, template=level)
-    if factor == "paraphrase":
-        return replace(base, factor=factor, level=level, paraphrase=level)
-    raise ProtocolError(f"factor {factor!r} has no configuration", where="factor")
+    if factor not in FACTORS:
+        raise ProtocolError(f"factor {factor!r} has no configuration", where="factor")
+    return replace(FACTORS.get(factor).apply(base, level, yaw_pitch_deg), factor=factor, level=level)
 
 
 PROFILES_FILE = Path(__file__).with_name("profiles.json")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from harness.probe_edits import MULTI_OBJECT_PROBES
+from harness.vocab.probes import PROBES
 
 
 def trim_note(profile: str, audited: int, available: int, profiles: Mapping[str, int | None]) -> str | None:
@@ -43,7 +43,7 @@ def absent_reason(
     if kind == "probe":
         if key not in set(profile_probes):
             return f"profile {profile!r} has no probe {key}"
-        if scene_kind == "object" and key in MULTI_OBJECT_PROBES:
+        if scene_kind == "object" and key in PROBES and PROBES.get(key).multi_object:
             return (
                 f"probe {key} edits the layout of a room and this run's scenes are single objects "
                 "(it has nothing to remove or move)"

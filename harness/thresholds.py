@@ -28,46 +28,55 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import AuditError
+from harness.vocab.metrics import THRESHOLDS, default_thresholds, scoped_thresholds
+from harness.vocab.probes import PROBES
 
-# name -> (direction, description). "max": the estimate may not exceed it; "min": may not fall below.
-KNOWN: dict[str, tuple[str, str]] = {
-    "peak_rho_max": ("max", "configuration/generator variance ratio rho (every factor and the peak)"),
-    "min_kendall_w": ("min", "Kendall's W across the levels of each shared factor"),
-    "max_top1_count": ("max", "distinct unique winners across the levels of each shared factor"),
-    "min_scramble_discrimination": ("min", "directional discrimination of the scrambled probe"),
-    "min_removal_discrimination": ("min", "directional discrimination of keep_half and biggest_only"),
-    "min_worst_objects_discrimination": ("min", "directional discrimination of worst_objects"),
-    "max_best_view_inflation": ("max", "median best-view inflation over scenes"),
-    "max_failed_share": ("max", "fraction of records with status failed"),
-    "max_confirmed_reversals": ("max", "reversals confirmed by the simultaneous band"),
-    "min_strict_pairs": ("min", "generator pairs strictly ordered over every shared protocol"),
-    "max_sign_crossings": ("max", "generator pairs whose margin envelope crosses zero"),
-    "max_interaction_share": (
-        "max", "share of a factorial block's within-scene protocol variance that is not additive"
-    ),
-    "max_block_sign_crossings": (
-        "max", "generator pairs whose margin envelope crosses zero over a factorial block's cells"
-    ),
-    "min_human_agreement": ("min", "Pearson r of the c0 scores with the mean human rating (--audit-human)"),
-    "max_human_agreement_drop": (
-        "max", "largest drop of human agreement from c0 over a factor's levels, bootstrap lower bound"
-    ),
-}
 
-# Thresholds that gate only factorial blocks: a run whose profile has none leaves them out of
-# its run id, manifest and cards (they cannot gate it), so OFAT-only runs keep their ids.
-BLOCK_THRESHOLDS = ("max_interaction_share", "max_block_sign_crossings")
-# Thresholds that gate only agreement with human ratings: a run without --audit-human leaves
-# them out of its run id, manifest and cards in the same way.
-HUMAN_THRESHOLDS = ("min_human_agreement", "max_human_agreement_drop")
+class _Known(Mapping[str, tuple[str, str]]):
+    """Known threshold name -> (direction, description): a live view of the threshold
+    registry (:data:`harness.vocab.metrics.THRESHOLDS`), so a threshold registered by a
+    plugin is known here too."""
 
-# Which threshold gates which probe's discrimination.
-PROBE_THRESHOLDS = {
-    "scrambled": "min_scramble_discrimination",
-    "keep_half": "min_removal_discrimination",
-    "biggest_only": "min_removal_discrimination",
-    "worst_objects": "min_worst_objects_discrimination",
-}
+    def __getitem__(self, name: str) -> tuple[str, str]:
+        if name not in THRESHOLDS:
+            raise KeyError(name)
+        spec = THRESHOLDS.get(name)
+        return spec.direction, spec.description
+
+    def __iter__(self):
+        return iter(THRESHOLDS.names())
+
+    def __len__(self) -> int:
+        return len(THRESHOLDS)
+
+
+KNOWN: Mapping[str, tuple[str, str]] = _Known()
+
+
+def block_thresholds() -> tuple[str, ...]:
+    """Thresholds that gate only factorial blocks: a run whose profile has none leaves them
+    out of its run id, manifest and cards (they cannot gate it), so OFAT-only runs keep their
+    ids."""
+    return scoped_thresholds("blocks")
+
+
+def human_thresholds() -> tuple[str, ...]:
+    """Thresholds that gate only agreement with human ratings: a run without --audit-human
+    leaves them out of its run id, manifest and cards in the same way."""
+    return scoped_thresholds("human")
+
+
+BLOCK_THRESHOLDS = scoped_thresholds("blocks")  # the built-in ones; block_thresholds() is live
+HUMAN_THRESHOLDS = scoped_thresholds("human")
+
+
+def probe_threshold(probe_name: str) -> str | None:
+    """The threshold that gates ``probe_name``'s discrimination (``None``: unknown probe, or
+    a probe gated by no threshold by default)."""
+    return PROBES.get(probe_name).threshold if probe_name in PROBES else None
+
+
+PROBE_THRESHOLDS = {p.name: p.threshold for p in PROBES if p.threshold}  # the built-in probes
 
 
 class ThresholdError(AuditError):
@@ -209,16 +218,9 @@ def direction(name: str) -> str:
 
 # ------------------------------------------------------------------ built-in defaults, layered
 
-DEFAULTS_FILE = "defaults.toml"  # package data of harness: the study's thresholds
-
-
 def study_table() -> dict[str, Any]:
-    """``[thresholds]`` of the package's ``harness/defaults.toml``: the study's values."""
-    import tomllib
-    from importlib import resources
-
-    text = resources.files("harness").joinpath(DEFAULTS_FILE).read_text(encoding="utf-8")
-    return dict(tomllib.loads(text).get("thresholds", {}))
+    """The study's built-in threshold values (every registered threshold with a default)."""
+    return default_thresholds()
 
 
 def layered(project: Mapping[str, Any] | None, *, where: str = "[tool.t3d-audit.thresholds]",
@@ -233,6 +235,6 @@ def layered(project: Mapping[str, Any] | None, *, where: str = "[tool.t3d-audit.
         raise ThresholdError(f"thresholds must be a table, got {project!r}", where=where)
     own = Thresholds.from_table(project, where=where)  # checked against the project's own names
     base = dict(Thresholds.from_table(study_table() if defaults is None else defaults,
-                                      where=f"harness/{DEFAULTS_FILE}").base)
+                                      where="the built-in thresholds").base)
     base.update(own.base)
     return Thresholds(tuple(sorted(base.items())), own.overrides, own.custom)

@@ -1,0 +1,9 @@
+"""The core vocabulary, each concept declared once: metrics and thresholds, factors, probes.
+
+Every module that names a statistic, a factor or a probe derives what it needs from these
+registries (``metrics.py``, ``factors.py``, ``probes.py``; the generic table is
+``registries.py``), so extending the vocabulary is one registry row plus the code that gives
+the new entry its meaning. Evaluator families have their own open table in
+``harness/evaluators/families.py``. This package imports only ``harness.errors`` (and, lazily,
+the caption grammar for the template levels and the probe edit modules on first use).
+"""

@@ -1,0 +1,235 @@
+"""The factor registry: every protocol factor declared once, in record order.
+
+A :class:`FactorSpec` says what a factor's levels are (study Table 11), its default (c0)
+level, at which stage a level acts (``render``: Blender renders it; ``composite``: it is
+composited onto the c0 render; ``caption``: it changes the caption only), whether it belongs
+to the shared protocol family (ranking, envelopes, the simultaneous band) and may be crossed
+in a factorial block, its labels, and how a level changes a configuration (``apply``) and is
+read back from one (``setting``).
+
+Everything else derives from this table: ``protocol.factors()``, the record/shared/render/
+block factor tuples, profile parsing, the report's factor order and labels, the synthetic
+generator's levels and the planted evaluator's settings. Adding a factor is one
+:func:`register_factor` row here, a :class:`~harness.protocol.RenderConfig` field when Blender
+must see it, and the renderer reading that field.
+
+Nothing here imports the protocol at load time: ``apply`` works on any frozen dataclass
+configuration with a ``render`` field through :func:`dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import TYPE_CHECKING, Literal
+
+from harness.vocab.registries import Registry, VocabularyError
+
+if TYPE_CHECKING:
+    from harness.protocol import Configuration
+
+Stage = Literal["render", "composite", "caption"]
+
+#: Names of the study's factors, one constant each (``RESOLUTION == "resolution"``).
+RESOLUTION = "resolution"
+FOCAL_LENGTH = "focal_length"
+LIGHTING = "lighting"
+BACKGROUND = "background"
+PITCH = "pitch"
+YAW = "yaw"
+TEMPLATE = "template"
+PARAPHRASE = "paraphrase"
+
+GRAYS = ("0", "65", "118", "128", "186", "204", "255")
+CHROMATIC_RGB = {"red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255)}
+LIGHTING_MAPS = ("city", "courtyard", "forest", "interior", "night", "studio", "sunrise", "sunset")
+PARAPHRASE_LEVELS = tuple(f"p{i}" for i in range(11))  # p0 is the original prompt
+
+Apply = Callable[["Configuration", str, float], "Configuration"]
+Setting = Callable[["Configuration"], str]
+
+
+@dataclass(frozen=True)
+class FactorSpec:
+    """One factor of the protocol.
+
+    ``levels``/``default``: its Table 11 levels (strings, in table order) and c0 level; a
+    factor whose levels come from data (the caption grammar's templates) gives ``source``
+    instead, a callable returning ``(levels, default)``. ``stage``: ``render``,
+    ``composite`` or ``caption``. ``shared``: part of the shared protocol family (baseline
+    plus the shared factors' levels: ranking, envelopes, the band); ``crossable``: may be
+    crossed in a factorial block (its levels change one setting each). ``label``: the
+    report's name ("Focal length"), ``short``: the tables' column head ("Focal").
+    ``apply(cfg, level, yaw_pitch_deg)``: ``cfg`` with this factor set to ``level``
+    (``yaw_pitch_deg``: the scene kind's pitch of the yaw sweep); ``setting(cfg)``: ``cfg``'s
+    level of this factor, written as a Table 11 level.
+    """
+
+    name: str
+    stage: Stage
+    apply: Apply
+    setting: Setting
+    levels: tuple[str, ...] = ()
+    default: str = ""
+    source: Callable[[], tuple[tuple[str, ...], str]] | None = None
+    shared: bool = True
+    crossable: bool = True
+    label: str = ""
+    short: str = ""
+
+    def __post_init__(self) -> None:
+        if self.stage not in ("render", "composite", "caption"):
+            raise VocabularyError(f"factor {self.name!r}: stage must be render, composite or caption")
+        if self.source is None and (not self.levels or self.default not in self.levels):
+            raise VocabularyError(
+                f"factor {self.name!r}: needs levels and a default among them, or a source"
+            )
+
+    def resolved(self) -> tuple[tuple[str, ...], str]:
+        """``(levels, default)``: the declared ones, or those ``source`` gives."""
+        return _resolve(self) if self.source is not None else (self.levels, self.default)
+
+    @property
+    def renders(self) -> bool:
+        """Whether a level needs its own image (render or composite stage)."""
+        return self.stage != "caption"
+
+
+@cache
+def _resolve(spec: FactorSpec) -> tuple[tuple[str, ...], str]:
+    assert spec.source is not None
+    levels, default = spec.source()
+    return tuple(str(lv) for lv in levels), str(default)
+
+
+def _render(field: str, convert: Callable[[str], object]) -> Apply:
+    def apply(cfg: Configuration, level: str, _yaw_pitch: float) -> Configuration:
+        return replace(cfg, render=replace(cfg.render, **{field: convert(level)}))
+
+    return apply
+
+
+def _field(field: str) -> Apply:
+    def apply(cfg: Configuration, level: str, _yaw_pitch: float) -> Configuration:
+        return replace(cfg, **{field: level})
+
+    return apply
+
+
+def _apply_yaw(cfg: Configuration, level: str, yaw_pitch_deg: float) -> Configuration:
+    # yaw turns at the kind's yaw pitch: top-down, a turn is only an in-plane rotation
+    return replace(cfg, render=replace(cfg.render, pitch_deg=yaw_pitch_deg, yaw_deg=float(level)))
+
+
+def _templates() -> tuple[tuple[str, ...], str]:
+    from harness.captions import DEFAULT_TEMPLATE_ID, template_ids
+
+    return template_ids(), DEFAULT_TEMPLATE_ID
+
+
+FACTORS: Registry[FactorSpec] = Registry("factor")
+
+
+def register_factor(spec: FactorSpec, *, replace: bool = False) -> FactorSpec:
+    """Add a factor after the registered ones (record order is registration order)."""
+    out = FACTORS.register(spec, replace=replace)
+    _derived.cache_clear()
+    return out
+
+
+for _spec in (
+    FactorSpec(
+        RESOLUTION, "render", _render("resolution_px", int), lambda c: str(c.render.resolution_px),
+        levels=("196", "224", "256", "336", "384", "448", "512", "768", "1024"), default="512",
+        label="Resolution (px)", short="Res.",
+    ),
+    FactorSpec(
+        FOCAL_LENGTH, "render", _render("focal_length_mm", float),
+        lambda c: f"{c.render.focal_length_mm:g}",
+        levels=("16", "24", "35", "50", "85", "100", "200"), default="50",
+        label="Focal length (mm)", short="Focal",
+    ),
+    FactorSpec(
+        LIGHTING, "render", _render("lighting", str), lambda c: c.render.lighting,
+        levels=LIGHTING_MAPS, default="city", label="Lighting", short="Light",
+    ),
+    FactorSpec(
+        BACKGROUND, "composite", _field("background"), lambda c: c.background,
+        levels=(*GRAYS, *CHROMATIC_RGB), default="255", label="Background", short="Bg.",
+    ),
+    FactorSpec(
+        PITCH, "render", _render("pitch_deg", float), lambda c: f"{c.render.pitch_deg:g}",
+        levels=("0", "15", "30", "45", "60", "75", "90"), default="0",
+        label="Camera pitch (°)", short="Pitch",
+    ),
+    FactorSpec(
+        YAW, "render", _apply_yaw, lambda c: f"{c.render.yaw_deg:g}",
+        levels=tuple(str(d) for d in range(0, 360, 45)), default="0",
+        crossable=False,  # a yaw level also moves the pitch: it does not cross cleanly
+        label="Camera yaw (°)", short="Yaw",
+    ),
+    FactorSpec(
+        TEMPLATE, "caption", _field("template"), lambda c: c.template, source=_templates,
+        label="Caption template", short="Tmpl.",
+    ),
+    FactorSpec(
+        PARAPHRASE, "caption", _field("paraphrase"), lambda c: c.paraphrase,
+        levels=PARAPHRASE_LEVELS, default="p0",
+        shared=False, crossable=False,  # per-prompt strings, not shared protocols
+        label="Paraphrase", short="Para.",
+    ),
+):
+    FACTORS.register(_spec)
+del _spec
+
+
+@dataclass(frozen=True)
+class FactorNames:
+    """The derived name tuples, in record order."""
+
+    all: tuple[str, ...]
+    shared: tuple[str, ...]
+    rendered: tuple[str, ...]
+    crossable: tuple[str, ...]
+
+
+@cache
+def _derived() -> FactorNames:
+    specs = tuple(FACTORS)
+    return FactorNames(
+        all=tuple(s.name for s in specs),
+        shared=tuple(s.name for s in specs if s.shared),
+        rendered=tuple(s.name for s in specs if s.renders),
+        crossable=tuple(s.name for s in specs if s.crossable),
+    )
+
+
+def factor_names() -> tuple[str, ...]:
+    """Every factor, record order."""
+    return _derived().all
+
+
+def shared_factor_names() -> tuple[str, ...]:
+    """The factors of the shared protocol family, record order."""
+    return _derived().shared
+
+
+def rendered_factor_names() -> tuple[str, ...]:
+    """The factors whose levels change the image (render or composite stage)."""
+    return _derived().rendered
+
+
+def crossable_factor_names() -> tuple[str, ...]:
+    """The factors a factorial block may cross."""
+    return _derived().crossable
+
+
+def factor(name: str, *, where: str | None = None) -> FactorSpec:
+    """The spec of factor ``name`` (a :class:`VocabularyError` names the closest one)."""
+    return FACTORS.get(name, where=where)
+
+
+def short_label(name: str) -> str:
+    """The tables' column head of a factor (its name when it has none)."""
+    return FACTORS.get(name).short or name if name in FACTORS else name

@@ -1,0 +1,321 @@
+"""The metric and threshold registries: every statistic and every gate declared once.
+
+A :class:`ThresholdSpec` is one gate: its name (``max_<what>`` / ``min_<what>``, or the
+study's ``peak_rho_max``), direction, default value (``None``: known but not gated unless a
+project sets it) and scope (``study``; ``blocks``: only when the profile has factorial
+blocks; ``human``: only with ``--audit-human``). ``thresholds.py``'s table of known names,
+the built-in defaults and the layering derive from :data:`THRESHOLDS`.
+
+A :class:`MetricSpec` is one statistic of an evaluator: name (its ``summary.json`` key and
+the name checks use), label, unit, which direction is harmful, what its key is (a factor, a
+probe, a block, ...), the threshold gating it, the release-compare margin, and where it
+appears. The study's statistics are computed by ``stats/audit_stats.py``; a statistic
+registered from outside gives ``compute`` (a function of the evaluator's score arrays) and is
+computed, summarised, checked, carded, reported and compared from this row alone::
+
+    from harness.vocab.metrics import MetricSpec, ThresholdSpec, register_metric
+
+    register_metric(
+        MetricSpec("c0_spread", "c0 spread", unit="score", harmful=+1, margin=0.05,
+                   threshold="max_c0_spread", compute=my_stats.c0_spread),
+        threshold=ThresholdSpec("max_c0_spread", "max", 0.5, "spread of c0 scores"),
+    )
+
+``compute(scores)`` takes a :class:`~harness.stats.table.EvaluatorScores` and returns a float
+(NaN when undefined) or, for a keyed metric, a mapping key → float.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from harness.vocab.registries import Registry, VocabularyError
+
+if TYPE_CHECKING:
+    from harness.stats.table import EvaluatorScores
+
+Direction = Literal["max", "min"]
+Scope = Literal["study", "blocks", "human"]
+Unit = Literal["ratio", "fraction", "count", "coefficient", "score"]
+KeyKind = Literal["factor", "shared factor", "probe", "block", "envelope count", "reversal count"]
+Place = Literal["summary", "check", "card", "report", "compare"]
+EVERYWHERE: frozenset[str] = frozenset({"summary", "check", "card", "report", "compare"})
+
+#: Metric names, one constant each: an audit file writes ``metric(PEAK_RHO)``.
+RHO = "rho"
+DISPERSION = "dispersion"
+KENDALL_W = "kendall_w"
+TOP1_COUNT = "top1_count"
+DISCRIMINATION = "discrimination"
+PEAK_RHO = "peak_rho"
+TEMPLATE_RHO = "template_rho"
+MIN_W = "min_w"
+MAX_TOP1 = "max_top1"
+BEST_VIEW_INFLATION = "best_view_inflation"
+CONTENT_ACCURACY = "content_accuracy"
+FAILED_SHARE = "failed_share"
+ENVELOPES = "envelopes"
+SIGN_CROSSINGS = "sign_crossings"
+STRICT_PAIRS = "strict_pairs"
+INTERACTION_SHARE = "interaction_share"
+BLOCK_SIGN_CROSSINGS = "block_sign_crossings"
+HUMAN_AGREEMENT = "human_agreement"
+HUMAN_AGREEMENT_DROP = "human_agreement_drop"
+REVERSALS = "reversals"
+
+#: Threshold names of the study, one constant each.
+PEAK_RHO_MAX = "peak_rho_max"
+MIN_KENDALL_W = "min_kendall_w"
+MAX_TOP1_COUNT = "max_top1_count"
+MIN_SCRAMBLE_DISCRIMINATION = "min_scramble_discrimination"
+MIN_REMOVAL_DISCRIMINATION = "min_removal_discrimination"
+MIN_WORST_OBJECTS_DISCRIMINATION = "min_worst_objects_discrimination"
+MAX_BEST_VIEW_INFLATION = "max_best_view_inflation"
+MAX_FAILED_SHARE = "max_failed_share"
+MAX_CONFIRMED_REVERSALS = "max_confirmed_reversals"
+MIN_STRICT_PAIRS = "min_strict_pairs"
+MAX_SIGN_CROSSINGS = "max_sign_crossings"
+MAX_INTERACTION_SHARE = "max_interaction_share"
+MAX_BLOCK_SIGN_CROSSINGS = "max_block_sign_crossings"
+MIN_HUMAN_AGREEMENT = "min_human_agreement"
+MAX_HUMAN_AGREEMENT_DROP = "max_human_agreement_drop"
+
+
+@dataclass(frozen=True)
+class ThresholdSpec:
+    """One gate. ``direction``: ``max`` (the estimate may not exceed it) or ``min`` (may not
+    fall below it). ``default``: the built-in value, ``None`` when it gates nothing unless a
+    project sets it. ``scope``: when it applies (``study`` always, ``blocks`` with factorial
+    blocks, ``human`` with human ratings); out of scope it is left out of the run id."""
+
+    name: str
+    direction: Direction
+    default: float | None
+    description: str
+    scope: Scope = "study"
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("max", "min"):
+            raise VocabularyError(f"threshold {self.name!r}: direction must be 'max' or 'min'")
+        if self.scope not in ("study", "blocks", "human"):
+            raise VocabularyError(f"threshold {self.name!r}: scope must be study, blocks or human")
+
+
+Compute = Callable[["EvaluatorScores"], float | Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One statistic of an evaluator.
+
+    ``harmful``: +1 when a larger value is worse (ρ), -1 when a smaller one is (W).
+    ``key``: what the metric is keyed by (``None``: a scalar). ``threshold``: the threshold
+    that gates it by default; ``key_thresholds`` per key where keys are gated differently
+    (a probe-keyed metric takes its probe's threshold from the probe registry). ``margin``:
+    the release-compare margin in the metric's unit (``None``: not compared). ``places``:
+    where it appears. ``compute``: for a statistic registered from outside the study's code
+    (see the module docstring); the study's own have none. ``summary_path``: where its value
+    sits in a ``summary.json`` evaluator entry when that is not its own name.
+    """
+
+    name: str
+    label: str
+    unit: Unit = "ratio"
+    harmful: int = +1
+    key: KeyKind | None = None
+    threshold: str | None = None
+    key_thresholds: Mapping[str, str] = field(default_factory=dict)
+    key_labels: Mapping[str, str] = field(default_factory=dict)
+    margin: float | None = None
+    places: frozenset[str] = EVERYWHERE
+    description: str = ""
+    compute: Compute | None = None
+    summary_path: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.harmful not in (1, -1):
+            raise VocabularyError(f"metric {self.name!r}: harmful must be +1 or -1")
+        unknown = set(self.places) - EVERYWHERE
+        if unknown:
+            raise VocabularyError(
+                f"metric {self.name!r}: unknown place(s) {sorted(unknown)}",
+                hint=f"places: {', '.join(sorted(EVERYWHERE))}",
+            )
+
+    @property
+    def direction(self) -> Direction:
+        """The threshold direction that guards it: ``max`` when larger is harmful."""
+        return "max" if self.harmful > 0 else "min"
+
+    def shown_in(self, place: str) -> bool:
+        return place in self.places
+
+    def label_of(self, key: str | None) -> str:
+        """``rho[pitch]``, ``strictly ordered pairs``: how checks and outputs name a value."""
+        named = self.key_labels.get(key or "")
+        if named:
+            return named
+        return self.name if key is None else f"{self.name}[{key}]"
+
+
+THRESHOLDS: Registry[ThresholdSpec] = Registry("threshold")
+METRICS: Registry[MetricSpec] = Registry("metric")
+PANEL_METRICS: Registry[MetricSpec] = Registry("panel metric")
+
+
+def register_threshold(spec: ThresholdSpec, *, replace: bool = False) -> ThresholdSpec:
+    """Declare a threshold (its name must read ``max_<what>`` / ``min_<what>``)."""
+    if not spec.name.startswith(("max_", "min_")) and spec.name != PEAK_RHO_MAX:
+        raise VocabularyError(
+            f"threshold {spec.name!r} must be named min_<what> or max_<what>",
+            hint="the prefix gives the direction",
+        )
+    if not spec.name.startswith(spec.direction + "_") and spec.name != PEAK_RHO_MAX:
+        raise VocabularyError(f"threshold {spec.name!r}: its prefix disagrees with {spec.direction}")
+    return THRESHOLDS.register(spec, replace=replace)
+
+
+def register_metric(
+    spec: MetricSpec, *, threshold: ThresholdSpec | None = None, replace: bool = False
+) -> MetricSpec:
+    """Add an evaluator statistic (and the threshold that gates it, when it is new).
+
+    A registered statistic needs ``compute`` unless the study's code computes it; its
+    threshold must be registered (here or before) when it names one.
+    """
+    if threshold is not None:
+        register_threshold(threshold, replace=replace)
+    for name in (spec.threshold, *spec.key_thresholds.values()):
+        if name is not None and name not in THRESHOLDS:
+            raise VocabularyError(
+                f"metric {spec.name!r} names unknown threshold {name!r}",
+                hint="register it first, or pass threshold=ThresholdSpec(...)",
+            )
+    return METRICS.register(spec, replace=replace)
+
+
+def metric(name: str, *, where: str | None = None) -> MetricSpec:
+    """The spec of evaluator metric ``name``."""
+    return METRICS.get(name, where=where)
+
+
+def computed_metrics() -> tuple[MetricSpec, ...]:
+    """The registered statistics with their own ``compute`` (those the study's code does not
+    compute), registration order."""
+    return METRICS.where(lambda m: m.compute is not None)
+
+
+def threshold_names() -> tuple[str, ...]:
+    return THRESHOLDS.names()
+
+
+def default_thresholds() -> dict[str, float]:
+    """Every threshold with a default value: the study's built-in gate."""
+    return {t.name: t.default for t in THRESHOLDS if t.default is not None}
+
+
+def scoped_thresholds(scope: Scope) -> tuple[str, ...]:
+    """The thresholds that apply only in ``scope`` (``blocks``, ``human``)."""
+    return tuple(t.name for t in THRESHOLDS if t.scope == scope)
+
+
+for _threshold in (
+    ThresholdSpec(PEAK_RHO_MAX, "max", 1.0,
+                  "configuration/generator variance ratio rho (every factor and the peak)"),
+    ThresholdSpec(MIN_KENDALL_W, "min", 0.5, "Kendall's W across the levels of each shared factor"),
+    ThresholdSpec(MAX_TOP1_COUNT, "max", 1.0,
+                  "distinct unique winners across the levels of each shared factor"),
+    ThresholdSpec(MIN_SCRAMBLE_DISCRIMINATION, "min", 0.6,
+                  "directional discrimination of the scrambled probe"),
+    ThresholdSpec(MIN_REMOVAL_DISCRIMINATION, "min", 0.7,
+                  "directional discrimination of keep_half and biggest_only"),
+    ThresholdSpec(MIN_WORST_OBJECTS_DISCRIMINATION, "min", 0.7,
+                  "directional discrimination of worst_objects"),
+    ThresholdSpec(MAX_BEST_VIEW_INFLATION, "max", 1.25, "median best-view inflation over scenes"),
+    ThresholdSpec(MAX_FAILED_SHARE, "max", 0.01, "fraction of records with status failed"),
+    ThresholdSpec(MAX_CONFIRMED_REVERSALS, "max", 0.0, "reversals confirmed by the simultaneous band"),
+    ThresholdSpec(MIN_STRICT_PAIRS, "min", None,
+                  "generator pairs strictly ordered over every shared protocol"),
+    ThresholdSpec(MAX_SIGN_CROSSINGS, "max", 0.0,
+                  "generator pairs whose margin envelope crosses zero"),
+    ThresholdSpec(MAX_INTERACTION_SHARE, "max", 0.1,
+                  "share of a factorial block's within-scene protocol variance that is not additive",
+                  "blocks"),
+    ThresholdSpec(MAX_BLOCK_SIGN_CROSSINGS, "max", 0.0,
+                  "generator pairs whose margin envelope crosses zero over a factorial block's cells",
+                  "blocks"),
+    ThresholdSpec(MIN_HUMAN_AGREEMENT, "min", 0.3,
+                  "Pearson r of the c0 scores with the mean human rating (--audit-human)", "human"),
+    ThresholdSpec(MAX_HUMAN_AGREEMENT_DROP, "max", 0.1,
+                  "largest drop of human agreement from c0 over a factor's levels, bootstrap lower bound",
+                  "human"),
+):
+    THRESHOLDS.register(_threshold)
+del _threshold
+
+_NO_COMPARE = frozenset({"summary", "check", "card", "report"})
+_HUMAN = frozenset({"check", "card", "report", "compare"})  # not in summary.json's entry
+
+for _metric in (
+    MetricSpec(RHO, "ρ", "ratio", +1, "factor", PEAK_RHO_MAX, margin=0.10,
+               description="configuration/generator variance ratio"),
+    MetricSpec(DISPERSION, "dispersion", "fraction", +1, "factor", margin=0.02,
+               description="mean normalised score range"),
+    MetricSpec(KENDALL_W, "Kendall's W", "coefficient", -1, "shared factor", MIN_KENDALL_W,
+               margin=0.05, description="rank agreement over levels"),
+    MetricSpec(TOP1_COUNT, "distinct winners", "count", +1, "shared factor", MAX_TOP1_COUNT,
+               margin=1.0, description="distinct unique winners over levels"),
+    MetricSpec(DISCRIMINATION, "discrimination", "fraction", -1, "probe", margin=0.05,
+               description="tie-adjusted directional discrimination"),
+    MetricSpec(PEAK_RHO, "peak ρ", "ratio", +1, None, PEAK_RHO_MAX, margin=0.10,
+               description="largest rho over factors"),
+    MetricSpec(TEMPLATE_RHO, "template ρ", "ratio", +1, None, PEAK_RHO_MAX, places=_NO_COMPARE,
+               description="rho of the caption template factor"),
+    MetricSpec(MIN_W, "min W", "coefficient", -1, None, MIN_KENDALL_W, places=_NO_COMPARE,
+               description="smallest Kendall's W over the shared factors"),
+    MetricSpec(MAX_TOP1, "max winners", "count", +1, None, MAX_TOP1_COUNT, places=_NO_COMPARE,
+               description="largest top1_count over the shared factors"),
+    MetricSpec(BEST_VIEW_INFLATION, "best-view inflation", "ratio", +1, None, MAX_BEST_VIEW_INFLATION,
+               margin=0.05, description="median best-view / default-view score"),
+    MetricSpec(CONTENT_ACCURACY, "content accuracy", "fraction", -1, None, places=_NO_COMPARE,
+               description="mean discrimination over the probes"),
+    MetricSpec(FAILED_SHARE, "failed share", "fraction", +1, None, MAX_FAILED_SHARE, margin=0.01,
+               key_labels={"": "failed share"}, description="share of records that failed"),
+    MetricSpec(INTERACTION_SHARE, "interaction share", "fraction", +1, "block", MAX_INTERACTION_SHARE,
+               margin=0.05, summary_path=("blocks",),
+               description="non-additive share of a factorial block's protocol variance"),
+    MetricSpec(BLOCK_SIGN_CROSSINGS, "block sign crossings", "count", +1, "block",
+               MAX_BLOCK_SIGN_CROSSINGS, margin=1.0, summary_path=("blocks",),
+               description="pairs whose margin envelope crosses 0 over a block's cells"),
+    MetricSpec(ENVELOPES, "envelope counts", "count", +1, "envelope count",
+               key_thresholds={"strict": MIN_STRICT_PAIRS, "sign_crossing": MAX_SIGN_CROSSINGS},
+               key_labels={"strict": "strictly ordered pairs", "sign_crossing": "sign-crossing pairs",
+                           "tie_boundary": "tie-boundary pairs"},
+               places=_NO_COMPARE, description="margin-envelope counts of the generator pairs"),
+    MetricSpec(SIGN_CROSSINGS, "sign-crossing pairs", "count", +1, None, MAX_SIGN_CROSSINGS,
+               margin=1.0, key_labels={"": "sign-crossing pairs"}, summary_path=(ENVELOPES, "sign_crossing"),
+               description="pairs whose margin envelope crosses 0"),
+    MetricSpec(STRICT_PAIRS, "strictly ordered pairs", "count", -1, None, MIN_STRICT_PAIRS,
+               margin=1.0, key_labels={"": "strictly ordered pairs"}, summary_path=(ENVELOPES, "strict"),
+               description="pairs strictly ordered over every shared protocol"),
+    MetricSpec(HUMAN_AGREEMENT, "human agreement", "coefficient", -1, None, MIN_HUMAN_AGREEMENT,
+               margin=0.05, places=_HUMAN,
+               description="Pearson r of the c0 scores with the mean human rating (with human ratings)"),
+    MetricSpec(HUMAN_AGREEMENT_DROP, "human agreement drop", "coefficient", +1, "factor",
+               MAX_HUMAN_AGREEMENT_DROP, margin=0.05, places=_HUMAN,
+               description="largest drop of human agreement from c0 over the factor's levels "
+               "(with human ratings)"),
+):
+    METRICS.register(_metric)
+del _metric
+
+PANEL_METRICS.register(
+    MetricSpec(REVERSALS, "reversals", "count", +1, "reversal count",
+               key_thresholds={"simultaneous": MAX_CONFIRMED_REVERSALS},
+               key_labels={"descriptive": "descriptive reversals", "pointwise": "pointwise reversals",
+                           "simultaneous": "confirmed reversals (simultaneous band)"},
+               places=frozenset({"summary", "check", "report"}),
+               description="winner reversals over every (evaluator, shared factor)")
+)
