@@ -16,7 +16,6 @@ Values that are NaN or missing in the entry are ``None`` here. Pure: no I/O, no 
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -24,12 +23,16 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from harness.errors import AuditError
-from harness.protocol import BASELINE, PROBES, RECORD_FACTORS, SHARED_FACTORS
-from harness.thresholds import PROBE_THRESHOLDS
+from harness.numbers import count_or_none, finite_or_none
+from harness.vocab import metrics as m
+from harness.vocab.factors import factor_names, shared_factor_names
+from harness.vocab.metrics import METRICS, PANEL_METRICS, MetricSpec
+from harness.vocab.probes import PROBES, probe_names
 
-FACTORS = tuple(f for f in RECORD_FACTORS if f not in (BASELINE, "probe"))
 ENVELOPE_COUNTS = ("strict", "sign_crossing", "tie_boundary")
+INTERVAL_METRICS = (m.RHO, m.DISPERSION, m.DISCRIMINATION)  # keyed metrics with bootstrap intervals
 REVERSAL_COUNTS = ("descriptive", "pointwise", "simultaneous")
+RegisteredValue = float | None | Mapping[str, float | None]
 
 
 class MetricError(AuditError):
@@ -76,7 +79,7 @@ class Metric:
 
 
 @dataclass(frozen=True)
-class Envelopes:
+class EnvelopeCounts:
     """Margin envelopes of the generator pairs over every shared protocol (counts of pairs).
 
     ``strict``: pairs whose envelope excludes zero (order settled); ``sign_crossing``: pairs
@@ -91,20 +94,8 @@ class Envelopes:
     stable_winner: str | None = None
 
 
-def _num(value: Any) -> float | None:
-    """``value`` as a finite float, else ``None`` (NaN, inf, None, a string)."""
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _count(value: Any) -> int | None:
-    number = _num(value)
-    return None if number is None else int(number)
+_num = finite_or_none
+_count = count_or_none
 
 
 def _interval(value: Any) -> Interval | None:
@@ -158,6 +149,13 @@ class BlockSummary:
     new_sign_crossings: int | None = None
     winner_count: int | None = None
     additivity_rmse: float | None = None
+    levels: tuple[tuple[str, ...], ...] = ()
+    main_share_ci: Mapping[str, Interval | None] = field(default_factory=_empty)
+    rho_interaction_ci: Interval | None = None
+    rho_block: float | None = None
+    strict: int | None = None
+    max_additivity_error: float | None = None
+    n_scenes: int | None = None
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any]) -> BlockSummary:
@@ -171,91 +169,113 @@ class BlockSummary:
             new_sign_crossings=_count(entry.get("new_sign_crossings")),
             winner_count=_count(entry.get("winner_count")),
             additivity_rmse=_num(entry.get("additivity_rmse")),
+            levels=tuple(tuple(str(lv) for lv in levels) for levels in entry.get("levels") or ()),
+            main_share_ci=_intervals(entry.get("main_share_ci")),
+            rho_interaction_ci=_interval(entry.get("rho_interaction_ci")),
+            rho_block=_num(entry.get("rho_block")),
+            strict=_count(entry.get("strict")),
+            max_additivity_error=_num(entry.get("max_additivity_error")),
+            n_scenes=_count(entry.get("n_scenes")),
         )
 
-
-@dataclass(frozen=True)
-class _Spec:
-    """How a metric is found: its attribute, keys, label and default threshold."""
-
-    keys: tuple[str, ...] | None  # the vocabulary of keys, None for a scalar
-    kind: str = ""  # what a key is: "factor", "probe", ...
-    threshold: str | None = None
-    labels: Mapping[str, str] = field(default_factory=dict)  # key (or "") -> label
-
-
-# Every gated statistic once: its keys, label and the threshold that gates it by default.
-_EVALUATOR_METRICS: dict[str, _Spec] = {
-    "rho": _Spec(FACTORS, "factor", "peak_rho_max"),
-    "dispersion": _Spec(FACTORS, "factor"),
-    "kendall_w": _Spec(SHARED_FACTORS, "shared factor", "min_kendall_w"),
-    "top1_count": _Spec(SHARED_FACTORS, "shared factor", "max_top1_count"),
-    "discrimination": _Spec(PROBES, "probe"),  # threshold per probe: PROBE_THRESHOLDS
-    "peak_rho": _Spec(None, threshold="peak_rho_max"),
-    "template_rho": _Spec(None, threshold="peak_rho_max"),
-    "min_w": _Spec(None, threshold="min_kendall_w"),
-    "max_top1": _Spec(None, threshold="max_top1_count"),
-    "best_view_inflation": _Spec(None, threshold="max_best_view_inflation"),
-    "content_accuracy": _Spec(None),
-    "failed_share": _Spec(None, threshold="max_failed_share", labels={"": "failed share"}),
-    # keyed by factorial block id (``lighting:pitch``): any well-formed id is a key
-    "interaction_share": _Spec((), "block", "max_interaction_share"),
-    "block_sign_crossings": _Spec((), "block", "max_block_sign_crossings"),
-    "envelopes": _Spec(
-        ENVELOPE_COUNTS,
-        "envelope count",
-        labels={
-            "strict": "strictly ordered pairs",
-            "sign_crossing": "sign-crossing pairs",
-            "tie_boundary": "tie-boundary pairs",
-        },
-    ),
-}
-_ENVELOPE_THRESHOLDS = {"strict": "min_strict_pairs", "sign_crossing": "max_sign_crossings"}
-_BLOCK_METRICS = ("interaction_share", "block_sign_crossings")
-
-_PANEL_METRICS: dict[str, _Spec] = {
-    "reversals": _Spec(
-        REVERSAL_COUNTS,
-        "reversal count",
-        labels={
-            "descriptive": "descriptive reversals",
-            "pointwise": "pointwise reversals",
-            "simultaneous": "confirmed reversals (simultaneous band)",
-        },
-    ),
-}
-_REVERSAL_THRESHOLDS = {"simultaneous": "max_confirmed_reversals"}
+    def to_entry(self) -> dict[str, Any]:
+        """The ``summary.json`` block entry (docs/formats.md): the inverse of :meth:`from_entry`."""
+        return {
+            "factors": list(self.factors),
+            "levels": [list(lv) for lv in self.levels],
+            "main_share": dict(self.main_share),
+            "main_share_ci": {f: _pair(ci) for f, ci in self.main_share_ci.items()},
+            "interaction_share": self.interaction_share,
+            "interaction_share_ci": _pair(self.interaction_share_ci),
+            "rho_interaction": self.rho_interaction,
+            "rho_interaction_ci": _pair(self.rho_interaction_ci),
+            "rho_block": self.rho_block,
+            "sign_crossings": self.sign_crossings,
+            "strict": self.strict,
+            "new_sign_crossings": self.new_sign_crossings,
+            "winner_count": self.winner_count,
+            "additivity_rmse": self.additivity_rmse,
+            "max_additivity_error": self.max_additivity_error,
+            "n_scenes": self.n_scenes,
+        }
 
 
-def _spec(specs: Mapping[str, _Spec], name: str, key: str | None, where: str) -> _Spec:
+def _pair(ci: Interval | None) -> list[float | None] | None:
+    return None if ci is None else [ci.low, ci.high]
+
+
+def _registered(value: Any) -> Mapping[str, RegisteredValue]:
+    out: dict[str, RegisteredValue] = {}
+    for name, v in (value.items() if isinstance(value, Mapping) else ()):
+        out[str(name)] = _floats(v) if isinstance(v, Mapping) else _num(v)
+    return MappingProxyType(out)
+
+
+def _keys(spec: MetricSpec) -> tuple[str, ...] | None:
+    """The vocabulary of keys of a metric (``None`` for a scalar; ``()``: any well-formed key,
+    as block ids, or whatever a registered keyed statistic measured)."""
+    kind = spec.key
+    if kind is None:
+        return None
+    if kind == "factor":
+        return factor_names()
+    if kind == "shared factor":
+        return shared_factor_names()
+    if kind == "probe":
+        return probe_names()
+    if kind == "envelope count":
+        return ENVELOPE_COUNTS
+    if kind == "reversal count":
+        return REVERSAL_COUNTS
+    return ()
+
+
+def threshold_of(spec: MetricSpec, key: str | None) -> str | None:
+    """The threshold gating ``spec`` (at ``key``) by default: the key's own (a probe's from the
+    probe registry), else the metric's; ``None`` when nothing gates it by default."""
+    if key is not None and key in spec.key_thresholds:
+        return spec.key_thresholds[key]
+    if spec.key_thresholds:
+        return None  # keyed gates only: an ungated key (tie_boundary) has none
+    if spec.key == "probe":
+        return PROBES.get(key).threshold if key in PROBES else None
+    return spec.threshold
+
+
+def _spec(registry: Any, name: str, key: str | None, where: str) -> MetricSpec:
     """The spec of ``name``; a :class:`MetricError` for an unknown name or a misplaced key."""
-    if name not in specs:
-        close = difflib.get_close_matches(name, list(specs), n=1, cutoff=0.5)
+    if name not in registry:
+        close = difflib.get_close_matches(name, list(registry.names()), n=1, cutoff=0.5)
         raise MetricError(
             f"unknown metric {name!r}" + (f" (did you mean {close[0]}?)" if close else ""),
             where=where,
-            hint=f"metrics: {', '.join(specs)}",
+            hint=f"metrics: {', '.join(registry.names())}",
         )
-    spec = specs[name]
-    if spec.keys is None and key is not None:
+    spec = registry.get(name)
+    if "summary" not in spec.places and spec.compute is None:
+        raise MetricError(
+            f"metric {name!r} is not a statistic of the evaluator summary", where=where,
+            hint="human agreement is checked through the audit_human_agreement fixture",
+        )
+    keys = _keys(spec)
+    if keys is None and key is not None:
         raise MetricError(f"metric {name!r} takes no key, got {key!r}", where=where)
-    if spec.keys is not None and key is None:
-        raise MetricError(f"metric {name!r} needs a {spec.kind}", where=where, hint=", ".join(spec.keys))
+    if keys is not None and key is None:
+        raise MetricError(f"metric {name!r} needs a {spec.key}", where=where, hint=", ".join(keys))
     return spec
 
 
-def _lookup(spec: _Spec, name: str, key: str, values: Mapping[str, Any], where: str) -> tuple[bool, Any]:
+def _lookup(spec: MetricSpec, name: str, key: str, values: Mapping[str, Any], where: str) -> tuple[bool, Any]:
     """``(present, value)`` of a keyed metric; an unknown key (a typo) is a MetricError."""
     if key in values:
         return True, values[key]
-    known = spec.keys or ()
-    if key not in known:
+    known = _keys(spec) or ()
+    if key not in known and (known or spec.compute is None):
         close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
         raise MetricError(
-            f"{name} has no {spec.kind} {key!r}" + (f" (did you mean {close[0]}?)" if close else ""),
+            f"{name} has no {spec.key} {key!r}" + (f" (did you mean {close[0]}?)" if close else ""),
             where=where,
-            hint=f"{spec.kind}s: {', '.join(known)}",
+            hint=f"{spec.key}s: {', '.join(known)}",
         )
     return False, None
 
@@ -263,12 +283,11 @@ def _lookup(spec: _Spec, name: str, key: str, values: Mapping[str, Any], where: 
 def metric_kind(name: str) -> str:
     """What the key of metric ``name`` is: ``factor``, ``shared factor``, ``probe``, ``block``,
     ... (``""`` for an unknown name or one without keys)."""
-    spec = _EVALUATOR_METRICS.get(name)
-    return spec.kind if spec is not None else ""
+    return (METRICS.get(name).key or "") if name in METRICS else ""
 
 
 def _metric(
-    spec: _Spec,
+    spec: MetricSpec,
     name: str,
     key: str | None,
     present: bool,
@@ -277,10 +296,10 @@ def _metric(
     threshold: str | None,
     no_data: str,
 ) -> Metric:
-    label = spec.labels.get(key or "") or (name if key is None else f"{name}[{key}]")
+    label = spec.label_of(key)
     value = _num(raw)
     if not present:
-        status, reason = Status.NOT_IN_PROFILE, f"{label} is not measured in this run: its profile has no {spec.kind} {key}"
+        status, reason = Status.NOT_IN_PROFILE, f"{label} is not measured in this run: its profile has no {spec.key} {key}"
     elif value is None:
         status, reason = Status.NO_DATA, no_data
     else:
@@ -324,8 +343,8 @@ class EvaluatorSummary:
     """Median over scenes of the best pose's score over the default view's, a ratio (≥ 1)."""
     content_accuracy: float | None = None
     """Mean discrimination over the probes, a fraction."""
-    envelopes: Envelopes = Envelopes()
-    """Margin envelope counts of the generator pairs (see :class:`Envelopes`)."""
+    envelopes: EnvelopeCounts = EnvelopeCounts()
+    """Margin envelope counts of the generator pairs (see :class:`EnvelopeCounts`)."""
     logo_peak_rho_range: Interval | None = None
     """[min, max] of ``peak_rho`` leaving one generator out, ratios."""
     failed: int = 0
@@ -335,34 +354,37 @@ class EvaluatorSummary:
     intervals: Mapping[str, Mapping[str, Interval | None]] = field(default_factory=_empty)
     """Bootstrap intervals of ``rho``, ``dispersion`` (per factor), ``discrimination`` (per probe)."""
     blocks: Mapping[str, BlockSummary] = field(default_factory=_empty)
+    """Per factorial block id (``lighting:pitch``): :class:`BlockSummary`; empty without blocks."""
+    registered: Mapping[str, RegisteredValue] = field(default_factory=_empty)
+    """Statistics registered with a ``compute`` (:func:`harness.vocab.metrics.register_metric`):
+    name → value (a mapping key → value for a keyed one); empty when none is registered."""
 
     def __repr__(self) -> str:
         # short: pytest prints fixture values in a traceback, and the full field dump runs
         # to screens of mappingproxy reprs
         return f"EvaluatorSummary(evaluator={self.evaluator!r}, peak_rho={self.peak_rho!r}, ...)"
-    """Per factorial block id (``lighting:pitch``): :class:`BlockSummary`; empty without blocks."""
 
     @classmethod
     def from_entry(cls, evaluator: str, entry: Mapping[str, Any]) -> EvaluatorSummary:
         """Build from the evaluator's summary entry (``audit_stats``; ``summary.json#/evaluators/<id>``)."""
-        envelopes = entry.get("envelopes") or {}
+        envelopes = entry.get(m.ENVELOPES) or {}
         winner = envelopes.get("stable_winner")
         intervals = entry.get("intervals") or {}
         return cls(
             evaluator=evaluator,
-            rho=_floats(entry.get("rho")),
-            dispersion=_floats(entry.get("dispersion")),
-            kendall_w=_floats(entry.get("kendall_w")),
-            top1_count=_counts(entry.get("top1_count")),
-            discrimination=_floats(entry.get("discrimination")),
-            peak_rho=_num(entry.get("peak_rho")),
+            rho=_floats(entry.get(m.RHO)),
+            dispersion=_floats(entry.get(m.DISPERSION)),
+            kendall_w=_floats(entry.get(m.KENDALL_W)),
+            top1_count=_counts(entry.get(m.TOP1_COUNT)),
+            discrimination=_floats(entry.get(m.DISCRIMINATION)),
+            peak_rho=_num(entry.get(m.PEAK_RHO)),
             peak_rho_ci=_interval(entry.get("peak_rho_ci")),
-            template_rho=_num(entry.get("template_rho")),
-            min_w=_num(entry.get("min_w")),
-            max_top1=_count(entry.get("max_top1")),
-            best_view_inflation=_num(entry.get("best_view_inflation")),
-            content_accuracy=_num(entry.get("content_accuracy")),
-            envelopes=Envelopes(
+            template_rho=_num(entry.get(m.TEMPLATE_RHO)),
+            min_w=_num(entry.get(m.MIN_W)),
+            max_top1=_count(entry.get(m.MAX_TOP1)),
+            best_view_inflation=_num(entry.get(m.BEST_VIEW_INFLATION)),
+            content_accuracy=_num(entry.get(m.CONTENT_ACCURACY)),
+            envelopes=EnvelopeCounts(
                 strict=_count(envelopes.get("strict")),
                 sign_crossing=_count(envelopes.get("sign_crossing")),
                 tie_boundary=_count(envelopes.get("tie_boundary")),
@@ -370,9 +392,10 @@ class EvaluatorSummary:
             ),
             logo_peak_rho_range=_interval(entry.get("logo_peak_rho_range")),
             failed=_count(entry.get("failed")) or 0,
-            failed_share=_num(entry.get("failed_share")),
+            failed_share=_num(entry.get(m.FAILED_SHARE)),
             intervals=MappingProxyType(
-                {name: _intervals(intervals.get(name)) for name in ("rho", "dispersion", "discrimination")}
+                {name: _intervals(intervals.get(name)) for name in INTERVAL_METRICS}
+                if isinstance(entry.get("intervals"), Mapping) else {}
             ),
             blocks=MappingProxyType(
                 {
@@ -381,17 +404,58 @@ class EvaluatorSummary:
                     if isinstance(e, Mapping)
                 }
             ),
+            registered=_registered(entry.get("registered")),
         )
+
+    def to_entry(self) -> dict[str, Any]:
+        """The evaluator's ``summary.json`` entry (docs/formats.md "summary.json"), key for key
+        and in order: the inverse of :meth:`from_entry`. ``blocks``, ``registered`` and
+        ``intervals`` appear only when the summary has them."""
+        env = self.envelopes
+        entry: dict[str, Any] = {
+            m.DISPERSION: dict(self.dispersion),
+            m.RHO: dict(self.rho),
+            m.TEMPLATE_RHO: self.template_rho,
+            m.PEAK_RHO: self.peak_rho,
+            "peak_rho_ci": _pair(self.peak_rho_ci),
+            m.KENDALL_W: dict(self.kendall_w),
+            m.TOP1_COUNT: dict(self.top1_count),
+            m.MIN_W: self.min_w,
+            m.MAX_TOP1: self.max_top1,
+            m.BEST_VIEW_INFLATION: self.best_view_inflation,
+            m.DISCRIMINATION: dict(self.discrimination),
+            m.CONTENT_ACCURACY: self.content_accuracy,
+            m.ENVELOPES: {
+                "strict": env.strict,
+                "sign_crossing": env.sign_crossing,
+                "tie_boundary": env.tie_boundary,
+                "stable_winner": env.stable_winner,
+            },
+            "logo_peak_rho_range": _pair(self.logo_peak_rho_range),
+            "failed": self.failed,
+            m.FAILED_SHARE: self.failed_share,
+        }
+        if self.blocks:
+            entry["blocks"] = {b: st.to_entry() for b, st in self.blocks.items()}
+        if self.registered:
+            entry["registered"] = {
+                k: dict(v) if isinstance(v, Mapping) else v for k, v in self.registered.items()
+            }
+        if self.intervals:
+            entry["intervals"] = {
+                name: {k: _pair(ci) for k, ci in values.items()} for name, values in self.intervals.items()
+            }
+        return entry
 
     def interval(self, name: str, key: str | None = None) -> Interval | None:
         """The 95 % interval of a metric (``interval("rho", "pitch")``), ``None`` when it has none."""
-        spec = _spec(_EVALUATOR_METRICS, name, key, self.evaluator)
-        if name == "peak_rho":
+        spec = _spec(METRICS, name, key, self.evaluator)
+        if name == m.PEAK_RHO:
             return self.peak_rho_ci
-        if name == "interaction_share":
+        if name == m.INTERACTION_SHARE:
             block = self.blocks.get(str(key))
             return None if block is None else block.interaction_share_ci
-        if spec.keys is None or name not in self.intervals:
+        if spec.key is None or name not in self.intervals:
             return None
         return self.intervals[name].get(str(key))
 
@@ -405,26 +469,39 @@ class EvaluatorSummary:
 
     def metric(self, name: str, key: str | None = None) -> Metric:
         """Look up a gated statistic: ``metric("rho", "pitch")``, ``metric("peak_rho")``,
-        ``metric("envelopes", "strict")``. Raises :class:`MetricError` for an unknown metric,
-        or for a factor/probe that no profile has (a typo must not become a skip)."""
-        spec = _spec(_EVALUATOR_METRICS, name, key, self.evaluator)
-        if name in _BLOCK_METRICS:
+        ``metric("envelopes", "strict")``, a registered statistic by its name. Raises
+        :class:`MetricError` for an unknown metric, or for a factor/probe that no profile has
+        (a typo must not become a skip)."""
+        spec = _spec(METRICS, name, key, self.evaluator)
+        if spec.compute is not None:
+            present, raw = self._registered_value(spec, key)
+        elif spec.key == "block":
             present, raw = self._block_value(name, str(key))
-            threshold = spec.threshold
-        elif spec.keys is None:
+        elif spec.summary_path[:1] == (m.ENVELOPES,):
+            present, raw = True, getattr(self.envelopes, spec.summary_path[1])
+        elif spec.key is None:
             present, raw = True, getattr(self, name)
-            threshold = spec.threshold
-        elif name == "envelopes":
+        elif name == m.ENVELOPES:
             counts = {k: getattr(self.envelopes, k) for k in ENVELOPE_COUNTS}
             present, raw = _lookup(spec, name, str(key), counts, self.evaluator)
-            threshold = _ENVELOPE_THRESHOLDS.get(str(key))
         else:
             present, raw = _lookup(spec, name, str(key), getattr(self, name), self.evaluator)
-            threshold = PROBE_THRESHOLDS.get(str(key)) if name == "discrimination" else spec.threshold
         return _metric(
-            spec, name, key, present, raw, self.interval(name, key), threshold, self.no_data_reason()
+            spec, name, key, present, raw, self.interval(name, key), threshold_of(spec, key),
+            self.no_data_reason(),
         )
 
+    def _registered_value(self, spec: MetricSpec, key: str | None) -> tuple[bool, Any]:
+        """``(present, value)`` of a registered statistic: absent when this run's summary was
+        computed without it (registered after, or read from an older summary.json)."""
+        if spec.name not in self.registered:
+            return False, None
+        value = self.registered[spec.name]
+        if key is None:
+            return True, value
+        if not isinstance(value, Mapping):
+            return False, None
+        return _lookup(spec, spec.name, str(key), value, self.evaluator)
 
     def _block_value(self, name: str, key: str) -> tuple[bool, Any]:
         """``(present, value)`` of a block metric; a malformed block id is a MetricError."""
@@ -438,7 +515,7 @@ class EvaluatorSummary:
         block = self.blocks.get(key)
         if block is None:
             return False, None
-        return True, block.interaction_share if name == "interaction_share" else block.sign_crossings
+        return True, block.interaction_share if name == m.INTERACTION_SHARE else block.sign_crossings
 
 
 @dataclass(frozen=True)
@@ -495,12 +572,25 @@ class PanelSummary:
             ),
         )
 
+    def to_summary(self) -> dict[str, Any]:
+        """The ``summary.json`` document (docs/formats.md): the inverse of :meth:`from_summary`."""
+        return {
+            "evaluators": {name: ev.to_entry() for name, ev in self.evaluators.items()},
+            "simultaneous": {
+                "q95": self.band.q95,
+                "contrasts": self.band.contrasts,
+                "B": self.band.bootstrap,
+                "seed": self.band.seed,
+            },
+            "reversals": {k: getattr(self.reversals, k) for k in REVERSAL_COUNTS},
+        }
+
     def metric(self, name: str, key: str | None = None) -> Metric:
         """Look up a panel statistic: ``metric("reversals", "simultaneous")``."""
-        spec = _spec(_PANEL_METRICS, name, key, "panel")
+        spec = _spec(PANEL_METRICS, name, key, "panel")
         counts = {k: getattr(self.reversals, k) for k in REVERSAL_COUNTS}
         present, raw = _lookup(spec, name, str(key), counts, "panel")
         return _metric(
-            spec, name, key, present, raw, None, _REVERSAL_THRESHOLDS.get(str(key)),
+            spec, name, key, present, raw, None, threshold_of(spec, key),
             "undefined on this run's records",
         )

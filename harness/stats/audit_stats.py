@@ -6,15 +6,25 @@ mapping of docs/formats.md ("summary.json") with plain fractions and ``null`` fo
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from harness.errors import RecordsError
+from harness.audit_summary import (
+    Band,
+    BlockSummary,
+    EnvelopeCounts,
+    EvaluatorSummary,
+    Interval,
+    PanelSummary,
+    Reversals,
+)
+from harness.errors import AuditError, RecordsError
+from harness.numbers import finite_or_none
 from harness.protocol import RENDER_FACTORS, SHARED_FACTORS
 from harness.stats import bootstrap as bs
 from harness.stats.dispersion import dispersion, scene_dispersion
@@ -37,9 +47,13 @@ from harness.stats.template_effects import (
     template_gain,
 )
 from harness.stats.views import best_view_inflation
+from harness.vocab import metrics as m
+from harness.vocab.metrics import computed_metrics
 
-Interval = tuple[float, float]
-NAN_CI: Interval = (float("nan"), float("nan"))
+_num = finite_or_none
+
+CI = tuple[float, float]  # a pointwise 95 % interval in memory: NaN ends where undefined
+NAN_CI: CI = (float("nan"), float("nan"))
 
 
 @dataclass(frozen=True)
@@ -48,7 +62,7 @@ class ProbeStats:
     of the strict-drop, tie and rise rates and of the tie-adjusted discrimination."""
 
     outcome: ProbeOutcome
-    ci: Mapping[str, Interval]
+    ci: Mapping[str, CI]
 
 
 @dataclass(frozen=True)
@@ -58,7 +72,7 @@ class TopGap:
     top1: str
     top2: str
     gap: float
-    ci: Interval
+    ci: CI
 
 
 @dataclass(frozen=True)
@@ -74,14 +88,14 @@ class EvaluatorAudit:
     failed: int
     failed_by_factor: Mapping[str, int]
     dispersion: Mapping[str, float]
-    dispersion_ci: Mapping[str, Interval]
+    dispersion_ci: Mapping[str, CI]
     rho: Mapping[str, float]
     rho_sample: Mapping[str, float]
-    rho_ci: Mapping[str, Interval]
+    rho_ci: Mapping[str, CI]
     peak_factor: str | None
     peak_rho: float
-    peak_rho_ci: Interval
-    logo_peak_rho_range: Interval
+    peak_rho_ci: CI
+    logo_peak_rho_range: CI
     rank: Mapping[str, RankStability]
     best_view_inflation: float
     probes: Mapping[str, ProbeStats]
@@ -93,6 +107,7 @@ class EvaluatorAudit:
     template_gain: TemplateGain | None
     slot_effects: Mapping[str, SlotEffect] = field(default_factory=dict)
     blocks: Mapping[str, BlockStats] = field(default_factory=dict)
+    registered: Mapping[str, float | Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def template_rho(self) -> float:
@@ -179,71 +194,101 @@ class AuditResult:
         """Evaluators that read the prompt (the prompt-free controls left out)."""
         return tuple(k for k, v in self.evaluators.items() if not v.prompt_free)
 
+    def summary(self, *, intervals: bool = False) -> PanelSummary:
+        """The typed summary (the one form every reader takes: fixtures, cards, report,
+        terminal); ``intervals`` adds each evaluator's pointwise bootstrap intervals of
+        ``rho``, ``dispersion`` and ``discrimination``."""
+        return PanelSummary(
+            evaluators=MappingProxyType(
+                {name: _evaluator_summary(ev, intervals) for name, ev in self.evaluators.items()}
+            ),
+            reversals=Reversals(**self.reversals.counts()),
+            band=Band(_num(self.band.q95), self.band.contrasts, self.band.bootstrap, self.band.seed),
+        )
+
     def to_summary(self) -> dict[str, Any]:
         """The summary.json mapping (docs/formats.md): exactly its keys, fractions, NaN → None."""
-        evs: dict[str, Any] = {}
-        for name, ev in self.evaluators.items():
-            counts = ev.envelopes.counts()
-            measured = bool(np.isfinite(ev.baseline_means).any())
-            evs[name] = {
-                "dispersion": _clean(ev.dispersion),
-                "rho": _clean(ev.rho),
-                "template_rho": _num(ev.template_rho),
-                "peak_rho": _num(ev.peak_rho),
-                "peak_rho_ci": _clean(list(ev.peak_rho_ci)),
-                "kendall_w": _clean(ev.kendall_w),
-                "top1_count": ev.top1_summary,
-                "min_w": _num(ev.min_w),
-                "max_top1": ev.max_top1 if any(r.measured for r in ev.rank.values()) else None,
-                "best_view_inflation": _num(ev.best_view_inflation),
-                "discrimination": _clean(ev.discrimination),
-                "content_accuracy": _num(ev.content_accuracy),
-                "envelopes": {  # counts of a never-measured evaluator are unknown, not 0
-                    "strict": counts["strict"] if measured else None,
-                    "sign_crossing": counts["sign_crossing"] if measured else None,
-                    "tie_boundary": counts["tie_boundary"] if measured else None,
-                    "stable_winner": ev.stable_winner,
-                },
-                "logo_peak_rho_range": _clean(list(ev.logo_peak_rho_range)),
-                "failed": ev.failed,
-                "failed_share": ev.failed / ev.n_records if ev.n_records else None,
-            }
-            if ev.blocks:  # only with factorial blocks: OFAT-only summaries keep their keys
-                evs[name]["blocks"] = {b: _block_summary(st) for b, st in ev.blocks.items()}
-        return {
-            "evaluators": evs,
-            "simultaneous": {
-                "q95": _num(self.band.q95),
-                "contrasts": self.band.contrasts,
-                "B": self.band.bootstrap,
-                "seed": self.band.seed,
-            },
-            "reversals": self.reversals.counts(),
+        return self.summary().to_summary()
+
+
+def _evaluator_summary(ev: EvaluatorAudit, with_intervals: bool) -> EvaluatorSummary:
+    counts = ev.envelopes.counts()
+    measured = bool(np.isfinite(ev.baseline_means).any())
+    intervals: dict[str, Mapping[str, Interval | None]] = {}
+    if with_intervals:
+        intervals = {
+            m.RHO: _intervals(ev.rho_ci),
+            m.DISPERSION: _intervals(ev.dispersion_ci),
+            m.DISCRIMINATION: _intervals({p: st.ci.get(m.DISCRIMINATION) for p, st in ev.probes.items()}),
         }
+    return EvaluatorSummary(
+        evaluator=ev.evaluator,
+        rho=_floats(ev.rho),
+        dispersion=_floats(ev.dispersion),
+        kendall_w=_floats(ev.kendall_w),
+        top1_count=MappingProxyType(dict(ev.top1_summary)),
+        discrimination=_floats(ev.discrimination),
+        peak_rho=_num(ev.peak_rho),
+        peak_rho_ci=_interval(ev.peak_rho_ci),
+        template_rho=_num(ev.template_rho),
+        min_w=_num(ev.min_w),
+        max_top1=ev.max_top1 if any(r.measured for r in ev.rank.values()) else None,
+        best_view_inflation=_num(ev.best_view_inflation),
+        content_accuracy=_num(ev.content_accuracy),
+        envelopes=EnvelopeCounts(  # counts of a never-measured evaluator are unknown, not 0
+            strict=counts["strict"] if measured else None,
+            sign_crossing=counts["sign_crossing"] if measured else None,
+            tie_boundary=counts["tie_boundary"] if measured else None,
+            stable_winner=ev.stable_winner,
+        ),
+        logo_peak_rho_range=_interval(ev.logo_peak_rho_range),
+        failed=ev.failed,
+        failed_share=ev.failed / ev.n_records if ev.n_records else None,
+        intervals=MappingProxyType(intervals),
+        blocks=MappingProxyType({b: _block_summary(st) for b, st in ev.blocks.items()}),
+        registered=MappingProxyType(
+            {k: _floats(v) if isinstance(v, Mapping) else _num(v) for k, v in ev.registered.items()}
+        ),
+    )
 
 
-def _block_summary(st: BlockStats) -> dict[str, Any]:
+def _floats(values: Mapping[str, Any]) -> Mapping[str, float | None]:
+    return MappingProxyType({str(k): _num(v) for k, v in values.items()})
+
+
+def _interval(ci: Any) -> Interval | None:
+    if ci is None:
+        return None
+    lo, hi = (float(v) for v in ci)
+    return Interval(_num(lo), _num(hi))
+
+
+def _intervals(cis: Mapping[str, Any]) -> Mapping[str, Interval | None]:
+    return MappingProxyType({str(k): _interval(ci) for k, ci in cis.items()})
+
+
+def _block_summary(st: BlockStats) -> BlockSummary:
     """One block's entry of ``summary.json#/evaluators/<id>/blocks`` (docs/formats.md)."""
     counts = st.envelopes.counts()
     measured = bool(np.isfinite(st.cell_means).any())
-    return {
-        "factors": list(st.factors),
-        "levels": [list(lv) for lv in st.levels],
-        "main_share": _clean(st.main_share),
-        "main_share_ci": {f: _clean(list(ci)) for f, ci in st.main_share_ci.items()},
-        "interaction_share": _num(st.interaction_share),
-        "interaction_share_ci": _clean(list(st.interaction_share_ci)),
-        "rho_interaction": _num(st.rho_interaction),
-        "rho_interaction_ci": _clean(list(st.rho_interaction_ci)),
-        "rho_block": _num(st.rho_block),
-        "sign_crossings": counts["sign_crossing"] if measured else None,
-        "strict": counts["strict"] if measured else None,
-        "new_sign_crossings": st.new_sign_crossings if measured else None,
-        "winner_count": st.winner_count if measured else None,
-        "additivity_rmse": _num(st.additivity_rmse),
-        "max_additivity_error": _num(st.max_additivity_error),
-        "n_scenes": st.n_scenes,
-    }
+    return BlockSummary(
+        factors=tuple(st.factors),
+        levels=tuple(tuple(lv) for lv in st.levels),
+        main_share=_floats(st.main_share),
+        main_share_ci=_intervals(st.main_share_ci),
+        interaction_share=_num(st.interaction_share),
+        interaction_share_ci=_interval(st.interaction_share_ci),
+        rho_interaction=_num(st.rho_interaction),
+        rho_interaction_ci=_interval(st.rho_interaction_ci),
+        rho_block=_num(st.rho_block),
+        sign_crossings=counts["sign_crossing"] if measured else None,
+        strict=counts["strict"] if measured else None,
+        new_sign_crossings=st.new_sign_crossings if measured else None,
+        winner_count=st.winner_count if measured else None,
+        additivity_rmse=_num(st.additivity_rmse),
+        max_additivity_error=_num(st.max_additivity_error),
+        n_scenes=st.n_scenes,
+    )
 
 
 def summary_with_intervals(result: AuditResult) -> dict[str, Any]:
@@ -251,37 +296,7 @@ def summary_with_intervals(result: AuditResult) -> dict[str, Any]:
     95 % bootstrap intervals ``[lo, hi]`` of ``rho`` and ``dispersion`` (per factor) and of
     ``discrimination`` (per probe); an end is ``None`` where the bootstrap is off or undefined.
     The audit session's per-evaluator summaries (assertion messages, cards) are these."""
-    summary = result.to_summary()
-    for name, ev in result.evaluators.items():
-        summary["evaluators"][name]["intervals"] = {
-            "rho": {f: _pair(ci) for f, ci in ev.rho_ci.items()},
-            "dispersion": {f: _pair(ci) for f, ci in ev.dispersion_ci.items()},
-            "discrimination": {
-                p: _pair(st.ci.get("discrimination")) for p, st in ev.probes.items()
-            },
-        }
-    return summary
-
-
-def _pair(ci: Interval | None) -> list[float | None] | None:
-    if ci is None:
-        return None
-    lo, hi = (float(v) for v in ci)
-    return [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None]
-
-
-def _num(x: float) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
-
-
-def _clean(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, float | np.floating):
-        return _num(float(obj))
-    return obj
+    return result.summary(intervals=True).to_summary()
 
 
 def compute_audit(
@@ -379,7 +394,7 @@ def _descriptive_only(alignment: list[EvaluatorScores]) -> ReversalSearch:
     return ReversalSearch(desc, off, dict(off), ())
 
 
-def _ci(draws: np.ndarray | None) -> Interval:
+def _ci(draws: np.ndarray | None) -> CI:
     return bs.ci_tuple(draws) if draws is not None else NAN_CI
 
 
@@ -396,8 +411,8 @@ def _evaluator_audit(
     rhos_sample = {f: rho(s, t.baseline, ddof=1) for f, s in blocks.items()}
     peak_factor, peak_rho = peak(rhos)
 
-    disp_ci: dict[str, Interval] = dict.fromkeys(factor_names, NAN_CI)
-    rho_ci: dict[str, Interval] = dict.fromkeys(factor_names, NAN_CI)
+    disp_ci: dict[str, CI] = dict.fromkeys(factor_names, NAN_CI)
+    rho_ci: dict[str, CI] = dict.fromkeys(factor_names, NAN_CI)
     peak_ci = NAN_CI
     if weights is not None and factor_names:
         d_draws = bs.scene_mean_draws(np.stack([scene_dispersion(blocks[f]) for f in factor_names]), weights)
@@ -426,7 +441,7 @@ def _evaluator_audit(
     probes: dict[str, ProbeStats] = {}
     for name, scores in t.probes.items():
         outcome = probe_outcome(t.baseline, scores, t.probe_recorded.get(name))
-        ci: dict[str, Interval] = dict.fromkeys(("strict_drop", "tie", "rise", "discrimination"), NAN_CI)
+        ci: dict[str, CI] = dict.fromkeys(("strict_drop", "tie", "rise", "discrimination"), NAN_CI)
         if weights is not None:
             credit = pair_credit(t.baseline, scores)
             ok = np.isfinite(credit)
@@ -494,7 +509,34 @@ def _evaluator_audit(
         template_gain=gain,
         slot_effects=effects,
         blocks=block_results,
+        registered=_registered_statistics(t),
     )
+
+
+def _registered_statistics(t: EvaluatorScores) -> dict[str, float | Mapping[str, float]]:
+    """Every statistic registered with a ``compute`` (harness.vocab.metrics), on ``t``.
+
+    A statistic that raises is an :class:`AuditError` naming it: a broken statistic must stop
+    the audit rather than pass as an undefined value."""
+    out: dict[str, float | Mapping[str, float]] = {}
+    for spec in computed_metrics():
+        assert spec.compute is not None
+        try:
+            value = spec.compute(t)
+            if isinstance(value, Mapping):
+                out[spec.name] = {str(k): float(v) for k, v in value.items()}
+            else:
+                out[spec.name] = float(value)
+        except AuditError:
+            raise
+        except Exception as exc:  # user code: any failure, reported with its metric
+            raise AuditError(
+                f"registered statistic {spec.name!r} failed on evaluator {t.evaluator!r}: "
+                f"{type(exc).__name__}: {exc}",
+                where=getattr(spec.compute, "__qualname__", spec.name),
+                hint="fix the statistic's compute function; it receives an EvaluatorScores",
+            ) from exc
+    return out
 
 
 def _block(t: EvaluatorScores, block: Any, weights: np.ndarray | None, ofat_env: Envelopes) -> BlockStats:
