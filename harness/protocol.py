@@ -37,7 +37,7 @@ BASELINE = "baseline"
 C0 = "c0"
 YAW_PITCH_DEG = 45.0  # yaw is swept at 45° pitch: at top-down it is mostly an in-plane rotation
 
-PROBES = probe_names()  # the registered probes (harness.vocab.probes)
+PROBES = probe_names()  # the built-in probes; probe_names() also has those registered later
 
 #: The record factor of factorial-block cells; its level names the cell (:func:`cell_level`).
 BLOCK = "block"
@@ -197,8 +197,8 @@ def check_level(factor: str, level: str) -> None:
         ok = level == C0
         allowed: tuple[str, ...] = (C0,)
     elif factor == "probe":
-        ok = level in PROBES
-        allowed = PROBES
+        allowed = probe_names()
+        ok = level in allowed
     elif factor == BLOCK:
         parse_cell(level)
         return
@@ -566,7 +566,7 @@ def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
                         exc.what, where=f"{where}/levels/{factor}", hint=exc.hint
                     ) from None
         check_level("resolution", str(c0.resolution_px))
-        probes = tuple(data.get("probes", PROBES))
+        probes = tuple(data.get("probes", probe_names()))
         for probe in probes:
             check_level("probe", probe)
         prompts = data.get("prompts")
