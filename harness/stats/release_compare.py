@@ -9,12 +9,18 @@ both releases, so each draw gives a paired difference (candidate − baseline). 
 across the metric family is handled by a studentised max-t band (the construction of the
 study's Eq. 3): CI_j = Δ_j ± q·SE_j with q the 95 % quantile over draws of
 max_j |Δ*_j − Δ_j| / SE_j. Each metric then gets a verdict against its margin.
+
+The compared metrics are the rows of :data:`harness.vocab.metrics.METRICS` with ``compare``
+in their places and a margin (:data:`KINDS`): the study's own, the factorial-block metrics
+(only when the records have blocks), the human-agreement metrics (only with human ratings),
+and every statistic registered with a ``compute`` (its point on the jointly masked scores,
+its draws on prompt-bootstrap resamples of them, :func:`resample_prompts`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -22,17 +28,46 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import AuditError
+from harness.numbers import finite_or_nan, finite_or_none
 from harness.protocol import RECORD_FACTORS, SHARED_FACTORS
 from harness.stats import bootstrap as bs
-from harness.stats._nan import nanmax, nanmin
+from harness.stats._nan import nanmax, nanmean, nanmin
 from harness.stats.dispersion import dispersion, scene_dispersion
 from harness.stats.envelopes import SIGN_CROSSING, STRICT, envelopes, generator_pairs
 from harness.stats.human_protocol import configuration_draws, factor_envelopes
+from harness.stats.interactions import ZERO_RTOL, scene_sums_of_squares
 from harness.stats.probe_stats import pair_credit, probe_outcome
 from harness.stats.rank import kendall_w, rank_stability
 from harness.stats.rho import peak, rho, scene_level_variance
-from harness.stats.table import EvaluatorScores, generator_means, level_sort_key, pivot_records
+from harness.stats.table import (
+    BlockScores,
+    EvaluatorScores,
+    generator_means,
+    level_sort_key,
+    pivot_records,
+)
 from harness.stats.views import best_view_inflation, scene_view_inflation
+from harness.vocab.factors import PITCH, YAW
+from harness.vocab.metrics import (
+    BEST_VIEW_INFLATION,
+    BLOCK_SIGN_CROSSINGS,
+    DISCRIMINATION,
+    DISPERSION,
+    FAILED_SHARE,
+    HUMAN_AGREEMENT,
+    HUMAN_AGREEMENT_DROP,
+    INTERACTION_SHARE,
+    KENDALL_W,
+    METRICS,
+    PEAK_RHO,
+    RHO,
+    SIGN_CROSSINGS,
+    STRICT_PAIRS,
+    THRESHOLDS,
+    TOP1_COUNT,
+    MetricSpec,
+    computed_metrics,
+)
 
 KEY: tuple[str, ...] = ("generator", "prompt_id", "scene_sha256", "factor", "level", "caption")
 
@@ -42,16 +77,24 @@ NO_CHANGE = "no change"
 INCONCLUSIVE = "inconclusive"
 VERDICTS = (REGRESSION, INCONCLUSIVE, IMPROVEMENT, NO_CHANGE)
 CORRECTION = "max-t"
+#: The subject kind of a metric without a key (one value per evaluator).
+EVALUATOR = "evaluator"
 
 
 class CompareError(AuditError):
     """Two releases cannot be compared (different scenes, protocol or evaluators)."""
 
 
+def is_compared(spec: MetricSpec) -> bool:
+    """A registry row that compare gates: ``compare`` in its places and a margin."""
+    return spec.shown_in("compare") and spec.margin is not None
+
+
 @dataclass(frozen=True)
 class MetricKind:
     """A gated metric: ``harmful`` +1 when an increase is worse, −1 when a decrease is;
-    ``margin`` the default tolerated change in the harmful direction (``unit``)."""
+    ``margin`` the default tolerated change in the harmful direction (``unit``); ``scope``
+    the kind of its subject (a factor, a probe, a block, ... or ``evaluator``)."""
 
     name: str
     harmful: int
@@ -60,29 +103,72 @@ class MetricKind:
     scope: str
     description: str
 
+    @classmethod
+    def of(cls, spec: MetricSpec) -> MetricKind:
+        """The compared kind of registry row ``spec`` (which has a margin)."""
+        if spec.margin is None:
+            raise ValueError(f"metric {spec.name!r} has no compare margin")
+        return cls(spec.name, spec.harmful, float(spec.margin), spec.unit, spec.key or EVALUATOR,
+                   spec.description)
 
-KINDS: dict[str, MetricKind] = {
-    k.name: k
-    for k in (
-        MetricKind("rho", +1, 0.10, "ratio", "factor", "configuration/generator variance ratio"),
-        MetricKind("dispersion", +1, 0.02, "fraction", "factor", "mean normalised score range"),
-        MetricKind("kendall_w", -1, 0.05, "coefficient", "shared factor", "rank agreement over levels"),
-        MetricKind("top1_count", +1, 1.0, "count", "shared factor", "distinct unique winners over levels"),
-        MetricKind("peak_rho", +1, 0.10, "ratio", "evaluator", "largest rho over factors"),
-        MetricKind("sign_crossings", +1, 1.0, "count", "evaluator", "pairs whose margin envelope crosses 0"),
-        MetricKind("strict_pairs", -1, 1.0, "count", "evaluator", "pairs strictly ordered over every shared protocol"),
-        MetricKind("discrimination", -1, 0.05, "fraction", "probe", "tie-adjusted directional discrimination"),
-        MetricKind("best_view_inflation", +1, 0.05, "ratio", "evaluator", "median best-view / default-view score"),
-        MetricKind("failed_share", +1, 0.01, "fraction", "evaluator", "share of records that failed"),
-        MetricKind("human_agreement", -1, 0.05, "coefficient", "evaluator",
-                   "Pearson r of the c0 scores with the mean human rating (with human ratings)"),
-        MetricKind("human_agreement_drop", +1, 0.05, "coefficient", "factor",
-                   "largest drop of human agreement from c0 over the factor's levels (with human ratings)"),
-    )
-}
+
+class _Kinds(Mapping[str, MetricKind]):
+    """The compared metrics by name, read from :data:`METRICS` at each use (registry order),
+    so a statistic registered after import is compared, and takes margins, too."""
+
+    def __getitem__(self, name: str) -> MetricKind:
+        spec = METRICS.get(name) if name in METRICS else None
+        if spec is None or not is_compared(spec):
+            raise KeyError(name)
+        return MetricKind.of(spec)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([s.name for s in METRICS if is_compared(s)])
+
+    def __len__(self) -> int:
+        return sum(1 for s in METRICS if is_compared(s))
+
+    def __repr__(self) -> str:
+        return f"KINDS({', '.join(self)})"
+
+
+class _DefaultMargins(Mapping[str, float]):
+    """Kind → its registry margin, read like :data:`KINDS` (live)."""
+
+    def __getitem__(self, name: str) -> float:
+        return KINDS[name].margin
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(KINDS)
+
+    def __len__(self) -> int:
+        return len(KINDS)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+#: Every compared metric kind (live view of the registry).
+KINDS: Mapping[str, MetricKind] = _Kinds()
+#: Kind → default margin (live view of the registry).
+DEFAULT_MARGINS: Mapping[str, float] = _DefaultMargins()
+
+
+def _threshold_scope(spec: MetricSpec) -> str | None:
+    return THRESHOLDS.get(spec.threshold).scope if spec.threshold in THRESHOLDS else None
+
+
 # compared only when human ratings are given (compare_records(human=...))
-HUMAN_KINDS = ("human_agreement", "human_agreement_drop")
-DEFAULT_MARGINS: dict[str, float] = {k: v.margin for k, v in KINDS.items()}
+HUMAN_KINDS: tuple[str, ...] = tuple(
+    s.name for s in METRICS if is_compared(s) and _threshold_scope(s) == "human"
+)
+# compared only when the records have factorial blocks (one comparison per block)
+BLOCK_KINDS: tuple[str, ...] = tuple(s.name for s in METRICS if is_compared(s) and s.key == "block")
+
+
+def registered_kinds() -> tuple[MetricSpec, ...]:
+    """The statistics registered with their own ``compute`` that compare gates."""
+    return tuple(s for s in computed_metrics() if is_compared(s))
 
 
 def metric_id(kind: str, subject: str | None) -> str:
@@ -141,12 +227,12 @@ class MetricComparison:
             "metric": self.metric,
             "kind": self.kind,
             "subject": self.subject,
-            "baseline": _num(self.baseline),
-            "candidate": _num(self.candidate),
-            "difference": _num(self.difference),
-            "ci": [_num(x) for x in self.ci],
-            "ci_pointwise": [_num(x) for x in self.ci_pointwise],
-            "se": _num(self.se),
+            "baseline": finite_or_none(self.baseline),
+            "candidate": finite_or_none(self.candidate),
+            "difference": finite_or_none(self.difference),
+            "ci": [finite_or_none(x) for x in self.ci],
+            "ci_pointwise": [finite_or_none(x) for x in self.ci_pointwise],
+            "se": finite_or_none(self.se),
             "margin": self.margin,
             "harmful": "increase" if self.harmful > 0 else "decrease",
             "verdict": self.verdict,
@@ -207,7 +293,7 @@ class Comparison:
             "seed": self.seed,
             "level": self.level,
             "correction": self.correction,
-            "q": _num(self.q),
+            "q": finite_or_none(self.q),
             "margins": dict(sorted(self.margins.items())),
             "failures": {
                 "baseline": self.baseline_failures.to_dict(),
@@ -218,10 +304,6 @@ class Comparison:
             "metrics": [m.to_dict() for m in self.metrics],
             "not_compared": list(self.not_compared),
         }
-
-
-def _num(x: float) -> float | None:
-    return float(x) if x is not None and math.isfinite(x) else None
 
 
 # ------------------------------------------------------------------------------ pairing
@@ -332,9 +414,37 @@ def _joint_mask(a: EvaluatorScores, b: EvaluatorScores) -> tuple[EvaluatorScores
     pa, pb = {}, {}
     for name in a.probes:
         pa[name], pb[name] = both(a.probes[name], b.probes[name])
+    ba, bb = {}, {}
+    for name in a.blocks:
+        sa, sb = both(a.blocks[name].scores, b.blocks[name].scores)
+        ba[name] = replace(a.blocks[name], scores=sa)
+        bb[name] = replace(b.blocks[name], scores=sb)
     return (
-        replace(a, baseline=base_a, factors=fa, probes=pa),
-        replace(b, baseline=base_b, factors=fb, probes=pb),
+        replace(a, baseline=base_a, factors=fa, probes=pa, blocks=ba),
+        replace(b, baseline=base_b, factors=fb, probes=pb, blocks=bb),
+    )
+
+
+def resample_prompts(t: EvaluatorScores, counts: np.ndarray) -> EvaluatorScores:
+    """One prompt-bootstrap resample of ``t``: prompt p repeated ``counts[p]`` times.
+
+    ``counts`` (P,) is one row of :func:`harness.stats.bootstrap.prompt_weights`; every
+    array's prompt axis (axis 1) is taken in that order, and ``prompts`` repeats the ids
+    alike. ``n_records``, ``n_failed`` and ``failed_by_factor`` stay those of ``t``.
+    """
+    idx = np.repeat(np.arange(len(t.prompts)), np.asarray(counts, dtype=np.int64))
+
+    def take(a: np.ndarray) -> np.ndarray:
+        return np.take(a, idx, axis=1)
+
+    return replace(
+        t,
+        prompts=tuple(t.prompts[i] for i in idx),
+        baseline=take(t.baseline),
+        factors={f: replace(fs, scores=take(fs.scores)) for f, fs in t.factors.items()},
+        probes={n: take(v) for n, v in t.probes.items()},
+        probe_recorded={n: take(v) for n, v in t.probe_recorded.items()},
+        blocks={n: replace(b, scores=take(b.scores)) for n, b in t.blocks.items()},
     )
 
 
@@ -440,24 +550,50 @@ def weighted_median_draws(values: np.ndarray, weights: np.ndarray) -> np.ndarray
     return out
 
 
+def _keys(value: Any) -> list[str]:
+    """The keys of a keyed statistic's value (none for a scalar)."""
+    return [str(k) for k in value] if isinstance(value, Mapping) else []
+
+
+def _value_of(value: Any, key: str | None) -> float:
+    """One value of a statistic's result: the scalar, or ``key``'s entry (NaN when absent)."""
+    if key is None:
+        return math.nan if isinstance(value, Mapping) else finite_or_nan(value)
+    if not isinstance(value, Mapping):
+        return math.nan
+    found = {str(k): v for k, v in value.items()}.get(key)
+    return finite_or_nan(found)
+
+
+def _registered_subjects(spec: MetricSpec, point: Any) -> list[str | None]:
+    """A scalar statistic's one subject (``None``), or a keyed one's keys in ``point``."""
+    return [None] if spec.key is None else list(_keys(point))
+
+
 def planned_metrics(t: EvaluatorScores, human: bool = False) -> list[tuple[str, str | None]]:
     """(kind, subject) of every metric :func:`side_metrics` computes for ``t``, in order
-    (``human``: with human ratings)."""
+    (``human``: with human ratings). A keyed registered statistic is computed on ``t`` to
+    find its keys."""
     out: list[tuple[str, str | None]] = []
     for f in t.factors:
-        out += [("rho", f), ("dispersion", f)]
+        out += [(RHO, f), (DISPERSION, f)]
         if f in SHARED_FACTORS:
-            out += [("kendall_w", f), ("top1_count", f)]
+            out += [(KENDALL_W, f), (TOP1_COUNT, f)]
     if t.factors:
-        out.append(("peak_rho", None))
-    out += [("sign_crossings", None), ("strict_pairs", None)]
-    out += [("discrimination", p) for p in t.probes]
-    if "pitch" in t.factors or "yaw" in t.factors:
-        out.append(("best_view_inflation", None))
-    out.append(("failed_share", None))
+        out.append((PEAK_RHO, None))
+    out += [(SIGN_CROSSINGS, None), (STRICT_PAIRS, None)]
+    out += [(DISCRIMINATION, p) for p in t.probes]
+    if PITCH in t.factors or YAW in t.factors:
+        out.append((BEST_VIEW_INFLATION, None))
+    out.append((FAILED_SHARE, None))
     if human:
-        out.append(("human_agreement", None))
-        out += [("human_agreement_drop", f) for f in t.factors]
+        out.append((HUMAN_AGREEMENT, None))
+        out += [(HUMAN_AGREEMENT_DROP, f) for f in t.factors]
+    for b in t.blocks:
+        out += [(INTERACTION_SHARE, b), (BLOCK_SIGN_CROSSINGS, b)]
+    for spec in registered_kinds():
+        point = spec.compute(t) if spec.key is not None and spec.compute is not None else None
+        out += [(spec.name, key) for key in _registered_subjects(spec, point)]
     return out
 
 
@@ -492,32 +628,32 @@ def side_metrics(
         disp_d = bs.scene_mean_draws(np.stack([scene_dispersion(s) for s in blocks]), weights)
         for i, (f, s) in enumerate(zip(names, blocks, strict=True)):
             rhos[f] = rho(s, t.baseline)
-            out.append(_Metric("rho", f, rhos[f], rho_d[:, i]))
-            out.append(_Metric("dispersion", f, dispersion(s), disp_d[:, i]))
+            out.append(_Metric(RHO, f, rhos[f], rho_d[:, i]))
+            out.append(_Metric(DISPERSION, f, dispersion(s), disp_d[:, i]))
             if f in SHARED_FACTORS:
                 point = rank_stability(generator_means(s))
                 means = level_mean_draws(s, weights)
-                out.append(_Metric("kendall_w", f, point.kendall_w, kendall_w_draws(means)))
-                out.append(_Metric("top1_count", f, float(point.top1_count), top1_count_draws(means)))
-        out.append(_Metric("peak_rho", None, peak(rhos)[1], nanmax(rho_d, axis=1)))
+                out.append(_Metric(KENDALL_W, f, point.kendall_w, kendall_w_draws(means)))
+                out.append(_Metric(TOP1_COUNT, f, float(point.top1_count), top1_count_draws(means)))
+        out.append(_Metric(PEAK_RHO, None, peak(rhos)[1], nanmax(rho_d, axis=1)))
 
     _ids, shared = t.shared_protocols()
     counts = envelopes(generator_means(shared)).counts()
     strict_d, cross_d = envelope_count_draws(level_mean_draws(shared, weights))
-    out.append(_Metric("sign_crossings", None, float(counts[SIGN_CROSSING]), cross_d))
-    out.append(_Metric("strict_pairs", None, float(counts[STRICT]), strict_d))
+    out.append(_Metric(SIGN_CROSSINGS, None, float(counts[SIGN_CROSSING]), cross_d))
+    out.append(_Metric(STRICT_PAIRS, None, float(counts[STRICT]), strict_d))
 
     for name, scores in t.probes.items():
         credit = pair_credit(t.baseline, scores)
         point = probe_outcome(t.baseline, scores).discrimination
-        out.append(_Metric("discrimination", name, point, bs.scene_mean_draws(credit, weights)))
+        out.append(_Metric(DISCRIMINATION, name, point, bs.scene_mean_draws(credit, weights)))
 
-    views = [t.factors[f].scores for f in ("pitch", "yaw") if f in t.factors]
+    views = [t.factors[f].scores for f in (PITCH, YAW) if f in t.factors]
     if views:
         stacked = np.concatenate(views, axis=-1)
         out.append(
             _Metric(
-                "best_view_inflation",
+                BEST_VIEW_INFLATION,
                 None,
                 best_view_inflation(t.baseline, stacked),
                 weighted_median_draws(scene_view_inflation(t.baseline, stacked), weights),
@@ -528,9 +664,85 @@ def side_metrics(
     with np.errstate(divide="ignore", invalid="ignore"):
         share_d = (w @ failed) / (w @ total)
     share = float(failed.sum() / total.sum()) if total.sum() else float("nan")
-    out.append(_Metric("failed_share", None, share, share_d))
+    out.append(_Metric(FAILED_SHARE, None, share, share_d))
     if human is not None:
         out += _human_metrics(t, human, weights)
+    for block in t.blocks.values():
+        out += _block_metrics(block, weights)
+    out += _registered_metrics(t, weights)
+    return out
+
+
+def _block_tolerance(y: np.ndarray, n_cells: int) -> float:
+    """The pooled SS_tot below which a block moves nothing (as :func:`block_stats`)."""
+    finite = np.isfinite(y)
+    scale = float(np.abs(y[finite]).max()) if finite.any() else 0.0
+    return n_cells * (ZERO_RTOL * max(scale, 1.0)) ** 2
+
+
+def _share(part: np.ndarray | float, total: np.ndarray | float, tol: float) -> np.ndarray:
+    """``part / total``, 0 where ``total`` is finite and ≤ ``tol`` (nothing to attribute)."""
+    part, total = np.asarray(part, dtype=np.float64), np.asarray(total, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = part / total
+    return np.where(np.isfinite(total) & (total <= tol), 0.0, out)
+
+
+def interaction_share_draws(block: BlockScores, weights: np.ndarray) -> tuple[float, np.ndarray]:
+    """The block's interaction share (pooled non-additive SS / pooled SS_tot over scenes with
+    every cell measured, :func:`harness.stats.interactions.block_stats`) and its prompt-bootstrap
+    replicates: (point, (B,))."""
+    y = np.asarray(block.scores, dtype=np.float64)
+    k = len(block.factors)
+    n_cells = int(np.prod(y.shape[2:]))
+    _main, inter, total = scene_sums_of_squares(y, k)
+    tol = _block_tolerance(y, n_cells)
+    point = float(_share(nanmean(inter), nanmean(total), tol))
+    d = bs.scene_mean_draws(np.stack([inter, total]), weights)  # (B, 2)
+    return point, _share(d[:, 0], d[:, 1], tol)
+
+
+def block_sign_crossing_draws(block: BlockScores, weights: np.ndarray) -> tuple[float, np.ndarray]:
+    """Generator pairs whose margin envelope over the block's cells crosses zero (NaN when no
+    cell has a mean) and its prompt-bootstrap replicates: (point, (B,))."""
+    y = np.asarray(block.scores, dtype=np.float64)
+    g, p = y.shape[:2]
+    cells = y.reshape(g, p, -1)
+    means = nanmean(cells, axis=1)  # (G, cells)
+    point = float(envelopes(means).counts()[SIGN_CROSSING]) if np.isfinite(means).any() else math.nan
+    draw_means = level_mean_draws(cells, weights)  # (B, G, cells)
+    _strict, cross = envelope_count_draws(draw_means)
+    return point, np.where(np.isfinite(draw_means).any(axis=(1, 2)), cross, np.nan)
+
+
+def _block_metrics(block: BlockScores, weights: np.ndarray) -> list[_Metric]:
+    """Interaction share and block sign crossings of one factorial block (subject: its id)."""
+    share, share_d = interaction_share_draws(block, weights)
+    cross, cross_d = block_sign_crossing_draws(block, weights)
+    return [
+        _Metric(INTERACTION_SHARE, block.id, share, share_d),
+        _Metric(BLOCK_SIGN_CROSSINGS, block.id, cross, cross_d),
+    ]
+
+
+def _registered_metrics(t: EvaluatorScores, weights: np.ndarray) -> list[_Metric]:
+    """Every registered statistic compare gates: ``compute`` on ``t`` for the point and on
+    each draw's :func:`resample_prompts` for the replicates (one resample per draw, shared by
+    all statistics); a keyed one gives one metric per key of its point."""
+    specs = [s for s in registered_kinds() if s.compute is not None]
+    if not specs:
+        return []
+    points = [spec.compute(t) for spec in specs]
+    subjects = [_registered_subjects(spec, point) for spec, point in zip(specs, points, strict=True)]
+    draws = [np.full((weights.shape[0], len(keys)), np.nan) for keys in subjects]
+    for b, counts in enumerate(np.asarray(weights)):
+        sample = resample_prompts(t, counts)
+        for i, spec in enumerate(specs):
+            value = spec.compute(sample)
+            draws[i][b] = [_value_of(value, key) for key in subjects[i]]
+    out = []
+    for spec, point, keys, d in zip(specs, points, subjects, draws, strict=True):
+        out += [_Metric(spec.name, key, _value_of(point, key), d[:, j]) for j, key in enumerate(keys)]
     return out
 
 
@@ -547,14 +759,14 @@ def _human_metrics(t: EvaluatorScores, human: np.ndarray, weights: np.ndarray) -
             confs.append(f"{f}={lv}")
             factor_of[confs[-1]] = (f, str(lv))
     draws = configuration_draws(np.stack(series), np.asarray(human, dtype=np.float64).reshape(-1), blocks, weights)
-    out = [_Metric("human_agreement", None, float(draws[0, 0]), draws[1:, 0])]
+    out = [_Metric(HUMAN_AGREEMENT, None, float(draws[0, 0]), draws[1:, 0])]
     envelopes_ = factor_envelopes(draws, confs, factor_of, "c0")
     index = {c: i for i, c in enumerate(confs)}
     for f in t.factors:
         cols = [index[c] for c, (ff, _) in factor_of.items() if ff == f]
         per_draw = nanmax(draws[1:, :1] - draws[1:, cols], axis=1)  # paired: max within a draw
         point = envelopes_.get(f, {}).get("max_drop")
-        out.append(_Metric("human_agreement_drop", f, float("nan") if point is None else point, per_draw))
+        out.append(_Metric(HUMAN_AGREEMENT_DROP, f, float("nan") if point is None else point, per_draw))
     return out
 
 
@@ -672,7 +884,7 @@ def compare_records(
 
     kept: list[tuple[_Metric, _Metric]] = []
     skipped: list[str] = []
-    for mb, mc in zip(base, cand, strict=True):
+    for mb, mc in _aligned(base, cand):
         if not (math.isfinite(mb.point) or math.isfinite(mc.point)):
             skipped.append(metric_id(mb.kind, mb.subject))
         else:
@@ -719,10 +931,25 @@ def compare_records(
         level=level,
         q=q,
         margins={k: margin_for(margins, k, None) for k in KINDS
-                 if human is not None or k not in HUMAN_KINDS} | {
+                 if (human is not None or k not in HUMAN_KINDS) and (b_t.blocks or k not in BLOCK_KINDS)} | {
             k: float(v) for k, v in margins.items() if "." in k
         },
     )
+
+
+def _aligned(base: list[_Metric], cand: list[_Metric]) -> list[tuple[_Metric, _Metric]]:
+    """The two sides' metrics paired by (kind, subject): the baseline's order, then any only
+    the candidate has (a keyed registered statistic may find other keys); a metric missing
+    on one side is NaN there."""
+
+    def missing(m: _Metric) -> _Metric:
+        return _Metric(m.kind, m.subject, math.nan, np.full(m.draws.shape, np.nan))
+
+    by_cand = {(m.kind, m.subject): m for m in cand}
+    in_base = {(m.kind, m.subject) for m in base}
+    out = [(mb, by_cand.get((mb.kind, mb.subject)) or missing(mb)) for mb in base]
+    out += [(missing(mc), mc) for mc in cand if (mc.kind, mc.subject) not in in_base]
+    return out
 
 
 def _excluded(b_rows: pd.DataFrame, c_rows: pd.DataFrame) -> int:
