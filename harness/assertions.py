@@ -22,11 +22,12 @@ by name, with its interval and default threshold, under one rule for missing dat
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NoReturn
+
+from harness.numbers import finite_or_none
 
 if TYPE_CHECKING:
     from harness.audit_summary import EvaluatorSummary, PanelSummary
@@ -58,21 +59,13 @@ def _bound(bound: Bound | str, compare: str | None) -> Bound:
         raise ValueError(f"bound must be one of {', '.join(b.value for b in Bound)}, got {bound!r}") from None
 
 
-def _finite(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
 def _interval(interval: Sequence[Any] | None) -> list[float | None] | None:
     if interval is None or isinstance(interval, str):
         return None
     values = list(interval)
     if len(values) != 2:
         return None
-    return [_finite(values[0]), _finite(values[1])]
+    return [finite_or_none(values[0]), finite_or_none(values[1])]
 
 
 def check(
@@ -97,7 +90,7 @@ def check(
     if op not in ("<=", ">="):
         raise ValueError(f"op must be '<=' or '>=', got {op!r}")
     which = _bound(bound, compare)
-    est = _finite(estimate)
+    est = finite_or_none(estimate)
     ci = _interval(interval)
     tested = est
     if which is not Bound.ESTIMATE:
@@ -205,7 +198,7 @@ class AuditCheck:
         which = _bound(bound, compare)
         value = self._threshold_value(threshold_name)
         reason = None
-        if _finite(estimate) is None and self._no_data is not None:
+        if finite_or_none(estimate) is None and self._no_data is not None:
             reason = self._no_data()
         return self._gate(metric, estimate, interval, threshold_name, value, which, reason)
 

@@ -8,12 +8,14 @@ check and the report's verdict, e.g.::
 The small-sample rule lives here too: a bootstrap interval over fewer than
 :data:`SMALL_SAMPLE_BLOCKS` prompt blocks is marked (``small sample: 2 prompt blocks``), because
 a percentile interval over a handful of resampled prompts can be wildly wide or sit on its own
-estimate; a verdict drawn from it is indicative, not confirmed. A leaf: no harness imports.
+estimate; a verdict drawn from it is indicative, not confirmed. A leaf but for the metric
+registry (``harness.vocab.metrics``), which gives the metrics' labels.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +23,6 @@ from typing import Any
 SMALL_SAMPLE_BLOCKS = 10
 
 _SYMBOLS = {"<=": "≤", ">=": "≥"}
-_GREEK = (("rho[", "ρ["), ("peak_rho", "peak ρ"), ("template_rho", "template ρ"))
 
 
 def number(value: Any) -> str:
@@ -53,9 +54,16 @@ def small_sample_note(blocks: Any) -> str:
 
 
 def metric_name(label: str) -> str:
-    """A metric label with its Greek letters (``rho[pitch]`` → ``ρ[pitch]``)."""
-    for plain, greek in _GREEK:
-        label = label.replace(plain, greek)
+    """A metric label with its Greek letters (``rho[pitch]`` → ``ρ[pitch]``, ``peak_rho`` →
+    ``peak ρ``): every registered metric whose label is not plain ASCII
+    (:data:`harness.vocab.metrics.METRICS`) is named by its label, other names stay as written."""
+    from harness.vocab.metrics import METRICS
+
+    for spec in METRICS:
+        if spec.label.isascii():
+            continue
+        after = r"(?=\[)" if spec.key is not None else r"(?!\w)"  # rho[...], peak_rho
+        label = re.sub(r"(?<!\w)" + re.escape(spec.name) + after, lambda _, s=spec: s.label, label)
     return label
 
 

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 from harness.captions import realize
 from harness.cards.card_format import NOT_REPORTED, OBJECT_FRAMING, ROOM_FRAMING, build_card
 from harness.errors import CardError
+from harness.numbers import finite_or_none
+from harness.vocab.factors import PARAPHRASE, PITCH, TEMPLATE, YAW
+from harness.vocab.metrics import HUMAN_AGREEMENT
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,8 +70,8 @@ def declared_views(
         views = {(float(r.pitch_deg), float(r.yaw_deg)) for r in profile.render_configs(view_policy)}
         return [{"pitch_deg": p, "yaw_deg": y} for p, y in sorted(views)]
     views = {(float(c0.pitch_deg), float(c0.yaw_deg))}
-    views.update((float(p), float(c0.yaw_deg)) for p in levels.get("pitch", ()))
-    views.update((float(yaw_pitch_deg), float(y)) for y in levels.get("yaw", ()))
+    views.update((float(p), float(c0.yaw_deg)) for p in levels.get(PITCH, ()))
+    views.update((float(yaw_pitch_deg), float(y)) for y in levels.get(YAW, ()))
     return [{"pitch_deg": p, "yaw_deg": y} for p, y in sorted(views)]
 
 
@@ -115,8 +118,8 @@ def assemble_card(
         },
         captions={
             "template": realize(profile.c0_template, "{prompt}"),
-            "n_templates": len(profile.levels.get("template", ())) or 1,
-            "paraphrase_rule": PARAPHRASE_RULE if "paraphrase" in profile.levels else "no paraphrases",
+            "n_templates": len(profile.levels.get(TEMPLATE, ())) or 1,
+            "paraphrase_rule": PARAPHRASE_RULE if PARAPHRASE in profile.levels else "no paraphrases",
             "prompt_source": scenes["prompt_source"],
         },
         views=declared_views(dict(profile.levels), profile.c0, profile.view.yaw_pitch_deg,
@@ -141,7 +144,7 @@ def assemble_card(
         + not_applicable_notes(scenes.get("factors_not_applicable")),
         companion=companion,
         baseline_card_id=ev_facts.get("baseline_card_id"),
-        human_agreement=ev_facts.get("human_agreement"),
+        human_agreement=ev_facts.get(HUMAN_AGREEMENT),
     )
 
 
@@ -187,10 +190,7 @@ def agreement_data(a: CompanionAgreement) -> dict[str, Any]:
     ``{"pair_agreement", "n_pairs", "ranking_tau", "winner", "companion_winner",
     "probes": {probe: {"drop_credit", "n_edits"}}}``; an undefined number (the prose's "n/a")
     is ``None``."""
-
-    def num(x: float) -> float | None:
-        return None if math.isnan(x) else float(x)
-
+    num = finite_or_none
     return {
         "pair_agreement": num(a.pair_agreement),
         "n_pairs": int(a.n_pairs),

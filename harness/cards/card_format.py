@@ -21,7 +21,9 @@ from harness import __version__
 from harness.errors import CardError
 from harness.fileio import write_json_atomic
 from harness.hashing import canonical_json, sha256_bytes
+from harness.numbers import finite_or_none
 from harness.paths import SCHEMAS
+from harness.vocab import metrics as m
 
 CARD_TYPE = "evaluator_configuration_card"
 SCHEMA_VERSION = "1.0"
@@ -177,7 +179,7 @@ def _view_policy(name: str, views: Sequence[Mapping[str, float]], inflation: Any
             {"pitch_deg": float(v["pitch_deg"]), "yaw_deg": float(v["yaw_deg"])} for v in views
         ],
         "selection_rule": rule,
-        "best_view_inflation": _or_nr(inflation),
+        m.BEST_VIEW_INFLATION: _or_nr(inflation),
     }
     if name != "single":  # absent: single, so single-view cards keep their ids
         out["view_rule"] = name
@@ -224,11 +226,10 @@ def build_card(
     ``human_agreement``: the human data and the agreement figures (``--audit-human``,
     :func:`harness.human_audit.card_figures`), recorded when given.
     """
-    s = dict(stats or {})
+    from harness.audit_summary import EvaluatorSummary
+
+    s = EvaluatorSummary.from_entry(str(evaluator.get("evaluator_id", "")), stats or {})
     c0 = render["c0"]
-    top1 = s.get("top1_count") or {}
-    max_top1 = s.get("max_top1")
-    envelopes = s.get("envelopes") or {}
     ev = {k: _or_nr(evaluator.get(k)) for k in (
         "evaluator_id", "name", "checkpoint", "identity_sha256", "instruction", "decoding",
         "call_date",
@@ -286,7 +287,7 @@ def build_card(
             "prompt_source": captions["prompt_source"],
             "wording_frozen_before_scoring": True,
         },
-        "view_policy": _view_policy(view_policy, views, s.get("best_view_inflation")),
+        "view_policy": _view_policy(view_policy, views, s.best_view_inflation),
         "evaluator_identity": ev,
         "score_uncertainty": {
             "interval_rule": "percentile prompt bootstrap, 95% pointwise; simultaneous max-t band "
@@ -301,28 +302,32 @@ def build_card(
             "multiplicity_policy": "reversals are confirmed only when intervals from the "
             "simultaneous band exclude zero in opposite directions",
             "claims_cover": ["scores", "ranks", "top_methods"],
-            "peak_rho": _or_nr(s.get("peak_rho")),
-            "peak_rho_ci": _interval(s.get("peak_rho_ci")),
-            "rho": _number_map(s.get("rho")),
-            "dispersion": _number_map(s.get("dispersion")),
-            "discrimination": _number_map(s.get("discrimination")),
-            "failed_records": _or_nr(s.get("failed")),
-            "failed_share": _or_nr(s.get("failed_share")),
+            m.PEAK_RHO: _or_nr(s.peak_rho),
+            "peak_rho_ci": _interval(s.peak_rho_ci),
+            m.RHO: _number_map(s.rho),
+            m.DISPERSION: _number_map(s.dispersion),
+            m.DISCRIMINATION: _number_map(s.discrimination),
+            # raw: the typed summary reads a missing count as 0, the card says not_reported
+            "failed_records": _or_nr((stats or {}).get("failed")),
+            m.FAILED_SHARE: _or_nr(s.failed_share),
             **_small_sample(scenes.get("n_prompts")),
             # a card of an evaluator that produced nothing says so instead of looking unmeasured
-            "records_status": "no_successful_records" if s.get("failed_share") == 1.0 else "ok",
+            "records_status": "no_successful_records" if s.failed_share == 1.0 else "ok",
         },
         "rank_stability": {
-            "kendall_w": _number_map(s.get("kendall_w")),
-            "top1_count": _number_map(top1),
-            "min_w": _or_nr(s.get("min_w")),
-            "max_top1": _or_nr(max_top1),
-            "winner_changes": NOT_REPORTED if max_top1 is None else bool(int(max_top1) > 1),
-            "stable_winner": envelopes.get("stable_winner"),
+            m.KENDALL_W: _number_map(s.kendall_w),
+            m.TOP1_COUNT: _number_map(s.top1_count),
+            m.MIN_W: _or_nr(s.min_w),
+            m.MAX_TOP1: _or_nr(s.max_top1),
+            "winner_changes": NOT_REPORTED if s.max_top1 is None else s.max_top1 > 1,
+            "stable_winner": s.envelopes.stable_winner,
         },
         "companion_check": {"kind": kind, "details": details, **({"agreement": agreement[0]} if agreement else {})},
         "released_or_missing_evidence": evidence_group,
     }
+    registered = registered_metrics(stats, thresholds)
+    if registered:  # only with registered statistics shown on cards: other cards keep their ids
+        body["registered_metrics"] = registered
     missing = [p for p in _not_reported_fields(body) if not p.startswith("/released_or_missing")]
     body["schema_and_status"] = {
         "card_type": CARD_TYPE,
@@ -335,10 +340,71 @@ def build_card(
     if baseline_card_id:
         body["baseline_card_id"] = str(baseline_card_id)
     if human_agreement is not None:  # only with --audit-human: other cards keep their ids
-        body["human_agreement"] = dict(human_agreement)
+        body[m.HUMAN_AGREEMENT] = dict(human_agreement)
     body = _clean(body)
     body["card_id"] = card_id(body)
     return body
+
+
+def registered_metrics(
+    stats: Mapping[str, Any] | None, thresholds: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The card's ``registered_metrics`` group: every statistic registered with a ``compute``
+    (:func:`harness.vocab.metrics.computed_metrics`) that is shown on cards, from the summary
+    entry's ``registered`` mapping (docs/formats.md "summary.json"); empty when none is.
+
+    Per metric: ``label``, ``unit``, and for a scalar its ``value`` (``not_reported`` when
+    undefined or absent) with its gate; for a keyed metric its ``key`` kind and ``values``:
+    key → ``{label, value (null when undefined), gate}``. The gate is the ``threshold`` name
+    that applies (none when the metric names none), and when ``thresholds`` (the evaluator's
+    effective ones) sets it, ``threshold_value`` and ``passed`` (estimate against the value in
+    the threshold's direction; an undefined estimate never passes).
+    """
+    shown = [spec for spec in m.computed_metrics() if spec.shown_in("card")]
+    if not shown:
+        return {}
+    # the summary entry's "registered" mapping (EvaluatorSummary.registered): name -> value
+    values = (stats or {}).get("registered")
+    values = values if isinstance(values, Mapping) else {}
+    out: dict[str, Any] = {}
+    for spec in shown:
+        entry: dict[str, Any] = {"label": spec.label, "unit": spec.unit}
+        raw = values.get(spec.name)
+        if spec.key is None:
+            entry.update(_gated(spec, None, finite_or_none(raw), thresholds))
+            entry["value"] = _or_nr(entry["value"])
+        else:
+            keyed = raw if isinstance(raw, Mapping) else {}
+            entry["key"] = spec.key
+            entry["values"] = {
+                str(k): {"label": spec.label_of(str(k)),
+                         **_gated(spec, str(k), finite_or_none(v), thresholds)}
+                for k, v in sorted(keyed.items(), key=lambda kv: str(kv[0]))
+            } or NOT_REPORTED
+        out[spec.name] = entry
+    return out
+
+
+def _gated(
+    spec: m.MetricSpec, key: str | None, value: float | None, thresholds: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``{value, [threshold, [threshold_value, passed]]}`` of one value of ``spec``."""
+    from harness.assertions import check
+    from harness.thresholds import direction, probe_threshold
+
+    out: dict[str, Any] = {"value": value}
+    name = spec.key_thresholds.get(key or "") or (
+        probe_threshold(key) if spec.key == "probe" and key is not None else None
+    ) or spec.threshold
+    if name is None:
+        return out
+    out["threshold"] = name
+    limit = finite_or_none(thresholds.get(name))
+    if limit is not None:
+        op = "<=" if direction(name) == "max" else ">="
+        out["threshold_value"] = limit
+        out["passed"] = check(spec.label_of(key), value, op, limit, threshold_name=name)["passed"]
+    return out
 
 
 def write_card(card: Mapping[str, Any], path: str | Path) -> None:
