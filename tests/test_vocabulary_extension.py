@@ -150,3 +150,34 @@ def _records_without_probe() -> pd.DataFrame:
 
     return synthetic_records(SyntheticSpec(evaluators=1, prompt_free=0, generators=3, prompts=5,
                                            templates=3, paraphrases=2))
+
+
+def test_the_card_carries_the_statistic_and_the_probe(extension):
+    from harness.cards import build_card, validate_card
+    from harness.stats.audit_stats import compute_audit, summary_with_intervals
+    from tests.test_card_id import base_inputs
+
+    evaluators = summary_with_intervals(compute_audit(_records(), bootstrap=20))["evaluators"]
+    stats = next(iter(evaluators.values()))
+    inputs = base_inputs()
+    inputs["stats"] = stats
+    inputs["thresholds"] = {**inputs["thresholds"], THRESHOLD: 0.25}
+    card = build_card(**inputs)
+    validate_card(card)
+    shown = card["registered_metrics"][METRIC]
+    assert shown["value"] == pytest.approx(stats["registered"][METRIC])
+    assert shown["threshold"] == THRESHOLD and shown["passed"] is True
+    assert PROBE in str(card)  # the probe's discrimination is on the card
+
+
+def test_compare_compares_the_statistic_and_the_probe(extension):
+    from harness.stats.release_compare import compare_records
+
+    baseline, candidate = _records(), _records(shift=-0.2)
+    pairs = sorted(set(baseline["evaluator"]))
+    result = compare_records(baseline, candidate, baseline_evaluator=pairs[0],
+                             candidate_evaluator=pairs[0], bootstrap=200, seed=3)
+    by_id = {c.metric: c for c in result.metrics}
+    assert by_id[METRIC].difference == pytest.approx(-0.2)
+    assert by_id[METRIC].verdict == "regression"  # lower is harmful, and 0.2 > margin 0.01
+    assert f"discrimination-{PROBE}" in by_id
