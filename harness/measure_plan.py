@@ -27,6 +27,7 @@ from harness.captions.paraphrase import bundled_captions
 from harness.hashing import sha256_json
 from harness.records import Record, record
 from harness.scenes.model import scene_identity
+from harness.vocab.factors import LIGHTING, PARAPHRASE
 
 if TYPE_CHECKING:
     from harness.protocol import Profile, RenderConfig
@@ -139,7 +140,7 @@ def factors_not_applicable(scene: Scene) -> tuple[str, ...]:
     """Factors whose levels cannot change ``scene``'s image: ``lighting`` for an imported 3D
     Gaussian splat object (``source.variant == "splats"``: emission, baked radiance)."""
     source = scene.source or {}
-    return ("lighting",) if source.get("variant") == "splats" else ()
+    return (LIGHTING,) if source.get("variant") == "splats" else ()
 
 
 def build_plan(
@@ -178,7 +179,7 @@ def build_plan(
             if cfg.factor in skip:
                 continue
             image = image_of(scene.id, cfg, cfg.background)
-            if cfg.factor == "paraphrase":
+            if cfg.factor == PARAPHRASE:
                 if para is None:
                     para = bundled_captions(scene.prompt_id, scene.prompt, template_default) or []
                 caption = dict(para).get(cfg.level)

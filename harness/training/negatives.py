@@ -71,9 +71,10 @@ from harness.training.data import (
     plural,
     write_caption,
 )
+from harness.vocab.probes import SCRAMBLED, WORST_OBJECTS
 
 GENERATOR_VARIANTS = ("faithful", "jittered", "cluttered", "gridded", "sparse", "confused")
-PROBE_VARIANTS = ("scrambled", "worst_objects")  # probe edits of the faithful scene
+PROBE_VARIANTS = (SCRAMBLED, WORST_OBJECTS)  # probe edits of the faithful scene
 VARIANTS = GENERATOR_VARIANTS + PROBE_VARIANTS
 AUDIT_PREFIX = "a top-down view of "  # the default caption template's wording
 
