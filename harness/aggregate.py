@@ -168,7 +168,8 @@ class ControllerSink:
             self.gate_problem = (
                 f"none of the study's {len(study)} audit tests ({STUDY_SUITE}) reached an "
                 "assertion, so only the project's own checks gated this run. The study's "
-                "thresholds are built in (harness/defaults.toml); see the skipped tests' reasons, "
+                "thresholds are built in (declared in harness/vocab/metrics.py; "
+                "'t3d-audit thresholds' lists them); see the skipped tests' reasons, "
                 "or pass --audit-allow-empty when an empty study gate is intended."
             )
             if pytest_session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("audit", "run the audit suite (pytest) and print the verdict"),
     "init": ("init_project", "set up a project to audit its own evaluator (config, example, audit, CI)"),
     "templates": ("templates", "list the 337 caption templates"),
+    "thresholds": ("thresholds_list", "list the known thresholds with their built-in values"),
     "protocol": ("protocol_list", "list a profile's configuration family"),
     "validate-scenes": ("validate_scenes", "validate a scene set against its manifest"),
     "import-scene": ("import_scene", "import a sceneState JSON or glTF/GLB scene into a scene set"),

@@ -27,6 +27,7 @@ from harness.captions.paraphrase import bundled_captions
 from harness.hashing import sha256_json
 from harness.records import Record, record
 from harness.scenes.model import scene_identity
+from harness.vocab.factors import LIGHTING, PARAPHRASE
 
 if TYPE_CHECKING:
     from harness.protocol import Profile, RenderConfig
@@ -139,7 +140,7 @@ def factors_not_applicable(scene: Scene) -> tuple[str, ...]:
     """Factors whose levels cannot change ``scene``'s image: ``lighting`` for an imported 3D
     Gaussian splat object (``source.variant == "splats"``: emission, baked radiance)."""
     source = scene.source or {}
-    return ("lighting",) if source.get("variant") == "splats" else ()
+    return (LIGHTING,) if source.get("variant") == "splats" else ()
 
 
 def build_plan(
@@ -148,7 +149,7 @@ def build_plan(
     """The measurement plan of ``profile`` on ``scene_set`` (already selected), every image
     looked at under ``view_policy`` (``single``: the plan and its key are those of the study's
     one-camera protocol)."""
-    from harness.protocol import DEFAULT_VIEW_POLICY, policy_views
+    from harness.protocol import BASELINE, DEFAULT_VIEW_POLICY, policy_views
 
     multi = view_policy != DEFAULT_VIEW_POLICY
 
@@ -165,7 +166,7 @@ def build_plan(
     rows: list[Row] = []
     not_applicable: dict[str, list[str]] = {}
     factors_na: dict[str, list[str]] = {}
-    base = next(c for c in configs if c.factor == "baseline")
+    base = next(c for c in configs if c.factor == BASELINE)
     for scene in sorted(scene_set.scenes, key=lambda s: (s.generator, s.prompt_id, s.id)):
         scenes[scene.id] = PlannedScene(scene, scene_set.identity(scene.id))
         base_caption = realize(template_default, scene.prompt)
@@ -178,7 +179,7 @@ def build_plan(
             if cfg.factor in skip:
                 continue
             image = image_of(scene.id, cfg, cfg.background)
-            if cfg.factor == "paraphrase":
+            if cfg.factor == PARAPHRASE:
                 if para is None:
                     para = bundled_captions(scene.prompt_id, scene.prompt, template_default) or []
                 caption = dict(para).get(cfg.level)
@@ -205,7 +206,7 @@ def build_plan(
             scenes[key] = PlannedScene(edited, scene_identity(edited, root))
             rows.append(
                 Row(scene.generator, scene.prompt_id, scene.id, "probe", probe, base_caption,
-                    image_of(key, base, "255"))
+                    image_of(key, base, base.background))
             )
     renders: dict[tuple[str, RenderConfig], None] = {}
     for row in rows:

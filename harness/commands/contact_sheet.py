@@ -22,6 +22,7 @@ from dataclasses import replace
 from harness import argtypes
 from harness.paths import default_cache_dir
 from harness.protocol import RENDER_FACTORS, get_profile
+from harness.vocab.factors import RESOLUTION
 
 LABEL_PX = 14
 
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             cfg = config.render
             if args.samples is not None:
                 cfg = replace(cfg, samples=args.samples)
-            if args.size is not None and name != "resolution":
+            if args.size is not None and name != RESOLUTION:
                 cfg = replace(cfg, resolution_px=args.size)
             rgb = composite(
                 service.render(scene, root, identity, cfg), background_rgb(config.background)

@@ -1,7 +1,7 @@
 """``t3d-audit probe SCENE_FILE --probe NAME [--seed S] [--root ROOT] --out FILE``.
 
-Loads and validates a scene file, applies a content probe (``keep_half``, ``biggest_only``,
-``scrambled``, ``worst_objects``; see :mod:`harness.probe_edits`) and writes the edited scene as a
+Loads and validates a scene file, applies a registered content probe (the study's four, or
+one a plugin registers; see :mod:`harness.vocab.probes`) and writes the edited scene as a
 scene file. Asset paths stay relative to the scene-set root: ``--root`` names it, otherwise
 the nearest folder above SCENE_FILE holding ``manifest.json`` is used. Prints the edited
 scene's id and identity (sha256 over its JSON and asset bytes).
@@ -19,10 +19,10 @@ HELP = "apply a content probe to a scene file"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from harness.protocol import PROBES
+    from harness.vocab.probes import probe_names
 
     parser.add_argument("scene_file", type=argtypes.input_path, help="scene file (t3d-scene/1 JSON)")
-    parser.add_argument("--probe", required=True, choices=PROBES, help="which probe to apply")
+    parser.add_argument("--probe", required=True, choices=probe_names(), help="which probe to apply")
     parser.add_argument("--seed", type=argtypes.seed, default=0, help="probe seed (default 0)")
     parser.add_argument("--root", type=argtypes.input_path, default=None, help="scene-set root (default: nearest folder with manifest.json)")
     parser.add_argument("--out", type=argtypes.output_file, required=True, help="where to write the edited scene file")

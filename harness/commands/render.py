@@ -13,6 +13,7 @@ from harness import argtypes
 from harness.errors import ProtocolError
 from harness.paths import default_cache_dir
 from harness.protocol import BASELINE, C0, get_profile
+from harness.vocab.factors import FACTORS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     profile = get_profile(args.profile)
     if args.factor in ("c0", BASELINE):
         args.factor, args.level = BASELINE, C0
-    if args.factor in ("template", "paraphrase"):
+    stage = FACTORS.get(args.factor).stage if args.factor in FACTORS else None
+    if stage == "caption":
         raise ProtocolError(
             f"factor {args.factor!r} changes the caption, not the image", where="--factor"
         )
@@ -54,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
     rgba = service.render(scene, root, scene_identity(scene, root), cfg)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    if args.factor == "background":
+    if stage == "composite":
         Image.fromarray(composite(rgba, background_rgb(config.background)), "RGB").save(args.out)
     else:
         Image.fromarray(rgba, "RGBA").save(args.out)

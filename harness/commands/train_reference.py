@@ -137,6 +137,7 @@ def _frozen_check(models: list[str], out: Path, prompts: int, agreement_prompts:
         frozen_probe_check,
         heldout_retrieval_check,
     )
+    from harness.vocab.probes import BIGGEST_ONLY
 
     specs, named = [], []
     for model_id in models:
@@ -149,7 +150,7 @@ def _frozen_check(models: list[str], out: Path, prompts: int, agreement_prompts:
         specs.append(openclip_local_spec(model_id, CONFIG_DIR / f"{recipe.model_name}.json",
                                          weights, **kw))
         named.append((model_id, recipe.model_name, weights))
-    probe = frozen_probe_check(specs, prompts=prompts)
+    probe = frozen_probe_check(specs, probe=BIGGEST_ONLY, prompts=prompts)
     agreement = frozen_agreement_check(specs, prompts=agreement_prompts)
     retrieval = heldout_retrieval_check(named)
     misses = 0
@@ -157,7 +158,7 @@ def _frozen_check(models: list[str], out: Path, prompts: int, agreement_prompts:
     for model_id in models:
         a, r, b = agreement[model_id], retrieval[model_id], probe[model_id]
         values = {"pair_agreement": a["pair_agreement"], "faithful_winner_share": a["faithful_winner_share"],
-                  "heldout_top1": r["top1"], "biggest_only": b["discrimination"]}  # fmt: skip
+                  "heldout_top1": r["top1"], BIGGEST_ONLY: b["discrimination"]}  # fmt: skip
         failed = failed_bars(values)
         print(f"{model_id:<14} {a['pair_agreement']:>6.3f} {a['ranking_tau']:>6.3f} "
               f"{a['faithful_winner_share']:>8.2f} {r['top1']:>6.3f} {b['discrimination']:>7.3f}  "

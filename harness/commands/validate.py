@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import argtypes
+from harness.vocab.factors import PARAPHRASE, TEMPLATE
 
 HELP = "re-verify a report directory (manifest hashes, cards, coverage; --deep: recompute)"
 
@@ -152,7 +153,7 @@ def check_results(
         if named and named <= set(probes) and named != set(probes):
             problems.append(f"results.json: {base} lacks probes {sorted(set(probes) - named)}")
         if named and named <= set(levels):
-            wanted = set(levels) if "paraphrase" in named else set(levels) & set(SHARED_FACTORS)
+            wanted = set(levels) if PARAPHRASE in named else set(levels) & set(SHARED_FACTORS)
             if not wanted <= named:
                 problems.append(f"results.json: {base} lacks factors {sorted(wanted - named)}")
     return problems
@@ -245,7 +246,7 @@ def check_coverage(
     if expected is not None:
         levels, probes = expected
         wanted = [("baseline", "c0")]
-        wanted += [(f, lv) for f, lvs in levels.items() if f != "paraphrase" for lv in lvs]
+        wanted += [(f, lv) for f, lvs in levels.items() if f != PARAPHRASE for lv in lvs]
         wanted += [("probe", p) for p in probes]
         wanted += [("block", cell) for cell in block_cells]
         skip = {(g, p, "probe", probe) for cell, probes_na in (not_applicable or {}).items()
@@ -270,7 +271,7 @@ def check_coverage(
     for pid, group in base.groupby("prompt_id"):
         if group["caption"].nunique() > 1:
             problems.append(f"scores/: prompt {pid} has {group['caption'].nunique()} different baseline captions")
-    for factor, norm in (("template", str), ("paraphrase", normalise)):
+    for factor, norm in ((TEMPLATE, str), (PARAPHRASE, normalise)):
         part = text[text["factor"] == factor]
         for (ev, gen, pid), group in part.groupby(["evaluator", "generator", "prompt_id"]):
             captions = group["caption"].map(norm)

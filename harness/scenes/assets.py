@@ -108,7 +108,8 @@ class Mesh:
         return Mesh(verts, self.faces)
 
 
-def _num(v: float) -> str:
+def _obj_number(v: float) -> str:
+    """``v`` as an OBJ/MTL number: at most 5 decimals, no trailing zeros, no ``-0``."""
     text = f"{v:.5f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
@@ -116,7 +117,7 @@ def _num(v: float) -> str:
 def write_obj(mesh: Mesh, name: str, mtl_name: str) -> str:
     """OBJ text for ``mesh`` naming the material library ``mtl_name`` (same folder)."""
     lines = [f"# t3d-audit procedural asset {name}", f"mtllib {mtl_name}", f"o {name}"]
-    lines += [f"v {_num(x)} {_num(y)} {_num(z)}" for x, y, z in mesh.vertices]
+    lines += [f"v {_obj_number(x)} {_obj_number(y)} {_obj_number(z)}" for x, y, z in mesh.vertices]
     for material, faces in mesh.faces.items():
         lines.append(f"usemtl {material}")
         lines += ["f " + " ".join(str(i) for i in face) for face in faces]
@@ -131,7 +132,7 @@ def write_mtl(materials: dict[str, Color]) -> str:
             "",
             f"newmtl {name}",
             "Ka 0 0 0",
-            f"Kd {_num(r)} {_num(g)} {_num(b)}",
+            f"Kd {_obj_number(r)} {_obj_number(g)} {_obj_number(b)}",
             "Ks 0.05 0.05 0.05",
             "Ns 10",
             "d 1",

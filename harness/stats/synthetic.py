@@ -1,7 +1,7 @@
 """Synthetic raw score records with planted effects, for tests, benchmarks and demos.
 
 The table passes :func:`harness.records.validate_records`: real Table 11 levels, real
-template ids of the caption grammar, ``p0``..``p10`` paraphrases, the four probes, 64-hex
+template ids of the caption grammar, ``p0``..``p10`` paraphrases, the registered probes, 64-hex
 scene hashes. Scores follow an additive model in each evaluator's own unit::
 
     score = offset_e + quality_m + prompt_p + level_f,l + inter_m,f,l + noise
@@ -21,15 +21,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-RENDER_LEVELS: dict[str, tuple[str, ...]] = {
-    "resolution": ("196", "224", "256", "336", "384", "448", "512", "768", "1024"),
-    "focal_length": ("16", "24", "35", "50", "85", "100", "200"),
-    "lighting": ("city", "courtyard", "forest", "interior", "night", "studio", "sunrise", "sunset"),
-    "background": ("0", "65", "118", "128", "186", "204", "255", "red", "green", "blue"),
-    "pitch": ("0", "15", "30", "45", "60", "75", "90"),
-    "yaw": ("0", "45", "90", "135", "180", "225", "270", "315"),
-}
-PROBE_NAMES = ("keep_half", "biggest_only", "scrambled", "worst_objects")
+from harness.vocab.factors import PARAPHRASE, TEMPLATE, rendered_factor_names
+from harness.vocab.factors import factor as factor_spec
+from harness.vocab.probes import probe_names
+
+
+def render_levels() -> dict[str, tuple[str, ...]]:
+    """The Table 11 levels of every factor that renders (record order), from the factor
+    registry."""
+    return {f: factor_spec(f).resolved()[0] for f in rendered_factor_names()}
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,16 @@ class SyntheticSpec:
     generators: int = 6
     prompts: int = 10
     templates: int | None = 20  # number of grammar templates (None = all 337)
-    paraphrases: int = 11  # levels p0..p{n-1}
+    paraphrases: int = 11  # the first n paraphrase levels (p0..p{n-1})
     render_levels: int | None = None  # keep at most this many levels per render factor
     quality_step: float = 0.6  # gap between consecutive generators
     prompt_sd: float = 1.0
     level_sd: float = 1.0
     interaction_sd: float = 0.3
     noise_sd: float = 0.8
-    probe_drop: tuple[float, float, float, float] = (1.0, 2.0, 0.3, 1.5)
+    #: mean drop of each registered probe, in registration order (keep_half, biggest_only,
+    #: scrambled, worst_objects); a probe past the end takes the last value
+    probe_drop: tuple[float, ...] = (1.0, 2.0, 0.3, 1.5)
     failure_rate: float = 0.0
     seed: int = 0
 
@@ -58,15 +60,13 @@ def _sha(*parts: object) -> str:
 
 
 def _template_ids(n: int | None) -> tuple[tuple[str, ...], str]:
-    from harness.captions import DEFAULT_TEMPLATE_ID, template_ids
-
-    ids = template_ids()
+    ids, default = factor_spec(TEMPLATE).resolved()
     if n is None or n >= len(ids):
-        return ids, DEFAULT_TEMPLATE_ID
+        return ids, default
     rng = np.random.default_rng(1234)
-    rest = [t for t in ids if t != DEFAULT_TEMPLATE_ID]
+    rest = [t for t in ids if t != default]
     pick = rng.choice(len(rest), size=max(0, n - 1), replace=False)
-    return (DEFAULT_TEMPLATE_ID, *sorted(rest[i] for i in pick)), DEFAULT_TEMPLATE_ID
+    return (default, *sorted(rest[i] for i in pick)), default
 
 
 def _captions(template: str, prompts: Sequence[str]) -> list[str]:
@@ -85,7 +85,7 @@ def synthetic_records(spec: SyntheticSpec = SyntheticSpec()) -> pd.DataFrame:
     templates, default_t = _template_ids(spec.templates)
     render = {
         f: lv if spec.render_levels is None else lv[: spec.render_levels]
-        for f, lv in RENDER_LEVELS.items()
+        for f, lv in render_levels().items()
     }
     gi, pi = np.meshgrid(np.arange(G), np.arange(P), indexing="ij")
     gi, pi = gi.ravel(), pi.ravel()  # scenes in (generator, prompt) order
@@ -113,24 +113,24 @@ def synthetic_records(spec: SyntheticSpec = SyntheticSpec()) -> pd.DataFrame:
         rows.append(("baseline", "c0", cap, measure(0.0), scene_sha))
         factors = dict(render)
         if not free:
-            factors["template"] = templates
+            factors[TEMPLATE] = templates
         for f, levels in factors.items():
             eff = rng.normal(0, spec.level_sd, len(levels))
             inter = rng.normal(0, spec.interaction_sd, (G, len(levels)))
             for k, lv in enumerate(levels):
-                if f == "template":
+                if f == TEMPLATE:
                     c = np.asarray(_captions(lv, prompt_text), dtype=object)[pi]
                 else:
                     c = cap
                 rows.append((f, lv, c, measure(eff[k] + inter[gi, k]), scene_sha))
         if not free:
-            for k in range(spec.paraphrases):
+            for k, level in enumerate(factor_spec(PARAPHRASE).levels[: spec.paraphrases]):
                 c = np.asarray([f"{t} (rewrite {k})" if k else t for t in prompt_text], dtype=object)
                 c = np.asarray(_captions(default_t, list(c)), dtype=object)[pi]
-                rows.append(("paraphrase", f"p{k}", c, measure(rng.normal(0, spec.level_sd)), scene_sha))
-        for k, probe in enumerate(PROBE_NAMES):
+                rows.append((PARAPHRASE, level, c, measure(rng.normal(0, spec.level_sd)), scene_sha))
+        for k, probe in enumerate(probe_names()):
             sha = np.asarray([_sha(s, probe) for s in scene_sha], dtype=object)
-            drop = spec.probe_drop[k] * rng.exponential(1.0, n_scenes)
+            drop = spec.probe_drop[min(k, len(spec.probe_drop) - 1)] * rng.exponential(1.0, n_scenes)
             rows.append(("probe", probe, cap, measure(-drop), sha))
         for factor, level, caps, score, sha in rows:
             frames.append(

@@ -19,11 +19,11 @@ from harness.errors import RecordsError
 from harness.protocol import BASELINE, BLOCK, PROBES, SHARED_FACTORS, block_id, parse_cell
 from harness.records import COLUMNS
 from harness.stats._nan import nanmean
+from harness.vocab.factors import CHROMATIC_RGB, PARAPHRASE
 
 PROBE = "probe"
-PARAPHRASE = "paraphrase"
 SWEEP_FACTORS = (*SHARED_FACTORS, PARAPHRASE)
-_KNOWN_ORDER = {"red": 0, "green": 1, "blue": 2}
+_KNOWN_ORDER = {name: i for i, name in enumerate(CHROMATIC_RGB)}  # red, green, blue
 
 
 def level_sort_key(level: str) -> tuple:

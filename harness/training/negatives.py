@@ -71,9 +71,11 @@ from harness.training.data import (
     plural,
     write_caption,
 )
+from harness.vocab.factors import BACKGROUND, factor
+from harness.vocab.probes import SCRAMBLED, WORST_OBJECTS
 
 GENERATOR_VARIANTS = ("faithful", "jittered", "cluttered", "gridded", "sparse", "confused")
-PROBE_VARIANTS = ("scrambled", "worst_objects")  # probe edits of the faithful scene
+PROBE_VARIANTS = (SCRAMBLED, WORST_OBJECTS)  # probe edits of the faithful scene
 VARIANTS = GENERATOR_VARIANTS + PROBE_VARIANTS
 AUDIT_PREFIX = "a top-down view of "  # the default caption template's wording
 
@@ -254,7 +256,7 @@ def build_negatives(
     heldout_groups = set(pick.sample(range(len(groups)), n_heldout))
     images, rgbas, group_idx, variant_idx, companion, captions, group_captions = [], [], [], [], [], [], []
     contents: list[int] = []
-    white = background_rgb("255")  # the stored composite's background: the audit's c0 background
+    white = background_rgb(factor(BACKGROUND).default)  # the audit's c0 background
     for gi, (spec, written, scenes, scores) in enumerate(groups):
         cfg = group_view(recipe, rng)
         group_captions.append([spec_caption(spec, rng, recipe, written=written) for _ in range(recipe.spec_captions)])

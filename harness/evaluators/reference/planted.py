@@ -52,6 +52,8 @@ from harness.errors import EvaluatorError
 from harness.evaluators.base import ScoreResult
 from harness.evaluators.reference.items import SceneScorer, ScoreContext, ScoreItem
 from harness.scenes.model import Scene, SceneObject
+from harness.vocab.factors import BACKGROUND, FOCAL_LENGTH, LIGHTING, PITCH
+from harness.vocab.factors import factor as factor_spec
 
 #: Head-noun bias of planted-template (the study found "rendering" best, "photo" worst).
 NOUN_BIAS: dict[str | None, float] = {
@@ -181,25 +183,15 @@ def canonical_layout(scene: Scene) -> Scene:
     return replace(scene, objects=tuple(objects))
 
 
-#: The factor pairs planted-interaction acts on, each with the study default of both factors.
-INTERACTION_PAIRS: tuple[tuple[tuple[str, str], tuple[str, str]], ...] = (
-    (("pitch", "0"), ("lighting", "city")),
-    (("focal_length", "50"), ("background", "255")),
-)
+#: The factor pairs planted-interaction acts on; each factor's setting and study default
+#: come from the factor registry (:mod:`harness.vocab.factors`).
+INTERACTION_PAIRS: tuple[tuple[str, str], ...] = ((PITCH, LIGHTING), (FOCAL_LENGTH, BACKGROUND))
 
 
-def _setting(configuration, factor: str) -> str:
-    """The configuration's setting of ``factor`` written as a Table 11 level."""
-    r = configuration.render
-    if factor == "pitch":
-        return f"{r.pitch_deg:g}"
-    if factor == "focal_length":
-        return f"{r.focal_length_mm:g}"
-    if factor == "lighting":
-        return r.lighting
-    if factor == "background":
-        return configuration.background
-    raise EvaluatorError(f"planted-interaction has no setting for factor {factor!r}")
+def _leaves_default(configuration, name: str) -> bool:
+    """Whether the configuration's setting of factor ``name`` is not its c0 level."""
+    spec = factor_spec(name, where="planted-interaction")
+    return spec.setting(configuration) != spec.resolved()[1]
 
 
 @dataclass(frozen=True)
@@ -214,9 +206,7 @@ class InteractionShift:
     def offset(self, item: ScoreItem) -> float:
         ctx = _need_context(item)
         cfg = ctx.configuration
-        both = any(
-            all(_setting(cfg, f) != default for f, default in pair) for pair in INTERACTION_PAIRS
-        )
+        both = any(all(_leaves_default(cfg, f) for f in pair) for pair in INTERACTION_PAIRS)
         if not both:
             return 0.0
         w = 1.0 if ctx.generator in self.favoured else -1.0 if ctx.generator in self.disfavoured else 0.0

@@ -42,17 +42,18 @@ def bundled_prompt_specs() -> dict[str, Any]:
 def row_configuration(row: Any, default_template: str) -> Any:
     """The full :class:`~harness.protocol.Configuration` of a plan row."""
     from harness.protocol import BLOCK, Configuration, parse_cell
+    from harness.vocab.factors import PARAPHRASE, TEMPLATE, factor
 
-    template = row.level if row.factor == "template" else default_template
+    template = row.level if row.factor == TEMPLATE else default_template
     if row.factor == BLOCK:  # a factorial cell: its template, when it crosses one
-        template = dict(parse_cell(row.level)).get("template", default_template)
+        template = dict(parse_cell(row.level)).get(TEMPLATE, default_template)
     return Configuration(
         factor=row.factor,
         level=row.level,
         render=row.image.render,
         background=row.image.background,
         template=template,
-        paraphrase=row.level if row.factor == "paraphrase" else "p0",
+        paraphrase=row.level if row.factor == PARAPHRASE else factor(PARAPHRASE).default,
     )
 
 
