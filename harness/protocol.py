@@ -21,6 +21,8 @@ from harness.vocab.factors import (
     CHROMATIC_RGB,
     FACTORS,
     GRAYS,
+    PITCH,
+    YAW,
     Stage,
     crossable_factor_names,
     factor_names,
@@ -255,8 +257,8 @@ def policy_views(cfg: Configuration, policy: str, yaw_pitch_deg: float) -> tuple
     check_view_policy(policy)
     if policy == DEFAULT_VIEW_POLICY:
         return (cfg.render,)
-    sets_pitch = cfg.factor in ("pitch", "yaw") or (
-        cfg.factor == BLOCK and any(f == "pitch" for f, _ in parse_cell(cfg.level))
+    sets_pitch = cfg.factor in (PITCH, YAW) or (
+        cfg.factor == BLOCK and any(f == PITCH for f, _ in parse_cell(cfg.level))
     )
     pitch = cfg.render.pitch_deg if sets_pitch else yaw_pitch_deg
     return tuple(

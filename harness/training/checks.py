@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from harness.vocab.probes import BIGGEST_ONLY
+
 if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec
 
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 def frozen_probe_check(
     specs: list[EvaluatorSpec],
     *,
-    probe: str = "biggest_only",
+    probe: str = BIGGEST_ONLY,
     prompts: int = 10,
     profile: str = "default",
     probe_seed: int = 0,
@@ -95,7 +97,7 @@ BARS: dict[str, tuple[float, bool]] = {
     "pair_agreement": (0.75, False),
     "faithful_winner_share": (0.5, True),
     "heldout_top1": (0.5, False),
-    "biggest_only": (0.7, False),
+    BIGGEST_ONLY: (0.7, False),
 }
 
 
