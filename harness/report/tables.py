@@ -25,6 +25,7 @@ from harness.vocab.factors import (
     shared_factor_names,
     short_label,
 )
+from harness.vocab.metrics import DISPERSION, RHO
 from harness.vocab.probes import PROBES, SCRAMBLED, probe_names
 
 DASH = "–"
@@ -273,13 +274,13 @@ def _factor_table(result, key, title, factors, cell, note="") -> Table:
 
 
 def table13(result: AuditResult) -> Table:
-    factors = _present(result, factor_names(), "dispersion")
+    factors = _present(result, factor_names(), DISPERSION)
     return _factor_table(result, "table13_dispersion", "Table 13: Score dispersion (%)", factors,
                          lambda ev, f: pct(ev.dispersion.get(f)), "Normalised range; larger is worse.")
 
 
 def table14(result: AuditResult) -> Table:
-    factors = _present(result, factor_names(), "rho")
+    factors = _present(result, factor_names(), RHO)
     return _factor_table(result, "table14_rho", "Table 14: Configuration-to-signal ratio ρ",
                          factors, lambda ev, f: num(ev.rho.get(f)),
                          "Population variance over generator means; sample variance rescales "
