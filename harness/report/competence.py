@@ -14,9 +14,11 @@ the winner when some factor has two or more distinct top-1 generators.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
+
+from harness.numbers import finite_or_none
+from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
 
 COMPETENT_AGREEMENT = 0.75
 
@@ -28,14 +30,6 @@ def agreement_of(card: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     return data if isinstance(data, Mapping) and "pair_agreement" in data else None
 
 
-def _num(value: Any) -> float | None:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
-
-
 def contrast(entry: Mapping[str, Any], agreement: Mapping[str, Any] | None) -> dict[str, Any]:
     """Competence and fragility of one evaluator.
 
@@ -44,17 +38,17 @@ def contrast(entry: Mapping[str, Any], agreement: Mapping[str, Any] | None) -> d
     companion_winner, competent, peak_rho, min_w, max_top1, winner_moves, headline}``;
     ``competent`` / ``winner_moves`` are ``None`` when unknown."""
     a = agreement or {}
-    pair = _num(a.get("pair_agreement"))
-    top1 = entry.get("max_top1")
+    pair = finite_or_none(a.get("pair_agreement"))
+    top1 = entry.get(MAX_TOP1)
     out = {
         "pair_agreement": pair,
-        "ranking_tau": _num(a.get("ranking_tau")),
+        "ranking_tau": finite_or_none(a.get("ranking_tau")),
         "winner": a.get("winner"),
         "companion_winner": a.get("companion_winner"),
         "competent": None if pair is None else pair >= COMPETENT_AGREEMENT,
-        "peak_rho": _num(entry.get("peak_rho")),
-        "min_w": _num(entry.get("min_w")),
-        "max_top1": top1 if isinstance(top1, int) else None,
+        PEAK_RHO: finite_or_none(entry.get(PEAK_RHO)),
+        MIN_W: finite_or_none(entry.get(MIN_W)),
+        MAX_TOP1: top1 if isinstance(top1, int) else None,
         "winner_moves": None if not isinstance(top1, int) else top1 >= 2,
     }
     out["headline"] = headline(out)
@@ -74,8 +68,8 @@ def headline(c: Mapping[str, Any]) -> str:
         first = (f"{word} at the default view (orders {c['pair_agreement']:.0%} of the companion's "
                  f"generator pairs as it does, tau-b {f(c['ranking_tau'], '{:+.2f}')}, c0 winner "
                  f"{c['winner'] or 'tied'} vs companion {c['companion_winner'] or 'tied'})")  # fmt: skip
-    fragility = f"peak rho {f(c['peak_rho'], '{:.2f}')}, min W {f(c['min_w'], '{:.2f}')}, " \
-                f"{f(c['max_top1'], '{}')} distinct top-1 generators over one factor"  # fmt: skip
+    fragility = f"peak rho {f(c[PEAK_RHO], '{:.2f}')}, min W {f(c[MIN_W], '{:.2f}')}, " \
+                f"{f(c[MAX_TOP1], '{}')} distinct top-1 generators over one factor"  # fmt: skip
     if c["winner_moves"] is None:
         second = f"fragility not measured ({fragility})"
     elif c["winner_moves"]:

@@ -25,8 +25,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-FACTOR_ORDER = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template", "paraphrase")
-PROBE_ORDER = ("keep_half", "biggest_only", "scrambled", "worst_objects")
+from harness.numbers import finite_or_nan
+from harness.vocab.factors import factor_names
+from harness.vocab.metrics import DISCRIMINATION, DISPERSION, ENVELOPES, INTERACTION_SHARE, PEAK_RHO
+from harness.vocab.probes import probe_names
+
 _PNG_META = {"Software": None}
 # Okabe & Ito (2008): distinguishable under the common colour-vision deficiencies
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
@@ -45,9 +48,9 @@ NO_PROBE_NOTE = (
 def probes_measured(summary: Mapping[str, Any]) -> bool:
     """Whether some evaluator has a finite discrimination value for some probe."""
     return any(
-        math.isfinite(_num(v))
+        math.isfinite(finite_or_nan(v))
         for ev in summary.get("evaluators", {}).values()
-        for v in (ev.get("discrimination") or {}).values()
+        for v in (ev.get(DISCRIMINATION) or {}).values()
     )
 
 
@@ -61,14 +64,6 @@ def _plt() -> Any:
     return plt
 
 
-def _num(value: Any) -> float:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return out if math.isfinite(out) else math.nan
-
-
 def _ordered(keys: set[str], order: tuple[str, ...]) -> list[str]:
     return [k for k in order if k in keys] + sorted(keys - set(order))
 
@@ -79,9 +74,9 @@ def dispersion_heatmap(summary: Mapping[str, Any], path: Path) -> Path:
 
     plt = _plt()
     evs = sorted(summary["evaluators"])
-    factors = _ordered({f for e in evs for f in summary["evaluators"][e].get("dispersion", {})}, FACTOR_ORDER)
+    factors = _ordered({f for e in evs for f in summary["evaluators"][e].get(DISPERSION, {})}, factor_names())
     data = np.array(
-        [[_num(summary["evaluators"][e]["dispersion"].get(f)) * 100 for f in factors] for e in evs]
+        [[finite_or_nan(summary["evaluators"][e][DISPERSION].get(f)) * 100 for f in factors] for e in evs]
     ).reshape(len(evs), len(factors))
     fig, ax = plt.subplots(figsize=(2.0 + 0.9 * max(len(factors), 1), 1.2 + 0.45 * max(len(evs), 1)))
     image = ax.imshow(np.ma.masked_invalid(data), cmap="viridis", aspect="auto")
@@ -110,14 +105,14 @@ def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path | None:
         Path(path).unlink(missing_ok=True)
         return None
     evs = sorted(summary["evaluators"])
-    probes = _ordered({p for e in evs for p in summary["evaluators"][e].get("discrimination", {})}, PROBE_ORDER)
+    probes = _ordered({p for e in evs for p in summary["evaluators"][e].get(DISCRIMINATION, {})}, probe_names())
     plt = _plt()
     # at least 5 in wide: the title and the legend (below the axes) never cover the bars
     fig, ax = plt.subplots(figsize=(max(5.0, 1.5 + 0.6 * max(len(evs), 1) * max(len(probes), 1) / 2), 3.6))
     width = 0.8 / max(len(probes), 1)
     x = np.arange(len(evs))
     for k, probe in enumerate(probes):
-        values = [_num(summary["evaluators"][e]["discrimination"].get(probe)) * 100 for e in evs]
+        values = [finite_or_nan(summary["evaluators"][e][DISCRIMINATION].get(probe)) * 100 for e in evs]
         ax.bar(x + (k - (len(probes) - 1) / 2) * width, values, width, label=probe,
                color=OKABE_ITO[1 + k % 7], hatch=("", "//", "..", "xx")[k % 4],
                edgecolor="black", linewidth=0.4)
@@ -149,7 +144,7 @@ def peak_rho_figure(summary: Mapping[str, Any]) -> tuple[Any, Any]:
     top = 1.0
     for i, ev in enumerate(evs):
         entry = summary["evaluators"][ev]
-        peak = _rho_shown(entry.get("peak_rho"))
+        peak = _rho_shown(entry.get(PEAK_RHO))
         ci = entry.get("peak_rho_ci") or [None, None]
         lo, hi = _rho_shown(ci[0]), _rho_shown(ci[1])
         if math.isfinite(lo) and math.isfinite(hi):
@@ -177,7 +172,7 @@ def peak_rho_figure(summary: Mapping[str, Any]) -> tuple[Any, Any]:
 
 def _rho_shown(value: Any) -> float:
     """ρ as drawn: NaN stays NaN, anything below :data:`RHO_ZERO` is 0."""
-    x = _num(value)
+    x = finite_or_nan(value)
     return 0.0 if math.isfinite(x) and x < RHO_ZERO else x
 
 
@@ -192,7 +187,7 @@ def envelope_bars(summary: Mapping[str, Any], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(5.0, 1.3 + 0.3 * max(len(evs), 1)))
     left = np.zeros(len(evs))
     for k, (key, label) in enumerate(kinds):
-        values = np.array([_num((summary["evaluators"][e].get("envelopes") or {}).get(key)) for e in evs])
+        values = np.array([finite_or_nan((summary["evaluators"][e].get(ENVELOPES) or {}).get(key)) for e in evs])
         values = np.nan_to_num(values, nan=0.0)
         ax.barh(range(len(evs)), values, left=left, color=OKABE_ITO[(2, 6, 7)[k]],
                 hatch=("", "//", "..")[k], edgecolor="black", linewidth=0.4, label=label)
@@ -229,9 +224,9 @@ def interaction_heatmap(summary: Mapping[str, Any], path: Path) -> Path | None:
     plt = _plt()
 
     def cell(e: str, b: str, key: str) -> float:
-        return _num((entries[e]["blocks"].get(b) or {}).get(key))
+        return finite_or_nan((entries[e]["blocks"].get(b) or {}).get(key))
 
-    data = np.array([[cell(e, b, "interaction_share") * 100 for b in blocks] for e in evs])
+    data = np.array([[cell(e, b, INTERACTION_SHARE) * 100 for b in blocks] for e in evs])
     fig, ax = plt.subplots(figsize=(2.4 + 1.4 * len(blocks), 1.2 + 0.35 * len(evs)))
     image = ax.imshow(np.ma.masked_invalid(data), cmap="magma", vmin=0.0, vmax=100.0, aspect="auto")
     ax.set_xticks(range(len(blocks)), [b.replace(":", " × ") for b in blocks], rotation=20, ha="right")

@@ -46,6 +46,9 @@ from typing import Any
 
 from harness.errors import AuditError
 from harness.report.thumbs import THUMB_DIR, read_index
+from harness.vocab.factors import factor_names
+from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
+from harness.vocab.probes import probe_names
 
 HTML_NAME = "report.html"
 ASSETS = Path(__file__).with_name("html_assets")
@@ -65,13 +68,11 @@ FIGURES = (
      "variance in percent, evaluator by block, with the generator pairs whose order flips "
      "inside the block."),
 )
-PROBE_ORDER = ("keep_half", "biggest_only", "scrambled", "worst_objects")
 DASH_LEGEND = (
     "A — in a cell: the run does not measure it (a factor or probe its profile or scenes lack), "
     "or it is undefined on the records (e.g. every record failed, or no interval without the "
     "bootstrap); in a factor / probe column: the metric has none."
 )
-FACTOR_ORDER = ("resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template", "paraphrase")
 
 e = html.escape
 
@@ -193,7 +194,7 @@ def _competence(data: ReportData) -> str:
     rows = "".join(
         f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th><td>{n(c["pair_agreement"], "{:.0%}")}</td>'
         f'<td>{n(c["ranking_tau"], "{:+.2f}")}</td><td>{e(str(c["winner"] or "tied"))}</td>'
-        f'<td>{n(c["peak_rho"], "{:.2f}")}</td><td>{n(c["min_w"], "{:.2f}")}</td><td>{n(c["max_top1"], "{}")}</td>'
+        f'<td>{n(c[PEAK_RHO], "{:.2f}")}</td><td>{n(c[MIN_W], "{:.2f}")}</td><td>{n(c[MAX_TOP1], "{}")}</td>'
         f"<td>{e(c['headline'])}</td></tr>"
         for ev, c in found.items()
     )
@@ -282,6 +283,29 @@ def _humans(data: ReportData) -> str:
         "(selected on half the prompts)</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table><h3>Agreement by level, per factor</h3>"
         + "".join(tables) + "</section>"
+    )
+
+
+def _registered(data: ReportData) -> str:
+    """The registered statistics (:mod:`harness.report.registered`): one row per evaluator,
+    one column per metric (per key of a keyed one); empty when none is registered."""
+    from harness.report.registered import registered_grid, registered_text
+
+    grid = registered_grid(data.summary)
+    if grid is None:
+        return ""
+    head = "".join(f'<th scope="col">{e(c.label)}</th>' for c in grid.columns)
+    rows = "".join(
+        f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th>'
+        + "".join(f"<td>{e(registered_text(v))}</td>" for v in values) + "</tr>"
+        for ev, values in grid.rows
+    )
+    return (
+        '<section id="registered"><h2>Registered statistics</h2><p class="muted">Statistics '
+        "registered from outside the study's code (harness.vocab.metrics.register_metric), from "
+        "each evaluator's <code>registered</code> entry in summary.json; — where undefined.</p>"
+        '<table class="sortable"><thead><tr><th scope="col">Evaluator</th>' + head
+        + f"</tr></thead><tbody>{rows}</tbody></table></section>"
     )
 
 
@@ -490,7 +514,7 @@ def _strips(data: ReportData, thumbs: Thumbs) -> str:
         frame = data.records.get(ev)
         if frame is None:
             continue
-        factors = _ordered({f for f in frame["factor"]} - {"baseline", "probe"}, FACTOR_ORDER)
+        factors = _ordered({f for f in frame["factor"]} - {"baseline", "probe"}, factor_names())
         parts = [_strip(ev, frame, f, p, thumbs) for f in factors for p in prompts]
         out.append(f'<details class="ev" data-ev="{e(ev)}"><summary>{e(ev)}</summary>{"".join(parts)}</details>')
     return ('<section id="strips"><h2>Factor strips</h2><p class="muted">One prompt\'s scenes (one row per '
@@ -509,7 +533,7 @@ def _probe_pairs(data: ReportData, thumbs: Thumbs) -> str:
         frame = data.records.get(ev)
         if frame is None:
             continue
-        probes = _ordered(set(frame.loc[frame["factor"] == "probe", "level"]), PROBE_ORDER)
+        probes = _ordered(set(frame.loc[frame["factor"] == "probe", "level"]), probe_names())
         parts = []
         for probe in probes:
             rows = []
@@ -651,13 +675,16 @@ def build_html(report: Path, cache_dir: Path | None = None) -> str:
     from harness.report.html_overview import verdict_matrix
 
     matrix = verdict_matrix(data.results.get("results", []), data.cards, data.comparison)
-    body = [matrix, competence, humans, _verdict(data), _figures(data), strips, probes, _comparison(data), _tables(data), _cards(data), _provenance(data)]
+    registered = _registered(data)
+    body = [matrix, competence, humans, _verdict(data), _figures(data), strips, probes, _comparison(data),
+            registered, _tables(data), _cards(data), _provenance(data)]
     nav = [("verdict-matrix", "Verdict")] + ([("competence", "Competence")] if competence else [])
     nav += [("humans", "Humans")] if humans else []
     nav += [("verdict", "Failing checks")]
     nav += [("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
     if data.comparison is not None:
         nav.append(("comparison", "Comparison"))
+    nav += [("registered", "Registered")] if registered else []
     nav += [("tables", "Tables"), ("cards", "Cards"), ("provenance", "Provenance")]
     ev_options = "".join(f'<option value="{e(ev)}">{e(ev)}</option>' for ev in data.evaluators)
     prompt_options = "".join(f'<option value="{e(p)}">{e(p)}</option>' for p in thumbs.prompts)
@@ -719,18 +746,21 @@ def _page_code() -> list[Path]:
 
 def page_key(report: Path) -> str:
     """The ``html-page`` piece's cache key: every file of the report directory the page is
-    built from (all but ``report.html``, by sha256), the page's sources and assets, and the
-    numpy, pandas and Pillow versions."""
+    built from (all but ``report.html``, by sha256), the page's sources and assets, the
+    numpy, pandas and Pillow versions and, when some are, the registered statistics shown."""
     from harness.hashing import sha256_file
     from harness.report.pieces import package_versions, piece_key, source_hash
+    from harness.report.registered import report_metrics
 
     report = Path(report)
     files = sorted(p for p in report.rglob("*") if p.is_file())
+    registered = [m.name for m in report_metrics()]  # the page's registered section
     return piece_key("html-page", {
         "code": source_hash(_page_code()),
         "packages": package_versions(["numpy", "pandas", "pillow"]),
         "files": {p.relative_to(report).as_posix(): sha256_file(p)
                   for p in files if p.relative_to(report).as_posix() != HTML_NAME},
+        **({"registered": registered} if registered else {}),
     })
 
 

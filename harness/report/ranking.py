@@ -31,25 +31,26 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.errors import AuditError
+from harness.numbers import finite_or_none
+from harness.vocab.metrics import CONTENT_ACCURACY, FAILED_SHARE, MAX_TOP1, MIN_W, PEAK_RHO
 
 COLUMNS = (
-    "rank", "evaluator", "run_id", "profile", "peak_rho", "peak_rho_low", "peak_rho_high", "min_w",
-    "max_top1", "discrimination", "c0_agreement", "competent", "human_spearman", "human_pearson",
-    "failed_share", "verdict",
+    "rank", "evaluator", "run_id", "profile", PEAK_RHO, "peak_rho_low", "peak_rho_high", MIN_W,
+    MAX_TOP1, "discrimination", "c0_agreement", "competent", "human_spearman", "human_pearson",
+    FAILED_SHARE, "verdict",
 )  # fmt: skip
 LABELS = {
     "rank": "#", "evaluator": "evaluator", "run_id": "run", "profile": "profile",
-    "peak_rho": "peak ρ", "peak_rho_low": "ρ CI low", "peak_rho_high": "ρ CI high",
-    "min_w": "min W", "max_top1": "top-1 changes", "discrimination": "discrimination",
+    PEAK_RHO: "peak ρ", "peak_rho_low": "ρ CI low", "peak_rho_high": "ρ CI high",
+    MIN_W: "min W", MAX_TOP1: "top-1 changes", "discrimination": "discrimination",
     "c0_agreement": "c0 agreement", "competent": "c0 competent",
-    "human_spearman": "human ρs", "human_pearson": "human r", "failed_share": "failed",
+    "human_spearman": "human ρs", "human_pearson": "human r", FAILED_SHARE: "failed",
     "verdict": "verdict",
 }  # fmt: skip
 
@@ -103,16 +104,6 @@ class Leaderboard:
             "c0_agreement desc; unknown last",
             "rows": [asdict(r) for r in self.rows],
         }
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
 
 
 def _read(path: Path, *, required: bool) -> Any:
@@ -181,20 +172,20 @@ def read_run(report: Path) -> tuple[RunInfo, list[dict[str, Any]]]:
         ci = entry.get("peak_rho_ci") if isinstance(entry.get("peak_rho_ci"), list | tuple) else None
         comp = competence.get(ev, {})
         h = human.get(ev) if isinstance(human.get(ev), Mapping) else {}
-        top1 = entry.get("max_top1")
+        top1 = entry.get(MAX_TOP1)
         rows.append({
             "evaluator": str(ev), "run_id": run.run_id, "profile": run.profile,
-            "peak_rho": _num(entry.get("peak_rho")),
-            "peak_rho_low": _num(ci[0]) if ci and len(ci) == 2 else None,
-            "peak_rho_high": _num(ci[1]) if ci and len(ci) == 2 else None,
-            "min_w": _num(entry.get("min_w")),
-            "max_top1": top1 if isinstance(top1, int) and not isinstance(top1, bool) else None,
-            "discrimination": _num(entry.get("content_accuracy")),
-            "c0_agreement": _num(comp.get("pair_agreement")),
+            PEAK_RHO: finite_or_none(entry.get(PEAK_RHO)),
+            "peak_rho_low": finite_or_none(ci[0]) if ci and len(ci) == 2 else None,
+            "peak_rho_high": finite_or_none(ci[1]) if ci and len(ci) == 2 else None,
+            MIN_W: finite_or_none(entry.get(MIN_W)),
+            MAX_TOP1: top1 if isinstance(top1, int) and not isinstance(top1, bool) else None,
+            "discrimination": finite_or_none(entry.get(CONTENT_ACCURACY)),
+            "c0_agreement": finite_or_none(comp.get("pair_agreement")),
             "competent": comp.get("competent") if isinstance(comp.get("competent"), bool) else None,
-            "human_spearman": _num(h.get("spearman")),
-            "human_pearson": _num(h.get("pearson")),
-            "failed_share": _num(entry.get("failed_share")),
+            "human_spearman": finite_or_none(h.get("spearman")),
+            "human_pearson": finite_or_none(h.get("pearson")),
+            FAILED_SHARE: finite_or_none(entry.get(FAILED_SHARE)),
             "verdict": verdicts.get(str(ev), "not run"),
         })  # fmt: skip
     return run, rows
@@ -208,8 +199,8 @@ def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
         return (1, 0.0) if x is None else (0, -x)
 
     return (
-        asc(row["peak_rho"]), desc(row["min_w"]),
-        asc(None if row["max_top1"] is None else float(row["max_top1"])),
+        asc(row[PEAK_RHO]), desc(row[MIN_W]),
+        asc(None if row[MAX_TOP1] is None else float(row[MAX_TOP1])),
         desc(row["discrimination"]), desc(row["c0_agreement"]),
     )  # fmt: skip
 
@@ -282,8 +273,8 @@ def render_markdown(board: Leaderboard) -> str:
 
 def render_text(board: Leaderboard) -> str:
     """A plain aligned table for the terminal."""
-    cols = ("rank", "evaluator", "run_id", "peak_rho", "peak_rho_low", "peak_rho_high", "min_w",
-            "max_top1", "discrimination", "c0_agreement", "human_spearman", "verdict")  # fmt: skip
+    cols = ("rank", "evaluator", "run_id", PEAK_RHO, "peak_rho_low", "peak_rho_high", MIN_W,
+            MAX_TOP1, "discrimination", "c0_agreement", "human_spearman", "verdict")  # fmt: skip
     table = [[LABELS[c] for c in cols]] + [[cell(getattr(r, c)) for c in cols] for r in board.rows]
     widths = [max(len(t[i]) for t in table) for i in range(len(cols))]
     out = ["  ".join(t[i].ljust(widths[i]) for i in range(len(cols))).rstrip() for t in table]

@@ -7,6 +7,7 @@ from typing import Any
 
 from harness.fileio import json_text, write_text_atomic
 from harness.stats.audit_stats import AuditResult
+from harness.vocab.metrics import PEAK_RHO
 
 
 def summary_json(result: AuditResult) -> str:
@@ -26,7 +27,7 @@ def digest(result: AuditResult) -> str:
     s: dict[str, Any] = result.to_summary()
     align = result.alignment
     n = len(align)
-    peak = sum(1 for k in align if (s["evaluators"][k]["peak_rho"] or 0) > 1)
+    peak = sum(1 for k in align if (s["evaluators"][k][PEAK_RHO] or 0) > 1)
     rev = s["reversals"]
     q = s["simultaneous"]["q95"]
     return "\n".join(

@@ -14,30 +14,20 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.fileio import write_text_atomic
 from harness.stats.audit_stats import AuditResult, EvaluatorAudit
 from harness.stats.reversals import Reversal
+from harness.vocab.factors import (
+    factor_names,
+    rendered_factor_names,
+    shared_factor_names,
+    short_label,
+)
+from harness.vocab.metrics import DISPERSION, RHO
+from harness.vocab.probes import PROBES, SCRAMBLED, probe_names
 
-FACTOR_LABELS = {
-    "resolution": "Res.",
-    "focal_length": "Focal",
-    "lighting": "Light",
-    "background": "Bg.",
-    "pitch": "Pitch",
-    "yaw": "Yaw",
-    "template": "Tmpl.",
-    "paraphrase": "Para.",
-}
-SWEEP = tuple(FACTOR_LABELS)
-SHARED = SWEEP[:-1]
-RENDER = SWEEP[:-2]
-PROBE_LABELS = {
-    "keep_half": "Keep-half",
-    "biggest_only": "Biggest-only",
-    "scrambled": "Scrambled",
-    "worst_objects": "Worst-objects",
-}
 DASH = "–"
 
 
@@ -69,6 +59,11 @@ class Table:
         writer.writerow(self.columns)
         writer.writerows(self.rows)
         return buf.getvalue()
+
+
+def probe_label(name: str) -> str:
+    """The tables' name of a probe (its registry label, else its name)."""
+    return (PROBES.get(name).label or name) if name in PROBES else name
 
 
 def _finite(x: float | None) -> bool:
@@ -110,9 +105,9 @@ def table01(result: AuditResult) -> Table:
     n_pairs = len(align[0].envelopes.pairs) if align else 0
     n_proto = sorted({e.envelopes.n_protocols for e in align})
     scr = [
-        e.probes["scrambled"].outcome.discrimination
+        e.probes[SCRAMBLED].outcome.discrimination
         for e in result.evaluators.values()
-        if "scrambled" in e.probes
+        if SCRAMBLED in e.probes
     ]
     scr = [x for x in scr if _finite(x)]
     proto = "/".join(str(p) for p in n_proto) or "0"
@@ -274,18 +269,18 @@ def _factor_table(result, key, title, factors, cell, note="") -> Table:
     rows = []
     for ev in result.evaluators.values():
         rows.append((_name(ev), *(cell(ev, f) for f in factors)))
-    return Table(key, title, ("Evaluator", *(FACTOR_LABELS.get(f, f) for f in factors)),
+    return Table(key, title, ("Evaluator", *(short_label(f) for f in factors)),
                  tuple(rows), note)
 
 
 def table13(result: AuditResult) -> Table:
-    factors = _present(result, SWEEP, "dispersion")
+    factors = _present(result, factor_names(), DISPERSION)
     return _factor_table(result, "table13_dispersion", "Table 13: Score dispersion (%)", factors,
                          lambda ev, f: pct(ev.dispersion.get(f)), "Normalised range; larger is worse.")
 
 
 def table14(result: AuditResult) -> Table:
-    factors = _present(result, SWEEP, "rho")
+    factors = _present(result, factor_names(), RHO)
     return _factor_table(result, "table14_rho", "Table 14: Configuration-to-signal ratio ρ",
                          factors, lambda ev, f: num(ev.rho.get(f)),
                          "Population variance over generator means; sample variance rescales "
@@ -310,7 +305,7 @@ def table15(result: AuditResult) -> Table:
 
 
 def table16(result: AuditResult) -> Table:
-    factors = _present(result, SHARED, "rank")
+    factors = _present(result, shared_factor_names(), "rank")
 
     def cell(ev, f):
         r = ev.rank.get(f)
@@ -322,18 +317,18 @@ def table16(result: AuditResult) -> Table:
 
 
 def table17(result: AuditResult) -> Table:
-    probes = [p for p in PROBE_LABELS if any(p in e.probes for e in result.evaluators.values())]
+    probes = [p for p in probe_names() if any(p in e.probes for e in result.evaluators.values())]
     rows = []
     for ev in result.evaluators.values():
         d = ev.discrimination
         rows.append((_name(ev), *(pct(d.get(p)) for p in probes), pct(ev.content_accuracy)))
     return Table("table17_discrimination", "Table 17: Tie-adjusted directional discrimination (%)",
-                 ("Evaluator", *(PROBE_LABELS[p] for p in probes), f"Mean ({len(probes)})"),
+                 ("Evaluator", *(probe_label(p) for p in probes), f"Mean ({len(probes)})"),
                  tuple(rows), "Chance = 50 %.")
 
 
 def table18(result: AuditResult) -> Table:
-    factors = [f for f in RENDER if any(f in e.best_worst for e in result.evaluators.values())]
+    factors = [f for f in rendered_factor_names() if any(f in e.best_worst for e in result.evaluators.values())]
 
     def cell(ev, f):
         bw = ev.best_worst.get(f)
@@ -360,7 +355,7 @@ def table_blocks(result: AuditResult) -> Table | None:
     for ev in result.evaluators.values():
         for st in ev.blocks.values():
             mains = "; ".join(
-                f"{FACTOR_LABELS.get(f, f)} {pct(st.main_share[f])}" for f in st.factors
+                f"{short_label(f)} {pct(st.main_share[f])}" for f in st.factors
             )
             new = DASH if st.new_sign_crossings is None else str(st.new_sign_crossings)
             rows.append((
@@ -418,7 +413,7 @@ def table_view_policies(results: Mapping[str, AuditResult]) -> Table:
     """How fragility moves between view policies: one row per evaluator × policy (policies in
     the given order, the first the reference for the Δ columns)."""
     policies = list(results)
-    probes = [p for p in PROBE_LABELS if any(p in ev.probes for r in results.values()
+    probes = [p for p in probe_names() if any(p in ev.probes for r in results.values()
                                              for ev in r.evaluators.values())]
     evaluators = sorted({e for r in results.values() for e in r.evaluators})
     rows = []
@@ -439,7 +434,7 @@ def table_view_policies(results: Mapping[str, AuditResult]) -> Table:
         "table_view_policies", "View policies: fragility per evaluator and policy",
         ("Evaluator", "Policy", "Peak ρ", "Peak factor", "95% CI", f"Δ ρ vs {policies[0]}",
          "min W", f"Δ W vs {policies[0]}", "max top-1",
-         *(f"{PROBE_LABELS[p]} (%)" for p in probes), "Content acc. (%)"),
+         *(f"{probe_label(p)} (%)" for p in probes), "Content acc. (%)"),
         tuple(rows),
         "single: the configuration's one camera; mean4 / max4: mean / best score of four views "
         "at azimuths +0, 90, 180, 270° (rooms at the 45° yaw-sweep pitch unless the "
@@ -447,14 +442,35 @@ def table_view_policies(results: Mapping[str, AuditResult]) -> Table:
     )
 
 
+def table_registered(summary: Mapping[str, Any]) -> Table | None:
+    """The registered statistics (:mod:`harness.report.registered`) of a ``summary.json``
+    mapping: one row per evaluator, one column per metric (per key of a keyed one); ``None``
+    when no registered metric is shown in the report."""
+    from harness.report.registered import registered_grid
+
+    grid = registered_grid(summary)
+    if grid is None:
+        return None
+    rows = tuple((ev, *(DASH if v is None else f"{v:.4g}" for v in values)) for ev, values in grid.rows)
+    return Table("table_registered", "Registered statistics",
+                 ("Evaluator", *(c.label for c in grid.columns)), rows,
+                 "Statistics registered with harness.vocab.metrics.register_metric; four "
+                 "significant digits.")
+
+
 def build_tables(result: AuditResult) -> list[Table]:
     """All report tables for ``result`` (Table 8 only when lighting was swept; the block
-    tables only with factorial blocks)."""
+    tables only with factorial blocks; the registered statistics only when some are
+    registered for the report)."""
+    from harness.report.registered import report_metrics
+
     tables = [table01(result), table02(result), table03(result), table03_best_template(result),
               table04(result), table08(result),
               table09(result), table10(result), table13(result), table14(result), table15(result),
               table16(result), table17(result), table18(result), table_failures(result),
               table_blocks(result), table_block_cells(result)]
+    if report_metrics():
+        tables.append(table_registered(result.to_summary()))
     return [t for t in tables if t is not None]
 
 

@@ -11,15 +11,18 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
+from harness.vocab.probes import SCRAMBLED
+
 COLUMNS = (
     ("evaluator", "evaluator", "<"),
     ("c0_agree", "c0 agree", ">"),
     ("c0_winner", "c0 winner", "<"),
-    ("peak_rho", "peak ρ", ">"),
+    (PEAK_RHO, "peak ρ", ">"),
     ("peak_rho_ci", "95% CI", ">"),
-    ("min_w", "min W", ">"),
-    ("max_top1", "top-1s", ">"),
-    ("scrambled", "scramble", ">"),
+    (MIN_W, "min W", ">"),
+    (MAX_TOP1, "top-1s", ">"),
+    (SCRAMBLED, "scramble", ">"),
     ("best_view", "best-view", ">"),
     ("failed", "failed", ">"),
     ("gate", "gate", "<"),
@@ -52,19 +55,28 @@ def rows_from(
     ``cards`` (evaluator → card) give the c0 companion agreement (``c0 agree``: share of the
     companion's generator pairs ordered alike; ``c0 winner``); "—" without one. Rows of
     evaluators with an agreement carry their :func:`~harness.report.competence.headline` under
-    the ``headline`` key (not a column)."""
+    the ``headline`` key (not a column); with registered statistics shown in the report
+    (:mod:`harness.report.registered`), every row carries them as text under ``registered``."""
+    from harness.audit_summary import EvaluatorSummary
     from harness.check_wording import is_small_sample
     from harness.report.competence import contrasts
+    from harness.report.registered import registered_grid, registered_text
     from harness.report.verdict_words import no_agreement_reason, prompt_blocks
 
     contrast = contrasts(summary, cards or {})
+    grid = registered_grid(summary)
+    registered = {} if grid is None else {
+        ev: ", ".join(f"{c.label} {registered_text(v)}" for c, v in zip(grid.columns, values, strict=True))
+        for ev, values in grid.rows
+    }
     rows = []
     for ev in sorted(summary.get("evaluators", {})):
         entry = summary["evaluators"][ev]
+        typed = EvaluatorSummary.from_entry(ev, entry)
         mine = [r for r in results if r.get("evaluator") == ev]
         failed = sum(1 for r in mine if r.get("outcome") == "failed")
         passed = sum(1 for r in mine if r.get("outcome") == "passed")
-        ci = entry.get("peak_rho_ci") or [None, None]
+        ci = typed.peak_rho_ci or (None, None)
         small = is_small_sample(prompt_blocks((cards or {}).get(ev)))
         rows.append(
             {
@@ -74,15 +86,16 @@ def rows_from(
                     else f"— {no_agreement_reason((cards or {}).get(ev))}"
                 ),
                 "c0_winner": str((contrast.get(ev) or {}).get("winner") or "—"),
-                "peak_rho": _f(entry.get("peak_rho")),
+                PEAK_RHO: _f(typed.peak_rho),
                 "peak_rho_ci": f"[{_f(ci[0])}, {_f(ci[1])}]" + ("*" if small else ""),
-                "min_w": _f(entry.get("min_w")),
-                "max_top1": _f(entry.get("max_top1"), "{:.0f}"),
-                "scrambled": _f((entry.get("discrimination") or {}).get("scrambled"), "{:.0%}"),
-                "best_view": _f(entry.get("best_view_inflation")),
+                MIN_W: _f(typed.min_w),
+                MAX_TOP1: _f(typed.max_top1, "{:.0f}"),
+                SCRAMBLED: _f(typed.discrimination.get(SCRAMBLED), "{:.0%}"),
+                "best_view": _f(typed.best_view_inflation),
                 "failed": _f(entry.get("failed"), "{:.0f}"),
                 "gate": _gate(passed, failed, len(mine)),
                 **({"headline": contrast[ev]["headline"]} if ev in contrast else {}),
+                **({"registered": registered[ev]} if registered.get(ev) else {}),
             }
         )
     return rows
@@ -117,7 +130,8 @@ def headlines(rows: Sequence[Mapping[str, str]]) -> list[str]:
 
 
 def render_table(rows: Sequence[Mapping[str, str]]) -> list[str]:
-    """Lines of a fixed-width table of ``rows`` (as made by :func:`rows_from`)."""
+    """Lines of a fixed-width table of ``rows`` (as made by :func:`rows_from`), then one
+    line of registered statistics per evaluator that has them."""
     widths = {
         key: max([len(title), *(len(str(r.get(key, ""))) for r in rows)]) for key, title, _ in COLUMNS
     }
@@ -130,4 +144,5 @@ def render_table(rows: Sequence[Mapping[str, str]]) -> list[str]:
         return "  ".join(cells).rstrip()
 
     header = line({key: title for key, title, _ in COLUMNS})
-    return [header, "-" * len(header), *(line(r) for r in rows)]
+    registered = [f"{r['evaluator']} registered: {r['registered']}" for r in rows if r.get("registered")]
+    return [header, "-" * len(header), *(line(r) for r in rows), *registered]

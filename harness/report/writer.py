@@ -52,6 +52,7 @@ from harness.errors import AuditError
 from harness.fileio import write_json_atomic
 from harness.paths import FIXTURES, PACKAGE_DIR, PROFILES_FILE, REPO_ROOT
 from harness.render.renderer import host_facts
+from harness.vocab.factors import PARAPHRASE
 
 if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec
@@ -118,7 +119,7 @@ def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, 
     if manifest.is_file():
         entries.append(file_entry(manifest, label=portable_label(manifest, bases), role="scene-manifest"))
     para = paraphrase.bundled_file()
-    if para is not None and "paraphrase" in session.profile.levels:
+    if para is not None and PARAPHRASE in session.profile.levels:
         entries.append(file_entry(para, label=portable_label(para, bases), role="paraphrases"))
     lighting = FIXTURES / "lighting_scalars.json"
     if lighting.is_file():
