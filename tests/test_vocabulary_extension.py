@@ -3,7 +3,8 @@
 The extension module is written to a temporary folder (not under ``harness/``) and registers
 a statistic (the mean c0 score, gated by its own threshold) and a probe (every object turned
 round) through the public doors, ``register_metric`` and ``register_probe``. The test then
-finds both in the summary, a check, the card, the report and ``compare``.
+finds both in the summary, a check, the card, the report's tables (the statistic also on its
+page) and ``compare``.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def _records(shift: float = 0.0) -> pd.DataFrame:
 
     records = synthetic_records(SyntheticSpec(evaluators=2, prompt_free=0, generators=4,
                                               prompts=8, templates=4, paraphrases=2))
+    records = records[~((records["factor"] == "probe") & (records["level"] == PROBE))]  # the
+    # synthetic generator makes rows for every registered probe: replace them with known ones
     probe = records[(records["factor"] == "probe") & (records["level"] == "scrambled")].copy()
     probe["level"] = PROBE
     keys = ["evaluator", "generator", "prompt_id"]
@@ -181,3 +184,30 @@ def test_compare_compares_the_statistic_and_the_probe(extension):
     assert by_id[METRIC].difference == pytest.approx(-0.2)
     assert by_id[METRIC].verdict == "regression"  # lower is harmful, and 0.2 > margin 0.01
     assert f"discrimination-{PROBE}" in by_id
+
+
+def test_the_tables_carry_the_statistic_and_the_probe(extension, tmp_path):
+    from harness.report.writer import write_derived
+    from harness.stats.audit_stats import compute_audit
+
+    summary, _notes = write_derived(compute_audit(_records(), bootstrap=20), tmp_path, figures=False)
+    value = next(iter(summary["evaluators"].values()))["registered"][METRIC]
+    registered = (tmp_path / "tables" / "table_registered.csv").read_text(encoding="utf-8")
+    assert METRIC in registered and f"{value:.4g}" in registered
+    tables = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "tables").glob("*.md"))
+    assert "Turned round" in tables  # the probe's label, from its registry row
+
+
+def test_the_page_carries_the_statistic(extension, report):
+    import json
+
+    from harness.report.html_page import build_html
+
+    path = report / "summary.json"
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    for i, entry in enumerate(summary["evaluators"].values()):
+        entry["registered"] = {METRIC: 0.375 + i}
+    path.write_text(json.dumps(summary), encoding="utf-8")
+    page = build_html(report)
+    start = page.index('<section id="registered">')
+    assert "<td>0.375</td>" in page[start : page.index("</section>", start)]
