@@ -216,10 +216,9 @@ class LocalStore:
         return True
 
     def list(self, prefix: str) -> list[str]:
-        base = self.path(prefix)
-        if not base.is_dir():
-            return []
-        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
+        cut = len(str(self.root)) + 1  # os.walk: one scandir per folder, no stat per file
+        return sorted(f"{folder[cut:]}/{name}" for folder, _, names in os.walk(self.path(prefix))
+                      for name in names)  # fmt: skip
 
     def write_entry(
         self, prefix: str, files: Mapping[str, bytes], commit: str, *, replace_uncommitted: bool = False
