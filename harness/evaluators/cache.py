@@ -1,15 +1,17 @@
-"""On-disk score cache and text-embedding cache (immutable entries, atomic publish).
+"""Score cache (on any store) and text-embedding cache (immutable entries, atomic publish).
 
 Score cache
     Logical key: (evaluator identity hash, image sha256, caption) -> score (ok scores only;
-    failures are never cached, so they are retried). Physical layout::
+    failures are never cached, so they are retried). Physical layout, in a cache directory or
+    a store (:class:`harness.store.Store`; one class, :class:`ScoreCache`, for both)::
 
         <root>/scores/<identity hash>/<image sha[:2]>/<image sha>/<segment sha>.json
 
     Each ``put`` writes one immutable *segment* (a JSON object caption -> score) named by the
     sha256 of its canonical JSON: writing the same scores twice gives the same file, concurrent
-    writers never corrupt each other, and a reader sees a segment whole or not at all (temp
-    file in the same directory, then ``os.replace``). ``get`` merges the segments of an image;
+    writers never corrupt each other, and a reader sees a segment whole or not at all (the
+    store's create-only write: a temp file under ``<root>/tmp`` hard-linked into place locally,
+    a conditional PUT on object stores). ``get`` merges the segments of an image;
     a template sweep of one scene costs one segment, so reads stay a few files per image.
     A score of a hosted evaluator that reported its served model id is stored as
     ``[score, "served model id"]`` instead of a bare number (readers before that skip such
@@ -37,6 +39,9 @@ from typing import TYPE_CHECKING, Any
 from harness.cacheseal import CorruptEntry, discarded, read_sealed, sealed, unseal
 from harness.fileio import write_bytes_atomic
 from harness.hashing import canonical_json, sha256_bytes
+from harness.store import LocalStore, Store, StoreReadOnly
+
+PREFIX = "scores"
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,55 +62,60 @@ def text_sha256(text: str) -> str:
 
 
 class ScoreCache:
-    """Content-addressed cache of ok scores; see the module docstring for the layout."""
+    """Content-addressed cache of ok scores in a store; see the module docstring.
 
-    def __init__(self, root: str | Path):
-        self.root = Path(root) / "scores"
+    ``root`` is a directory (the local cache: a :class:`~harness.store.LocalStore` there,
+    segments under ``<root>/scores``; :meth:`put` returns paths) or a
+    :class:`harness.store.Store` (a shared store, a read-only view of one, a local layer over a
+    shared one: segments under ``<store>/scores``; :meth:`put` returns store keys). The same
+    class serves all of them: only the store differs. In a read-only store :meth:`put` raises
+    :class:`~harness.store.StoreReadOnly`, and a damaged segment is reported but left in place.
+    """
 
-    def _dir(self, identity_hash: str, image_sha: str) -> Path:
-        return self.root / identity_hash / image_sha[:2] / image_sha
+    def __init__(self, root: str | Path | Store):
+        if isinstance(root, str | Path):
+            self.store: Store = LocalStore(Path(root))
+            self.root: Path | None = Path(root) / PREFIX
+        else:
+            self.store, self.root = root, None
+
+    @property
+    def url(self) -> str:
+        return f"{self.store.url}/{PREFIX}"
+
+    @property
+    def read_only(self) -> bool:
+        return self.store.read_only
 
     @staticmethod
     def _key(identity_hash: str, image_sha: str) -> str:
-        return f"scores/{identity_hash}/{image_sha}"
+        return f"{PREFIX}/{identity_hash}/{image_sha}"
 
-    # storage primitives (a shared store overrides these: harness.evaluators.score_store)
-    def _segment_names(self, identity_hash: str, image_sha: str) -> list[Any]:
-        folder = self._dir(identity_hash, image_sha)
-        return sorted(folder.glob("*.json")) if folder.is_dir() else []
+    @staticmethod
+    def _prefix(identity_hash: str, image_sha: str) -> str:
+        return f"{PREFIX}/{identity_hash}/{image_sha[:2]}/{image_sha}"
 
-    def _read_segment(self, name: Any) -> bytes:
-        try:
-            return Path(name).read_bytes()
-        except OSError as exc:
-            raise CorruptEntry(f"unreadable: {exc}") from exc
+    def _location(self, name: str) -> Any:
+        """What :meth:`put` returns and warnings name: a path in a local cache, else the key."""
+        return Path(self.root.parent, name) if self.root is not None else name
 
-    def _drop_segment(self, name: Any) -> bool:
-        try:
-            Path(name).unlink()
-        except FileNotFoundError:
-            return False  # another reader discarded (and reported) it first
-        return True
-
-    def _segment_name(self, identity_hash: str, image_sha: str, digest: str) -> Any:
-        return self._dir(identity_hash, image_sha) / f"{digest}.json"
-
-    def _publish_segment(self, name: Any, data: bytes) -> None:
-        if not Path(name).exists():
-            write_bytes_atomic(name, data)
-
-    def _segment(self, name: Any, key: str) -> dict | None:
+    def _segment(self, name: str, key: str) -> dict | None:
         """A verified segment's content; a bad one is deleted and reported (``None``)."""
         try:
-            payload = unseal(self._read_segment(name), key)
-            if sha256_bytes(payload) != str(name).rsplit("/", 1)[-1].removesuffix(".json"):
+            raw = self.store.read(name)
+            if raw is None:
+                raise CorruptEntry("listed but unreadable (deleted meanwhile?)")
+            payload = unseal(raw, key)
+            if sha256_bytes(payload) != name.rsplit("/", 1)[-1].removesuffix(".json"):
                 raise CorruptEntry("segment name differs from its content's sha256")
             data = json.loads(payload)
             if not isinstance(data, dict):
                 raise CorruptEntry("segment is not a JSON object")
         except (CorruptEntry, ValueError) as exc:
-            if self._drop_segment(name):
-                discarded("score", name, str(exc))
+            if self.store.read_only:  # a reader never deletes: leave it to a writer
+                discarded("score", self._location(name), f"{exc}; left in the read-only store")
+            elif self.store.delete(name):  # else another reader discarded (and reported) it first
+                discarded("score", self._location(name), str(exc))
             return None
         return data
 
@@ -122,7 +132,8 @@ class ScoreCache:
         if not wanted:
             return found
         key = self._key(identity_hash, image_sha)
-        for segment in self._segment_names(identity_hash, image_sha):
+        names = [k for k in self.store.list(self._prefix(identity_hash, image_sha)) if k.endswith(".json")]
+        for segment in names:
             data = self._segment(segment, key)
             if data is None:
                 continue  # discarded: its pairs count as misses and are scored again
@@ -154,9 +165,12 @@ class ScoreCache:
         if not clean:
             return None
         data = canonical_json(clean)
-        name = self._segment_name(identity_hash, image_sha, sha256_bytes(data))
-        self._publish_segment(name, sealed(self._key(identity_hash, image_sha), data))
-        return name
+        name = f"{self._prefix(identity_hash, image_sha)}/{sha256_bytes(data)}.json"
+        if self.store.read_only:
+            raise StoreReadOnly(f"read-only score store: not writing {name}", where=self.url)
+        if not self.store.exists(name):  # segments are named by content: one is never rewritten
+            self.store.write(name, sealed(self._key(identity_hash, image_sha), data), if_absent=True)
+        return self._location(name)
 
 
 class EmbeddingCache:

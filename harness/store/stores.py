@@ -14,6 +14,11 @@ is whole-or-nothing for readers:
   with a *commit* file last (``meta.json`` of a render): an entry exists once its commit file
   does, and readers verify the rest against it.
 
+Every store says whether it takes writes (:attr:`Store.read_only`, typed: callers ask the
+store, they never probe for attributes). :mod:`harness.store.layers` wraps stores: a
+:class:`~harness.store.layers.ReadOnlyStore` (every write raises :class:`StoreReadOnly`) and a
+:class:`~harness.store.layers.LayeredStore` (a local layer read first, over a shared one).
+
 Storage options for fsspec come from ``$T3D_AUDIT_STORE_OPTIONS`` (a JSON object, e.g.
 ``{"client_kwargs": {"endpoint_url": "http://127.0.0.1:9000"}}``) and from each library's own
 environment (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``GOOGLE_APPLICATION_CREDENTIALS``).
@@ -42,6 +47,12 @@ class StoreError(AuditError):
     """A store cannot be opened or used (bad URL, missing library, unreachable bucket)."""
 
 
+class StoreReadOnly(StoreError):
+    """A write (``write``, ``write_entry``, ``delete``, ``delete_entry``) reached a read-only
+    store: refused loudly, never dropped silently, so a caller that meant to fill a store
+    cannot believe it did."""
+
+
 class StoreIncomplete(AuditError):
     """A read-only store lacks entries a run needs (reported with the command that fills it)."""
 
@@ -52,8 +63,21 @@ class Store(Protocol):
 
     url: str
 
+    @property
+    def read_only(self) -> bool:
+        """Whether every write raises :class:`StoreReadOnly` (reads still work)."""
+        ...
+
     def read(self, key: str) -> bytes | None:
         """The object's bytes, or ``None`` when it does not exist."""
+        ...
+
+    def read_entry(self, prefix: str, names: list[str], commit: str) -> dict[str, bytes] | None:
+        """The files of the entry under ``prefix/``: ``None`` when its commit file does not
+        exist, else name -> bytes for the files found (commit file first read; a payload file
+        that is missing is left out, and the caller treats the entry as damaged). Read entry
+        files through this, not one by one: a :class:`~harness.store.layers.LayeredStore`
+        takes the whole entry from one layer and copies it whole."""
         ...
 
     def exists(self, key: str) -> bool: ...
@@ -63,8 +87,9 @@ class Store(Protocol):
         key (atomically). Returns whether this call wrote it."""
         ...
 
-    def delete(self, key: str) -> None:
-        """Remove the object (no error when it is already gone)."""
+    def delete(self, key: str) -> bool:
+        """Remove the object (no error when it is already gone); whether this call removed it
+        (on an object store: whether it existed just before)."""
         ...
 
     def list(self, prefix: str) -> list[str]:
@@ -84,6 +109,25 @@ class Store(Protocol):
     def delete_entry(self, prefix: str, names: list[str], commit: str) -> None:
         """Remove an entry: its commit file first, so it stops existing before it is gone."""
         ...
+
+    def prune_tmp(self, max_age_s: float = 3600.0) -> int:
+        """Delete temp files older than ``max_age_s`` left by killed writers (a local
+        directory has them; object stores have none); returns how many."""
+        ...
+
+
+def read_entry_files(store: Store, prefix: str, names: list[str], commit: str) -> dict[str, bytes] | None:
+    """:meth:`Store.read_entry` from single reads (commit file first): the two base stores'."""
+    head = store.read(f"{prefix}/{commit}")
+    if head is None:
+        return None
+    out = {commit: head}
+    for name in names:
+        if name != commit:
+            data = store.read(f"{prefix}/{name}")
+            if data is not None:
+                out[name] = data
+    return out
 
 
 def is_url(location: str | Path) -> bool:
@@ -120,6 +164,10 @@ class LocalStore:
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
 
+    @property
+    def read_only(self) -> bool:
+        return False
+
     def path(self, key: str) -> Path:
         return self.root / _check_key(key, self.url)
 
@@ -136,6 +184,9 @@ class LocalStore:
 
     def exists(self, key: str) -> bool:
         return self.path(key).is_file()
+
+    def read_entry(self, prefix: str, names: list[str], commit: str) -> dict[str, bytes] | None:
+        return read_entry_files(self, prefix, names, commit)
 
     def write(self, key: str, data: bytes, *, if_absent: bool = False) -> bool:
         final = self.path(key)
@@ -157,21 +208,28 @@ class LocalStore:
         finally:
             Path(tmp).unlink(missing_ok=True)
 
-    def delete(self, key: str) -> None:
-        self.path(key).unlink(missing_ok=True)
+    def delete(self, key: str) -> bool:
+        try:
+            self.path(key).unlink()
+        except FileNotFoundError:
+            return False  # another process removed it first
+        return True
 
     def list(self, prefix: str) -> list[str]:
-        base = self.path(prefix)
-        if not base.is_dir():
-            return []
-        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
+        cut = len(str(self.root)) + 1  # os.walk: one scandir per folder, no stat per file
+        return sorted(f"{folder[cut:]}/{name}" for folder, _, names in os.walk(self.path(prefix))
+                      for name in names)  # fmt: skip
 
     def write_entry(
         self, prefix: str, files: Mapping[str, bytes], commit: str, *, replace_uncommitted: bool = False
     ) -> bool:
         final = self.path(prefix)  # one directory rename: nothing is ever half-published here
         if final.exists():
-            return False
+            if (final / commit).exists() or not final.is_dir():
+                return False
+            # a directory without its commit file is no entry (published entries are renamed
+            # in whole): the leftover of a damaged or hand-edited entry, set aside first
+            self.delete_entry(prefix, list(files), commit)
         tmp = self._tmp() / f"entry.{uuid.uuid4().hex}"
         tmp.mkdir()
         try:
@@ -251,6 +309,10 @@ class FsspecStore:
     def __repr__(self) -> str:
         return f"FsspecStore({self.url!r})"
 
+    @property
+    def read_only(self) -> bool:
+        return False
+
     def path(self, key: str) -> str:
         return f"{self.root}/{_check_key(key, self.url)}"
 
@@ -265,6 +327,9 @@ class FsspecStore:
             return bool(self.fs.isfile(self.path(key)))
         except FileNotFoundError:
             return False
+
+    def read_entry(self, prefix: str, names: list[str], commit: str) -> dict[str, bytes] | None:
+        return read_entry_files(self, prefix, names, commit)
 
     def write(self, key: str, data: bytes, *, if_absent: bool = False) -> bool:
         path = self.path(key)
@@ -283,9 +348,12 @@ class FsspecStore:
             self.fs.pipe_file(path, data)
         return True
 
-    def delete(self, key: str) -> None:
+    def delete(self, key: str) -> bool:
+        if not self.exists(key):  # object stores delete absent keys without an error
+            return False
         with contextlib.suppress(FileNotFoundError):
             self.fs.rm_file(self.path(key))
+        return True
 
     def list(self, prefix: str) -> list[str]:
         base = self.path(prefix)
@@ -324,3 +392,6 @@ class FsspecStore:
         for name in names:
             if name != commit:
                 self.delete(f"{prefix}/{name}")
+
+    def prune_tmp(self, max_age_s: float = 3600.0) -> int:
+        return 0  # single PUTs are atomic: an object store keeps no temp files
