@@ -295,7 +295,7 @@ def releases():
 
 
 def test_compare_a_release_that_loses_human_agreement_regresses(releases):
-    from harness.stats.release_compare import HUMAN_KINDS, REGRESSION, compare_records
+    from harness.release.comparison import HUMAN_KINDS, REGRESSION, compare_records
 
     before, after, human = releases
     plain = compare_records(before, after, baseline_evaluator="release", candidate_evaluator="release",
