@@ -288,8 +288,7 @@ class AuditSession:
             raise self._store_gaps[evaluator_id]
         from filelock import FileLock
 
-        from harness.measure import measure
-        from harness.measure_images import MeasureStats
+        from harness.measure_images import MeasureStats, measure
         from harness.records import write_records
 
         key = self.records_key(evaluator_id)

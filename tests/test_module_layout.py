@@ -47,9 +47,15 @@ def test_cards_never_import_the_session():
 
 
 @pytest.mark.parametrize("module", ["harness.evaluators.reference.scene_measure", "harness.measure_plan",
-                                    "harness.measure_images", "harness.records"])
+                                    "harness.records"])
 def test_measurement_parts_do_not_import_the_pipeline(module):
-    assert module not in _importers_of("harness.measure")
+    assert module not in _importers_of("harness.measure_images")
+
+
+def test_no_forwarding_measure_module():
+    """The pipeline is ``harness.measure_images.measure``; the old forwarder stays gone."""
+    assert "harness.measure" not in MODULES
+    assert _importers_of("harness.measure") == []
 
 
 def test_bpy_only_under_render():
@@ -63,7 +69,7 @@ def test_no_pass_through_layer():
 
 def test_the_pipeline_chooses_the_measurement_by_adapter_kind():
     from harness.evaluators.reference.specs import companion_spec, planted_specs
-    from harness.measure import measurement_kind
+    from harness.measure_images import measurement_kind
     from harness.testing import TinySpec
 
     assert measurement_kind(companion_spec()) == "scene"
