@@ -378,7 +378,7 @@ class AuditSession:
     def summary(self, evaluator_id: str) -> dict[str, Any]:
         """The evaluator's entry of the audit summary (statistics of its own records)."""
         if evaluator_id not in self._summaries:
-            from harness.report.audit_inputs import audit_result
+            from harness.audit_inputs import audit_result
             from harness.stats.audit_stats import summary_with_intervals
 
             full = self._cached_summary(
@@ -398,7 +398,7 @@ class AuditSession:
 
     def panel_result(self, evaluator_ids: list[str] | None = None) -> AuditResult:
         """The ``AuditResult`` over the evaluators, computed once per process."""
-        from harness.report.audit_inputs import audit_result
+        from harness.audit_inputs import audit_result
 
         ids = tuple(sorted(evaluator_ids or self.specs))
         if ids not in self._panel_results:

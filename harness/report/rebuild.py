@@ -27,9 +27,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.audit_inputs import audit_result
 from harness.errors import AuditError
 from harness.records import read_records
-from harness.report.audit_inputs import audit_result
 from harness.stats.audit_stats import summary_with_intervals
 from harness.stats.companion_agreement import records_agreement
 

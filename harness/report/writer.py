@@ -173,14 +173,15 @@ def derived_key(session: AuditSession, evaluators: Sequence[str]) -> str:
     :data:`DERIVED_PACKAGES`."""
     import harness.captions as captions
     import harness.stats as stats
+    from harness import audit_inputs
     from harness.hashing import sha256_file
-    from harness.report import audit_inputs
     from harness.report.pieces import package_versions, piece_key, report_sources, source_hash
 
     lighting = audit_inputs.DEFAULT_LIGHTING_SCALARS
     stats_dir, captions_dir = Path(stats.__file__).parent, Path(captions.__file__).parent
     code = [*sorted(stats_dir.glob("*.py")), *sorted(captions_dir.glob("*.py")),
             *sorted(captions_dir.glob("*.json")), *report_sources(),
+            PACKAGE_DIR / "audit_inputs.py",  # template slots, default template, lighting scalars
             PACKAGE_DIR / "render" / "light_maps.py"]  # reads the lighting scalars
     return piece_key("derived", {
         "records": {ev: sha256_file(session.records_file(ev)) for ev in sorted(evaluators)},
