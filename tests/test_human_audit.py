@@ -117,7 +117,7 @@ def test_human_thresholds_stay_out_of_runs_without_human_data(tmp_path):
 
 
 def test_run_id_depends_on_human_data_only_when_given():
-    from harness.session import derived_run_id
+    from harness.session_ids import derived_run_id
 
     args = {"profile": "smoke", "plan": "p", "evaluators": {"e": "h"}, "renderer": "r", "bootstrap": 1,
             "seed": 2, "thresholds": {}}

@@ -150,7 +150,7 @@ def _results_problems(report: Path, manifest: Mapping[str, Any]) -> list[str]:
 
 
 def _run_id_problems(manifest: Mapping[str, Any]) -> list[str]:
-    from harness.session import derived_run_id
+    from harness.session_ids import derived_run_id
 
     options = manifest["options"]
     if options.get("run_id_explicit", False):
