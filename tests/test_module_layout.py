@@ -43,7 +43,32 @@ def test_no_two_modules_share_a_name():
 
 
 def test_cards_never_import_the_session():
-    assert [m for m in _importers_of("harness.session") if m.startswith("harness.cards")] == []
+    sessions = [m for m in MODULES if m == "harness.session" or m.startswith("harness.session_")]
+    assert len(sessions) > 1  # the façade and its job modules
+    assert [m for s in sessions for m in _importers_of(s) if m.startswith("harness.cards")] == []
+
+
+#: The measurement side: what turns scenes into renders, images and scores.
+MEASUREMENT = ("harness.measure_images", "harness.measure_plan", "harness.measure_thumbs", "harness.render",
+               "harness.evaluators", "harness.scenes", "harness.probe_edits", "harness.rescore",
+               "harness.session_inputs", "harness.session_records", "harness.training", "harness.backends")
+
+
+def test_the_report_only_formats():
+    """``harness/report/`` gets what it writes (records, summaries, cards, thumbnail bytes)
+    handed in; it never reaches back into the measurement side or the renderer."""
+    found = {m: sorted(i for i in _imports(p) if i.startswith(MEASUREMENT))
+             for m, p in MODULES.items() if m.startswith("harness.report")}
+    assert {m: hits for m, hits in found.items() if hits} == {}
+
+
+def test_the_release_comparison_stays_pure():
+    """The release gate's statistics read and write nothing: they import only the protocol,
+    errors and the pure statistics; its package ``__init__`` imports nothing."""
+    allowed = {"harness.errors", "harness.protocol"}
+    targets = _edges()["harness.release.comparison"]
+    assert {t for t in targets if t not in allowed and not t.startswith("harness.stats")} == set()
+    assert _imports(MODULES["harness.release"]) == set()
 
 
 @pytest.mark.parametrize("module", ["harness.evaluators.reference.scene_measure", "harness.measure_plan",
