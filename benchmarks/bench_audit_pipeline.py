@@ -14,8 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.measure import measure
-from harness.measure_images import MeasureStats
+from harness.measure_images import MeasureStats, measure
 from harness.measure_plan import build_plan
 from harness.protocol import get_profile
 from harness.report.writer import write_report

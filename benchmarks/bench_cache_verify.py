@@ -23,7 +23,8 @@ from harness.hashing import sha256_bytes
 from harness.protocol import RenderConfig
 from harness.records import read_records, write_records
 from harness.render.render_cache import META, RenderCache, decode_png
-from harness.session import _read_summary, _records_ok
+from harness.session_records import _records_ok
+from harness.session_summaries import _read_summary
 
 
 def render_like(seed: int, size: int = 224) -> np.ndarray:

@@ -277,8 +277,7 @@ def compare(
     equal ids). ``margins``: ``{"rho": 0.1, "rho.pitch": 0.2}`` over ``config``'s
     ``[tool.t3d-audit.compare]`` (default ``./pyproject.toml`` when present).
     """
-    from harness.margins import parse_margin_args
-    from harness.release import (
+    from harness.release.baselines import (
         comparison_document,
         exit_code,
         load_margins,
@@ -286,8 +285,9 @@ def compare(
         render_markdown,
         unpaired,
     )
+    from harness.release.comparison import auto_pairs, compare_records
+    from harness.release.margins import parse_margin_args
     from harness.stats.bootstrap import MAX_BOOTSTRAP
-    from harness.stats.release_compare import auto_pairs, compare_records
 
     if not 2 <= bootstrap <= MAX_BOOTSTRAP:
         raise AuditError(f"bootstrap must be in [2, {MAX_BOOTSTRAP}], got {bootstrap}")

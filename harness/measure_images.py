@@ -9,6 +9,14 @@ failures become ``failed`` rows with the reason; they are never cached and never
 number. The model id a hosted evaluator reports serving (``ScoreResult.metadata["model"]``) is
 cached with the score and written to the rows' ``served_model`` column (absent when no row has
 one); text outside :data:`harness.ids.SERVED_MODEL_ID` is kept as ``unrecognised model id``.
+
+:func:`measure` is the one place that chooses how an evaluator is measured, by its adapter
+kind (:func:`measurement_kind`): ``image`` (every model evaluator) goes through
+:func:`measure_images`; ``scene`` (the companion, the planted evaluators, any family registered
+with ``input="scene"`` in :mod:`harness.evaluators.families`) reads the structured scene, its
+prompt spec and the configuration, no rendering
+(:func:`harness.evaluators.reference.scene_measure.measure_scenes`). Both return rows in plan
+order (:mod:`harness.measure_plan`), built by ``Plan.record``.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.errors import RenderError
 from harness.ids import stored_model_id
@@ -31,6 +39,8 @@ if TYPE_CHECKING:
     from harness.measure_plan import ImageKey, Plan
     from harness.protocol import RenderConfig
     from harness.render.renderer import Renderer
+
+MeasurementKind = Literal["image", "scene"]
 
 
 class ImageSource:
@@ -271,3 +281,37 @@ def score_problem(spec: Any, value: float) -> str | None:
     if check is not None:
         return check(value)
     return None if math.isfinite(value) else f"non-finite score {value!r}"
+
+
+def measurement_kind(spec: Any) -> MeasurementKind:
+    """``scene`` for the scene-reading families (never rendered), else ``image``."""
+    from harness.evaluators.families import adapter_input
+
+    return adapter_input(spec)
+
+
+def measure(
+    spec: Any,
+    plan: Plan,
+    renderer: Renderer,
+    *,
+    cache_dir: Path,
+    load_evaluator: Callable[[Any], Any] | None = None,
+    stats: MeasureStats | None = None,
+    score_cache: Any = None,
+    fill: bool = True,
+) -> pd.DataFrame:
+    """Measure every row of ``plan`` with evaluator ``spec``; returns the records table.
+
+    ``load_evaluator(spec)`` builds the model (default ``spec.build()``). ``stats`` counts the
+    image pipeline's work (a scene evaluator renders and caches nothing). ``score_cache`` and
+    ``fill``: see :func:`measure_images`.
+    """
+    if measurement_kind(spec) == "scene":
+        from harness.evaluators.reference.scene_measure import measure_scenes
+
+        return measure_scenes(spec, plan, load_evaluator=load_evaluator)
+    return measure_images(
+        spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load_evaluator, stats=stats,
+        score_cache=score_cache, fill=fill,
+    )  # fmt: skip

@@ -96,7 +96,7 @@ OPTIONS: dict[str, OptionSpec] = {
 }
 PATH_OPTIONS: tuple[str, ...] = (
     *(f"--{dest.replace('_', '-')}" for dest, spec in OPTIONS.items() if spec.kind in ("path", "store")),
-    "--audit-baseline",  # declared by harness.baseline_gate
+    "--audit-baseline",  # declared by harness.release.gate
 )
 # keys of [tool.t3d-audit] besides the options themselves
 # ("compare": the release comparison's margins, read by that command)

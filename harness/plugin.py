@@ -21,7 +21,7 @@ from harness.options import PATH_OPTIONS, add_options, build_options
 from harness.session import PANEL, RESULT_PROPERTY, WORKER_OUTPUT_KEY, AuditSession
 
 # --audit-baseline (the release comparison as parametrized tests) lives in its own plugin module
-pytest_plugins = ["harness.baseline_gate"]
+pytest_plugins = ["harness.release.gate"]
 
 SESSION_KEY = pytest.StashKey[AuditSession]()
 OUTCOMES_KEY = pytest.StashKey[list]()

@@ -104,7 +104,7 @@ def rescore_report(
 
     from harness.cards.provenance import load_manifest, manifest_problems
     from harness.errors import AuditError
-    from harness.measure import measure, measurement_kind
+    from harness.measure_images import measure, measurement_kind
     from harness.records import read_records
     from harness.session import AuditOptions, AuditSession
 

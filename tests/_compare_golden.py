@@ -39,8 +39,8 @@ def golden_outputs() -> tuple[str, str]:
     """(comparison JSON text, Markdown) of the golden releases: three evaluator pairs
     (alignment, prompt-free, alignment with human ratings), margins from a table."""
     from harness.fileio import json_text
-    from harness.release import Release, comparison_document, render_markdown
-    from harness.stats.release_compare import compare_records
+    from harness.release.baselines import Release, comparison_document, render_markdown
+    from harness.release.comparison import compare_records
 
     base, cand, human = golden_releases()
     margins = {"rho": 0.2, "rho.pitch": 0.05, "discrimination.scrambled": 0.1}

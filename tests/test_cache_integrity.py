@@ -24,7 +24,9 @@ from harness.evaluators.cache import CachedEvaluator, EmbeddingCache, ScoreCache
 from harness.protocol import RenderConfig
 from harness.records import read_records, write_records
 from harness.render.render_cache import RenderCache
-from harness.session import AuditSession, _read_summary, _records_ok
+from harness.session import AuditSession
+from harness.session_records import _records_ok
+from harness.session_summaries import _read_summary
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
 

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from harness.cli import main
-from harness.margins import MarginError, Margins, parse_margin_args
 from harness.paths import REPO_ROOT
 from harness.records import read_records, write_records
-from harness.release import load_release, save_baseline
+from harness.release.baselines import load_release, save_baseline
+from harness.release.margins import MarginError, Margins, parse_margin_args
 from tests._compare_tables import BASE_PITCH, CAND_PITCH, tiny_release
 
 
@@ -226,8 +226,8 @@ def test_noise_floor_rerun_with_other_batch_size_and_threads(tmp_path):
     on 2 threads, then batch 3 on 1 thread. Scores move in the last float32 bits (3e-7 here);
     the comparison shows no regression and nothing inconclusive."""
     torch = pytest.importorskip("torch")
+    from harness.release.comparison import compare_records
     from harness.session import AuditOptions, AuditSession
-    from harness.stats.release_compare import compare_records
     from harness.testing import BoxRasterizer, write_tiny_scene_set
 
     write_tiny_scene_set(tmp_path / "scenes")

@@ -117,7 +117,7 @@ def test_human_thresholds_stay_out_of_runs_without_human_data(tmp_path):
 
 
 def test_run_id_depends_on_human_data_only_when_given():
-    from harness.session import derived_run_id
+    from harness.session_ids import derived_run_id
 
     args = {"profile": "smoke", "plan": "p", "evaluators": {"e": "h"}, "renderer": "r", "bootstrap": 1,
             "seed": 2, "thresholds": {}}
@@ -295,7 +295,7 @@ def releases():
 
 
 def test_compare_a_release_that_loses_human_agreement_regresses(releases):
-    from harness.stats.release_compare import HUMAN_KINDS, REGRESSION, compare_records
+    from harness.release.comparison import HUMAN_KINDS, REGRESSION, compare_records
 
     before, after, human = releases
     plain = compare_records(before, after, baseline_evaluator="release", candidate_evaluator="release",

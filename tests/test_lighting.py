@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.audit_inputs import DEFAULT_LIGHTING_SCALARS, audit_inputs, lighting_scalars
 from harness.cli import main
 from harness.commands.lighting import compare
 from harness.errors import AuditError
 from harness.render import light_maps as lt
 from harness.render.settings import LIGHTING_FILES
-from harness.report.audit_inputs import DEFAULT_LIGHTING_SCALARS, audit_inputs, lighting_scalars
 
 EXACT_PIXEL = lt.Convention("exact-pixel", "pixel", 1.0, delta=0.0)
 EXACT_EV100 = lt.Convention("exact-ev100", "solid_angle", lt.EV100_REFERENCE, delta=0.0)
@@ -206,7 +206,7 @@ def test_audit_inputs_default_to_the_committed_scalars():
 
 
 def test_missing_default_file_warns_and_gives_no_scalars(tmp_path, monkeypatch):
-    import harness.report.audit_inputs as inputs
+    import harness.audit_inputs as inputs
 
     monkeypatch.setattr(inputs, "DEFAULT_LIGHTING_SCALARS", tmp_path / "absent.json")
     with pytest.warns(UserWarning, match="Table 8 has no EV/CCT"):

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import RenderError
-from harness.measure import measure
+from harness.measure_images import measure
 from harness.measure_plan import build_plan
 from harness.protocol import get_profile
 from harness.scenes.sceneset import SceneSet

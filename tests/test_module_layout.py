@@ -43,13 +43,44 @@ def test_no_two_modules_share_a_name():
 
 
 def test_cards_never_import_the_session():
-    assert [m for m in _importers_of("harness.session") if m.startswith("harness.cards")] == []
+    sessions = [m for m in MODULES if m == "harness.session" or m.startswith("harness.session_")]
+    assert len(sessions) > 1  # the façade and its job modules
+    assert [m for s in sessions for m in _importers_of(s) if m.startswith("harness.cards")] == []
+
+
+#: The measurement side: what turns scenes into renders, images and scores.
+MEASUREMENT = ("harness.measure_images", "harness.measure_plan", "harness.measure_thumbs", "harness.render",
+               "harness.evaluators", "harness.scenes", "harness.probe_edits", "harness.rescore",
+               "harness.session_inputs", "harness.session_records", "harness.training", "harness.backends")
+
+
+def test_the_report_only_formats():
+    """``harness/report/`` gets what it writes (records, summaries, cards, thumbnail bytes)
+    handed in; it never reaches back into the measurement side or the renderer."""
+    found = {m: sorted(i for i in _imports(p) if i.startswith(MEASUREMENT))
+             for m, p in MODULES.items() if m.startswith("harness.report")}
+    assert {m: hits for m, hits in found.items() if hits} == {}
+
+
+def test_the_release_comparison_stays_pure():
+    """The release gate's statistics read and write nothing: they import only the protocol,
+    errors and the pure statistics; its package ``__init__`` imports nothing."""
+    allowed = {"harness.errors", "harness.protocol"}
+    targets = _edges()["harness.release.comparison"]
+    assert {t for t in targets if t not in allowed and not t.startswith("harness.stats")} == set()
+    assert _imports(MODULES["harness.release"]) == set()
 
 
 @pytest.mark.parametrize("module", ["harness.evaluators.reference.scene_measure", "harness.measure_plan",
-                                    "harness.measure_images", "harness.records"])
+                                    "harness.records"])
 def test_measurement_parts_do_not_import_the_pipeline(module):
-    assert module not in _importers_of("harness.measure")
+    assert module not in _importers_of("harness.measure_images")
+
+
+def test_no_forwarding_measure_module():
+    """The pipeline is ``harness.measure_images.measure``; the old forwarder stays gone."""
+    assert "harness.measure" not in MODULES
+    assert _importers_of("harness.measure") == []
 
 
 def test_bpy_only_under_render():
@@ -63,7 +94,7 @@ def test_no_pass_through_layer():
 
 def test_the_pipeline_chooses_the_measurement_by_adapter_kind():
     from harness.evaluators.reference.specs import companion_spec, planted_specs
-    from harness.measure import measurement_kind
+    from harness.measure_images import measurement_kind
     from harness.testing import TinySpec
 
     assert measurement_kind(companion_spec()) == "scene"

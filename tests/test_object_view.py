@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.audit_inputs import default_template_of
 from harness.errors import ProtocolError, SceneError
 from harness.measure_plan import build_plan
 from harness.protocol import (
@@ -30,7 +31,6 @@ from harness.protocol import (
     parse_cell,
 )
 from harness.render.render_plan import render_plan
-from harness.report.audit_inputs import default_template_of
 from harness.scenes.load import parse_scene
 from harness.scenes.sceneset import SceneSet
 from tests._scene_helpers import scene_doc, write_assets

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.measure import measure
+from harness.measure_images import measure
 from harness.measure_plan import build_plan
 from harness.protocol import Profile, RenderConfig
 from harness.render.renderer import default_renderer

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import cacheseal
-from harness.report import html_page, pieces, thumbs, writer
+from harness import cacheseal, measure_thumbs
+from harness.report import html_page, pieces, writer
 from harness.report.writer import write_report
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
@@ -56,7 +56,7 @@ def test_a_warm_report_reuses_every_piece_and_is_byte_identical(cold, monkeypatc
     assert list((cache / pieces.PIECES_DIR / "html-sections").rglob("*.bin"))
     session = make_session(tmp)
     _forbid(monkeypatch, type(session), "panel_result")  # no statistics on the controller
-    _forbid(monkeypatch, thumbs, "encode_thumb")  # no thumbnail encoded
+    _forbid(monkeypatch, measure_thumbs, "encode_thumb")  # no thumbnail encoded
     _forbid(monkeypatch, writer, "write_derived")  # no table or figure drawn
     _forbid(monkeypatch, html_page, "build_html")  # the whole page came from its piece
     renders = []
@@ -132,15 +132,15 @@ def test_thumb_key_names_the_renders_background_and_size(tmp_path):
     session = make_session(tmp_path)
     plan, renderer = session.plan, session.renderer
     images = [r.image for r in plan.rows if r.image is not None]
-    fixed = thumbs.fixed_key_inputs()
-    keys = {thumbs.thumb_key(plan, renderer, i, fixed=fixed) for i in images}
+    fixed = measure_thumbs.fixed_key_inputs()
+    keys = {measure_thumbs.thumb_key(plan, renderer, i, fixed=fixed) for i in images}
     assert len(keys) == len(set(images))  # one key per distinct image
     image = images[0]
-    key = thumbs.thumb_key(plan, renderer, image, fixed=fixed)
-    assert thumbs.thumb_key(plan, renderer, image, max_px=128, fixed=fixed) != key
-    assert thumbs.thumb_key(plan, renderer, image, quality=90, fixed=fixed) != key
-    assert thumbs.thumb_key(plan, renderer, image, fixed={**fixed, "packages": {"pillow": "0"}}) != key
-    assert thumbs.thumb_key(plan, renderer, image) == key
+    key = measure_thumbs.thumb_key(plan, renderer, image, fixed=fixed)
+    assert measure_thumbs.thumb_key(plan, renderer, image, max_px=128, fixed=fixed) != key
+    assert measure_thumbs.thumb_key(plan, renderer, image, quality=90, fixed=fixed) != key
+    assert measure_thumbs.thumb_key(plan, renderer, image, fixed={**fixed, "packages": {"pillow": "0"}}) != key
+    assert measure_thumbs.thumb_key(plan, renderer, image) == key
 
 
 # ------------------------------------------------------------------------------ the entries

@@ -1,4 +1,4 @@
-"""Paired release comparison (harness.stats.release_compare): hand-computed bootstrap, vectorised
+"""Paired release comparison (harness.release.comparison): hand-computed bootstrap, vectorised
 replicates against the scalar statistics, verdicts, and planted releases."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.release import comparison as cmp
 from harness.stats import bootstrap as bs
-from harness.stats import release_compare as cmp
 from harness.stats.envelopes import envelopes
 from harness.stats.rank import kendall_w, rank_stability
 from harness.stats.synthetic import SyntheticSpec, synthetic_records

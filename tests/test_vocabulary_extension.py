@@ -174,7 +174,7 @@ def test_the_card_carries_the_statistic_and_the_probe(extension):
 
 
 def test_compare_compares_the_statistic_and_the_probe(extension):
-    from harness.stats.release_compare import compare_records
+    from harness.release.comparison import compare_records
 
     baseline, candidate = _records(), _records(shift=-0.2)
     pairs = sorted(set(baseline["evaluator"]))

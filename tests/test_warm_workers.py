@@ -82,7 +82,7 @@ def test_records_cached_measures_nothing(tmp_path, monkeypatch):
     from tests._audit_project import tiny_session
 
     session = tiny_session(tmp_path, [TinySpec("tiny-grid")])
-    import harness.measure as measure
+    import harness.measure_images as measure
 
     assert session.records_cached("tiny-grid") is False
     session.records_file("tiny-grid")  # measured once

@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"t3d-audit audit: the audit did not complete (pytest exit code {code})")
         return code
     if args.save_baseline:
-        from harness.release import save_baseline
+        from harness.release.baselines import save_baseline
         saved = save_baseline(latest_report(reports_dir(args), started), args.save_baseline)
         print(f"t3d-audit audit: saved this release as baseline {saved}")
     return 0

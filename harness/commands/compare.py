@@ -58,8 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.fileio import json_text, write_text_atomic
-    from harness.margins import parse_margin_args
-    from harness.release import (
+    from harness.release.baselines import (
         comparison_document,
         exit_code,
         load_margins,
@@ -68,8 +67,9 @@ def run(args: argparse.Namespace) -> int:
         render_markdown,
         unpaired,
     )
+    from harness.release.comparison import auto_pairs, compare_records
+    from harness.release.margins import parse_margin_args
     from harness.stats.bootstrap import MAX_BOOTSTRAP
-    from harness.stats.release_compare import auto_pairs, compare_records
 
     if not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
         raise AuditError(

@@ -39,8 +39,7 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
     evaluator is one scoring actor, all evaluators at once."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from harness.measure import measurement_kind
-    from harness.measure_images import MeasureStats, measure_images
+    from harness.measure_images import MeasureStats, measure_images, measurement_kind
 
     specs = [s for s in session.specs.values() if measurement_kind(s) == "image"]
     load = session._build_evaluator

@@ -78,7 +78,7 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
     from harness import cost_estimate as ce
     from harness.evaluator_selection import select_evaluators
     from harness.hashing import sha256_json
-    from harness.measure import measurement_kind
+    from harness.measure_images import measurement_kind
     from harness.paths import default_cache_dir
     from harness.protocol import get_profile
 

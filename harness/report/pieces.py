@@ -7,7 +7,7 @@ libraries that draw or encode it), and reuses the stored bytes on a hit. A piece
 exactly as it was written, so a report assembled from cached pieces is byte-identical to one
 computed afresh. Layout under the cache dir (docs/formats.md#cache-layout)::
 
-    thumbs/<key[:2]>/<key>.jpg                  sealed thumbnail (harness.report.thumbs)
+    thumbs/<key[:2]>/<key>.jpg                  sealed thumbnail (harness.measure_thumbs)
     report_pieces/<kind>/<key[:2]>/<key>.bin    sealed piece (a file bundle or page fragment)
 
 Every entry is a sealed file (:mod:`harness.cacheseal`: seal line, ``\\n``, payload) published

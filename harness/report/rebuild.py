@@ -27,9 +27,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.audit_inputs import audit_result
 from harness.errors import AuditError
 from harness.records import read_records
-from harness.report.audit_inputs import audit_result
 from harness.stats.audit_stats import summary_with_intervals
 from harness.stats.companion_agreement import records_agreement
 
@@ -150,7 +150,7 @@ def _results_problems(report: Path, manifest: Mapping[str, Any]) -> list[str]:
 
 
 def _run_id_problems(manifest: Mapping[str, Any]) -> list[str]:
-    from harness.session import derived_run_id
+    from harness.session_ids import derived_run_id
 
     options = manifest["options"]
     if options.get("run_id_explicit", False):

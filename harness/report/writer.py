@@ -51,11 +51,9 @@ from harness.cards.provenance import build_manifest, file_entry, portable_label,
 from harness.errors import AuditError
 from harness.fileio import write_json_atomic
 from harness.paths import FIXTURES, PACKAGE_DIR, PROFILES_FILE, REPO_ROOT
-from harness.render.renderer import host_facts
 from harness.vocab.factors import PARAPHRASE
 
 if TYPE_CHECKING:
-    from harness.evaluators.base import EvaluatorSpec
     from harness.session import AuditSession
     from harness.stats.audit_stats import AuditResult
 
@@ -133,7 +131,7 @@ def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, 
     return entries
 
 
-def _weight_files(spec: EvaluatorSpec) -> list[Path]:
+def _weight_files(spec: Any) -> list[Path]:
     """Local weight files of ``spec`` where known (hashed into the manifest)."""
     ckpt = str(getattr(spec, "checkpoint", "") or "")
     return [Path(ckpt)] if ckpt and Path(ckpt).is_file() else []
@@ -174,14 +172,15 @@ def derived_key(session: AuditSession, evaluators: Sequence[str]) -> str:
     :data:`DERIVED_PACKAGES`."""
     import harness.captions as captions
     import harness.stats as stats
+    from harness import audit_inputs
     from harness.hashing import sha256_file
-    from harness.report import audit_inputs
     from harness.report.pieces import package_versions, piece_key, report_sources, source_hash
 
     lighting = audit_inputs.DEFAULT_LIGHTING_SCALARS
     stats_dir, captions_dir = Path(stats.__file__).parent, Path(captions.__file__).parent
     code = [*sorted(stats_dir.glob("*.py")), *sorted(captions_dir.glob("*.py")),
             *sorted(captions_dir.glob("*.json")), *report_sources(),
+            PACKAGE_DIR / "audit_inputs.py",  # template slots, default template, lighting scalars
             PACKAGE_DIR / "render" / "light_maps.py"]  # reads the lighting scalars
     return piece_key("derived", {
         "records": {ev: sha256_file(session.records_file(ev)) for ev in sorted(evaluators)},
@@ -320,7 +319,8 @@ def _fill(
 ) -> tuple[dict[str, Any], list[str]]:
     """Write every file of the report into ``tmp``; returns the summary and its notes."""
     from harness.report.html_page import write_html
-    from harness.report.thumbs import write_session_thumbs
+    from harness.report.pieces import thumb_entries
+    from harness.report.thumbs import write_thumbs
 
     for ev in evaluators:
         target = tmp / "scores" / f"{ev}.csv"
@@ -343,13 +343,15 @@ def _fill(
             "results": merged,
         },
     )
-    write_session_thumbs(session, evaluators, tmp)
+    thumbnails = session.thumbnails(evaluators, cache=thumb_entries(session.options.cache_dir))
+    if thumbnails is not None:  # some evaluator scored renders
+        write_thumbs(thumbnails, tmp)
     manifest = build_manifest(
         run_id=run_id,
         options=session.run_options(evaluators),
         inputs=_inputs(session, evaluators),
         report_dir=tmp,
-        render_host=host_facts(session.renderer),
+        render_host=session.render_host(),
     )
     write_manifest(manifest, tmp)
     # reads the finished directory; adds report.html to the manifest's outputs

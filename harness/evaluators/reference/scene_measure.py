@@ -1,6 +1,6 @@
 """Measuring scene-reading evaluators (companion, planted-*, scene scorers) over a measurement plan.
 
-The image pipeline (``harness.measure.measure``) renders, composites and calls
+The image pipeline (``harness.measure_images.measure``) renders, composites and calls
 ``score(images, captions)``. The companion and the planted evaluators read the structured
 scene, its prompt spec and the configuration instead, so they are measured here, with no
 rendering at all: every plan row becomes one :class:`~.items.ScoreItem` whose context is the

@@ -11,7 +11,7 @@ side) with the baseline's single alignment evaluator. The candidate's card recor
 baseline's card id. Margins come from ``[tool.t3d-audit.compare]`` (docs/release-gate.md).
 
 The trust rules are those of ``t3d-audit compare``: a baseline directory whose manifest or cards
-do not verify is a usage error (``harness.release.release_problems``), and an evaluator present
+do not verify is a usage error (``harness.release.baselines.release_problems``), and an evaluator present
 on only one side is a failing ``test_no_regression[<evaluator>-unpaired]`` unless
 ``--audit-allow-unpaired`` is given.
 """
@@ -27,10 +27,10 @@ import pytest
 from harness.errors import AuditError
 
 if TYPE_CHECKING:
-    from harness.margins import Margins
-    from harness.release import Release
+    from harness.release.baselines import Release
+    from harness.release.comparison import Comparison
+    from harness.release.margins import Margins
     from harness.session import AuditSession
-    from harness.stats.release_compare import Comparison
 
 OPTION = "audit_baseline"
 ALLOW_UNPAIRED = "audit_allow_unpaired"
@@ -65,7 +65,7 @@ class BaselineGate:
     def comparison(self, evaluator: str) -> Comparison:
         """The run's ``evaluator`` against its baseline (computed once per process)."""
         if evaluator not in self._done:
-            from harness.stats.release_compare import compare_records
+            from harness.release.comparison import compare_records
 
             boot = self.session.bootstrap
             self._done[evaluator] = compare_records(
@@ -91,7 +91,7 @@ def _baseline_path(config: pytest.Config) -> Path | None:
 
 def pair_with_baseline(session_specs: dict[str, Any], baseline: dict[str, bool]) -> dict[str, str]:
     """Run evaluator → baseline evaluator: equal ids first, else the single alignment
-    evaluator of each side. ``baseline``: id → alignment (see ``stats.release_compare.evaluators_of``)."""
+    evaluator of each side. ``baseline``: id → alignment (see ``comparison.evaluators_of``)."""
     pairs = {e: e for e in session_specs if e in baseline}
     run_align = [e for e, s in session_specs.items() if getattr(s, "needs_text", True)]
     base_align = [e for e, a in baseline.items() if a]
@@ -106,8 +106,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if path is None:
         return
     from harness.plugin import audit_session_of
-    from harness.release import load_margins, load_release, unpaired
-    from harness.stats.release_compare import evaluators_of
+    from harness.release.baselines import load_margins, load_release, unpaired
+    from harness.release.comparison import evaluators_of
 
     session = audit_session_of(config)
     try:
@@ -142,7 +142,7 @@ class BaselineMetric:
     def check(self) -> None:
         """Fail on a confirmed regression or an unpaired evaluator; skip a metric undefined on
         both sides."""
-        from harness.stats.release_compare import REGRESSION
+        from harness.release.comparison import REGRESSION
 
         if self.metric == UNPAIRED:
             side = "baseline" if self.evaluator in self.gate.unpaired.get("baseline", ()) else "run"
@@ -188,7 +188,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(FIXTURE, [pytest.param(None, marks=pytest.mark.skip(
             reason="no --audit-baseline given"))], ids=["no-baseline"])
         return
-    from harness.stats.release_compare import metric_id, planned_metrics
+    from harness.release.comparison import metric_id, planned_metrics
     from harness.stats.table import pivot_records
 
     tables = pivot_records(gate.release.records)

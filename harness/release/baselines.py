@@ -1,4 +1,4 @@
-"""Inputs and outputs of the release gate (the statistics are ``harness.stats.release_compare``).
+"""Inputs and outputs of the release gate (the statistics are ``harness.release.comparison``).
 
 * :func:`load_release`: a report directory (``scores/*.csv|parquet`` and ``cards/*.json``),
   a directory of score files, or one score file → records and card ids. A directory with
@@ -24,9 +24,9 @@ from typing import Any
 import pandas as pd
 
 from harness.errors import AuditError
-from harness.margins import Margins
 from harness.records import CSV_SUFFIXES, PARQUET_SUFFIXES
-from harness.stats.release_compare import INCONCLUSIVE, REGRESSION, CompareError, Comparison
+from harness.release.comparison import INCONCLUSIVE, REGRESSION, CompareError, Comparison
+from harness.release.margins import Margins
 
 SCORE_SUFFIXES = (*CSV_SUFFIXES, *PARQUET_SUFFIXES)
 BASELINES_DIR = "baselines"

@@ -10,7 +10,7 @@ rho = 0.10                 # every factor's rho
 
 A margin is the change in the harmful direction that a release may make before it counts
 as a regression (docs/release-gate.md); names are the metric kinds of
-:data:`harness.stats.release_compare.KINDS`, optionally qualified by a factor or probe. Override
+:data:`harness.release.comparison.KINDS`, optionally qualified by a factor or probe. Override
 patterns are candidate evaluator ids or shell globs applied in file order (a later entry
 wins). An unknown name is an error: a typo must not silently loosen the gate.
 """
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import AuditError
-from harness.stats.release_compare import KINDS
+from harness.release.comparison import KINDS
 
 
 class MarginError(AuditError):
