@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.release import comparison as cmp
 from harness.release.margins import parse_margin_args
 from harness.stats import bootstrap as bs
-from harness.release import comparison as cmp
 from harness.stats.interactions import block_stats
 from harness.stats.table import BlockScores, pivot_records
 from tests._compare_tables import BASE_BLOCK, BASE_PITCH, block_release, tiny_release

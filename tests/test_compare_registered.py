@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.release.margins import parse_margin_args
 from harness.release import comparison as cmp
+from harness.release.margins import parse_margin_args
 from harness.stats._nan import nanmean
 from harness.stats.synthetic import SyntheticSpec, synthetic_records
 from harness.stats.table import pivot_records
