@@ -333,8 +333,6 @@ for _metric in (
                MAX_HUMAN_AGREEMENT_DROP, margin=0.05, places=_HUMAN,
                description="largest drop of human agreement from c0 over the factor's levels "
                "(with human ratings)"),
-    MetricSpec("c0_spread", "c0 spread", "score", +1, None, margin=0.05, compute="harness.stats.c0_stats:c0_spread",
-               description="spread of the generators' mean c0 scores"),
 ):
     METRICS.register(_metric)
 del _metric
