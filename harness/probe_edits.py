@@ -90,15 +90,6 @@ _APPLIED: dict[tuple[str, str, int], Scene] = {}
 _APPLIED_MAX = 4096
 
 
-def mirrored(scene: Scene, rng=None) -> tuple[SceneObject, ...]:
-    """Every object mirrored across the vertical plane through the objects' mean x (``rng`` unused)."""
-    mid = sum(o.position[0] for o in scene.objects) / len(scene.objects)
-    return tuple(
-        replace(o, position=(2 * mid - o.position[0], *o.position[1:]), yaw_deg=(-o.yaw_deg) % 360.0)
-        for o in scene.objects
-    )
-
-
 def keep_half(scene: Scene, rng) -> tuple[SceneObject, ...]:
     """A random half of the objects (the module docstring gives the count)."""
     n = len(scene.objects)

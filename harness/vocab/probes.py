@@ -93,8 +93,6 @@ for _spec in (
               "Scrambled", "every object relocated and reoriented on the floor"),
     ProbeSpec(WORST_OBJECTS, "harness.probe_edits:worst_objects", "min_worst_objects_discrimination",
               False, "Worst-objects", "each object's asset swapped for its worst-retrieved candidate"),
-    ProbeSpec("mirrored", "harness.probe_edits:mirrored", "min_removal_discrimination", True,
-              "Mirrored", "every object mirrored across the layout's middle"),
 ):
     PROBES.register(_spec)
 del _spec
