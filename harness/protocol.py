@@ -141,7 +141,6 @@ class RenderConfig:
     samples: int = 16
     seed: int = 0
     denoise: bool = False
-    exposure_ev: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict. A field added after the study's eight is written only when it

@@ -541,7 +541,6 @@ class BlenderRenderer:
         _set(c, "samples", int(cfg.samples))
         _set(c, "seed", int(cfg.seed))
         _set(c, "use_denoising", bool(cfg.denoise))
-        _set(bscene.view_settings, "exposure", float(cfg.exposure_ev))
         _set(c, "time_limit", float(timeout_s) if timeout_s else 0.0)
         image = self._hdri(cfg.lighting, scene, cfg)
         if built.env_node.image != image:

@@ -170,10 +170,6 @@ for _spec in (
         label="Camera yaw (°)", short="Yaw",
     ),
     FactorSpec(
-        "exposure", "render", _render("exposure_ev", float), lambda c: f"{c.render.exposure_ev:g}",
-        levels=("-1", "0", "1"), default="0", label="Exposure (EV)", short="Exp.",
-    ),
-    FactorSpec(
         TEMPLATE, "caption", _field("template"), lambda c: c.template, source=_templates,
         label="Caption template", short="Tmpl.",
     ),
