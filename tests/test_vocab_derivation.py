@@ -92,3 +92,38 @@ def test_a_statistic_can_point_at_its_module_lazily(tmp_path, monkeypatch):
         sys.modules.pop("lazy_stat_mod", None)
     with pytest.raises(VocabularyError, match="module:function"):
         MetricSpec("bad", "bad", compute="no_colon")
+
+
+def test_a_family_module_registers_itself_when_discovered(tmp_path, monkeypatch):
+    """A family in its own module of the discovered package is found with no list naming it."""
+    from harness.evaluators.families import discover_families, find_family, unregister_family
+
+    package = tmp_path / "my_family_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "sharp.py").write_text(textwrap.dedent(
+        """
+        from harness.evaluators.families import Family, register_family
+
+        register_family(Family("sharp_test", "my_family_pkg.sharp:build", role="quality"))
+        """), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert discover_families(package, "my_family_pkg") == ["sharp"]
+        assert find_family("sharp_test").role == "quality"
+    finally:
+        unregister_family("sharp_test")
+        sys.modules.pop("my_family_pkg.sharp", None)
+        sys.modules.pop("my_family_pkg", None)
+
+
+def test_the_built_in_family_modules_are_imported_without_torch():
+    import subprocess
+
+    code = ("import pkgutil, sys, harness.evaluators.families as f\n"
+            "from harness.evaluators import family_modules as p\n"
+            "mods = [m.name for m in pkgutil.iter_modules(p.__path__)]\n"
+            "assert all(f'{p.__name__}.{m}' in sys.modules for m in mods), mods\n"
+            "assert 'torch' not in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
