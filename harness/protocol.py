@@ -10,7 +10,7 @@ Table 11 (``"512"``, ``"50"``, ``"city"``, ``"255"``, ``"red"``, ``"45"``), temp
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,14 @@ RENDER_FACTORS = rendered_factor_names()
 RECORD_FACTORS = (BASELINE, *factor_names(), "probe")
 
 
+#: The study's render fields: always part of a render key. Fields added later are keyed only
+#: when set off their default (:meth:`RenderConfig.to_dict`).
+_STUDY_RENDER_FIELDS = frozenset(
+    ("resolution_px", "focal_length_mm", "lighting", "pitch_deg", "yaw_deg", "samples", "seed",
+     "denoise")
+)
+
+
 @dataclass(frozen=True)
 class RenderConfig:
     """Everything Blender needs besides the scene. Hashable: a render-cache key component.
@@ -135,11 +143,18 @@ class RenderConfig:
     denoise: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as a dict. A field added after the study's eight is written only when it
+        is off its default, so adding one (a new render factor's setting) moves no existing
+        render key, configuration hash or run id."""
+        out = asdict(self)
+        for f in fields(self):
+            if f.name not in _STUDY_RENDER_FIELDS and out[f.name] == f.default:
+                del out[f.name]
+        return out
 
     @property
     def key(self) -> str:
-        """sha256 of the canonical JSON of the fields."""
+        """sha256 of the canonical JSON of the fields (see :meth:`to_dict`)."""
         return sha256_json(self.to_dict())
 
 

@@ -12,7 +12,9 @@ import through :func:`register_family`, the same door a plugin uses::
     register_family(Family("my_adapter", build="my_pkg.scoring:build", input="image"))
 
 ``build`` is ``"module:function"`` (imported lazily, so listing evaluators never imports
-torch) or a callable ``(spec, *, device, batch_size) -> Evaluator``.
+torch) or a callable ``(spec, *, device, batch_size) -> Evaluator``. A built-in family may
+instead live in its own module under :mod:`harness.evaluators.family_modules`: every module
+there is imported (and so registers itself) when this module is, no list names it.
 
 Nothing here imports a model library or :mod:`harness.evaluators.base` (which sits above it).
 """
@@ -20,9 +22,11 @@ Nothing here imports a model library or :mod:`harness.evaluators.base` (which si
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from harness.errors import EvaluatorError
@@ -174,3 +178,16 @@ for _family in (
     Family("python_scene", "harness.evaluators.scorer:build", input="scene"),
 ):  # fmt: skip
     register_family(_family)
+
+
+def discover_families(folder: Path, package: str) -> list[str]:
+    """Import every module of the package ``package`` (its folder ``folder``), sorted by name;
+    each registers its family at import. Returns the modules' names. The import is by name, so
+    the family modules (which import this one) form no import cycle with it."""
+    names = sorted(m.name for m in pkgutil.iter_modules([str(folder)]) if not m.ispkg)
+    for name in names:
+        importlib.import_module(f"{package}.{name}")
+    return names
+
+
+discover_families(Path(__file__).with_name("family_modules"), f"{__package__}.family_modules")

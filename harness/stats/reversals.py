@@ -16,7 +16,8 @@ from harness.stats.bootstrap import percentile_ci, prompt_mean_draws
 from harness.stats.family import ContrastFamily
 from harness.stats.rank import unique_winners
 from harness.stats.simultaneous import Band
-from harness.stats.table import SHARED_FACTORS, EvaluatorScores, generator_means
+from harness.stats.table import EvaluatorScores, generator_means
+from harness.vocab.factors import shared_factor_names
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def search_reversals(
     for ev in evaluators:
         name = ev.evaluator
         desc[name] = point[name] = simul[name] = False
-        for factor in SHARED_FACTORS:
+        for factor in shared_factor_names():
             if factor not in ev.factors:
                 continue
             fs = ev.factors[factor]

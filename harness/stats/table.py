@@ -16,13 +16,13 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import RecordsError
-from harness.protocol import BASELINE, BLOCK, PROBES, SHARED_FACTORS, block_id, parse_cell
+from harness.protocol import BASELINE, BLOCK, block_id, parse_cell
 from harness.records import COLUMNS
 from harness.stats._nan import nanmean
-from harness.vocab.factors import CHROMATIC_RGB, PARAPHRASE
+from harness.vocab.factors import CHROMATIC_RGB, factor_names, shared_factor_names
+from harness.vocab.probes import probe_names
 
 PROBE = "probe"
-SWEEP_FACTORS = (*SHARED_FACTORS, PARAPHRASE)
 _KNOWN_ORDER = {name: i for i, name in enumerate(CHROMATIC_RGB)}  # red, green, blue
 
 
@@ -99,7 +99,7 @@ class EvaluatorScores:
         """
         ids = [BASELINE]
         blocks = [self.baseline[:, :, None]]
-        for name in SHARED_FACTORS:
+        for name in shared_factor_names():
             if name in self.factors:
                 fs = self.factors[name]
                 ids.extend(f"{name}={lv}" for lv in fs.levels)
@@ -255,11 +255,11 @@ def pivot_records(records: pd.DataFrame) -> dict[str, EvaluatorScores]:
                     rec[g[m], p[m]] = True
                     probes[name], recorded[name] = arr, rec
                 continue
-            if factor not in SWEEP_FACTORS:
+            if factor not in factor_names():  # every registered factor, record order
                 raise RecordsError(
                     f"unknown factor {factor!r}",
                     where=f"score records of {evaluator}",
-                    hint=f"use one of baseline, {', '.join(SWEEP_FACTORS)}, probe",
+                    hint=f"use one of baseline, {', '.join(factor_names())}, probe",
                 )
             arr = np.full((G, P, len(levels)), np.nan)
             arr[g, p, li] = s
@@ -275,7 +275,7 @@ def pivot_records(records: pd.DataFrame) -> dict[str, EvaluatorScores]:
             generators=c.generators,
             prompts=c.prompts,
             baseline=baseline,
-            factors={f: factors[f] for f in SWEEP_FACTORS if f in factors},
+            factors={f: factors[f] for f in factor_names() if f in factors},
             probes={k: probes[k] for k in sorted(probes, key=_probe_order)},
             probe_recorded=recorded,
             prompt_free=bool(c.empty_caption[rows].all()),
@@ -331,7 +331,8 @@ def _block_scores(
 
 
 def _probe_order(name: str) -> tuple[int, str]:
-    return (PROBES.index(name), name) if name in PROBES else (len(PROBES), name)
+    order = probe_names()  # every registered probe, registration order
+    return (order.index(name), name) if name in order else (len(order), name)
 
 
 def generator_means(scores: np.ndarray) -> np.ndarray:

@@ -22,11 +22,14 @@ computed, summarised, checked, carded, reported and compared from this row alone
     )
 
 ``compute(scores)`` takes a :class:`~harness.stats.table.EvaluatorScores` and returns a float
-(NaN when undefined) or, for a keyed metric, a mapping key → float.
+(NaN when undefined) or, for a keyed metric, a mapping key → float. ``compute`` may also be
+``"module:function"`` (a :class:`LazyCompute`, imported on first call): a built-in row here
+points at its statistic in ``harness/stats/`` that way.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -107,6 +110,27 @@ Compute = Callable[["EvaluatorScores"], float | Mapping[str, float]]
 
 
 @dataclass(frozen=True)
+class LazyCompute:
+    """A ``compute`` given as ``"module:function"``: the module is imported on the first call,
+    so a registry row can point at a statistic in ``harness/stats/`` without this module
+    importing it (the stats modules sit above the vocabulary)."""
+
+    path: str
+
+    def __post_init__(self) -> None:
+        module, _, func = self.path.partition(":")
+        if not module or not func:
+            raise VocabularyError(f"compute {self.path!r} is not 'module:function'")
+
+    def resolve(self) -> Compute:
+        module, _, func = self.path.partition(":")
+        return getattr(importlib.import_module(module), func)
+
+    def __call__(self, scores: EvaluatorScores) -> float | Mapping[str, float]:
+        return self.resolve()(scores)
+
+
+@dataclass(frozen=True)
 class MetricSpec:
     """One statistic of an evaluator.
 
@@ -131,10 +155,12 @@ class MetricSpec:
     margin: float | None = None
     places: frozenset[str] = EVERYWHERE
     description: str = ""
-    compute: Compute | None = None
+    compute: Compute | str | None = None
     summary_path: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if isinstance(self.compute, str):  # "module:function", imported on first use
+            object.__setattr__(self, "compute", LazyCompute(self.compute))
         if self.harmful not in (1, -1):
             raise VocabularyError(f"metric {self.name!r}: harmful must be +1 or -1")
         unknown = set(self.places) - EVERYWHERE
