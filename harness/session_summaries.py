@@ -26,11 +26,39 @@ if TYPE_CHECKING:
 
 
 def _stats_code_hash() -> str:
-    """Hash of the statistics sources: cached summaries are invalid once the maths changes."""
+    """Hash of the statistics sources: cached summaries are invalid once the maths changes.
+
+    The pure statistics (``stats/``), the typed summary that serialises them, the number
+    reader and the metric registry (which statistics exist, their keys)."""
     import harness.stats as stats_pkg
 
     root = Path(stats_pkg.__file__).parent
-    return sha256_json({p.name: sha256_file(p) for p in sorted(root.glob("*.py"))})
+    harness_dir = root.parent
+    files = [
+        *sorted(root.glob("*.py")),
+        harness_dir / "audit_summary.py", harness_dir / "numbers.py", harness_dir / "vocab" / "metrics.py",
+    ]
+    return sha256_json({str(p.relative_to(harness_dir)): sha256_file(p) for p in files})
+
+
+def registered_identity() -> list[str] | None:
+    """What the registered statistics are (``module:qualname`` of each ``compute``, by metric
+    name), or ``None`` when none is: a summary computed without a statistic registered later
+    must not be served for a run that has it."""
+    from harness.vocab.metrics import computed_metrics
+
+    specs = computed_metrics()
+    if not specs:
+        return None
+    out = []
+    for spec in specs:
+        fn = spec.compute
+        path = getattr(fn, "path", None)  # a LazyCompute names its "module:function"
+        where = path if isinstance(path, str) else (
+            f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', '?')}"
+        )
+        out.append(f"{spec.name}={where}")
+    return out
 
 
 def _read_summary(path: Path, key: str, *, discard: bool = False) -> dict[str, Any] | None:
@@ -73,6 +101,9 @@ class SummaryCache:
         }
         if extra is not None:  # only for other documents, so summary keys stay as they were
             inputs["extra"] = extra
+        registered = registered_identity()
+        if registered is not None:  # only then, so the study's summary keys stay as they were
+            inputs["registered"] = registered
         key = sha256_json(inputs)
         path = self.inputs.options.cache_dir / "summaries" / f"{key}.json"
         found = _read_summary(path, key)

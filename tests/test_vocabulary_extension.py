@@ -211,3 +211,33 @@ def test_the_page_carries_the_statistic(extension, report):
     page = build_html(report)
     start = page.index('<section id="registered">')
     assert "<td>0.375</td>" in page[start : page.index("</section>", start)]
+
+
+def test_a_cached_summary_is_not_served_once_a_statistic_is_registered(tmp_path):
+    """Regression: the summary cache key names the registered statistics, so a summary
+    computed before a registration is recomputed (and one computed with it is not reused
+    without it); with nothing registered the key is what it always was."""
+    from types import SimpleNamespace
+
+    from harness.session_summaries import SummaryCache, registered_identity
+
+    records = tmp_path / "records.csv"
+    records.write_text("x\n", encoding="utf-8")
+    options = SimpleNamespace(cache_dir=tmp_path / "cache")
+    cache = SummaryCache(SimpleNamespace(bootstrap=0, seed=0, options=options), records=None)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"n": len(calls)}
+
+    assert registered_identity() is None
+    assert cache.cached([records], compute) == {"n": 1}
+    assert cache.cached([records], compute) == {"n": 1}  # served from the cache
+    register_metric(MetricSpec("tmp_stat", "tmp", compute="my_pkg.stats:tmp"))
+    try:
+        assert registered_identity() == ["tmp_stat=my_pkg.stats:tmp"]
+        assert cache.cached([records], compute) == {"n": 2}  # recomputed with it
+    finally:
+        METRICS.unregister("tmp_stat")
+    assert cache.cached([records], compute) == {"n": 1}
