@@ -44,3 +44,15 @@ def need(module: str) -> ModuleType:
     if module.split(".")[0] in DISTRIBUTED and os.environ.get(REQUIRE_DISTRIBUTED_ENV):
         return importlib.import_module(module)
     return pytest.importorskip(module, reason=reason(module))
+
+
+def missing(module: str) -> bool:
+    """Whether ``module`` is not installed (looked up, not imported)."""
+    import importlib.util
+
+    return importlib.util.find_spec(module) is None
+
+
+def needs(module: str) -> pytest.MarkDecorator:
+    """A skip mark for a test (or a parameter) that needs ``module``, naming its extra."""
+    return pytest.mark.skipif(missing(module), reason=reason(module))

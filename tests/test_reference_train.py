@@ -15,6 +15,7 @@ from harness.evaluators.reference.models import CONFIG_DIR, RECIPES
 from harness.paths import REPO_ROOT
 from harness.training.data import TrainingSet
 from harness.training.train import MAX_WEIGHTS_BYTES
+from tests._extras import need
 
 BUNDLED = REPO_ROOT / "fixtures" / "evaluators"
 
@@ -47,7 +48,7 @@ def synthetic_set(n_scenes: int = 24) -> TrainingSet:
 
 
 def test_augmentation_keeps_shape_and_is_seeded():
-    import torch
+    torch = need("torch")
 
     from harness.evaluators.reference.fit import augment_batch, prepare_rgba
 
