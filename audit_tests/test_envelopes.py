@@ -8,6 +8,10 @@ zero) is left for a project to declare; an undeclared gate is skipped, not passe
 
 
 def test_strict_pairs(audit_evaluator, audit_summary, audit_check):
+    """Opt-in: gates only where the project declares ``min_strict_pairs`` under
+    ``[tool.t3d-audit.thresholds]``. The study has no default for it (a built-in value would
+    enter every run id and card), so elsewhere this skips with the reason "no threshold
+    min_strict_pairs declared" (tests/test_gate_integrity.py checks both ways)."""
     audit_check.metric(audit_summary, "envelopes", "strict")
 
 

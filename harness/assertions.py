@@ -22,7 +22,6 @@ by name, with its interval and default threshold, under one rule for missing dat
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -48,11 +47,8 @@ class CheckSkipped(Exception):
     """A check that cannot gate (undeclared threshold, metric not in the profile), outside pytest."""
 
 
-def _bound(bound: Bound | str, compare: str | None) -> Bound:
-    """``bound`` as a :class:`Bound`; ``compare`` is its old, deprecated spelling."""
-    if compare is not None:
-        warnings.warn("compare= is deprecated; pass bound=Bound.LOWER / Bound.UPPER", DeprecationWarning, stacklevel=3)
-        bound = compare
+def _bound(bound: Bound | str) -> Bound:
+    """``bound`` as a :class:`Bound`."""
     try:
         return Bound(bound)
     except ValueError:
@@ -79,7 +75,6 @@ def check(
     evaluator: str = "",
     card_id: str = "",
     bound: Bound | str = Bound.ESTIMATE,
-    compare: str | None = None,
 ) -> Outcome:
     """Evaluate ``estimate <op> threshold`` (``op`` is ``"<="`` or ``">="``) without raising.
 
@@ -89,7 +84,7 @@ def check(
     """
     if op not in ("<=", ">="):
         raise ValueError(f"op must be '<=' or '>=', got {op!r}")
-    which = _bound(bound, compare)
+    which = _bound(bound)
     est = finite_or_none(estimate)
     ci = _interval(interval)
     tested = est
@@ -185,7 +180,6 @@ class AuditCheck:
         *,
         interval: Sequence[Any] | None = None,
         bound: Bound | str = Bound.ESTIMATE,
-        compare: str | None = None,
     ) -> Outcome:
         """Check a value of your own (``metric`` names it) against the named threshold in its
         declared direction; for a statistic of the summary prefer :meth:`metric`.
@@ -195,7 +189,7 @@ class AuditCheck:
         must not turn a check into a skip). ``bound``: see :func:`check`.
         """
         __tracebackhide__ = True
-        which = _bound(bound, compare)
+        which = _bound(bound)
         value = self._threshold_value(threshold_name)
         reason = None
         if finite_or_none(estimate) is None and self._no_data is not None:
@@ -221,7 +215,7 @@ class AuditCheck:
         __tracebackhide__ = True
         from harness.audit_summary import MetricError, Status
 
-        which = _bound(bound, None)
+        which = _bound(bound)
         try:
             found = summary.metric(name, key)
         except MetricError as exc:

@@ -9,8 +9,9 @@ Nothing heavy is imported at collection time.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import pytest
 
@@ -20,12 +21,23 @@ from harness.errors import AuditError
 from harness.options import PATH_OPTIONS, add_options, build_options
 from harness.session import PANEL, RESULT_PROPERTY, WORKER_OUTPUT_KEY, AuditSession
 
+if TYPE_CHECKING:  # fixture types only: none of these is imported when the plugin loads
+    import numpy as np
+    import pandas as pd
+
+    from harness.assertions import AuditCheck
+    from harness.audit_summary import EvaluatorSummary, PanelSummary
+    from harness.measure_plan import ImageKey, Plan
+    from harness.protocol import Profile
+    from harness.scenes.sceneset import SceneSet
+
 # --audit-baseline (the release comparison as parametrized tests) lives in its own plugin module
 pytest_plugins = ["harness.release.gate"]
 
 SESSION_KEY = pytest.StashKey[AuditSession]()
 OUTCOMES_KEY = pytest.StashKey[list]()
 PANEL_GROUP = "t3d-audit-panel"
+T = TypeVar("T")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -248,7 +260,7 @@ def _block_params(profile: Any) -> list[Any]:
     return [pytest.param(None, id="no-blocks", marks=pytest.mark.skip(reason=reason))]
 
 
-_AUDIT_FIXTURES = ("audit_evaluator", "audit_panel", "audit_check")
+_AUDIT_FIXTURES = ("audit_evaluator", "audit_panel_summary", "audit_check")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -258,7 +270,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         names = getattr(item, "fixturenames", ())
         if any(n in names for n in _AUDIT_FIXTURES):
             item.add_marker(pytest.mark.audit)
-        if "audit_panel" in names and "audit_evaluator" not in names:
+        if "audit_panel_summary" in names and "audit_evaluator" not in names:
             item.add_marker(pytest.mark.xdist_group(PANEL_GROUP))
             panel.append(item)
         else:
@@ -383,7 +395,8 @@ def audit_session(request: pytest.FixtureRequest) -> AuditSession:
     return audit_session_of(request.config)
 
 
-def _guard(fn: Any) -> Any:
+def _guard(fn: Callable[[], T]) -> T:
+    """``fn()``; an audit error or a full disk fails the test with one line, no traceback."""
     from harness.aggregate import WRITE_FAILURES, write_failure
 
     try:
@@ -398,25 +411,25 @@ def _guard(fn: Any) -> Any:
 
 
 @pytest.fixture(scope="session")
-def audit_profile(audit_session: AuditSession) -> Any:
+def audit_profile(audit_session: AuditSession) -> Profile:
     """The protocol profile (``harness.protocol.Profile``)."""
     return _guard(lambda: audit_session.profile)
 
 
 @pytest.fixture(scope="session")
-def audit_scene_set(audit_session: AuditSession) -> Any:
+def audit_scene_set(audit_session: AuditSession) -> SceneSet:
     """The selected frozen scene set (``harness.scenes.sceneset.SceneSet``)."""
     return _guard(lambda: audit_session.scene_set)
 
 
 @pytest.fixture(scope="session")
-def audit_render_plan(audit_session: AuditSession) -> Any:
+def audit_render_plan(audit_session: AuditSession) -> Plan:
     """The measurement plan (``harness.measure_plan.Plan``): rows and the distinct renders."""
     return _guard(lambda: audit_session.plan)
 
 
 @pytest.fixture(scope="session")
-def audit_renders(audit_session: AuditSession) -> Any:
+def audit_renders(audit_session: AuditSession) -> Callable[[ImageKey], np.ndarray | str]:
     """``image(row_image_key) -> (H, W, 3) uint8`` through the render cache (or a failure str)."""
     from harness.measure_images import ImageSource
 
@@ -425,24 +438,19 @@ def audit_renders(audit_session: AuditSession) -> Any:
 
 
 @pytest.fixture
-def audit_records(audit_session: AuditSession, audit_evaluator: str) -> Any:
+def audit_records(audit_session: AuditSession, audit_evaluator: str) -> pd.DataFrame:
     """The evaluator's tidy records (``pandas.DataFrame``), measured once and disk-cached."""
     return _guard(lambda: audit_session.records(audit_evaluator))
 
 
 @pytest.fixture
-def audit_stats(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
-    """The evaluator's raw summary entry (a dict, disk-cached; docs/formats.md "summary.json")
-    plus ``intervals``; new tests use the typed ``audit_summary``."""
-    return _guard(lambda: audit_session.summary(audit_evaluator))
-
-
-@pytest.fixture
-def audit_summary(audit_stats: dict[str, Any], audit_evaluator: str) -> Any:
-    """The evaluator's statistics, typed (``harness.audit_summary.EvaluatorSummary``)."""
+def audit_summary(audit_session: AuditSession, audit_evaluator: str) -> EvaluatorSummary:
+    """The evaluator's statistics, typed (``harness.audit_summary.EvaluatorSummary``), from its
+    disk-cached summary entry (docs/formats.md "summary.json") with its bootstrap intervals."""
     from harness.audit_summary import EvaluatorSummary
 
-    return EvaluatorSummary.from_entry(audit_evaluator, audit_stats)
+    entry = _guard(lambda: audit_session.summary(audit_evaluator))
+    return EvaluatorSummary.from_entry(audit_evaluator, entry)
 
 
 @pytest.fixture
@@ -462,17 +470,41 @@ def audit_card(audit_session: AuditSession, audit_evaluator: str) -> dict[str, A
 
 
 @pytest.fixture
-def audit_panel(audit_session: AuditSession) -> dict[str, Any]:
-    """The summary over every selected evaluator (simultaneous band, reversals)."""
-    return _guard(lambda: audit_session.panel_summary())
+def audit_panel_summary(audit_session: AuditSession) -> PanelSummary:
+    """The summary over every selected evaluator, typed (``harness.audit_summary.PanelSummary``:
+    simultaneous band, reversals, every evaluator's summary)."""
+    from harness.audit_summary import PanelSummary
+
+    return PanelSummary.from_summary(_guard(lambda: audit_session.panel_summary()))
+
+
+#: Fixtures that returned raw summary dicts, removed in favour of the typed ones. A test that
+#: still asks for one fails at setup with a message naming its replacement.
+REMOVED_FIXTURES = {
+    "audit_stats": ("audit_summary", "harness.audit_summary.EvaluatorSummary"),
+    "audit_panel": ("audit_panel_summary", "harness.audit_summary.PanelSummary"),
+}
+
+
+def _removed(name: str) -> NoReturn:
+    replacement, typed = REMOVED_FIXTURES[name]
+    pytest.fail(
+        f"t3d-audit: the {name} fixture (a raw summary dict) was removed; use {replacement} "
+        f"({typed}; docs/writing-an-audit.md, 'Fixtures')",
+        pytrace=False,
+    )
 
 
 @pytest.fixture
-def audit_panel_summary(audit_panel: dict[str, Any]) -> Any:
-    """The summary over every selected evaluator, typed (``harness.audit_summary.PanelSummary``)."""
-    from harness.audit_summary import PanelSummary
+def audit_stats() -> NoReturn:
+    """Removed: use ``audit_summary`` (fails the test, naming it)."""
+    _removed("audit_stats")
 
-    return PanelSummary.from_summary(audit_panel)
+
+@pytest.fixture
+def audit_panel() -> NoReturn:
+    """Removed: use ``audit_panel_summary`` (fails the test, naming it)."""
+    _removed("audit_panel")
 
 
 @pytest.fixture
@@ -483,7 +515,9 @@ def audit_thresholds(request: pytest.FixtureRequest, audit_session: AuditSession
 
 
 @pytest.fixture
-def audit_check(request: pytest.FixtureRequest, audit_session: AuditSession, audit_thresholds: dict) -> Any:
+def audit_check(
+    request: pytest.FixtureRequest, audit_session: AuditSession, audit_thresholds: dict[str, float]
+) -> AuditCheck:
     """An :class:`harness.assertions.AuditCheck` bound to the test's evaluator and card."""
     from harness.assertions import AuditCheck
 

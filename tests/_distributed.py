@@ -14,15 +14,9 @@ from contextlib import contextmanager
 
 import pytest
 
-REQUIRE_ENV = "T3D_AUDIT_REQUIRE_DISTRIBUTED"
+from tests._extras import need
+
 BUCKET = "t3d-audit-test"
-
-
-def need(module: str):
-    """Import ``module``; skip the test without it unless the environment requires it."""
-    if os.environ.get(REQUIRE_ENV):
-        return __import__(module)
-    return pytest.importorskip(module)
 
 
 @contextmanager

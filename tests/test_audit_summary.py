@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness import assertions
 from harness.assertions import AuditCheck, Bound, CheckSkipped
 from harness.audit_summary import (
     EvaluatorSummary,
@@ -206,11 +207,15 @@ def test_lower_bound_check_tests_the_interval_end(summary):
         check.metric(summary, "peak_rho", bound="low")
 
 
-def test_compare_keyword_still_works_but_is_deprecated():
+def test_the_removed_compare_keyword_is_an_error_and_bound_records_the_same_outcome():
     check, seen = checker()
-    with pytest.warns(DeprecationWarning, match="bound=Bound.LOWER"):
+    with pytest.raises(TypeError, match="compare"):
         check("peak_rho", 1.5, "peak_rho_max", interval=[0.5, 2.0], compare="lower")
-    assert seen[0]["compare"] == "lower" and seen[0]["passed"]
+    with pytest.raises(TypeError, match="compare"):
+        assertions.check("peak_rho", 1.5, "<=", 1.0, interval=[0.5, 2.0], compare="lower")
+    assert not seen
+    check("peak_rho", 1.5, "peak_rho_max", interval=[0.5, 2.0], bound=Bound.LOWER)
+    assert seen[0]["compare"] == "lower" and seen[0]["passed"]  # the outcome's field keeps its name
 
 
 def test_custom_threshold_names_and_metrics_without_a_default(summary):

@@ -20,6 +20,7 @@ from harness.paths import BUNDLED_SCENES
 from harness.records import COLUMNS, read_records, write_records
 from tests._audit_project import make_project
 from tests._compare_tables import BASE_PITCH, tiny_release
+from tests._extras import need
 
 SCENE_FILE = BUNDLED_SCENES / "jittered" / "bar-03.json"
 PROC_DIR_READ_ONLY = Path("/proc/1").is_dir()
@@ -283,11 +284,15 @@ def test_bad_values_fail_with_an_argument_type_error(check, text):
 
 def test_store_url_makes_a_plain_path_a_file_url(tmp_path):
     assert argtypes.store_url("st", base=tmp_path) == (tmp_path / "st").resolve().as_uri()
+
+
+def test_store_url_keeps_an_fsspec_url():
+    need("fsspec")
     assert argtypes.store_url("memory://t3d/x") == "memory://t3d/x"
 
 
 def test_store_url_keeps_an_s3_url():
-    pytest.importorskip("s3fs", reason="s3:// needs the distributed extra")
+    need("s3fs")
     assert argtypes.store_url("s3://bucket/prefix") == "s3://bucket/prefix"
 
 

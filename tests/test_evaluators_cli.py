@@ -16,6 +16,7 @@ from PIL import Image
 from harness.cli import main
 from harness.evaluators import builders, catalogue, registry
 from harness.records import read_records
+from tests._extras import need
 
 KEY = "sk-cli-SECRET-abcdef"
 
@@ -72,6 +73,8 @@ class Rater(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def judge_id(monkeypatch):
+    """A hosted-judge evaluator against a local fake server (its client needs httpx)."""
+    need("httpx")
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Rater)
     threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
     monkeypatch.setenv("T3D_CLI_KEY", KEY)

@@ -198,3 +198,35 @@ def test_an_evaluator_whose_records_all_failed_fails_alone_and_is_reported(pytes
     assert card["score_uncertainty"]["failed_share"] == 1.0
     summary = json.loads((run / "summary.json").read_text())["evaluators"]
     assert summary["tiny-down"]["peak_rho"] is None and summary["tiny-grid"]["peak_rho"] is not None
+
+
+def test_strict_pairs_is_opt_in_a_skip_by_default_and_a_gate_once_declared(pytester):
+    """audit_tests' ``test_strict_pairs`` has no study default (``min_strict_pairs`` is absent
+    from ``harness/defaults.toml``: declaring it would change every run id and card): without a
+    declaration it skips with a reason naming the threshold, never passes; a project that
+    declares it gets a real check, which can fail."""
+    from tests._audit_project import report_dir, run_audit
+
+    make_project(pytester)
+    selection = ("-n", "0", "-k", "test_strict_pairs or test_sign_crossings")
+    default = run_audit(pytester, "default", *selection)
+    assert default.ret == pytest.ExitCode.OK, default.stdout.str()[-1500:]
+    by_test = {}
+    for r in results_of(report_dir(pytester.path, "default"))["results"]:
+        by_test.setdefault(r["test"].split("::")[-1].split("[")[0], []).append(r)
+    assert {r["outcome"] for r in by_test["test_strict_pairs"]} == {"skipped"}
+    assert all("no threshold min_strict_pairs declared" in r["reason"] for r in by_test["test_strict_pairs"])
+    assert {r["outcome"] for r in by_test["test_sign_crossings"]} == {"passed"}
+
+    (pytester.path / "pyproject.toml").write_text(
+        (pytester.path / "pyproject.toml").read_text().replace(
+            "max_sign_crossings = 100\n", "max_sign_crossings = 100\nmin_strict_pairs = 1000\n"
+        )
+    )
+    declared = run_audit(pytester, "declared", *selection)
+    assert declared.ret == pytest.ExitCode.TESTS_FAILED, declared.stdout.str()[-1500:]
+    declared.stdout.fnmatch_lines(["*must be ? 1000.00 (min_strict_pairs): fails*"])
+    strict = [r for r in results_of(report_dir(pytester.path, "declared"))["results"]
+              if "test_strict_pairs" in r["test"]]  # fmt: skip
+    assert strict and {r["outcome"] for r in strict} == {"failed"}
+    assert all(c["threshold_name"] == "min_strict_pairs" for r in strict for c in r["checks"])

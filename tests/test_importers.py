@@ -23,6 +23,7 @@ from harness.scenes import SceneSet, build_manifest, load_scene, write_manifest
 from harness.scenes.importers import import_gltf, import_scenestate, write_scene_file
 from harness.scenes.importers.common import Y_UP_TO_Z_UP, decompose, sanitize_id, unique_ids
 from harness.scenes.importers.gltf_io import dependencies, read_gltf
+from tests._extras import need, needs
 from tests._scenestate import (
     BED_BOX,
     TRUTH,
@@ -628,6 +629,7 @@ def _check_gltf_scene(scene) -> None:
 
 
 def test_glb_round_trip(tmp_path: Path) -> None:
+    need("bpy")  # Blender reads the glTF
     doc, binary = _gltf_fixture()
     glb = tmp_path / "room.glb"
     glb.write_bytes(_glb(doc, binary))
@@ -648,6 +650,7 @@ def test_glb_round_trip(tmp_path: Path) -> None:
 
 
 def test_gltf_json_with_data_uri_and_metadata(tmp_path: Path) -> None:
+    need("bpy")  # Blender reads the glTF
     doc, binary = _gltf_fixture(
         extras={"generator": "LayoutGPT", "prompt_id": "p9", "prompt": "a den"}
     )
@@ -665,20 +668,22 @@ def test_gltf_json_with_data_uri_and_metadata(tmp_path: Path) -> None:
 def test_gltf_external_buffer_must_stay_in_folder(tmp_path: Path) -> None:
     doc, binary = _gltf_fixture()
     (tmp_path / "room.bin").write_bytes(binary)
-    doc["buffers"][0]["uri"] = "room.bin"
     path = tmp_path / "room.gltf"
+    doc["buffers"][0]["uri"] = "../escape.bin"  # refused before Blender reads it
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ImportError_, match="leaves the glTF folder"):
+        import_gltf(path, out_root=tmp_path / "set", generator="g", prompt_id="p", prompt="x")
+    need("bpy")  # Blender reads the glTF
+    doc["buffers"][0]["uri"] = "room.bin"
     path.write_text(json.dumps(doc))
     _check_gltf_scene(
         import_gltf(path, out_root=tmp_path / "set", generator="g", prompt_id="p", prompt="x")
     )
-    doc["buffers"][0]["uri"] = "../escape.bin"
-    path.write_text(json.dumps(doc))
-    with pytest.raises(ImportError_, match="leaves the glTF folder"):
-        import_gltf(path, out_root=tmp_path / "set", generator="g", prompt_id="p", prompt="x")
 
 
 def test_gltf_without_architecture_is_one_object(tmp_path: Path) -> None:
     """A file without floor/wall nodes is a generated object: one object, the whole file."""
+    need("bpy")  # Blender reads the glTF
     doc, binary = build_gltf_doc(
         [("LOD3spShape", (-0.5, 0.0, -0.5), (0.5, 3.0, 0.5))],
         [{"name": "tall", "mesh": 0, "translation": [5, 1, 5]}],
@@ -727,16 +732,20 @@ def test_glb_container_errors(tmp_path: Path, mutate, words: str) -> None:
             "requires the glTF extension EXT_meshopt_compression",
             "/extensionsRequired/0",
         ),
-        (lambda d: d["nodes"][0].update(scale=[1, 1, -1]), "mirrors", "<node Chair.001>"),
+        pytest.param(  # Blender reads the file to find the mirrored node
+            lambda d: d["nodes"][0].update(scale=[1, 1, -1]), "mirrors", "<node Chair.001>",
+            marks=needs("bpy"),
+        ),
         (  # refused before Blender reads it (harness.scenes.gltf_limits)
             lambda d: d["accessors"][0].update(count=10**6),
             "accessors[0].count 1000000 × 12 bytes exceeds bufferViews[0].byteLength",
             "/accessors/0/count",
         ),
-        (  # Blender's own error still comes back as one line
+        pytest.param(  # Blender's own error still comes back as one line
             lambda d: d["meshes"][0]["primitives"][0].update(mode=99),
             "Blender's glTF importer failed",
             "",
+            marks=needs("bpy"),
         ),
     ],
 )
@@ -767,6 +776,7 @@ def test_required_extension_error_says_what_to_do(tmp_path: Path) -> None:
 
 def test_scenestate_glb_asset(tmp_path: Path) -> None:
     """sceneState assets may be GLBs (objaverse): measured by Blender, kept as GLB."""
+    need("bpy")  # Blender reads the glTF
     doc, binary = build_gltf_doc(
         [("m", (-0.2, 0.0, -0.3), (0.2, 0.9, 0.3))], [{"name": "n", "mesh": 0}]
     )
@@ -802,6 +812,7 @@ def test_scenestate_glb_asset(tmp_path: Path) -> None:
 
 
 def test_cli_import_scene_then_validate(tmp_path: Path, capsys) -> None:
+    need("bpy")  # Blender reads the glTF
     from harness.cli import main
 
     out = tmp_path / "set"
@@ -835,6 +846,7 @@ def test_cli_import_scene_errors(tmp_path: Path, capsys) -> None:
 
 def test_import_scene_set_for_audit_scenes_option(tmp_path: Path, monkeypatch) -> None:
     """``--audit-scenes FILE`` path: harness.scenes.scene_source calls importers.import_scene_set(path)."""
+    need("bpy")  # Blender reads the glTF
     from harness.scenes.importers import import_scene_set
 
     monkeypatch.setenv("T3D_AUDIT_CACHE_DIR", str(tmp_path / "cache"))

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from harness.errors import EvaluatorError
 from harness.evaluators import builders, judge, judge_settings, registry
 from tests import _key_forms as key_forms
+from tests._extras import need
 from tests._net_helpers import loopback_only  # noqa: F401  (autouse: loopback only)
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -134,6 +135,7 @@ def sleeps():
 
 @pytest.fixture
 def make(server, sleeps, monkeypatch):
+    need("httpx")  # the judge's client
     monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
 
     def factory(**overrides):
@@ -254,6 +256,7 @@ def test_key_echoed_by_server_never_reaches_the_record(server, make):
 
 
 def test_connection_refused_is_a_failure_and_never_leaks(monkeypatch, sleeps):
+    need("httpx")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -310,6 +313,7 @@ def test_pair_mismatch_is_an_error(server, make):
 
 
 def test_invalid_base_url_is_a_failed_record(monkeypatch):
+    need("httpx")
     monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
     spec = builders.judge_spec("badurl", "gpt-4o-2024-11-20", base_url="nota://url",
                                api_key_env="T3D_TEST_JUDGE_KEY", max_retries=0)  # fmt: skip
@@ -373,7 +377,18 @@ def test_exception_text_is_scrubbed_case_insensitively(server, make, monkeypatch
 
 
 KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
-CLIENT = judge.JudgeClient(judge.JudgeSettings("m", "http://127.0.0.1:9", "{text}"), judge.Secret("k"))
+
+
+def client_state() -> dict:
+    """The attributes of a plain client (built once; its construction needs httpx)."""
+    if not _CLIENT:
+        need("httpx")
+        client = judge.JudgeClient(judge.JudgeSettings("m", "http://127.0.0.1:9", "{text}"), judge.Secret("k"))
+        _CLIENT.update(client.__dict__)
+    return _CLIENT
+
+
+_CLIENT: dict = {}
 
 
 @st.composite
@@ -403,7 +418,7 @@ def test_no_key_fragment_survives_scrub_and_truncation(case):
     scrubbed = judge.Secret(key).scrub(text)
     assert leaked_fragments(scrubbed, key) == []
     client = judge.JudgeClient.__new__(judge.JudgeClient)
-    client.__dict__.update(CLIENT.__dict__, _key=judge.Secret(key))
+    client.__dict__.update(client_state(), _key=judge.Secret(key))
     for reason in (text, "x" * 190 + text, "HTTP 500: " + text * 3):
         stored = client.failed(reason, 1).error
         assert leaked_fragments(stored, key) == []
@@ -419,6 +434,7 @@ def test_scrub_masks_exactly_the_key_runs():
 
 
 def client_for(server, **settings) -> judge.JudgeClient:
+    need("httpx")
     return judge.JudgeClient(
         judge.JudgeSettings("gpt-4o-2024-11-20", server.base_url, "{text}", **settings),
         judge.Secret(KEY),
@@ -485,6 +501,7 @@ def test_duplicate_keys_are_rejected(server, make):
 
 @pytest.mark.parametrize("base_url", ["nota://url/v1", "ftp://127.0.0.1/v1", "http://[::1/v1"])
 def test_errors_that_cannot_succeed_are_not_retried(monkeypatch, sleeps, base_url):
+    need("httpx")
     monkeypatch.setenv("T3D_TEST_JUDGE_KEY", KEY)
     spec = builders.judge_spec("badurl", "gpt-4o-2024-11-20", base_url=base_url,
                                api_key_env="T3D_TEST_JUDGE_KEY", max_retries=3)  # fmt: skip
@@ -494,6 +511,7 @@ def test_errors_that_cannot_succeed_are_not_retried(monkeypatch, sleeps, base_ur
 
 
 def test_connection_errors_are_still_retried(monkeypatch, sleeps):
+    need("httpx")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -593,6 +611,7 @@ def test_retry_after_never_raises(value):
 @pytest.fixture
 def make_live(server, sleeps, monkeypatch):
     """A judge whose key is :data:`tests._key_forms.KEY`."""
+    need("httpx")  # the judge's client
     monkeypatch.setenv("T3D_TEST_JUDGE_KEY", key_forms.KEY)
 
     def factory():
@@ -697,7 +716,7 @@ def test_secret_leaks_sees_every_form(form):
 
 def test_a_reason_that_still_carries_the_key_is_withheld():
     client = judge.JudgeClient.__new__(judge.JudgeClient)
-    client.__dict__.update(CLIENT.__dict__, _key=judge.Secret(key_forms.KEY))
+    client.__dict__.update(client_state(), _key=judge.Secret(key_forms.KEY))
     for form, echo in FORMS.items():
         stored = client.failed(f"request build failed: {echo}", 1).error
         assert key_forms.found(stored) == [], form

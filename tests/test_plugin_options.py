@@ -33,7 +33,7 @@ def test_w(audit_evaluator, audit_shared_factor):
     pass
 
 
-def test_panel(audit_panel):
+def test_panel(audit_panel_summary):
     pass
 
 
@@ -79,6 +79,22 @@ def test_parametrization_ids_groups_and_markers(project):
     listed = project.runpytest("-p", "no:cacheprovider", "--collect-only", "-q").stdout.lines
     nodes = [line for line in listed if "::" in line]
     assert nodes[-1].endswith("::test_panel")  # panel tests need every evaluator: run last
+
+
+def test_the_removed_dict_fixtures_fail_naming_their_typed_replacements(project):
+    """``audit_stats`` and ``audit_panel`` (raw summary dicts) were removed: a test that still
+    asks for one fails at setup with one line naming the typed fixture that replaces it."""
+    write_pyproject(project, '[tool.t3d-audit]\nprofile = "smoke"\nevaluators = ["tiny-grid"]\nscenes = "scenes"\n')
+    project.makepyfile(test_old="def test_stats(audit_stats):\n    pass\n\n\n"
+                                "def test_panel_dict(audit_panel):\n    pass\n")  # fmt: skip
+    result = project.runpytest("-p", "no:cacheprovider", "test_old.py", "--audit-cache-dir=cache")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines_random([
+        "*the audit_stats fixture (a raw summary dict) was removed; use audit_summary "
+        "(harness.audit_summary.EvaluatorSummary*",
+        "*the audit_panel fixture (a raw summary dict) was removed; use audit_panel_summary "
+        "(harness.audit_summary.PanelSummary*",
+    ])  # fmt: skip
 
 
 def test_command_line_beats_ini_beats_pyproject(project):

@@ -140,10 +140,19 @@ def test_unknown_level_or_factor(factor, level):
 
 
 def test_known_levels():
-    check_level("baseline", "c0")
-    check_level("probe", "worst_objects")
-    check_level("template", IDENTITY_TEMPLATE_ID)
-    check_level("background", "red")
+    """Every Table 11 level of every factor, c0 and every probe is accepted (``check_level``
+    returns ``None``), and the same names one character off are not."""
+    named = [("baseline", "c0"), ("probe", "worst_objects"), ("template", IDENTITY_TEMPLATE_ID),
+             ("background", "red")]  # fmt: skip
+    every = [(f, level) for f, spec in factors().items() for level in spec.levels]
+    every += [("probe", probe) for probe in protocol.PROBES]
+    assert set(named) <= set(every) | {("baseline", "c0")}
+    assert len(every) == sum(len(spec.levels) for spec in factors().values()) + 4
+    for factor, level in [*named, *every]:
+        assert check_level(factor, level) is None, (factor, level)
+    for factor, level in named:
+        with pytest.raises(ProtocolError, match="unknown level"):
+            check_level(factor, level + "x")
 
 
 def test_unknown_profile():

@@ -15,6 +15,7 @@ from harness.evaluators.reference.models import CONFIG_DIR, RECIPES
 from harness.paths import REPO_ROOT
 from harness.training.data import TrainingSet
 from harness.training.train import MAX_WEIGHTS_BYTES
+from tests._extras import need
 
 BUNDLED = REPO_ROOT / "fixtures" / "evaluators"
 
@@ -47,7 +48,7 @@ def synthetic_set(n_scenes: int = 24) -> TrainingSet:
 
 
 def test_augmentation_keeps_shape_and_is_seeded():
-    import torch
+    torch = need("torch")
 
     from harness.evaluators.reference.fit import augment_batch, prepare_rgba
 
@@ -187,17 +188,28 @@ def _bar_values(card: dict) -> dict:
             "biggest_only": card["frozen_set_check"]["discrimination"]}  # fmt: skip
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "issue 19 (blocked): the committed weights miss bars (see the cards' quality_bars_failed and "
     "docs/reference-evaluators.md); strict, so meeting them turns this into a failure to remove "
     "the mark"))  # fmt: skip
 @pytest.mark.parametrize("model_id", sorted(RECIPES))
 def test_bundled_weights_meet_the_quality_bars(model_id):
-    """The bars as last measured by `train-reference --check-only` (recomputed from the weights
-    by the slow test below): c0 companion agreement >= 75 %, faithful the unique c0 winner of
-    most prompts, caption->image top-1 of 10 >= 50 %, biggest-only >= 70 %."""
-    card = json.loads((BUNDLED / f"{model_id}.card.json").read_text())
-    assert card["quality_bars_failed"] == [], card["quality_bars_failed"]
+    """The bars, checked by the real bar check (``training.checks.failed_bars``) on the numbers
+    last measured by `train-reference --check-only` (recomputed from the weights by the slow
+    test below): c0 companion agreement >= 75 %, faithful the unique c0 winner of most prompts,
+    caption->image top-1 of 10 >= 50 %, biggest-only >= 70 %. Only a missed bar is the expected
+    failure (``raises=AssertionError``): a missing card or measurement errors instead."""
+    from harness.training.checks import BARS, failed_bars
+
+    card_path = BUNDLED / f"{model_id}.card.json"
+    if not card_path.is_file():
+        pytest.skip(f"no bundled card {card_path.name}: the reference weights are absent")
+    values = _bar_values(json.loads(card_path.read_text()))  # KeyError, not xfail, if one is gone
+    missing = [key for key in BARS if not isinstance(values.get(key), (int, float))]
+    if missing:  # not the expected failure: the card lacks a measurement
+        raise KeyError(f"{card_path.name} has no measured {', '.join(missing)}")
+    missed = failed_bars(values)
+    assert missed == [], missed
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ from harness.render.render_cache import RenderCache
 from harness.render.render_store import BUSY, CACHED, RENDERED, StoreRenderCache, open_render_cache
 from harness.store import LocalStore, is_url, leases, open_store
 from tests._distributed import moto_s3
+from tests._extras import need
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +41,10 @@ def test_open_store_picks_the_implementation(tmp_path):
     assert isinstance(open_store(f"file://{tmp_path}"), LocalStore)
     assert open_store(f"file://{tmp_path}").root == tmp_path.resolve()
     assert is_url("s3://b/p") and not is_url(str(tmp_path))
+
+
+def test_open_store_opens_an_fsspec_url():
+    need("fsspec")
     assert open_store("memory://t3d/x").url == "memory://t3d/x"
 
 

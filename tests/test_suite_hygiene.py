@@ -76,3 +76,26 @@ def test_the_two_readme_commands_share_one_environment_and_the_audit_needs_no_te
     needed = " ".join(d for name in lean for d in extras[name])
     for test_only in ("hypothesis", "playwright", "moto", "ruff", "ray"):
         assert test_only not in needed
+
+
+def test_a_missing_extra_skips_naming_it_and_fails_where_ci_requires_it(monkeypatch):
+    import pytest
+
+    from tests import _extras
+
+    monkeypatch.setitem(_extras.EXTRA_OF, "t3d_absent_judge_lib", "judge")
+    monkeypatch.setitem(_extras.EXTRA_OF, "t3d_absent_store_lib", "distributed")
+    monkeypatch.setattr(_extras, "DISTRIBUTED", _extras.DISTRIBUTED | {"t3d_absent_store_lib"})
+    monkeypatch.delenv(_extras.REQUIRE_DISTRIBUTED_ENV, raising=False)
+    for module, extra in (("t3d_absent_judge_lib", "judge"), ("t3d_absent_store_lib", "distributed")):
+        with pytest.raises(pytest.skip.Exception, match=rf"the {extra} extra \(pip install -e '\.\[{extra}\]'\)"):
+            _extras.need(module)
+    assert _extras.missing("t3d_absent_judge_lib") and not _extras.missing("json")
+    mark = _extras.needs("t3d_absent_judge_lib")
+    assert mark.args == (True,) and "judge extra" in mark.kwargs["reason"]
+    # .ci/run sets T3D_AUDIT_REQUIRE_DISTRIBUTED=1: a distributed package missing there fails
+    monkeypatch.setenv(_extras.REQUIRE_DISTRIBUTED_ENV, "1")
+    with pytest.raises(ModuleNotFoundError):
+        _extras.need("t3d_absent_store_lib")
+    with pytest.raises(pytest.skip.Exception):  # other extras still skip
+        _extras.need("t3d_absent_judge_lib")
