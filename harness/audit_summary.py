@@ -1,7 +1,9 @@
-"""Typed view of the audit summary for audit authors: :class:`EvaluatorSummary`, :class:`PanelSummary`.
+"""The one typed form of the audit's statistics: :class:`PanelSummary`, :class:`EvaluatorSummary`.
 
-The evaluator's summary entry (the dict of the ``audit_stats`` fixture, also an entry of
-``summary.json#/evaluators``) becomes a frozen object with one attribute per statistic::
+The computation builds it (``AuditResult.summary()``), ``summary.json`` is its serialisation
+(:meth:`PanelSummary.to_summary`, :meth:`EvaluatorSummary.to_entry`) and it reads itself back
+(``from_summary``/``from_entry``); fixtures, cards, the report and the terminal read it. An
+evaluator's summary is a frozen object with one attribute per statistic::
 
     summary.rho["pitch"]                  # float | None, a ratio
     summary.interval("rho", "pitch")      # Interval(low, high) | None, 95 % bootstrap
@@ -366,7 +368,7 @@ class EvaluatorSummary:
 
     @classmethod
     def from_entry(cls, evaluator: str, entry: Mapping[str, Any]) -> EvaluatorSummary:
-        """Build from the evaluator's summary entry (``audit_stats``; ``summary.json#/evaluators/<id>``)."""
+        """Build from the evaluator's summary entry (``summary.json#/evaluators/<id>``, the cached summary)."""
         envelopes = entry.get(m.ENVELOPES) or {}
         winner = envelopes.get("stable_winner")
         intervals = entry.get("intervals") or {}
@@ -553,7 +555,7 @@ class PanelSummary:
 
     @classmethod
     def from_summary(cls, summary: Mapping[str, Any]) -> PanelSummary:
-        """Build from the full summary (``audit_panel``; the contents of ``summary.json``)."""
+        """Build from the full summary (the contents of ``summary.json``)."""
         reversals = summary.get("reversals") or {}
         band = summary.get("simultaneous") or {}
         return cls(
