@@ -300,6 +300,8 @@ PATHS = [
 @example(path=("options", "bootstrap"), value=-float("inf"))
 @example(path=("options", "bootstrap"), value=2**70)  # regression: numpy's dimension limit crashed
 @example(path=("options", "seed"), value=2**70)
+@example(path=("options", "seed"), value=0.0)  # regression: a float seed crashed the bootstrap
+@example(path=("options", "bootstrap"), value=2.0)
 def test_any_replaced_manifest_field_gives_lines_never_a_traceback(written, tmp_path_factory, path, value):
     report = tmp_path_factory.mktemp("fuzz") / "report"
     shutil.copytree(written[1], report)

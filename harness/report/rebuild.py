@@ -255,6 +255,8 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: boo
         return check
     report = Path(report)
     options = manifest["options"]
+    # the schema's "integer" admits 1.0 (JSON Schema draft 6+); the bootstrap needs Python ints
+    options = {**options, "bootstrap": int(options["bootstrap"]), "seed": int(options["seed"])}
     check.problems += _evaluator_sets(report, options)
     check.problems += _results_problems(report, manifest)
     check.problems += _run_id_problems(manifest)
