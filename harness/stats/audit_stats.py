@@ -30,7 +30,7 @@ from harness.stats import bootstrap as bs
 from harness.stats.dispersion import dispersion, scene_dispersion
 from harness.stats.envelopes import Envelopes, envelopes, generator_pairs
 from harness.stats.family import build_family
-from harness.stats.interactions import BlockStats, block_stats
+from harness.stats.interactions import CI, NAN_CI, BlockStats, block_stats
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
 from harness.stats.logo import logo_peak_rho
 from harness.stats.probe_stats import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
@@ -52,8 +52,6 @@ from harness.vocab.metrics import computed_metrics
 
 _num = finite_or_none
 
-CI = tuple[float, float]  # a pointwise 95 % interval in memory: NaN ends where undefined
-NAN_CI: CI = (float("nan"), float("nan"))
 
 
 @dataclass(frozen=True)
@@ -154,18 +152,6 @@ class EvaluatorAudit:
 
 
 @dataclass(frozen=True)
-class BandSummary:
-    """The simultaneous band of the alignment family (Eq. 3)."""
-
-    q95: float
-    contrasts: int
-    eligible: int
-    bootstrap: int
-    seed: int
-    se_method: str
-
-
-@dataclass(frozen=True)
 class LightingSummary:
     """Mean standardised shift per lighting map and its correlation with EV and CCT."""
 
@@ -180,7 +166,7 @@ class AuditResult:
     """Everything :func:`compute_audit` computes; ``to_summary()`` is ``summary.json``."""
 
     evaluators: Mapping[str, EvaluatorAudit]
-    band: BandSummary
+    band: Band
     reversals: ReversalSearch
     slot_effects: Mapping[str, SlotEffect]
     lighting: LightingSummary | None
@@ -203,7 +189,7 @@ class AuditResult:
                 {name: _evaluator_summary(ev, intervals) for name, ev in self.evaluators.items()}
             ),
             reversals=Reversals(**self.reversals.counts()),
-            band=Band(_num(self.band.q95), self.band.contrasts, self.band.bootstrap, self.band.seed),
+            band=self.band,
         )
 
     def to_summary(self) -> dict[str, Any]:
@@ -362,16 +348,16 @@ def _compute_audit(
     if weights is not None and family.n_contrasts:
         band = simultaneous_band(family.d, weights, se_method=se_method, max_bytes=max_bytes)
         reversals = search_reversals(alignment, weights, family, band)
-        q, eligible = band.q, band.n_eligible
+        q = band.q
     else:
-        q, eligible = float("nan"), 0
+        q = float("nan")
         reversals = _descriptive_only(alignment)
     slot_avg = average_slot_effects(
         [v.slot_effects for v in per_eval.values() if v.slot_effects and not v.prompt_free]
     )
     return AuditResult(
         evaluators=per_eval,
-        band=BandSummary(q, family.n_contrasts, eligible, bootstrap, seed, se_method),
+        band=Band(_num(q), family.n_contrasts, bootstrap, seed),
         reversals=reversals,
         slot_effects=slot_avg,
         lighting=_lighting(list(tables.values()), lighting_scalars),

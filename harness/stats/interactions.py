@@ -29,8 +29,8 @@ from harness.stats.rho import generator_signal
 
 ZERO_RTOL = 1e-12  # SS_tot below (ZERO_RTOL · score scale)² per cell counts as zero
 
-Interval = tuple[float, float]
-NAN_CI: Interval = (float("nan"), float("nan"))
+CI = tuple[float, float]  # a pointwise 95 % interval in memory: NaN ends where undefined
+NAN_CI: CI = (float("nan"), float("nan"))
 
 
 def scene_sums_of_squares(y: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,11 +87,11 @@ class BlockStats:
     factors: tuple[str, ...]
     levels: tuple[tuple[str, ...], ...]
     main_share: dict[str, float]
-    main_share_ci: dict[str, Interval]
+    main_share_ci: dict[str, CI]
     interaction_share: float
-    interaction_share_ci: Interval
+    interaction_share_ci: CI
     rho_interaction: float
-    rho_interaction_ci: Interval
+    rho_interaction_ci: CI
     rho_block: float
     envelopes: Envelopes
     new_sign_crossings: int | None
@@ -163,7 +163,7 @@ def block_stats(
     mean_parts = nanmean(parts.reshape(k + 1, -1), axis=1)
     mean_total = float(nanmean(total))
     shares = _shares(mean_parts, np.full(k + 1, mean_total), tol)
-    share_ci: list[Interval] = [NAN_CI] * (k + 1)
+    share_ci: list[CI] = [NAN_CI] * (k + 1)
     signal = generator_signal(baseline)
     rho_int = float(nanmean(inter)) / n_cells / signal if signal > 0 else float("nan")
     rho_blk = mean_total / n_cells / signal if signal > 0 else float("nan")
