@@ -1,6 +1,10 @@
-"""Plain card inputs shared by the card tests: a c0 render config and a summary entry."""
+"""Plain card inputs shared by the card tests: a c0 render config, a summary entry and the
+keyword arguments of a whole card (``base_inputs``)."""
 
 from __future__ import annotations
+
+import math
+from typing import Any
 
 C0 = {
     "resolution_px": 224,
@@ -33,3 +37,28 @@ def stats_entry(**over):
     }
     s.update(over)
     return s
+
+
+def base_inputs() -> dict[str, Any]:
+    stats = stats_entry(
+        logo_peak_rho_range=[0.8, 2.4],
+        intervals={"rho": {"pitch": [1.0, 2.0]}, "dispersion": {}, "discrimination": {}},
+        discrimination={"scrambled": 0.55, "keep_half": 0.8, "worst_objects": math.nan},
+        best_view_inflation=math.nan,
+    )
+    return {
+        "evaluator": {"evaluator_id": "tiny-a", "name": "tiny evaluator A", "checkpoint": "tiny-a",
+                      "identity_sha256": "ab" * 32, "prompt_free": False},
+        "scenes": {"dataset": "bundled", "generators": ["g1", "g2"], "n_scenes": 12, "n_prompts": 2,
+                   "scene_set_sha256": "cd" * 32},
+        "render": {"renderer": "numpy-box-rasterizer", "c0": dict(C0), "background": "255",
+                   "declared_levels": {"pitch": ["0", "45"]}, "probe_seed": 3},
+        "captions": {"template": "A view of {prompt}", "n_templates": 337,
+                     "paraphrase_rule": "none", "prompt_source": "bundled"},
+        "views": [{"pitch_deg": 0, "yaw_deg": 0}, {"pitch_deg": 45.0, "yaw_deg": 180.0}],
+        "stats": stats,
+        "bootstrap": 200,
+        "seed": 42,
+        "thresholds": {"peak_rho_max": 1.0, "min_kendall_w": 0.5},
+        "evidence": {"raw_score_files": ("released", "scores/tiny-a.csv")},
+    }

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cards import NOT_REPORTED, build_card
-from tests._card_inputs import C0, stats_entry
+from tests._card_inputs import base_inputs
 
 # Summary numbers the v1.0 card (a closed schema, study Table 6) has no field for: they are in
 # summary.json, which `t3d-audit validate --deep` recomputes, but not on the card.
@@ -27,31 +27,6 @@ NOT_ON_CARD = {
     ("stats", "envelopes"),  # strict / sign-crossing / tie-boundary counts (stable_winner is on it)
     ("stats", "intervals"),  # pointwise intervals of rho, dispersion and discrimination
 }
-
-
-def base_inputs() -> dict[str, Any]:
-    stats = stats_entry(
-        logo_peak_rho_range=[0.8, 2.4],
-        intervals={"rho": {"pitch": [1.0, 2.0]}, "dispersion": {}, "discrimination": {}},
-        discrimination={"scrambled": 0.55, "keep_half": 0.8, "worst_objects": math.nan},
-        best_view_inflation=math.nan,
-    )
-    return {
-        "evaluator": {"evaluator_id": "tiny-a", "name": "tiny evaluator A", "checkpoint": "tiny-a",
-                      "identity_sha256": "ab" * 32, "prompt_free": False},
-        "scenes": {"dataset": "bundled", "generators": ["g1", "g2"], "n_scenes": 12, "n_prompts": 2,
-                   "scene_set_sha256": "cd" * 32},
-        "render": {"renderer": "numpy-box-rasterizer", "c0": dict(C0), "background": "255",
-                   "declared_levels": {"pitch": ["0", "45"]}, "probe_seed": 3},
-        "captions": {"template": "A view of {prompt}", "n_templates": 337,
-                     "paraphrase_rule": "none", "prompt_source": "bundled"},
-        "views": [{"pitch_deg": 0, "yaw_deg": 0}, {"pitch_deg": 45.0, "yaw_deg": 180.0}],
-        "stats": stats,
-        "bootstrap": 200,
-        "seed": 42,
-        "thresholds": {"peak_rho_max": 1.0, "min_kendall_w": 0.5},
-        "evidence": {"raw_score_files": ("released", "scores/tiny-a.csv")},
-    }
 
 
 def numeric_leaves(value: Any, path: tuple = ()) -> Iterator[tuple]:

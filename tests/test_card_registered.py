@@ -28,8 +28,7 @@ from harness.vocab.metrics import (
     register_metric,
 )
 from harness.vocab.probes import KEEP_HALF, SCRAMBLED
-from tests._card_inputs import stats_entry
-from tests.test_card_id import base_inputs
+from tests._card_inputs import base_inputs, stats_entry
 
 SPREAD, GAP, HIDDEN = "c0_spread_test", "probe_gap_test", "hidden_stat_test"
 MAX_SPREAD = "max_c0_spread_test"

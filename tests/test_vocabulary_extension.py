@@ -158,7 +158,7 @@ def _records_without_probe() -> pd.DataFrame:
 def test_the_card_carries_the_statistic_and_the_probe(extension):
     from harness.cards import build_card, validate_card
     from harness.stats.audit_stats import compute_audit, summary_with_intervals
-    from tests.test_card_id import base_inputs
+    from tests._card_inputs import base_inputs
 
     evaluators = summary_with_intervals(compute_audit(_records(), bootstrap=20))["evaluators"]
     stats = next(iter(evaluators.values()))

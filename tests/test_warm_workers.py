@@ -105,7 +105,7 @@ def test_a_probe_edit_is_computed_once_per_scene_content(monkeypatch):
     monkeypatch.setattr(probe_edits, "_APPLIED", {})
     first = probe_edits.apply(scene, "scrambled", seed=3)
     calls = []
-    monkeypatch.setattr(probe_edits, "_scrambled", lambda *a: calls.append(a) or pytest.fail("recomputed"))
+    monkeypatch.setattr(probe_edits, "scrambled", lambda *a: calls.append(a) or pytest.fail("recomputed"))
     again = probe_edits.apply(replace(scene), "scrambled", seed=3)  # an equal scene, loaded again
     assert again == first and calls == []
     moved = replace(scene, objects=(replace(scene.objects[0], yaw_deg=scene.objects[0].yaw_deg + 1.0),
