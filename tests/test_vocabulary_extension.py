@@ -241,3 +241,28 @@ def test_a_cached_summary_is_not_served_once_a_statistic_is_registered(tmp_path)
     finally:
         METRICS.unregister("tmp_stat")
     assert cache.cached([records], compute) == {"n": 1}
+
+
+def test_the_names_example_of_writing_an_audit_runs():
+    """The "Names, and your own statistics and probes" example of docs/writing-an-audit.md,
+    run verbatim against a typed summary of synthetic records."""
+    from harness.assertions import AuditCheck
+    from harness.audit_summary import EvaluatorSummary
+    from harness.paths import REPO_ROOT
+    from harness.stats.audit_stats import compute_audit, summary_with_intervals
+
+    text = (REPO_ROOT / "docs" / "writing-an-audit.md").read_text(encoding="utf-8")
+    section = text[text.index("### Names, and your own statistics and probes"):]
+    code = section[section.index("```python\n") + len("```python\n"):section.index("```\n", section.index("```python"))]
+    namespace: dict = {}
+    exec(compile(code, "writing-an-audit.md", "exec"), namespace)  # noqa: S102 -- the doc's own example
+    evaluators = summary_with_intervals(compute_audit(_records_without_probe(), bootstrap=20))["evaluators"]
+    ev_id, entry = next(iter(evaluators.items()))
+    summary = EvaluatorSummary.from_entry(ev_id, entry)
+    outcomes = []
+    check = AuditCheck(evaluator=ev_id, thresholds={"peak_rho_max": 1e9, "max_sign_crossings": 1e9},
+                       record=outcomes.append)
+    namespace["test_lighting_rho_lower_bound"](summary, check)
+    namespace["test_no_order_flips"](summary, check)
+    namespace["test_peak_is_defined"](summary)
+    assert [o["threshold_name"] for o in outcomes] == ["peak_rho_max", "max_sign_crossings"]
