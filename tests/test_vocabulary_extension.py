@@ -255,7 +255,7 @@ def test_the_names_example_of_writing_an_audit_runs():
     section = text[text.index("### Names, and your own statistics and probes"):]
     code = section[section.index("```python\n") + len("```python\n"):section.index("```\n", section.index("```python"))]
     namespace: dict = {}
-    exec(compile(code, "writing-an-audit.md", "exec"), namespace)  # noqa: S102 -- the doc's own example
+    exec(compile(code, "writing-an-audit.md", "exec"), namespace)
     evaluators = summary_with_intervals(compute_audit(_records_without_probe(), bootstrap=20))["evaluators"]
     ev_id, entry = next(iter(evaluators.items()))
     summary = EvaluatorSummary.from_entry(ev_id, entry)
