@@ -239,11 +239,11 @@ class AuditCheck:
     def _threshold_value(self, name: str) -> float:
         """The threshold's value; fails for an unknown name, skips for an undeclared known one."""
         __tracebackhide__ = True
-        from harness.thresholds import closest_name
+        from harness.vocab.registries import closest
 
         value = self.thresholds.get(name)
         if value is None and self._declared is not None and not self._declared(name):
-            close = closest_name(name, self.thresholds)
+            close = closest(name, self.thresholds)
             raise AssertionError(
                 f"unknown threshold {name!r} in an audit check of {self.evaluator}"
                 + (f" (did you mean {close}?)" if close else "")

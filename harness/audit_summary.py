@@ -17,7 +17,6 @@ Values that are NaN or missing in the entry are ``None`` here. Pure: no I/O, no 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -26,10 +25,12 @@ from typing import Any, NamedTuple
 
 from harness.errors import AuditError
 from harness.numbers import count_or_none, finite_or_none
+from harness.thresholds import probe_threshold
 from harness.vocab import metrics as m
 from harness.vocab.factors import factor_names, shared_factor_names
 from harness.vocab.metrics import METRICS, PANEL_METRICS, MetricSpec
-from harness.vocab.probes import PROBES, probe_names
+from harness.vocab.probes import probe_names
+from harness.vocab.registries import closest
 
 ENVELOPE_COUNTS = ("strict", "sign_crossing", "tie_boundary")
 INTERVAL_METRICS = (m.RHO, m.DISPERSION, m.DISCRIMINATION)  # keyed metrics with bootstrap intervals
@@ -96,32 +97,30 @@ class EnvelopeCounts:
     stable_winner: str | None = None
 
 
-_num = finite_or_none
-_count = count_or_none
-
-
-def _interval(value: Any) -> Interval | None:
+def as_interval(value: Any) -> Interval | None:
+    """``[low, high]`` (or a pair) as an :class:`Interval`; ``None`` for anything else."""
     if value is None or isinstance(value, str | bytes | Mapping):
         return None
     ends = list(value)
     if len(ends) != 2:
         return None
-    return Interval(_num(ends[0]), _num(ends[1]))
+    return Interval(finite_or_none(ends[0]), finite_or_none(ends[1]))
 
 
-def _floats(value: Any) -> Mapping[str, float | None]:
+def as_floats(value: Any) -> Mapping[str, float | None]:
+    """A mapping key → finite float or ``None`` (read-only); empty for a non-mapping."""
     items = value.items() if isinstance(value, Mapping) else ()
-    return MappingProxyType({str(k): _num(v) for k, v in items})
+    return MappingProxyType({str(k): finite_or_none(v) for k, v in items})
 
 
-def _counts(value: Any) -> Mapping[str, int | None]:
+def as_counts(value: Any) -> Mapping[str, int | None]:
     items = value.items() if isinstance(value, Mapping) else ()
-    return MappingProxyType({str(k): _count(v) for k, v in items})
+    return MappingProxyType({str(k): count_or_none(v) for k, v in items})
 
 
-def _intervals(value: Any) -> Mapping[str, Interval | None]:
+def as_intervals(value: Any) -> Mapping[str, Interval | None]:
     items = value.items() if isinstance(value, Mapping) else ()
-    return MappingProxyType({str(k): _interval(v) for k, v in items})
+    return MappingProxyType({str(k): as_interval(v) for k, v in items})
 
 
 def _empty() -> Mapping[str, Any]:
@@ -163,21 +162,21 @@ class BlockSummary:
     def from_entry(cls, entry: Mapping[str, Any]) -> BlockSummary:
         return cls(
             factors=tuple(str(f) for f in entry.get("factors") or ()),
-            interaction_share=_num(entry.get("interaction_share")),
-            interaction_share_ci=_interval(entry.get("interaction_share_ci")),
-            main_share=_floats(entry.get("main_share")),
-            rho_interaction=_num(entry.get("rho_interaction")),
-            sign_crossings=_count(entry.get("sign_crossings")),
-            new_sign_crossings=_count(entry.get("new_sign_crossings")),
-            winner_count=_count(entry.get("winner_count")),
-            additivity_rmse=_num(entry.get("additivity_rmse")),
+            interaction_share=finite_or_none(entry.get("interaction_share")),
+            interaction_share_ci=as_interval(entry.get("interaction_share_ci")),
+            main_share=as_floats(entry.get("main_share")),
+            rho_interaction=finite_or_none(entry.get("rho_interaction")),
+            sign_crossings=count_or_none(entry.get("sign_crossings")),
+            new_sign_crossings=count_or_none(entry.get("new_sign_crossings")),
+            winner_count=count_or_none(entry.get("winner_count")),
+            additivity_rmse=finite_or_none(entry.get("additivity_rmse")),
             levels=tuple(tuple(str(lv) for lv in levels) for levels in entry.get("levels") or ()),
-            main_share_ci=_intervals(entry.get("main_share_ci")),
-            rho_interaction_ci=_interval(entry.get("rho_interaction_ci")),
-            rho_block=_num(entry.get("rho_block")),
-            strict=_count(entry.get("strict")),
-            max_additivity_error=_num(entry.get("max_additivity_error")),
-            n_scenes=_count(entry.get("n_scenes")),
+            main_share_ci=as_intervals(entry.get("main_share_ci")),
+            rho_interaction_ci=as_interval(entry.get("rho_interaction_ci")),
+            rho_block=finite_or_none(entry.get("rho_block")),
+            strict=count_or_none(entry.get("strict")),
+            max_additivity_error=finite_or_none(entry.get("max_additivity_error")),
+            n_scenes=count_or_none(entry.get("n_scenes")),
         )
 
     def to_entry(self) -> dict[str, Any]:
@@ -206,10 +205,10 @@ def _pair(ci: Interval | None) -> list[float | None] | None:
     return None if ci is None else [ci.low, ci.high]
 
 
-def _registered(value: Any) -> Mapping[str, RegisteredValue]:
+def as_registered(value: Any) -> Mapping[str, RegisteredValue]:
     out: dict[str, RegisteredValue] = {}
     for name, v in (value.items() if isinstance(value, Mapping) else ()):
-        out[str(name)] = _floats(v) if isinstance(v, Mapping) else _num(v)
+        out[str(name)] = as_floats(v) if isinstance(v, Mapping) else finite_or_none(v)
     return MappingProxyType(out)
 
 
@@ -240,16 +239,16 @@ def threshold_of(spec: MetricSpec, key: str | None) -> str | None:
     if spec.key_thresholds:
         return None  # keyed gates only: an ungated key (tie_boundary) has none
     if spec.key == "probe":
-        return PROBES.get(key).threshold if key in PROBES else None
+        return probe_threshold(key) if key is not None else None
     return spec.threshold
 
 
 def _spec(registry: Any, name: str, key: str | None, where: str) -> MetricSpec:
     """The spec of ``name``; a :class:`MetricError` for an unknown name or a misplaced key."""
     if name not in registry:
-        close = difflib.get_close_matches(name, list(registry.names()), n=1, cutoff=0.5)
+        close = closest(name, registry.names())
         raise MetricError(
-            f"unknown metric {name!r}" + (f" (did you mean {close[0]}?)" if close else ""),
+            f"unknown metric {name!r}" + (f" (did you mean {close}?)" if close else ""),
             where=where,
             hint=f"metrics: {', '.join(registry.names())}",
         )
@@ -273,9 +272,9 @@ def _lookup(spec: MetricSpec, name: str, key: str, values: Mapping[str, Any], wh
         return True, values[key]
     known = _keys(spec) or ()
     if key not in known and (known or spec.compute is None):
-        close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
+        close = closest(key, known)
         raise MetricError(
-            f"{name} has no {spec.key} {key!r}" + (f" (did you mean {close[0]}?)" if close else ""),
+            f"{name} has no {spec.key} {key!r}" + (f" (did you mean {close}?)" if close else ""),
             where=where,
             hint=f"{spec.key}s: {', '.join(known)}",
         )
@@ -299,7 +298,7 @@ def _metric(
     no_data: str,
 ) -> Metric:
     label = spec.label_of(key)
-    value = _num(raw)
+    value = finite_or_none(raw)
     if not present:
         status, reason = Status.NOT_IN_PROFILE, f"{label} is not measured in this run: its profile has no {spec.key} {key}"
     elif value is None:
@@ -374,29 +373,29 @@ class EvaluatorSummary:
         intervals = entry.get("intervals") or {}
         return cls(
             evaluator=evaluator,
-            rho=_floats(entry.get(m.RHO)),
-            dispersion=_floats(entry.get(m.DISPERSION)),
-            kendall_w=_floats(entry.get(m.KENDALL_W)),
-            top1_count=_counts(entry.get(m.TOP1_COUNT)),
-            discrimination=_floats(entry.get(m.DISCRIMINATION)),
-            peak_rho=_num(entry.get(m.PEAK_RHO)),
-            peak_rho_ci=_interval(entry.get("peak_rho_ci")),
-            template_rho=_num(entry.get(m.TEMPLATE_RHO)),
-            min_w=_num(entry.get(m.MIN_W)),
-            max_top1=_count(entry.get(m.MAX_TOP1)),
-            best_view_inflation=_num(entry.get(m.BEST_VIEW_INFLATION)),
-            content_accuracy=_num(entry.get(m.CONTENT_ACCURACY)),
+            rho=as_floats(entry.get(m.RHO)),
+            dispersion=as_floats(entry.get(m.DISPERSION)),
+            kendall_w=as_floats(entry.get(m.KENDALL_W)),
+            top1_count=as_counts(entry.get(m.TOP1_COUNT)),
+            discrimination=as_floats(entry.get(m.DISCRIMINATION)),
+            peak_rho=finite_or_none(entry.get(m.PEAK_RHO)),
+            peak_rho_ci=as_interval(entry.get("peak_rho_ci")),
+            template_rho=finite_or_none(entry.get(m.TEMPLATE_RHO)),
+            min_w=finite_or_none(entry.get(m.MIN_W)),
+            max_top1=count_or_none(entry.get(m.MAX_TOP1)),
+            best_view_inflation=finite_or_none(entry.get(m.BEST_VIEW_INFLATION)),
+            content_accuracy=finite_or_none(entry.get(m.CONTENT_ACCURACY)),
             envelopes=EnvelopeCounts(
-                strict=_count(envelopes.get("strict")),
-                sign_crossing=_count(envelopes.get("sign_crossing")),
-                tie_boundary=_count(envelopes.get("tie_boundary")),
+                strict=count_or_none(envelopes.get("strict")),
+                sign_crossing=count_or_none(envelopes.get("sign_crossing")),
+                tie_boundary=count_or_none(envelopes.get("tie_boundary")),
                 stable_winner=None if winner is None else str(winner),
             ),
-            logo_peak_rho_range=_interval(entry.get("logo_peak_rho_range")),
-            failed=_count(entry.get("failed")) or 0,
-            failed_share=_num(entry.get(m.FAILED_SHARE)),
+            logo_peak_rho_range=as_interval(entry.get("logo_peak_rho_range")),
+            failed=count_or_none(entry.get("failed")) or 0,
+            failed_share=finite_or_none(entry.get(m.FAILED_SHARE)),
             intervals=MappingProxyType(
-                {name: _intervals(intervals.get(name)) for name in INTERVAL_METRICS}
+                {name: as_intervals(intervals.get(name)) for name in INTERVAL_METRICS}
                 if isinstance(entry.get("intervals"), Mapping) else {}
             ),
             blocks=MappingProxyType(
@@ -406,7 +405,7 @@ class EvaluatorSummary:
                     if isinstance(e, Mapping)
                 }
             ),
-            registered=_registered(entry.get("registered")),
+            registered=as_registered(entry.get("registered")),
         )
 
     def to_entry(self) -> dict[str, Any]:
@@ -565,12 +564,12 @@ class PanelSummary:
                     for name, entry in (summary.get("evaluators") or {}).items()
                 }
             ),
-            reversals=Reversals(*(_count(reversals.get(k)) for k in REVERSAL_COUNTS)),
+            reversals=Reversals(*(count_or_none(reversals.get(k)) for k in REVERSAL_COUNTS)),
             band=Band(
-                q95=_num(band.get("q95")),
-                contrasts=_count(band.get("contrasts")) or 0,
-                bootstrap=_count(band.get("B")) or 0,
-                seed=_count(band.get("seed")) or 0,
+                q95=finite_or_none(band.get("q95")),
+                contrasts=count_or_none(band.get("contrasts")) or 0,
+                bootstrap=count_or_none(band.get("B")) or 0,
+                seed=count_or_none(band.get("seed")) or 0,
             ),
         )
 

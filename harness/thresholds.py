@@ -30,6 +30,7 @@ from typing import Any
 from harness.errors import AuditError
 from harness.vocab.metrics import THRESHOLDS, default_thresholds, scoped_thresholds
 from harness.vocab.probes import PROBES
+from harness.vocab.registries import closest
 
 
 class _Known(Mapping[str, tuple[str, str]]):
@@ -66,40 +67,20 @@ def human_thresholds() -> tuple[str, ...]:
     return scoped_thresholds("human")
 
 
-BLOCK_THRESHOLDS = scoped_thresholds("blocks")  # the built-in ones; block_thresholds() is live
-HUMAN_THRESHOLDS = scoped_thresholds("human")
-
-
 def probe_threshold(probe_name: str) -> str | None:
     """The threshold that gates ``probe_name``'s discrimination (``None``: unknown probe, or
     a probe gated by no threshold by default)."""
     return PROBES.get(probe_name).threshold if probe_name in PROBES else None
 
 
-PROBE_THRESHOLDS = {p.name: p.threshold for p in PROBES if p.threshold}  # the built-in probes
-
-
 class ThresholdError(AuditError):
     """A threshold table is malformed or names an unknown threshold."""
-
-
-def closest_name(name: str, known: Iterable[str]) -> str | None:
-    """The known name closest to ``name``: the same words in another order, else by spelling."""
-    import difflib
-
-    known = sorted(known)
-    words = sorted(name.lower().split("_"))
-    for candidate in known:
-        if sorted(candidate.split("_")) == words:
-            return candidate
-    close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.5)
-    return close[0] if close else None
 
 
 def _check_name(name: str, where: str, custom: frozenset[str] = frozenset()) -> None:
     if name in KNOWN or name in custom:
         return
-    close = closest_name(name, set(KNOWN) | custom)
+    close = closest(name, set(KNOWN) | custom)
     hint = f"did you mean {close}? " if close else ""
     raise ThresholdError(
         f"unknown threshold {name!r}",

@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.assertions import AuditCheck, Bound, assert_at_least, assert_at_most, check, message
-from harness.thresholds import KNOWN, PROBE_THRESHOLDS, ThresholdError, Thresholds, direction
+from harness.thresholds import KNOWN, ThresholdError, Thresholds, direction, probe_threshold
+from harness.vocab.probes import probe_names
 
 
 def test_failure_message_has_estimate_interval_threshold_and_card():
@@ -161,5 +162,5 @@ def test_repository_thresholds_parse_and_every_probe_has_a_gate_name():
 
     data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
     Thresholds.from_table(data["tool"]["t3d-audit"]["thresholds"])
-    assert set(PROBE_THRESHOLDS.values()) <= set(KNOWN)
+    assert {probe_threshold(p) for p in probe_names()} <= set(KNOWN)
     assert direction("peak_rho_max") == "max" and direction("min_kendall_w") == "min"

@@ -25,7 +25,7 @@ from harness.protocol import (
     parse_cell,
 )
 from harness.stats.interactions import additive_prediction, block_stats, scene_sums_of_squares
-from harness.thresholds import BLOCK_THRESHOLDS, Thresholds
+from harness.thresholds import Thresholds, block_thresholds
 
 # ---------------------------------------------------------------------------- cell encoding
 
@@ -312,7 +312,7 @@ def test_block_thresholds_leave_ofat_runs_alone():
              "overrides": {"x*": {"max_block_sign_crossings": 1, "peak_rho_max": 2.0}}}
     full = Thresholds.from_table(table)
     plain = Thresholds.from_table({"peak_rho_max": 1.0, "overrides": {"x*": {"peak_rho_max": 2.0}}})
-    assert full.without(BLOCK_THRESHOLDS).to_dict() == plain.to_dict()
+    assert full.without(block_thresholds()).to_dict() == plain.to_dict()
     smoke = AuditSession(AuditOptions(profile="smoke", thresholds=full))
     assert smoke.gate_thresholds.to_dict() == plain.to_dict()
     assert "max_interaction_share" not in smoke.thresholds_for("xy")

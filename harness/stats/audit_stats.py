@@ -22,6 +22,10 @@ from harness.audit_summary import (
     Interval,
     PanelSummary,
     Reversals,
+    as_floats,
+    as_interval,
+    as_intervals,
+    as_registered,
 )
 from harness.errors import AuditError, RecordsError
 from harness.numbers import finite_or_none
@@ -49,9 +53,6 @@ from harness.stats.template_effects import (
 from harness.stats.views import best_view_inflation
 from harness.vocab import metrics as m
 from harness.vocab.metrics import computed_metrics
-
-_num = finite_or_none
-
 
 
 @dataclass(frozen=True)
@@ -203,54 +204,37 @@ def _evaluator_summary(ev: EvaluatorAudit, with_intervals: bool) -> EvaluatorSum
     intervals: dict[str, Mapping[str, Interval | None]] = {}
     if with_intervals:
         intervals = {
-            m.RHO: _intervals(ev.rho_ci),
-            m.DISPERSION: _intervals(ev.dispersion_ci),
-            m.DISCRIMINATION: _intervals({p: st.ci.get(m.DISCRIMINATION) for p, st in ev.probes.items()}),
+            m.RHO: as_intervals(ev.rho_ci),
+            m.DISPERSION: as_intervals(ev.dispersion_ci),
+            m.DISCRIMINATION: as_intervals({p: st.ci.get(m.DISCRIMINATION) for p, st in ev.probes.items()}),
         }
     return EvaluatorSummary(
         evaluator=ev.evaluator,
-        rho=_floats(ev.rho),
-        dispersion=_floats(ev.dispersion),
-        kendall_w=_floats(ev.kendall_w),
+        rho=as_floats(ev.rho),
+        dispersion=as_floats(ev.dispersion),
+        kendall_w=as_floats(ev.kendall_w),
         top1_count=MappingProxyType(dict(ev.top1_summary)),
-        discrimination=_floats(ev.discrimination),
-        peak_rho=_num(ev.peak_rho),
-        peak_rho_ci=_interval(ev.peak_rho_ci),
-        template_rho=_num(ev.template_rho),
-        min_w=_num(ev.min_w),
+        discrimination=as_floats(ev.discrimination),
+        peak_rho=finite_or_none(ev.peak_rho),
+        peak_rho_ci=as_interval(ev.peak_rho_ci),
+        template_rho=finite_or_none(ev.template_rho),
+        min_w=finite_or_none(ev.min_w),
         max_top1=ev.max_top1 if any(r.measured for r in ev.rank.values()) else None,
-        best_view_inflation=_num(ev.best_view_inflation),
-        content_accuracy=_num(ev.content_accuracy),
+        best_view_inflation=finite_or_none(ev.best_view_inflation),
+        content_accuracy=finite_or_none(ev.content_accuracy),
         envelopes=EnvelopeCounts(  # counts of a never-measured evaluator are unknown, not 0
             strict=counts["strict"] if measured else None,
             sign_crossing=counts["sign_crossing"] if measured else None,
             tie_boundary=counts["tie_boundary"] if measured else None,
             stable_winner=ev.stable_winner,
         ),
-        logo_peak_rho_range=_interval(ev.logo_peak_rho_range),
+        logo_peak_rho_range=as_interval(ev.logo_peak_rho_range),
         failed=ev.failed,
         failed_share=ev.failed / ev.n_records if ev.n_records else None,
         intervals=MappingProxyType(intervals),
         blocks=MappingProxyType({b: _block_summary(st) for b, st in ev.blocks.items()}),
-        registered=MappingProxyType(
-            {k: _floats(v) if isinstance(v, Mapping) else _num(v) for k, v in ev.registered.items()}
-        ),
+        registered=as_registered(ev.registered),
     )
-
-
-def _floats(values: Mapping[str, Any]) -> Mapping[str, float | None]:
-    return MappingProxyType({str(k): _num(v) for k, v in values.items()})
-
-
-def _interval(ci: Any) -> Interval | None:
-    if ci is None:
-        return None
-    lo, hi = (float(v) for v in ci)
-    return Interval(_num(lo), _num(hi))
-
-
-def _intervals(cis: Mapping[str, Any]) -> Mapping[str, Interval | None]:
-    return MappingProxyType({str(k): _interval(ci) for k, ci in cis.items()})
 
 
 def _block_summary(st: BlockStats) -> BlockSummary:
@@ -260,19 +244,19 @@ def _block_summary(st: BlockStats) -> BlockSummary:
     return BlockSummary(
         factors=tuple(st.factors),
         levels=tuple(tuple(lv) for lv in st.levels),
-        main_share=_floats(st.main_share),
-        main_share_ci=_intervals(st.main_share_ci),
-        interaction_share=_num(st.interaction_share),
-        interaction_share_ci=_interval(st.interaction_share_ci),
-        rho_interaction=_num(st.rho_interaction),
-        rho_interaction_ci=_interval(st.rho_interaction_ci),
-        rho_block=_num(st.rho_block),
+        main_share=as_floats(st.main_share),
+        main_share_ci=as_intervals(st.main_share_ci),
+        interaction_share=finite_or_none(st.interaction_share),
+        interaction_share_ci=as_interval(st.interaction_share_ci),
+        rho_interaction=finite_or_none(st.rho_interaction),
+        rho_interaction_ci=as_interval(st.rho_interaction_ci),
+        rho_block=finite_or_none(st.rho_block),
         sign_crossings=counts["sign_crossing"] if measured else None,
         strict=counts["strict"] if measured else None,
         new_sign_crossings=st.new_sign_crossings if measured else None,
         winner_count=st.winner_count if measured else None,
-        additivity_rmse=_num(st.additivity_rmse),
-        max_additivity_error=_num(st.max_additivity_error),
+        additivity_rmse=finite_or_none(st.additivity_rmse),
+        max_additivity_error=finite_or_none(st.max_additivity_error),
         n_scenes=st.n_scenes,
     )
 
@@ -357,7 +341,7 @@ def _compute_audit(
     )
     return AuditResult(
         evaluators=per_eval,
-        band=Band(_num(q), family.n_contrasts, bootstrap, seed),
+        band=Band(finite_or_none(q), family.n_contrasts, bootstrap, seed),
         reversals=reversals,
         slot_effects=slot_avg,
         lighting=_lighting(list(tables.values()), lighting_scalars),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, Protocol, TypeVar
 
 from harness.errors import AuditError
@@ -29,42 +29,31 @@ class Named(Protocol):
 T = TypeVar("T", bound=Named)
 
 
-def closest(name: str, known: list[str]) -> str | None:
-    """The known name closest to ``name`` by spelling, or ``None``."""
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The known name closest to ``name``: the same ``_``-separated words in another order
+    (``max_peak_rho`` → ``peak_rho_max``), else by spelling; ``None`` when nothing is close."""
+    known = sorted(known)
+    words = sorted(name.lower().split("_"))
+    for candidate in known:
+        if sorted(candidate.split("_")) == words:
+            return candidate
+    close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.5)
     return close[0] if close else None
 
 
 class Registry(Generic[T]):
-    """Entries of one kind (``what``: "metric", "factor", ...) by name, in registration order.
+    """Entries of one kind (``what``: "metric", "factor", ...) by name, in registration order."""
 
-    ``loader`` (optional) is called once, on first read, to register the built-in entries:
-    it lets a registry module stay free of the modules its built-in rows point at.
-    """
-
-    def __init__(self, what: str, loader: Callable[[], None] | None = None) -> None:
+    def __init__(self, what: str) -> None:
         self.what = what
         self._entries: dict[str, T] = {}
         self._lock = threading.RLock()
-        self._loader = loader
-        self._loaded = loader is None
-
-    def _load(self) -> None:
-        if self._loaded:
-            return
-        with self._lock:
-            if self._loaded:
-                return
-            self._loaded = True  # set first: the loader registers through register()
-            assert self._loader is not None
-            self._loader()
 
     def register(self, entry: T, *, replace: bool = False) -> T:
         """Add ``entry``; a taken name is a :class:`VocabularyError` unless ``replace``."""
         name = entry.name
         if not isinstance(name, str) or not name:
             raise VocabularyError(f"a {self.what} needs a non-empty name, got {name!r}")
-        self._load()
         with self._lock:
             if name in self._entries and not replace and self._entries[name] != entry:
                 raise VocabularyError(
@@ -76,13 +65,11 @@ class Registry(Generic[T]):
 
     def unregister(self, name: str) -> None:
         """Remove ``name`` (tests, and a plugin undoing its own registration)."""
-        self._load()
         with self._lock:
             self._entries.pop(name, None)
 
     def get(self, name: str, *, where: str | None = None) -> T:
         """The entry ``name``; an unknown name is a :class:`VocabularyError` with a suggestion."""
-        self._load()
         try:
             return self._entries[name]
         except (KeyError, TypeError):
@@ -95,20 +82,16 @@ class Registry(Generic[T]):
             ) from None
 
     def __contains__(self, name: object) -> bool:
-        self._load()
         return name in self._entries
 
     def __iter__(self) -> Iterator[T]:
-        self._load()
         return iter(tuple(self._entries.values()))
 
     def __len__(self) -> int:
-        self._load()
         return len(self._entries)
 
     def names(self) -> tuple[str, ...]:
         """Every name, in registration order."""
-        self._load()
         return tuple(self._entries)
 
     def where(self, predicate: Callable[[T], bool]) -> tuple[T, ...]:
