@@ -325,7 +325,7 @@ def build_card(
         "companion_check": {"kind": kind, "details": details, **({"agreement": agreement[0]} if agreement else {})},
         "released_or_missing_evidence": evidence_group,
     }
-    registered = registered_metrics(stats, thresholds)
+    registered = registered_metrics(s.registered, thresholds)
     if registered:  # only with registered statistics shown on cards: other cards keep their ids
         body["registered_metrics"] = registered
     missing = [p for p in _not_reported_fields(body) if not p.startswith("/released_or_missing")]
@@ -347,11 +347,12 @@ def build_card(
 
 
 def registered_metrics(
-    stats: Mapping[str, Any] | None, thresholds: Mapping[str, Any]
+    values: Mapping[str, Any], thresholds: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The card's ``registered_metrics`` group: every statistic registered with a ``compute``
-    (:func:`harness.vocab.metrics.computed_metrics`) that is shown on cards, from the summary
-    entry's ``registered`` mapping (docs/formats.md "summary.json"); empty when none is.
+    (:func:`harness.vocab.metrics.computed_metrics`) that is shown on cards, from ``values``
+    (``EvaluatorSummary.registered``: name → value, or key → value for a keyed metric;
+    docs/formats.md "summary.json"); empty when none is shown.
 
     Per metric: ``label``, ``unit``, and for a scalar its ``value`` (``not_reported`` when
     undefined or absent) with its gate; for a keyed metric its ``key`` kind and ``values``:
@@ -363,9 +364,6 @@ def registered_metrics(
     shown = [spec for spec in m.computed_metrics() if spec.shown_in("card")]
     if not shown:
         return {}
-    # the summary entry's "registered" mapping (EvaluatorSummary.registered): name -> value
-    values = (stats or {}).get("registered")
-    values = values if isinstance(values, Mapping) else {}
     out: dict[str, Any] = {}
     for spec in shown:
         entry: dict[str, Any] = {"label": spec.label, "unit": spec.unit}
@@ -390,12 +388,11 @@ def _gated(
 ) -> dict[str, Any]:
     """``{value, [threshold, [threshold_value, passed]]}`` of one value of ``spec``."""
     from harness.assertions import check
-    from harness.thresholds import direction, probe_threshold
+    from harness.audit_summary import threshold_of
+    from harness.thresholds import direction
 
     out: dict[str, Any] = {"value": value}
-    name = spec.key_thresholds.get(key or "") or (
-        probe_threshold(key) if spec.key == "probe" and key is not None else None
-    ) or spec.threshold
+    name = threshold_of(spec, key)
     if name is None:
         return out
     out["threshold"] = name
