@@ -35,7 +35,7 @@ from harness.stats._nan import nanmax, nanmean, nanmin
 from harness.stats.dispersion import dispersion, scene_dispersion
 from harness.stats.envelopes import SIGN_CROSSING, STRICT, envelopes, generator_pairs
 from harness.stats.human_protocol import configuration_draws, factor_envelopes
-from harness.stats.interactions import ZERO_RTOL, scene_sums_of_squares
+from harness.stats.interactions import scene_sums_of_squares, shares, zero_tolerance
 from harness.stats.probe_stats import pair_credit, probe_outcome
 from harness.stats.rank import kendall_w, rank_stability
 from harness.stats.rho import peak, rho, scene_level_variance
@@ -673,21 +673,6 @@ def side_metrics(
     return out
 
 
-def _block_tolerance(y: np.ndarray, n_cells: int) -> float:
-    """The pooled SS_tot below which a block moves nothing (as :func:`block_stats`)."""
-    finite = np.isfinite(y)
-    scale = float(np.abs(y[finite]).max()) if finite.any() else 0.0
-    return n_cells * (ZERO_RTOL * max(scale, 1.0)) ** 2
-
-
-def _share(part: np.ndarray | float, total: np.ndarray | float, tol: float) -> np.ndarray:
-    """``part / total``, 0 where ``total`` is finite and ≤ ``tol`` (nothing to attribute)."""
-    part, total = np.asarray(part, dtype=np.float64), np.asarray(total, dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = part / total
-    return np.where(np.isfinite(total) & (total <= tol), 0.0, out)
-
-
 def interaction_share_draws(block: BlockScores, weights: np.ndarray) -> tuple[float, np.ndarray]:
     """The block's interaction share (pooled non-additive SS / pooled SS_tot over scenes with
     every cell measured, :func:`harness.stats.interactions.block_stats`) and its prompt-bootstrap
@@ -696,10 +681,10 @@ def interaction_share_draws(block: BlockScores, weights: np.ndarray) -> tuple[fl
     k = len(block.factors)
     n_cells = int(np.prod(y.shape[2:]))
     _main, inter, total = scene_sums_of_squares(y, k)
-    tol = _block_tolerance(y, n_cells)
-    point = float(_share(nanmean(inter), nanmean(total), tol))
+    tol = zero_tolerance(y, n_cells)
+    point = float(shares(nanmean(inter), nanmean(total), tol))
     d = bs.scene_mean_draws(np.stack([inter, total]), weights)  # (B, 2)
-    return point, _share(d[:, 0], d[:, 1], tol)
+    return point, shares(d[:, 0], d[:, 1], tol)
 
 
 def block_sign_crossing_draws(block: BlockScores, weights: np.ndarray) -> tuple[float, np.ndarray]:

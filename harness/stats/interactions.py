@@ -59,7 +59,15 @@ def scene_sums_of_squares(y: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray
     return np.stack(main) * nan, interaction * nan, total * nan
 
 
-def _shares(parts: np.ndarray, total: np.ndarray, tol: float) -> np.ndarray:
+def zero_tolerance(y: np.ndarray, n_cells: int) -> float:
+    """The per-scene mean sum of squares below which a block of ``n_cells`` cells with scores
+    ``y`` moves nothing (rounding noise relative to the scores' scale), score units squared."""
+    finite = np.isfinite(y)
+    scale = float(np.abs(y[finite]).max()) if finite.any() else 0.0
+    return n_cells * (ZERO_RTOL * max(scale, 1.0)) ** 2
+
+
+def shares(parts: np.ndarray, total: np.ndarray, tol: float) -> np.ndarray:
     """``parts / total`` along the last axis pairing, 0 where ``total`` ≤ ``tol``; NaN stays NaN."""
     with np.errstate(invalid="ignore", divide="ignore"):
         out = parts / total
@@ -156,13 +164,11 @@ def block_stats(
     G, P = y.shape[:2]
     n_cells = int(np.prod(y.shape[2:]))
     main, inter, total = scene_sums_of_squares(y, k)
-    finite = np.isfinite(y)
-    scale = float(np.abs(y[finite]).max()) if finite.any() else 0.0
-    tol = n_cells * (ZERO_RTOL * max(scale, 1.0)) ** 2  # per-scene mean SS that counts as zero
+    tol = zero_tolerance(y, n_cells)
     parts = np.concatenate([main, inter[None]], axis=0)  # (k+1, G, P)
     mean_parts = nanmean(parts.reshape(k + 1, -1), axis=1)
     mean_total = float(nanmean(total))
-    shares = _shares(mean_parts, np.full(k + 1, mean_total), tol)
+    part_shares = shares(mean_parts, np.full(k + 1, mean_total), tol)
     share_ci: list[CI] = [NAN_CI] * (k + 1)
     signal = generator_signal(baseline)
     rho_int = float(nanmean(inter)) / n_cells / signal if signal > 0 else float("nan")
@@ -170,7 +176,7 @@ def block_stats(
     rho_int_ci = NAN_CI
     if weights is not None:
         draws = bs.scene_mean_draws(np.concatenate([parts, total[None]], axis=0), weights)
-        d = _shares(draws[:, :-1], draws[:, -1:], tol)
+        d = shares(draws[:, :-1], draws[:, -1:], tol)
         share_ci = [bs.ci_tuple(d[:, i]) for i in range(k + 1)]
         rho_int_ci = bs.ci_tuple(bs.rho_draws((inter / n_cells)[None], baseline, weights)[:, 0])
     means = nanmean(y.reshape(G, P, n_cells), axis=1)  # (G, cells)
@@ -195,9 +201,9 @@ def block_stats(
         id=block_id,
         factors=factors,
         levels=levels,
-        main_share={f: float(shares[i]) for i, f in enumerate(factors)},
+        main_share={f: float(part_shares[i]) for i, f in enumerate(factors)},
         main_share_ci={f: share_ci[i] for i, f in enumerate(factors)},
-        interaction_share=float(shares[k]),
+        interaction_share=float(part_shares[k]),
         interaction_share_ci=share_ci[k],
         rho_interaction=rho_int,
         rho_interaction_ci=rho_int_ci,
