@@ -33,6 +33,7 @@ from harness.vocab.probes import probe_names
 from harness.vocab.registries import closest
 
 ENVELOPE_COUNTS = ("strict", "sign_crossing", "tie_boundary")
+REGISTERED = "registered"  # an evaluator entry's key of the registered statistics
 INTERVAL_METRICS = (m.RHO, m.DISPERSION, m.DISCRIMINATION)  # keyed metrics with bootstrap intervals
 REVERSAL_COUNTS = ("descriptive", "pointwise", "simultaneous")
 RegisteredValue = float | None | Mapping[str, float | None]
@@ -405,7 +406,7 @@ class EvaluatorSummary:
                     if isinstance(e, Mapping)
                 }
             ),
-            registered=as_registered(entry.get("registered")),
+            registered=as_registered(entry.get(REGISTERED)),
         )
 
     def to_entry(self) -> dict[str, Any]:
@@ -439,7 +440,7 @@ class EvaluatorSummary:
         if self.blocks:
             entry["blocks"] = {b: st.to_entry() for b, st in self.blocks.items()}
         if self.registered:
-            entry["registered"] = {
+            entry[REGISTERED] = {
                 k: dict(v) if isinstance(v, Mapping) else v for k, v in self.registered.items()
             }
         if self.intervals:

@@ -15,10 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.audit_summary import REGISTERED, as_registered
 from harness.numbers import finite_or_none
 from harness.vocab.metrics import MetricSpec, computed_metrics
-
-REGISTERED = "registered"  # the evaluator entry's key in summary.json
 
 
 @dataclass(frozen=True)
@@ -44,8 +43,8 @@ def report_metrics() -> tuple[MetricSpec, ...]:
 
 
 def _values(entry: Any) -> Mapping[str, Any]:
-    found = entry.get(REGISTERED) if isinstance(entry, Mapping) else None
-    return found if isinstance(found, Mapping) else {}
+    """The entry's registered values, read as the typed summary reads them."""
+    return as_registered(entry.get(REGISTERED)) if isinstance(entry, Mapping) else {}
 
 
 def _columns(metrics: Sequence[MetricSpec], entries: Sequence[Any]) -> tuple[Column, ...]:
