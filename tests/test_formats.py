@@ -266,10 +266,10 @@ def test_import_scenes_reports_skips_and_fails_on_an_empty_generator(tmp_path: P
 def test_import_scenes_conventions_file_is_checked(tmp_path: Path, capsys) -> None:
     gens, prompts = _batch(tmp_path)
     conv = tmp_path / "conv.json"
-    conv.write_text(json.dumps({"good": {"up": "x"}}))
+    conv.write_text(json.dumps({"good": {"up": "w"}}))
     assert main(["import-scenes", str(gens), "--prompts", str(prompts), "--out",
                  str(tmp_path / "o"), "--conventions", str(conv), "--allow-missing"]) == 2
-    assert "unknown up axis 'x'" in capsys.readouterr().err
+    assert "unknown up axis 'w'" in capsys.readouterr().err
 
 
 def test_axis_overlay_marks_up_and_front_where_the_camera_sees_them() -> None:

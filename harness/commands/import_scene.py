@@ -7,7 +7,7 @@ floor/wall nodes; ``--label``, ``--no-ground``) or a room of objects (``--kind r
 generated object in OBJ (vertex colours shown), PLY (mesh, point cloud or 3D Gaussian
 splats), STL or USD/USDA/USDC/USDZ. The format is read from the file's content
 (``harness.scenes.fileformats``); anything else is refused in one line naming the supported
-formats. Object files take their conventions from ``--up y|z``, ``--front ±x|±y|±z`` and
+formats. Object files take their conventions from ``--up ±x|±y|±z``, ``--front ±x|±y|±z`` and
 ``--unit m|cm|mm|in`` or ``--scale F`` (defaults per format: docs/formats.md), recorded in the
 scene's ``source``. The scene's assets are written under
 ``DIR/assets/`` and the scene to ``DIR/scenes/<generator>/<prompt_id>.json``; then
@@ -79,14 +79,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_convention_arguments(parser: argparse.ArgumentParser) -> None:
     """``--up``, ``--front``, ``--unit`` / ``--scale`` (object files)."""
-    from harness.scenes.importers.conventions import FRONT_AXES, UNITS, UP_AXES
+    from harness.scenes.importers.conventions import FRONT_AXES, UNITS, UP_AXES, canonical_up
 
-    parser.add_argument("--up", choices=UP_AXES,
-                        help="object files: the file's up axis (default per format: glTF/OBJ y, "
-                        "PLY/STL/USD z)")
+    parser.add_argument("--up", type=canonical_up, choices=UP_AXES,
+                        help="object files: the file's up axis, x, y, z, -x, -y or -z (write "
+                        "--up=-x for a negative axis; default per format: glTF/OBJ y, PLY/STL/USD z)")
     parser.add_argument("--front", choices=FRONT_AXES,
-                        help="object files: the file axis the object faces (default glTF's +z "
-                        "for y-up files, -y for z-up files)")
+                        help="object files: the file axis the object faces (write --front=-z for a "
+                        "negative axis; default: the format's front, else the first horizontal "
+                        "of -y, +z, +x)")
     unit = parser.add_mutually_exclusive_group()
     unit.add_argument("--unit", choices=tuple(UNITS), help="object files: the file's length unit "
                       "(default m)")

@@ -5,8 +5,9 @@ GENERATORS_DIR holds one folder per generator and, in it, one file per prompt na
 ``<prompt_id>.<ext>`` in any format ``import-scene`` accepts (glTF/GLB, OBJ, PLY, STL, USD,
 sceneState JSON), recognised by content (see ``harness.scenes.importers.batch``). Object
 files take their generator's conventions (up, front, unit or scale) from ``--conventions``
-(JSON ``{generator: {"up": "z", "front": "-z", "unit": "mm"}}``) or the ``"@conventions"``
-object of a JSON prompts file. ``--prompts``
+(JSON ``{generator: {"up": "z", "front": "-z", "unit": "mm", "files": {prompt_id: {"up":
+"-x"}}}}``: the generator's default with per-file entries laid over it) or the
+``"@conventions"`` object of a JSON prompts file. ``--prompts``
 maps each prompt id to its text and optional labels (JSON or CSV, see ``batch.read_prompts``).
 ``--asset-root`` / ``--asset-map``: where sceneState ``modelId`` assets resolve (default: the
 generator's folder).
@@ -37,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--asset-map", type=argtypes.input_path,
                         help="sceneState files: JSON {modelId or source: path pattern(s)}")
     parser.add_argument("--conventions", type=argtypes.input_path,
-                        help='object files: JSON {generator: {"up", "front", "unit", "scale"}}')
+                        help='object files: JSON {generator: {"up", "front", "unit", "scale", '
+                        '"files": {prompt_id or file name: {...}}}}')
     parser.add_argument("--allow-missing", action="store_true",
                         help="accept generator folders that yield no scene")
 

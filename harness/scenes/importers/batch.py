@@ -11,7 +11,8 @@ same function ``import-scene`` uses) and imported by ``dispatch.import_file``:
   ``.bin`` and image files may sit next to it;
 * OBJ (+MTL), PLY (mesh, point cloud, 3D Gaussian splats), STL, USD/USDA/USDC/USDZ: a single
   generated object (``meshobject.import_object_file``) in the generator's conventions
-  (:func:`read_conventions`: up, front, unit or scale; defaults per format);
+  (:func:`read_conventions`: up, front, unit or scale per generator, with per-file entries;
+  defaults per format);
 * sceneState JSON (``scenestate.import_scenestate``); assets resolve under ``asset_root``
   (default: the generator's folder) and ``asset_map``.
 
@@ -171,13 +172,47 @@ def scan_generators(root: Path | str) -> tuple[list[tuple[str, Path]], list[tupl
     return found, skipped
 
 
+FILES_KEY = "files"
+
+
+@dataclass(frozen=True)
+class GeneratorConventions:
+    """One generator's conventions: ``default`` for all its files, and per-file entries
+    (``files``: prompt id or file name -> ``Conventions``, the generator's entry with the
+    file's keys laid over it)."""
+
+    default: Any
+    files: Mapping[str, Any] = field(default_factory=dict)
+
+    def for_file(self, file: Path) -> Any:
+        """The conventions of ``file`` (its name wins over its stem, the prompt id)."""
+        return self.files.get(file.name, self.files.get(file.stem, self.default))
+
+    def unused(self, files: list[Path]) -> list[str]:
+        """The per-file keys that name none of ``files``."""
+        names = {f.name for f in files} | {f.stem for f in files}
+        return sorted(set(self.files) - names)
+
+
+def _layered(base: dict, top: dict) -> dict:
+    """``top`` over ``base``; a unit in ``top`` replaces a scale in ``base`` and vice versa."""
+    out = {k: v for k, v in base.items() if k != FILES_KEY}
+    if "unit" in top or "scale" in top:
+        out.pop("unit", None)
+        out.pop("scale", None)
+    out.update(top)
+    return out
+
+
 def read_conventions(path: Path | str | None, prompts_path: Path | str | None = None) -> dict:
-    """Conventions per generator: ``{generator: {"up", "front", "unit", "scale"}}`` from the
-    JSON file ``path`` and/or the ``"@conventions"`` object of a JSON prompts file (the
-    conventions file wins). Returns generator -> ``Conventions``."""
+    """Conventions per generator: ``{generator: {"up", "front", "unit", "scale", "files":
+    {prompt_id or file name: {"up", ...}}}}`` from the JSON file ``path`` and/or the
+    ``"@conventions"`` object of a JSON prompts file (the conventions file wins, per
+    generator). A ``files`` entry is laid over its generator's keys. Returns generator ->
+    :class:`GeneratorConventions`."""
     from harness.scenes.importers.conventions import Conventions
 
-    out: dict[str, Conventions] = {}
+    out: dict[str, GeneratorConventions] = {}
     for source, key in ((prompts_path, "@conventions"), (path, None)):
         if source is None or (key and Path(source).suffix.lower() == ".csv"):
             continue
@@ -194,8 +229,28 @@ def read_conventions(path: Path | str | None, prompts_path: Path | str | None = 
                                hint='e.g. {"triposr": {"up": "z"}, "sf3d": {"front": "-z"}}')
         for gen, raw in table.items():
             where = f"/{key}/{gen}" if key else f"/{gen}"
-            out[gen] = Conventions.from_mapping(raw, path=source, pointer=where)
+            files = raw.get(FILES_KEY, {}) if isinstance(raw, dict) else {}
+            if not isinstance(files, dict):
+                raise ImportError_("conventions 'files' must map prompt ids or file names to "
+                                   "objects", path=source, pointer=f"{where}/{FILES_KEY}",
+                                   hint='e.g. {"files": {"p3": {"up": "-x"}}}')
+            base = {k: v for k, v in raw.items() if k != FILES_KEY} if isinstance(raw, dict) else raw
+            default = Conventions.from_mapping(base, path=source, pointer=where)
+            per_file = {}
+            for name, entry in files.items():
+                fwhere = f"{where}/{FILES_KEY}/{name}"
+                if not isinstance(entry, dict):
+                    Conventions.from_mapping(entry, path=source, pointer=fwhere)  # raises
+                per_file[str(name)] = Conventions.from_mapping(
+                    _layered(base or {}, entry), path=source, pointer=fwhere)
+            out[gen] = GeneratorConventions(default, per_file)
     return out
+
+
+def _conventions_of(entry: Any, file: Path) -> Any:
+    """A generator's conventions for ``file``: a :class:`GeneratorConventions` picks the file's
+    entry; a plain ``Conventions`` (or None) applies to every file."""
+    return entry.for_file(file) if isinstance(entry, GeneratorConventions) else entry
 
 
 @dataclass
@@ -221,8 +276,8 @@ def import_batch(
     allow_missing: bool = False,
 ) -> BatchResult:
     """Import every scene file under ``generators_dir`` into ``out_root`` (a staging folder:
-    on error it holds partial output). ``conventions``: generator -> ``Conventions`` for its
-    object files. Raises one ImportError_ listing every bad file, and every generator folder
+    on error it holds partial output). ``conventions``: generator -> ``Conventions`` or
+    :class:`GeneratorConventions` (per-file entries) for its object files. Raises one ImportError_ listing every bad file, and every generator folder
     that yields no scene unless ``allow_missing``."""
     from harness.scenes.importers import write_scene_file
     from harness.scenes.importers.dispatch import import_file
@@ -253,7 +308,8 @@ def import_batch(
             scene = import_file(file, out_root=out_root, asset_root=root, asset_map=asset_map,
                                 asset_dir=f"{generator}__{entry.id}",
                                 label=entry.label or entry.prompt, labels=entry.labels,
-                                conventions=(conventions or {}).get(generator), **meta)
+                                conventions=_conventions_of((conventions or {}).get(generator), file),
+                                **meta)
             written.append(write_scene_file(scene, out_root))
         except AuditError as exc:  # the message names the file (or an asset of it) already
             text = str(exc)
@@ -266,6 +322,12 @@ def import_batch(
     if unknown:
         problems.append(f"conventions name generator folder(s) that do not exist: "
                         f"{', '.join(unknown)}")
+    for gen, entry in sorted((conventions or {}).items()):
+        if isinstance(entry, GeneratorConventions) and gen in folders:
+            stale = entry.unused([f for g, f in files if g == gen])
+            if stale:
+                problems.append(f"conventions for {gen} name file(s) it does not have: "
+                                f"{', '.join(stale)}")
     if empty and not allow_missing:
         for g in empty:
             why = "; ".join(f"{f.name}: {r}" for f, r in skipped if f.parent.name == g)

@@ -17,7 +17,11 @@ STL        z           -y      the 3D-printing convention
 USD        z           -y      after Blender's importer applied the stage's ``upAxis``
 =========  ==========  ======  ===========================================================
 
-``front`` names the file axis the object's front points along; ``unit`` (``m``, ``cm``,
+``up`` is any signed file axis (``x``, ``y``, ``z`` or ``-x``, ``-y``, ``-z``; ``+x`` is read as
+``x``), so an x-up or upside-down export stands upright too. ``front`` names the file axis the
+object's front points along; with only ``up`` given, the front is the format's default front
+when that is horizontal, else the first horizontal one of ``-y``, ``+z``, ``+x``
+(:data:`FRONT_FALLBACK`); ``unit`` (``m``, ``cm``,
 ``mm``, ``in``) or ``scale`` (metres per file unit) gives the size; the default is metres.
 :meth:`Resolved.rotation` is the rotation that takes file coordinates to the scene frame
 (up -> +z, front -> -y).
@@ -33,8 +37,10 @@ import numpy as np
 
 from harness.errors import ImportError_
 
-UP_AXES = ("y", "z")
+UP_AXES = ("x", "-x", "y", "-y", "z", "-z")  # canonical spellings; "+x" etc. are accepted
 FRONT_AXES = ("+x", "-x", "+y", "-y", "+z", "-z")
+#: the fronts tried in order when the default front lies along a user-given up axis
+FRONT_FALLBACK = ("-y", "+z", "+x")
 UNITS = {"m": 1.0, "cm": 0.01, "mm": 0.001, "in": 0.0254}
 DEFAULTS = {  # format -> (up, front)
     "gltf": ("y", "+z"),
@@ -48,6 +54,16 @@ _IMPORTED_FRAME = {"gltf": ("y", "+z")}
 SIZE_MIN, SIZE_MAX = 1e-6, 1e6  # metres: the object sizes an object scene accepts
 DISPLAY_MIN, DISPLAY_MAX = 0.01, 100.0  # metres: outside, the object is shown at DISPLAY_SIZE
 DISPLAY_SIZE = 1.0  # metres: the largest side of an object shown at display scale
+
+
+def canonical_up(name: str) -> str:
+    """``"+x"`` -> ``"x"``; other spellings unchanged (checked by :meth:`Conventions.check`)."""
+    return name[1:] if name in ("+x", "+y", "+z") else name
+
+
+def horizontal_fronts(up: str) -> tuple[str, ...]:
+    """The four signed file axes perpendicular to ``up`` (the fronts an object can have)."""
+    return tuple(f for f in FRONT_AXES if f[-1] != up[-1])
 
 
 def _axis(name: str) -> np.ndarray:
@@ -87,16 +103,18 @@ class Conventions:
         scale = raw.get("scale")
         if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float)):
             raise ImportError_("conventions scale must be a number", path=path, pointer=pointer)
-        out = cls(raw.get("up"), raw.get("front"), raw.get("unit"),
-                  None if scale is None else float(scale))
+        up = raw.get("up")
+        out = cls(canonical_up(up) if isinstance(up, str) else up, raw.get("front"),
+                  raw.get("unit"), None if scale is None else float(scale))
         out.check(path=path, pointer=pointer)
         return out
 
     def check(self, *, path: Any = "", pointer: str = "") -> None:
         """Raise ImportError_ for an unknown axis or unit, or ``unit`` with ``scale``."""
-        if self.up is not None and self.up not in UP_AXES:
+        if self.up is not None and (not isinstance(self.up, str)
+                                    or canonical_up(self.up) not in UP_AXES):
             raise ImportError_(f"unknown up axis {self.up!r}", path=path, pointer=pointer,
-                               hint="up is y or z")
+                               hint="up is one of x, y, z, -x, -y, -z")
         if self.front is not None and self.front not in FRONT_AXES:
             raise ImportError_(f"unknown front axis {self.front!r}", path=path, pointer=pointer,
                                hint=f"front is one of {', '.join(FRONT_AXES)}")
@@ -113,9 +131,9 @@ class Conventions:
         """The conventions of a ``fmt`` file with defaults filled in."""
         self.check(path=path)
         d_up, d_front = DEFAULTS[fmt]
-        up = self.up or d_up
-        front = self.front or (d_front if up == d_up else ("-y" if up == "z" else "+z"))
-        if front[-1] == up:
+        up = canonical_up(self.up) if self.up else d_up
+        front = self.front or next(f for f in (d_front, *FRONT_FALLBACK) if f[-1] != up[-1])
+        if front[-1] == up[-1]:
             raise ImportError_(f"front {front} lies along the up axis {up}", path=path,
                                hint="the front must be a horizontal axis of the file")
         if self.scale is not None:
