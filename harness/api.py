@@ -340,7 +340,7 @@ def agreement(
     from harness.commands.agreement import compute
     from harness.errors import HumanDataError
     from harness.human_data import file_sha256, parse_scale, read_votes, validate_ratings
-    from harness.human_import import SCALES, import_human
+    from harness.human_import import SCALES, detect_format, import_human
     from harness.stats.bootstrap import MAX_BOOTSTRAP
 
     if not 2 <= bootstrap <= MAX_BOOTSTRAP:
@@ -348,7 +348,7 @@ def agreement(
     path = Path(human)
     fmt = human_format
     if fmt == "auto":
-        fmt = "stanfordt23d" if path.suffix.lower() == ".json" else "table"
+        fmt = detect_format(path) if path.is_file() else "table"
     if scale:
         parsed = parse_scale(scale)
     elif fmt in SCALES:

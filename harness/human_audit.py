@@ -39,12 +39,12 @@ class HumanInput:
 def load_ratings(given: HumanInput) -> tuple[Ratings, str]:
     """The validated ratings and the dimension used; every problem is a HumanDataError."""
     from harness.human_data import file_sha256, parse_scale, validate_ratings
-    from harness.human_import import SCALES, import_human
+    from harness.human_import import SCALES, detect_format, import_human
 
     path = given.path
     if not path.is_file():
         raise HumanDataError("file not found", where=path, hint="pass a ratings table (.csv/.parquet) or a .json")
-    fmt = "stanfordt23d" if path.suffix.lower() == ".json" else "table"
+    fmt = detect_format(path)
     if given.scale is not None:
         try:
             scale = parse_scale(given.scale)

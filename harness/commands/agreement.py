@@ -24,15 +24,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     who.add_argument("--simulate-panel", metavar="EVALUATOR:RELIABILITY[:RATERS]",
                      help="demo without human data: a SIMULATED panel of RATERS (default 3) raters = "
                      "EVALUATOR's baseline scores + independent noise at single-rating RELIABILITY")
-    parser.add_argument("--human-format", choices=("auto", "table", "stanfordt23d", "mate3d"),
-                        default="auto", help="format of --human (auto: .json is stanfordt23d, else table)")
+    parser.add_argument("--human-format", choices=("auto", "table", "stanfordt23d", "mate3d", "tifa", "dsg"),
+                        default="auto", help="format of --human (auto: recognised by content; "
+                        "docs/human-agreement.md 'Public formats')")
     parser.add_argument("--scale", metavar="LOW-HIGH",
                         help="declared rating scale, e.g. 1-5 (required for a table; formats declare theirs)")
     parser.add_argument("--dimension", help="the rating dimension to use (default: overall, or the only one)")
     parser.add_argument("--scores", nargs="+", type=argtypes.input_path, default=[], metavar="FILE",
-                        help="records files or tables with item_id, evaluator, score")
+                        help="records files or tables with item_id, evaluator, score; also a TIFA "
+                        "JSON (its metric scores) or DSG VQA answers CSV")
     parser.add_argument("--votes", type=argtypes.input_path, metavar="FILE",
-                        help="pairwise votes (prompt_id, generator_a, generator_b, winner, rater)")
+                        help="pairwise votes (prompt_id, generator_a, generator_b, winner, rater), "
+                        "or GPTEval3D comparisons JSON")
+    parser.add_argument("--votes-format", choices=("auto", "table", "gpteval3d"), default="auto",
+                        help="format of --votes (auto: .json is gpteval3d, else table)")
+    parser.add_argument("--votes-criterion", metavar="NAME",
+                        help="GPTEval3D votes: the criterion to use (default: the only one)")
     parser.add_argument("--group-by", metavar="COLUMN",
                         help="compute every statistic within each value of this ratings column, then average")
     parser.add_argument("--bootstrap", type=argtypes.integer(2), default=2000, metavar="B", help="bootstrap draws (default 2000)")
@@ -47,31 +54,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.errors import HumanDataError
-    from harness.human_data import file_sha256, parse_scale, read_votes, validate_ratings
-    from harness.human_import import SCALES, import_human
+    from harness.human_data import file_sha256, parse_scale, validate_ratings
+    from harness.human_import import SCALES, detect_format, import_human, read_votes_file
     from harness.stats.bootstrap import MAX_BOOTSTRAP
 
     if not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
         raise HumanDataError(f"--bootstrap must be in [2, {MAX_BOOTSTRAP}]", where="--bootstrap")
+    votes = read_votes_file(args.votes, args.votes_format, args.votes_criterion) if args.votes else None
     if args.simulate_panel is not None:
         ratings = simulated_ratings(args)
-        votes = read_votes(args.votes) if args.votes else None
         return _emit(compute(ratings, args, votes), args)
+    if not args.human.is_file():
+        raise HumanDataError("file not found", where=args.human)
     fmt = args.human_format
     if fmt == "auto":
-        fmt = "stanfordt23d" if args.human.suffix.lower() == ".json" else "table"
+        fmt = detect_format(args.human)
     if args.scale:
         scale = parse_scale(args.scale)
     elif fmt in SCALES:
         scale = SCALES[fmt]
     else:
         raise HumanDataError("a ratings table needs its scale", where="--scale", hint="e.g. --scale 1-5")
-    if not args.human.is_file():
-        raise HumanDataError("file not found", where=args.human)
     ratings = validate_ratings(import_human(args.human, fmt), scale, str(args.human), file_sha256(args.human))
     if args.write_human:
         _write_table(ratings, args.write_human)
-    votes = read_votes(args.votes) if args.votes else None
     return _emit(compute(ratings, args, votes), args)
 
 
@@ -106,7 +112,8 @@ def simulated_ratings(args: argparse.Namespace):
 
     from harness.errors import HumanDataError
     from harness.human_data import Ratings, Scale
-    from harness.human_join import C0_NAME, read_scores
+    from harness.human_import import read_scores_any as read_scores
+    from harness.human_join import C0_NAME
     from harness.stats.human_reliability import simulate_panel
 
     parts = args.simulate_panel.split(":")
@@ -164,7 +171,8 @@ def compute(ratings, args: argparse.Namespace, votes=None) -> dict:
     import numpy as np
 
     from harness.errors import HumanDataError
-    from harness.human_join import C0_NAME, join_scores, read_scores
+    from harness.human_import import read_scores_any as read_scores
+    from harness.human_join import C0_NAME, join_scores
     from harness.stats import human_summary as hs
 
     dims = ratings.dimensions()
