@@ -136,3 +136,71 @@ def test_a_real_x_up_triposr_obj_stands_upright(tmp_path: Path) -> None:
                  "--generator", "triposr", "--prompt-id", "p", "--prompt", "x", "--up", "x"]) == 0
     size = json.loads((out / "scenes/triposr/p.json").read_text())["source"]["size_m"]
     assert size[2] == pytest.approx(1.005, abs=2e-3) and size[2] == max(size)
+
+
+def _imported_box(tmp_path: Path, *conv: str):
+    from harness.render.render_inputs import load_scene_file
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    obj = tmp_path / "m.obj"
+    obj.write_text(BOX_OBJ)
+    out = tmp_path / "set"
+    assert main(["import-scene", str(obj), "--out", str(out), "--generator", "g", "--prompt-id", "p",
+                 "--prompt", "a box", *conv]) == 0
+    return load_scene_file(out / "scenes/g/p.json", out)
+
+
+def test_oriented_scene_shows_what_each_convention_would_import(tmp_path: Path) -> None:
+    """Each of the 24 candidates tilts the imported box to the extents a direct import with
+    that convention gives (|rotation(U, F)| @ the file's 1 x 2 x 3), resting on the ground;
+    the imported convention itself leaves the box as it is."""
+    from harness.scenes.importers.orientations import candidates, oriented_scene
+
+    scene, _ = _imported_box(tmp_path)
+    pairs = candidates()
+    assert len(pairs) == 24 and len(set(pairs)) == 24
+    file_extent = np.array([1.0, 2.0, 3.0])
+    for up, front in pairs:
+        shown = oriented_scene(scene, up, front)
+        corners = shown.objects[0].corners()
+        extent = corners.max(0) - corners.min(0)
+        assert extent == pytest.approx(np.abs(rotation(up, front)) @ file_extent, abs=1e-9), (up, front)
+        assert corners[:, 2].min() == pytest.approx(0.0, abs=1e-12)
+        assert (shown.source["up"], shown.source["front"]) == (up, front)
+    same = oriented_scene(scene, "y", "+z").objects[0].corners()
+    assert same == pytest.approx(scene.objects[0].corners(), abs=1e-9)
+    direct, _ = _imported_box(tmp_path / "b", "--up=-x", "--front", "+y")
+    tilted = oriented_scene(scene, "-x", "+y").objects[0].corners()
+    assert tilted.max(0) - tilted.min(0) == pytest.approx(direct.source["size_m"], abs=1e-9)
+
+
+def test_orientations_need_an_imported_object_scene(tmp_path: Path, capsys) -> None:
+    from harness.scenes.importers.orientations import oriented_scene
+
+    scene, _ = _imported_box(tmp_path)
+    from dataclasses import replace
+
+    with pytest.raises(Exception, match="needs an imported object scene"):
+        oriented_scene(replace(scene, source=None), "x", "+y")
+    assert main(["contact-sheet", "--scenes", str(tmp_path / "set"), "--orientations",
+                 "--out", str(tmp_path / "x.png")]) == 2
+    assert "--orientations takes one scene file" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_orientation_sheet_renders_24_labelled_tiles(tmp_path: Path, capsys) -> None:
+    """A real render: 24 tiles at 32 px, 1 sample; the imported tile is outlined in yellow."""
+    from PIL import Image
+
+    _imported_box(tmp_path)
+    out = tmp_path / "o.png"
+    assert main(["contact-sheet", str(tmp_path / "set/scenes/g/p.json"), "--orientations",
+                 "--profile", "smoke", "--tile", "64", "--size", "32", "--samples", "1",
+                 "--out", str(out), "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert "in 24 orientations (imported as up y, front +z: outlined), 24 rendered" in capsys.readouterr().out
+    img = np.asarray(Image.open(out).convert("RGB"))
+    assert img.shape == (6 * (64 + 14), 60 + 4 * 64, 3)
+    # the yellow outline sits on the row of up y (third) and the column of front +z
+    row, col = 2, [f for f in ("+x", "-x", "+z", "-z")].index("+z")
+    x0, y0 = 60 + col * 64, row * 78
+    assert tuple(img[y0 + 40, x0]) == (255, 210, 0)

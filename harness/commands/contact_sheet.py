@@ -12,6 +12,14 @@ Look at it before auditing an imported set.
 ``--axes`` draws each object's axis triad (+x red, +y green, +z blue: up) and a white ``F``
 arrow along its front (``harness.render.axes_overlay``): check an import's ``--up`` and
 ``--front`` conventions before auditing.
+
+``--orientations`` (an imported object scene) draws the object in all 24 candidate
+conventions instead: one row per up axis (x, -x, y, -y, z, -z), one column per front
+perpendicular to it, each tile labelled with the ``--up``/``--front`` that would import it so
+and overlaid with the axis triad and ``F`` arrow; the convention the scene was imported with
+is outlined in yellow (``harness.scenes.importers.orientations``). One look tells which tile stands
+upright and faces the camera; pass those values to ``import-scene`` or a ``"files"`` entry of
+``import-scenes --conventions``.
 """
 
 from __future__ import annotations
@@ -47,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--axes", action="store_true",
                         help="draw each object's axis triad and front marker (check conventions)")
+    parser.add_argument("--orientations", action="store_true",
+                        help="an imported object scene in all 24 up/front conventions, labelled "
+                        "(render size: --size, default the tile size)")
     parser.add_argument("--root", type=argtypes.input_path, default=None, help="scene-set root")
     parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="audit cache directory")
 
@@ -69,8 +80,15 @@ def run(args: argparse.Namespace) -> int:
             hint="t3d-audit contact-sheet SCENE.json --out X.png, or --scenes DIR --out X.png",
         )
     if args.scenes is not None:
+        if args.orientations:
+            from harness.errors import SceneError
+
+            raise SceneError("--orientations takes one scene file, not --scenes",
+                             hint="t3d-audit contact-sheet SCENE.json --orientations --out X.png")
         return _scene_set_sheet(args, profile)
     scene, root = load_scene_file(args.scene_file, args.root)
+    if args.orientations:
+        return _orientation_sheet(args, profile, scene, root)
     profile = profile.for_scene_kind(scene.kind)
     identity = scene_identity(scene, root)
     service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
@@ -165,4 +183,54 @@ def _scene_set_sheet(args: argparse.Namespace, profile) -> int:
         f"{args.out}: {len(by_cell)} scenes ({len(gens)} generators x {len(prompts)} prompts) "
         f"at c0, {service.rendered} rendered"
     )
+    return 0
+
+
+def _orientation_sheet(args: argparse.Namespace, profile, scene, root) -> int:
+    """The object of ``scene`` in every candidate (up, front): rows = up, columns = front."""
+    from PIL import Image, ImageDraw
+
+    from harness.protocol import background_rgb
+    from harness.render.axes_overlay import draw_axes
+    from harness.render.composite import composite
+    from harness.render.service import RenderService
+    from harness.scenes.importers.orientations import (
+        candidates,
+        imported_conventions,
+        oriented_scene,
+    )
+    from harness.scenes.model import scene_identity
+
+    current = imported_conventions(scene)
+    config = profile.for_scene_kind(scene.kind).configuration("baseline", "c0")
+    cfg = replace(config.render, resolution_px=args.size or args.tile)
+    if args.samples is not None:
+        cfg = replace(cfg, samples=args.samples)
+    service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
+    pairs = candidates()
+    cols = 4
+    tile, label, head = args.tile, LABEL_PX, 60
+    rows = len(pairs) // cols
+    sheet = Image.new("RGB", (head + cols * tile, rows * (tile + label)), (40, 40, 40))
+    draw = ImageDraw.Draw(sheet)
+    for k, (up, front) in enumerate(pairs):
+        r, c = divmod(k, cols)
+        x, y = head + c * tile, r * (tile + label)
+        if c == 0:
+            draw.text((4, y + tile // 2), f"up {up}", fill=(255, 255, 255))
+        shown = oriented_scene(scene, up, front)
+        rgb = composite(service.render(shown, root, scene_identity(shown, root), cfg),
+                        background_rgb(config.background))
+        img = Image.fromarray(rgb, "RGB").resize((tile, tile), Image.Resampling.LANCZOS)
+        draw_axes(img, shown, cfg)
+        sheet.paste(img, (x, y + label))
+        draw.text((x + 3, y + 1), f"up {up}, front {front}", fill=(255, 255, 255))
+        if (up, front) == current:
+            draw.rectangle([x, y, x + tile - 1, y + label + tile - 1], outline=(255, 210, 0), width=2)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(args.out)
+    print(f"{args.out}: {scene.id} in {len(pairs)} orientations (imported as up {current[0]}, "
+          f"front {current[1]}: outlined), {service.rendered} rendered")
+    print("pick the upright tile facing you and import with its --up/--front "
+          "(or a 'files' entry of import-scenes --conventions)")
     return 0
