@@ -332,15 +332,17 @@ def agreement(
     """Agreement of evaluator scores with human ratings (``t3d-audit agreement``'s document).
 
     ``human``: a ratings table (needs ``scale`` such as ``"1-5"``) or a public format file.
-    ``scores``: records files or tables with ``item_id, evaluator, score``. Returns the
+    ``scores``: records files or tables with ``item_id, evaluator, score``, or the scores a
+    public format publishes (a TIFA JSON, DSG VQA answers). ``votes``: a votes table or a
+    GPTEval3D ``comparisons.json`` with one criterion. Returns the
     agreement document (docs/human-agreement.md): ``human`` (panel reliability, noise ceiling),
     ``evaluators`` (Pearson, Spearman, Kendall τ, pairwise accuracy with 95 % prompt-block
     intervals), ``join``, ``bradley_terry`` with ``votes``.
     """
     from harness.commands.agreement import compute
     from harness.errors import HumanDataError
-    from harness.human_data import file_sha256, parse_scale, read_votes, validate_ratings
-    from harness.human_import import SCALES, detect_format, import_human
+    from harness.human_data import file_sha256, parse_scale, validate_ratings
+    from harness.human_import import SCALES, detect_format, import_human, read_votes_file
     from harness.stats.bootstrap import MAX_BOOTSTRAP
 
     if not 2 <= bootstrap <= MAX_BOOTSTRAP:
@@ -362,4 +364,4 @@ def agreement(
         dimension=dimension, group_by=group_by, scores=[Path(s) for s in scores],
         allow_unjoined=allow_unjoined, bootstrap=bootstrap, seed=seed,
     )  # fmt: skip
-    return compute(ratings, args, read_votes(Path(votes)) if votes else None)
+    return compute(ratings, args, read_votes_file(Path(votes)) if votes else None)

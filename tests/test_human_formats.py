@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.errors import HumanDataError
@@ -225,3 +227,35 @@ def test_agreement_command_on_the_real_dsg_files(capsys) -> None:
     doc = json.loads(capsys.readouterr().out)
     assert doc["human_source"]["keyed_by"] == "scene" and doc["join"]["joined"] == 800
     assert round(doc["evaluators"]["mplug_vq2a"]["spearman"], 3) == DSG_PUBLISHED["mplug_vq2a"][0]
+
+
+@st.composite
+def _dsg_items(draw):
+    n = draw(st.integers(1, 8))
+    answers = draw(st.lists(st.sampled_from(["yes", "no", "", "no train"]), min_size=n, max_size=n))
+    parents = [draw(st.lists(st.integers(0, k), max_size=2)) or [0] for k in range(n)]  # ids < own id
+    return answers, list(range(1, n + 1)), parents
+
+
+@given(_dsg_items())
+def test_dsg_dependencies_only_lower_a_score(item) -> None:
+    answers, qids, parents = item
+    with_dep, plain = dsg_item_score(answers, qids, parents)
+    assert 0.0 <= with_dep <= plain <= 1.0
+    assert plain == sum(a == "yes" for a in answers) / len(answers)
+    if all(a == "yes" for a in answers):
+        assert with_dep == 1.0
+
+
+def test_detects_a_generic_table_and_the_api_takes_gpteval3d_votes(tmp_path: Path) -> None:
+    from harness.api import agreement
+
+    table = tmp_path / "r.csv"
+    table.write_text("generator,prompt_id,rater,rating\ng1,0,a,1\ng1,0,b,2\ng2,0,a,4\ng2,0,b,5\n"
+                     "g1,1,a,2\ng1,1,b,2\ng2,1,a,5\ng2,1,b,4\n")
+    assert detect_format(table) == "table"
+    votes = _comparisons(tmp_path, {"alignment": [{"m1": "g1", "m2": "g2", "prompt": "0", "result": 1},
+                                                  {"m1": "g2", "m2": "g1", "prompt": "1", "result": -1}]})
+    doc = agreement(table, scale="1-5", votes=votes, bootstrap=2)
+    bt = doc["bradley_terry"]["strengths"]
+    assert bt["g2"]["beta"] > 0 > bt["g1"]["beta"]
