@@ -259,3 +259,13 @@ def test_detects_a_generic_table_and_the_api_takes_gpteval3d_votes(tmp_path: Pat
     doc = agreement(table, scale="1-5", votes=votes, bootstrap=2)
     bt = doc["bradley_terry"]["strengths"]
     assert bt["g2"]["beta"] > 0 > bt["g1"]["beta"]
+
+
+def test_audit_human_recognises_the_public_formats(tmp_path: Path) -> None:
+    """Regression: --audit-human sent every .json to the StanfordT23D reader."""
+    from harness.human_audit import HumanInput, load_ratings
+
+    path = tmp_path / "tifa.json"
+    path.write_text(json.dumps(_tifa_doc()))
+    ratings, dim = load_ratings(HumanInput(path))
+    assert (dim, str(ratings.scale), ratings.keyed_by) == ("faithfulness", "1-5", "item_id")
