@@ -182,9 +182,11 @@ def test_orientations_need_an_imported_object_scene(tmp_path: Path, capsys) -> N
 
     with pytest.raises(Exception, match="needs an imported object scene"):
         oriented_scene(replace(scene, source=None), "x", "+y")
-    assert main(["contact-sheet", "--scenes", str(tmp_path / "set"), "--orientations",
+    from harness.paths import BUNDLED_SCENES
+
+    assert main(["contact-sheet", "--scenes", str(BUNDLED_SCENES), "--orientations",
                  "--out", str(tmp_path / "x.png")]) == 2
-    assert "--orientations takes one scene file" in capsys.readouterr().err
+    assert "no imported object scene in the set to orient" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -198,6 +200,12 @@ def test_orientation_sheet_renders_24_labelled_tiles(tmp_path: Path, capsys) -> 
                  "--profile", "smoke", "--tile", "64", "--size", "32", "--samples", "1",
                  "--out", str(out), "--cache-dir", str(tmp_path / "cache")]) == 0
     assert "in 24 orientations (imported as up y, front +z: outlined), 24 rendered" in capsys.readouterr().out
+    # a scene set: one sheet per imported scene, named after it; the renders come from the cache
+    assert main(["contact-sheet", "--scenes", str(tmp_path / "set"), "--orientations",
+                 "--profile", "smoke", "--tile", "64", "--size", "32", "--samples", "1",
+                 "--out", str(tmp_path / "s.png"), "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert "s-g-p.png: g__p in 24 orientations" in capsys.readouterr().out.replace(str(tmp_path) + "/", "")
+    assert (tmp_path / "s-g-p.png").read_bytes() == out.read_bytes()
     img = np.asarray(Image.open(out).convert("RGB"))
     assert img.shape == (6 * (64 + 14), 60 + 4 * 64, 3)
     # the yellow outline sits on the row of up y (third) and the column of front +z

@@ -13,7 +13,8 @@ Look at it before auditing an imported set.
 arrow along its front (``harness.render.axes_overlay``): check an import's ``--up`` and
 ``--front`` conventions before auditing.
 
-``--orientations`` (an imported object scene) draws the object in all 24 candidate
+``--orientations`` (an imported object scene; with ``--scenes``, one sheet per imported
+object scene, named ``<out stem>-<generator>-<prompt_id>.png``) draws the object in all 24 candidate
 conventions instead: one row per up axis (x, -x, y, -y, z, -z), one column per front
 perpendicular to it, each tile labelled with the ``--up``/``--front`` that would import it so
 and overlaid with the axis triad and ``F`` arrow; the convention the scene was imported with
@@ -81,14 +82,11 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.scenes is not None:
         if args.orientations:
-            from harness.errors import SceneError
-
-            raise SceneError("--orientations takes one scene file, not --scenes",
-                             hint="t3d-audit contact-sheet SCENE.json --orientations --out X.png")
+            return _orientation_sheets(args, profile)
         return _scene_set_sheet(args, profile)
     scene, root = load_scene_file(args.scene_file, args.root)
     if args.orientations:
-        return _orientation_sheet(args, profile, scene, root)
+        return _orientation_sheet(args, profile, scene, root, args.out)
     profile = profile.for_scene_kind(scene.kind)
     identity = scene_identity(scene, root)
     service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
@@ -186,8 +184,32 @@ def _scene_set_sheet(args: argparse.Namespace, profile) -> int:
     return 0
 
 
-def _orientation_sheet(args: argparse.Namespace, profile, scene, root) -> int:
-    """The object of ``scene`` in every candidate (up, front): rows = up, columns = front."""
+def _orientation_sheets(args: argparse.Namespace, profile) -> int:
+    """``--scenes DIR --orientations``: one orientation sheet per imported object scene of the
+    set, written next to ``--out`` as ``<stem>-<generator>-<prompt_id><suffix>``."""
+    from harness.scenes.sceneset import SceneSet
+
+    sset = SceneSet.load(args.scenes, verify=True)
+    shown = [s for s in sset.scenes if s.kind == "object" and {"up", "front"} <= set(s.source or {})]
+    if not shown:
+        from harness.errors import SceneError
+
+        raise SceneError("no imported object scene in the set to orient", path=args.scenes,
+                         hint="--orientations shows scenes written by import-scene/import-scenes")
+    out = args.out
+    for scene in sorted(shown, key=lambda s: (s.generator, s.prompt_id)):
+        _orientation_sheet(args, profile, scene, sset.root,
+                           out.with_name(f"{out.stem}-{scene.generator}-{scene.prompt_id}{out.suffix}"))
+    if len(shown) < len(sset.scenes):
+        print(f"{len(sset.scenes) - len(shown)} scene(s) without import conventions not shown")
+    print("pick the upright tile facing you in each sheet and import with its --up/--front "
+          "(a 'files' entry of import-scenes --conventions per file)")
+    return 0
+
+
+def _orientation_sheet(args: argparse.Namespace, profile, scene, root, out) -> int:
+    """The object of ``scene`` in every candidate (up, front), rows = up, columns = front,
+    written to ``out``."""
     from PIL import Image, ImageDraw
 
     from harness.protocol import background_rgb
@@ -227,10 +249,11 @@ def _orientation_sheet(args: argparse.Namespace, profile, scene, root) -> int:
         draw.text((x + 3, y + 1), f"up {up}, front {front}", fill=(255, 255, 255))
         if (up, front) == current:
             draw.rectangle([x, y, x + tile - 1, y + label + tile - 1], outline=(255, 210, 0), width=2)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    sheet.save(args.out)
-    print(f"{args.out}: {scene.id} in {len(pairs)} orientations (imported as up {current[0]}, "
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(out)
+    print(f"{out}: {scene.id} in {len(pairs)} orientations (imported as up {current[0]}, "
           f"front {current[1]}: outlined), {service.rendered} rendered")
-    print("pick the upright tile facing you and import with its --up/--front "
-          "(or a 'files' entry of import-scenes --conventions)")
+    if args.scenes is None:
+        print("pick the upright tile facing you and import with its --up/--front "
+              "(or a 'files' entry of import-scenes --conventions)")
     return 0
