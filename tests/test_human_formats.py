@@ -27,11 +27,7 @@ from harness.human_formats import (
 from harness.human_import import detect_format, import_human, read_votes_file
 from harness.human_join import join_scores
 from harness.stats import human_corr as hc
-
-HUMAN = Path(__file__).resolve().parents[2] / "shared" / "data" / "human"
-needs_data = pytest.mark.skipif(not HUMAN.is_dir(), reason="public human data (shared/data/human) absent")
-TIFA = HUMAN / "tifa" / "human_annotations_with_scores.json"
-DSG = HUMAN / "dsg_tifa160"
+from tests._human_data import human_data
 
 # Yushi-Hu/tifa @ 8e37050f, human_annotations/compute_correlation.ipynb, committed output:
 # (np.corrcoef of human_avg and the metric -- printed as "Spearman's Correlation" --,
@@ -65,12 +61,12 @@ def _mean_and_scores(ratings, score_frames, *, allow_unjoined=False):
     return items, np.nanmean(matrix, axis=1), joined
 
 
-@needs_data
 def test_tifa_v1_reproduces_the_published_correlation_table() -> None:
-    ratings = validate_ratings(import_tifa(TIFA), Scale(1, 5), str(TIFA))
+    tifa = human_data("tifa") / "human_annotations_with_scores.json"
+    ratings = validate_ratings(import_tifa(tifa), Scale(1, 5), str(tifa))
     assert (len(ratings.frame), ratings.frame["item"].nunique(), ratings.frame["prompt_id"].nunique()) \
         == (1600, 800, 160)
-    _items, mean, joined = _mean_and_scores(ratings, [tifa_scores(TIFA)])
+    _items, mean, joined = _mean_and_scores(ratings, [tifa_scores(tifa)])
     assert joined.counts()["joined"] == 800 and joined.failed == 0
     assert sorted(e for e, _ in joined.series) == sorted(TIFA_PUBLISHED)
     for (metric, _), scores in zip(joined.series, joined.scores, strict=True):
@@ -82,12 +78,12 @@ def test_tifa_v1_reproduces_the_published_correlation_table() -> None:
     assert hc.spearman(clip, mean) == pytest.approx(0.3198, abs=1e-4)
 
 
-@needs_data
 def test_dsg_tifa160_reproduces_the_published_spearman_and_kendall() -> None:
-    ratings = validate_ratings(import_dsg(DSG / "tifa160-likert-anns.csv"), Scale(1, 5), "dsg")
+    dsg = human_data("dsg_tifa160")
+    ratings = validate_ratings(import_dsg(dsg / "tifa160-likert-anns.csv"), Scale(1, 5), "dsg")
     assert (len(ratings.frame), ratings.frame["item"].nunique()) == (3995, 800)
     for vqa in ("mplug", "instructblip", "pali17b"):
-        frames = [dsg_vqa_scores(DSG / f"{vqa}_{qg}.csv") for qg in ("dsg", "vq2a")]
+        frames = [dsg_vqa_scores(dsg / f"{vqa}_{qg}.csv") for qg in ("dsg", "vq2a")]
         items, mean, joined = _mean_and_scores(ratings, frames, allow_unjoined=True)
         assert joined.unjoined_human == [] and joined.failed == 0
         for (name, _), scores in zip(joined.series, joined.scores, strict=True):
@@ -197,33 +193,32 @@ def test_gpteval3d_comparisons_become_votes(tmp_path: Path, capsys) -> None:
     assert "#/c/0/result" in str(info.value)
 
 
-@needs_data
 def test_stanfordt23d_and_mate3d_match_their_published_descriptions() -> None:
     """StanfordT23D: 60 prompts x 6 models x 3 raters (1,080 ratings, 1-5), its prompt_idx
     indexing GPTEval3D's prompts.json; MATE-3D: 160 prompts x 8 models, four 0-10 MOS
     dimensions, five prompt-disjoint folds of 1,024/256."""
-    path = HUMAN / "stanfordt23d" / "stanfordt23d.json"
+    path = human_data("stanfordt23d") / "stanfordt23d.json"
     assert detect_format(path) == "stanfordt23d"
     st = validate_ratings(import_human(path, "stanfordt23d"), Scale(1, 5), str(path)).frame
     assert (len(st), st["prompt_id"].nunique(), st["generator"].nunique(), st["rater"].nunique()) \
         == (1080, 60, 6, 3)
-    prompts = json.loads((HUMAN / "gpteval3d" / "prompts.json").read_text())
+    prompts = json.loads((human_data("gpteval3d") / "prompts.json").read_text())
     pairs = st[["prompt_id", "prompt"]].drop_duplicates()
     assert all(prompts[int(i)] == text for i, text in zip(pairs["prompt_id"], pairs["prompt"], strict=True))
-    mate = HUMAN / "mate3d" / "all.csv"
+    mate = human_data("mate3d") / "all.csv"
     assert detect_format(mate) == "mate3d"
     mf = validate_ratings(import_human(mate, "mate3d"), Scale(0, 10), str(mate)).frame
     assert (len(mf), mf["prompt_id"].nunique(), mf["generator"].nunique()) == (4 * 1280, 160, 8)
     for k in range(1, 6):
-        train = set(pd.read_csv(HUMAN / "mate3d" / f"train_{k}.csv")["prompt"])
-        test = set(pd.read_csv(HUMAN / "mate3d" / f"test_{k}.csv")["prompt"])
+        train = set(pd.read_csv(mate.parent / f"train_{k}.csv")["prompt"])
+        test = set(pd.read_csv(mate.parent / f"test_{k}.csv")["prompt"])
         assert not train & test and len(train) + len(test) == 160
 
 
-@needs_data
 def test_agreement_command_on_the_real_dsg_files(capsys) -> None:
-    assert main(["agreement", "--human", str(DSG / "tifa160-likert-anns.csv"), "--scores",
-                 str(DSG / "mplug_vq2a.csv"), "--bootstrap", "2", "--json"]) == 0
+    dsg = human_data("dsg_tifa160")
+    assert main(["agreement", "--human", str(dsg / "tifa160-likert-anns.csv"), "--scores",
+                 str(dsg / "mplug_vq2a.csv"), "--bootstrap", "2", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["human_source"]["keyed_by"] == "scene" and doc["join"]["joined"] == 800
     assert round(doc["evaluators"]["mplug_vq2a"]["spearman"], 3) == DSG_PUBLISHED["mplug_vq2a"][0]
