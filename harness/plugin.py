@@ -70,9 +70,12 @@ def _new_session(config: pytest.Config) -> AuditSession:
 
         return default_renderer(cache_dir)
 
-    from harness.evaluator_selection import hook_specs
+    from harness.evaluator_selection import offered_specs
 
-    extra = hook_specs(spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or []))
+    try:
+        extra = offered_specs(config)  # a clash of ids names both sources
+    except AuditError as exc:
+        raise pytest.UsageError(f"t3d-audit: {exc}") from exc
     _check_hook_ids(extra)
     try:
         cacheseal.secret()  # an unusable cache key stops the run here, not in every test
