@@ -5,6 +5,7 @@ splat scenes, the manifest and every card say so, and ``validate`` accepts the r
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -62,12 +63,19 @@ def test_splat_scenes_have_no_lighting_effect_only_not_applicable(tmp_path, pyte
         '[tool.t3d-audit]\nprofile = "smoke"\nevaluators = ["tiny-*"]\nbootstrap = 20\n'
         f"[tool.t3d-audit.thresholds]\n{LENIENT}"
     )
-    result = run_audit(pytester, workers, f"--audit-scenes={scenes}", "-n", workers, "-rs")
+    result = run_audit(pytester, workers, f"--audit-scenes={scenes}", "-n", workers, "-rs", "-v")
     assert result.ret == 0, result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
-    assert "failed" not in result.stdout.str().splitlines()[-1]
-    # the lighting checks are skipped as not applicable, not passed or failed as a null effect
-    assert "not applicable: lighting does not change 2 scene(s) of 3D Gaussian splats" in (
-        result.stdout.str())
+    out = result.stdout.str()
+    assert "failed" not in out.splitlines()[-1]
+    # the splat scenes are left out of the lighting checks only: those run on the mesh scenes
+    # (one splat generator used to skip every lighting check of the whole set), and say so
+    ran = re.findall(r"(?:PASSED|FAILED) audit_tests/\S+\[tiny-grid-lighting\]"
+                     r"|audit_tests/\S+\[tiny-grid-lighting\] (?:PASSED|FAILED)", out)
+    assert ran, out[-3000:]
+    assert "t3d-audit: lighting checks leave out 2 of 4 scene(s): 3D Gaussian splats" in out
+    # ranking generators by lighting leaves one generator: not applicable, not a failure
+    assert "not applicable: ranking generators by lighting needs two; it cannot change 2 of 4 " \
+        "scene(s) (3D Gaussian splats), which leaves 1 generator" in out
     report = report_dir(pytester.path, workers)
     manifest = json.loads((report / "manifest.json").read_text())
     options = manifest["options"]
