@@ -42,14 +42,19 @@ class _Offered:
 
 
 def conftest_files(invocation_dir: Path) -> list[Path]:
-    """``conftest.py`` files from ``invocation_dir`` up to the project's root (the rootdir
-    pytest picks there), nearest first."""
-    from harness.rootdir import project_root
+    """``conftest.py`` files from ``invocation_dir`` up to the project's root (the folder of
+    the configuration file pytest finds there: ``pyproject.toml``, ``pytest.ini``, ...),
+    nearest first; without a configuration file, only ``invocation_dir``'s own (a stray
+    ``conftest.py`` in ``/`` or ``/tmp`` does not make every folder a project)."""
+    from _pytest.config.findpaths import determine_setup
 
     here = Path(invocation_dir).resolve()
-    root = project_root(here).resolve()
-    folders = [here, *here.parents]
-    folders = folders[: folders.index(root) + 1] if root in folders else [here]
+    inipath = determine_setup(inifile=None, override_ini=None, args=[], rootdir_cmd_arg=None,
+                              invocation_dir=here)[1]  # fmt: skip
+    folders = [here]
+    if inipath is not None and Path(inipath).resolve().parent in here.parents:
+        top = Path(inipath).resolve().parent
+        folders = [here, *here.parents[: here.parents.index(top) + 1]]
     return [f / "conftest.py" for f in folders if (f / "conftest.py").is_file()]
 
 
@@ -64,8 +69,10 @@ def project_specs(invocation_dir: Path | None = None) -> list[Any]:
     if not conftest_files(folder):
         return []
     grab = _Offered()
+    from _pytest.config import main as pytest_main  # pytest.main itself (tests stub that name)
+
     with contextlib.chdir(folder):
-        code = pytest.main(list(_ARGS), plugins=[grab])
+        code = pytest_main(list(_ARGS), plugins=[grab])
     if grab.error is not None:
         raise grab.error
     if grab.specs is None:

@@ -168,10 +168,13 @@ def test_a_conftest_that_cannot_be_imported_is_a_clear_error(tmp_path):
 
 
 def test_no_conftest_starts_no_pytest(tmp_path, monkeypatch):
+    import _pytest.config
+
     import harness.project_evaluators as pe
 
-    monkeypatch.setattr(pe.pytest, "main", lambda *a, **k: pytest.fail("pytest started"))
+    monkeypatch.setattr(_pytest.config, "main", lambda *a, **k: pytest.fail("pytest started"))
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    assert pe.conftest_files(tmp_path) == []
     assert pe.project_specs(tmp_path) == []
 
 
