@@ -196,3 +196,87 @@ def test_the_audit_command_audits_a_conftest_scorer(pytester, workers):
     summary = json.loads((report_dir(root, workers) / "summary.json").read_text())
     assert set(summary["evaluators"]) == {"colorstat"}
     assert summary["evaluators"]["colorstat"]["failed"] == 0
+
+
+PACKAGE_MODULE = '''
+from harness.evaluators import Scorer
+
+
+class Colorfulness(Scorer):
+    name = "colorfulness"
+    needs_text = False
+
+    def score_batch(self, images, texts):
+        return [float(im.std()) for im in images]
+'''
+
+
+def test_the_documented_entry_point_table_installs_a_scorer(tmp_path):
+    """docs/evaluators.md's ``[project.entry-points."t3d_audit.evaluators"]`` block, built into
+    a wheel by setuptools and unpacked as an installed distribution, offers the scorer."""
+    import re
+    import zipfile
+
+    pytest.importorskip("setuptools")
+    text = (ROOT / "docs" / "evaluators.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "t3d_audit.evaluators" in b)
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "my_scorers.py").write_text(PACKAGE_MODULE)
+    (pkg / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "my-scorers"\nversion = "0.1"\n\n'
+        '[tool.setuptools]\npy-modules = ["my_scorers"]\n\n' + block
+    )
+    built = subprocess.run(
+        [sys.executable, "-c", "import setuptools.build_meta as b; print(b.build_wheel('dist'))"],
+        capture_output=True, text=True, cwd=pkg, timeout=120,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-2000:]
+    site = tmp_path / "site"
+    with zipfile.ZipFile(pkg / "dist" / built.stdout.strip().splitlines()[-1]) as wheel:
+        wheel.extractall(site)
+    (tmp_path / "elsewhere").mkdir()
+    listed = _cli(tmp_path / "elsewhere", "evaluators", "colorfulness", site=site)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith("colorfulness\tcustom\tColorfulness\t")
+
+
+def test_api_audit_refuses_a_missing_audit_path(tmp_path, monkeypatch):
+    import _pytest.config
+
+    from harness.api import audit
+    from harness.errors import AuditError
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_pytest.config, "main", lambda *a, **k: pytest.fail("pytest started"))
+    with pytest.raises(AuditError, match="nope: audit path not found"):
+        audit(["tiny-grid"], profile="smoke", paths=["nope"])
+
+
+OWN_AUDIT = '''
+from pathlib import Path
+
+
+def test_my_own_audit(audit_evaluator, audit_summary):
+    Path(f"ran-{audit_evaluator}").write_text(str(audit_summary.failed_share))
+'''
+
+
+@pytest.mark.slow
+def test_api_audit_runs_the_projects_own_audit_files(pytester):
+    root = make_project(pytester)
+    (root / "audits").mkdir()
+    (root / "audits" / "test_mine_audit.py").write_text(OWN_AUDIT)
+    script = root / "run_api.py"
+    script.write_text(
+        "from harness.api import audit\n"
+        "run = audit(['tiny-grid'], profile='smoke', scenes='scenes', paths=['audits'],\n"
+        "            report_dir='api-reports', cache_dir='api-cache',\n"
+        "            pytest_args=['--audit-bootstrap=20'])\n"
+        "print('exit', run.exit_code)\n"
+    )
+    done = pytester.run(sys.executable, str(script), timeout=300)
+    assert done.ret == 0, done.stdout.str()[-3000:] + done.stderr.str()[-3000:]
+    assert (root / "ran-tiny-grid").read_text() == "0.0"
+    assert done.outlines[-1] in ("exit 0", "exit 1")
