@@ -10,11 +10,11 @@ from harness.cli import main
 from harness.measure_plan import build_plan
 from harness.protocol import get_profile
 from harness.render.render_inputs import load_profile_scenes
-from tests.test_splat_audit import _set
+from tests._splat_scenes import splat_set
 
 
 def test_warm_renders_what_the_audit_measures_and_nothing_else(tmp_path, monkeypatch, capsys):
-    scenes = _set(tmp_path)  # gen-mesh and gen-gs (splats), 2 prompts, single objects
+    scenes = splat_set(tmp_path)  # gen-mesh and gen-gs (splats), 2 prompts, single objects
     capsys.readouterr()
     asked = []
 
