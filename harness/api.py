@@ -198,6 +198,7 @@ def audit(
     workers: int | str = 0,
     report_dir: str | Path | None = None,
     cache_dir: str | Path | None = None,
+    paths: Iterable[str | Path] = (),
     pytest_args: Sequence[str] = (),
 ) -> AuditRun:
     """Run the audit suite (``audit_tests/``) with pytest in this process and read the typed
@@ -207,8 +208,11 @@ def audit(
     directory (default: the bundled scenes). ``profile``: ``smoke``, ``default``, ...
     ``workers``: pytest-xdist workers (``0``: this process; scoring code registered only in
     this process, e.g. in a notebook, is seen only with ``0`` — with workers, register it in a
-    ``conftest.py`` or an entry point). Raises :class:`AuditError` when the audit did not
-    complete (a usage error, a crash, nothing collected).
+    ``conftest.py`` or an entry point). ``paths``: your own audit files or folders, run beside
+    the study's suite (relative to the working folder, as ``t3d-audit audit -- audits``).
+    ``pytest_args``: any further pytest arguments (``-p my_plugin``, ``--audit-bootstrap=200``).
+    Raises :class:`AuditError` when the audit did not complete (a usage error, a crash,
+    nothing collected) or a path does not exist.
     """
     import os
 
@@ -219,11 +223,18 @@ def audit(
 
     if isinstance(evaluators, str):
         evaluators = [evaluators]
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    own = [str(p) for p in paths]
+    for path in own:
+        if not Path(path).exists():
+            raise AuditError("audit path not found", where=path,
+                             hint="give audit files or folders relative to the working folder")  # fmt: skip
     args = argparse.Namespace(
         profile=profile, workers=str(workers), evaluators=",".join(evaluators or ()) or None,
         report_dir=str(report_dir) if report_dir else None,
         cache_dir=str(cache_dir) if cache_dir else None, view_policy="single", gate=False,
-        baseline=None, pytest_args=list(pytest_args),
+        baseline=None, pytest_args=[*own, *pytest_args],
     )  # fmt: skip
     argv = pytest_argv(args)
     if scenes is not None:

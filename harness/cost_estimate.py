@@ -19,6 +19,8 @@ CPU-hours are core-hours: measured wall seconds times the cores the calibration 
 and torch each use every core of the machine unless told otherwise), for renders (CPU Cycles)
 plus scoring on CPU. GPU-hours are device-hours of scoring on a GPU, only when a GPU was
 measured (here, or in the costs file): an unmeasured cost is reported as such, never guessed.
+An evaluator that cannot be measured here (``not_measured``: e.g. open_clip not installed)
+is left out of every hour, and the output names it with the reason.
 """
 
 from __future__ import annotations
@@ -129,8 +131,8 @@ def calibrate_scoring(spec: Any, plan: Any, image: Any, device: str) -> dict[str
             evaluator.score_grid(images[:warm_n], caps[:2])  # first call: lazy init, kernels
             start = time.perf_counter()
             evaluator.score_grid(images, caps)
-        else:
-            evaluator.score(images[:warm_n], caps[:warm_n] * warm_n)
+        else:  # one caption per image: pairwise scoring pairs images[i] with captions[i]
+            evaluator.score(images[:warm_n], [caps[i % len(caps)] for i in range(warm_n)])
             start = time.perf_counter()
             evaluator.score([images[i % len(images)] for i in range(pairs)],
                             [caps[i % len(caps)] for i in range(pairs)])  # fmt: skip
@@ -143,15 +145,37 @@ def calibrate_scoring(spec: Any, plan: Any, image: Any, device: str) -> dict[str
 
 
 def calibrate(profile: Any, scene_set: Any, plan: Any, specs: list, devices: list[str]) -> dict[str, Any]:
-    """Measured costs (JSON-ready) with their provenance."""
+    """Measured costs (JSON-ready) with their provenance. An evaluator that cannot be measured
+    here (its package is not installed, its weights are missing, its code raises) is listed
+    under ``not_measured`` with the reason, never given a cost."""
     render = calibrate_render(profile, scene_set)
     image = render.pop("_image")
-    scoring = {
-        spec.id: {dev: calibrate_scoring(spec, plan, image, dev) for dev in devices}
-        for spec in specs
-    }
-    return {"format": COSTS_FORMAT, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "host": host(), "profile": profile.name, "render": render, "scoring": scoring}  # fmt: skip
+    scoring: dict[str, dict[str, Any]] = {}
+    not_measured: dict[str, str] = {}
+    for spec in specs:
+        try:
+            scoring[spec.id] = {dev: calibrate_scoring(spec, plan, image, dev) for dev in devices}
+        except Exception as exc:  # one evaluator's failure is its own, recorded as such
+            not_measured[spec.id] = why_not_measured(spec, exc)
+    costs = {"format": COSTS_FORMAT, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+             "host": host(), "profile": profile.name, "render": render, "scoring": scoring}  # fmt: skip
+    if not_measured:
+        costs["not_measured"] = not_measured
+    return costs
+
+
+def why_not_measured(spec: Any, exc: Exception) -> str:
+    """One line: why ``spec`` could not be calibrated, and what to do."""
+    if isinstance(exc, ImportError):
+        from harness.evaluators.families import find_family
+
+        family = find_family(getattr(spec, "adapter", ""))
+        extra = family.extra if family is not None else "models"
+        return (f"{exc.name or 'a package it needs'} is not installed "
+                f"(pip install 't3d-audit[{extra}]', then --recalibrate)")  # fmt: skip
+    if isinstance(exc, AuditError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str, Any]:
@@ -161,7 +185,7 @@ def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str
     build_s = max(0.0, render["first_s"] - render["marginal_s"])
     render_s = counts.render_pixels * render["marginal_s"] + counts.scenes * build_s
     scoring: dict[str, dict[str, float]] = {}
-    cpu_score_s, gpu_score_s, gpu_missing = 0.0, 0.0, []
+    cpu_score_s, gpu_score_s, gpu_missing, unmeasured = 0.0, 0.0, [], []
     for spec in specs:
         n = counts.text_pairs if spec.needs_text else counts.distinct_images
         measured = costs.get("scoring", {}).get(spec.id, {})
@@ -171,7 +195,9 @@ def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str
             row[f"{'gpu' if gpu_dev else 'cpu'}_hours"] = n * m["per_pair_s"] * (1 if gpu_dev else cores) / 3600
         gpu = next((m for d, m in measured.items() if d.startswith("cuda")), None)
         cpu = measured.get("cpu")
-        if gpu is not None:
+        if not measured:
+            unmeasured.append(spec.id)
+        elif gpu is not None:
             gpu_score_s += n * gpu["per_pair_s"]
         else:
             gpu_missing.append(spec.id)
@@ -189,6 +215,8 @@ def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str
         "wall_hours_here": (render_s + cpu_score_s) / 3600,
         "gpu_hours": gpu_score_s / 3600 if not gpu_missing else None,
         "gpu_not_measured": gpu_missing,
+        # no cost on any device: left out of every hour above (the caller says why)
+        "not_measured": unmeasured,
     }
 
 
@@ -236,6 +264,11 @@ def read_costs(path: str | Path) -> dict[str, Any]:
             if not isinstance(measured, dict):
                 raise fail(f"scoring.{evaluator}.{dev}", "must be an object with per_pair_s")
             number(measured.get("per_pair_s"), f"scoring.{evaluator}.{dev}.per_pair_s")
+    not_measured = costs.get("not_measured", {})
+    if not isinstance(not_measured, dict) or not all(
+        isinstance(v, str) for v in not_measured.values()
+    ):
+        raise fail("not_measured", "must be an object {evaluator: reason}")
     return costs
 
 

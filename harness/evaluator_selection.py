@@ -4,11 +4,71 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from harness.errors import EvaluatorError
 from harness.evaluators import registry
 from harness.evaluators.base import EvaluatorSpec
 from harness.ids import check_evaluator_id
+
+
+def offered_specs(config: Any) -> list[object]:
+    """The specs every ``pytest_audit_evaluators`` hook of ``config`` (a ``pytest.Config``)
+    offers, in pytest's call order, through :func:`hook_specs`.
+
+    An id offered with an identity other than the one the registry holds (the built-in
+    catalogue, an entry point, a ``register()`` call) or than another hook's raises
+    :class:`~harness.errors.EvaluatorError` naming both sources: one id names one identity in
+    the score cache, the cards and the reports, so a silent replacement is never made.
+    """
+    caller = config.hook.pytest_audit_evaluators
+    offered: list[tuple[object, str]] = []
+    # pluggy calls the last registered implementation first; each is called here on its own
+    # so that a clash can name the conftest or plugin that offered the id
+    for impl in reversed(caller.get_hookimpls()):
+        if impl.hookwrapper or getattr(impl, "wrapper", False):
+            continue
+        result = impl.function(**{name: config for name in impl.argnames})
+        offered += [(obj, _hook_source(impl)) for obj in (result or [])]
+    _refuse_clashes(offered)
+    return hook_specs(obj for obj, _source in offered)
+
+
+def _hook_source(impl: Any) -> str:
+    where = getattr(impl.plugin, "__file__", None)
+    return f"pytest_audit_evaluators in {where}" if where else (
+        f"pytest_audit_evaluators of plugin {impl.plugin_name!r}"
+    )
+
+
+def _identity_hash(obj: object) -> tuple[str | None, str | None]:
+    """``(id, identity_hash)`` of a hook's object: a spec, duck-typed spec or Scorer."""
+    from harness.evaluators.scorer import Scorer
+
+    if isinstance(obj, Scorer) or (isinstance(obj, type) and issubclass(obj, Scorer)):
+        obj = (type(obj) if isinstance(obj, Scorer) else obj).spec()
+    return getattr(obj, "id", None), getattr(obj, "identity_hash", None)
+
+
+def _refuse_clashes(offered: Sequence[tuple[object, str]]) -> None:
+    seen: dict[str, tuple[str | None, str]] = {}
+    for obj, source in offered:
+        evaluator_id, identity = _identity_hash(obj)
+        if not isinstance(evaluator_id, str):
+            continue  # an invalid id is reported by the id check, with its own words
+        other = seen.get(evaluator_id)
+        if other is None:
+            held = {s.id: s for s in registry.all_specs()}.get(evaluator_id)
+            if held is not None:
+                other = (held.identity_hash, registry.source_of(evaluator_id) or "register()")
+        if other is not None and other[0] != identity:
+            raise EvaluatorError(
+                f"evaluator id {evaluator_id!r} is offered by {source} and also by {other[1]}, "
+                "with a different identity",
+                hint="rename one of them (a Scorer's `name`): one id names one evaluator in the "
+                "score cache, the cards and the reports",
+            )
+        seen[evaluator_id] = (identity, source)
 
 
 def hook_specs(objects: Iterable[object]) -> list[object]:
@@ -33,8 +93,8 @@ def select_evaluators(
     """Specs matching ids/globs in ``patterns``, sorted by id.
 
     ``extra`` specs (from ``pytest_audit_evaluators``; anything shaped like an
-    :class:`EvaluatorSpec`) are matched with the same patterns and win over registry specs with
-    the same id. Without patterns: the extra specs if any, else every registered evaluator whose
+    :class:`EvaluatorSpec`) are matched with the same patterns; :func:`offered_specs` has made
+    sure that a registry spec with the same id is the same evaluator. Without patterns: the extra specs if any, else every registered evaluator whose
     weights (or API key) are available locally. An unknown pattern raises
     :class:`~harness.errors.EvaluatorError` with close-match hints.
     """

@@ -26,6 +26,7 @@ def pytest_audit_evaluators(config: pytest.Config) -> list[Any]:
 
     A spec needs ``id``, ``needs_text``, ``identity()``, ``identity_hash`` and
     ``build(device, batch_size)`` returning an object with ``score`` (pairwise) and optionally
-    ``score_grid``; see ``harness.evaluators.base``. Extra specs win over registry ones with
-    the same id.
+    ``score_grid``; see ``harness.evaluators.base``. An id the registry (or another hook)
+    holds with a different identity is refused, naming both sources. The CLI calls this hook
+    too (``harness.project_evaluators``), with a config that is parsed but not configured.
     """

@@ -9,7 +9,7 @@ Nothing heavy is imported at collection time.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -70,9 +70,12 @@ def _new_session(config: pytest.Config) -> AuditSession:
 
         return default_renderer(cache_dir)
 
-    from harness.evaluator_selection import hook_specs
+    from harness.evaluator_selection import offered_specs
 
-    extra = hook_specs(spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or []))
+    try:
+        extra = offered_specs(config)  # a clash of ids names both sources
+    except AuditError as exc:
+        raise pytest.UsageError(f"t3d-audit: {exc}") from exc
     _check_hook_ids(extra)
     try:
         cacheseal.secret()  # an unusable cache key stops the run here, not in every test
@@ -216,7 +219,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             from harness.protocol import SHARED_FACTORS
 
             shared = [f for f in profile.levels if f in SHARED_FACTORS]
-            metafunc.parametrize("audit_shared_factor", _factor_params(session, shared))
+            metafunc.parametrize("audit_shared_factor", _factor_params(session, shared, ranks=True))
         if "audit_probe" in names:
             probes = list(profile.probes)
             metafunc.parametrize("audit_probe", probes, ids=probes)
@@ -229,25 +232,63 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     pytest.fail(f"t3d-audit: {problem}", pytrace=False)  # one clean line, no traceback
 
 
-def _factor_params(session: Any, factors: list[str]) -> list[Any]:
-    """One parameter per factor; a factor that cannot change some scene's image
-    (``measure_plan.factors_not_applicable``: lighting on 3D Gaussian splats) is skipped as
-    "not applicable" (those scenes have no rows for it), never checked as a null effect."""
+def factors_left_out(scenes: Sequence[Any]) -> dict[str, int]:
+    """``factor -> number of scenes`` it cannot change (``measure_plan.factors_not_applicable``:
+    lighting on 3D Gaussian splats). Those scenes have no rows for it, so its statistics and
+    checks cover the other scenes only."""
     from harness.measure_plan import factors_not_applicable
 
     counts: dict[str, int] = {}
-    for scene in session.scene_set.scenes:
+    for scene in scenes:
         for factor in factors_not_applicable(scene):
             counts[factor] = counts.get(factor, 0) + 1
+    return counts
+
+
+def _factor_params(session: Any, factors: list[str], ranks: bool = False) -> list[Any]:
+    """One parameter per factor. Scenes a factor cannot change are left out of that factor's
+    checks only (:func:`factors_left_out`; the terminal summary says how many); a factor that
+    can change no scene at all is skipped as "not applicable", never checked as a null effect.
+    ``ranks``: the checks rank generators, so a factor that leaves fewer than two generators
+    with scenes it can change is not applicable either."""
+    from harness.measure_plan import factors_not_applicable
+
+    scenes = session.scene_set.scenes
+    counts = factors_left_out(scenes)
     params = []
     for f in factors:
         marks = ()
-        if f in counts:
-            reason = (f"not applicable: {f} does not change {counts[f]} scene(s) of 3D Gaussian "
-                      "splats (baked radiance), which have no rows for it")
+        kept = {s.generator for s in scenes if f not in factors_not_applicable(s)}
+        if counts.get(f, 0) >= len(scenes):
+            reason = (f"not applicable: {f} does not change any of the {counts[f]} scene(s) "
+                      "(3D Gaussian splats: baked radiance), which have no rows for it")
+            marks = (pytest.mark.skip(reason=reason),)
+        elif ranks and f in counts and len(kept) < 2:
+            reason = (f"not applicable: ranking generators by {f} needs two; it cannot change "
+                      f"{counts[f]} of {len(scenes)} scene(s) (3D Gaussian splats), which leaves "
+                      f"{len(kept)} generator")
             marks = (pytest.mark.skip(reason=reason),)
         params.append(pytest.param(f, id=f, marks=marks))
     return params
+
+
+def _left_out_of(session: Any) -> list[str]:
+    """:func:`left_out_lines` of a run that loaded its scene set (a run of other tests loads
+    nothing for it and says nothing)."""
+    inputs = getattr(session, "_inputs", None)
+    if inputs is None or "scene_set" not in vars(inputs):
+        return []
+    return left_out_lines(inputs.scene_set.scenes)
+
+
+def left_out_lines(scenes: Sequence[Any]) -> list[str]:
+    """The terminal's lines for :func:`factors_left_out` (none when every factor applies)."""
+    n = len(scenes)
+    return [
+        f"t3d-audit: {factor} checks leave out {k} of {n} scene(s): 3D Gaussian splats, whose "
+        f"baked radiance {factor} cannot change (the other scenes are checked)"
+        for factor, k in sorted(factors_left_out(scenes).items()) if k < n
+    ]
 
 
 def _block_params(profile: Any) -> list[Any]:
@@ -375,6 +416,8 @@ class _RunHooks:
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         self.sink.terminal_summary(terminalreporter)
+        for line in _left_out_of(self.config.stash[SESSION_KEY]):
+            terminalreporter.write_line(line, yellow=True)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         # after pytest's own final line: the report is what a person opens next

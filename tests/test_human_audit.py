@@ -228,6 +228,10 @@ def test_planted_pitch90_fails_exactly_its_pitch_stability_check(pytester, monke
     figures = card["human_agreement"]
     assert figures["data"]["simulated"] is True and figures["data"]["raters"] == RATERS
     assert figures["factors"]["pitch"]["worst_level"] == "90"
+    from harness.report.ranking import build_leaderboard  # the leaderboard shows the agreement
+
+    ranked = {r.evaluator: r for r in build_leaderboard([report]).rows}
+    assert ranked["planted-pitch90"].human_spearman == figures["c0"]["spearman"]
     page = (report / "report.html").read_text()
     assert '<section id="humans">' in page and "SIMULATED panel" in page
     assert "Agreement by level, per factor" in page

@@ -1,52 +1,22 @@
-"""An audit of imported splat scenes says lighting is "not applicable" (pytester, the real audit
-suite with numpy evaluators and the box rasterizer; ``-n 0`` and ``-n 2``): no lighting rows for
-splat scenes, the manifest and every card say so, and ``validate`` accepts the report."""
+"""An audit of imported splat scenes leaves them out of the lighting checks, scene by scene
+(pytester, the real audit suite with numpy evaluators and the box rasterizer; ``-n 0`` and
+``-n 2``): no lighting rows for splat scenes, the other scenes' lighting checks run, the
+terminal, the manifest and every card say how many were left out, and ``validate`` accepts
+the report."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
-from pathlib import Path
 
 import pytest
 
 from harness.cli import main
 from tests._audit_project import CONFTEST, LENIENT, report_dir, run_audit
+from tests._splat_scenes import splat_set
 
 pytest_plugins = ["pytester"]
-
-
-
-def _box_obj(x: float, y: float, z: float) -> str:
-    corners = [(a, b, c) for a in (0, x) for b in (0, y) for c in (0, z)]
-    return "".join(f"v {a} {b} {c}\n" for a, b, c in corners) + "f 1 2 4 3\nf 5 6 8 7\n"
-
-
-SIZES = {("gen-mesh", "p1"): (1, 1, 2), ("gen-mesh", "p2"): (3, 1, 1),
-         ("gen-gs", "p1"): (1, 3, 1), ("gen-gs", "p2"): (2, 2, 1)}
-
-
-def _set(tmp: Path) -> Path:
-    """gen-mesh and gen-gs, prompts p1 and p2: object scenes; gen-gs's say they are splats."""
-    from harness.scenes.set_manifest import build_manifest, write_manifest
-
-    gens = tmp / "outputs"
-    for gen in ("gen-mesh", "gen-gs"):
-        (gens / gen).mkdir(parents=True)
-        for pid in ("p1", "p2"):
-            (gens / gen / f"{pid}.obj").write_text(_box_obj(*SIZES[gen, pid]))
-    prompts = tmp / "prompts.json"
-    prompts.write_text(json.dumps({"p1": "a box", "p2": "a tall box"}))
-    out = tmp / "set"
-    assert main(["import-scenes", str(gens), "--prompts", str(prompts), "--out", str(out)]) == 0
-    files = sorted((out / "scenes").rglob("*.json"))
-    for path in files:
-        if path.parent.name == "gen-gs":  # as a 3DGS import records it (rendering is stubbed)
-            doc = json.loads(path.read_text())
-            doc["source"].update({"format": "ply", "variant": "splats"})
-            path.write_text(json.dumps(doc, indent=1))
-    write_manifest(out, build_manifest(out, files))
-    return out
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
@@ -54,7 +24,7 @@ def test_splat_scenes_have_no_lighting_effect_only_not_applicable(tmp_path, pyte
     from harness.paths import REPO_ROOT
     from harness.records import read_records
 
-    scenes = _set(tmp_path)
+    scenes = splat_set(tmp_path)
     shutil.copytree(REPO_ROOT / "audit_tests", pytester.path / "audit_tests")
     (pytester.path / "conftest.py").write_text(CONFTEST)
     (pytester.path / "pyproject.toml").write_text(
@@ -62,12 +32,19 @@ def test_splat_scenes_have_no_lighting_effect_only_not_applicable(tmp_path, pyte
         '[tool.t3d-audit]\nprofile = "smoke"\nevaluators = ["tiny-*"]\nbootstrap = 20\n'
         f"[tool.t3d-audit.thresholds]\n{LENIENT}"
     )
-    result = run_audit(pytester, workers, f"--audit-scenes={scenes}", "-n", workers, "-rs")
+    result = run_audit(pytester, workers, f"--audit-scenes={scenes}", "-n", workers, "-rs", "-v")
     assert result.ret == 0, result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
-    assert "failed" not in result.stdout.str().splitlines()[-1]
-    # the lighting checks are skipped as not applicable, not passed or failed as a null effect
-    assert "not applicable: lighting does not change 2 scene(s) of 3D Gaussian splats" in (
-        result.stdout.str())
+    out = result.stdout.str()
+    assert "failed" not in out.splitlines()[-1]
+    # the splat scenes are left out of the lighting checks only: those run on the mesh scenes
+    # (one splat generator used to skip every lighting check of the whole set), and say so
+    ran = re.findall(r"(?:PASSED|FAILED) audit_tests/\S+\[tiny-grid-lighting\]"
+                     r"|audit_tests/\S+\[tiny-grid-lighting\] (?:PASSED|FAILED)", out)
+    assert ran, out[-3000:]
+    assert "t3d-audit: lighting checks leave out 2 of 4 scene(s): 3D Gaussian splats" in out
+    # ranking generators by lighting leaves one generator: not applicable, not a failure
+    assert "not applicable: ranking generators by lighting needs two; it cannot change 2 of 4 " \
+        "scene(s) (3D Gaussian splats), which leaves 1 generator" in out
     report = report_dir(pytester.path, workers)
     manifest = json.loads((report / "manifest.json").read_text())
     options = manifest["options"]

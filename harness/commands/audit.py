@@ -143,10 +143,16 @@ def run(args: argparse.Namespace) -> int:
     from harness.commands.materialize import check_selection
 
     # Every option is checked before the warm step renders anything. Evaluators are checked
-    # against the registry unless extra pytest arguments may load a plugin that adds some.
+    # against the registry and the project's conftest hooks unless extra pytest arguments may
+    # load a plugin that adds some.
     extra = list(args.pytest_args or [])
     evaluators = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
-    check_selection(args.profile, () if any(a.startswith("-p") for a in extra) else evaluators)
+    if evaluators and not any(a.startswith("-p") for a in extra):
+        from harness.project_evaluators import project_specs
+
+        check_selection(args.profile, evaluators, project_specs())
+    else:
+        check_selection(args.profile, ())
     if args.baseline is not None and not Path(args.baseline).exists():
         from harness.errors import AuditError
 

@@ -1,5 +1,8 @@
 """``t3d-audit evaluators [PATTERN ...] [--json]``: list registered evaluators.
 
+Also lists the evaluators the project in the working folder offers through the
+``pytest_audit_evaluators`` hook of its ``conftest.py`` (:mod:`harness.project_evaluators`).
+
 Works offline and fast: no torch import; weight availability is a file-presence check in the
 Hugging Face cache, ``$T3D_AUDIT_WEIGHTS_DIR`` and local paths (the judge: its API key
 variable is set).
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 HELP = "list registered evaluators"
 
@@ -26,16 +30,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.evaluator_selection import select_evaluators
     from harness.evaluators import registry
+    from harness.project_evaluators import project_specs
 
-    specs = registry.select(args.patterns) if args.patterns else registry.all_specs()
+    offered = project_specs()  # registers the Scorers among them
+    registered = registry.all_specs()
+    known = {s.id for s in registered}
+    specs: list[Any] = registered + [s for s in offered if s.id not in known]
+    if args.patterns:
+        chosen = {s.id for s in select_evaluators(args.patterns, offered)}
+        specs = [s for s in specs if s.id in chosen]
     if args.json:
         payload = [
             {
                 **spec.identity(),
                 "identity_hash": spec.identity_hash,
-                "weights_available": spec.weights_available(),
-                "description": spec.description,
+                "weights_available": _weights_available(spec),
+                "description": getattr(spec, "description", ""),
             }
             for spec in specs
         ]
@@ -45,11 +57,17 @@ def run(args: argparse.Namespace) -> int:
     for spec in specs:
         fields = (
             spec.id,
-            spec.family,
-            spec.model_name,
-            spec.checkpoint,
-            "weights:yes" if spec.weights_available() else "weights:no",
+            str(getattr(spec, "family", "") or "pytest_audit_evaluators"),
+            str(getattr(spec, "model_name", "")),
+            str(getattr(spec, "checkpoint", "")),
+            "weights:yes" if _weights_available(spec) else "weights:no",
             "text" if spec.needs_text else "no-text",
         )
         print("\t".join(fields))
     return 0
+
+
+def _weights_available(spec: Any) -> bool:
+    """A hook's duck-typed spec without ``weights_available`` needs no weights."""
+    check = getattr(spec, "weights_available", None)
+    return bool(check()) if callable(check) else True

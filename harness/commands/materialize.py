@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from harness import argtypes
@@ -64,14 +65,15 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
         return dict(pool.map(one, specs))
 
 
-def check_selection(profile: str, evaluators: tuple[str, ...]) -> None:
-    """Raise the typed error an unknown profile or evaluator pattern would raise later, now."""
-    from harness.evaluators import registry
+def check_selection(profile: str, evaluators: tuple[str, ...], extra: Sequence[Any] = ()) -> None:
+    """Raise the typed error an unknown profile or evaluator pattern would raise later, now.
+    ``extra``: specs a project's ``pytest_audit_evaluators`` hook offers (they match too)."""
+    from harness.evaluator_selection import select_evaluators
     from harness.protocol import get_profile
 
     get_profile(profile)
     if evaluators:
-        registry.select(list(evaluators))
+        select_evaluators(list(evaluators), extra)
 
 
 def run(args: argparse.Namespace) -> int:

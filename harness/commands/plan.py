@@ -80,11 +80,13 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
     from harness.hashing import sha256_json
     from harness.measure_images import measurement_kind
     from harness.paths import default_cache_dir
+    from harness.project_evaluators import project_specs
     from harness.protocol import get_profile
 
     patterns = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
     patterns = patterns or profile.evaluators or get_profile("default").evaluators
-    specs = [s for s in select_evaluators(patterns) if measurement_kind(s) == "image"]
+    offered = project_specs()  # a project's conftest scorers are costed like the others
+    specs = [s for s in select_evaluators(patterns, offered) if measurement_kind(s) == "image"]
     counts, plan = ce.plan_counts(profile, scene_set)
     if args.costs is not None:
         costs = ce.read_costs(args.costs)
@@ -98,7 +100,8 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
         if costs is not None:
             source = f"calibration of {costs.get('measured_at', '?')} (cached: {cached})"
         else:
-            print(f"calibrating on this machine: 2 renders at c0 ({profile.c0.resolution_px} px, "
+            print(f"calibrating on this machine first (about a minute; cached for the next run "
+                  f"as {cached}; --costs FILE skips it): 2 renders at c0 ({profile.c0.resolution_px} px, "
                   f"{profile.c0.samples} samples), one scene group per evaluator ...", flush=True)  # fmt: skip
             costs = ce.calibrate(profile, scene_set, plan, specs, devices)
             from harness.fileio import write_text_atomic
@@ -126,6 +129,11 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
               f"with --calibrate-out FILE and pass --costs FILE)")  # fmt: skip
     else:
         print(f"  GPU-hours:       {est['gpu_hours']:.2f} (scoring)")
+    why = costs.get("not_measured", {})
+    absent = f"no cost for it in the {source.split(' (')[0]}"
+    for evaluator_id in est["not_measured"]:  # left out of every hour above, never guessed
+        print(f"  not measured:    {evaluator_id}: {why.get(evaluator_id, absent)}; "
+              "its scoring is left out of the hours above")  # fmt: skip
     print(f"  costs: {r['marginal_s']:.2f} s/render at {r['resolution_px']} px x {r['samples']} "
           f"samples (+{max(0.0, r['first_s'] - r['marginal_s']):.1f} s scene build), per pair: "
           + ", ".join(f"{e} {d} {m['per_pair_s'] * 1000:.1f} ms"

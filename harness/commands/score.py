@@ -34,7 +34,8 @@ CHUNK = 256  # pairs held in memory at once (images are decoded per chunk)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--evaluator", required=True, help="evaluator id (see 't3d-audit evaluators')")
+    parser.add_argument("--evaluator", required=True,
+                        help="evaluator id (see 't3d-audit evaluators'; the project's conftest ones too)")  # fmt: skip
     parser.add_argument("--images", required=True, type=argtypes.input_path, help="directory of image files")
     parser.add_argument("--captions", required=True, type=argtypes.input_path, help="captions file (JSON or CSV)")
     parser.add_argument("--out", required=True, type=argtypes.records_file, help="records file (.csv or .parquet)")
@@ -109,14 +110,15 @@ def rgb_array(image: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.evaluators import registry
+    from harness.evaluator_selection import select_evaluators
     from harness.evaluators.cache import CachedEvaluator, ScoreCache
     from harness.hashing import sha256_file
     from harness.ids import stored_model_id
     from harness.paths import default_cache_dir
+    from harness.project_evaluators import project_specs
     from harness.records import records_from_rows, write_records
 
-    specs = registry.select([args.evaluator])
+    specs = select_evaluators([args.evaluator], project_specs())  # the project's conftest too
     if len(specs) != 1:
         raise EvaluatorError(
             f"--evaluator {args.evaluator!r} matches {len(specs)} evaluators",

@@ -1,4 +1,8 @@
-"""``t3d-audit warm``: render everything a profile needs into the render cache.
+"""``t3d-audit warm``: render everything a profile's audit measures into the render cache.
+
+The renders are read from the audit's own measurement plan (:func:`audit_requests`), so warm
+renders exactly what the audit uses: nothing for a probe that does not apply to a scene or a
+factor that cannot change it (lighting on 3D Gaussian splats).
 
 Prints the plan size first, then renders the missing entries with a progress bar (done/total,
 renders/s, ETA). Resumable: entries already in the cache are skipped, so a run interrupted by
@@ -25,14 +29,22 @@ from harness.paths import default_cache_dir
 from harness.protocol import VIEW_POLICIES, get_profile
 
 
-def _identity(sset, scene) -> str:
-    """Scene identity: the set's cached one for its own scenes, hashed for probe-edited ones."""
-    from harness.scenes.model import scene_identity
+def audit_requests(sset, profile, view_policy: str) -> tuple[list, list[str]]:
+    """The renders the audit measures, read from its own measurement plan
+    (:func:`harness.measure_plan.build_plan`, probes applied with the session's seed), and the
+    probes that failed to apply (the audit records them as failed measurements). A probe that
+    does not apply to a scene (an object scene) or a factor that cannot change it (lighting on
+    3D Gaussian splats) has no row there, so nothing is rendered for it."""
+    from harness.measure_plan import build_plan
+    from harness.render.render_inputs import PROBE_SEED
+    from harness.render.service import RenderRequest
 
-    own = {s.id: s for s in sset.scenes}.get(scene.id)
-    if own is not None and own == scene:
-        return sset.identity(scene.id)
-    return scene_identity(scene, sset.root)
+    plan = build_plan(sset, profile, probe_seed=PROBE_SEED, view_policy=view_policy)
+    root = Path(sset.root)
+    requests = [RenderRequest(plan.scenes[key].scene, root, plan.scenes[key].identity, cfg)
+                for key, cfg in plan.renders]  # fmt: skip
+    failed = [f"scene {row.group}: {row.error}" for row in plan.rows if row.error]
+    return requests, failed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -102,9 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from harness.backends import warm_on
-    from harness.render.cache_warmer import resolve_jobs
-    from harness.render.render_inputs import apply_probe, load_profile_scenes
-    from harness.render.render_plan import render_plan
+    from harness.render.render_inputs import load_profile_scenes
 
     store = store_url(args.store)
     if args.backend == "ray" and store is None:
@@ -119,20 +129,13 @@ def run(args: argparse.Namespace) -> int:
         profile = replace(profile, prompts=args.prompts)
     sset = load_profile_scenes(profile, args.scenes)
     profile = profile.for_scene_kind(sset.kind)
-    jobs = render_plan(profile, list(sset.scenes), view_policy=args.view_policy)
+    requests, skipped = audit_requests(sset, profile, args.view_policy)
     print(
-        f"render plan: {len(jobs)} renders for {len(sset)} scenes "
-        f"(profile {profile.name}, {len(jobs) // max(len(sset), 1)} per scene)",
+        f"render plan: {len(requests)} renders for {len(sset)} scenes "
+        f"(profile {profile.name}, {len(requests) // max(len(sset), 1)} per scene)",
         flush=True,
     )
     start = time.monotonic()
-    requests, skipped = resolve_jobs(
-        jobs,
-        list(sset.scenes),
-        sset.root,
-        identity_of=lambda s: _identity(sset, s),
-        probe_fn=apply_probe,
-    )
     cache_root: Path | str = store or (args.cache_dir or default_cache_dir()) / "renders"
     bar: tqdm | None = None
 

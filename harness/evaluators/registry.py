@@ -35,6 +35,7 @@ ENTRY_POINT_GROUP = "t3d_audit.evaluators"
 
 _lock = threading.RLock()
 _specs: dict[str, EvaluatorSpec] = {}
+_sources: dict[str, str] = {}  # id -> where its spec came from, for clash messages
 _entry_points_loaded = False
 
 
@@ -44,6 +45,7 @@ def _ensure_loaded() -> None:
         if not _specs:
             for spec in catalogue_specs():
                 _specs.setdefault(spec.id, spec)
+                _sources.setdefault(spec.id, "the built-in catalogue")
         if not _entry_points_loaded:
             _entry_points_loaded = True
             _load_entry_points()
@@ -63,7 +65,8 @@ def _load_entry_points() -> None:
                 hint="fix or uninstall the package that provides it",
             ) from exc
         for item in items:
-            register(item, replace=True)
+            register(item, replace=True, source=f"entry point {ep.name!r} ({ep.value}) in group "
+                                                f"{ENTRY_POINT_GROUP}")  # fmt: skip
 
 
 def _registrable(obj: Any) -> bool:
@@ -72,16 +75,17 @@ def _registrable(obj: Any) -> bool:
     )
 
 
-def register(obj: R, *, replace: bool = False) -> R:
+def register(obj: R, *, replace: bool = False, source: str | None = None) -> R:
     """Add an evaluator: an :class:`EvaluatorSpec`, a Scorer subclass (also as ``@register``
     class decorator) or a Scorer instance. Returns ``obj`` unchanged. An id already registered
-    with a different identity needs ``replace``."""
+    with a different identity needs ``replace``. ``source`` says where it came from (in clash
+    messages; default: the module that defines it)."""
     if isinstance(obj, EvaluatorSpec):
-        _add(obj, replace)
+        _add(obj, replace, source or "register()")
     elif _registrable(obj):
         spec = _check_free(_spec_of(obj), replace)
         add_scorer(obj)  # type: ignore[arg-type]
-        _add(spec, replace)
+        _add(spec, replace, source or _defined_in(obj))
     else:
         raise EvaluatorError(
             f"register() needs an EvaluatorSpec, a Scorer subclass or a Scorer instance, "
@@ -95,12 +99,29 @@ def _spec_of(obj: Any) -> EvaluatorSpec:
     return (type(obj) if isinstance(obj, Scorer) else obj).spec()
 
 
+def _defined_in(obj: Any) -> str:
+    cls = type(obj) if isinstance(obj, Scorer) else obj
+    import sys
+
+    where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
+    return f"register({cls.__qualname__}) in {where}"
+
+
+def source_of(evaluator_id: str) -> str | None:
+    """Where the registered ``evaluator_id`` came from (the built-in catalogue, an entry point,
+    a ``register()`` call and its module), or None when it is not registered."""
+    _ensure_loaded()
+    with _lock:
+        return _sources.get(evaluator_id) if evaluator_id in _specs else None
+
+
 def _refuse_clash(spec: EvaluatorSpec, replace: bool) -> None:
     """Raise when another identity holds ``spec.id`` (the caller holds ``_lock``)."""
     old = _specs.get(spec.id)
     if old is not None and old != spec and not replace:
         raise EvaluatorError(
-            f"evaluator id {spec.id!r} is already registered with a different identity",
+            f"evaluator id {spec.id!r} is already registered with a different identity "
+            f"(by {_sources.get(spec.id, 'register()')})",
             hint="choose another id or pass replace=True",
         )
 
@@ -112,10 +133,12 @@ def _check_free(spec: EvaluatorSpec, replace: bool) -> EvaluatorSpec:
     return spec
 
 
-def _add(spec: EvaluatorSpec, replace: bool) -> EvaluatorSpec:
+def _add(spec: EvaluatorSpec, replace: bool, source: str = "register()") -> EvaluatorSpec:
     _ensure_loaded()
     with _lock:
         _refuse_clash(spec, replace)
+        if _specs.get(spec.id) != spec:  # the same identity again keeps its first source
+            _sources[spec.id] = source
         _specs[spec.id] = spec
     return spec
 
@@ -125,6 +148,7 @@ def unregister(evaluator_id: str) -> None:
     _ensure_loaded()
     with _lock:
         _specs.pop(evaluator_id, None)
+        _sources.pop(evaluator_id, None)
     forget_scorer(evaluator_id)
 
 
@@ -196,4 +220,4 @@ def register_openclip_local(
         id, model_config, checkpoint, family=family, score_scale=score_scale,
         description=description,
     )  # fmt: skip
-    return _add(spec, replace)
+    return _add(spec, replace, f"register_openclip_local({id!r}, {str(model_config)!r})")

@@ -10,8 +10,9 @@ never the caches. One row per (run, evaluator) with:
 * ``discrimination`` (mean directional discrimination over the probes, a fraction; chance 0.5);
 * ``c0_agreement`` and ``competent`` (share of the companion's generator pairs ordered alike at
   c0, :mod:`harness.report.competence`; ``None`` without a companion);
-* ``human_spearman`` / ``human_pearson`` (agreement with human ratings; ``None`` without
-  ``agreement.json``);
+* ``human_spearman`` / ``human_pearson`` (agreement with human ratings at c0: from
+  ``agreement.json``, else from the card's ``human_agreement`` of an ``--audit-human`` run;
+  ``None`` without either);
 * ``failed_share`` and the run's ``verdict`` for the evaluator (passed / failed / skipped).
 
 Ranking: ascending ``peak_rho``, then descending ``min_w``, ascending ``max_top1``, descending
@@ -171,7 +172,7 @@ def read_run(report: Path) -> tuple[RunInfo, list[dict[str, Any]]]:
             continue
         ci = entry.get("peak_rho_ci") if isinstance(entry.get("peak_rho_ci"), list | tuple) else None
         comp = competence.get(ev, {})
-        h = human.get(ev) if isinstance(human.get(ev), Mapping) else {}
+        h = human.get(ev) if isinstance(human.get(ev), Mapping) else _card_human(cards.get(ev))
         top1 = entry.get(MAX_TOP1)
         rows.append({
             "evaluator": str(ev), "run_id": run.run_id, "profile": run.profile,
@@ -189,6 +190,14 @@ def read_run(report: Path) -> tuple[RunInfo, list[dict[str, Any]]]:
             "verdict": verdicts.get(str(ev), "not run"),
         })  # fmt: skip
     return run, rows
+
+
+def _card_human(card: Any) -> Mapping[str, Any]:
+    """The c0 agreement (``spearman``, ``pearson``) an ``--audit-human`` run put on the card
+    (``human_agreement.c0``); empty when the card has none."""
+    figures = card.get("human_agreement") if isinstance(card, Mapping) else None
+    c0 = figures.get("c0") if isinstance(figures, Mapping) else None
+    return c0 if isinstance(c0, Mapping) else {}
 
 
 def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:

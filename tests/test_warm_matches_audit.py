@@ -1,0 +1,42 @@
+"""``t3d-audit warm`` renders exactly the renders the audit measures: none for a factor that
+cannot change a scene (lighting on 3D Gaussian splats) and none, nor a failure, for a probe
+that does not apply to an object scene (Blender replaced by a recorder)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from harness.cli import main
+from harness.measure_plan import build_plan
+from harness.protocol import get_profile
+from harness.render.render_inputs import load_profile_scenes
+from tests._splat_scenes import splat_set
+
+
+def test_warm_renders_what_the_audit_measures_and_nothing_else(tmp_path, monkeypatch, capsys):
+    scenes = splat_set(tmp_path)  # gen-mesh and gen-gs (splats), 2 prompts, single objects
+    capsys.readouterr()
+    asked = []
+
+    def record(backend, requests, location, **kw):
+        asked.extend(requests)
+        kw["on_start"](0, len(requests))
+        return SimpleNamespace(failures=[], rendered=len(requests), cached=0, retries=0)
+
+    monkeypatch.setattr("harness.backends.warm_on", record)
+    code = main(["warm", "--profile", "smoke", "--scenes", str(scenes), "--cache-dir", str(tmp_path / "c")])
+    out = capsys.readouterr()
+    assert code == 0, out.err  # not-applicable probes are no failures
+    profile = get_profile("smoke")
+    sset = load_profile_scenes(profile, scenes)
+    plan = build_plan(sset, profile.for_scene_kind(sset.kind))
+    used = {(plan.scenes[k].identity, cfg) for k, cfg in plan.renders}
+    got = [(r.identity, r.cfg) for r in asked]
+    assert len(got) == len(set(got)) and set(got) == used
+    # by hand: the smoke profile's 11 render configs of an object scene (c0 and the other
+    # levels), minus the two lighting levels other than c0's for each of the 2 splat scenes;
+    # no probe applies to a single object
+    assert len(got) == 4 * 11 - 2 * 2
+    lit = {r.cfg.lighting for r in asked if r.scene.generator == "gen-gs"}
+    assert lit == {profile.c0.lighting}
+    assert "render plan: 40 renders for 4 scenes" in out.out and "failed" not in out.err
