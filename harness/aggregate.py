@@ -121,6 +121,20 @@ class ControllerSink:
         finally:
             # this process's own measurements, taken after the report (which reads the caches)
             self.worker_facts.append(session.worker_facts())
+            self._check_verdict(session, pytest_session)
+
+    def _check_verdict(self, session: AuditSession, pytest_session: pytest.Session) -> None:
+        """Under ``--audit-gate`` a run that wrote no report has no verdict: it never exits 0
+        (a scorer's ``SystemExit``, a crash before any result, a report that failed to write)."""
+        if not session.options.gate or self.report_dir is not None:
+            return
+        if not self.error and not self.gate_problem:
+            self.gate_problem = (
+                f"no report was written ({len(self.results)} audit results reached the end of "
+                "the run), so there is no verdict; see the errors above"
+            )
+        if pytest_session.exitstatus == pytest.ExitCode.OK:
+            pytest_session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _write(self, session: AuditSession, config: pytest.Config, pytest_session: pytest.Session) -> None:
         if not self.results:

@@ -72,7 +72,7 @@ def _new_session(config: pytest.Config) -> AuditSession:
 
     from harness.evaluator_selection import hook_specs
 
-    extra = hook_specs(spec for specs in hook.pytest_audit_evaluators(config=config) for spec in (specs or []))
+    extra = _hook_evaluators(config, hook_specs)
     _check_hook_ids(extra)
     try:
         cacheseal.secret()  # an unusable cache key stops the run here, not in every test
@@ -125,6 +125,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if not hasattr(config, "workerinput") and wanted(config):
         config.pluginmanager.register(QuietFailures(), "t3d-audit-quiet")
+
+
+def _hook_evaluators(config: pytest.Config, hook_specs: Callable[[Any], list[Any]]) -> list[Any]:
+    """What the ``pytest_audit_evaluators`` hooks offer, as specs; a hook that raises, or an
+    offer that is no valid evaluator (a bad id, a NaN ``score_range``), is a usage error (exit
+    4) with one line, its secrets masked, never an INTERNALERROR."""
+    from harness.evaluators.secrets import environment_secrets, scrub_reason
+
+    try:
+        return hook_specs(spec for specs in config.hook.pytest_audit_evaluators(config=config)
+                          for spec in (specs or []))  # fmt: skip
+    except (KeyboardInterrupt, pytest.UsageError):
+        raise
+    except BaseException as exc:  # user code: SystemExit too
+        reason = scrub_reason(str(exc) if isinstance(exc, AuditError) else f"{type(exc).__name__}: {exc}",
+                              environment_secrets(), 400)  # fmt: skip
+        raise pytest.UsageError(f"t3d-audit: pytest_audit_evaluators: {reason}") from None
 
 
 def _check_hook_ids(specs: list[Any]) -> None:
