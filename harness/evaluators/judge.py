@@ -12,7 +12,8 @@ Anything else gives a ``failed`` :class:`ScoreResult` with the reason; **never**
 (the *served* model) is recorded in ``ScoreResult.metadata["model"]`` and from there in the
 records' ``served_model`` column and the card's ``served_models`` -- only when it matches
 :data:`harness.ids.SERVED_MODEL_ID` and does not carry the API key in any form
-(:meth:`Secret.leaks`); otherwise as ``unrecognised model id``.
+(:meth:`Secret.leaks`, :meth:`Secret.shares_run`), alone or joined with the ids the client stored
+before (:func:`served_model_id`); otherwise as ``unrecognised model id``.
 
 No other response text is ever kept: a failure reason holds the HTTP status code and its
 standard phrase, or a fixed reason (which contract rule failed, which exception class), never
@@ -177,11 +178,45 @@ def _json_type(value: Any) -> str:
     return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
 
 
-def served_model_id(reported: str, key: Secret) -> str:
+MAX_SERVED_IDS = 4  # distinct served model ids one client keeps; later new ones are not stored
+SERVED_RUN = 5  # characters: a served model id sharing this long a run with the key is not stored
+
+
+def _common_prefix(texts: Sequence[str]) -> int:
+    first = min(texts, key=len)
+    return next((i for i, ch in enumerate(first) if any(t[i] != ch for t in texts)), len(first))
+
+
+def joined_pieces(ids: Sequence[str]) -> list[str]:
+    """Texts a key spread over several served model ids would show in, the last id being the
+    new one: all ids joined in the order they came, and the new id's differing middle (the part
+    every id shares at the start and at the end removed) joined before and after each earlier
+    one's."""
+    if len(ids) < 2:
+        return []
+    head = _common_prefix(ids)
+    tail = _common_prefix([t[::-1] for t in ids])
+    middles = [t[head : max(head, len(t) - tail)] for t in ids]
+    new = middles[-1]
+    return (["".join(ids), "".join(middles), "".join(middles[::-1])]
+            + [m + new for m in middles[:-1]] + [new + m for m in middles[:-1]])  # fmt: skip
+
+
+def served_model_id(reported: str, key: Secret, earlier: Sequence[str] = ()) -> str:
     """The served model id a record may keep: ``reported`` when it matches
-    :data:`~harness.ids.SERVED_MODEL_ID` and carries no form of the key, else
-    ``unrecognised model id``."""
+    :data:`~harness.ids.SERVED_MODEL_ID`, carries no form of the key (:meth:`Secret.leaks`),
+    shares no run of :data:`SERVED_RUN` characters with it as written, carries none joined with
+    the ``earlier`` distinct ids this client stored (a key spread in pieces across rows), and
+    is one of the first :data:`MAX_SERVED_IDS` distinct ids; else ``unrecognised model id``."""
     if SERVED_MODEL_ID.fullmatch(reported) is None or key.leaks(reported):
+        return UNRECOGNISED_MODEL
+    if key.shares_run(reported, SERVED_RUN):
+        return UNRECOGNISED_MODEL
+    if reported in earlier:
+        return reported
+    if len(earlier) >= MAX_SERVED_IDS:
+        return UNRECOGNISED_MODEL
+    if any(key.leaks(text) for text in joined_pieces([*earlier, reported])):
         return UNRECOGNISED_MODEL
     return reported
 
@@ -249,6 +284,9 @@ class JudgeClient:
         self.settings = settings
         self._key = api_key
         self._sleep = sleep
+        self._served_ids: list[str] = []  # distinct served model ids stored, in arrival order
+        self._served_lock = threading.Lock()
+        self._served_closed = False  # set once a served id carried the key (alone or joined)
         self._http = httpx.Client(
             timeout=httpx.Timeout(settings.timeout_s),
             headers={"Content-Type": "application/json", "Accept-Encoding": "identity"},
@@ -281,6 +319,23 @@ class JudgeClient:
         except Exception as exc:  # a bug here must still be a failure, never a score
             return self.failed(f"judge error: {exc.__class__.__name__}", 1)
 
+    def _served_id(self, reported: str) -> str:
+        """:func:`served_model_id` against the ids this client stored before (in order); once
+        one id is refused for carrying the key (alone or with earlier ones), no new id is
+        stored by this client (the rest of a key spread in pieces)."""
+        with self._served_lock:
+            earlier = self._served_ids
+            if reported in earlier:
+                return reported
+            if self._served_closed:  # a reply echoed the key: store no new id from this server
+                return UNRECOGNISED_MODEL
+            served = served_model_id(reported, self._key, tuple(earlier))
+            if served == reported:
+                earlier.append(reported)
+            elif SERVED_MODEL_ID.fullmatch(reported) is not None:
+                self._served_closed = True
+            return served
+
     def _rate(self, image: np.ndarray, caption: str) -> ScoreResult:
         try:
             payload = json.dumps(request_body(self.settings, png_data_url(image), caption))
@@ -293,7 +348,7 @@ class JudgeClient:
                 reply = self._attempt(payload.encode("utf-8"))
                 if reply.status == 200:
                     rating, model = parse_response(reply.body)
-                    served = served_model_id(model, self._key)
+                    served = self._served_id(model)
                     return ScoreResult.ok(float(rating), model=served, attempts=str(attempt + 1))
                 raise _Fail(
                     status_reason(reply.status),

@@ -66,15 +66,47 @@ def _decoded_blobs(text: str) -> list[str]:
     return out
 
 
+_B32_RUN = re.compile(r"[A-Za-z2-7]{16,}")
+_REPEATS = re.compile(r"(.)\1+", re.S)
+MAX_STRIDE = 3  # every 2nd and 3rd character: a key with its characters doubled or interleaved
+STRIDE_LIMIT = 4096  # characters: longer texts are not also read at strides (cost)
+
+
+def _base32_blobs(text: str) -> list[str]:
+    """Text hidden in base32 runs of ``text`` (any case, unpadded, any 8-character alignment)."""
+    out: list[str] = []
+    for run in _B32_RUN.findall(text):
+        run = run.upper()
+        for shift in range(8):
+            part = run[shift:]
+            part = part[: len(part) - len(part) % 8]
+            if part:
+                with contextlib.suppress(binascii.Error, ValueError):
+                    out.append(base64.b32decode(part).decode("latin-1"))
+    return out
+
+
+def _strided(text: str) -> list[str]:
+    """``text`` read every 2nd or 3rd character from each start, and with runs of a repeated
+    character collapsed: where a doubled (``sskk--``) or interleaved (``sxkx-x``) key shows."""
+    if len(text) > STRIDE_LIMIT:
+        return []
+    out = [text[start::step] for step in range(2, MAX_STRIDE + 1) for start in range(step)]
+    return [*out, _REPEATS.sub(r"\1", text)]
+
+
 def _views(text: str) -> set[str]:
-    """``text`` and the forms a key could hide in it: unescaped (JSON, URL, HTML), base64- or
-    hex-decoded, and each of those reversed."""
+    """``text`` and the forms a key could hide in it: unescaped (JSON, URL, HTML), read at a
+    stride (doubled or interleaved characters), base64-, base32- or hex-decoded (also after a
+    stride), and each of those reversed."""
     plain = {text}
     for _ in range(3):  # nested escapes: a JSON string inside a JSON string, and so on
         plain |= {f(t) for t in plain for f in (_unescape, urllib.parse.unquote, html.unescape)}
+    plain |= {v for t in list(plain) for v in _strided(t)}
     views = set(plain)
     for t in plain:
         views.update(_decoded_blobs(t))
+        views.update(_base32_blobs(t))
     return views | {v[::-1] for v in views}
 
 
@@ -86,7 +118,9 @@ class Secret:
     def __init__(self, value: str):
         self._value = value
         self._width = min(MIN_FRAGMENT, len(value))
-        self._grams = _grams(_fold(value), self._width) | _grams(_fold(value[::-1]), self._width)
+        folded = _fold(value)
+        self._grams = (_grams(folded, self._width) | _grams(folded[::-1], self._width)
+                       | _grams(_REPEATS.sub(r"\1", folded), self._width))  # fmt: skip
         alnum = _NOT_ALNUM.sub("", _fold(value))
         self._alnum_width = min(MIN_FRAGMENT, len(alnum))
         self._alnum_grams = _grams(alnum, self._alnum_width)
@@ -141,6 +175,18 @@ class Secret:
                 return True
         return False
 
+    def shares_run(self, text: str, width: int) -> bool:
+        """Whether ``text`` as written (compared case-insensitively, also on letters and digits
+        only, also reversed) shares a run of ``width`` characters with the key: a stricter test
+        than :meth:`leaks` for short texts such as a served model id, where a piece of the key
+        shorter than :data:`MIN_FRAGMENT` is already too much."""
+        key = _fold(self._value)
+        key_alnum = _NOT_ALNUM.sub("", key)
+        wanted = _grams(key, width) | _grams(key[::-1], width)
+        wanted |= _grams(key_alnum, width) | _grams(key_alnum[::-1], width)
+        folded = _fold(text)
+        return bool((_grams(folded, width) | _grams(_NOT_ALNUM.sub("", folded), width)) & wanted)
+
     def __repr__(self) -> str:
         return "Secret(***)"
 
@@ -170,7 +216,11 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[Secret
 
 def scrub_reason(text: str, secrets: Iterable[Secret], limit: int | None = None) -> str:
     """``text`` with every secret masked (:meth:`Secret.scrub`); :data:`WITHHELD` when a form of
-    one survives (:meth:`Secret.leaks`); then cut to ``limit`` characters (``...`` ending)."""
+    one survives (:meth:`Secret.leaks`); then cut to ``limit`` characters (``...`` ending).
+    With a ``limit``, a text beyond ``8 * limit`` characters is first cut there (the checks'
+    cost grows with the text; the part cut off could never be kept)."""
+    if limit is not None and len(text) > 8 * limit:
+        text = text[: 8 * limit]
     for secret in secrets:
         text = secret.scrub(text)
         if secret.leaks(text):
