@@ -50,6 +50,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.csvcells import neutral
 from harness.errors import AuditError
 from harness.numbers import finite_or_none
 from harness.vocab.metrics import CONTENT_ACCURACY, FAILED_SHARE, MAX_TOP1, MIN_W, PEAK_RHO
@@ -386,7 +387,7 @@ def render_csv(board: Leaderboard) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
     for row in board.rows:
-        writer.writerow(["" if getattr(row, c) is None else getattr(row, c) for c in COLUMNS])
+        writer.writerow(["" if getattr(row, c) is None else neutral(getattr(row, c)) for c in COLUMNS])
     return buf.getvalue()
 
 
