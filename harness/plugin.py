@@ -75,6 +75,9 @@ def _new_session(config: pytest.Config) -> AuditSession:
     extra = _hook_evaluators(config, hook_specs)
     _check_hook_ids(extra)
     try:
+        from harness.envvars import check_environment
+
+        check_environment()  # every T3D_AUDIT_* value, before any test
         cacheseal.secret()  # an unusable cache key stops the run here, not in every test
     except AuditError as exc:
         raise pytest.UsageError(f"t3d-audit: {exc}") from exc
