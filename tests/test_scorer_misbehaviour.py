@@ -142,3 +142,28 @@ def test_the_gate_never_passes_without_a_verdict(pytester):
                                            "--audit-cache-dir", str(pytester.path / "cache"))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*no report was written*no verdict*"])
+
+
+@pytest.mark.slow
+def test_t3d_audit_audit_gate_fails_when_a_scorer_exits(pytester, monkeypatch):
+    """Regression: ``t3d-audit audit --gate`` exited 0 with no report when a scorer raised
+    SystemExit(0)."""
+    import os
+    import subprocess
+    import sys
+
+    from harness.paths import REPO_ROOT
+
+    root = make_project(pytester)
+    (root / "conftest.py").write_text(CONFTEST)
+    env = {**os.environ, "MISBEHAVE": "exit", "MY_SERVICE_API_KEY": KEY,
+           "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "audit", "--gate", "--no-warm", "--profile", "smoke",
+         "--workers", "0", "--evaluators", "tiny-grid,misbehaving", "--cache-dir", str(root / "cache"),
+         "--", "-p", "no:cacheprovider"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out[-3000:]
+    assert "verdict FAIL" in out and KEY not in out
