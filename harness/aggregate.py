@@ -86,6 +86,7 @@ class ControllerSink:
         self.kept = 0
         self.complete = True
         self.selection: str | None = None
+        self.looser: dict[str, dict[str, dict[str, float]]] = {}  # evaluator -> looser thresholds
 
     def add_report(self, report: pytest.TestReport) -> None:
         for result in outcomes_of(report):
@@ -162,6 +163,9 @@ class ControllerSink:
             self._check_gate(session, pytest_session)
         self.report_dir = written.directory
         self.rows = written.terminal_rows
+        from harness.thresholds import looser_than_study
+
+        self.looser = {ev: found for ev in evaluators if (found := looser_than_study(session.thresholds_for(ev)))}
         self.missing = written.missing
         self.kept = written.kept
         self.complete = written.complete
@@ -247,6 +251,9 @@ class ControllerSink:
                 f"cache: {total} corrupt {'entry' if total == 1 else 'entries'} discarded and "
                 f"recomputed ({kinds})"
             )
+        for ev, looser in sorted(self.looser.items()):
+            named = ", ".join(f"{name} {v['value']:g} (study {v['study']:g})" for name, v in looser.items())
+            terminalreporter.write_line(f"looser than the study: {ev} was gated with {named}", yellow=True)
         terminalreporter.write_line(f"report: {self.report_dir}")
 
 

@@ -10,6 +10,8 @@ import pytest
 from harness.thresholds import looser_than_study
 from harness.vocab.metrics import default_thresholds
 
+pytest_plugins = ["pytester"]
+
 
 def test_looser_means_a_higher_max_or_a_lower_min():
     study = default_thresholds()
@@ -43,3 +45,13 @@ def test_the_tiny_reports_lenient_thresholds_are_marked_in_card_and_page(tiny_re
     page = (tiny_report / "report.html").read_text()
     assert "tiny-pairs was gated with thresholds looser than the study" in page
     assert "peak_rho_max 1000 (study" in page
+
+
+@pytest.mark.slow
+def test_the_terminal_summary_names_looser_thresholds(pytester):
+    from tests._audit_project import make_project
+
+    make_project(pytester)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "0",
+                                           "--audit-cache-dir", str(pytester.path / "cache"), timeout=300)
+    result.stdout.fnmatch_lines(["*looser than the study: tiny-grid was gated with *peak_rho_max 1000 (study *"])
