@@ -86,6 +86,7 @@ class ControllerSink:
         self.kept = 0
         self.complete = True
         self.selection: str | None = None
+        self.looser: dict[str, dict[str, dict[str, float]]] = {}  # evaluator -> looser thresholds
 
     def add_report(self, report: pytest.TestReport) -> None:
         for result in outcomes_of(report):
@@ -121,6 +122,20 @@ class ControllerSink:
         finally:
             # this process's own measurements, taken after the report (which reads the caches)
             self.worker_facts.append(session.worker_facts())
+            self._check_verdict(session, pytest_session)
+
+    def _check_verdict(self, session: AuditSession, pytest_session: pytest.Session) -> None:
+        """Under ``--audit-gate`` a run that wrote no report has no verdict: it never exits 0
+        (a scorer's ``SystemExit``, a crash before any result, a report that failed to write)."""
+        if not session.options.gate or self.report_dir is not None:
+            return
+        if not self.error and not self.gate_problem:
+            self.gate_problem = (
+                f"no report was written ({len(self.results)} audit results reached the end of "
+                "the run), so there is no verdict; see the errors above"
+            )
+        if pytest_session.exitstatus == pytest.ExitCode.OK:
+            pytest_session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _write(self, session: AuditSession, config: pytest.Config, pytest_session: pytest.Session) -> None:
         if not self.results:
@@ -148,6 +163,9 @@ class ControllerSink:
             self._check_gate(session, pytest_session)
         self.report_dir = written.directory
         self.rows = written.terminal_rows
+        from harness.thresholds import looser_than_study
+
+        self.looser = {ev: found for ev in evaluators if (found := looser_than_study(session.thresholds_for(ev)))}
         self.missing = written.missing
         self.kept = written.kept
         self.complete = written.complete
@@ -233,6 +251,9 @@ class ControllerSink:
                 f"cache: {total} corrupt {'entry' if total == 1 else 'entries'} discarded and "
                 f"recomputed ({kinds})"
             )
+        for ev, looser in sorted(self.looser.items()):
+            named = ", ".join(f"{name} {v['value']:g} (study {v['study']:g})" for name, v in looser.items())
+            terminalreporter.write_line(f"looser than the study: {ev} was gated with {named}", yellow=True)
         terminalreporter.write_line(f"report: {self.report_dir}")
 
 

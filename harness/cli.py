@@ -131,6 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     try:
+        from harness.envvars import check_environment
+
+        check_environment()  # every T3D_AUDIT_* value, before any work
         return int(module.run(args) or 0)
     except AuditError as exc:
         print(f"t3d-audit {name}: error: {one_line(str(exc))}", file=sys.stderr)

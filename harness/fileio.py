@@ -20,12 +20,15 @@ from pathlib import Path
 from typing import Any
 
 
-def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Atomically replace (or create) ``path`` with exactly ``data``."""
+def write_bytes_atomic(path: str | Path, data: bytes, *, mode: int | None = None) -> None:
+    """Atomically replace (or create) ``path`` with exactly ``data``; ``mode`` (permission bits)
+    is set before the rename (default: the temp file's 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        if mode is not None:
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -36,9 +39,11 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         raise
 
 
-def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> None:
+def write_text_atomic(
+    path: str | Path, text: str, encoding: str = "utf-8", *, mode: int | None = None
+) -> None:
     """Atomically write ``text`` encoded as ``encoding``; newlines are written as given."""
-    write_bytes_atomic(path, text.encode(encoding))
+    write_bytes_atomic(path, text.encode(encoding), mode=mode)
 
 
 def json_text(

@@ -72,12 +72,12 @@ def _new_session(config: pytest.Config) -> AuditSession:
 
     from harness.evaluator_selection import offered_specs
 
-    try:
-        extra = offered_specs(config)  # a clash of ids names both sources
-    except AuditError as exc:
-        raise pytest.UsageError(f"t3d-audit: {exc}") from exc
+    extra = _hook_evaluators(config, offered_specs)  # a clash of ids names both sources
     _check_hook_ids(extra)
     try:
+        from harness.envvars import check_environment
+
+        check_environment()  # every T3D_AUDIT_* value, before any test
         cacheseal.secret()  # an unusable cache key stops the run here, not in every test
     except AuditError as exc:
         raise pytest.UsageError(f"t3d-audit: {exc}") from exc
@@ -128,6 +128,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if not hasattr(config, "workerinput") and wanted(config):
         config.pluginmanager.register(QuietFailures(), "t3d-audit-quiet")
+
+
+def _hook_evaluators(config: pytest.Config, offered_specs: Callable[[Any], list[Any]]) -> list[Any]:
+    """What the ``pytest_audit_evaluators`` hooks offer, as specs; a hook that raises, or an
+    offer that is no valid evaluator (a bad id, a NaN ``score_range``), is a usage error (exit
+    4) with one line, its secrets masked, never an INTERNALERROR."""
+    from harness.evaluators.secrets import environment_secrets, scrub_reason
+
+    try:
+        return offered_specs(config)
+    except (KeyboardInterrupt, pytest.UsageError):
+        raise
+    except BaseException as exc:  # user code: SystemExit too
+        if isinstance(exc, AuditError):
+            raise pytest.UsageError(f"t3d-audit: {scrub_reason(str(exc), environment_secrets(), 400)}") from None
+        reason = scrub_reason(f"{type(exc).__name__}: {exc}", environment_secrets(), 400)
+        raise pytest.UsageError(f"t3d-audit: pytest_audit_evaluators: {reason}") from None
 
 
 def _check_hook_ids(specs: list[Any]) -> None:

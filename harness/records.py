@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from harness.csvcells import neutral, restore
 from harness.errors import AuditError, RecordsError
 from harness.fileio import write_bytes_atomic
 from harness.ids import (
@@ -62,6 +63,9 @@ COLUMNS: tuple[str, ...] = (
 )
 STRING_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c != "score")
 SERVED_MODEL = "served_model"
+# free text (captions, failure reasons, a server's model id): written inert in CSV
+# (harness.csvcells: a leading ' before a formula character) and restored when read
+TEXT_COLUMNS = ("caption", "error", SERVED_MODEL)
 VIEW_POLICY = "view_policy"
 OPTIONAL_COLUMNS: tuple[str, ...] = (SERVED_MODEL, VIEW_POLICY)
 MULTI_VIEW_POLICIES = ("mean4", "max4", "sheet4")  # harness.protocol.VIEW_POLICIES but single
@@ -499,7 +503,8 @@ def write_records(df: pd.DataFrame, path: str | Path, *, validate: bool = True) 
         needs_all = any(
             "\r" in frame[c].astype(str).str.cat() for c in _string_columns(frame) if len(frame)
         )
-        text = frame.assign(score=[_float_text(v) for v in frame["score"]]).to_csv(
+        inert = {c: frame[c].map(neutral) for c in TEXT_COLUMNS if c in frame.columns}
+        text = frame.assign(score=[_float_text(v) for v in frame["score"]], **inert).to_csv(
             index=False,
             lineterminator="\n",
             quoting=csv.QUOTE_ALL if needs_all else csv.QUOTE_MINIMAL,
@@ -563,6 +568,9 @@ def read_records(
         raise RecordsError(f"cannot read records: {exc}", where=str(path)) from exc
     if kind == "csv":
         _check_delimiter(frame, path)
+        for c in TEXT_COLUMNS:
+            if c in frame.columns and frame[c].dtype == object:
+                frame[c] = frame[c].map(restore)
     if validate:
         validate_records(frame, where=path, score_ranges=score_ranges)
     elif not _allowed_columns([str(c) for c in frame.columns]):

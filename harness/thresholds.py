@@ -199,6 +199,25 @@ def direction(name: str) -> str:
 
 # ------------------------------------------------------------------ built-in defaults, layered
 
+def looser_than_study(values: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """The thresholds in ``values`` (an evaluator's effective thresholds) that are looser than
+    the study's built-in value: a ``max`` set higher or a ``min`` set lower. Name ->
+    ``{"value": set, "study": built-in}``, sorted by name; empty when none is."""
+    study = default_thresholds()
+    out: dict[str, dict[str, float]] = {}
+    for name in sorted(values):
+        if name not in study or name not in KNOWN or study[name] is None:
+            continue
+        try:
+            value = float(values[name])
+        except (TypeError, ValueError):
+            continue
+        base = float(study[name])
+        if math.isfinite(value) and (value > base if KNOWN[name][0] == "max" else value < base):
+            out[name] = {"value": value, "study": base}
+    return out
+
+
 def study_table() -> dict[str, Any]:
     """The study's built-in threshold values (every registered threshold with a default)."""
     return default_thresholds()

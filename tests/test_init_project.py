@@ -77,3 +77,71 @@ def test_a_pyproject_that_is_not_toml_is_an_error_naming_it(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text("[project\n")
     assert main(["init", str(tmp_path)]) == 2
     assert "pyproject.toml" in capsys.readouterr().err
+
+
+# --- issue 36 item 5: --force edits the pyproject as TOML and keeps what the user set up
+
+_OWN_FORMS = {
+    "inline": '[project]\nname = "mine"\n[tool]\nt3d-audit = {profile = "smoke"}\nruff = {line-length = 99}\n',
+    "dotted": '[project]\nname = "mine"\n[tool]\nt3d-audit.profile = "smoke"\nt3d-audit.thresholds.peak_rho_max = 3.0\nruff.line-length = 99\n',
+    "root-dotted": 'tool.t3d-audit.profile = "smoke"\ntool.ruff.line-length = 99\n[project]\nname = "mine"\n',
+    "inline-tool": 'tool = {t3d-audit = {profile = "smoke"}, ruff = {line-length = 99}}\n[project]\nname = "mine"\n',
+    "in-a-string": ('[project]\nname = "mine"\ndescription = """\n[tool.t3d-audit]\nprofile = "kept"\n'
+                    '[other]\n"""\n[tool.t3d-audit]\nprofile = "smoke"\n[tool.ruff]\nline-length = 99\n'),
+    "quoted-arrays": ("[[tool.ruff.per]]\na = 1\n[tool.\"t3d-audit\".thresholds]\npeak_rho_max = 3.0\n"
+                      "[[tool.ruff.per]]\na = 2\n[project]\nname = \"mine\"\n"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(_OWN_FORMS))
+def test_force_replaces_the_own_table_in_every_toml_form(tmp_path, form):
+    text = _OWN_FORMS[form]
+    before = tomllib.loads(text)
+    (tmp_path / "pyproject.toml").write_text(text)
+    assert main(["init", str(tmp_path), "--force"]) == 0
+    after = tomllib.loads((tmp_path / "pyproject.toml").read_text())
+    assert after["tool"]["t3d-audit"]["profile"] == "default"
+    assert after["tool"]["t3d-audit"]["thresholds"] == {"custom": {"max_lighting_dispersion": 0.05}}
+    del before["tool"]["t3d-audit"], after["tool"]["t3d-audit"]
+    assert after == before  # every other key, and a multi-line string's lines, kept
+
+
+def test_force_keeps_crlf_line_endings_mode_and_symlink(tmp_path):
+    real = tmp_path / "elsewhere" / "pyproject.toml"
+    real.parent.mkdir()
+    real.write_bytes(b'[project]\r\nname = "mine"\r\n[tool.t3d-audit]\r\nprofile = "smoke"\r\n')
+    real.chmod(0o640)
+    (tmp_path / "proj").mkdir()
+    link = tmp_path / "proj" / "pyproject.toml"
+    link.symlink_to(real)
+    assert main(["init", str(tmp_path / "proj"), "--force"]) == 0
+    assert link.is_symlink() and link.resolve() == real
+    data = real.read_bytes()
+    assert b"\n" not in data.replace(b"\r\n", b"") and data.startswith(b'[project]\r\nname = "mine"\r\n')
+    assert tomllib.loads(data.decode())["tool"]["t3d-audit"]["profile"] == "default"
+    assert real.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("make", ["directory", "latin-1", "dangling-link"])
+def test_an_unusable_pyproject_is_a_one_line_error_and_nothing_is_written(tmp_path, capsys, make):
+    path = tmp_path / "pyproject.toml"
+    if make == "directory":
+        path.mkdir()
+    elif make == "latin-1":
+        path.write_bytes('[project]\nname = "caf\xe9"\n'.encode("latin-1"))
+    else:
+        path.symlink_to(tmp_path / "nowhere.toml")
+    assert main(["init", str(tmp_path), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "pyproject.toml" in err and "Traceback" not in err
+    assert not (tmp_path / "conftest.py").exists() and not (tmp_path / "audits").exists()
+    assert not (tmp_path / WORKFLOW).exists()
+
+
+def test_a_target_in_the_way_stops_init_before_anything_is_written(tmp_path, capsys):
+    (tmp_path / "audits").write_text("a file where the folder goes\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mine"\n')
+    assert main(["init", str(tmp_path), "--force"]) == 2
+    assert "audits" in capsys.readouterr().err
+    assert not (tmp_path / "conftest.py").exists()
+    assert (tmp_path / "pyproject.toml").read_text() == '[project]\nname = "mine"\n'

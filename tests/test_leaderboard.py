@@ -16,6 +16,16 @@ from harness.errors import AuditError
 from harness.report.ranking import build_leaderboard, render_html, write_leaderboard
 
 
+@pytest.fixture(autouse=True)
+def _synthetic_runs(monkeypatch):
+    """These directories are hand-made (no scores/, no hashes): the ranking is tested here, the
+    validate checks every real run passes first in tests/test_leaderboard_trust.py."""
+    from harness.report import ranking
+
+    monkeypatch.setattr(ranking, "verify_run", lambda report: [])
+    monkeypatch.setattr(ranking, "failed_shares", lambda report: {})
+
+
 def make_report(root: Path, run_id: str, entries: dict, *, profile: str = "smoke",
                 scenes: str = "a" * 64, cards: dict | None = None, results: list | None = None,
                 agreement: dict | None = None) -> Path:  # fmt: skip
@@ -134,3 +144,39 @@ def test_the_style_hash_matches_the_inline_style(tmp_path):
     css = page.split("<style>", 1)[1].split("</style>", 1)[0]
     digest = base64.b64encode(hashlib.sha256(css.encode()).digest()).decode()
     assert f"'sha256-{digest}'" in html.unescape(page)
+
+
+# --- issue 36 item 4: values are JSON numbers or refused; the failed share outranks
+
+@pytest.mark.parametrize("bad", ["0.001", True, 10**400, [0.5], {"v": 1}])
+def test_a_value_that_is_not_a_json_number_is_refused_naming_it(tmp_path, bad):
+    a = make_report(tmp_path, "r1", {"x": {**entry(1.0), "peak_rho": bad}, "y": entry(2.0)})
+    with pytest.raises(AuditError, match=r"summary\.json#/evaluators/x/peak_rho"):
+        build_leaderboard([a])
+
+
+@pytest.mark.parametrize("field", ["min_w", "content_accuracy", "peak_rho"])
+def test_every_number_field_is_checked(tmp_path, field):
+    a = make_report(tmp_path, "r1", {"x": {**entry(1.0), field: "0.5"}})
+    with pytest.raises(AuditError, match=field):
+        build_leaderboard([a])
+
+
+@pytest.mark.parametrize("evaluators", [["x"], "x", 3])
+def test_evaluators_that_are_not_an_object_are_refused(tmp_path, evaluators):
+    report = make_report(tmp_path, "r1", {})
+    (report / "summary.json").write_text(json.dumps({"evaluators": evaluators}))
+    with pytest.raises(AuditError, match="evaluators"):
+        build_leaderboard([report])
+
+
+def test_an_evaluator_over_the_failed_share_ranks_after_every_one_within_it(tmp_path, monkeypatch):
+    from harness.report import ranking
+
+    a = make_report(tmp_path, "r1", {"mostly-failed": entry(0.01, w=1.0), "steady": entry(5.0, w=0.1),
+                                     "unknown": entry(None)})
+    monkeypatch.setattr(ranking, "failed_shares", lambda report: {"mostly-failed": 0.73, "steady": 0.0,
+                                                                   "unknown": 0.0})
+    board = build_leaderboard([a])
+    assert [r.evaluator for r in board.rows] == ["steady", "unknown", "mostly-failed"]
+    assert board.rows[-1].failed_share == 0.73 and board.rows[-1].rank == 3

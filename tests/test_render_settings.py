@@ -8,13 +8,21 @@ from harness.errors import RenderError
 from harness.render.settings import THREADS_ENV, render_threads
 
 
-@pytest.mark.parametrize(("raw", "want"), [(None, 0), ("", 0), ("0", 0), ("1", 1), (" 3 ", 3), ("-2", 0)])
+@pytest.mark.parametrize(("raw", "want"), [(None, 0), ("", 0), ("0", 0), ("1", 1), (" 3 ", 3)])
 def test_render_threads(monkeypatch, raw, want):
     if raw is None:
         monkeypatch.delenv(THREADS_ENV, raising=False)
     else:
         monkeypatch.setenv(THREADS_ENV, raw)
     assert render_threads() == want
+
+
+@pytest.mark.parametrize("raw", ["-2", "-3"])
+def test_render_threads_rejects_negative_counts(monkeypatch, raw):
+    # regression (issue 36): a negative count was taken as 0 (Cycles' automatic) silently
+    monkeypatch.setenv(THREADS_ENV, raw)
+    with pytest.raises(RenderError, match=f"{THREADS_ENV}='{raw}' is not a whole number >= 0"):
+        render_threads()
 
 
 def test_render_threads_rejects_words(monkeypatch):

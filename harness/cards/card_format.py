@@ -299,6 +299,7 @@ def build_card(
             "comparison_family": "(evaluator, generator pair, protocol) contrasts over the "
             "declared shared configurations",
             "decision_thresholds": _clean(dict(sorted(thresholds.items()))),
+            **_looser(thresholds),
             "multiplicity_policy": "reversals are confirmed only when intervals from the "
             "simultaneous band exclude zero in opposite directions",
             "claims_cover": ["scores", "ranks", "top_methods"],
@@ -344,6 +345,15 @@ def build_card(
     body = _clean(body)
     body["card_id"] = card_id(body)
     return body
+
+
+def _looser(thresholds: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"looser_than_study": {...}}`` when any threshold is looser than the study's (a card
+    says so beside its decision thresholds), else nothing (the card stays as it was)."""
+    from harness.thresholds import looser_than_study
+
+    looser = looser_than_study(thresholds)
+    return {"looser_than_study": looser} if looser else {}
 
 
 def registered_metrics(

@@ -163,7 +163,10 @@ def _write_table(ratings, path: Path) -> None:
         frame.to_parquet(buf, index=False)
         write_bytes_atomic(path, buf.getvalue())
     else:
-        write_bytes_atomic(path, frame.to_csv(index=False).encode("utf-8"))
+        from harness.csvcells import neutral
+
+        text = frame.rename(columns=neutral).map(neutral).to_csv(index=False)
+        write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def compute(ratings, args: argparse.Namespace, votes=None) -> dict:

@@ -170,8 +170,15 @@ def run(args: argparse.Namespace) -> int:
     started = time.time()
     from harness.plugin import WarmInProcess
 
-    code = int(pytest.main(argv, plugins=[WarmInProcess()]))
+    try:
+        code = int(pytest.main(argv, plugins=[WarmInProcess()]))
+    except SystemExit:  # user code (a conftest, a scorer) exiting through pytest
+        print("t3d-audit audit: the audit was ended by a SystemExit (user code), so there is no verdict")
+        return 1 if args.gate else 3
     where = _report_of_run(args, started)
+    if code == _PASSED and not where and args.gate:
+        print("t3d-audit audit: no report was written by this run, so there is no verdict: gate FAIL")
+        return 1
     if code == _PASSED:
         print("t3d-audit audit: verdict PASS (every audit assertion held)" + where)
     elif code == _FAILED:

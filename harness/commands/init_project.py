@@ -10,15 +10,18 @@ Writes into DIR (default: the working folder):
 
 A file that exists, or a pyproject that already has ``[tool.t3d-audit]``, stops the command
 before anything is written unless ``--force`` (then the file is replaced; in ``pyproject.toml``
-only the ``[tool.t3d-audit*]`` tables are). It prints the commands to run next; they pass as
+only the ``tool.t3d-audit`` table is, edited with tomlkit so the rest of the file, its line
+endings, its mode and a symlink to it are kept). Every target is checked (readable UTF-8 TOML,
+not a directory) before the first byte is written. It prints the commands to run next; they pass as
 printed (tests/test_init_project.py runs them).
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import os
 import shlex
+import stat
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -31,9 +34,6 @@ HELP = "set up a project to audit its own evaluator (config, example evaluator, 
 AUDIT_DIR = "audits"
 AUDIT_NAME = "colorstat_audit"
 WORKFLOW = Path(".github/workflows/t3d-audit.yml")
-# a [tool.t3d-audit] or [tool.t3d-audit.*] table header (also the quoted "t3d-audit" form)
-_OWN_TABLE = re.compile(r'^\s*\[\s*tool\s*\.\s*"?t3d-audit"?\s*(\.|\])')
-_ANY_TABLE = re.compile(r"^\s*\[")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,19 +70,99 @@ def next_commands() -> list[str]:
 
 
 def without_own_tables(text: str) -> str:
-    """``text`` (a pyproject) with every ``[tool.t3d-audit*]`` table removed, the rest kept."""
-    kept, inside = [], False
-    for line in text.splitlines(keepends=True):
-        if _ANY_TABLE.match(line):
-            inside = bool(_OWN_TABLE.match(line))
-        if not inside:
-            kept.append(line)
-    return "".join(kept)
+    """``text`` (a pyproject) with its ``tool.t3d-audit`` table removed in whatever form it is
+    written (``[tool.t3d-audit*]`` headers, an inline table, dotted keys), everything else kept
+    byte for byte (tomlkit round-trips comments, layout and line endings)."""
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    tool = doc.get("tool")
+    if isinstance(tool, dict) and "t3d-audit" in tool:
+        del tool["t3d-audit"]
+    return tomlkit.dumps(doc)
+
+
+def with_own_section(text: str, section: str, where: Path) -> str:
+    """``text`` (a pyproject, maybe empty) with ``section``'s ``[tool.t3d-audit]`` tables in
+    place of its own; the added lines use ``text``'s line ending. Raises :class:`AuditError`
+    when the result would not be valid TOML holding exactly ``section``'s table."""
+    import tomllib
+
+    import tomlkit
+
+    newline = "\r\n" if "\r\n" in text else "\n"
+    base = without_own_tables(text)
+    if base and not base.endswith("\n"):
+        base += newline
+    wanted = tomllib.loads(section)["tool"]["t3d-audit"]
+    candidate = base + section.replace("\n", newline)
+    if _holds(candidate, wanted):
+        return candidate
+    # the [tool] table is inline (or not a table): a [tool.t3d-audit] header cannot follow it,
+    # so the table goes in through tomlkit, inline
+    doc = tomlkit.parse(base)
+    try:
+        doc["tool"]["t3d-audit"] = wanted
+        candidate = tomlkit.dumps(doc)
+    except (ValueError, TypeError, KeyError, tomlkit.exceptions.TOMLKitError):
+        candidate = ""
+    if _holds(candidate, wanted):
+        return candidate
+    raise AuditError(
+        "cannot add a [tool.t3d-audit] table to this pyproject (its 'tool' key is not a table)",
+        where=str(where), hint="add the section by hand (docs/writing-an-audit.md) or fix 'tool'",
+    )
+
+
+def _holds(text: str, wanted: dict) -> bool:
+    import tomllib
+
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except tomllib.TOMLDecodeError:
+        return False
+    return isinstance(tool, dict) and tool.get("t3d-audit") == wanted
+
+
+def _read_pyproject(pyproject: Path) -> str:
+    """The pyproject's text ("" when absent); raises :class:`AuditError` when it is not a
+    regular UTF-8 file (a symlink to one is followed)."""
+    if not pyproject.exists():
+        if pyproject.is_symlink():
+            raise AuditError("is a dangling symlink", where=str(pyproject),
+                             hint="point it at a file, or remove it")
+        return ""
+    if not pyproject.is_file():
+        raise AuditError("is not a regular file", where=str(pyproject),
+                         hint="move it aside, then run t3d-audit init again")
+    try:
+        return pyproject.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AuditError(f"is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                         where=str(pyproject), hint="save it as UTF-8 (TOML files are UTF-8)") from exc
+    except OSError as exc:
+        raise AuditError(f"cannot read it: {exc.strerror}", where=str(pyproject)) from exc
+
+
+def _check_targets(root: Path, files: dict[Path, str]) -> None:
+    """Every file init writes can be written: no target is a directory and no folder on the way
+    is a file. Raises :class:`AuditError` naming the first that cannot, before anything is
+    written."""
+    for path in files:
+        if path.exists() and not path.is_file():
+            raise AuditError("is not a regular file", where=str(path),
+                             hint="move it aside, then run t3d-audit init again")
+        for parent in path.relative_to(root).parents:
+            folder = root / parent
+            if folder.exists() and not folder.is_dir():
+                raise AuditError("is in the way of a folder init writes into", where=str(folder),
+                                 hint="move it aside, then run t3d-audit init again")
 
 
 def plan(root: Path, force: bool) -> Plan:
     """Everything init would write into ``root``; raises :class:`AuditError` when it would
-    overwrite without ``force``."""
+    overwrite without ``force``, or when any target cannot be read or written (nothing has been
+    written then)."""
     import tomllib
 
     files = {
@@ -90,15 +170,16 @@ def plan(root: Path, force: bool) -> Plan:
         root / AUDIT_DIR / f"test_{AUDIT_NAME}.py": template("test_audit.py.tmpl"),
         root / WORKFLOW: template("t3d-audit.yml.tmpl").format(gate_command=gate_command()),
     }
+    _check_targets(root, files)
     existing = [p for p in files if p.exists()]
     pyproject = root / "pyproject.toml"
-    text = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
+    text = _read_pyproject(pyproject)
     try:
-        has_table = "t3d-audit" in tomllib.loads(text).get("tool", {})
+        tool = tomllib.loads(text).get("tool", {})
     except tomllib.TOMLDecodeError as exc:
         raise AuditError(f"cannot read it as TOML: {exc}", where=str(pyproject),
                          hint="fix the file, then run t3d-audit init again") from exc
-    if has_table:
+    if isinstance(tool, dict) and "t3d-audit" in tool:
         existing.append(pyproject)
     if existing and not force:
         raise AuditError(
@@ -107,21 +188,34 @@ def plan(root: Path, force: bool) -> Plan:
             "[tool.t3d-audit] tables)",
         )
     section = template("pyproject.toml.tmpl").format(audit_dir=AUDIT_DIR, audit_name=AUDIT_NAME)
-    base = without_own_tables(text) if has_table else text
-    if base and not base.endswith("\n"):
-        base += "\n"
-    return Plan(files, pyproject, base + section, existing)
+    return Plan(files, pyproject, with_own_section(text, section, pyproject), existing)
+
+
+def _new_file_mode() -> int:
+    """The mode a new file gets from ``open`` under the current umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_through(path: Path, text: str) -> None:
+    """Replace ``path``'s content atomically, keeping what the user set up: a symlink's target
+    is written (the link stays a link), the permission bits are kept, the text is encoded as
+    given (line endings untouched)."""
+    from harness.fileio import write_text_atomic
+
+    target = Path(os.path.realpath(path))
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else _new_file_mode()
+    write_text_atomic(target, text, mode=mode)
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.fileio import write_text_atomic
-
     root = Path(args.directory).resolve()
     todo = plan(root, args.force)
     for path, text in todo.files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text)
-    write_text_atomic(todo.pyproject, todo.pyproject_text)
+        write_through(path, text)
+    write_through(todo.pyproject, todo.pyproject_text)
     for path in [todo.pyproject, *todo.files]:
         verb = "replaced" if path in todo.replaced else "wrote"
         print(f"t3d-audit init: {verb} {path.relative_to(root).as_posix()}")

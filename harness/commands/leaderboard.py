@@ -3,7 +3,8 @@
 Ranks the evaluators of several report directories on the study's headline measures (peak ρ
 with its interval, min W, top-1 changes, discrimination, c0 competence, human agreement where
 an ``agreement.json`` is present): see :mod:`harness.report.ranking`. Runs over different
-scene sets or profiles are refused (exit 2) unless ``--allow-mixed``. ``--out DIR`` also writes
+scene sets or profiles are refused (exit 2) unless ``--allow-mixed``; so is a run that does
+not pass ``t3d-audit validate``'s checks, and one directory named twice. ``--out DIR`` also writes
 ``leaderboard.md``, ``.csv``, ``.json`` and a self-contained ``leaderboard.html``.
 """
 

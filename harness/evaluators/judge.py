@@ -12,7 +12,8 @@ Anything else gives a ``failed`` :class:`ScoreResult` with the reason; **never**
 (the *served* model) is recorded in ``ScoreResult.metadata["model"]`` and from there in the
 records' ``served_model`` column and the card's ``served_models`` -- only when it matches
 :data:`harness.ids.SERVED_MODEL_ID` and does not carry the API key in any form
-(:meth:`Secret.leaks`); otherwise as ``unrecognised model id``.
+(:meth:`Secret.leaks`, :meth:`Secret.shares_run`), alone or joined with the ids the client stored
+before (:func:`served_model_id`); otherwise as ``unrecognised model id``.
 
 No other response text is ever kept: a failure reason holds the HTTP status code and its
 standard phrase, or a fixed reason (which contract rule failed, which exception class), never
@@ -44,18 +45,13 @@ form (:meth:`Secret.leaks`) is replaced by a fixed reason.
 from __future__ import annotations
 
 import base64
-import binascii
-import contextlib
 import email.utils
-import html
 import http
 import io
 import json
 import os
-import re
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -64,145 +60,15 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
 from harness.evaluators.judge_settings import RETRY_STATUS, JudgeSettings
+from harness.evaluators.secrets import MASK, MIN_FRAGMENT, WITHHELD, Secret  # noqa: F401 -- re-exported
 from harness.ids import SERVED_MODEL_ID, UNRECOGNISED_MODEL
 
 if TYPE_CHECKING:
     import numpy as np
 
-MASK = "***"
-MIN_FRAGMENT = 8  # characters: a run this long shared with the key is masked
 REASON_LIMIT = 280  # a record's error column keeps 300 characters including a prefix
-WITHHELD = "failure reason withheld: it carried the API key"
 # keys of the response contract a duplicate-key failure may name (any other key is "a key")
 CONTRACT_KEYS = frozenset({"model", "choices", "message", "content", "rating"})
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}")
-_HEX_RUN = re.compile(r"[0-9A-Fa-f]{16,}")
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|(.))", re.S)
-_NOT_ALNUM = re.compile(r"[\W_]+")
-
-
-def _fold(text: str) -> str:
-    """Lower-case per character, keeping characters whose lower case is longer (same length)."""
-    return "".join(ch if len(low := ch.lower()) != 1 else low for ch in text)
-
-
-def _grams(text: str, width: int) -> frozenset[str]:
-    return frozenset(text[i : i + width] for i in range(len(text) - width + 1)) if text else frozenset()
-
-
-def _unescape(text: str) -> str:
-    """JSON/Python string escapes (``\\u0073``, ``\\x73``, ``\\/``) decoded once."""
-
-    def one(m: re.Match[str]) -> str:
-        code = m.group(1) or m.group(2)
-        return chr(int(code, 16)) if code else m.group(3)
-
-    return _ESCAPE.sub(one, text)
-
-
-def _decoded_blobs(text: str) -> list[str]:
-    """Text hidden in base64 (standard or URL-safe, any alignment) or hex runs of ``text``."""
-    out: list[str] = []
-    for run in _BASE64_RUN.findall(text):
-        run = run.replace("-", "+").replace("_", "/")
-        for shift in range(4):
-            part = run[shift:]
-            part = part[: len(part) - len(part) % 4]
-            if part:
-                with contextlib.suppress(binascii.Error, ValueError):
-                    out.append(base64.b64decode(part).decode("latin-1"))
-    for run in _HEX_RUN.findall(text):
-        for shift in range(2):
-            part = run[shift:]
-            out.append(bytes.fromhex(part[: len(part) - len(part) % 2]).decode("latin-1"))
-    return out
-
-
-def _views(text: str) -> set[str]:
-    """``text`` and the forms a key could hide in it: unescaped (JSON, URL, HTML), base64- or
-    hex-decoded, and each of those reversed."""
-    plain = {text}
-    for _ in range(3):  # nested escapes: a JSON string inside a JSON string, and so on
-        plain |= {f(t) for t in plain for f in (_unescape, urllib.parse.unquote, html.unescape)}
-    views = set(plain)
-    for t in plain:
-        views.update(_decoded_blobs(t))
-    return views | {v[::-1] for v in views}
-
-
-class Secret:
-    """A string that never shows itself in repr/str/format."""
-
-    __slots__ = ("_alnum_grams", "_alnum_width", "_grams", "_value", "_width")
-
-    def __init__(self, value: str):
-        self._value = value
-        self._width = min(MIN_FRAGMENT, len(value))
-        self._grams = _grams(_fold(value), self._width)
-        alnum = _NOT_ALNUM.sub("", _fold(value))
-        self._alnum_width = min(MIN_FRAGMENT, len(alnum))
-        self._alnum_grams = _grams(alnum, self._alnum_width)
-
-    def reveal(self) -> str:
-        return self._value
-
-    def scrub(self, text: str) -> str:
-        """``text`` with every run of ``MIN_FRAGMENT``+ characters of the secret masked.
-
-        A run is any substring of the key (the whole key when it is shorter), compared
-        case-insensitively; overlapping and adjacent runs merge into one ``***``. Repeated
-        until nothing matches, so joining the pieces around a mask cannot form a new run.
-        """
-        if not self._grams:
-            return text
-        while True:
-            folded = _fold(text)
-            starts: list[int] = []
-            for gram in self._grams:
-                at = folded.find(gram)
-                while at != -1:
-                    starts.append(at)
-                    at = folded.find(gram, at + 1)
-            if not starts:
-                return text
-            pieces: list[str] = []
-            kept_from = 0
-            run_start, run_end = -1, -1
-            for start in sorted(starts):
-                if start > run_end:  # a new masked run
-                    if run_end >= 0:
-                        pieces += [text[kept_from:run_start], MASK]
-                        kept_from = run_end
-                    run_start = start
-                run_end = max(run_end, start + self._width)
-            pieces += [text[kept_from:run_start], MASK, text[run_end:]]
-            text = "".join(pieces)
-
-    def leaks(self, text: str) -> bool:
-        """Whether ``text`` carries a run of :data:`MIN_FRAGMENT`+ characters of the key in any
-        known form: as is or in another letter case, with separators or spaces between its
-        characters (compared on letters and digits only), reversed, JSON/URL/HTML-escaped,
-        base64- or hex-encoded (and combinations of these)."""
-        if not self._grams:
-            return False
-        for view in _views(text):
-            folded = _fold(view)
-            if _grams(folded, self._width) & self._grams:
-                return True
-            if self._alnum_grams and _grams(_NOT_ALNUM.sub("", folded), self._alnum_width) & self._alnum_grams:
-                return True
-        return False
-
-    def __repr__(self) -> str:
-        return "Secret(***)"
-
-    __str__ = __repr__
-
-    def __format__(self, spec: str) -> str:
-        return repr(self)
-
-    def __reduce__(self):
-        raise TypeError("a Secret cannot be pickled")
 
 
 class ParseError(ValueError):
@@ -312,11 +178,45 @@ def _json_type(value: Any) -> str:
     return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
 
 
-def served_model_id(reported: str, key: Secret) -> str:
+MAX_SERVED_IDS = 4  # distinct served model ids one client keeps; later new ones are not stored
+SERVED_RUN = 5  # characters: a served model id sharing this long a run with the key is not stored
+
+
+def _common_prefix(texts: Sequence[str]) -> int:
+    first = min(texts, key=len)
+    return next((i for i, ch in enumerate(first) if any(t[i] != ch for t in texts)), len(first))
+
+
+def joined_pieces(ids: Sequence[str]) -> list[str]:
+    """Texts a key spread over several served model ids would show in, the last id being the
+    new one: all ids joined in the order they came, and the new id's differing middle (the part
+    every id shares at the start and at the end removed) joined before and after each earlier
+    one's."""
+    if len(ids) < 2:
+        return []
+    head = _common_prefix(ids)
+    tail = _common_prefix([t[::-1] for t in ids])
+    middles = [t[head : max(head, len(t) - tail)] for t in ids]
+    new = middles[-1]
+    return (["".join(ids), "".join(middles), "".join(middles[::-1])]
+            + [m + new for m in middles[:-1]] + [new + m for m in middles[:-1]])  # fmt: skip
+
+
+def served_model_id(reported: str, key: Secret, earlier: Sequence[str] = ()) -> str:
     """The served model id a record may keep: ``reported`` when it matches
-    :data:`~harness.ids.SERVED_MODEL_ID` and carries no form of the key, else
-    ``unrecognised model id``."""
+    :data:`~harness.ids.SERVED_MODEL_ID`, carries no form of the key (:meth:`Secret.leaks`),
+    shares no run of :data:`SERVED_RUN` characters with it as written, carries none joined with
+    the ``earlier`` distinct ids this client stored (a key spread in pieces across rows), and
+    is one of the first :data:`MAX_SERVED_IDS` distinct ids; else ``unrecognised model id``."""
     if SERVED_MODEL_ID.fullmatch(reported) is None or key.leaks(reported):
+        return UNRECOGNISED_MODEL
+    if key.shares_run(reported, SERVED_RUN):
+        return UNRECOGNISED_MODEL
+    if reported in earlier:
+        return reported
+    if len(earlier) >= MAX_SERVED_IDS:
+        return UNRECOGNISED_MODEL
+    if any(key.leaks(text) for text in joined_pieces([*earlier, reported])):
         return UNRECOGNISED_MODEL
     return reported
 
@@ -384,6 +284,9 @@ class JudgeClient:
         self.settings = settings
         self._key = api_key
         self._sleep = sleep
+        self._served_ids: list[str] = []  # distinct served model ids stored, in arrival order
+        self._served_lock = threading.Lock()
+        self._served_closed = False  # set once a served id carried the key (alone or joined)
         self._http = httpx.Client(
             timeout=httpx.Timeout(settings.timeout_s),
             headers={"Content-Type": "application/json", "Accept-Encoding": "identity"},
@@ -416,6 +319,23 @@ class JudgeClient:
         except Exception as exc:  # a bug here must still be a failure, never a score
             return self.failed(f"judge error: {exc.__class__.__name__}", 1)
 
+    def _served_id(self, reported: str) -> str:
+        """:func:`served_model_id` against the ids this client stored before (in order); once
+        one id is refused for carrying the key (alone or with earlier ones), no new id is
+        stored by this client (the rest of a key spread in pieces)."""
+        with self._served_lock:
+            earlier = self._served_ids
+            if reported in earlier:
+                return reported
+            if self._served_closed:  # a reply echoed the key: store no new id from this server
+                return UNRECOGNISED_MODEL
+            served = served_model_id(reported, self._key, tuple(earlier))
+            if served == reported:
+                earlier.append(reported)
+            elif SERVED_MODEL_ID.fullmatch(reported) is not None:
+                self._served_closed = True
+            return served
+
     def _rate(self, image: np.ndarray, caption: str) -> ScoreResult:
         try:
             payload = json.dumps(request_body(self.settings, png_data_url(image), caption))
@@ -428,7 +348,7 @@ class JudgeClient:
                 reply = self._attempt(payload.encode("utf-8"))
                 if reply.status == 200:
                     rating, model = parse_response(reply.body)
-                    served = served_model_id(model, self._key)
+                    served = self._served_id(model)
                     return ScoreResult.ok(float(rating), model=served, attempts=str(attempt + 1))
                 raise _Fail(
                     status_reason(reply.status),

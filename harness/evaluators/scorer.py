@@ -18,12 +18,23 @@ Shapes and units
   where the scene set has none, caption, configuration), never rendered.
 * Every batch has exactly ``batch_size`` rows (the last one padded by repeating its last row,
   the padding's scores dropped), so a score never depends on its batch-mates' count.
-* A batch that raises, or a score that is not finite or lies outside ``score_range``, is
-  recorded ``failed`` with the reason and a NaN score, never as a number.
+* A batch that fails in any way is recorded ``failed`` for each of its rows, with the reason and
+  a NaN score, never as a number: ``score_batch`` raising anything but ``KeyboardInterrupt``
+  (``SystemExit`` included), running past its deadline (``$T3D_AUDIT_SCORER_DEADLINE`` seconds
+  per batch, default 600; after one batch misses it the scorer is taken as hung and its later
+  batches fail at once), or returning anything but a flat sequence (list, tuple, 1-D array)
+  of ``batch_size`` real numbers. A single score that is a string, bytes, a bool, an array, not
+  finite or outside ``score_range`` fails its row.
+* A failure reason never carries a secret: the values of environment variables whose names
+  look secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ...) are masked in every
+  form :mod:`harness.evaluators.secrets` knows (or the reason is withheld).
+* A Scorer whose construction (``__init__``) raises anything but ``KeyboardInterrupt`` is an
+  :class:`~harness.errors.EvaluatorError` naming the evaluator, with the scrubbed reason.
 """
 
 from __future__ import annotations
 
+import numbers
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -32,6 +43,7 @@ from harness.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
 from harness.evaluators.builders import freeze_options
 from harness.evaluators.families import adapter_input
+from harness.evaluators.secrets import Secret, environment_secrets, scrub_reason
 
 if TYPE_CHECKING:
     import numpy as np
@@ -160,10 +172,76 @@ def forget_scorer(evaluator_id: str) -> None:
         _factories.pop(evaluator_id, None)
 
 
+REASON_LIMIT = 280  # characters of a failure reason (a record keeps 300 with its prefix)
+
+
+def _failure(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _kind(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    return f"{type(value).__name__} of shape {tuple(shape)}" if shape is not None else type(value).__name__
+
+
+def batch_scores(returned: Any, size: int) -> list[Any]:
+    """``returned`` (what ``score_batch`` gave) as a list of ``size`` values, or
+    :class:`EvaluatorError` when it is not a flat sequence of that length (a string, bytes, a
+    mapping, a 2-D array such as ``(n, 1)``)."""
+    if isinstance(returned, str | bytes | bytearray | Mapping) or not hasattr(returned, "__len__"):
+        raise EvaluatorError(f"score_batch returned a {_kind(returned)}; expected a list of {size} numbers")
+    shape = getattr(returned, "shape", None)
+    if shape is not None and len(shape) != 1:
+        raise EvaluatorError(f"score_batch returned an array of shape {tuple(shape)}; expected ({size},)")
+    values = list(returned)
+    if len(values) != size:
+        raise EvaluatorError(f"score_batch returned {len(values)} scores for {size} rows")
+    return values
+
+
+def score_value(value: Any) -> float | str:
+    """``value`` as a float when it is a real number (Python or numpy int/float, never a bool,
+    a string, bytes or an array), else the reason it is not a score."""
+    import numpy as np
+
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real) or isinstance(value, np.ndarray):
+        return f"score of type {_kind(value)} is not a number"
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        return f"score is not a number ({type(exc).__name__})"
+
+
+class _Call:
+    """One ``score_batch`` call on a daemon thread, waited for at most a deadline."""
+
+    def __init__(self, fn: Callable[[], Any]):
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self._fn = fn
+        self.thread = threading.Thread(target=self._target, name="t3d-audit scorer", daemon=True)
+
+    def _target(self) -> None:
+        try:
+            self.result = self._fn()
+        except BaseException as exc:  # every failure is handed to the caller
+            self.error = exc
+
+    def run(self, deadline_s: float) -> bool:
+        """Whether the call finished within ``deadline_s`` seconds."""
+        self.thread.start()
+        self.thread.join(deadline_s)
+        return not self.thread.is_alive()
+
+
 class ScorerEvaluator:
     """The loaded evaluator around a :class:`Scorer` (family ``python`` / ``python_scene``)."""
 
-    def __init__(self, spec: EvaluatorSpec, scorer: Scorer, batch_size: int):
+    def __init__(self, spec: EvaluatorSpec, scorer: Scorer, batch_size: int, *,
+                 deadline_s: float | None = None, secrets: Sequence[Secret] | None = None):
+        from harness.envvars import scorer_deadline
+
         self.spec = spec
         self.id = spec.id
         self.needs_scene = adapter_input(spec) == "scene"
@@ -171,6 +249,9 @@ class ScorerEvaluator:
         self.needs_prompt_spec = False  # a scene item's spec is None where none is known
         self.scorer = scorer
         self.batch_size = int(spec.option("batch_size", batch_size))
+        self.deadline_s = scorer_deadline() if deadline_s is None else float(deadline_s)
+        self.secrets = list(environment_secrets() if secrets is None else secrets)
+        self.hung: str | None = None  # why later batches are not run (a batch missed its deadline)
 
     def score(self, images: Sequence[np.ndarray], captions: Sequence[str]) -> list[ScoreResult]:
         """Score ``images[i]`` against ``captions[i]``; see the module docstring."""
@@ -185,6 +266,25 @@ class ScorerEvaluator:
         texts = [str(getattr(it, "caption", "")) if self.spec.needs_text else "" for it in items]
         return self._run(list(items), texts)
 
+    def _failed(self, reason: str) -> ScoreResult:
+        return ScoreResult.failed(scrub_reason(reason, self.secrets, REASON_LIMIT))
+
+    def _batch(self, batch: list[Any], texts: list[str]) -> list[Any]:
+        """The scorer's raw values for one full batch; raises :class:`EvaluatorError` (or what
+        the scorer raised) when there are none."""
+        if self.hung:
+            raise EvaluatorError(self.hung)
+        call = _Call(lambda: self.scorer.score_batch(batch, texts))
+        if not call.run(self.deadline_s):
+            self.hung = (f"not scored: an earlier batch passed the deadline of {self.deadline_s:g} s "
+                         "and still runs")  # fmt: skip
+            raise EvaluatorError(
+                f"score_batch passed its deadline of {self.deadline_s:g} s per batch "
+                "(T3D_AUDIT_SCORER_DEADLINE)")  # fmt: skip
+        if call.error is not None:
+            raise call.error
+        return batch_scores(call.result, len(batch))
+
     def _run(self, inputs: list[Any], texts: list[str]) -> list[ScoreResult]:
         out: list[ScoreResult] = []
         size = self.batch_size
@@ -192,26 +292,32 @@ class ScorerEvaluator:
             batch, batch_texts = inputs[start : start + size], texts[start : start + size]
             pad = size - len(batch)
             try:
-                raw = list(self.scorer.score_batch(batch + [batch[-1]] * pad,
-                                                   batch_texts + [batch_texts[-1]] * pad))  # fmt: skip
-                if len(raw) != size:
-                    raise EvaluatorError(f"score_batch returned {len(raw)} scores for {size} rows")
-            except Exception as exc:
-                reason = f"{type(exc).__name__}: {exc}"
-                out.extend(ScoreResult.failed(reason) for _ in batch)
+                raw = self._batch(batch + [batch[-1]] * pad, batch_texts + [batch_texts[-1]] * pad)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # SystemExit too: a failed batch, not an exit
+                out.extend(self._failed(_failure(exc)) for _ in batch)
                 continue
             for value in raw[: len(batch)]:
-                try:
-                    score = float(value)
-                except (TypeError, ValueError):
-                    out.append(ScoreResult.failed(f"score {value!r} is not a number"))
+                score = score_value(value)
+                if isinstance(score, str):
+                    out.append(self._failed(score))
                     continue
                 problem = self.spec.score_problem(score)
-                out.append(ScoreResult.failed(problem) if problem else ScoreResult.ok(score))
+                out.append(self._failed(problem) if problem else ScoreResult.ok(score))
         return out
 
     def close(self) -> None:
-        self.scorer.close()
+        """The scorer's ``close``, unless a batch still runs (then it is left alone); a close
+        that fails is ignored (every score is already recorded)."""
+        if self.hung:
+            return
+        try:
+            self.scorer.close()
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # nothing left to record
+            pass
 
 
 def build(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 32) -> ScorerEvaluator:
@@ -224,4 +330,14 @@ def build(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 32) ->
             hint="import the module that registers the Scorer (a conftest.py, an entry point in "
             "group t3d_audit.evaluators, or registry.register(MyScorer)) before scoring",
         )
-    return ScorerEvaluator(spec, factory(device), batch_size)
+    try:
+        scorer = factory(device)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit too: one line naming the evaluator
+        reason = scrub_reason(_failure(exc), environment_secrets(), REASON_LIMIT)
+        raise EvaluatorError(
+            f"evaluator {spec.id!r}: its Scorer could not be built: {reason}",
+            hint="fix the Scorer's __init__ (run it alone to see the traceback)",
+        ) from None
+    return ScorerEvaluator(spec, scorer, batch_size)

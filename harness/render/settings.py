@@ -57,16 +57,12 @@ def core_share(processes: int) -> int:
 
 
 def render_threads() -> int:
-    """Threads per rendering process from ``$T3D_AUDIT_RENDER_THREADS`` (0: Cycles' automatic)."""
-    import os
+    """Threads per rendering process from ``$T3D_AUDIT_RENDER_THREADS`` (0: Cycles' automatic);
+    a negative or non-integer value is a :class:`~harness.errors.RenderError` naming it."""
+    from harness.envvars import render_threads as read
+    from harness.errors import AuditError, RenderError
 
-    raw = os.environ.get(THREADS_ENV, "").strip()
     try:
-        n = int(raw) if raw else 0
-    except ValueError:
-        from harness.errors import RenderError
-
-        raise RenderError(
-            f"{THREADS_ENV}={raw!r} is not a whole number", where=THREADS_ENV, hint="unset it or give a count"
-        ) from None
-    return max(0, n)
+        return read()
+    except AuditError as exc:
+        raise RenderError(exc.what, where=THREADS_ENV, hint="unset it or give a count >= 0") from None

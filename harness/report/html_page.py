@@ -172,12 +172,29 @@ def _verdict(data: ReportData) -> str:
     complete = data.results.get("complete")
     note = "" if complete is not False else (
         '<p class="warn">⚠ Partial report: missing ' + e(", ".join(data.results.get("missing", [])[:10])) + "</p>")
+    note += _looser_html(data)
     return (
         '<section id="verdict"><h2>Failing checks by evaluator</h2>' + headline + note
         + '<table class="sortable verdict"><thead><tr><th scope="col">Evaluator</th><th scope="col">Verdict</th>'
         '<th scope="col">Tests</th><th scope="col">Failing checks</th></tr></thead><tbody>'
         + "".join(rows) + "</tbody></table></section>"
     )
+
+
+def _looser_html(data: ReportData) -> str:
+    """A warning per evaluator gated with thresholds looser than the study's (from its card's
+    ``score_uncertainty.looser_than_study``); nothing when every threshold is the study's or
+    stricter."""
+    lines = []
+    for ev, card in sorted(data.cards.items()):
+        looser = ((card or {}).get("score_uncertainty") or {}).get("looser_than_study") if isinstance(card, dict) else None
+        if not isinstance(looser, dict) or not looser:
+            continue
+        parts = ", ".join(f"{e(name)} {e(fmt(v.get('value')))} (study {e(fmt(v.get('study')))})"
+                          for name, v in sorted(looser.items()) if isinstance(v, dict))  # fmt: skip
+        lines.append(f'<p class="warn looser">⚠ {e(ev)} was gated with thresholds looser than the '
+                     f"study's: {parts}. Its pass is not a pass by the study's standard.</p>")
+    return "".join(lines)
 
 
 def _competence(data: ReportData) -> str:

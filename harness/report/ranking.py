@@ -15,7 +15,19 @@ never the caches. One row per (run, evaluator) with:
   ``None`` without either);
 * ``failed_share`` and the run's ``verdict`` for the evaluator (passed / failed / skipped).
 
-Ranking: ascending ``peak_rho``, then descending ``min_w``, ascending ``max_top1``, descending
+Trust: every run is verified as ``t3d-audit validate`` verifies it (its
+:func:`~harness.commands.validate.check_report`: manifest hashes with nothing unlisted, cards,
+coverage, results) before anything of it is ranked; a run with any problem is refused
+(:class:`~harness.errors.AuditError` naming it and its first problems). One directory named
+twice (also through a symlink or ``..``: real paths are compared) is refused. ``failed_share``
+is counted from the raw score files (``scores/*.csv``), never read from the summary. A value
+where a number belongs that is not a JSON number (a string such as ``"0.001"``, a bool, an
+integer too large for a float) or an ``evaluators`` that is not an object is refused, naming
+the file and the key.
+
+Ranking: an evaluator whose failed share exceeds the study's ``max_failed_share`` (0.01) ranks
+after every one within it (its statistics rest on the records that did not fail); then
+ascending ``peak_rho``, descending ``min_w``, ascending ``max_top1``, descending
 ``discrimination``, descending ``c0_agreement``; an unknown value sorts after every known one;
 ties share a rank. Runs over different scene sets or profiles are refused
 (:class:`~harness.errors.AuditError`) unless ``allow_mixed``: their numbers do not measure the
@@ -32,11 +44,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.csvcells import neutral
 from harness.errors import AuditError
 from harness.numbers import finite_or_none
 from harness.vocab.metrics import CONTENT_ACCURACY, FAILED_SHARE, MAX_TOP1, MIN_W, PEAK_RHO
@@ -101,8 +116,8 @@ class Leaderboard:
         return {
             "runs": [asdict(r) for r in self.runs],
             "mixed": self.mixed,
-            "ranking": "peak_rho asc, min_w desc, max_top1 asc, discrimination desc, "
-            "c0_agreement desc; unknown last",
+            "ranking": "failed_share within max_failed_share first, then peak_rho asc, min_w desc, "
+            "max_top1 asc, discrimination desc, c0_agreement desc; unknown last",
             "rows": [asdict(r) for r in self.rows],
         }
 
@@ -124,6 +139,8 @@ def _verdicts(results: Any) -> dict[str, str]:
     ``skipped``."""
     out: dict[str, str] = {}
     for r in (results or {}).get("results", []) if isinstance(results, Mapping) else []:
+        if not isinstance(r, Mapping):
+            continue
         ev, outcome = r.get("evaluator"), str(r.get("outcome", ""))
         if not isinstance(ev, str):
             continue
@@ -136,8 +153,58 @@ def _verdicts(results: Any) -> dict[str, str]:
     return out
 
 
-def read_run(report: Path) -> tuple[RunInfo, list[dict[str, Any]]]:
-    """The run info and the unranked row values of one report directory."""
+def _number(value: Any, where: str) -> float | None:
+    """A JSON number as a finite float; ``None`` for null (or NaN/inf, which JSON cannot hold
+    but Python's reader accepts); :class:`AuditError` for anything else (a string, a bool, a
+    list, an integer beyond the float range)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise AuditError(f"{type(value).__name__} {str(value)[:40]!r} where a number belongs", where=where,
+                         hint="the report was edited or written by another tool; rerun the audit")  # fmt: skip
+    try:
+        number = float(value)
+    except OverflowError:
+        raise AuditError("a number too large for a float", where=where,
+                         hint="the report was edited; rerun the audit") from None  # fmt: skip
+    return number if math.isfinite(number) else None
+
+
+def _count(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10**6:
+        raise AuditError(f"{str(value)[:40]!r} is not a count", where=where,
+                         hint="the report was edited; rerun the audit")  # fmt: skip
+    return value
+
+
+def verify_run(report: Path) -> list[str]:
+    """Every problem ``t3d-audit validate`` finds in ``report`` (its own check, not a copy)."""
+    from harness.commands.validate import check_report
+
+    return check_report(report, deep=False)[0]
+
+
+def failed_shares(report: Path) -> dict[str, float]:
+    """evaluator → share of its raw score records with status ``failed``, counted from
+    ``scores/*.csv`` (read as ``validate`` reads them)."""
+    from harness.commands.validate import _read_scores
+
+    _problems, records = _read_scores(report)
+    if records is None:
+        return {}
+    failed = records["status"] == "failed"
+    return {str(ev): float(share) for ev, share in failed.groupby(records["evaluator"]).mean().items()}
+
+
+MAX_TRUST_PROBLEMS = 3  # problems named in the refusal of a run that does not verify
+
+
+def read_run(report: Path, *, verify: bool = True) -> tuple[RunInfo, list[dict[str, Any]]]:
+    """The run info and the unranked row values of one report directory; with ``verify`` the
+    directory must pass ``t3d-audit validate``'s checks and the failed share is counted from
+    its score files."""
     from harness.report.competence import contrasts
 
     report = Path(report)
@@ -145,10 +212,25 @@ def read_run(report: Path) -> tuple[RunInfo, list[dict[str, Any]]]:
         raise AuditError("not a report directory", where=report)
     summary = _read(report / "summary.json", required=True)
     manifest = _read(report / "manifest.json", required=True)
+    if verify:
+        problems = verify_run(report)
+        if problems:
+            more = len(problems) - MAX_TRUST_PROBLEMS
+            raise AuditError(
+                "the run does not verify: " + "; ".join(problems[:MAX_TRUST_PROBLEMS])
+                + (f"; and {more} more" if more > 0 else ""),
+                where=str(report),
+                hint=f"run `t3d-audit validate {report}`; rank only runs that validate",
+            )
     results = _read(report / "results.json", required=False)
     agreement = _read(report / "agreement.json", required=False) or {}
     if not isinstance(summary, Mapping) or not isinstance(manifest, Mapping):
         raise AuditError("summary.json and manifest.json must be JSON objects", where=report)
+    evaluators = summary.get("evaluators", {})
+    if not isinstance(evaluators, Mapping):
+        raise AuditError(f"'evaluators' is a {type(evaluators).__name__}, not an object",
+                         where=f"{report / 'summary.json'}#/evaluators",
+                         hint="the report was edited or written by another tool; rerun the audit")  # fmt: skip
     options = manifest.get("options") if isinstance(manifest.get("options"), Mapping) else {}
     run = RunInfo(
         path=str(report),
@@ -165,28 +247,29 @@ def read_run(report: Path) -> tuple[RunInfo, list[dict[str, Any]]]:
     verdicts = _verdicts(results)
     human = agreement.get("evaluators") if isinstance(agreement, Mapping) else None
     human = human if isinstance(human, Mapping) else {}
+    counted = failed_shares(report) if verify else None
     rows = []
-    evaluators = summary.get("evaluators") if isinstance(summary.get("evaluators"), Mapping) else {}
     for ev, entry in sorted(evaluators.items()):
         if not isinstance(entry, Mapping):
             continue
+        at = f"{report / 'summary.json'}#/evaluators/{ev}"
         ci = entry.get("peak_rho_ci") if isinstance(entry.get("peak_rho_ci"), list | tuple) else None
         comp = competence.get(ev, {})
         h = human.get(ev) if isinstance(human.get(ev), Mapping) else _card_human(cards.get(ev))
-        top1 = entry.get(MAX_TOP1)
+        failed = counted.get(str(ev)) if counted is not None else _number(entry.get(FAILED_SHARE), f"{at}/{FAILED_SHARE}")
         rows.append({
             "evaluator": str(ev), "run_id": run.run_id, "profile": run.profile,
-            PEAK_RHO: finite_or_none(entry.get(PEAK_RHO)),
-            "peak_rho_low": finite_or_none(ci[0]) if ci and len(ci) == 2 else None,
-            "peak_rho_high": finite_or_none(ci[1]) if ci and len(ci) == 2 else None,
-            MIN_W: finite_or_none(entry.get(MIN_W)),
-            MAX_TOP1: top1 if isinstance(top1, int) and not isinstance(top1, bool) else None,
-            "discrimination": finite_or_none(entry.get(CONTENT_ACCURACY)),
+            PEAK_RHO: _number(entry.get(PEAK_RHO), f"{at}/{PEAK_RHO}"),
+            "peak_rho_low": _number(ci[0], f"{at}/peak_rho_ci/0") if ci and len(ci) == 2 else None,
+            "peak_rho_high": _number(ci[1], f"{at}/peak_rho_ci/1") if ci and len(ci) == 2 else None,
+            MIN_W: _number(entry.get(MIN_W), f"{at}/{MIN_W}"),
+            MAX_TOP1: _count(entry.get(MAX_TOP1), f"{at}/{MAX_TOP1}"),
+            "discrimination": _number(entry.get(CONTENT_ACCURACY), f"{at}/{CONTENT_ACCURACY}"),
             "c0_agreement": finite_or_none(comp.get("pair_agreement")),
             "competent": comp.get("competent") if isinstance(comp.get("competent"), bool) else None,
-            "human_spearman": finite_or_none(h.get("spearman")),
-            "human_pearson": finite_or_none(h.get("pearson")),
-            FAILED_SHARE: finite_or_none(entry.get(FAILED_SHARE)),
+            "human_spearman": _number(h.get("spearman"), f"{report / 'agreement.json'}#/evaluators/{ev}/spearman"),
+            "human_pearson": _number(h.get("pearson"), f"{report / 'agreement.json'}#/evaluators/{ev}/pearson"),
+            FAILED_SHARE: failed,
             "verdict": verdicts.get(str(ev), "not run"),
         })  # fmt: skip
     return run, rows
@@ -200,6 +283,12 @@ def _card_human(card: Any) -> Mapping[str, Any]:
     return c0 if isinstance(c0, Mapping) else {}
 
 
+def _max_failed_share() -> float:
+    from harness.vocab.metrics import MAX_FAILED_SHARE, default_thresholds
+
+    return float(default_thresholds()[MAX_FAILED_SHARE])
+
+
 def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     def asc(x: float | None) -> tuple[int, float]:
         return (1, 0.0) if x is None else (0, x)
@@ -207,23 +296,32 @@ def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     def desc(x: float | None) -> tuple[int, float]:
         return (1, 0.0) if x is None else (0, -x)
 
+    failed = row[FAILED_SHARE]
+    unreliable = failed is not None and failed > _max_failed_share()
     return (
-        asc(row[PEAK_RHO]), desc(row[MIN_W]),
+        unreliable, asc(row[PEAK_RHO]), desc(row[MIN_W]),
         asc(None if row[MAX_TOP1] is None else float(row[MAX_TOP1])),
         desc(row["discrimination"]), desc(row["c0_agreement"]),
     )  # fmt: skip
 
 
-def build_leaderboard(reports: Sequence[Path], *, allow_mixed: bool = False) -> Leaderboard:
-    """Rank every evaluator of every report in ``reports`` (see the module docstring)."""
+def build_leaderboard(reports: Sequence[Path], *, allow_mixed: bool = False,
+                      verify: bool = True) -> Leaderboard:
+    """Rank every evaluator of every report in ``reports`` (see the module docstring);
+    ``verify=False`` skips the validate checks (for synthetic directories in tests)."""
     if not reports:
         raise AuditError("no report directories given", hint="t3d-audit leaderboard REPORT_DIR...")
     runs: list[RunInfo] = []
     values: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}  # real path -> the path as given
     for report in reports:
-        run, rows = read_run(Path(report))
-        if any(r.path == run.path for r in runs):
-            raise AuditError("report directory given twice", where=run.path)
+        real = os.path.realpath(report)
+        if real in seen:
+            same = "" if seen[real] == str(report) else f" (the same directory as {seen[real]})"
+            raise AuditError(f"report directory given twice{same}", where=str(report),
+                             hint="name each run once")  # fmt: skip
+        seen[real] = str(report)
+        run, rows = read_run(Path(report), verify=verify)
         runs.append(run)
         values += rows
     kinds = {(r.profile, r.scene_set) for r in runs}
@@ -298,7 +396,7 @@ def render_csv(board: Leaderboard) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
     for row in board.rows:
-        writer.writerow(["" if getattr(row, c) is None else getattr(row, c) for c in COLUMNS])
+        writer.writerow(["" if getattr(row, c) is None else neutral(getattr(row, c)) for c in COLUMNS])
     return buf.getvalue()
 
 

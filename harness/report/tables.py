@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.csvcells import neutral
 from harness.fileio import write_text_atomic
 from harness.stats.audit_stats import AuditResult, EvaluatorAudit
 from harness.stats.reversals import Reversal
@@ -56,8 +57,8 @@ class Table:
     def to_csv(self) -> str:
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(self.columns)
-        writer.writerows(self.rows)
+        writer.writerow([neutral(c) for c in self.columns])
+        writer.writerows([neutral(c) for c in row] for row in self.rows)
         return buf.getvalue()
 
 

@@ -225,4 +225,11 @@ def load_prompts(path: str | Path = PROMPTS_PATH) -> tuple[PromptSpec, ...]:
         raise SceneError(f"cannot read prompts file: {exc}", path=path, hint="run t3d-audit build-scenes") from None
     if not isinstance(doc, dict) or doc.get("schema") != PROMPTS_SCHEMA:
         raise SceneError(f"not a {PROMPTS_SCHEMA} document", path=path, pointer="/schema")
-    return tuple(parse_spec(p, where=f"{path}#/prompts/{i}") for i, p in enumerate(doc["prompts"]))
+    specs = tuple(parse_spec(p, where=f"{path}#/prompts/{i}") for i, p in enumerate(doc["prompts"]))
+    first: dict[str, int] = {}
+    for i, spec in enumerate(specs):
+        if spec.id in first:
+            raise SceneError(f"duplicate prompt id {spec.id!r} (first at /prompts/{first[spec.id]})",
+                             path=path, pointer=f"/prompts/{i}", hint="give every prompt its own id")  # fmt: skip
+        first[spec.id] = i
+    return specs

@@ -90,6 +90,38 @@ def _entry(pid: str, value: Any, path: Path, pointer: str) -> PromptEntry:
     return PromptEntry(pid, text.strip(), label, dict(labels), source)
 
 
+def _refuse_duplicate_keys(raw: str, path: Path) -> None:
+    """Raise :class:`ImportError_` naming both places when the top-level JSON object of ``raw``
+    has a key twice (``json`` keeps the last silently)."""
+    seen: dict[str, int] = {}
+    top: list[tuple[str, Any]] = []
+
+    def outer(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        top[:] = items  # the last object closed is the top-level one
+        return dict(items)
+
+    decoder = json.JSONDecoder(object_pairs_hook=outer)
+    decoder.decode(raw.strip())
+    for n, (key, _) in enumerate(top, start=1):
+        if key in seen:
+            lines = _key_lines(raw, key)
+            where = f"entries {seen[key]} and {n} of the object"
+            if len(lines) >= 2 and lines[0] != lines[1]:
+                where += f", lines {lines[0]} and {lines[1]}"
+            raise ImportError_(f"duplicate prompt id {key!r} at {where}", path=path, pointer=f"/{key}",
+                               hint="give every prompt its own id (JSON would keep only the last)")  # fmt: skip
+        seen[key] = n
+
+
+def _key_lines(raw: str, key: str) -> list[int]:
+    """1-based lines where ``"key":`` is written in ``raw`` (in any JSON escaping of ``key``
+    only as ``json.dumps`` writes it)."""
+    import re
+
+    token = re.compile(re.escape(json.dumps(key)) + r"\s*:")
+    return [raw.count("\n", 0, m.start()) + 1 for m in token.finditer(raw)]
+
+
 def read_prompts(path: Path | str) -> dict[str, PromptEntry]:
     """Read a prompts file: prompt id -> :class:`PromptEntry`.
 
@@ -119,6 +151,7 @@ def read_prompts(path: Path | str) -> dict[str, PromptEntry]:
         except ValueError as exc:
             raise ImportError_(f"prompts file is not valid JSON: {exc}", path=path) from None
         if isinstance(doc, dict):  # "@..." keys are settings (e.g. "@conventions"), not prompts
+            _refuse_duplicate_keys(raw, path)  # json keeps the last of a key given twice
             items = [(k, v, f"/{k}") for k, v in doc.items() if not k.startswith("@")]
         elif isinstance(doc, list):
             for i, v in enumerate(doc):
@@ -127,11 +160,14 @@ def read_prompts(path: Path | str) -> dict[str, PromptEntry]:
         else:
             raise ImportError_("prompts file must be a JSON object or list", path=path)
     out: dict[str, PromptEntry] = {}
+    first: dict[str, str] = {}
     for pid, value, pointer in items:
         if not pid:
             raise ImportError_("prompt without an id", path=path, pointer=pointer)
         if pid in out:
-            raise ImportError_(f"duplicate prompt id {pid!r}", path=path, pointer=pointer)
+            raise ImportError_(f"duplicate prompt id {pid!r} (first at {first[pid]})", path=path,
+                               pointer=pointer, hint="give every prompt its own id")  # fmt: skip
+        first[pid] = pointer
         out[pid] = _entry(pid, value, path, pointer)
     if not out:
         raise ImportError_("prompts file lists no prompts", path=path)

@@ -1,0 +1,156 @@
+"""Every ``T3D_AUDIT_*`` environment variable in one place: its name and how its value is read.
+
+Each reader takes the environment (default ``os.environ``), returns the typed value or the
+default when the variable is unset or blank, and raises :class:`~harness.errors.AuditError`
+naming the variable, the bad value and what to give instead. :func:`check_environment` reads
+every one of them, so a bad value stops a command at its start with one line, before any work.
+A leaf module: it imports only :mod:`harness.errors`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping
+
+from harness.errors import AuditError
+
+SCORER_DEADLINE_ENV = "T3D_AUDIT_SCORER_DEADLINE"
+DEFAULT_SCORER_DEADLINE_S = 600.0  # seconds one batch of a user Scorer may take
+
+
+def _raw(name: str, environ: Mapping[str, str] | None) -> str:
+    return (os.environ if environ is None else environ).get(name, "").strip()
+
+
+def seconds(name: str, default: float, environ: Mapping[str, str] | None = None) -> float:
+    """A positive, finite number of seconds from ``$name`` (``default`` when unset)."""
+    raw = _raw(name, environ)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise AuditError(f"{name}={raw[:40]!r} is not a positive number of seconds", where=name,
+                         hint="give seconds such as 600, or unset it for the default")  # fmt: skip
+    return value
+
+
+def count(name: str, default: int, environ: Mapping[str, str] | None = None, *, minimum: int = 0) -> int:
+    """A whole number ``>= minimum`` from ``$name`` (``default`` when unset)."""
+    raw = _raw(name, environ)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise AuditError(f"{name}={raw[:40]!r} is not a whole number >= {minimum}", where=name,
+                         hint="give a count, or unset it for the default")  # fmt: skip
+    return value
+
+
+def scorer_deadline(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds one ``score_batch`` call of a user Scorer may take (``$T3D_AUDIT_SCORER_DEADLINE``,
+    default :data:`DEFAULT_SCORER_DEADLINE_S`)."""
+    return seconds(SCORER_DEADLINE_ENV, DEFAULT_SCORER_DEADLINE_S, environ)
+
+
+RENDER_THREADS_ENV = "T3D_AUDIT_RENDER_THREADS"
+OFFLINE_ENV = "T3D_AUDIT_OFFLINE"
+RENDER_DEVICE_ENV = "T3D_AUDIT_RENDER_DEVICE"
+FLAG_WORDS = {"1": True, "true": True, "yes": True, "on": True,
+              "0": False, "false": False, "no": False, "off": False}  # fmt: skip
+RENDER_DEVICES = ("cpu", "gpu", "auto")
+
+
+def render_threads(environ: Mapping[str, str] | None = None) -> int:
+    """Threads per rendering process (``$T3D_AUDIT_RENDER_THREADS``; 0, the default: Cycles'
+    automatic choice); a negative or non-integer value is an error."""
+    return count(RENDER_THREADS_ENV, 0, environ, minimum=0)
+
+
+def flag(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """An on/off switch from ``$name`` (:data:`FLAG_WORDS`, any case; unset: off)."""
+    raw = _raw(name, environ)
+    if not raw:
+        return False
+    if raw.lower() not in FLAG_WORDS:
+        raise AuditError(f"{name}={raw[:40]!r} is not an on/off value", where=name,
+                         hint="give 1 or 0 (also true/false, yes/no, on/off)")  # fmt: skip
+    return FLAG_WORDS[raw.lower()]
+
+
+def render_device(environ: Mapping[str, str] | None = None) -> str:
+    """Where renders run (``$T3D_AUDIT_RENDER_DEVICE``: cpu, the default, gpu or auto)."""
+    raw = _raw(RENDER_DEVICE_ENV, environ) or "cpu"
+    if raw not in RENDER_DEVICES:
+        raise AuditError(f"{RENDER_DEVICE_ENV}={raw[:40]!r} is not one of {', '.join(RENDER_DEVICES)}",
+                         where=RENDER_DEVICE_ENV, hint="unset it for cpu")  # fmt: skip
+    return raw
+
+
+def _resource(name: str) -> Callable[[Mapping[str, str] | None], object]:
+    def read(environ: Mapping[str, str] | None) -> object:
+        from harness.render import resource_limits
+
+        env = dict(os.environ if environ is None else environ)
+        if name == "memory":
+            return resource_limits.memory_limit(env)
+        if name == "import":
+            return resource_limits.import_timeout(env)
+        return resource_limits.render_deadline(None, env)
+
+    return read
+
+
+def _gltf_limits(environ: Mapping[str, str] | None) -> object:
+    from harness.scenes.importers.gltf_io import GltfLimits
+
+    return GltfLimits.from_env(dict(os.environ if environ is None else environ))
+
+
+def _store_options(environ: Mapping[str, str] | None) -> object:
+    import json
+
+    from harness.store.stores import OPTIONS_ENV
+
+    raw = _raw(OPTIONS_ENV, environ)
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise AuditError(f"{OPTIONS_ENV} is not a JSON object", where=OPTIONS_ENV,
+                         hint='e.g. {"anon": true}, or unset it')  # fmt: skip
+    return value
+
+
+#: every T3D_AUDIT_* variable with a value to check -> its reader (raises AuditError on a bad
+#: value). Path variables (T3D_AUDIT_CACHE_DIR, T3D_AUDIT_WEIGHTS_DIR) and the cache key
+#: (T3D_AUDIT_CACHE_KEY[_FILE], checked by harness.cacheseal where it is used) are not here.
+READERS: dict[str, Callable[[Mapping[str, str] | None], object]] = {
+    SCORER_DEADLINE_ENV: scorer_deadline,
+    RENDER_THREADS_ENV: render_threads,
+    OFFLINE_ENV: lambda environ: flag(OFFLINE_ENV, environ),
+    RENDER_DEVICE_ENV: render_device,
+    "T3D_AUDIT_MEMORY_LIMIT": _resource("memory"),
+    "T3D_AUDIT_IMPORT_TIMEOUT": _resource("import"),
+    "T3D_AUDIT_RENDER_DEADLINE": _resource("deadline"),
+    "T3D_AUDIT_GLTF_LIMITS": _gltf_limits,
+    "T3D_AUDIT_STORE_OPTIONS": _store_options,
+}
+
+
+def check_environment(environ: Mapping[str, str] | None = None) -> None:
+    """Read every ``T3D_AUDIT_*`` variable of :data:`READERS` that is set; the first bad value
+    raises :class:`AuditError` naming it (a command stops before any work)."""
+    env = os.environ if environ is None else environ
+    for name in sorted(READERS):
+        if env.get(name, "").strip():
+            READERS[name](env)

@@ -1,0 +1,87 @@
+"""No CSV the harness writes holds a cell a spreadsheet would run as a formula (issue 36,
+item 6); the records file gets its free text back exactly."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.csvcells import FORMULA_STARTS, neutral, restore
+
+HOSTILE = ["=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)",
+           "\t=1+1", "\r=1+1", "'=already quoted", "'plain"]  # fmt: skip
+
+
+def _formula_cells(text: str) -> list[str]:
+    """Cells of a CSV text that a spreadsheet would treat as a formula (the test's own rule)."""
+    out = []
+    for row in csv.reader(io.StringIO(text)):
+        for cell in row:
+            if cell[:1] in FORMULA_STARTS:
+                try:
+                    float(cell.rstrip("%"))
+                except ValueError:
+                    out.append(cell)
+    return out
+
+
+@pytest.mark.parametrize("cell, written", [
+    ("=1+1", "'=1+1"), ("+x", "'+x"), ("-x", "'-x"), ("@x", "'@x"), ("\tx", "'\tx"), ("\rx", "'\rx"),
+    ("'x", "''x"), ("x=1", "x=1"), ("-0.5", "-0.5"), ("+3", "+3"), ("-1e-05", "-1e-05"), ("-12%", "-12%"),
+    (-0.5, -0.5), (None, None), ("", ""),
+])  # fmt: skip
+def test_neutral_by_hand(cell, written):
+    assert neutral(cell) == written
+    assert restore(written) == cell
+
+
+@given(st.text(max_size=30))
+def test_restore_undoes_neutral_and_nothing_written_is_a_formula(text):
+    assert restore(neutral(text)) == text
+    assert _formula_cells(_one_cell_csv(neutral(text))) == []
+
+
+def _one_cell_csv(cell: str) -> str:
+    buf = io.StringIO()
+    csv.writer(buf).writerow([cell])
+    return buf.getvalue()
+
+
+def _records(caption: str, error: str):
+    from harness.records import records_from_rows
+
+    base = {"evaluator": "clip-b32", "generator": "g1", "prompt_id": "bedroom-01", "scene_sha256": "a" * 64,
+            "factor": "baseline", "level": "c0", "caption": caption, "score": -0.25, "status": "ok",
+            "error": ""}  # fmt: skip
+    return records_from_rows([base, {**base, "factor": "yaw", "level": "45", "score": math.nan,
+                                     "status": "failed", "error": error}])  # fmt: skip
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_records_csv_is_inert_and_reads_back_exactly(tmp_path, hostile):
+    from harness.records import read_records, write_records
+
+    frame = _records(hostile, hostile)
+    path = write_records(frame, tmp_path / "r.csv")
+    assert _formula_cells(path.read_text()) == []
+    back = read_records(path)
+    assert list(back["caption"]) == [hostile, hostile] and back["error"].iloc[1] == hostile
+    assert back["score"].iloc[0] == -0.25  # numbers stay numbers
+
+
+def test_report_tables_and_leaderboard_csv_are_inert(tmp_path, monkeypatch):
+    from harness.report import ranking
+    from harness.report.tables import Table
+
+    table = Table("t", "title", ("=evaluator", "value"), (("=cmd()", "-0.5"), ("@x", "+3")))
+    text = table.to_csv()
+    assert _formula_cells(text) == [] and "-0.5" in text and "'=cmd()" in text
+    row = ranking.Row(1, "=HYPERLINK(1)", "@run", "-p", -0.5, None, None, None, None, None, None, None,
+                      None, None, 0.0, "+passed")  # fmt: skip
+    board = ranking.Leaderboard((row,), (), False)
+    assert _formula_cells(ranking.render_csv(board)) == []

@@ -1,0 +1,66 @@
+"""Every T3D_AUDIT_* value is checked in one place, at the start of a command or a pytest run
+(issue 36, item 6): a bad value is one line naming the variable, before any work."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cli import main
+from harness.envvars import READERS, check_environment, render_threads, scorer_deadline
+from harness.errors import AuditError
+
+BAD = [
+    ("T3D_AUDIT_RENDER_THREADS", "-3"), ("T3D_AUDIT_RENDER_THREADS", "two"), ("T3D_AUDIT_RENDER_THREADS", "1.5"),
+    ("T3D_AUDIT_RENDER_DEADLINE", "nan"), ("T3D_AUDIT_RENDER_DEADLINE", "-1"), ("T3D_AUDIT_RENDER_DEADLINE", "inf"),
+    ("T3D_AUDIT_SCORER_DEADLINE", "nan"), ("T3D_AUDIT_SCORER_DEADLINE", "0"),
+    ("T3D_AUDIT_IMPORT_TIMEOUT", "nan"), ("T3D_AUDIT_MEMORY_LIMIT", "lots"),
+    ("T3D_AUDIT_OFFLINE", "maybe"), ("T3D_AUDIT_RENDER_DEVICE", "quantum"),
+    ("T3D_AUDIT_STORE_OPTIONS", "[1]"), ("T3D_AUDIT_GLTF_LIMITS", "{not json"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, value", BAD)
+def test_a_bad_value_is_an_error_naming_the_variable(name, value):
+    with pytest.raises(AuditError) as info:
+        check_environment({name: value})
+    assert name in str(info.value)
+
+
+@pytest.mark.parametrize("name, value", BAD[:4])
+def test_a_command_stops_with_one_line_before_any_work(monkeypatch, capsys, tmp_path, name, value):
+    monkeypatch.setenv(name, value)
+    assert main(["init", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert name in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "pyproject.toml").exists()  # nothing was done
+
+
+def test_good_and_unset_values_pass():
+    check_environment({})
+    check_environment({"T3D_AUDIT_RENDER_THREADS": "4", "T3D_AUDIT_RENDER_DEADLINE": "90",
+                       "T3D_AUDIT_OFFLINE": "1", "T3D_AUDIT_RENDER_DEVICE": "gpu",
+                       "T3D_AUDIT_SOMETHING_NEW": "anything"})  # fmt: skip
+    assert render_threads({"T3D_AUDIT_RENDER_THREADS": " 3 "}) == 3 and render_threads({}) == 0
+    assert scorer_deadline({}) == 600.0 and scorer_deadline({"T3D_AUDIT_SCORER_DEADLINE": "2.5"}) == 2.5
+
+
+def test_the_render_threads_reader_of_the_renderer_refuses_negatives(monkeypatch):
+    from harness.errors import RenderError
+    from harness.render.settings import render_threads as renderer_threads
+
+    monkeypatch.setenv("T3D_AUDIT_RENDER_THREADS", "-3")
+    with pytest.raises(RenderError, match="T3D_AUDIT_RENDER_THREADS"):
+        renderer_threads()
+
+
+def test_every_variable_the_code_reads_with_a_value_is_checked():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "harness"
+    names = set()
+    for path in root.rglob("*.py"):
+        names |= set(re.findall(r'"(T3D_AUDIT_[A-Z_]+)"', path.read_text()))
+    unchecked = names - set(READERS) - {"T3D_AUDIT_CACHE_DIR", "T3D_AUDIT_WEIGHTS_DIR", "T3D_AUDIT_CACHE_KEY",
+                                        "T3D_AUDIT_CACHE_KEY_FILE", "T3D_AUDIT_"}  # fmt: skip
+    assert not unchecked, f"add a reader to harness.envvars.READERS for {sorted(unchecked)}"

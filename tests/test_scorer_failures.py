@@ -1,0 +1,172 @@
+"""A user Scorer's every failure is a failed record with a scrubbed reason (fast, in process;
+the audit-level checks are in tests/test_scorer_misbehaviour.py)."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.errors import AuditError, EvaluatorError
+from harness.evaluators.scorer import Scorer, ScorerEvaluator, batch_scores, build, score_value
+from harness.evaluators.secrets import Secret, environment_secrets, scrub_reason
+
+KEY = "sk-proj-Q8wErT5yUi2oPa7sDf4G"
+IMAGE = np.zeros((4, 4, 3), np.uint8)
+
+
+class Returns(Scorer):
+    name = "returns"
+    score_range = (0.0, 1.0)
+    batch_size = 2
+
+    def __init__(self, value=None, device="auto"):
+        super().__init__(device)
+        self.value = value
+        self.closed = False
+
+    def score_batch(self, images, texts):
+        value = self.value
+        return value(len(images)) if callable(value) else value
+
+    def close(self):
+        self.closed = True
+
+
+def _scores(value, n=2, **kw):
+    ev = ScorerEvaluator(Returns.spec(), Returns(value), 2, secrets=[Secret(KEY)], **kw)
+    return ev, ev.score([IMAGE] * n, ["a"] * n)
+
+
+@pytest.mark.parametrize("value", ["0.5", b"0.25", True, np.True_, None, np.array([0.5]), [0.5], {"s": 1}])
+def test_a_value_that_is_not_a_real_number_fails_its_row(value):
+    _, results = _scores(lambda n: [value, 0.75])
+    assert results[0].status == "failed" and math.isnan(results[0].score)
+    assert "not a number" in results[0].error
+    assert results[1].status == "ok" and results[1].score == 0.75
+
+
+@pytest.mark.parametrize("returned", [np.full((2, 1), 0.5), "05", b"\x00\x01", {"a": 0.5, "b": 0.5},
+                                      0.5, [0.5], [0.5, 0.5, 0.5], iter([0.5, 0.5])])
+def test_a_batch_that_is_not_a_flat_sequence_of_its_size_fails_every_row(returned):
+    _, results = _scores(lambda n: returned)
+    assert [r.status for r in results] == ["failed", "failed"]
+    assert all(math.isnan(r.score) for r in results)
+
+
+@pytest.mark.parametrize("value", [1, np.float32(0.25), np.int64(1), 0.0])
+def test_python_and_numpy_numbers_are_scores(value):
+    _, results = _scores(lambda n: np.array([value] * n) if isinstance(value, np.generic) else [value] * n)
+    assert [r.status for r in results] == ["ok", "ok"] and results[0].score == float(value)
+
+
+@pytest.mark.parametrize("exc", [SystemExit(0), SystemExit(3), GeneratorExit(), RuntimeError("x"),
+                                 MemoryError(), NotImplementedError()])
+def test_any_base_exception_but_keyboard_interrupt_is_a_failed_batch(exc):
+    def raise_(n):
+        raise exc
+
+    ev, results = _scores(raise_, n=3)
+    assert [r.status for r in results] == ["failed"] * 3
+    assert type(exc).__name__ in results[0].error
+    ev.close()
+    assert ev.scorer.closed
+
+
+def test_keyboard_interrupt_still_stops_scoring():
+    def raise_(n):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _scores(raise_)
+
+
+def test_a_batch_past_its_deadline_fails_and_later_batches_fail_at_once():
+    release = threading.Event()
+
+    def hang(n):
+        release.wait(30)
+        return [0.5] * n
+
+    start = time.monotonic()
+    ev, results = _scores(hang, n=6, deadline_s=0.2)
+    took = time.monotonic() - start
+    release.set()
+    assert [r.status for r in results] == ["failed"] * 6
+    assert "deadline of 0.2 s" in results[0].error and "earlier batch" in results[-1].error
+    assert took < 5  # one deadline, not one per batch
+    ev.close()
+    assert not ev.scorer.closed  # never closed under a running batch
+
+
+@pytest.mark.parametrize("form", ["plain", "reversed", "upper", "spaced", "in-repr"])
+def test_a_reason_holding_the_key_is_scrubbed(form):
+    shown = {"plain": KEY, "reversed": KEY[::-1], "upper": KEY.upper(), "spaced": " ".join(KEY),
+             "in-repr": repr({"key": KEY})}[form]
+
+    def raise_(n):
+        raise RuntimeError(f"auth failed: {shown}")
+
+    _, results = _scores(raise_)
+    for r in results:
+        assert KEY.lower()[3:11] not in r.error.lower().replace(" ", "")
+        assert KEY[::-1].lower()[3:11] not in r.error.lower().replace(" ", "")
+
+
+def test_environment_secrets_are_the_secret_looking_variables():
+    env = {"MY_API_KEY": KEY, "GH_TOKEN": "ghp_abcdefgh1234", "HOME": "/home/someone-long",
+           "SHORT_KEY": "abc", "db_password": "hunter2hunter2"}
+    secrets = environment_secrets(env)
+    text = f"{KEY} ghp_abcdefgh1234 /home/someone-long hunter2hunter2"
+    assert scrub_reason(text, secrets) == "*** *** /home/someone-long ***"
+
+
+@settings(max_examples=60, deadline=None)
+@given(prefix=st.text(max_size=20), suffix=st.text(max_size=20), start=st.integers(0, len(KEY) - 8),
+       reverse=st.booleans())
+def test_no_run_of_the_key_survives_scrubbing(prefix, suffix, start, reverse):
+    piece = KEY[start:]
+    piece = piece[::-1] if reverse else piece
+    out = scrub_reason(prefix + piece + suffix, [Secret(KEY)], 280)
+    low = out.lower()
+    for i in range(len(KEY) - 7):
+        assert KEY[i : i + 8].lower() not in low and KEY[i : i + 8][::-1].lower() not in low
+
+
+class Unbuildable(Scorer):
+    name = "unbuildable-unit"
+
+    def __init__(self, device="auto"):
+        raise SystemExit(f"login with {KEY} refused")
+
+
+def test_a_scorer_whose_init_raises_is_one_error_naming_it(monkeypatch):
+    from harness.evaluators.scorer import add_scorer, forget_scorer
+
+    monkeypatch.setenv("UNIT_SERVICE_API_KEY", KEY)
+    spec = add_scorer(Unbuildable)
+    try:
+        with pytest.raises(EvaluatorError) as info:
+            build(spec)
+    finally:
+        forget_scorer(spec.id)
+    text = str(info.value)
+    assert "unbuildable-unit" in text and "SystemExit" in text and KEY[:12] not in text
+    assert "\n" not in text.split(" (")[0]
+
+
+@pytest.mark.parametrize("raw", ["nan", "inf", "-3", "0", "abc", "1e999"])
+def test_a_bad_scorer_deadline_is_an_error_naming_the_variable(monkeypatch, raw):
+    monkeypatch.setenv("T3D_AUDIT_SCORER_DEADLINE", raw)
+    with pytest.raises(AuditError, match="T3D_AUDIT_SCORER_DEADLINE"):
+        ScorerEvaluator(Returns.spec(), Returns([0.5, 0.5]), 2)
+
+
+def test_batch_scores_and_score_value_by_hand():
+    assert batch_scores((1.0, 2.0), 2) == [1.0, 2.0]
+    assert score_value(np.float64(0.5)) == 0.5 and isinstance(score_value("0.5"), str)
