@@ -6,7 +6,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.report.ranking import build_leaderboard, write_leaderboard
+
+
+@pytest.fixture(autouse=True)
+def _synthetic_runs(monkeypatch):
+    """Hand-made report directories (no scores/, no hashes): what is read is tested here; the
+    validate checks a real run passes first are in tests/test_leaderboard_trust.py."""
+    from harness.report import ranking
+
+    monkeypatch.setattr(ranking, "verify_run", lambda report: [])
+    monkeypatch.setattr(ranking, "failed_shares", lambda report: {})
 
 
 def _report(root: Path, cards: dict, agreement: dict | None = None) -> Path:
@@ -43,8 +55,15 @@ def test_the_cards_human_agreement_reaches_the_leaderboard(tmp_path):
     assert "0.42" in (out / "leaderboard.md").read_text()
 
 
-def test_a_malformed_card_figure_is_unknown_not_an_error(tmp_path):
+def test_a_malformed_card_figure_is_refused_naming_the_card(tmp_path):
+    """A figure that is no number is refused like every other value the leaderboard ranks
+    (a real run's cards are schema-checked first); a figure group of another shape is unknown."""
+    from harness.errors import AuditError
+
     report = _report(tmp_path, {"a": {"human_agreement": {"c0": {"spearman": "high"}}},
-                                "b": {"human_agreement": ["x"]}})  # fmt: skip
-    rows = {r.evaluator: r for r in build_leaderboard([report]).rows}
-    assert rows["a"].human_spearman is None and rows["b"].human_spearman is None
+                                "b": {}, "c": {}})  # fmt: skip
+    with pytest.raises(AuditError, match=r"cards/a\.json#/human_agreement/c0/spearman"):
+        build_leaderboard([report])
+    report_b = _report(tmp_path / "b", {"b": {"human_agreement": ["x"]}})
+    rows = {r.evaluator: r for r in build_leaderboard([report_b]).rows}
+    assert rows["b"].human_spearman is None

@@ -255,7 +255,10 @@ def read_run(report: Path, *, verify: bool = True) -> tuple[RunInfo, list[dict[s
         at = f"{report / 'summary.json'}#/evaluators/{ev}"
         ci = entry.get("peak_rho_ci") if isinstance(entry.get("peak_rho_ci"), list | tuple) else None
         comp = competence.get(ev, {})
-        h = human.get(ev) if isinstance(human.get(ev), Mapping) else _card_human(cards.get(ev))
+        from_file = isinstance(human.get(ev), Mapping)
+        h = human.get(ev) if from_file else _card_human(cards.get(ev))
+        h_at = (f"{report / 'agreement.json'}#/evaluators/{ev}" if from_file
+                else f"{report / 'cards' / f'{ev}.json'}#/human_agreement/c0")  # fmt: skip
         failed = counted.get(str(ev)) if counted is not None else _number(entry.get(FAILED_SHARE), f"{at}/{FAILED_SHARE}")
         rows.append({
             "evaluator": str(ev), "run_id": run.run_id, "profile": run.profile,
@@ -267,8 +270,8 @@ def read_run(report: Path, *, verify: bool = True) -> tuple[RunInfo, list[dict[s
             "discrimination": _number(entry.get(CONTENT_ACCURACY), f"{at}/{CONTENT_ACCURACY}"),
             "c0_agreement": finite_or_none(comp.get("pair_agreement")),
             "competent": comp.get("competent") if isinstance(comp.get("competent"), bool) else None,
-            "human_spearman": _number(h.get("spearman"), f"{report / 'agreement.json'}#/evaluators/{ev}/spearman"),
-            "human_pearson": _number(h.get("pearson"), f"{report / 'agreement.json'}#/evaluators/{ev}/pearson"),
+            "human_spearman": _number(h.get("spearman"), f"{h_at}/spearman"),
+            "human_pearson": _number(h.get("pearson"), f"{h_at}/pearson"),
             FAILED_SHARE: failed,
             "verdict": verdicts.get(str(ev), "not run"),
         })  # fmt: skip
