@@ -231,12 +231,19 @@ def pooled_draws(
 
 
 def _row_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r of each row of x (E, m) with y (m,) or (E, m); NaN where either side is constant.
+
+    Constancy is tested on the values themselves: centring a constant row on its floating-point
+    mean leaves rounding residue whose "correlation" (often ≈ 0) would otherwise be averaged in
+    as a real value (issue 39, item 3).
+    """
+    constant = (x.max(axis=1) == x.min(axis=1)) | np.broadcast_to(y.max(axis=-1) == y.min(axis=-1), x.shape[:1])
     xc = x - x.mean(axis=1, keepdims=True)
     yc = y - y.mean(axis=-1, keepdims=True)
     num = (xc * yc).sum(1)
     den = np.sqrt((xc * xc).sum(1) * (yc * yc).sum(-1))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / den, np.nan)
+        return np.clip(np.where((den > 0) & ~constant, num / den, np.nan), -1.0, 1.0)
 
 
 def _row_pair_stats(x: np.ndarray, y: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, ...]:
