@@ -163,6 +163,8 @@ def evaluator_agreement(
     draws = hp.configuration_draws(scores, mean, blocks, weights)
     drops = hp.paired_drop_draws(scores, mean, blocks, weights, confs.index(c0))
     ci = percentile_ci(draws[1:])
+    if len(names) < 2:  # one prompt: every draw is the sample, a zero-width "interval"
+        ci = np.full_like(ci, np.nan)
     factor_of = {c: f for c in confs if (f := _factor_of(c)) is not None}
 
     def num(v: float) -> float | None:

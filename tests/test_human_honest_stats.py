@@ -253,3 +253,83 @@ def test_one_confirmation_prompt_cannot_confirm_and_says_why():
                                  ["c0", "x=1"], "c0", 42)
     assert best["configuration"] == "x=1" and best["confirmed"] is False
     assert "one confirmation prompt" in best["reason"] and best["confirmation_gain_ci"] == [None, None]
+
+
+# ------------------------------------------------------------ degenerate results (item 5)
+
+
+def _agreement(x: np.ndarray, y: np.ndarray, blocks: np.ndarray) -> dict:
+    n_blocks = int(blocks.max()) + 1
+    return hs.series_agreement(np.atleast_2d(x), y, blocks, n_blocks, prompt_weights(n_blocks, 50, 0))[0]
+
+
+def test_two_items_are_refused_not_reported_as_one():
+    got = _agreement(np.array([1.0, 2.0]), np.array([1.0, 3.0]), np.array([0, 1]))
+    assert got["pearson"] is None and got["ci"]["pearson"] == [None, None]
+    assert "at least 3" in got["flags"][0]
+
+
+def test_one_prompt_block_has_no_interval():
+    got = _agreement(np.array([1.0, 2.0, 4.0, 3.0]), np.array([1.0, 2.0, 3.0, 4.0]), np.zeros(4, dtype=int))
+    assert got["pearson"] == pytest.approx(sps.pearsonr([1, 2, 4, 3], [1, 2, 3, 4]).statistic, abs=1e-12)
+    assert got["ci"]["pearson"] == [None, None] and "zero width" in got["flags"][0]
+
+
+def test_constant_human_ratings_refuse_pairwise_accuracy():
+    ties_everything = _agreement(np.ones(6), np.full(6, 3.0), np.repeat(np.arange(3), 2))
+    assert ties_everything["pairwise_accuracy"] is None  # was 1.0 for any metric
+    assert "all equal" in ties_everything["flags"][0]
+
+
+def test_correlations_never_exceed_one_by_rounding():
+    # y = 0.7·x + 0.1: the old moment formula gave r = 1 + 2.2e-16 on this sample
+    x = np.array([2.63, 1.55, 2.43, 4.45, 4.67, 1.79])
+    y = x * 0.7 + 0.1
+    blocks = np.arange(6) % 2
+    point = hb.pearson_draws(x[None], y, blocks, np.ones((1, 2)))[0, 0]
+    assert point == 1.0
+    draws = hb.pearson_draws(x[None], y, blocks, prompt_weights(2, 200, 1))
+    assert np.nanmax(draws) <= 1.0
+    assert _agreement(x, y, blocks)["pearson"] <= 1.0
+
+
+def test_one_item_has_no_alpha():
+    out = hs.reliability_summary(np.array([[1.0, 2.0, 3.0]]), np.zeros(1, dtype=int), 1, prompt_weights(1, 10, 0))
+    assert out["krippendorff_alpha_interval"] is None and out["noise_ceiling"] is None  # was alpha = 0
+    assert "at least 2" in out["flags"][0]
+
+
+def test_raters_on_different_scales_are_flagged_and_standardising_fixes_alpha():
+    from harness.stats.human_degenerate import standardize_raters
+    from harness.stats.human_reliability import krippendorff_alpha
+
+    rng = np.random.default_rng(0)
+    true = rng.normal(size=40)
+    ratings = np.column_stack([true, 2.0 * true + 3.0])  # the second rater doubles and shifts
+    blocks = np.repeat(np.arange(10), 4)
+    out = hs.reliability_summary(ratings, blocks, 10, prompt_weights(10, 50, 0))
+    assert out["krippendorff_alpha_interval"] < 0.5 and "--standardize-raters" in out["flags"][0]
+    z = standardize_raters(ratings)
+    assert krippendorff_alpha(z, "interval") == pytest.approx(1.0, abs=1e-9)
+    ref = (ratings - ratings.mean(axis=0)) / ratings.std(axis=0, ddof=1)
+    assert np.allclose(z, ref, atol=1e-12)
+    assert hs.reliability_summary(z, blocks, 10, prompt_weights(10, 50, 0))["flags"] == []
+
+
+def test_disconnected_vote_groups_are_ranked_within_groups_only():
+    # A beats B 3-1 (prompt 0, 1), C beats D 3-1 (prompt 2, 3): two groups never linked
+    a = np.array([0, 0, 0, 1, 2, 2, 2, 3])
+    b = np.array([1, 1, 1, 0, 3, 3, 3, 2])
+    outcome = np.ones(8)
+    block = np.array([0, 1, 0, 1, 2, 3, 2, 3])
+    out = hs.bradley_terry_summary(a, b, outcome, block, ["A", "B", "C", "D"], 4, prompt_weights(4, 200, 0))
+    s = out["strengths"]
+    assert out["components"] == [["A", "B"], ["C", "D"]] and "disconnected" in out["flags"][0]
+    assert s["A"]["beta"] + s["B"]["beta"] == pytest.approx(0.0, abs=1e-9)  # mean 0 within a group
+    assert s["C"]["beta"] + s["D"]["beta"] == pytest.approx(0.0, abs=1e-9)
+    assert s["A"]["beta"] == pytest.approx(s["C"]["beta"], abs=1e-6)  # same record, same strength
+    # the two-generator MLE with one virtual tie: p = (3 + 0.5) / (4 + 1) wins → β = ±½·logit(p)
+    assert s["A"]["beta"] == pytest.approx(0.5 * np.log(3.5 / 1.5), abs=1e-6)
+    assert s["A"]["component"] == 0 and s["D"]["component"] == 1
+    lo, hi = s["A"]["ci"]
+    assert lo <= s["A"]["beta"] <= hi

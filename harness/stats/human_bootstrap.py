@@ -81,7 +81,8 @@ def _weighted_pearson(x: np.ndarray, y: np.ndarray, mask: np.ndarray, blk: np.nd
         vy = syy - sy * sy / s0
         r = cov / np.sqrt(vx * vy)
     tiny = 1e-12 * np.maximum(np.abs(sxx), 1e-300)
-    return np.where((vx > tiny) & (vy > 1e-12 * np.maximum(np.abs(syy), 1e-300)), r, np.nan)
+    # |r| ≤ 1 exactly: rounding can land at 1 + 1e-16, which would print and compare above 1
+    return np.clip(np.where((vx > tiny) & (vy > 1e-12 * np.maximum(np.abs(syy), 1e-300)), r, np.nan), -1.0, 1.0)
 
 
 def _ranks(values: np.ndarray, mask: np.ndarray) -> np.ndarray:

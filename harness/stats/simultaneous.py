@@ -209,6 +209,8 @@ def max_t_band(point: np.ndarray, draws: np.ndarray, level: float = 0.95, *,
     d = np.asarray(draws, dtype=np.float64).reshape(-1, theta.size)
     se = _nanstd(d) if d.shape[0] > 1 else np.full(theta.size, np.nan)
     se = np.where(np.isfinite(d).any(axis=0), se, np.nan)
+    if clusters is not None and clusters < 2:  # every draw is the sample itself: no spread to read
+        se = np.full(theta.size, np.nan)
     eligible = np.isfinite(theta) & np.isfinite(se) & (se > 0)
     q = float("nan")
     if eligible.any():
