@@ -333,3 +333,39 @@ def test_disconnected_vote_groups_are_ranked_within_groups_only():
     assert s["A"]["component"] == 0 and s["D"]["component"] == 1
     lo, hi = s["A"]["ci"]
     assert lo <= s["A"]["beta"] <= hi
+
+
+def _tables(tmp_path, rater_scales=(1.0, 1.0)):
+    import csv
+
+    rng = np.random.default_rng(4)
+    ratings, scores = tmp_path / "ratings.csv", tmp_path / "scores.csv"
+    with ratings.open("w", newline="") as fr, scores.open("w", newline="") as fs:
+        wr, ws = csv.writer(fr), csv.writer(fs)
+        wr.writerow(["item_id", "prompt_id", "style", "rater", "rating"])
+        ws.writerow(["item_id", "evaluator", "score"])
+        for i in range(24):
+            true = int(rng.integers(1, 4))
+            for r, k in enumerate(rater_scales):
+                wr.writerow([f"i{i}", f"p{i // 4}", f"s{i % 2}", f"r{r}", round(k * true)])
+            ws.writerow([f"i{i}", "ev", repr(true + float(rng.normal(0, 0.5)))])
+    return ratings, scores
+
+
+def test_agreement_command_names_the_resampled_unit_and_standardises_raters(tmp_path, capsys):
+    from harness.cli import main
+
+    ratings, scores = _tables(tmp_path, rater_scales=(1.0, 2.0))
+    base = ["agreement", "--human", str(ratings), "--scale", "1-6", "--scores", str(scores), "--bootstrap", "50"]
+    assert main([*base, "--group-by", "style"]) == 0
+    text = capsys.readouterr().out
+    assert "95% style-block intervals" in text and "prompt-block" not in text
+    assert "note: --group-by style: the intervals resample style groups" in text
+    assert "raters use the scale differently" in text
+    assert main([*base, "--standardize-raters", "--json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["human_source"]["standardized_raters"] is True and doc["bootstrap"]["resampled"] == "prompt_id"
+    assert doc["human"]["krippendorff_alpha_interval"] == pytest.approx(1.0, abs=1e-9)
+    assert doc["human"]["flags"] == [] and doc["flags"] == []
