@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from harness.stats import human_bootstrap as hb
+from harness.stats import human_corr as hc
 from harness.stats import human_protocol as hp
 from harness.stats import human_summary as hs
 from harness.stats.bootstrap import prompt_weights
@@ -369,3 +370,23 @@ def test_agreement_command_names_the_resampled_unit_and_standardises_raters(tmp_
     assert doc["human_source"]["standardized_raters"] is True and doc["bootstrap"]["resampled"] == "prompt_id"
     assert doc["human"]["krippendorff_alpha_interval"] == pytest.approx(1.0, abs=1e-9)
     assert doc["human"]["flags"] == [] and doc["flags"] == []
+
+
+# ------------------------------------------------------------------ speed (item 6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 100_000), st.integers(3, 40), st.integers(1, 6), st.floats(0.0, 3.0))
+def test_truncated_epsilon_search_equals_the_single_search(seed, n, levels, noise):
+    """The batched ε search sorts only the |A| + 1 smallest |Δ| of the rightly ordered pairs
+    (a count truncated there scores below 0 and never decides); it must equal the plain search,
+    including quantised metrics whose ties make every candidate score below 0."""
+    rng = np.random.default_rng(seed)
+    human = rng.integers(1, 1 + levels, n).astype(float)
+    x = human + rng.normal(0, noise, (4, n))
+    x[1] = np.round(x[1])
+    x[2] = np.round(x[2] / 2.0)
+    x[3] = -x[3]
+    got = hc.tie_calibrated_epsilons(x, human)
+    want = [hc.tie_calibrated_accuracy(x[e], human).epsilon for e in range(4)]
+    np.testing.assert_array_equal(got, want)
