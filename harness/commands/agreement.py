@@ -1,4 +1,4 @@
-"""``t3d-audit agreement --human FILE [--scores FILE...] [--group-by COLUMN] [--json] [--out DIR]``.
+"""``t3d-audit agreement --human FILE [--scores FILE...] [--group-by COLUMN] [--standardize-raters] [--json] [--out DIR]``.
 
 Measures how well each evaluator's scores agree with human ratings (Pearson, Spearman, Kendall
 τ-b and τ-c, tie-calibrated pairwise accuracy), with prompt-block bootstrap intervals, beside
