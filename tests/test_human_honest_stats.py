@@ -390,3 +390,29 @@ def test_truncated_epsilon_search_equals_the_single_search(seed, n, levels, nois
     got = hc.tie_calibrated_epsilons(x, human)
     want = [hc.tie_calibrated_accuracy(x[e], human).epsilon for e in range(4)]
     np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 100_000), st.integers(2, 5), st.integers(2, 7))
+def test_vectorised_within_prompt_statistics_equal_the_scalar_definitions(seed, n_groups, per_group):
+    """Row-wise distinct counts (τ-c) and ranks (Spearman) against human_corr per group."""
+    rng = np.random.default_rng(seed)
+    n = n_groups * per_group
+    blocks = np.repeat(np.arange(n_groups), per_group)
+    x = np.round(rng.normal(size=(3, n)), 1)
+    x[2, :2] = np.nan  # a row with holes takes the scalar path
+    y = rng.integers(1, 4, n).astype(float)
+    per = hb.per_block_values(x, y, blocks, n_groups, np.zeros(3))
+    for g in range(n_groups):
+        m = blocks == g
+        for e in range(3):
+            for key, ref in (("kendall_tau_c", hc.kendall_tau(x[e, m], y[m], "c")),
+                             ("spearman", hc.spearman(x[e, m], y[m]))):
+                got = per[key][e, g]
+                assert (np.isnan(got) and np.isnan(ref)) or abs(got - ref) <= 1e-9, (key, e, g)
+    scores = np.round(rng.normal(size=(4, n)), 1)
+    scores[3, 0] = np.nan
+    ranks = hb._ranks(scores, np.isfinite(scores))
+    for e in range(4):
+        ok = np.isfinite(scores[e])
+        assert np.array_equal(ranks[e, ok], sps.rankdata(scores[e, ok]))
