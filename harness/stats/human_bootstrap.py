@@ -204,11 +204,19 @@ def pooled_draws(
             at = slice(c0 - g0, sl.stop - g0)
             holes = not mask[sl].all()
             xc = np.where(mask[sl], x[sl], 0.0)
-            dx = xc[:, :, None] - xc[:, None, :]
-            sx = (dx > 0).view(np.int8) - (dx < 0).view(np.int8)
+            # signs and ties straight from comparisons (x_i > x_j exactly when x_i − x_j > 0):
+            # one byte per pair written instead of an 8-byte difference; the difference itself
+            # is formed only for the series whose ε is above 0
+            gt = xc[:, :, None] > xc[:, None, :]
+            lt = xc[:, :, None] < xc[:, None, :]
+            sx = gt.view(np.int8) - lt.view(np.int8)
             conc = sx * sy
-            xtie = dx == 0
-            tied = np.abs(dx, out=dx) <= eps[sl][:, None, None]
+            xtie = ~(gt | lt)
+            tied = xtie.copy()
+            wide = np.flatnonzero(eps[sl] > 0)
+            if wide.size:
+                xw = xc[wide]
+                tied[wide] = np.abs(xw[:, :, None] - xw[:, None, :]) <= eps[sl][wide][:, None, None]
             acc = np.where(tied, ty, conc > 0)
             if holes:
                 pm = mask[sl][:, :, None] & mask[sl][:, None, :]
