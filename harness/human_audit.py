@@ -29,7 +29,7 @@ INTERVAL_KINDS = {
     "configurations": "pointwise: each holds on its own; do not pick the worst of them",
     "factors.drops": "simultaneous over the factor's levels (max over levels within each draw, x sqrt(P/(P-1)))",
     "factors.max_drop_ci": "simultaneous over the factor's levels (max over levels within each draw, x sqrt(P/(P-1)))",
-    "best.confirmation_gain_ci": "pointwise, on the held-out half (one comparison)",
+    "best.confirmation_gain_ci": "pointwise, on the held-out half (one comparison), x sqrt(P/(P-1))",
 }
 
 

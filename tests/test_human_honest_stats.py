@@ -231,8 +231,8 @@ def test_best_configuration_is_rarely_confirmed_when_nothing_is_better():
         scores = true[None] + rng.normal(0, 1.0, (6, 48))  # c0 and 5 levels, all alike
         best = hp.best_configuration(scores, human, prompts, ["c0", *"abcde"], "c0", r, n_draws=300)
         confirmed += best["confirmed"]
-    # the point comparison alone confirmed about half of the picks
-    assert confirmed <= sps.binom.ppf(0.999, reps, 0.05), confirmed
+    # the point comparison alone confirmed 24 of these 60 (40 %); a one-sided 2.5 % rule
+    assert confirmed <= sps.binom.ppf(0.999, reps, 0.025), confirmed
 
 
 def test_a_truly_better_configuration_is_confirmed_with_its_interval():
