@@ -133,6 +133,7 @@ def evaluator_agreement(
     from harness.stats import human_protocol as hp
     from harness.stats import human_summary as hs
     from harness.stats.bootstrap import percentile_ci
+    from harness.stats.human_degenerate import MIN_ITEMS
 
     items, _raters, matrix = ratings.matrix(dimension)
     frame = read_scores(records_file)
@@ -165,6 +166,9 @@ def evaluator_agreement(
     ci = percentile_ci(draws[1:])
     if len(names) < 2:  # one prompt: every draw is the sample, a zero-width "interval"
         ci = np.full_like(ci, np.nan)
+    few = (np.isfinite(scores) & np.isfinite(mean)[None, :]).sum(axis=1) < MIN_ITEMS
+    draws[:, few] = np.nan  # r of two points is ±1 whatever the scores: not reported
+    ci[:, few] = np.nan
     factor_of = {c: f for c in confs if (f := _factor_of(c)) is not None}
 
     def num(v: float) -> float | None:

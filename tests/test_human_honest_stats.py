@@ -416,3 +416,13 @@ def test_vectorised_within_prompt_statistics_equal_the_scalar_definitions(seed, 
     for e in range(4):
         ok = np.isfinite(scores[e])
         assert np.array_equal(ranks[e, ok], sps.rankdata(scores[e, ok]))
+
+
+def test_a_level_with_two_shared_items_has_no_drop():
+    rng = np.random.default_rng(8)
+    human = rng.normal(size=36)
+    c0 = human + rng.normal(0, 1, 36)
+    two = np.full(36, np.nan)
+    two[[0, 7]] = [0.0, 1.0]  # two points: r = ±1 whatever the scores
+    drops = hp.paired_drop_draws(np.vstack([c0, two]), human, ITEM_PROMPT, prompt_weights(N_PROMPTS, 20, 0), 0)
+    assert np.isnan(drops[:, 1]).all() and np.isfinite(drops[0, 0])

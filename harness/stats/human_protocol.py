@@ -65,14 +65,20 @@ def paired_drop_draws(
     A level measured on fewer items (a failed render, a paraphrase covering some scenes) is
     compared with c0 on those same items, not with c0 on all of them: otherwise the drop mixes
     the protocol's effect with a change of items. Row 0 is the estimate, rows 1.. the paired
-    draws; column ``c0_row`` is 0 wherever c0 itself is defined.
+    draws; column ``c0_row`` is 0 wherever c0 itself is defined. Fewer than
+    :data:`harness.stats.human_degenerate.MIN_ITEMS` shared items give NaN (no drop: r of two
+    points is ±1 whatever the scores).
     """
+    from harness.stats.human_degenerate import MIN_ITEMS
+
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
-    both = np.isfinite(x) & np.isfinite(x[c0_row])[None, :]
+    both = np.isfinite(x) & np.isfinite(x[c0_row])[None, :] & np.isfinite(np.asarray(human, dtype=np.float64))
     base = np.where(both, x[c0_row][None, :], np.nan)
     other = np.where(both, x, np.nan)
     r = configuration_draws(np.vstack([base, other]), human, blocks, weights)
-    return r[:, : x.shape[0]] - r[:, x.shape[0]:]
+    drops = r[:, : x.shape[0]] - r[:, x.shape[0]:]
+    drops[:, both.sum(axis=1) < MIN_ITEMS] = np.nan
+    return drops
 
 
 def factor_envelopes(
