@@ -4,7 +4,9 @@ With human ratings (``--audit-human FILE``, docs/human-agreement.md "In an audit
 evaluator's records are joined with the mean rating of each rated scene. Agreement is Pearson
 r, the unit of the raters' noise ceiling. ``min_human_agreement`` bounds it at c0;
 ``max_human_agreement_drop`` bounds, per factor, the largest drop from c0 over the factor's
-levels — tested on its bootstrap lower bound, so only a drop the prompts confirm fails.
+levels (each level against c0 on the items both cover) — tested on the lower bound of an
+interval simultaneous over the factor's levels, so only a drop the prompts confirm fails, and a
+factor with hundreds of levels is not hundreds of chances to fail by noise.
 Without human data both checks are skipped as not applicable.
 """
 

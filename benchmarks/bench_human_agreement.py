@@ -4,7 +4,9 @@ Run: ``python benchmarks/bench_human_agreement.py [--quick]``.
 
 Synthetic study-sized input: 20 evaluators × 387 configurations = 7,740 score series over 300
 scenes (6 generators × 50 prompts), 3 raters on a 1–5 scale, B = 2000 prompt-block draws.
-Target: agreement with intervals in ≤ 60 s and ≤ 2 GB peak RSS. Printed separately:
+Target: agreement with intervals in ≤ 30 s (issue 39; it was 60 s in issue 29) and ≤ 2 GB peak
+RSS. The machine is shared, so CPU seconds (all threads) are printed beside wall seconds.
+Printed separately:
 
 1. ``epsilon``: the tie-calibration ε search of every series (pairwise accuracy's own cost);
 2. ``pooled``: Pearson, Spearman, Kendall τ-b, τ-c and pairwise accuracy (at that ε) for every
@@ -89,9 +91,10 @@ def main() -> int:
         "seconds": {k: round(v, 2) for k, v in times.items()},
         "cpu_seconds": {k: round(v, 2) for k, v in cpu.items()},  # all threads; wall > cpu = waiting
         "total_seconds": round(total, 2),
+        "total_cpu_seconds": round(sum(cpu.values()), 2),
         "pairwise_accuracy_epsilon_search_seconds": round(times["epsilon"], 2),
         "peak_rss_mb": round(_peak_rss_mb(), 1),
-        "targets": {"seconds": 60, "peak_rss_mb": 2048},
+        "targets": {"seconds": 30, "peak_rss_mb": 2048},
         "check": {
             "alpha_interval": summary["krippendorff_alpha_interval"],
             "noise_ceiling": summary["noise_ceiling"],
@@ -101,7 +104,8 @@ def main() -> int:
         },
     }
     print(json.dumps(out, indent=2))
-    print(f"agreement with intervals: {total:.1f} s wall (target 60), peak RSS {out['peak_rss_mb']:.0f} MB "
+    print(f"agreement with intervals: {total:.1f} s wall, {sum(cpu.values()):.1f} s CPU (target 30), "
+          f"peak RSS {out['peak_rss_mb']:.0f} MB "
           f"(target 2048); of which pairwise accuracy's epsilon search {times['epsilon']:.1f} s")
     return 0
 

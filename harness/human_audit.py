@@ -23,6 +23,14 @@ if TYPE_CHECKING:
     from harness.human_data import Ratings
 
 STATISTIC = "pearson"  # the agreement the checks gate: in the noise ceiling's units
+# which intervals hold one at a time and which hold jointly (docs/human-agreement.md, "Intervals")
+INTERVAL_KINDS = {
+    "c0": "pointwise",
+    "configurations": "pointwise: each holds on its own; do not pick the worst of them",
+    "factors.drops": "simultaneous over the factor's levels (max over levels within each draw, x sqrt(P/(P-1)))",
+    "factors.max_drop_ci": "simultaneous over the factor's levels (max over levels within each draw, x sqrt(P/(P-1)))",
+    "best.confirmation_gain_ci": "pointwise, on the held-out half (one comparison), x sqrt(P/(P-1))",
+}
 
 
 @dataclass(frozen=True)
@@ -116,14 +124,16 @@ def evaluator_agreement(
     """Agreement of ``evaluator``'s records with the ratings (see docs/human-agreement.md,
     "In an audit"). Keys: ``source``, ``join``, ``human`` (reliability with intervals),
     ``statistic``, ``c0`` (every statistic with ``ci``), ``noise_ceiling`` (+ ``_ci``),
-    ``configurations`` {label: {pearson, ci}}, ``factors`` (:func:`factor_envelopes`),
-    ``best`` (:func:`best_configuration`), ``bootstrap``."""
+    ``configurations`` {label: {pearson, ci}} (pointwise intervals), ``factors``
+    (:func:`factor_envelopes`: drops on shared items, simultaneous over levels), ``best``
+    (:func:`best_configuration`), ``bootstrap``, ``intervals`` (:data:`INTERVAL_KINDS`)."""
     import numpy as np
 
     from harness.human_join import C0_NAME, join_scores, read_scores
     from harness.stats import human_protocol as hp
     from harness.stats import human_summary as hs
     from harness.stats.bootstrap import percentile_ci
+    from harness.stats.human_degenerate import MIN_ITEMS
 
     items, _raters, matrix = ratings.matrix(dimension)
     frame = read_scores(records_file)
@@ -152,7 +162,13 @@ def evaluator_agreement(
     human = hs.reliability_summary(matrix, blocks, len(names), weights)
     c0_entry = hs.series_agreement(scores[[confs.index(c0)]], mean, blocks, len(names), weights)[0]
     draws = hp.configuration_draws(scores, mean, blocks, weights)
+    drops = hp.paired_drop_draws(scores, mean, blocks, weights, confs.index(c0))
     ci = percentile_ci(draws[1:])
+    if len(names) < 2:  # one prompt: every draw is the sample, a zero-width "interval"
+        ci = np.full_like(ci, np.nan)
+    few = (np.isfinite(scores) & np.isfinite(mean)[None, :]).sum(axis=1) < MIN_ITEMS
+    draws[:, few] = np.nan  # r of two points is ±1 whatever the scores: not reported
+    ci[:, few] = np.nan
     factor_of = {c: f for c in confs if (f := _factor_of(c)) is not None}
 
     def num(v: float) -> float | None:
@@ -170,8 +186,9 @@ def evaluator_agreement(
         "configurations": {
             c: {"pearson": num(draws[0, i]), "ci": [num(ci[0, i]), num(ci[1, i])]} for i, c in enumerate(confs)
         },
-        "factors": hp.factor_envelopes(draws, confs, factor_of, c0),
-        "best": hp.best_configuration(scores, mean, prompts, confs, c0, seed),
+        "factors": hp.factor_envelopes(draws, confs, factor_of, c0, drops=drops, n_blocks=len(names)),
+        "best": hp.best_configuration(scores, mean, prompts, confs, c0, seed, n_draws=draws_used),
+        "intervals": INTERVAL_KINDS,
     }
 
 
@@ -199,11 +216,14 @@ def card_figures(agreement: dict[str, Any]) -> dict[str, Any]:
         | {"pearson_ci": c0["ci"]["pearson"]},
         "factors": {
             f: {"levels": e["levels"], "envelope": e["envelope"], "max_drop": e["max_drop"],
-                "max_drop_ci": e["max_drop_ci"], "worst_level": e["worst_level"]}
+                "max_drop_ci": e["max_drop_ci"], "worst_level": e["worst_level"],
+                "max_drop_ci_kind": (e.get("interval") or {}).get("kind", "pointwise")}
             for f, e in agreement["factors"].items()
         },
         "best_configuration": None if best is None else {
-            k: best[k] for k in ("configuration", "selection_pearson", "confirmation_pearson",
-                                 "c0_confirmation_pearson", "confirmed")
+            k: best.get(k) for k in ("configuration", "selection_pearson", "confirmation_pearson",
+                                     "c0_confirmation_pearson", "confirmation_gain", "confirmation_gain_ci",
+                                     "confirmed", "reason")
         },
+        "intervals": agreement.get("intervals", INTERVAL_KINDS),
     }

@@ -60,9 +60,12 @@ def test_factor_envelope_and_largest_drop_by_hand():
     assert pitch["levels"] == {"45": 0.8, "90": 0.3}
     assert pitch["envelope"] == [0.3, 0.8]
     assert pitch["max_drop"] == pytest.approx(0.6) and pitch["worst_level"] == "90"
-    # per draw: max(0.8-0.8, 0.8-0.5) = 0.3 and max(1-0.6, 1-0.2) = 0.8
-    lo, hi = pitch["max_drop_ci"]
-    assert lo == pytest.approx(0.3 + 0.025 * 0.5) and hi == pytest.approx(0.8 - 0.025 * 0.5)
+    # drops (45, 90): point (0.1, 0.6), draws (0.0, 0.3) and (0.4, 0.8); one width for the
+    # factor, simultaneous over its levels: max |drop* − drop| per draw = 0.3 and 0.3 → q = 0.3
+    assert pitch["drops"]["90"]["drop"] == pytest.approx(0.6)
+    assert pitch["drops"]["45"]["ci"] == [pytest.approx(-0.2), pytest.approx(0.4)]
+    assert pitch["max_drop_ci"] == [pytest.approx(0.3), pytest.approx(0.9)]  # max of lo, of hi
+    assert pitch["interval"]["kind"] == "simultaneous" and pitch["interval"]["over_levels"] == 2
     assert out["lighting"]["max_drop"] == pytest.approx(-0.05)
 
 
@@ -73,9 +76,13 @@ def test_best_configuration_selects_on_one_half_and_confirms_on_the_other():
     good = human * 2.0
     scores = np.vstack([c0, good])
     best = hp.best_configuration(scores, human, prompts, ["baseline", "x=1"], "baseline", 42)
-    assert best["configuration"] == "x=1" and best["confirmed"] is True
+    assert best["configuration"] == "x=1" and best["confirmed"] is False  # one held-out prompt
     assert best["confirmation_pearson"] == pytest.approx(1.0)
     assert best["c0_confirmation_pearson"] == pytest.approx(0.8)
+    # four prompts alike: the held-out half (2 prompts) confirms by an interval above 0
+    four = hp.best_configuration(np.tile(scores, 2), np.tile(human, 2), [p + s for s in "12" for p in prompts],
+                                 ["baseline", "x=1"], "baseline", 42)
+    assert four["confirmed"] is True and four["confirmation_gain_ci"] == [pytest.approx(0.2), pytest.approx(0.2)]
     assert set(best["split"]["selection"]) | set(best["split"]["confirmation"]) == {"a", "b"}
     tie = hp.best_configuration(np.vstack([c0, c0]), human, prompts, ["a=1", "baseline"], "baseline", 42)
     assert tie["configuration"] == "baseline" and tie["confirmed"] is False  # a tie keeps c0
@@ -385,8 +392,10 @@ def test_largest_drop_is_c0_minus_the_envelope_minimum(levels, n_draws):
     assert out["max_drop"] == pytest.approx(0.5 - min(levels))
     assert out["envelope"] == [pytest.approx(min(levels)), pytest.approx(max(levels))]
     lo, hi = out["max_drop_ci"]
-    if n_draws:
+    if n_draws >= 2:
         assert lo <= hi
+    else:  # one draw has no spread: no interval rather than a zero-width one
+        assert lo is None and hi is None
 
 
 def test_pyproject_and_ini_forms_are_read_and_checked_alike(pytester):

@@ -1,4 +1,4 @@
-"""``t3d-audit agreement --human FILE [--scores FILE...] [--group-by COLUMN] [--json] [--out DIR]``.
+"""``t3d-audit agreement --human FILE [--scores FILE...] [--group-by COLUMN] [--standardize-raters] [--json] [--out DIR]``.
 
 Measures how well each evaluator's scores agree with human ratings (Pearson, Spearman, Kendall
 τ-b and τ-c, tie-calibrated pairwise accuracy), with prompt-block bootstrap intervals, beside
@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="GPTEval3D votes: the criterion to use (default: the only one)")
     parser.add_argument("--group-by", metavar="COLUMN",
                         help="compute every statistic within each value of this ratings column, then average")
+    parser.add_argument("--standardize-raters", action="store_true",
+                        help="z-score each rater's ratings (over the items that rater rated) before "
+                        "averaging and alpha: for raters who use the scale differently")
     parser.add_argument("--bootstrap", type=argtypes.integer(2), default=2000, metavar="B", help="bootstrap draws (default 2000)")
     parser.add_argument("--seed", type=argtypes.seed, default=42, help="bootstrap seed (default 42)")
     parser.add_argument("--allow-unjoined", action="store_true",
@@ -185,16 +188,27 @@ def compute(ratings, args: argparse.Namespace, votes=None) -> dict:
             f"choose a dimension with --dimension (the ratings have {', '.join(dims)})", where="--dimension"
         )
     items, _raters, matrix = ratings.matrix(dim)
+    standardized = bool(getattr(args, "standardize_raters", False))
+    if standardized:
+        from harness.stats.human_degenerate import standardize_raters
+
+        matrix = standardize_raters(matrix)
     group_of = ratings.column_of(args.group_by) if args.group_by else ratings.prompt_of()
+    resampled = args.group_by or "prompt_id"
     doc: dict = {
         "human": {},
         "human_source": {"file": Path(ratings.source).name, "sha256": ratings.sha256,
                          "scale": str(ratings.scale), "dimension": dim, "keyed_by": ratings.keyed_by,
-                         "simulated": ratings.source.startswith("simulated:")},
-        "bootstrap": {"draws": args.bootstrap, "seed": args.seed, "level": 0.95},
+                         "simulated": ratings.source.startswith("simulated:"),
+                         "standardized_raters": standardized},
+        "bootstrap": {"draws": args.bootstrap, "seed": args.seed, "level": 0.95, "resampled": resampled},
         "grouped_by": args.group_by,
         "evaluators": {},
+        "flags": [],
     }
+    if resampled != "prompt_id":
+        doc["flags"].append(f"--group-by {resampled}: the intervals resample {resampled} groups (each with "
+                            f"all its items), not prompts; with few {resampled} groups they are rough")
     human_items = items
     if args.scores:
         joined = join_scores([read_scores(p) for p in args.scores], ratings, items,
@@ -247,6 +261,8 @@ def render_text(doc: dict) -> str:
     h = doc["human"]
     src = doc["human_source"]
     label = "SIMULATED panel" if src.get("simulated") else "human ratings"
+    if src.get("standardized_raters"):
+        label += " (each rater standardised)"
     lines = [
         f"{label}: {src['file']} ({src['dimension']}, scale {src['scale']}): {h['items']} items, "
         f"{h['raters']} raters, {h['ratings']} ratings",
@@ -256,7 +272,9 @@ def render_text(doc: dict) -> str:
     ]
     if doc["evaluators"]:
         grouped = f" (within {doc['grouped_by']}, averaged)" if doc["grouped_by"] else " (pooled)"
-        lines.append(f"agreement with the mean rating{grouped}; 95% prompt-block intervals, "
+        unit = doc["bootstrap"].get("resampled", "prompt_id")
+        unit = "prompt" if unit == "prompt_id" else unit
+        lines.append(f"agreement with the mean rating{grouped}; 95% {unit}-block intervals, "
                      f"B={doc['bootstrap']['draws']}:")
         lines.append(f"  {'evaluator':<24} {'n':>5} {'pearson':>22} {'spearman':>8} {'tau_b':>8} "
                      f"{'tau_c':>8} {'pair_acc':>8} {'ceiling':>8}")
@@ -268,7 +286,12 @@ def render_text(doc: dict) -> str:
                 f"{_fmt(e['pairwise_accuracy'])}   {_fmt(e['noise_ceiling'])}"
             )
     if "bradley_terry" in doc:
-        lines.append("Bradley-Terry strengths from pairwise votes:")
+        lines.append("Bradley-Terry strengths from pairwise votes (ranked within each connected group):")
         for g, s in doc["bradley_terry"]["strengths"].items():
-            lines.append(f"  {g:<24} {_fmt(s['beta'])} [{_fmt(s['ci'][0])},{_fmt(s['ci'][1])}]")
+            lines.append(f"  {g:<24} {_fmt(s['beta'])} [{_fmt(s['ci'][0])},{_fmt(s['ci'][1])}]"
+                         f"  group {s.get('component')}")
+    notes = list(doc.get("flags", [])) + list(h.get("flags", []))
+    notes += [f"{ev}: {f}" for ev, e in doc["evaluators"].items() for f in e.get("flags", [])]
+    notes += list(doc.get("bradley_terry", {}).get("flags", []))
+    lines += [f"note: {n}" for n in notes]
     return "\n".join(lines)

@@ -263,7 +263,8 @@ def _humans(data: ReportData) -> str:
         else:
             best_text = (
                 f"{best.get('configuration')}: r {fmt(best.get('confirmation_pearson'), 3)} on the "
-                f"held-out prompts vs c0 {fmt(best.get('c0_confirmation_pearson'), 3)} "
+                f"held-out prompts vs c0 {fmt(best.get('c0_confirmation_pearson'), 3)}, gain "
+                f"{ci(best.get('confirmation_gain_ci'))} "
                 f"({'confirmed' if best.get('confirmed') else 'not confirmed'})")
         rows.append(
             f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th><td>{e(fmt(c0.get("pearson"), 3))}</td>'
@@ -287,13 +288,16 @@ def _humans(data: ReportData) -> str:
         head = "".join(f'<th scope="col">{e(lv)}</th>' for lv in levels)
         tables.append(
             f"<h4>{e(factor)}</h4><table class=\"sortable\"><thead><tr><th scope=\"col\">Evaluator</th>"
-            f'<th scope="col">c0</th>{head}<th scope="col">largest drop [95% CI]</th></tr></thead>'
+            f'<th scope="col">c0</th>{head}<th scope="col">largest drop [95% CI, simultaneous over levels]</th>'
+            "</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>"
         )
     return (
         '<section id="humans"><h2>Humans</h2><p class="muted">' + about + " Agreement is Pearson r of "
         "the evaluator's scores with the mean rating of each rated scene; the noise ceiling is the r a "
-        "perfect evaluator could reach given the raters' noise. Intervals: 95% prompt-block bootstrap.</p>"
+        "perfect evaluator could reach given the raters' noise. Intervals: 95% prompt-block bootstrap; "
+        "r at c0 pointwise, a factor's largest drop simultaneous over its levels (max-t), the best "
+        "configuration's gain on the held-out prompts pointwise (confirmed only when it excludes 0).</p>"
         '<table class="sortable"><thead><tr><th scope="col">Evaluator</th><th scope="col">r at c0</th>'
         '<th scope="col">95% CI</th><th scope="col">noise ceiling</th><th scope="col">share of ceiling</th>'
         '<th scope="col">tau-b</th><th scope="col">items</th><th scope="col">best configuration '

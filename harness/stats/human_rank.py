@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.stats._nan import nanmean
 from harness.stats.human_corr import kendall_tau
 
 
@@ -136,3 +137,47 @@ def generator_level_draws(
     top_x = mx == np.nanmax(mx, axis=1, keepdims=True)
     top_y = my == np.nanmax(my, axis=1, keepdims=True)
     return tau, (top_x == top_y).all(axis=1)
+
+
+def comparison_components(wins: np.ndarray) -> np.ndarray:
+    """Connected components of the vote graph: (G, G) total wins → labels (G,), −1 for a
+    generator in no vote. Strengths in different components were never compared, directly or
+    through others, so their difference is set by the fit's normalisation, not by any vote."""
+    from scipy.sparse.csgraph import connected_components
+
+    w = np.asarray(wins, dtype=np.float64)
+    compared = (w + w.T) > 0
+    _, labels = connected_components(compared, directed=False)
+    return np.where(compared.any(axis=1), labels, -1)
+
+
+def centre_within(beta: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """β (..., G) shifted to mean 0 within each component (labels (G,)); NaN outside any."""
+    b = np.array(beta, dtype=np.float64)
+    for k in np.unique(labels[labels >= 0]):
+        m = labels == k
+        b[..., m] -= nanmean(b[..., m], axis=-1)[..., None]
+    b[..., labels < 0] = np.nan
+    return b
+
+
+def bradley_terry_within_components(
+    block_wins: np.ndarray, weights: np.ndarray, labels: np.ndarray, prior: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Replicates of the strengths centred within each full-sample component: (B, G), and the
+    number of draws (K,) in which each component (labels 0..K−1) fell apart and was left out
+    (NaN): a draw that loses every vote linking two parts has no relative strength between them."""
+    from scipy.sparse.csgraph import connected_components
+
+    p, g, _ = block_wins.shape
+    drawn = (np.asarray(weights, dtype=np.float64) @ block_wins.reshape(p, g * g)).reshape(-1, g, g)
+    beta = centre_within(bradley_terry(drawn, prior=prior), labels)
+    n_comp = int(labels.max()) + 1 if (labels >= 0).any() else 0
+    broken = np.zeros(n_comp, dtype=np.int64)
+    for b in range(drawn.shape[0]):
+        _, lab = connected_components((drawn[b] + drawn[b].T) > 0, directed=False)
+        for k in range(n_comp):
+            if np.unique(lab[labels == k]).size > 1:
+                beta[b, labels == k] = np.nan
+                broken[k] += 1
+    return beta, broken

@@ -12,6 +12,7 @@ import numpy as np
 
 from harness.stats import human_bootstrap as hb
 from harness.stats import human_corr as hc
+from harness.stats import human_degenerate as dg
 from harness.stats import human_rank as hr
 from harness.stats import human_reliability as rel
 from harness.stats.bootstrap import percentile_ci, prompt_weights
@@ -48,15 +49,22 @@ def series_agreement(
 
     ``scores`` (E, n), ``human`` (n,) mean rating, ``blocks`` (n,) prompt index, ``weights``
     (B, P). Returns one dict per series with the keys n, pearson, spearman, kendall_tau_b,
-    kendall_tau_c, pairwise_accuracy, pairwise_epsilon and ``ci`` {key: [lo, hi]}. With
-    ``grouped`` the statistics are computed within each block and averaged.
+    kendall_tau_c, pairwise_accuracy, pairwise_epsilon, ``ci`` {key: [lo, hi]} and ``flags``
+    (reasons from :mod:`harness.stats.human_degenerate`: a degenerate series has its statistics
+    or its intervals ``None`` rather than a number without meaning). With ``grouped`` the
+    statistics are computed within each block and averaged.
     """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     groups = blocks if grouped else None
     # row 0 of the weights is the original sample (every prompt once): the point estimates
     w = np.vstack([np.ones((1, weights.shape[1]), dtype=weights.dtype), weights])
     y = np.asarray(human, dtype=np.float64)
-    n_ok = (np.isfinite(x) & np.isfinite(y)[None, :]).sum(axis=1)
+    both = np.isfinite(x) & np.isfinite(y)[None, :]
+    n_ok = both.sum(axis=1)
+    blk = np.asarray(blocks, dtype=np.int64)
+    spanned = np.array([np.unique(blk[row]).size for row in both])
+    y_hi = np.where(both, y[None, :], -np.inf).max(axis=1, initial=-np.inf)
+    y_lo = np.where(both, y[None, :], np.inf).min(axis=1, initial=np.inf)
     out = []
     for c0 in range(0, x.shape[0], chunk):  # bounded memory: (B, chunk) draws at a time
         xc = x[c0 : c0 + chunk]
@@ -67,10 +75,13 @@ def series_agreement(
             draws = hb.pooled_draws(xc, y, blocks, w, eps)
         cis = {k: percentile_ci(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
         for e in range(xc.shape[0]):
-            entry = {"n": int(n_ok[c0 + e])}
-            entry.update({k: _f(draws[k][0, e]) for k in KEYS})
-            entry["pairwise_epsilon"] = _f(eps[e])
-            entry["ci"] = {k: [_f(cis[k][0, e]), _f(cis[k][1, e])] for k in KEYS}
+            i = c0 + e
+            reasons, refuse, refuse_ci = dg.series_reasons(int(n_ok[i]), int(spanned[i]), bool(y_hi[i] == y_lo[i]))
+            entry = {"n": int(n_ok[i])}
+            entry.update({k: None if refuse else _f(draws[k][0, e]) for k in KEYS})
+            entry["pairwise_epsilon"] = None if refuse else _f(eps[e])
+            entry["ci"] = {k: [None, None] if refuse_ci else [_f(cis[k][0, e]), _f(cis[k][1, e])] for k in KEYS}
+            entry["flags"] = reasons
             out.append(entry)
     return out
 
@@ -82,8 +93,16 @@ def reliability_summary(
     intervals; leave-one-rater-out and split-half. ``ratings`` (U, R), ``blocks`` (U,)."""
     r = np.asarray(ratings, dtype=np.float64)
     figures = rel.human_reliability(r)
+    flags, refuse = dg.reliability_reasons(r)
+    if refuse:
+        for k in ("krippendorff_alpha_interval", "krippendorff_alpha_ordinal", "noise_ceiling"):
+            figures[k] = float("nan")
+    else:
+        gap = dg.scale_reason(figures["krippendorff_alpha_interval"],
+                              rel.krippendorff_alpha(dg.standardize_raters(r), "interval"))
+        flags += [gap] if gap else []
     ci = {}
-    if np.isfinite(figures["krippendorff_alpha_interval"]):
+    if np.isfinite(figures["krippendorff_alpha_interval"]) and n_blocks >= 2:
         a_int = rel.alpha_draws_sparse(r, blocks, weights, "interval")
         a_ord = rel.alpha_draws_sparse(r, blocks, weights, "ordinal")
         ci = {
@@ -99,6 +118,9 @@ def reliability_summary(
     for k, v in figures.items():
         out[k] = [_f(x) for x in v] if isinstance(v, list) else _f(v)
     out["ci"] = ci
+    if n_blocks < 2 and not refuse:
+        flags.append(f"the items span {n_blocks} prompt block(s): no interval (it would have zero width)")
+    out["flags"] = flags
     return out
 
 
@@ -149,17 +171,37 @@ def bradley_terry_summary(
     level: float = 0.95,
     prior: float = 1.0,
 ) -> dict:
-    """Bradley–Terry log-strengths from pairwise votes with prompt-block intervals."""
+    """Bradley–Terry log-strengths from pairwise votes with prompt-block intervals.
+
+    Strengths are ranked within the connected components of the vote graph only (mean 0 in each,
+    ``component`` per generator, ``components`` the groups): generators never linked by votes
+    have no relative strength, and a fit across components would report the normalisation's
+    arbitrary offset with a zero-width interval. A generator in no vote has ``beta`` ``None``;
+    draws that break a component apart are left out of its interval (counted in ``flags``).
+    """
     wins = hr.win_matrices(a, b, outcome, block, len(generators), n_blocks)
-    beta = hr.bradley_terry(wins.sum(axis=0), prior=prior)
-    draws = hr.bradley_terry_draws(wins, weights, prior=prior)
+    labels = hr.comparison_components(wins.sum(axis=0))
+    beta = hr.centre_within(hr.bradley_terry(wins.sum(axis=0), prior=prior), labels)
+    draws, broken = hr.bradley_terry_within_components(wins, weights, labels, prior=prior)
     ci = percentile_ci(draws, level)
+    groups = [[g for g, lab in zip(generators, labels, strict=True) if lab == k] for k in range(int(labels.max()) + 1)]
+    flags = []
+    if len(groups) > 1:
+        flags.append(f"the votes form {len(groups)} disconnected groups of generators: strengths are "
+                     "ranked within a group only (mean 0 in each) and are not comparable across groups")
+    flags += [f"{g} is in no vote: no strength" for g, lab in zip(generators, labels, strict=True) if lab < 0]
+    flags += [f"group {k} fell apart in {int(n)} of {draws.shape[0]} draws (a linking vote not drawn); "
+              "those draws are left out of its intervals" for k, n in enumerate(broken) if n]
     return {
         "votes": len(a),
         "prior_virtual_ties": prior,
+        "components": groups,
         "strengths": {
-            g: {"beta": _f(beta[i]), "ci": [_f(ci[0, i]), _f(ci[1, i])]} for i, g in enumerate(generators)
+            g: {"beta": _f(beta[i]), "ci": [_f(ci[0, i]), _f(ci[1, i])],
+                "component": int(labels[i]) if labels[i] >= 0 else None}
+            for i, g in enumerate(generators)
         },
+        "flags": flags,
     }
 
 
