@@ -44,6 +44,9 @@ WORK_ENTRY_POINTS = (
     "harness.render.light_maps.bundled_lighting_scalars",
     "harness.commands.train_reference.run",  # imports torch and trains: checked only to argparse
     "harness.commands.score.run",  # loads a model: its option checks run while parsing
+    # init's work is writing into the folder it is given: a fuzzed "/" or "~" must never write a
+    # conftest.py and pyproject.toml into the machine's root or the user's home
+    "harness.commands.init_project.write_through",
 )
 
 HOSTILE_TEXT = [
