@@ -106,6 +106,7 @@ def import_object_file(
     ``out_root/assets/<asset_dir>/``. ``meta``: resolved identity fields
     (``common.resolve_meta``). Returns a validated Scene; raises ImportError_."""
     from harness.render.gltfmeasure import run_jobs
+    from harness.scenes.assetdeps import copy_dependencies
     from harness.scenes.importers.common import (
         PlacedObject,
         decompose,
@@ -113,7 +114,6 @@ def import_object_file(
         write_bytes_atomic,
     )
     from harness.scenes.importers.gltf import object_scene
-    from harness.scenes.importers.scenestate import _copy_materials
     from harness.scenes.load import validate_scene
 
     path = Path(path)
@@ -123,6 +123,11 @@ def import_object_file(
         raise ImportError_(f"{found.label} is not imported here", path=path,
                            hint="use import_gltf / import_scenestate")
     conv = (conventions or Conventions()).resolve(found.format, path=path)
+    from harness.scenes.assetdeps import dependency_files
+
+    # every file the asset pulls in (materials, textures, USD layers) must sit beside it;
+    # refused before Blender reads anything
+    dependency_files(path.parent.resolve(), path.resolve(), error=ImportError_)
     if found.format == "obj":  # read in Python, as the sceneState importer does: no Blender
         result = _measure_obj(path)
     else:
@@ -147,10 +152,10 @@ def import_object_file(
     rel = f"{folder}/{path.name}"
     raw = path.read_bytes()
     if rebase:
-        _copy_materials(path, raw, out_root / folder)
         if not placement.is_identity:
             raw = rebase_obj(raw, np.asarray(placement.axes))
         rel = f"{folder}/{path.stem}.obj"
+    copy_dependencies(path, out_root / folder, write_bytes_atomic)
     write_bytes_atomic(out_root / rel, raw)
     obj = PlacedObject(sanitize_id(label, "object")[:64] or "object", label, rel, placement)
     scene = object_scene(meta, [obj], ground=ground, path=path)

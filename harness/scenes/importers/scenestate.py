@@ -427,32 +427,18 @@ def _rebase_obj(raw: bytes, axes: np.ndarray) -> bytes:
 
 
 def _copy_materials(src: Path, raw: bytes, dest_dir: Path) -> None:
-    """Copy the ``mtllib`` files an OBJ names, and the maps they name, next to the copied OBJ.
+    """Copy the files an OBJ pulls in (``mtllib`` files and the maps they name) next to the
+    copied OBJ, keeping their paths relative to its folder.
 
-    Only plain relative names inside the asset's folder are followed; missing ones are skipped
-    (the renderer falls back to a default material).
+    A reference outside the asset's folder (absolute, a URI, ``..`` or a symlink out) is
+    refused (``harness.scenes.assetdeps``); missing ones are skipped (the renderer falls back
+    to a default material). ``raw`` is the OBJ's bytes, read by the caller.
     """
-    base = src.parent.resolve()
-    for line in raw.decode("utf-8", errors="replace").splitlines():
-        if not line.startswith("mtllib "):
-            continue
-        for name in line.split()[1:]:
-            mtl = (base / name).resolve()
-            if not mtl.is_relative_to(base) or not mtl.is_file():
-                continue
-            write_bytes_atomic(dest_dir / mtl.relative_to(base), mtl.read_bytes())
-            for mline in mtl.read_text(encoding="utf-8", errors="replace").splitlines():
-                words = mline.split()
-                if (
-                    words
-                    and words[0].lower().startswith(("map_", "bump", "disp"))
-                    and len(words) > 1
-                ):
-                    tex = (mtl.parent / words[-1]).resolve()
-                    if tex.is_relative_to(base) and tex.is_file():
-                        # temp + rename, never in place: the output may hard-link an
-                        # existing scene set's files (``staging.staged_directory``)
-                        write_bytes_atomic(dest_dir / tex.relative_to(base), tex.read_bytes())
+    from harness.scenes.assetdeps import copy_dependencies
+
+    # temp + rename, never in place: the output may hard-link an existing scene set's files
+    # (``staging.staged_directory``)
+    copy_dependencies(src, dest_dir, write_bytes_atomic)
 
 
 def _room(arch: Any, objects: list[PlacedObject], to_z: np.ndarray, unit: float, path: Path):
