@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.bounded_input import read_json
 from harness.errors import AuditError
 from harness.numbers import finite_or_none
 from harness.vocab.metrics import CONTENT_ACCURACY, FAILED_SHARE, MAX_TOP1, MIN_W, PEAK_RHO
@@ -113,7 +113,7 @@ def _read(path: Path, *, required: bool) -> Any:
                              hint="give report directories written by an audit run")  # fmt: skip
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path)
     except (OSError, ValueError) as exc:
         raise AuditError(f"cannot read {path.name}: {exc}", where=path) from exc
 
