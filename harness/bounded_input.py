@@ -108,13 +108,17 @@ def read_bytes(path: str | Path, *, limit: int | None = None, what: str = "file"
     limit = max_bytes() if limit is None else limit
     # O_NONBLOCK: opening a FIFO with no writer must not hang before the type check
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InputFileError(f"the {what} is not a regular file (a device, FIFO or folder)",
                                  path=path, hint="name a plain file")
         if info.st_size > limit:
             raise _too_big(path, what, limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:  # grew while being read
         raise _too_big(path, what, limit)
