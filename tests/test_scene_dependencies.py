@@ -261,3 +261,13 @@ def test_a_usd_whose_geometry_sits_in_a_sibling_file_imports_with_it(tmp_path: P
     before = sset.identity(scene.id)
     (out / "assets/m/parts/geom.usda").write_text(GEOM.replace("(0, 0, 1)]", "(0, 0, 2)]"))
     assert SceneSet.load(out, verify=False).identity(scene.id) != before  # the render key moves
+
+
+def test_a_name_with_spaces_is_checked_whole(tmp_path: Path) -> None:
+    # Blender may read "/tmp/evil dir/x.png" as one name: its words alone look harmless
+    obj = _obj_set(tmp_path, "map_Kd /tmp/evil dir/x.png")
+    with pytest.raises(ImportError_, match=re.escape("'/tmp/evil dir/x.png' is an absolute path")):
+        dependency_files(obj.parent.resolve(), obj.resolve(), error=ImportError_)
+    obj = _obj_set(tmp_path / "b", "map_Kd -s 1 1 1 tex/wood.png")  # options: last word counts
+    assert [p.name for p in dependency_files(obj.parent.resolve(), obj.resolve())] == [
+        "m.mtl", "wood.png"]

@@ -40,22 +40,28 @@ _PATH_FORM = re.compile(r"^(/|\\|~|[A-Za-z]:|[A-Za-z][A-Za-z0-9+.-]*://|\.\.?[/\
 
 
 def obj_references(data: bytes) -> list[str]:
-    """The material libraries an OBJ names (``mtllib a.mtl b.mtl``), in file order."""
+    """The material libraries an OBJ names (``mtllib a.mtl b.mtl``), in file order: each word,
+    and the rest of the line as one name when it has several (a name with spaces)."""
     out: list[str] = []
     for line in data.decode("utf-8", errors="replace").splitlines():
         words = line.split()
-        if len(words) >= 2 and words[0] == "mtllib":
+        if len(words) >= 2 and words[0].lower() == "mtllib":
             out.extend(words[1:])
+            if len(words) > 2:
+                out.append(line.strip()[len(words[0]):].strip())
     return out
 
 
 def mtl_references(data: bytes) -> list[str]:
-    """The texture files an MTL names: the last word of each map statement."""
+    """The texture files an MTL names: the last word of each map statement, and the rest of
+    the line as one name when it has several words (options, or a name with spaces)."""
     out: list[str] = []
     for line in data.decode("utf-8", errors="replace").splitlines():
         words = line.split()
         if len(words) >= 2 and words[0].lower().startswith(_MTL_KEYS):
             out.append(words[-1])
+            if len(words) > 2:
+                out.append(line.strip()[len(words[0]):].strip())
     return out
 
 
