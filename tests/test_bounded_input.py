@@ -329,3 +329,45 @@ def test_a_ratings_matrix_above_the_bound_is_refused(monkeypatch) -> None:
         ratings.matrix("overall")
     monkeypatch.setattr(pair_bounds, "MAX_CELLS", 900)
     assert ratings.matrix("overall")[2].shape == (30, 30)
+
+
+@pytest.mark.slow
+def test_a_usd_with_a_nan_point_is_refused_on_its_measured_box(tmp_path: Path, capsys) -> None:
+    usd = tmp_path / "m.usda"
+    usd.write_text(
+        '#usda 1.0\n(\n    upAxis = "Z"\n    defaultPrim = "Tet"\n)\n\ndef Mesh "Tet"\n{\n'
+        "    int[] faceVertexCounts = [3, 3, 3, 3]\n"
+        "    int[] faceVertexIndices = [0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3]\n"
+        "    point3f[] points = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (nan, 0, 1)]\n}\n"
+    )
+    assert main(["import-scene", str(usd), "--out", str(tmp_path / "o"), "--generator", "g",
+                 "--prompt-id", "p", "--prompt", "x"]) == 2
+    assert "NaN or infinite" in capsys.readouterr().err
+
+
+def _nan_gltf(path: Path) -> Path:
+    import base64
+
+    verts = [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, float("nan"), 1.0)]
+    data = b"".join(struct.pack("<3f", *v) for v in verts) + struct.pack("<3H", 0, 1, 2) + b"\0\0"
+    uri = "data:application/octet-stream;base64," + base64.b64encode(data).decode()
+    doc = {
+        "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"mesh": 0}],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
+        "buffers": [{"byteLength": len(data), "uri": uri}],
+        "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 36},
+                        {"buffer": 0, "byteOffset": 36, "byteLength": 6}],
+        "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                       "min": [0, 0, 0], "max": [1, 0, 1]},
+                      {"bufferView": 1, "componentType": 5123, "count": 3, "type": "SCALAR"}],
+    }
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_gltf_with_a_nan_position_is_refused_before_blender(tmp_path: Path, capsys) -> None:
+    path = _nan_gltf(tmp_path / "nan.gltf")
+    assert main(["import-scene", str(path), "--out", str(tmp_path / "o"), "--generator", "g",
+                 "--prompt-id", "p", "--prompt", "x"]) == 2
+    err = capsys.readouterr().err
+    assert "POSITION" in err and "NaN or infinite" in err

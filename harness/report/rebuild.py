@@ -27,6 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness import bounded_input
 from harness.audit_inputs import audit_result
 from harness.bounded_input import read_json
 from harness.errors import AuditError
@@ -81,7 +82,7 @@ def compare_file(rel: str, disk: Path, rebuilt: Path) -> list[str]:
         return []
     if rel.endswith(".json"):
         try:
-            on_disk = json.loads(got)
+            on_disk = bounded_input.loads(got, where=disk)
         except ValueError as exc:
             return [f"{rel}: not valid JSON ({exc}); differs from the file recomputed from scores/"]
         keys = list(json_differences(on_disk, json.loads(want)))
