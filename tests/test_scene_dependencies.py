@@ -271,3 +271,50 @@ def test_a_name_with_spaces_is_checked_whole(tmp_path: Path) -> None:
     obj = _obj_set(tmp_path / "b", "map_Kd -s 1 1 1 tex/wood.png")  # options: last word counts
     assert [p.name for p in dependency_files(obj.parent.resolve(), obj.resolve())] == [
         "m.mtl", "wood.png"]
+
+
+_USDC_WITH_TEXTURE = """
+import sys, bpy
+out, tex = sys.argv[1], sys.argv[2]
+bpy.ops.wm.read_factory_settings(use_empty=True)
+img = bpy.data.images.new("evil", 4, 4)
+img.filepath_raw = tex
+img.file_format = "PNG"
+img.save()
+bpy.ops.mesh.primitive_cube_add()
+ob = bpy.context.active_object
+mat = bpy.data.materials.new("m")
+mat.use_nodes = True
+nt = mat.node_tree
+texnode = nt.nodes.new("ShaderNodeTexImage")
+texnode.image = img
+bsdf = next(n for n in nt.nodes if n.bl_idname == "ShaderNodeBsdfPrincipled")
+nt.links.new(texnode.outputs["Color"], bsdf.inputs["Base Color"])
+ob.data.materials.append(mat)
+kw = dict(filepath=out, selected_objects_only=False, export_materials=True,
+          relative_paths=sys.argv[3] == 'relative')
+try:
+    bpy.ops.wm.usd_export(**kw, export_textures_mode="KEEP")
+except TypeError:
+    bpy.ops.wm.usd_export(**kw, export_textures=False)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("paths", ["absolute", "relative"])
+def test_a_blender_usdc_texture_reference_is_read_from_its_token_table(tmp_path: Path, paths: str) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "make.py").write_text(_USDC_WITH_TEXTURE)
+    usdc, tex = tmp_path / "m.usdc", tmp_path / "tex" / "wood.png"
+    tex.parent.mkdir()
+    subprocess.run([sys.executable, str(tmp_path / "make.py"), str(usdc), str(tex), paths],
+                   check=True, capture_output=True, timeout=300)
+    names = usd_references(usdc.read_bytes(), usdc)
+    if paths == "absolute":
+        assert names == [str(tex)]
+        with pytest.raises(ImportError_, match="is an absolute path"):
+            dependency_files(tmp_path.resolve(), usdc.resolve(), error=ImportError_)
+    else:
+        assert [p.name for p in dependency_files(tmp_path.resolve(), usdc.resolve())] == ["wood.png"]

@@ -128,8 +128,12 @@ def _references(path: Path, error: type[SceneError]) -> list[tuple[str, bool]]:
         return [(n, True) for n in assetrefs.obj_references(data)]
     if suffix == ".mtl":
         return [(n, True) for n in assetrefs.mtl_references(data)]
+    crate = data.startswith(b"PXR-USDC")
     try:
-        return [(n, False) for n in assetrefs.usd_references(data, path)]
+        # a crate's tokens include strings (docs, comments): one with a space that names no
+        # file is text, not a reference; the rest must exist
+        return [(n, crate and any(c.isspace() for c in n))
+                for n in assetrefs.usd_references(data, path)]
     except SceneError as exc:
         raise error(exc.what, path=path, hint=exc.hint) from None
 
