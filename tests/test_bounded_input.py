@@ -371,3 +371,14 @@ def test_a_gltf_with_a_nan_position_is_refused_before_blender(tmp_path: Path, ca
                  "--prompt-id", "p", "--prompt", "x"]) == 2
     err = capsys.readouterr().err
     assert "POSITION" in err and "NaN or infinite" in err
+
+
+def test_a_pyproject_nested_too_deeply_is_a_toml_error(tmp_path: Path) -> None:
+    import tomllib
+
+    path = tmp_path / "pyproject.toml"
+    path.write_text("a = " + "[" * 5_000 + "]" * 5_000 + "\n")
+    with pytest.raises(tomllib.TOMLDecodeError, match="nested too deeply"):
+        bi.read_toml(path)
+    path.write_text('[tool.t3d-audit]\nscenes = "s"\n')
+    assert bi.read_toml(path) == {"tool": {"t3d-audit": {"scenes": "s"}}}
