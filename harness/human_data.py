@@ -79,6 +79,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV or Parquet file as strings (every cell, stripped; empty cells are '')."""
     path = Path(path)
     if not path.is_file():
+        if path.exists():
+            raise HumanDataError("not a regular file (a device, FIFO or folder)", where=path,
+                                 hint="name a plain file")
         raise HumanDataError("file not found", where=path, hint="check the path")
     suffix = path.suffix.lower()
     try:

@@ -543,6 +543,9 @@ def read_records(
     path = Path(path)
     kind = _format(path)
     if not path.is_file():
+        if path.exists():
+            raise RecordsError("records file is not a regular file (a device, FIFO or folder)",
+                               where=str(path), hint="name a plain file")
         raise RecordsError("records file not found", where=str(path), hint="check the path")
     try:
         if kind == "csv":

@@ -17,11 +17,18 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.errors import ImportError_, ManifestError, SceneError
 from harness.scenes import SceneSet, build_manifest
-from harness.scenes.assetdeps import asset_dependencies, copy_dependencies, dependency_files
+from harness.scenes.assetdeps import (
+    asset_dependencies,
+    check_reference,
+    copy_dependencies,
+    dependency_files,
+)
 from harness.scenes.assetrefs import usd_references
 from tests._scene_helpers import write_scene_set
 from tests.test_gltf_limits import GENERATOR_OUTPUTS as SHARED_USDZ  # public data
@@ -318,3 +325,23 @@ def test_a_blender_usdc_texture_reference_is_read_from_its_token_table(tmp_path:
             dependency_files(tmp_path.resolve(), usdc.resolve(), error=ImportError_)
     else:
         assert [p.name for p in dependency_files(tmp_path.resolve(), usdc.resolve())] == ["wood.png"]
+
+
+_NAME = st.text(alphabet="ab./\\:%2e~@[]<> -", min_size=1, max_size=24)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=_NAME)
+def test_any_reference_resolves_inside_the_folder_or_is_refused(tmp_path: Path, name: str) -> None:
+    base = tmp_path / "set" / "assets"
+    (base / "a").mkdir(parents=True, exist_ok=True)
+    (base / "a" / "b").write_bytes(b"x")
+    (tmp_path / "set" / "b").write_bytes(b"outside the assets folder")
+    referrer = base / "m.mtl"
+    try:
+        found = check_reference(base.resolve(), referrer, name, missing_ok=True)
+    except SceneError as exc:
+        assert repr(name) in exc.what and "\n" not in str(exc)
+        return
+    if found is not None:
+        assert found.is_relative_to(base.resolve()) and found.is_file()
