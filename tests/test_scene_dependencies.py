@@ -345,3 +345,11 @@ def test_any_reference_resolves_inside_the_folder_or_is_refused(tmp_path: Path, 
         return
     if found is not None:
         assert found.is_relative_to(base.resolve()) and found.is_file()
+
+
+def test_a_missing_map_found_by_its_name_beside_the_material_counts(tmp_path: Path) -> None:
+    obj = _obj_set(tmp_path, "map_Kd elsewhere/wood.png")
+    assert [p.name for p in dependency_files(obj.parent.resolve(), obj.resolve())] == ["m.mtl"]
+    (obj.parent / "wood.png").write_bytes(b"png")  # appears later: the cache must see it
+    assert [p.name for p in dependency_files(obj.parent.resolve(), obj.resolve())] == [
+        "m.mtl", "wood.png"]

@@ -17,7 +17,8 @@ paths, ``file:``/``http:`` and other URIs, percent-encoded names, USD package pa
 devices, FIFOs or folders. A USDZ package's layers may only name entries of that package.
 
 A missing material or texture of an OBJ is not an error (the renderer falls back to a default
-material); a missing USD layer or texture is.
+material), but a file of the same name beside the referring file counts (Blender looks there
+too); a missing USD layer or texture is an error.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ def dependency_files(
     if memo is not None and all(_stamp(Path(p)) == s for p, s in memo[0]):
         return memo[1]
     read: list[Path] = [asset_file]
+    probed: list[Path] = []
     found: list[Path] = []
     seen = {asset_file}
     queue = deque([asset_file])
@@ -95,6 +97,14 @@ def dependency_files(
         current = queue.popleft()
         for name, missing_ok in _references(current, error):
             dep = check_reference(base, current, name, error=error, missing_ok=missing_ok)
+            if dep is None:
+                # Blender looks for a missing map by its file name beside the material too;
+                # that file then counts, and the missing paths are watched for appearing
+                probed.append(current.parent / name)
+                short = name.rsplit("/", 1)[-1]
+                if short != name:
+                    probed.append(current.parent / short)
+                    dep = check_reference(base, current, short, error=error, missing_ok=True)
             if dep is None or dep in seen:
                 continue
             seen.add(dep)
@@ -107,7 +117,7 @@ def dependency_files(
     result = tuple(found)
     if len(_MEMO) > 4096:
         _MEMO.clear()
-    _MEMO[key] = (tuple((str(p), _stamp(p)) for p in read), result)
+    _MEMO[key] = (tuple((str(p), _stamp(p)) for p in (*read, *probed)), result)
     return result
 
 
