@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.bounded_input import read_json
 from harness.errors import AuditError, EvaluatorError
 
 if TYPE_CHECKING:
@@ -175,7 +176,6 @@ class AuditRun:
 def read_report(report: str | Path, exit_code: int = 0) -> AuditRun:
     """An :class:`AuditRun` read back from a report directory (``summary.json``,
     ``results.json``)."""
-    import json
 
     from harness.audit_summary import PanelSummary
 
@@ -183,9 +183,9 @@ def read_report(report: str | Path, exit_code: int = 0) -> AuditRun:
     path = report / "summary.json"
     if not path.is_file():
         raise AuditError("no summary.json", where=str(report), hint="is this a report directory?")
-    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary = read_json(path)
     results_path = report / "results.json"
-    results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.is_file() else {}
+    results = read_json(results_path) if results_path.is_file() else {}
     return AuditRun(exit_code, report, str(results.get("run_id") or report.name),
                     PanelSummary.from_summary(summary), results)  # fmt: skip
 

@@ -7,7 +7,6 @@ same inputs: ``compute_audit(records, bootstrap=B, seed=S, **audit_inputs(record
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.bounded_input import read_json
 from harness.errors import AuditError
 from harness.paths import FIXTURES
 from harness.stats.audit_stats import AuditResult, compute_audit
@@ -56,7 +56,7 @@ def lighting_scalars(path: str | Path | None = None) -> dict[str, tuple[float, f
         return {}
     path = Path(path) if path is not None else DEFAULT_LIGHTING_SCALARS
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = read_json(path)
         if isinstance(raw, dict) and "schema" in raw:
             return scalars_from_document(raw)
         return {str(k): (float(v[0]), float(v[1])) for k, v in raw.items()}

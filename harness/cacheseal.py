@@ -36,6 +36,7 @@ import threading
 import warnings
 from pathlib import Path
 
+from harness import bounded_input
 from harness.errors import AuditError
 from harness.hashing import canonical_json, sha256_bytes
 
@@ -46,6 +47,7 @@ KEY_ENV = "T3D_AUDIT_CACHE_KEY"
 #: A file holding the secret (its bytes, one trailing newline stripped); used when
 #: :data:`KEY_ENV` is unset.
 KEY_FILE_ENV = "T3D_AUDIT_CACHE_KEY_FILE"
+KEY_FILE_MAX = 65536  # bytes: a key file is a secret of a few dozen bytes, never a device
 #: The shortest secret accepted, in bytes (an HMAC key shorter than this is guessable).
 MIN_KEY_BYTES = 16
 
@@ -83,7 +85,7 @@ def secret() -> bytes | None:
 @functools.lru_cache(maxsize=4)
 def _key_file(path: str) -> bytes:
     try:
-        data = Path(path).read_bytes()
+        data = bounded_input.read_bytes(path, limit=KEY_FILE_MAX, what="cache key file")
     except OSError as exc:
         raise CacheKeyError(f"cannot read the cache key file: {exc.strerror or exc}", where=path,
                             hint=f"point ${KEY_FILE_ENV} at a readable file, or unset it") from exc

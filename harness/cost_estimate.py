@@ -25,7 +25,6 @@ is left out of every hour, and the output names it with the reason.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import platform
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.bounded_input import read_json
 from harness.errors import AuditError
 from harness.fileio import json_text
 
@@ -226,7 +226,7 @@ def read_costs(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     hint = "pass a file written by 't3d-audit plan --estimate --calibrate-out FILE'"
     try:
-        costs = json.loads(path.read_text(encoding="utf-8"))
+        costs = read_json(path)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise AuditError(f"cannot read a costs file: {exc}", where=path, hint=hint) from None
 

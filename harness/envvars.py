@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping
+from types import ModuleType
 
 from harness.errors import AuditError
 
@@ -113,6 +114,16 @@ def _gltf_limits(environ: Mapping[str, str] | None) -> object:
     return GltfLimits.from_env(dict(os.environ if environ is None else environ))
 
 
+def _bounds() -> ModuleType:
+    from harness import bounded_input
+
+    return bounded_input
+
+
+def _env(environ: Mapping[str, str] | None) -> dict[str, str]:
+    return dict(os.environ if environ is None else environ)
+
+
 def _store_options(environ: Mapping[str, str] | None) -> object:
     import json
 
@@ -144,6 +155,8 @@ READERS: dict[str, Callable[[Mapping[str, str] | None], object]] = {
     "T3D_AUDIT_RENDER_DEADLINE": _resource("deadline"),
     "T3D_AUDIT_GLTF_LIMITS": _gltf_limits,
     "T3D_AUDIT_STORE_OPTIONS": _store_options,
+    "T3D_AUDIT_MAX_INPUT_BYTES": lambda environ: _bounds().max_bytes(_env(environ)),
+    "T3D_AUDIT_MAX_JSON_DEPTH": lambda environ: _bounds().max_depth(_env(environ)),
 }
 
 

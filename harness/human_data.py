@@ -14,6 +14,7 @@ Votes columns: ``prompt_id``, ``generator_a``, ``generator_b``, ``winner`` (``a`
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from harness import bounded_input
 from harness.errors import HumanDataError
 
 MAX_LISTED = 8
@@ -77,11 +79,15 @@ def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV or Parquet file as strings (every cell, stripped; empty cells are '')."""
     path = Path(path)
     if not path.is_file():
+        if path.exists():
+            raise HumanDataError("not a regular file (a device, FIFO or folder)", where=path,
+                                 hint="name a plain file")
         raise HumanDataError("file not found", where=path, hint="check the path")
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+            raw = io.BytesIO(bounded_input.read_bytes(path, what="table"))
+            frame = pd.read_csv(raw, dtype=str, keep_default_na=False, encoding="utf-8")
         elif suffix in (".parquet", ".pq"):
             frame = pd.read_parquet(path).astype(str)
         else:
@@ -95,7 +101,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 
 def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return hashlib.sha256(bounded_input.read_bytes(path, what="table")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,10 @@ class Ratings:
 
     def matrix(self, dimension: str) -> tuple[list[str], list[str], np.ndarray]:
         """(items, raters, ratings (U, R)) of one dimension; NaN where a rater did not rate."""
+        from harness.stats.pair_bounds import check_cells
+
         sub = self.frame[self.frame["dimension"] == dimension]
+        check_cells(sub["item"].nunique(), sub["rater"].nunique(), what="items × raters matrix")
         wide = sub.pivot(index="item", columns="rater", values="rating")
         return list(wide.index), list(wide.columns), wide.to_numpy(dtype=np.float64)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.bounded_input import read_json
 from harness.errors import HumanDataError
 from harness.human_data import Scale, read_table
 
@@ -39,7 +40,7 @@ def import_stanfordt23d(path: str | Path) -> pd.DataFrame:
     """StanfordT23D JSON → generic ratings frame (one row per rater rating)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HumanDataError(f"cannot read StanfordT23D JSON: {exc}", where=path) from exc
     if not isinstance(data, dict):

@@ -144,7 +144,9 @@ def pyproject_table(config: pytest.Config) -> dict[str, Any]:
     import tomllib
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        from harness.bounded_input import read_toml
+
+        data = read_toml(path)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise pytest.UsageError(f"{path}: cannot read [tool.t3d-audit]: {exc}") from exc
     tool = data.get("tool", {})

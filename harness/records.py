@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from harness import bounded_input
 from harness.csvcells import neutral, restore
 from harness.errors import AuditError, RecordsError
 from harness.fileio import write_bytes_atomic
@@ -547,10 +548,13 @@ def read_records(
     path = Path(path)
     kind = _format(path)
     if not path.is_file():
+        if path.exists():
+            raise RecordsError("records file is not a regular file (a device, FIFO or folder)",
+                               where=str(path), hint="name a plain file")
         raise RecordsError("records file not found", where=str(path), hint="check the path")
     try:
         if kind == "csv":
-            raw = path.read_bytes()
+            raw = bounded_input.read_bytes(path, what="records file")
             if b"\0" in raw:  # pandas' C parser silently cuts a cell at its first NUL
                 _raise(_nul_cells(raw), str(path), hint=_NUL_HINT)
             frame = pd.read_csv(

@@ -367,15 +367,21 @@ def test_material_missing_from_old_manifest_is_reported(tmp_path: Path) -> None:
         SceneSet.load(tmp_path)
 
 
-def test_material_outside_root_is_ignored(tmp_path: Path, tmp_path_factory) -> None:
+def test_material_outside_root_is_refused(tmp_path: Path, tmp_path_factory) -> None:
+    # issue 36: an outside material used to be ignored, so it reached the render unhashed
     from harness.scenes.assetdeps import asset_dependencies
 
     write_scene_set(tmp_path, manifest=False)
     outside = tmp_path_factory.mktemp("out")
     (outside / "evil.mtl").write_text("newmtl x\n")
     obj = tmp_path / "assets/bed/a.obj"
-    obj.write_text(f"mtllib ../../../{outside.name}/evil.mtl /etc/x.mtl\n" + obj.read_text())
-    assert asset_dependencies(tmp_path, "assets/bed/a.obj") == ()
+    original = obj.read_text()
+    obj.write_text(f"mtllib ../../../{outside.name}/evil.mtl\n" + original)
+    with pytest.raises(SceneError, match=re.escape("evil.mtl' leaves")):
+        asset_dependencies(tmp_path, "assets/bed/a.obj")
+    obj.write_text("mtllib /etc/x.mtl\n" + original)
+    with pytest.raises(SceneError, match=re.escape("'/etc/x.mtl' is an absolute path")):
+        asset_dependencies(tmp_path, "assets/bed/a.obj")
 
 
 def test_build_accepts_cwd_relative_paths(tmp_path: Path, monkeypatch) -> None:

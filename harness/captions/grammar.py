@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.bounded_input import read_json
 from harness.errors import ProtocolError
 
 GRAMMAR_FILE = Path(__file__).with_name("grammar.json")
@@ -197,7 +198,7 @@ def _reachable(grammar: Grammar, origin: str, *, forward: bool) -> set[str]:
 def load_grammar(path: Path = GRAMMAR_FILE) -> Grammar:
     """Read and check a grammar file (default: the bundled ``grammar.json``)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = read_json(Path(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProtocolError(f"cannot read caption grammar: {exc}", where=str(path)) from exc
     return parse_grammar(data, path=Path(path))

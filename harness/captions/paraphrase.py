@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness import bounded_input
 from harness.errors import ProtocolError
 from harness.paths import FIXTURES
 
@@ -196,7 +197,7 @@ def load_paraphrases(path: Path | str = BUNDLED_PARAPHRASES) -> Mapping[str, Par
     """Read and check a paraphrase file. Errors: :class:`ParaphraseError` naming the pointer."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = bounded_input.read_bytes(path, what="paraphrase file")
     except OSError as exc:
         raise _fail(f"cannot read paraphrase file: {exc.strerror or exc}", path, "") from exc
     try:
@@ -204,7 +205,9 @@ def load_paraphrases(path: Path | str = BUNDLED_PARAPHRASES) -> Mapping[str, Par
     except UnicodeDecodeError as exc:
         raise _fail(f"not UTF-8 (byte {exc.start})", path, "", "save the file as UTF-8") from exc
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = bounded_input.loads(text, parse_constant=_reject_constant)
+    except bounded_input.JsonDepthError as exc:
+        raise _fail(exc.what, path, "", exc.hint) from exc
     except json.JSONDecodeError as exc:
         raise _fail(
             f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", path, ""

@@ -10,7 +10,6 @@ is only recorded when the evaluator spec itself declares an API snapshot date.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.bounded_input import read_json
 from harness.errors import CardError
 from harness.fileio import write_json_atomic
 from harness.hashing import canonical_json, sha256_bytes
@@ -73,7 +73,7 @@ def card_id(card: Mapping[str, Any]) -> str:
 def load_schema(path: Path = SCHEMA_FILE) -> dict[str, Any]:
     """The card JSON Schema (``fixtures/schemas/ecc-v1.json``)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return read_json(Path(path))
     except (OSError, ValueError) as exc:
         raise CardError(f"cannot read the card schema: {exc}", where=path) from exc
 
@@ -435,7 +435,7 @@ def _small_sample(n_prompts: Any) -> dict[str, Any]:
 def read_card(path: str | Path) -> dict[str, Any]:
     """Read and validate a card file; raises :class:`CardError` naming the file."""
     try:
-        card = json.loads(Path(path).read_text(encoding="utf-8"))
+        card = read_json(Path(path))
     except (OSError, ValueError) as exc:
         raise CardError(f"cannot read card: {exc}", where=path, hint="is this a card JSON file?") from exc
     if not isinstance(card, dict):

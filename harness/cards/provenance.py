@@ -12,13 +12,13 @@ is the schema and docs/formats.md describes every field.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from harness.bounded_input import read_json
 from harness.errors import CardError
 from harness.fileio import write_json_atomic
 from harness.hashing import sha256_file
@@ -147,7 +147,7 @@ def _shape_errors(doc: Any) -> list[tuple[str, str]]:
         return [("/", f"a manifest is a JSON object, got {type(doc).__name__}")]
     if doc.get("schema") != MANIFEST_SCHEMA:  # another schema's fields mean nothing here
         return [("/schema", f"manifest schema is {doc.get('schema')!r}, expected {MANIFEST_SCHEMA}")]
-    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    schema = read_json(SCHEMA_FILE)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(doc), key=lambda e: ([str(p) for p in e.absolute_path], e.message))
     return [("/" + "/".join(str(p) for p in e.absolute_path), e.message) for e in errors]
@@ -172,7 +172,7 @@ def load_manifest(report_dir: Path) -> dict[str, Any]:
         raise ValueError(f"{name} is not a JSON number")
 
     try:
-        return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constant)
+        return read_json(path, parse_constant=no_constant)
     except FileNotFoundError as exc:
         raise CardError("no manifest.json", where=report_dir, hint="is this a report directory?") from exc
     except (OSError, ValueError) as exc:

@@ -129,7 +129,9 @@ def project_scenes(invocation_dir: Path) -> Path | None:
 
     root = project_root(invocation_dir)
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        from harness.bounded_input import read_toml
+
+        data = read_toml(root / "pyproject.toml")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     scenes = data.get("tool", {}).get("t3d-audit", {}).get("scenes")

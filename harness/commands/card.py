@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from harness import argtypes
+from harness.bounded_input import read_json
 
 HELP = "validate, identify or summarise Evaluator Configuration Cards"
 
@@ -35,7 +36,7 @@ def _load(path: Path) -> dict:
     from harness.errors import CardError
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (OSError, ValueError) as exc:
         raise CardError(f"cannot read card: {exc}", where=path) from exc
     if not isinstance(data, dict):

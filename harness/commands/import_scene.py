@@ -28,12 +28,12 @@ Prints the written scene path.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from harness import argtypes
+from harness.bounded_input import read_json
 
 HELP = "import a glTF/GLB, OBJ, PLY, STL, USD or sceneState file into a scene set"
 
@@ -126,7 +126,7 @@ def _json_object(path: Path | None, what: str) -> dict | None:
     if path is None:
         return None
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = read_json(path)
     except (OSError, ValueError) as exc:
         raise ImportError_(f"cannot read {what}: {exc}", path=path) from None
     if not isinstance(value, dict):

@@ -10,10 +10,10 @@ Regenerate the committed fixture with ``t3d-audit lighting --out fixtures/lighti
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from harness import argtypes
+from harness.bounded_input import read_json
 from harness.errors import AuditError
 from harness.fileio import json_text, write_json_atomic
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     doc = bundled_lighting_scalars()  # Blender's maps through bpy (harness.render only)
     if args.check is not None:
         try:
-            committed = json.loads(args.check.read_text(encoding="utf-8"))
+            committed = read_json(args.check)
         except (OSError, ValueError) as exc:
             raise AuditError(f"cannot read lighting scalars: {exc}", where=args.check) from exc
         problems = compare(committed, doc)

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
-from harness import argtypes
+from harness import argtypes, bounded_input
 from harness.errors import EvaluatorError
 
 HELP = "score images against captions"
@@ -49,7 +48,10 @@ def read_captions(path: Path) -> list[dict[str, Any]]:
     """Entries ``{"image", "caption", ...optional record columns}`` from a captions file."""
     if not path.is_file():
         raise EvaluatorError("captions file not found", where=path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = bounded_input.read_text(path, what="captions file")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvaluatorError(f"cannot read the captions file: {exc}", where=path) from None
     entries: list[dict[str, Any]] = []
     if path.suffix.lower() == ".csv":
         reader = csv.DictReader(text.splitlines())
@@ -60,7 +62,7 @@ def read_captions(path: Path) -> list[dict[str, Any]]:
         entries = [dict(row) for row in reader]
     else:
         try:
-            data = json.loads(text)
+            data = bounded_input.loads(text, where=path)
         except ValueError as exc:
             raise EvaluatorError(f"captions file is not JSON: {exc}", where=path) from exc
         if isinstance(data, dict):

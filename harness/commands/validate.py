@@ -24,12 +24,12 @@ Exit status 0 when the report is valid, 1 otherwise, 2 on a usage error.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from harness import argtypes
+from harness.bounded_input import read_json
 from harness.vocab.factors import PARAPHRASE, TEMPLATE
 
 HELP = "re-verify a report directory (manifest hashes, cards, coverage; --deep: recompute)"
@@ -101,7 +101,7 @@ def load_results(report: Path) -> tuple[list[str], dict[str, Any] | None]:
     if not path.is_file():
         return ["results.json: missing"], None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = read_json(path)
     except (OSError, ValueError) as exc:
         return [f"results.json: unreadable ({exc})"], None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):

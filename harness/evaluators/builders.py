@@ -9,11 +9,11 @@ scale and range, hub files, adapter options); the study's catalogue
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.bounded_input import read_json
 from harness.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.judge_settings import JudgeSettings
@@ -228,7 +228,7 @@ def openclip_local_spec(
         if not path.is_file():
             raise EvaluatorError(f"evaluator {id!r}: {what} not found", where=path)
     try:
-        cfg = json.loads(config_path.read_text(encoding="utf-8"))
+        cfg = read_json(config_path)
         vision, text = cfg["vision_cfg"], cfg["text_cfg"]
     except (ValueError, KeyError, TypeError) as exc:
         raise EvaluatorError(

@@ -15,13 +15,13 @@ are kept, so memory is bounded by the batch, not the number of images.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from harness.bounded_input import read_json
 from harness.errors import EvaluatorError
 from harness.evaluators import weights
 from harness.evaluators._torch import (
@@ -66,7 +66,7 @@ def register_model_config(spec: EvaluatorSpec) -> None:
     if not path.is_file():
         raise weights.missing_weights_error(spec, f"model config {path} not found")
     try:
-        wanted = json.loads(path.read_text(encoding="utf-8"))
+        wanted = read_json(path)
     except ValueError as exc:
         raise EvaluatorError(f"model config is not JSON: {exc}", where=path) from exc
     # (Re-)register when the name is unknown or bound to a different config: open_clip keys

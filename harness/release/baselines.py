@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.bounded_input import read_json, read_toml
 from harness.errors import AuditError
 from harness.records import CSV_SUFFIXES, PARQUET_SUFFIXES
 from harness.release.comparison import INCONCLUSIVE, REGRESSION, CompareError, Comparison
@@ -112,7 +112,7 @@ def _card_ids(folder: Path) -> dict[str, str]:
         return out
     for path in sorted(folder.glob("*.json")):
         try:
-            card = json.loads(path.read_text(encoding="utf-8"))
+            card = read_json(path)
         except (OSError, ValueError):
             continue
         cid = card.get("card_id") if isinstance(card, dict) else None
@@ -197,7 +197,7 @@ def load_margins(pyproject: str | Path | None, *, required: bool = False) -> Mar
     import tomllib
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_toml(path)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise AuditError(f"cannot read [tool.t3d-audit.compare]: {exc}", where=str(path)) from exc
     table = data.get("tool", {}).get("t3d-audit", {}).get("compare")

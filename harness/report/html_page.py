@@ -44,6 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.bounded_input import read_json
 from harness.errors import AuditError
 from harness.report.thumbs import THUMB_DIR, read_index
 from harness.vocab.factors import factor_names
@@ -92,7 +93,7 @@ def fmt(value: Any, digits: int = 4) -> str:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -51,6 +50,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.bounded_input import read_json
 from harness.csvcells import neutral
 from harness.errors import AuditError
 from harness.numbers import finite_or_none
@@ -129,7 +129,7 @@ def _read(path: Path, *, required: bool) -> Any:
                              hint="give report directories written by an audit run")  # fmt: skip
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path)
     except (OSError, ValueError) as exc:
         raise AuditError(f"cannot read {path.name}: {exc}", where=path) from exc
 

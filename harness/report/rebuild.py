@@ -27,7 +27,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness import bounded_input
 from harness.audit_inputs import audit_result
+from harness.bounded_input import read_json
 from harness.errors import AuditError
 from harness.records import read_records
 from harness.stats.audit_stats import summary_with_intervals
@@ -80,7 +82,7 @@ def compare_file(rel: str, disk: Path, rebuilt: Path) -> list[str]:
         return []
     if rel.endswith(".json"):
         try:
-            on_disk = json.loads(got)
+            on_disk = bounded_input.loads(got, where=disk)
         except ValueError as exc:
             return [f"{rel}: not valid JSON ({exc}); differs from the file recomputed from scores/"]
         keys = list(json_differences(on_disk, json.loads(want)))
@@ -131,7 +133,7 @@ def _evaluator_sets(report: Path, options: Mapping[str, Any]) -> list[str]:
 def _results_problems(report: Path, manifest: Mapping[str, Any]) -> list[str]:
     path = report / "results.json"
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = read_json(path)
     except FileNotFoundError:
         return ["results.json: missing"]
     except (OSError, ValueError) as exc:
@@ -226,7 +228,7 @@ def _cards(
         partial = {**options, "card_facts": {**options["card_facts"], "companion": None}}
         rebuilt = assemble_card(ev, partial, stats, None)
         try:
-            on_disk = json.loads((report / rel).read_text(encoding="utf-8"))
+            on_disk = read_json(report / rel)
         except (OSError, ValueError):
             continue  # missing or unreadable: reported by the card check
         if not isinstance(on_disk, dict):

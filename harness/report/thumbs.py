@@ -20,10 +20,10 @@ no thumbnails.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from harness.bounded_input import read_json
 from harness.fileio import write_json_atomic
 from harness.hashing import sha256_bytes
 
@@ -64,7 +64,7 @@ def read_index(report_dir: Path) -> dict[str, Any] | None:
     """The parsed ``thumbs/index.json``, or ``None`` when the report has none (or it is unusable)."""
     path = Path(report_dir) / THUMB_DIR / INDEX
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = read_json(path)
     except (OSError, ValueError):
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("images"), list):

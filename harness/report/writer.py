@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
+from harness.bounded_input import read_json
 from harness.captions import paraphrase
 from harness.cards.card_format import write_card
 from harness.cards.provenance import build_manifest, file_entry, portable_label, write_manifest
@@ -81,7 +82,7 @@ def previous_results(directory: Path) -> tuple[list[dict[str, Any]], bool]:
     (``([], False)`` when absent or unreadable)."""
     path = directory / "results.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
         results = data["results"]
     except (OSError, ValueError, KeyError, TypeError):
         return [], False

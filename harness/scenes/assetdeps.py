@@ -1,38 +1,64 @@
-"""Files an asset pulls in when it is rendered: an OBJ's ``mtllib`` files and their texture
-maps, a glTF's buffer and image files (``harness.scenes.importers.gltf_io.dependencies``).
+"""Files an asset pulls in when it is rendered, and the rule that keeps them in the scene set.
+
+An OBJ's ``mtllib`` files and their texture maps, a glTF's buffer and image files
+(``harness.scenes.importers.gltf_io.dependencies``), a USD layer's sublayers, references,
+payloads and textures, followed to the end (a referenced layer's own references too); the
+references are read by ``harness.scenes.assetrefs``.
 
 They are part of the asset: the manifest lists them (so the frozen-scene rule covers a changed
-material) and ``scene_identity`` hashes them (so render-cache keys change with them). Only
-relative names that resolve to existing files inside the scene-set root count; a missing
-material is not an error here (the renderer falls back to a default material).
+material or layer) and ``scene_identity`` hashes them (so render-cache keys change with them).
+
+Every reference must name a regular file inside the base folder (the scene-set root when a
+scene set is read; the source file's own folder when a file is imported, which then copies
+them beside the asset: :func:`copy_dependencies`). Anything else is refused with one line
+naming the asset and the reference (:func:`check_reference`): absolute POSIX or Windows
+paths, ``file:``/``http:`` and other URIs, percent-encoded names, USD package paths
+(``a.usdz[b.usda]``) and ``<UDIM>`` patterns, ``..`` or symlinks that leave the base, and
+devices, FIFOs or folders. A USDZ package's layers may only name entries of that package.
+
+A missing material or texture of an OBJ is not an error (the renderer falls back to a default
+material), but a file of the same name beside the referring file counts (Blender looks there
+too); a missing USD layer or texture is an error.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
+import re
+import stat
+from collections import deque
 from functools import lru_cache
 from pathlib import Path
 
-_MAP_KEYS = ("map_", "bump", "disp", "decal", "refl", "norm")
+from harness.errors import SceneError
+from harness.scenes import assetrefs  # the parsers; this module decides and follows
+
+MAX_FILES = 4096  # files one asset may pull in, in all
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_USD_LAYER = (".usd", ".usda", ".usdc")
+_HINT = "every file an asset uses must sit beside it, at a relative path inside the scene set"
 
 
 def asset_dependencies(root: Path | str, asset: str) -> tuple[str, ...]:
-    """Sorted POSIX paths (relative to ``root``) of the material/texture files ``asset`` uses.
+    """Sorted POSIX paths (relative to ``root``) of the files ``asset`` pulls in.
 
-    ``asset`` is a scene asset path relative to ``root``; assets other than OBJ and glTF have
-    none.
+    ``asset`` is a scene asset path relative to ``root``. Raises :class:`SceneError` when a
+    reference leaves the scene set (see the module docstring); a missing or unreadable asset
+    has none here (it fails where it is loaded).
     """
-    if asset.lower().endswith((".gltf", ".glb")):
-        return _gltf_dependencies(_resolved(str(root)), asset)
-    if not asset.lower().endswith(".obj"):
-        return ()
     root = _resolved(str(root))
     target = root / asset
     try:
-        stat = target.stat()
+        target.stat()
     except OSError:
         return ()
-    return _cached(str(root), asset, stat.st_mtime_ns, stat.st_size)
+    if asset.lower().endswith((".gltf", ".glb")):
+        return _gltf_dependencies(root, asset)
+    return tuple(
+        sorted(p.relative_to(root).as_posix() for p in dependency_files(root, target.resolve()))
+    )
 
 
 @lru_cache(maxsize=256)
@@ -41,63 +67,196 @@ def _resolved(root: str) -> Path:
     return Path(root).resolve()
 
 
-@lru_cache(maxsize=4096)
-def _cached(root_str: str, asset: str, _mtime: int, _size: int) -> tuple[str, ...]:
-    # keyed on mtime and size as well, so an edited OBJ is re-read
-    root = Path(root_str)
-    obj = root / asset
-    found: set[str] = set()
-    for mtl_name in _names(obj, ("mtllib",)):
-        mtl = _inside(root, obj.parent, mtl_name)
-        if mtl is None:
-            continue
-        found.add(mtl.relative_to(root).as_posix())
-        for tex_name in _names(mtl, _MAP_KEYS, last_only=True):
-            tex = _inside(root, mtl.parent, tex_name)
-            if tex is not None:
-                found.add(tex.relative_to(root).as_posix())
-    return tuple(sorted(found))
-
-
-def _names(path: Path, keys: tuple[str, ...], *, last_only: bool = False) -> list[str]:
-    """File names on lines starting with one of ``keys`` (all tokens, or the last one)."""
-    out: list[str] = []
+def _stamp(path: Path) -> tuple[int, int] | None:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        st = path.stat()
     except OSError:
-        return out
-    for line in text.splitlines():
-        words = line.split()
-        if len(words) < 2 or not words[0].lower().startswith(keys):
-            continue
-        out.extend(words[-1:] if last_only else words[1:])
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+_MEMO: dict[tuple[str, str], tuple[tuple[tuple[str, tuple[int, int] | None], ...], tuple[Path, ...]]] = {}
+
+
+def dependency_files(
+    base: Path, asset_file: Path, *, error: type[SceneError] = SceneError
+) -> tuple[Path, ...]:
+    """Every file ``asset_file`` pulls in, resolved, each a regular file inside ``base``
+    (resolved); raises ``error`` naming the first reference that is not. Cached on the
+    modification times and sizes of every file read, so an edited material is re-read."""
+    key = (str(base), str(asset_file))
+    memo = _MEMO.get(key)
+    if memo is not None and all(_stamp(Path(p)) == s for p, s in memo[0]):
+        return memo[1]
+    read: list[Path] = [asset_file]
+    probed: list[Path] = []
+    found: list[Path] = []
+    seen = {asset_file}
+    queue = deque([asset_file])
+    while queue:
+        current = queue.popleft()
+        for name, missing_ok in _references(current, error):
+            dep = check_reference(base, current, name, error=error, missing_ok=missing_ok)
+            if dep is None:
+                # Blender looks for a missing map by its file name beside the material too;
+                # that file then counts, and the missing paths are watched for appearing
+                probed.append(current.parent / name)
+                short = name.rsplit("/", 1)[-1]
+                if short != name:
+                    probed.append(current.parent / short)
+                    dep = check_reference(base, current, short, error=error, missing_ok=True)
+            if dep is None or dep in seen:
+                continue
+            seen.add(dep)
+            found.append(dep)
+            if len(found) > MAX_FILES:
+                raise error(f"asset pulls in over {MAX_FILES} files", path=asset_file)
+            if _has_references(dep):
+                read.append(dep)
+                queue.append(dep)
+    result = tuple(found)
+    if len(_MEMO) > 4096:
+        _MEMO.clear()
+    _MEMO[key] = (tuple((str(p), _stamp(p)) for p in (*read, *probed)), result)
+    return result
+
+
+def _has_references(path: Path) -> bool:
+    return path.suffix.lower() in (".obj", ".mtl", ".usdz", *_USD_LAYER)
+
+
+def _references(path: Path, error: type[SceneError]) -> list[tuple[str, bool]]:
+    """(reference, missing allowed) pairs written in ``path``."""
+    suffix = path.suffix.lower()
+    if suffix not in (".obj", ".mtl", ".usdz", *_USD_LAYER):
+        return []
+    if suffix == ".usdz":
+        _check_usdz(path, error)
+        return []
+    data = _read(path, error)
+    if suffix == ".obj":
+        return [(n, True) for n in assetrefs.obj_references(data)]
+    if suffix == ".mtl":
+        return [(n, True) for n in assetrefs.mtl_references(data)]
+    crate = data.startswith(b"PXR-USDC")
+    try:
+        # a crate's tokens include strings (docs, comments): one with a space that names no
+        # file is text, not a reference; the rest must exist
+        return [(n, crate and any(c.isspace() for c in n))
+                for n in assetrefs.usd_references(data, path)]
+    except SceneError as exc:
+        raise error(exc.what, path=path, hint=exc.hint) from None
+
+
+def _read(path: Path, error: type[SceneError]) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(assetrefs.LAYER_MAX + 1)
+    except OSError as exc:
+        raise error(f"cannot read asset file: {exc.strerror or exc}", path=path) from None
+    if len(data) > assetrefs.LAYER_MAX:
+        raise error(f"asset file over {assetrefs.LAYER_MAX} bytes", path=path)
+    return data
+
+
+def _check_usdz(path: Path, error: type[SceneError]) -> None:
+    """A USDZ package's layers may only reference entries of the same package."""
+    try:
+        layers = assetrefs.usdz_layers(path)
+    except SceneError as exc:
+        raise error(exc.what, path=path, hint=exc.hint) from None
+    entries = assetrefs.usdz_entries(path)
+    for entry, data in layers.items():
+        try:
+            names = assetrefs.usd_references(data, f"{path}[{entry}]")
+        except SceneError as exc:
+            raise error(exc.what, path=path, hint=exc.hint) from None
+        for name in names:
+            _refuse_form(name, f"{path}[{entry}]", error)
+            inner = posixpath.normpath(posixpath.join(posixpath.dirname(entry), name))
+            if inner not in entries:
+                raise error(
+                    f"USDZ layer {entry!r} references {name!r}, which is not in the package",
+                    path=path,
+                    hint="a USDZ package must hold every file it uses",
+                )
+
+
+def _refuse_form(name: str, referrer: Path | str, error: type[SceneError]) -> None:
+    """Raise ``error`` when ``name`` is not a plain relative path (see the module docstring)."""
+    why = None
+    if not name or any(ord(ch) < 32 for ch in name):
+        why = "is empty or has a control character"
+    elif "\\" in name:
+        why = "is a Windows path (backslash)"
+    elif name.startswith(("/", "~")) or os.path.isabs(name):
+        why = "is an absolute path"
+    elif _SCHEME.match(name):
+        why = "is a URI or a drive path"
+    elif _PERCENT.search(name):
+        why = "is percent-encoded"
+    elif "[" in name or "<" in name:
+        why = "is a package path or a pattern"
+    if why is not None:
+        raise error(f"reference {name!r} {why}", path=referrer, hint=_HINT)
+
+
+def check_reference(
+    base: Path,
+    referrer: Path,
+    name: str,
+    *,
+    error: type[SceneError] = SceneError,
+    missing_ok: bool = False,
+) -> Path | None:
+    """The resolved file ``name`` (written in ``referrer``) names, which must be a regular file
+    inside ``base``; None when it is missing and ``missing_ok``. Raises ``error`` otherwise."""
+    _refuse_form(name, referrer, error)
+    try:
+        target = (referrer.parent / name).resolve()
+    except (OSError, RuntimeError) as exc:
+        raise error(f"reference {name!r} cannot be resolved: {exc}", path=referrer) from None
+    if not target.is_relative_to(base):
+        raise error(f"reference {name!r} leaves {base}", path=referrer, hint=_HINT)
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        if missing_ok:
+            return None
+        raise error(f"reference {name!r} names a missing file", path=referrer,
+                    hint="copy the file beside the asset") from None
+    if not stat.S_ISREG(mode):
+        raise error(f"reference {name!r} is not a regular file", path=referrer, hint=_HINT)
+    return target
+
+
+def copy_dependencies(src: Path, dest_dir: Path, write) -> list[str]:
+    """Copy every file ``src`` pulls in into ``dest_dir``, keeping their paths relative to
+    ``src``'s folder; ``write(target, data)`` writes one file (temp + rename). Returns those
+    relative POSIX paths. Raises ImportError_ naming a reference outside ``src``'s folder."""
+    from harness.errors import ImportError_
+
+    base = src.parent.resolve()
+    out = []
+    for dep in dependency_files(base, src.resolve(), error=ImportError_):
+        rel = dep.relative_to(base)
+        write(dest_dir / rel, dep.read_bytes())
+        out.append(rel.as_posix())
     return out
 
 
-def _inside(root: Path, base: Path, name: str) -> Path | None:
-    if name.startswith("/") or "\\" in name or os.path.isabs(name):
-        return None
-    try:
-        resolved = (base / name).resolve()
-    except (OSError, RuntimeError):
-        return None
-    if resolved.is_relative_to(root) and resolved.is_file():
-        return resolved
-    return None
-
-
 def _gltf_dependencies(root: Path, asset: str) -> tuple[str, ...]:
-    from harness.errors import SceneError
     from harness.scenes.importers.gltf_io import dependencies, read_gltf
 
     target = root / asset
     try:
-        names = dependencies(read_gltf(target))
+        gltf = read_gltf(target)
     except SceneError:
         return ()  # an unreadable asset fails at render time with its own error
     found = set()
-    for name in names:
-        dep = _inside(root, target.parent, name)
-        if dep is not None:
-            found.add(dep.relative_to(root).as_posix())
+    for name in dependencies(gltf):  # raises for a URI that leaves the glTF's folder
+        dep = (target.parent / name).resolve()
+        if not dep.is_relative_to(root):
+            raise SceneError(f"reference {name!r} leaves {root}", path=target, hint=_HINT)
+        found.add(dep.relative_to(root).as_posix())
     return tuple(sorted(found))

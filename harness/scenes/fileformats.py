@@ -29,7 +29,6 @@ Pure Python, no bpy: the PLY header parser (:func:`ply_header`) is shared with t
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 import zipfile
@@ -211,8 +210,12 @@ def _is_binary_stl(head: bytes, size: int) -> bool:
 
 
 def _json_kind(path: Path) -> str | None:
+    from harness.bounded_input import InputFileError, JsonDepthError, loads, read_bytes
+
     try:
-        doc = json.loads(path.read_bytes().decode("utf-8-sig"))
+        doc = loads(read_bytes(path, what="scene file").decode("utf-8-sig"), where=path)
+    except (InputFileError, JsonDepthError) as exc:
+        raise ImportError_(exc.what, path=path, hint=exc.hint) from None
     except (OSError, ValueError):
         return None
     if not isinstance(doc, dict):
@@ -233,11 +236,17 @@ def _zip_usd(path: Path) -> bool:
     return bool(names) and names[0].lower().endswith((".usd", ".usda", ".usdc"))
 
 
+def _head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of ``path`` (never the whole file)."""
+    with path.open("rb") as handle:
+        return handle.read(size)
+
+
 def _by_content(path: Path, head: bytes, size: int) -> Detected | None:
     if head.startswith(b"glTF"):
         return Detected("gltf")
     if head.startswith((b"ply\n", b"ply\r\n")):
-        header = ply_header(head if b"end_header" in head else path.read_bytes()[:_HEADER_MAX], path)
+        header = ply_header(head if b"end_header" in head else _head(path, _HEADER_MAX), path)
         check_ply_body(header, size, path)
         return Detected("ply", header.variant)
     if head.startswith(b"PXR-USDC") or head.startswith(b"#usda"):
@@ -262,6 +271,9 @@ def detect_format(path: Path | str) -> Detected:
     file, a known extension whose content is another format, or no supported format."""
     path = Path(path)
     if not path.is_file():
+        if path.exists():
+            raise ImportError_("not a regular file (a device, FIFO or folder)", path=path,
+                               hint="name a plain file")
         raise ImportError_("file not found", path=path)
     size = path.stat().st_size
     with path.open("rb") as fh:
@@ -298,6 +310,62 @@ _PLY_TYPES = {
     "int": "i4", "int32": "i4", "uint": "u4", "uint32": "u4",
     "float": "f4", "float32": "f4", "double": "f8", "float64": "f8",
 }
+
+
+def check_finite_vertices(path: Path | str, fmt: str) -> None:
+    """Refuse a PLY (mesh, point cloud or splats) or STL file with a NaN or infinite vertex
+    coordinate, as the OBJ reader does; other formats are checked on their measured box.
+    Raises ImportError_ naming the first such vertex."""
+    import numpy as np
+
+    path = Path(path)
+    if fmt == "ply":
+        header = ply_header(_head(path, _HEADER_MAX), path)
+        names = [name for name, _, _ in header.elements]
+        lists = [i for i, (_, _, props) in enumerate(header.elements)
+                 if any(t.startswith("list:") for _, t in props)]
+        if "vertex" not in names or (lists and lists[0] <= names.index("vertex")):
+            return  # a layout read_ply_vertices does not take: the measured box is checked
+        verts = read_ply_vertices(path)
+        xyz = [verts.get(axis) for axis in "xyz"]
+        if any(a is None for a in xyz):
+            raise ImportError_("PLY vertex element has no x, y and z", path=path)
+        coords = np.stack(xyz, axis=1)
+    elif fmt == "stl":
+        coords = _stl_vertices(path)
+    else:
+        return
+    bad = ~np.all(np.isfinite(coords), axis=1)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ImportError_(
+            f"{int(bad.sum())} vertices have NaN or infinite coordinates (first: vertex {first})",
+            path=path,
+            hint="every vertex needs finite x, y and z; fix or drop those points",
+        )
+
+
+_STL_VERTEX = re.compile(rb"^\s*vertex\s+(\S+)\s+(\S+)\s+(\S+)", re.MULTILINE)
+
+
+def _stl_vertices(path: Path) -> np.ndarray:
+    """(N, 3) float64 vertex coordinates of a binary or ASCII STL file."""
+    import numpy as np
+
+    data = path.read_bytes()
+    if _is_binary_stl(data[:84], len(data)):
+        (n,) = struct.unpack_from("<I", data, 80)
+        facets = np.frombuffer(data, dtype=np.dtype([("normal", "<f4", 3), ("v", "<f4", (3, 3)),
+                                                     ("attr", "<u2")]), count=n, offset=84)
+        return facets["v"].reshape(-1, 3).astype(np.float64)
+    rows = []
+    for m in _STL_VERTEX.finditer(data):
+        try:
+            rows.append([float(v) for v in m.groups()])
+        except ValueError:
+            raise ImportError_(f"unreadable STL vertex {m.group(0).strip()[:60]!r}",
+                               path=path) from None
+    return np.asarray(rows, dtype=np.float64).reshape(-1, 3)
 
 
 def read_ply_vertices(path: Path | str) -> dict[str, np.ndarray]:

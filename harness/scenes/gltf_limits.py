@@ -456,6 +456,8 @@ class _Checker:
                             f"{base}/targets/{t}/{name}",
                         )
                 n = lengths.get("POSITION")
+                if n is not None:
+                    self.check_positions(attrs["POSITION"], field, f"{base}/attributes/POSITION")
                 for name, length in lengths.items():
                     if n is not None and length != n:
                         raise self.fail(
@@ -467,6 +469,24 @@ class _Checker:
                         "accessors", prim["indices"], f"{field}.indices", f"{base}/indices"
                     )
                     self.check_indices(k, n, field, f"{base}/indices")
+
+    def check_positions(self, k: int, field: str, pointer: str) -> None:
+        """Refuse NaN or infinite vertex positions (float VEC3 in a bufferView; compressed or
+        sparse ones are checked on the measured box)."""
+        acc = self.g.items("accessors")[k]
+        if acc.get("componentType") != 5126 or acc.get("type") != "VEC3":
+            return
+        if "bufferView" not in acc or "sparse" in acc or not acc["count"]:
+            return
+        view = self.view(acc["bufferView"])
+        data = self.source(view["buffer"])
+        stride = view.get("byteStride") or 12
+        start = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+        arr = np.ndarray((acc["count"], 3), dtype="<f4", buffer=data, offset=start,
+                         strides=(stride, 4))
+        if not np.isfinite(arr).all():
+            raise self.fail(f"{field}.attributes.POSITION: accessors[{k}] holds NaN or infinite "
+                            "vertex coordinates", pointer, hint="every vertex needs finite x, y and z")
 
     def check_indices(self, k: int, vertices: int | None, field: str, pointer: str) -> None:
         acc = self.g.items("accessors")[k]

@@ -33,6 +33,7 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from harness import bounded_input
 from harness.errors import SceneError
 from harness.paths import SCHEMAS
 from harness.scenes.fastschema import compile_schema
@@ -154,13 +155,15 @@ def _decode(data: bytes, path: str) -> tuple[Any, bool]:
         return _NonFinite(literal)
 
     try:
-        doc = json.loads(
+        doc = bounded_input.loads(
             text,
             object_pairs_hook=pairs_hook,
             parse_float=parse_float,
             parse_int=parse_int,
             parse_constant=parse_constant,
         )
+    except bounded_input.JsonDepthError as exc:
+        raise SceneError(f"malformed JSON: {exc.what}", path=path, hint=exc.hint) from None
     except json.JSONDecodeError as exc:
         raise SceneError(
             f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
@@ -507,7 +510,7 @@ def load_scene(
 ) -> Scene:
     """Read and validate one scene file; asset paths resolve against the scene-set ``root``."""
     try:
-        data = Path(path).read_bytes()
+        data = bounded_input.read_bytes(path, what="scene file")
     except OSError as exc:
         raise SceneError(
             f"cannot read scene file: {exc.strerror or exc}",

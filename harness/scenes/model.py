@@ -264,9 +264,10 @@ def scene_identity(
 
     Hashed value: canonical JSON of ``{"scene": scene.to_dict(), "assets": {path: sha256}}``,
     asset paths resolved against the scene-set ``root``. Two scenes with the same JSON but a
-    changed mesh file get different identities. The files an OBJ asset pulls in (``mtllib``
-    materials and their texture maps, see ``harness.scenes.assetdeps``) count as asset bytes
-    too. ``asset_sha256`` (path -> hex digest, e.g. from a verified manifest) avoids re-reading
+    changed mesh file get different identities. The files an asset pulls in (an OBJ's
+    ``mtllib`` materials and their texture maps, a glTF's buffers and images, a USD's layers
+    and textures, see ``harness.scenes.assetdeps``) count as asset bytes too; a reference
+    outside the scene set raises SceneError. ``asset_sha256`` (path -> hex digest, e.g. from a verified manifest) avoids re-reading
     files; paths missing from it are hashed.
     """
     from harness.scenes.assetdeps import asset_dependencies

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness import bounded_input
+from harness.bounded_input import read_json
 from harness.errors import SceneError
 from harness.hashing import sha256_bytes
 from harness.paths import FIXTURES
@@ -171,12 +173,16 @@ def load_pool(path: str | Path = POOL_PATH) -> tuple[PromptSpec, ...]:
     path = Path(path)
     specs: list[PromptSpec] = []
     seen: set[str] = set()
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = bounded_input.read_text(path, what="prompt pool")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SceneError(f"cannot read the prompt pool: {exc}", path=path) from None
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path}:{lineno}"
         try:
-            data = json.loads(line)
+            data = bounded_input.loads(line, where=where)
         except json.JSONDecodeError as exc:
             raise SceneError(f"malformed JSON: {exc.msg}", path=where, hint="one JSON object per line") from None
         spec = parse_spec(data, where=where)
@@ -189,7 +195,7 @@ def load_pool(path: str | Path = POOL_PATH) -> tuple[PromptSpec, ...]:
 
 def pool_sha256(path: str | Path = POOL_PATH) -> str:
     """sha256 of the pool file's bytes (recorded with the sample)."""
-    return sha256_bytes(Path(path).read_bytes())
+    return sha256_bytes(bounded_input.read_bytes(path, what="prompt pool"))
 
 
 def sample(pool: tuple[PromptSpec, ...], n: int = SAMPLE_SIZE, seed: int = SAMPLE_SEED) -> tuple[PromptSpec, ...]:
@@ -220,7 +226,7 @@ def load_prompts(path: str | Path = PROMPTS_PATH) -> tuple[PromptSpec, ...]:
     """Load a sampled-prompts document (``prompts.json``)."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = read_json(path)
     except (OSError, json.JSONDecodeError) as exc:
         raise SceneError(f"cannot read prompts file: {exc}", path=path, hint="run t3d-audit build-scenes") from None
     if not isinstance(doc, dict) or doc.get("schema") != PROMPTS_SCHEMA:

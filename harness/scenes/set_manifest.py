@@ -26,6 +26,7 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from harness import bounded_input
 from harness.errors import ManifestError, SceneError
 from harness.fileio import json_text, write_bytes_atomic
 from harness.hashing import sha256_bytes, sha256_file
@@ -190,7 +191,7 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
     root = Path(root)
     target = root / MANIFEST_NAME
     try:
-        raw = target.read_bytes()
+        raw = bounded_input.read_bytes(target, what="manifest")
     except OSError as exc:
         raise _fail(
             f"cannot read manifest: {exc.strerror or exc}",
@@ -198,7 +199,7 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
             hint="a scene set needs manifest.json: import scenes into it with `t3d-audit import-scene FILE --out DIR`",
         ) from None
     try:
-        doc = json.loads(raw.decode("utf-8"))
+        doc = bounded_input.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise _fail(f"malformed manifest: {exc}", root) from None
     _need(isinstance(doc, dict), "manifest is not a JSON object", root, "")

@@ -28,6 +28,7 @@ import numpy as np
 from scipy import stats as sps
 
 from harness.stats.bootstrap import prompt_mean_draws
+from harness.stats.pair_bounds import check_cells, check_pairs, pair_count
 
 POOLED = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
 OUTER_BUDGET = 6e7  # B × P² elements of the outer-product weights (240 MB float32)
@@ -152,6 +153,7 @@ def pooled_draws(
     n_w = w @ n_pe.T  # (B, E)
     dup = (w * (w - 1.0) / 2.0) @ n_pe.T
     n0 = n_w * (n_w - 1.0) / 2.0
+    check_cells(n, n, what="pairwise matrix of the pooled bootstrap")
     dy = y[:, None] - y[None, :]
     sy = np.sign(dy).astype(np.int8)
     ty = dy == 0
@@ -275,6 +277,7 @@ def _row_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _row_pair_stats(x: np.ndarray, y: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, ...]:
     """τ-b, τ-c and accuracy at ε for each row of x (E, m) against y (m,), all finite."""
     m = y.size
+    check_pairs(pair_count([m]) * max(x.shape[0], 1), what="per-block pair statistics")
     i, j = np.triu_indices(m, k=1)
     dx = x[:, i] - x[:, j]
     dy = y[i] - y[j]

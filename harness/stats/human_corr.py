@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from harness.stats.pair_bounds import check_pairs, pair_count
+
 ITEM_STATISTICS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
 
 
@@ -102,6 +104,7 @@ def _pairs_by_group(x: np.ndarray, y: np.ndarray, codes: np.ndarray):
     bounds = np.flatnonzero(np.diff(codes)) + 1
     starts = np.concatenate(([0], bounds))
     ends = np.concatenate((bounds, [codes.size]))
+    check_pairs(pair_count(ends - starts), what="pairwise accuracy")
     diffs, conc, hties, weights = [], [], [], []
     groups_with_pairs = 0
     for s, e in zip(starts, ends, strict=True):
@@ -223,6 +226,7 @@ def _grouped_epsilons(xs: np.ndarray, y: np.ndarray, groups, chunk: int) -> np.n
     codes = _group_codes(groups, y.size)
     out = np.zeros(xs.shape[0])
     ii, jj, ww = [], [], []
+    check_pairs(pair_count(np.unique(codes, return_counts=True)[1]), what="pairwise accuracy")
     for g in np.unique(codes):
         members = np.flatnonzero(codes == g)
         if members.size < 2:
@@ -275,7 +279,12 @@ def tie_calibrated_epsilons(
     out = np.zeros(xs.shape[0])
     full = np.isfinite(xs).all(axis=1) & bool(np.isfinite(y).all())
     n = y.size
-    i, j = np.triu_indices(n, k=1)
+    if groups is not None:
+        check_pairs(pair_count(np.unique(_group_codes(groups, n), return_counts=True)[1]),
+                    what="pairwise accuracy")
+    else:
+        check_pairs(pair_count([n]), what="pairwise accuracy")
+    i, j = np.triu_indices(n, k=1) if groups is None else (np.empty(0, int), np.empty(0, int))
     dy = y[i] - y[j]
     tie = dy == 0
     ti, tj = i[tie], j[tie]

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import bounded_input
 from harness.errors import AuditError, ImportError_
 from harness.scenes.fileformats import SCENE_SUFFIXES
 
@@ -132,7 +133,7 @@ def read_prompts(path: Path | str) -> dict[str, PromptEntry]:
     """
     path = Path(path)
     try:
-        raw = path.read_text(encoding="utf-8-sig")
+        raw = bounded_input.read_text(path, encoding="utf-8-sig", what="prompts file")
     except (OSError, UnicodeDecodeError) as exc:
         raise ImportError_(f"cannot read the prompts file: {exc}", path=path) from None
     items: list[tuple[str, Any, str]] = []
@@ -147,7 +148,7 @@ def read_prompts(path: Path | str) -> dict[str, PromptEntry]:
             items.append(((row.get("id") or "").strip(), value, f"line {n}"))
     else:
         try:
-            doc = json.loads(raw)
+            doc = bounded_input.loads(raw)
         except ValueError as exc:
             raise ImportError_(f"prompts file is not valid JSON: {exc}", path=path) from None
         if isinstance(doc, dict):  # "@..." keys are settings (e.g. "@conventions"), not prompts
@@ -253,7 +254,7 @@ def read_conventions(path: Path | str | None, prompts_path: Path | str | None = 
         if source is None or (key and Path(source).suffix.lower() == ".csv"):
             continue
         try:
-            doc = json.loads(Path(source).read_text(encoding="utf-8-sig"))
+            doc = bounded_input.read_json(source, encoding="utf-8-sig", what="conventions file")
         except (OSError, ValueError) as exc:
             raise ImportError_(f"cannot read the conventions: {exc}", path=source) from None
         table = doc.get(key) if key and isinstance(doc, dict) else (doc if not key else None)

@@ -151,7 +151,11 @@ def _measured(result: dict[str, Any], path: Path, pointer: str = "") -> tuple[np
             pointer=pointer,
             hint="check the file with https://github.khronos.org/glTF-Validator/",
         )
-    return np.asarray(result["lo"], dtype=float), np.asarray(result["hi"], dtype=float)
+    lo, hi = np.asarray(result["lo"], dtype=float), np.asarray(result["hi"], dtype=float)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise ImportError_("the object has NaN or infinite vertex coordinates", path=path,
+                           pointer=pointer, hint="every vertex needs finite x, y and z")
+    return lo, hi
 
 
 def _object_scene(

@@ -12,13 +12,13 @@ malformed input raises :class:`harness.errors.ImportError_` naming the file and 
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from harness import bounded_input
 from harness.errors import AuditError, ImportError_
 from harness.render.gltfscene import SUPPORTED_EXTENSIONS
 
@@ -139,7 +139,7 @@ def read_gltf(path: Path | str) -> Gltf:
         json_bytes = raw
     check_json_size(json_bytes, path)
     try:
-        doc = json.loads(json_bytes.decode("utf-8"), parse_constant=_reject_constant)
+        doc = bounded_input.loads(json_bytes.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ImportError_(f"malformed glTF JSON: {exc}", path=path) from None
     if not isinstance(doc, dict):

@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 
 from harness.errors import ImportError_
-from harness.scenes.fileformats import Detected, detect_format
+from harness.scenes.fileformats import Detected, check_finite_vertices, detect_format
 from harness.scenes.importers.conventions import Conventions, display_scale, source_record
 from harness.scenes.model import Scene
 
+_MAX_NUMBER_CHARS = 64  # longest token the vectorised OBJ reader takes (a float needs < 32)
 _OBJ_COLOUR_WIDTH = 7  # "v x y z r g b": the vertex-colour extension TripoSR and trimesh write
 
 def _measure_obj(path: Path) -> dict[str, Any]:
@@ -60,8 +61,14 @@ def _fast_vertices(vlines: list[bytes]) -> np.ndarray | None:
     if not vlines:
         return None
     width = len(vlines[0].split())
+    tokens = b" ".join(vlines).split()
+    # np.array of bytes is a fixed-width array as wide as the longest token: one 1 MB token
+    # among 150 000 would ask for 150 GB. Numbers are never that long; the careful reader
+    # names the line.
+    if max(map(len, tokens)) > _MAX_NUMBER_CHARS:
+        return None
     try:
-        table = np.array(b" ".join(vlines).split())
+        table = np.array(tokens)
         if table.size != width * len(vlines):
             return None
         numbers = table.reshape(len(vlines), width)[:, 1:4].astype(np.float64)
@@ -106,6 +113,7 @@ def import_object_file(
     ``out_root/assets/<asset_dir>/``. ``meta``: resolved identity fields
     (``common.resolve_meta``). Returns a validated Scene; raises ImportError_."""
     from harness.render.gltfmeasure import run_jobs
+    from harness.scenes.assetdeps import copy_dependencies
     from harness.scenes.importers.common import (
         PlacedObject,
         decompose,
@@ -113,7 +121,6 @@ def import_object_file(
         write_bytes_atomic,
     )
     from harness.scenes.importers.gltf import object_scene
-    from harness.scenes.importers.scenestate import _copy_materials
     from harness.scenes.load import validate_scene
 
     path = Path(path)
@@ -123,6 +130,12 @@ def import_object_file(
         raise ImportError_(f"{found.label} is not imported here", path=path,
                            hint="use import_gltf / import_scenestate")
     conv = (conventions or Conventions()).resolve(found.format, path=path)
+    from harness.scenes.assetdeps import dependency_files
+
+    # every file the asset pulls in (materials, textures, USD layers) must sit beside it;
+    # refused before Blender reads anything
+    dependency_files(path.parent.resolve(), path.resolve(), error=ImportError_)
+    check_finite_vertices(path, found.format)
     if found.format == "obj":  # read in Python, as the sceneState importer does: no Blender
         result = _measure_obj(path)
     else:
@@ -135,6 +148,9 @@ def import_object_file(
         raise ImportError_(f"Blender's {found.label} importer failed: {result['error']}",
                            path=path, hint="check that the file opens in Blender")
     lo, hi = np.asarray(result["lo"], dtype=float), np.asarray(result["hi"], dtype=float)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):  # e.g. a USD's NaN points
+        raise ImportError_("the object has NaN or infinite vertex coordinates", path=path,
+                           hint="every vertex needs finite x, y and z")
     rot = conv.rotation()
     size_m = np.abs(rot) @ (hi - lo) * conv.metres_per_unit
     fit = display_scale(size_m, path=path)
@@ -147,10 +163,10 @@ def import_object_file(
     rel = f"{folder}/{path.name}"
     raw = path.read_bytes()
     if rebase:
-        _copy_materials(path, raw, out_root / folder)
         if not placement.is_identity:
             raw = rebase_obj(raw, np.asarray(placement.axes))
         rel = f"{folder}/{path.stem}.obj"
+    copy_dependencies(path, out_root / folder, write_bytes_atomic)
     write_bytes_atomic(out_root / rel, raw)
     obj = PlacedObject(sanitize_id(label, "object")[:64] or "object", label, rel, placement)
     scene = object_scene(meta, [obj], ground=ground, path=path)

@@ -50,9 +50,9 @@ Rules:
 
 from __future__ import annotations
 
-import json
 import math
 import re
+import string
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from harness import bounded_input
 from harness.errors import ImportError_
 from harness.scenes.importers.common import (
     Y_UP_TO_Z_UP,
@@ -180,13 +181,13 @@ def import_scenestate(
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_bytes()
+        raw = bounded_input.read_bytes(path, what="sceneState file")
     except OSError as exc:
         raise ImportError_(
             f"cannot read sceneState file: {exc.strerror or exc}", path=path
         ) from None
     try:
-        doc = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        doc = bounded_input.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ImportError_(f"malformed sceneState JSON: {exc}", path=path) from None
     if not isinstance(doc, dict) or doc.get("format") != "sceneState":
@@ -275,13 +276,35 @@ def candidate_paths(
     patterns += [*SCENEEVAL_LAYOUTS.get(source, ()), *GENERIC_LAYOUTS]
     out = []
     for pattern in patterns:
-        try:
-            rel = pattern.format(**fields)
-        except (KeyError, IndexError, ValueError):
-            continue
-        if rel not in out:
+        rel = _expand(pattern, fields)
+        if rel is not None and rel not in out:
             out.append(rel)
     return out
+
+
+def _expand(pattern: str, fields: Mapping[str, str]) -> str | None:
+    """``pattern`` with its ``{field}`` names replaced; None when it names an unknown field or
+    is malformed. Only bare names are expanded: a format spec or conversion (``{id:>4000000000}``
+    would allocate 4 GB), an attribute or an index is refused with ImportError_."""
+    out = []
+    try:
+        pieces = list(string.Formatter().parse(pattern))
+    except ValueError:
+        return None
+    for literal, name, spec, conversion in pieces:
+        out.append(literal)
+        if name is None:
+            continue
+        if spec or conversion or not name.isidentifier():
+            raise ImportError_(
+                f"asset-map pattern {pattern[:80]!r} uses a format spec, conversion or "
+                "attribute",
+                hint="patterns may only name {source}, {id}, {id0} and {base}",
+            )
+        if name not in fields:
+            return None
+        out.append(fields[name])
+    return "".join(out)
 
 
 class _MeshCache:
@@ -427,32 +450,18 @@ def _rebase_obj(raw: bytes, axes: np.ndarray) -> bytes:
 
 
 def _copy_materials(src: Path, raw: bytes, dest_dir: Path) -> None:
-    """Copy the ``mtllib`` files an OBJ names, and the maps they name, next to the copied OBJ.
+    """Copy the files an OBJ pulls in (``mtllib`` files and the maps they name) next to the
+    copied OBJ, keeping their paths relative to its folder.
 
-    Only plain relative names inside the asset's folder are followed; missing ones are skipped
-    (the renderer falls back to a default material).
+    A reference outside the asset's folder (absolute, a URI, ``..`` or a symlink out) is
+    refused (``harness.scenes.assetdeps``); missing ones are skipped (the renderer falls back
+    to a default material). ``raw`` is the OBJ's bytes, read by the caller.
     """
-    base = src.parent.resolve()
-    for line in raw.decode("utf-8", errors="replace").splitlines():
-        if not line.startswith("mtllib "):
-            continue
-        for name in line.split()[1:]:
-            mtl = (base / name).resolve()
-            if not mtl.is_relative_to(base) or not mtl.is_file():
-                continue
-            write_bytes_atomic(dest_dir / mtl.relative_to(base), mtl.read_bytes())
-            for mline in mtl.read_text(encoding="utf-8", errors="replace").splitlines():
-                words = mline.split()
-                if (
-                    words
-                    and words[0].lower().startswith(("map_", "bump", "disp"))
-                    and len(words) > 1
-                ):
-                    tex = (mtl.parent / words[-1]).resolve()
-                    if tex.is_relative_to(base) and tex.is_file():
-                        # temp + rename, never in place: the output may hard-link an
-                        # existing scene set's files (``staging.staged_directory``)
-                        write_bytes_atomic(dest_dir / tex.relative_to(base), tex.read_bytes())
+    from harness.scenes.assetdeps import copy_dependencies
+
+    # temp + rename, never in place: the output may hard-link an existing scene set's files
+    # (``staging.staged_directory``)
+    copy_dependencies(src, dest_dir, write_bytes_atomic)
 
 
 def _room(arch: Any, objects: list[PlacedObject], to_z: np.ndarray, unit: float, path: Path):
