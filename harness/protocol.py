@@ -141,6 +141,12 @@ class RenderConfig:
     samples: int = 16
     seed: int = 0
     denoise: bool = False
+    # presentation (issue 41; keyed only off their defaults): ``render_pass`` "shaded" or
+    # "normal" (world-space normals as colour), ``texture`` False renders every surface in the
+    # default grey, ``ambient`` a uniform white world of that strength instead of the map
+    render_pass: str = "shaded"
+    texture: bool = True
+    ambient: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict. A field added after the study's eight is written only when it
