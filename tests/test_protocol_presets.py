@@ -14,10 +14,16 @@ from hypothesis import strategies as st
 
 from harness.errors import ProtocolError
 from harness.protocol import RenderConfig
-from harness.protocols.view_reduce import aggregate, icosphere_max, trimmed_mean
+from harness.protocols.cameras import (
+    View,
+    direction_view,
+    focal_length_mm,
+    icosphere,
+    render_config,
+)
 from harness.protocols.presets import PRESETS, get_preset, parse_presets
 from harness.protocols.tiling import stack, tile
-from harness.protocols.cameras import View, direction_view, focal_length_mm, icosphere, render_config
+from harness.protocols.view_reduce import aggregate, icosphere_max, trimmed_mean
 
 ICOSAHEDRON_ELEVATION = math.degrees(math.atan(1 / ((1 + math.sqrt(5)) / 2)))  # 31.717°
 
@@ -63,7 +69,7 @@ def test_mate3d_six_axis_aligned_views_ambient_08_on_white():
     dirs = set()
     for v in p.views:
         e, a = math.radians(v.elevation_deg), math.radians(v.azimuth_deg)
-        dirs.add(tuple(int(round(x)) for x in (math.cos(e) * math.sin(a), -math.cos(e) * math.cos(a), math.sin(e))))
+        dirs.add(tuple(round(x) for x in (math.cos(e) * math.sin(a), -math.cos(e) * math.cos(a), math.sin(e))))
     assert dirs == {(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)}
     assert p.ambient == 0.8 and p.background == "255" and p.aggregation == "mean"
 

@@ -32,10 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.fileio import write_json_atomic
-    from harness.protocols.rank_concordance import concordance, figure, score_array
     from harness.protocols.inputs import resolve
     from harness.protocols.measure import score_protocols
     from harness.protocols.presets import parse_presets
+    from harness.protocols.rank_concordance import concordance, figure, score_array
 
     start = time.monotonic()
     inputs = resolve(args)

@@ -18,8 +18,8 @@ from typing import Any
 
 from harness.errors import ProtocolError
 from harness.protocol import RenderConfig
-from harness.protocols.view_reduce import aggregate, check_aggregation
 from harness.protocols.cameras import View, direction_view, icosphere, render_config
+from harness.protocols.view_reduce import aggregate, check_aggregation
 
 PASSES = ("shaded", "normal")
 #: Parameters a protocol declares (the names ``disclosed`` and forensics use).

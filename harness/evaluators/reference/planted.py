@@ -331,11 +331,12 @@ def build(spec, *, device: str = "auto", batch_size: int = 32) -> PlantedEvaluat
 #                    (``ScoreContext.presentation.tiled``), else ``s`` (``a = 0.5``, ``w`` as
 #                    for planted-pitch): a grid protocol (3d-defectbench) crowns a favoured
 #                    generator, a separate-views protocol (3dcodebench, mate3d) does not.
-# planted-viewspike  ``s + a * w+(generator) * (max(0, cos θ) - 0.4)`` with θ the angle between
+# planted-viewspike  ``s + a * w+(generator) * (max(0, cos θ) - 0.2)`` with θ the angle between
 #                    the view and the front view (elevation 0, azimuth 0), ``w+`` 1 for the
-#                    favoured generators, else 0 (``a = 0.5``): a favoured generator looks best
-#                    from the front only, so the max over views (t3bench) crowns it and the mean
-#                    over six axis views (mate3d: 1/6 - 0.4 < 0) does not.
+#                    favoured generators, else 0 (``a = 1``): a favoured generator looks best
+#                    from the front only, so T3Bench's best smoothed view (0.62 at icosphere
+#                    subdivision 1, 0.89 at 2) crowns it and the mean over six axis views
+#                    (mate3d: 1/6 - 0.2 < 0) does not.
 
 PRESET_PLANTED = ("planted-tiling", "planted-viewspike")
 
@@ -360,8 +361,8 @@ class TilingPreference:
 class FrontSpike:
     """Offset ``amplitude * [favoured] * (max(0, cos θ) - baseline)``, θ from the front view."""
 
-    amplitude: float = 0.5
-    baseline: float = 0.4
+    amplitude: float = 1.0
+    baseline: float = 0.2
     favoured: tuple[str, ...] = FAVOURED
 
     def offset(self, item: ScoreItem) -> float:
