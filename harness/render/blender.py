@@ -79,6 +79,7 @@ class _Built:
     box: framing.Box
     renders: int = 0
     objects: list[Any] = field(default_factory=list)
+    view_transform: str = settings.VIEW_TRANSFORM  # the build's own (splats: Standard)
 
 
 def validate_scene(scene: Scene, scene_root: Path) -> None:
@@ -458,6 +459,7 @@ class BlenderRenderer:
             room_size=scene.room.size,
             box=framing.scene_box(scene),
             objects=built_objects,
+            view_transform=bscene.view_settings.view_transform,
         )
 
     def _configure(self, bscene: Any) -> None:
@@ -545,6 +547,7 @@ class BlenderRenderer:
         image = self._hdri(cfg.lighting, scene, cfg)
         if built.env_node.image != image:
             built.env_node.image = image
+        self._presentation(built, cfg)
 
         pose = framing.solve_camera(built.box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg)
         cam = built.camera
@@ -562,6 +565,62 @@ class BlenderRenderer:
         hidden = framing.hidden_walls(built.room_size, pose.location)
         for wname, ob in built.walls.items():
             _set(ob, "hide_render", wname in hidden)
+
+    def _presentation(self, built: _Built, cfg: RenderConfig) -> None:
+        """The presentation settings (``RenderConfig.render_pass``, ``texture``, ``ambient``);
+        at their defaults the scene renders exactly as before they existed."""
+        if cfg.render_pass not in ("shaded", "normal"):
+            raise RenderFailed(f"unknown render pass {cfg.render_pass!r}", scene_id=built.scene_id, cfg=cfg,
+                               hint="use shaded or normal")  # fmt: skip
+        if cfg.ambient is not None and not (math.isfinite(cfg.ambient) and cfg.ambient >= 0):
+            raise RenderFailed(f"ambient level {cfg.ambient!r} is not a finite level >= 0",
+                               scene_id=built.scene_id, cfg=cfg)  # fmt: skip
+        bscene = built.bscene
+        tree = bscene.world.node_tree
+        bg = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeBackground")
+        linked = [lk for lk in tree.links if lk.to_node == bg and lk.to_socket.name == "Color"]
+        if cfg.ambient is None:
+            if not linked:
+                tree.links.new(built.env_node.outputs["Color"], bg.inputs["Color"])
+            _set(bg.inputs["Strength"], "default_value", settings.WORLD_STRENGTH)
+        else:
+            for lk in linked:
+                tree.links.remove(lk)
+            bg.inputs["Color"].default_value = (1.0, 1.0, 1.0, 1.0)
+            _set(bg.inputs["Strength"], "default_value", float(cfg.ambient))
+        if cfg.render_pass == "normal":
+            override, transform = self._normal_material(), "Raw"  # 0.5·n + 0.5 written as is
+        elif not cfg.texture:
+            override, transform = self._material("untextured", settings.DEFAULT_OBJECT_RGB), built.view_transform
+        else:
+            override, transform = None, built.view_transform
+        layer = bscene.view_layers[0]
+        if layer.material_override != override:
+            layer.material_override = override
+        _set(bscene.view_settings, "view_transform", transform)
+
+    def _normal_material(self) -> Any:
+        """Emission of the world-space shading normal mapped to colour, ``0.5 * n + 0.5``."""
+        if "normal" not in self._materials:
+            bpy = _bpy()
+            mat = bpy.data.materials.new("t3d:normal")
+            mat.use_fake_user = True
+            if mat.node_tree is None:  # Blender < 5 needs use_nodes
+                mat.use_nodes = True
+            nodes, links = mat.node_tree.nodes, mat.node_tree.links
+            nodes.clear()
+            geometry = nodes.new("ShaderNodeNewGeometry")
+            remap = nodes.new("ShaderNodeVectorMath")
+            remap.operation = "MULTIPLY_ADD"
+            remap.inputs[1].default_value = (0.5, 0.5, 0.5)
+            remap.inputs[2].default_value = (0.5, 0.5, 0.5)
+            emission = nodes.new("ShaderNodeEmission")
+            out = nodes.new("ShaderNodeOutputMaterial")
+            links.new(geometry.outputs["Normal"], remap.inputs[0])
+            links.new(remap.outputs["Vector"], emission.inputs["Color"])
+            links.new(emission.outputs["Emission"], out.inputs["Surface"])
+            self._materials["normal"] = mat
+        return self._materials["normal"]
 
     def hidden_walls(self, scene: Scene, scene_root: Path, identity: str, cfg: RenderConfig) -> set[str]:
         """Names of the walls hidden for ``cfg`` in the built scene (for tests)."""
