@@ -141,3 +141,35 @@ def test_bad_generator_is_a_one_line_error(capsys):
     assert main(["reproduce", "--evaluator", "planted-tiling", "--ordering", "nobody>faithful",
                  "--presets", "mate3d", "--bootstrap", "50"]) == 2
     assert "generator 'nobody' is not in the scored scenes" in capsys.readouterr().err
+
+
+# ---- presentation probes -----------------------------------------------------------------
+
+
+def test_order_agreement_hand_computed():
+    from harness.protocols.presentation_probes import order_agreement
+
+    a = np.array([[3.0, 1.0], [2.0, 2.0], [1.0, 3.0]])  # prompt 0: x > y > z; prompt 1: z > y > x
+    assert order_agreement(a, a) == 1.0
+    b = a.copy()
+    b[:, 1] = [1.0, 2.0, 3.0]  # prompt 1 unchanged order
+    b[:, 0] = [1.0, 2.0, 3.0]  # prompt 0 fully reversed: 3 of 6 comparisons flip
+    assert order_agreement(a, b) == pytest.approx(0.5)
+    weights = np.array([[2, 0], [0, 2]], dtype=np.int32)  # draw 0: prompt 0 twice, draw 1: prompt 1
+    assert np.allclose(order_agreement(a, b, weights), [0.0, 1.0])
+
+
+def test_tiled_probe_fails_an_evaluator_that_prefers_grids(capsys):
+    from harness.cli import main
+
+    assert main(["concordance", "--evaluator", "planted-tiling", "--presets", "mate3d,3dcodebench",
+                 "--probes", "all", "--bootstrap", "200", "--json"]) == 1
+    results = {r["probe"]: r for r in json.loads(capsys.readouterr().out)["presentation_probes"]["results"]}
+    assert not results["tiled"]["passed"] and results["tiled"]["agreement"] < 0.8
+    assert results["untextured"]["passed"] and results["normal_map"]["passed"]  # it never reads pixels
+
+
+def test_robust_evaluator_passes_every_presentation_probe(capsys):
+    data = run_cli(["concordance", "--evaluator", "planted-robust", "--presets", "3d-defectbench,3dcodebench",
+                    "--probes", "all", "--bootstrap", "100", "--json"], capsys)
+    assert all(r["passed"] and r["agreement"] == 1.0 for r in data["presentation_probes"]["results"])
