@@ -90,7 +90,7 @@ def test_neighbours_move_one_parameter_each():
 
 
 def test_tiling_preference_flips_the_winner_and_the_band_confirms_it(capsys):
-    data = run_cli(["concordance", "--evaluator", "planted-tiling", "--presets", "3dcodebench,3d-defectbench",
+    data = run_cli(["concordance", "--evaluator", "preset-tiling", "--presets", "3dcodebench,3d-defectbench",
                     "--bootstrap", "300", "--json"], capsys)
     assert data["rankings"]["3dcodebench"]["order"][0] == "faithful"
     assert data["rankings"]["3d-defectbench"]["order"][0] in FAVOURED  # the grid crowns a favoured one
@@ -101,7 +101,7 @@ def test_tiling_preference_flips_the_winner_and_the_band_confirms_it(capsys):
 
 
 def test_max_over_views_preference_flips_the_winner(capsys):
-    data = run_cli(["concordance", "--evaluator", "planted-viewspike", "--presets", "mate3d,t3bench",
+    data = run_cli(["concordance", "--evaluator", "preset-viewspike", "--presets", "mate3d,t3bench",
                     "--max-views", "210", "--bootstrap", "300", "--json"], capsys)
     assert data["protocols"]["t3bench@scaled"]["icosphere"] == [1, 5]
     assert data["rankings"]["mate3d"]["order"][0] == "faithful"
@@ -117,10 +117,10 @@ def test_robust_evaluator_has_no_confirmed_disagreement(capsys):
 
 def test_forensics_recovers_the_hidden_preset(capsys):
     presets = "mate3d,3dcodebench,3d-defectbench"
-    hidden = run_cli(["concordance", "--evaluator", "planted-viewspike", "--presets", "mate3d,3dcodebench",
+    hidden = run_cli(["concordance", "--evaluator", "preset-viewspike", "--presets", "mate3d,3dcodebench",
                       "--bootstrap", "100", "--json"], capsys)
     reported = f"{hidden['rankings']['mate3d']['means']['gridded']:.3f}"
-    data = run_cli(["reproduce", "--evaluator", "planted-viewspike", "--score", reported, "--generator", "gridded",
+    data = run_cli(["reproduce", "--evaluator", "preset-viewspike", "--score", reported, "--generator", "gridded",
                     "--presets", presets, "--bootstrap", "300", "--json"], capsys)
     assert "mate3d" in data["consistent"]
     assert "3d-defectbench" not in data["consistent"]
@@ -130,7 +130,7 @@ def test_forensics_recovers_the_hidden_preset(capsys):
 
 
 def test_forensics_on_an_ordering(capsys):
-    data = run_cli(["reproduce", "--evaluator", "planted-tiling", "--ordering", "cluttered>faithful",
+    data = run_cli(["reproduce", "--evaluator", "preset-tiling", "--ordering", "cluttered>faithful",
                     "--presets", "3dcodebench,3d-defectbench", "--bootstrap", "200", "--json"], capsys)
     assert "3d-defectbench" in data["consistent"] and "3dcodebench" not in data["consistent"]
 
@@ -138,7 +138,7 @@ def test_forensics_on_an_ordering(capsys):
 def test_bad_generator_is_a_one_line_error(capsys):
     from harness.cli import main
 
-    assert main(["reproduce", "--evaluator", "planted-tiling", "--ordering", "nobody>faithful",
+    assert main(["reproduce", "--evaluator", "preset-tiling", "--ordering", "nobody>faithful",
                  "--presets", "mate3d", "--bootstrap", "50"]) == 2
     assert "generator 'nobody' is not in the scored scenes" in capsys.readouterr().err
 
@@ -162,7 +162,7 @@ def test_order_agreement_hand_computed():
 def test_tiled_probe_fails_an_evaluator_that_prefers_grids(capsys):
     from harness.cli import main
 
-    assert main(["concordance", "--evaluator", "planted-tiling", "--presets", "mate3d,3dcodebench",
+    assert main(["concordance", "--evaluator", "preset-tiling", "--presets", "mate3d,3dcodebench",
                  "--probes", "all", "--bootstrap", "200", "--json"]) == 1
     results = {r["probe"]: r for r in json.loads(capsys.readouterr().out)["presentation_probes"]["results"]}
     assert not results["tiled"]["passed"] and results["tiled"]["agreement"] < 0.8

@@ -14,7 +14,7 @@ from harness.protocols.presets import Protocol
 
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--evaluator", required=True, help="evaluator id (registry, or planted-tiling / planted-viewspike)")
+    parser.add_argument("--evaluator", required=True, help="evaluator id (registry, or preset-tiling / preset-viewspike)")
     parser.add_argument("--profile", default="smoke", help="profile whose prompts and generators are scored")
     parser.add_argument("--scenes", type=argtypes.input_path, default=None, help="scene set (default: the bundled one)")
     parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="render and score cache directory")

@@ -327,18 +327,18 @@ def build(spec, *, device: str = "auto", batch_size: int = 32) -> PlantedEvaluat
 # Protocol-preset known answers (issue 41, docs/protocols.md); outside the registry and the
 # default panel: ``preset_planted_specs()`` (specs.py) hands them to the preset commands.
 #
-# planted-tiling     ``s + a * w(generator)`` when the views are tiled into one image
+# preset-tiling     ``s + a * w(generator)`` when the views are tiled into one image
 #                    (``ScoreContext.presentation.tiled``), else ``s`` (``a = 0.5``, ``w`` as
 #                    for planted-pitch): a grid protocol (3d-defectbench) crowns a favoured
 #                    generator, a separate-views protocol (3dcodebench, mate3d) does not.
-# planted-viewspike  ``s + a * w+(generator) * (max(0, cos θ) - 0.2)`` with θ the angle between
+# preset-viewspike  ``s + a * w+(generator) * (max(0, cos θ) - 0.2)`` with θ the angle between
 #                    the view and the front view (elevation 0, azimuth 0), ``w+`` 1 for the
 #                    favoured generators, else 0 (``a = 1``): a favoured generator looks best
 #                    from the front only, so T3Bench's best smoothed view (0.62 at icosphere
 #                    subdivision 1, 0.89 at 2) crowns it and the mean over six axis views
 #                    (mate3d: 1/6 - 0.2 < 0) does not.
 
-PRESET_PLANTED = ("planted-tiling", "planted-viewspike")
+PRESET_PLANTED = ("preset-tiling", "preset-viewspike")
 
 
 @dataclass(frozen=True)
@@ -379,8 +379,8 @@ class FrontSpike:
 
 def make_preset_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
     """The preset known-answer evaluator ``name`` (one of :data:`PRESET_PLANTED`) over ``base``."""
-    if name == "planted-tiling":
+    if name == "preset-tiling":
         return PlantedEvaluator(name, base, TilingPreference(), spec=spec)
-    if name == "planted-viewspike":
+    if name == "preset-viewspike":
         return PlantedEvaluator(name, base, FrontSpike(), spec=spec)
     raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PRESET_PLANTED)}")
