@@ -175,7 +175,7 @@ def figure(result: Concordance, path) -> None:
     ax.set_yticks(range(1, len(result.generators) + 1))
     ax.invert_yaxis()
     ax.set_ylabel("rank (1 = best)")
-    ax.set_title("Generator rank by protocol preset (red: a band-confirmed reversal)", fontsize=9)
+    ax.set_title("Rank by preset (red: a confirmed reversal)", fontsize=9)
     ax.set_xlim(-0.3, len(result.presets) - 0.2)
     fig.tight_layout()
     fig.savefig(path, metadata={"Software": None})
