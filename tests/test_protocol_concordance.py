@@ -173,3 +173,27 @@ def test_robust_evaluator_passes_every_presentation_probe(capsys):
     data = run_cli(["concordance", "--evaluator", "planted-robust", "--presets", "3d-defectbench,3dcodebench",
                     "--probes", "all", "--bootstrap", "100", "--json"], capsys)
     assert all(r["passed"] and r["agreement"] == 1.0 for r in data["presentation_probes"]["results"])
+
+
+# ---- invariants -----------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(arrays(np.float64, (2, 4, 5), elements=st.floats(-5, 5)), st.permutations(range(4)))
+def test_concordance_does_not_depend_on_preset_or_generator_order(scores, perm):
+    gens = ("g0", "g1", "g2", "g3")
+    base = concordance(scores, ("a", "b"), gens, n_draws=50, seed=3)
+    swapped = concordance(scores[::-1], ("b", "a"), gens, n_draws=50, seed=3)
+    relabelled = concordance(scores[:, list(perm)], ("a", "b"), tuple(gens[i] for i in perm), n_draws=50, seed=3)
+    assert swapped.taus[0].tau == pytest.approx(base.taus[0].tau, nan_ok=True)
+    assert relabelled.taus[0].tau == pytest.approx(base.taus[0].tau, nan_ok=True)
+
+    def calls(result):
+        return {(frozenset((d.first, d.second)), d.a, d.b, d.first) for d in result.disagreements}
+
+    assert calls(swapped) == calls(base)
+    assert {r.preset: r.means for r in relabelled.rankings} == {r.preset: r.means for r in base.rankings}

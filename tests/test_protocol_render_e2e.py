@@ -40,7 +40,11 @@ def test_scores_under_two_presets_share_renders_and_tile(two_scenes, renderer, t
     assert list(table["status"]) == ["ok", "ok"] and np.isfinite(table["score"]).all()
     first = renderer.rendered
     assert first == 4  # 2 scenes x 2 views
-    again = score_protocols(spec, two_scenes, [best], template="-.-.-.-.-", cache_dir=tmp_path, renderer=renderer)
+    def never(_spec):
+        raise AssertionError("the score cache serves every pair: the model must not load")
+
+    again = score_protocols(spec, two_scenes, [best], template="-.-.-.-.-", cache_dir=tmp_path, renderer=renderer,
+                            load_evaluator=never)
     assert renderer.rendered == first  # a view two presets share renders once
     assert (again["score"].to_numpy() >= table["score"].to_numpy() - 1e-9).all()  # max ≥ mean
 

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{inputs.spec.id} on {inputs.profile}: {len(generators)} generators x {result.n_prompts} prompts, "
           f"{payload['failed_scenes']} failed scenes, {time.monotonic() - start:.1f} s")  # fmt: skip
     for r in result.rankings:
-        print(f"  {r.preset:<16} " + " > ".join(f"{g} ({r.means[g]:.3f})" for g in r.order))
+        print(f"  {r.preset:<20} " + " > ".join(f"{g} ({r.means[g]:.3f})" for g in r.order))
     for t in result.taus:
         print(f"  tau({t.a}, {t.b}) = {t.tau:+.2f}  [{t.lo:+.2f}, {t.hi:+.2f}]")
     if not result.disagreements:

@@ -148,7 +148,8 @@ def score_protocols(
 
     from harness.evaluators.reference.scene_measure import bundled_prompt_specs, is_scene_evaluator
 
-    evaluator = (load_evaluator or (lambda s: s.build()))(spec)
+    build = load_evaluator or (lambda s: s.build())
+    evaluator = build(spec) if is_scene_evaluator(spec) else _Lazy(spec, build)
     rows: list[dict[str, Any]] = []
     try:
         if is_scene_evaluator(spec):
@@ -171,3 +172,23 @@ def score_protocols(
         if close is not None:
             close()
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+class _Lazy:
+    """An image evaluator built on its first ``score`` call: a run the score cache serves
+    whole never loads the model (importing torch and open_clip alone takes seconds)."""
+
+    def __init__(self, spec: Any, build: Callable[[Any], Any]):
+        self.spec = spec
+        self._build = build
+        self._model: Any = None
+
+    def score(self, images: list[Any], captions: list[str]) -> list[Any]:
+        if self._model is None:
+            self._model = self._build(self.spec)
+        return self._model.score(images, captions)
+
+    def close(self) -> None:
+        close = getattr(self._model, "close", None)
+        if close is not None:
+            close()
