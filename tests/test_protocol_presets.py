@@ -41,7 +41,11 @@ def test_gpteval3d_renders_120_views_and_shows_four_with_normals_in_2x2_sheets()
     p = get_preset("gpteval3d")
     assert len(p.views) == 120 and p.shown == (0, 30, 60, 90)
     assert {v.elevation_deg for v in p.views} == {15.0} and {v.fov_deg for v in p.views} == {70.0}
-    assert azimuths(p.shown_views) == [0.0, 90.0, 180.0, 270.0]
+    # threestudio's test azimuths linspace(0, 360, 120) from +x; views 0, 30, 60, 90 are
+    # 0, 90.756, 181.513, 272.269 degrees there, +90 in the harness's convention (0 = -y)
+    step = 360.0 / 119
+    assert azimuths(p.shown_views) == pytest.approx(sorted((90 + step * k) % 360 for k in (0, 30, 60, 90)))
+    assert azimuths(p.shown_views) == pytest.approx([2.268908, 90.0, 180.756303, 271.512605])
     assert p.passes == ("shaded", "normal") and p.tiling == (2, 2) and p.resolution_px == 512
 
 

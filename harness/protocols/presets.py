@@ -167,9 +167,10 @@ def _ring(elevation: float, azimuths: tuple[float, ...], fov: float | None = Non
 
 # T3Bench render/meshrender.py: yfov = pi/3, pi/4, pi/5, pi/6, pi/7.5
 T3BENCH_FOVS = (60.0, 45.0, 36.0, 30.0, 24.0)
-# threestudio's test cameras (GPTEval3D renders its 120 views with them): n_test_views 120,
-# eval_elevation_deg 15, eval_fovy_deg 70, azimuths from -180 in 3-degree steps
-GPTEVAL3D_VIEWS = _ring(15.0, tuple(float((-180 + 3 * i) % 360) for i in range(120)), 70.0)
+# threestudio's test cameras (threestudio/data/uncond.py; GPTEval3D's 120 views per asset):
+# n_test_views 120, eval_elevation_deg 15, eval_fovy_deg 70, 512 px, test azimuths
+# torch.linspace(0, 360, 120) measured from +x; the harness measures from -y, so +90 degrees
+GPTEVAL3D_VIEWS = _ring(15.0, tuple(round((90.0 + 360.0 * i / 119) % 360.0, 6) for i in range(120)), 70.0)
 
 
 PRESETS: dict[str, Protocol] = {
