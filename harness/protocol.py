@@ -143,10 +143,12 @@ class RenderConfig:
     denoise: bool = False
     # presentation (issue 41; keyed only off their defaults): ``render_pass`` "shaded" or
     # "normal" (world-space normals as colour), ``texture`` False renders every surface in the
-    # default grey, ``ambient`` a uniform white world of that strength instead of the map
+    # default grey, ``ambient`` a uniform white world of that strength instead of the map,
+    # ``geometry`` "points" draws the scene's objects as points sampled on their surfaces
     render_pass: str = "shaded"
     texture: bool = True
     ambient: float | None = None
+    geometry: str = "mesh"
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict. A field added after the study's eight is written only when it

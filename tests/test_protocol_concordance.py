@@ -80,7 +80,7 @@ def test_neighbours_move_one_parameter_each():
     assert cands[0].parameter == "" and cands[0].protocol == get_preset("mate3d")
     params = {c.parameter for c in cands[1:]}
     assert {"elevation", "azimuth", "fov", "resolution", "ambient", "background", "texture", "passes",
-            "tiling", "aggregation"} <= params
+            "geometry", "tiling", "aggregation"} <= params
     for c in cands[1:]:
         changed = {k for k, v in c.protocol.to_dict().items() if v != get_preset("mate3d").to_dict()[k]}
         assert changed - {"name"} and len(changed - {"name", "views"}) <= 1
@@ -167,6 +167,7 @@ def test_tiled_probe_fails_an_evaluator_that_prefers_grids(capsys):
     results = {r["probe"]: r for r in json.loads(capsys.readouterr().out)["presentation_probes"]["results"]}
     assert not results["tiled"]["passed"] and results["tiled"]["agreement"] < 0.8
     assert results["untextured"]["passed"] and results["normal_map"]["passed"]  # it never reads pixels
+    assert results["points"]["passed"]
 
 
 def test_robust_evaluator_passes_every_presentation_probe(capsys):

@@ -140,6 +140,7 @@ def test_new_render_fields_move_no_existing_key():
     assert replace(base, texture=False).to_dict()["texture"] is False
     assert replace(base, render_pass="normal").key != base.key
     assert replace(base, ambient=0.8).key != base.key
+    assert replace(base, geometry="points").to_dict()["geometry"] == "points"
 
 
 def test_scaled_icosphere_preset_keeps_whole_neighbourhoods():

@@ -69,3 +69,18 @@ def test_bad_presentation_values_fail_with_the_reason(render):
         render(replace(TOP_DOWN, render_pass="depth"))
     with pytest.raises(RenderFailed, match="ambient level"):
         render(replace(TOP_DOWN, ambient=-1.0))
+
+
+def test_points_geometry_keeps_colour_changes_pixels_and_switches_back(render):
+    mesh = render(TOP_DOWN)
+    points = render(replace(TOP_DOWN, geometry="points"))
+    assert not np.array_equal(mesh, points)
+
+    def reds(rgba):
+        r, g, b = (rgba[..., i].astype(int) for i in range(3))
+        return int(np.sum((r > 2 * g + 10) & (r > 2 * b + 10)))
+
+    assert reds(points) >= 5  # the red box's points carry its material
+    assert np.array_equal(render(TOP_DOWN), mesh)  # points hidden again: the mesh render exactly
+    with pytest.raises(RenderFailed, match="unknown geometry 'voxels'"):
+        render(replace(TOP_DOWN, geometry="voxels"))

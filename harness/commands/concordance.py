@@ -10,7 +10,7 @@ preset (confirmed by the study's simultaneous band). ``--json``: ``{"evaluator",
 down (the protocols in the output are the scaled ones).
 
 ``--probes all|NAME,...`` also runs the presentation probes around the first preset
-(``harness.protocols.presentation_probes``: untextured, normal_map, tiled) and exits 1 when
+(``harness.protocols.presentation_probes``: untextured, normal_map, tiled, points) and exits 1 when
 the evaluator's verdict depends on the presentation alone (agreement below the threshold).
 """
 
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_common_arguments(parser)
     parser.add_argument("--out", type=argtypes.output_dir, default=None, help="write JSON, scores and the figure here")
     parser.add_argument("--probes", default=None,
-                        help="presentation probes around the first preset: all, or some of untextured,normal_map,tiled")
+                        help="presentation probes around the first preset: all, or some of untextured,normal_map,tiled,points")
 
 
 def run(args: argparse.Namespace) -> int:

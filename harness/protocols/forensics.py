@@ -78,6 +78,7 @@ def neighbours(p: Protocol) -> list[Candidate]:
     for bg in BACKGROUNDS:
         add("background", bg, background=bg)
     add("texture", not p.texture, texture=not p.texture)
+    add("geometry", "points" if p.geometry == "mesh" else "mesh", geometry="points" if p.geometry == "mesh" else "mesh")
     for passes in (("shaded",), ("shaded", "normal")):
         add("passes", "+".join(passes), passes=passes)
     if p.tiling is not None:
@@ -169,6 +170,7 @@ class Sensitivity:
 #: forensics parameter → the ``Protocol.disclosed`` name it checks
 DISCLOSURE = {"elevation": "elevation", "azimuth": "azimuth", "fov": "fov", "resolution": "resolution",
               "ambient": "ambient", "background": "background", "texture": "texture", "passes": "passes",
+              "geometry": "geometry",
               "tiling": "tiling", "aggregation": "aggregation"}  # fmt: skip
 
 

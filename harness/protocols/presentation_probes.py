@@ -1,7 +1,8 @@
 """Presentation probes: the geometry held fixed, only the presentation changes.
 
 Each probe derives two protocols from a preset, a reference and a changed presentation
-(textured vs untextured, shaded vs normal map, separate views vs one tiled grid), and asks
+(textured vs untextured, shaded vs normal map, separate views vs one tiled grid, mesh vs
+points sampled on the same surfaces), and asks
 whether the evaluator's verdict survives: the *presentation agreement* is the share of
 (generator pair, prompt) comparisons whose order (sign of the score gap, ties included) is the
 same under both presentations, with a prompt-bootstrap interval. 1 means the verdict does not
@@ -58,6 +59,8 @@ PROBES: tuple[PresentationProbe, ...] = (
                       lambda p: replace(p, passes=("shaded",)), lambda p: replace(p, passes=("normal",))),
     PresentationProbe("tiled", "Separate views vs one tiled grid",
                       lambda p: replace(p, tiling=None), lambda p: replace(p, tiling=_grid(p))),
+    PresentationProbe("points", "Mesh vs points on the same surface",
+                      lambda p: replace(p, geometry="mesh"), lambda p: replace(p, geometry="points")),
 )  # fmt: skip
 
 

@@ -24,7 +24,7 @@ from harness.protocols.view_reduce import aggregate, check_aggregation
 PASSES = ("shaded", "normal")
 #: Parameters a protocol declares (the names ``disclosed`` and forensics use).
 PARAMETERS = ("views", "elevation", "azimuth", "fov", "resolution", "lighting", "ambient",
-              "background", "passes", "texture", "tiling", "aggregation")  # fmt: skip
+              "background", "passes", "texture", "geometry", "tiling", "aggregation")  # fmt: skip
 DEFAULT_FOV_DEG = 39.6  # the harness's 50 mm lens on a 36 mm sensor, where a source gives none
 
 
@@ -36,6 +36,7 @@ class Protocol:
     sees (empty: all). ``icosphere``: ``(subdivisions, lenses)`` when the views are icosphere
     vertices × lenses in vertex-major order (T3Bench), which ``icosphere_max`` needs.
     ``tiling``: ``(cols, rows)`` of one grid per pass (``None``: each view scored alone);
+    ``geometry``: ``"points"`` draws the scene's objects as surface samples.
     ``passes``: one image per pass and view, stacked pass by pass when tiled (GPTEval3D's RGB
     sheet above its normal sheet); untiled, every pass of every view is one score.
     """
@@ -51,6 +52,7 @@ class Protocol:
     background: str = "255"
     passes: tuple[str, ...] = ("shaded",)
     texture: bool = True
+    geometry: str = "mesh"
     tiling: tuple[int, int] | None = None
     aggregation: str = "mean"
     icosphere: tuple[int, int] | None = None
@@ -65,6 +67,8 @@ class Protocol:
             raise ProtocolError("a shown view index is out of range", where=where)
         if not self.passes or any(p not in PASSES for p in self.passes):
             raise ProtocolError(f"passes must be some of {PASSES}", where=where)
+        if self.geometry not in ("mesh", "points"):
+            raise ProtocolError("geometry must be mesh or points", where=where)
         check_aggregation(self.aggregation)
         if self.tiling is not None and self.tiling[0] * self.tiling[1] != len(self.shown_views):
             raise ProtocolError(f"a {self.tiling[0]} x {self.tiling[1]} grid needs that many shown views",
@@ -80,8 +84,8 @@ class Protocol:
 
     def base_render(self) -> RenderConfig:
         """The render settings every view shares (camera set per view by :meth:`render_configs`)."""
-        return RenderConfig(resolution_px=self.resolution_px, lighting=self.lighting,
-                            samples=self.samples, texture=self.texture, ambient=self.ambient)  # fmt: skip
+        return RenderConfig(resolution_px=self.resolution_px, lighting=self.lighting, samples=self.samples,
+                            texture=self.texture, ambient=self.ambient, geometry=self.geometry)  # fmt: skip
 
     def render_configs(self, render_pass: str = "shaded") -> tuple[RenderConfig, ...]:
         """One render configuration per shown view, for ``render_pass``."""
@@ -117,6 +121,7 @@ class Protocol:
             "background": self.background,
             "passes": list(self.passes),
             "texture": self.texture,
+            "geometry": self.geometry,
             "tiling": list(self.tiling) if self.tiling else None,
             "aggregation": self.aggregation,
             "icosphere": list(self.icosphere) if self.icosphere else None,

@@ -80,6 +80,8 @@ class _Built:
     renders: int = 0
     objects: list[Any] = field(default_factory=list)
     view_transform: str = settings.VIEW_TRANSFORM  # the build's own (splats: Standard)
+    assets: list[Any] = field(default_factory=list)  # the scene objects' mesh parts
+    points: list[tuple[Any, Any]] | None = None  # (part, its point object), made on first use
 
 
 def validate_scene(scene: Scene, scene_root: Path) -> None:
@@ -360,6 +362,7 @@ class BlenderRenderer:
         name = f"t3d-{identity[:16]}"
         bscene = bpy.data.scenes.new(name)
         built_objects: list[Any] = []
+        asset_parts: list[Any] = []
         try:
             floor_mat = self._material("floor", settings.FLOOR_RGB)
             wall_mat = self._material("wall", settings.WALL_RGB)
@@ -413,6 +416,8 @@ class BlenderRenderer:
                         ob.modifiers.new("splats", "NODES").node_group = splat_node_group(bpy)
                     bscene.collection.objects.link(ob)
                     built_objects.append(ob)
+                    if asset.kind != "splats":  # splats are points already
+                        asset_parts.append(ob)
 
             cam_data = bpy.data.cameras.new(f"{name}:camera")
             cam_data.sensor_fit = "HORIZONTAL"
@@ -460,6 +465,7 @@ class BlenderRenderer:
             box=framing.scene_box(scene),
             objects=built_objects,
             view_transform=bscene.view_settings.view_transform,
+            assets=asset_parts,
         )
 
     def _configure(self, bscene: Any) -> None:
@@ -598,6 +604,55 @@ class BlenderRenderer:
         if layer.material_override != override:
             layer.material_override = override
         _set(bscene.view_settings, "view_transform", transform)
+        if cfg.geometry not in ("mesh", "points"):
+            raise RenderFailed(f"unknown geometry {cfg.geometry!r}", scene_id=built.scene_id, cfg=cfg,
+                               hint="use mesh or points")  # fmt: skip
+        points = cfg.geometry == "points"
+        if points and built.points is None:
+            built.points = [(part, self._point_object(bscene, part)) for part in built.assets]
+            built.objects += [ob for _, ob in built.points]
+        for part, dots in built.points or ():
+            _set(part, "hide_render", points)
+            _set(dots, "hide_render", not points)
+
+    def _point_object(self, bscene: Any, part: Any) -> Any:
+        """``part`` as points: :data:`settings.POINTS_PER_M2` seeded samples per square metre of
+        its world-space surface (at least :data:`settings.MIN_POINTS`), each a small icosahedron
+        (``meshformats.point_mesh``) in the part's first material."""
+        from harness.render import meshformats
+
+        bpy = _bpy()
+        mesh = part.data
+        mesh.calc_loop_triangles()
+        co = np.empty(len(mesh.vertices) * 3, dtype=np.float64)
+        mesh.vertices.foreach_get("co", co)
+        tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+        mesh.loop_triangles.foreach_get("vertices", tris)
+        world = np.asarray(part.matrix_basis, dtype=np.float64)  # parts have no parent
+        verts = co.reshape(-1, 3) @ world[:3, :3].T + world[:3, 3]
+        corners = verts[tris.reshape(-1, 3)]  # (T, 3, 3)
+        areas = 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
+        rng = np.random.default_rng(0)
+        n = int(min(settings.MAX_POINTS, max(settings.MIN_POINTS, settings.POINTS_PER_M2 * areas.sum())))
+        if areas.sum() > 0:
+            pick = rng.choice(len(areas), size=n, p=areas / areas.sum())
+            u, v = rng.random(n), rng.random(n)
+            flip = u + v > 1
+            u, v = np.where(flip, 1 - u, u), np.where(flip, 1 - v, v)
+            a, b, c = corners[pick, 0], corners[pick, 1], corners[pick, 2]
+            samples = a + u[:, None] * (b - a) + v[:, None] * (c - a)
+        else:
+            samples = verts
+        cloud = bpy.data.meshes.new(f"{part.name}:cloud")
+        cloud.vertices.add(len(samples))
+        cloud.vertices.foreach_set("co", np.ascontiguousarray(samples, dtype=np.float32).ravel())
+        dots = meshformats.point_mesh(bpy, cloud)
+        bpy.data.meshes.remove(cloud)
+        dots.materials.append(mesh.materials[0] if len(mesh.materials) else self._object_material(dots))
+        ob = bpy.data.objects.new(f"{part.name}:points", dots)
+        ob.hide_render = True
+        bscene.collection.objects.link(ob)
+        return ob
 
     def _normal_material(self) -> Any:
         """Emission of the world-space shading normal mapped to colour, ``0.5 * n + 0.5``."""
