@@ -198,3 +198,11 @@ def test_concordance_does_not_depend_on_preset_or_generator_order(scores, perm):
 
     assert calls(swapped) == calls(base)
     assert {r.preset: r.means for r in relabelled.rankings} == {r.preset: r.means for r in base.rankings}
+
+
+def test_reproduce_counts_a_repeated_preset_once(capsys):
+    once = run_cli(["reproduce", "--evaluator", "preset-tiling", "--score", "0.9", "--presets", "mate3d",
+                    "--bootstrap", "50", "--json"], capsys)
+    twice = run_cli(["reproduce", "--evaluator", "preset-tiling", "--score", "0.9", "--presets", "mate3d,mate3d",
+                     "--bootstrap", "50", "--json"], capsys)
+    assert [c["label"] for c in twice["candidates"]] == [c["label"] for c in once["candidates"]]

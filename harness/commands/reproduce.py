@@ -55,7 +55,11 @@ def run(args: argparse.Namespace) -> int:
         margin_default = reported_margin(args.score)
         score = float(args.score)
     margin = args.margin if args.margin is not None else (margin_default if score is not None else 0.0)
-    names = [n.strip() for n in args.presets.split(",")] if args.presets else list(PRESETS)
+    names = list(dict.fromkeys(n.strip() for n in args.presets.split(",") if n.strip())) if args.presets \
+        else list(PRESETS)  # fmt: skip
+    if not names:
+        raise ProtocolError(f"--presets {args.presets!r} names no preset", where="--presets",
+                            hint=f"use some of {', '.join(PRESETS)}")  # fmt: skip
     inputs = resolve(args)
     candidates = [c for n in names for c in neighbours(inputs.scaled(get_preset(n), args))]
     table = score_protocols(inputs.spec, inputs.scene_set, [c.protocol for c in candidates],
