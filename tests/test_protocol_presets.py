@@ -79,10 +79,14 @@ def test_mate3d_six_axis_aligned_views_ambient_08_on_white():
 
 
 def test_defectbench_eight_views_at_5_degrees_tiled_4_by_2_on_white():
-    p = get_preset("3d-defectbench")
-    assert {v.elevation_deg for v in p.views} == {5.0}
-    assert azimuths(p.views) == [45.0 * i for i in range(8)]
-    assert p.tiling == (4, 2) and p.background == "255" and p.images_per_scene() == 1
+    # code/prompts_protocol.md: 8 views, 4 x 2 grid, 5 degrees above the horizon, evenly spaced
+    # azimuth, 1024 x 1024 px per view, white; matte grey (materials disabled) for geometry
+    for name, textured in (("3d-defectbench", True), ("3d-defectbench-geometry", False)):
+        p = get_preset(name)
+        assert {v.elevation_deg for v in p.views} == {5.0}
+        assert azimuths(p.views) == [45.0 * i for i in range(8)]
+        assert p.tiling == (4, 2) and p.background == "255" and p.images_per_scene() == 1
+        assert p.resolution_px == 1024 and p.texture is textured
 
 
 def test_3dcodebench_four_canonical_azimuths():

@@ -232,13 +232,26 @@ PRESETS: dict[str, Protocol] = {
         ),
         Protocol(
             name="3d-defectbench",
-            title="3D-DefectBench: eight views at 5 degrees elevation, one 4 x 2 grid on white",
-            source="3D-DefectBench, evaluation protocol (rendering)",
+            title="3D-DefectBench (texture aspect): eight views at 5 degrees, one 4 x 2 grid on white",
+            source="Hugging Face dataset aieval2026/3d-defectbench: code/prompts_protocol.md (Rendering protocol)",
             views=_ring(5.0, tuple(45.0 * i for i in range(8))),
-            resolution_px=512,
+            resolution_px=1024,  # "1024 x 1024 px per view"
             background="255",
             tiling=(4, 2),
-            disclosed=frozenset({"views", "elevation", "azimuth", "background", "tiling"}),
+            disclosed=frozenset({"views", "elevation", "azimuth", "resolution", "background", "texture",
+                                 "tiling"}),  # fmt: skip
+        ),
+        Protocol(
+            name="3d-defectbench-geometry",
+            title="3D-DefectBench (geometry aspect): the same grid, materials disabled (matte grey)",
+            source="Hugging Face dataset aieval2026/3d-defectbench: code/prompts_protocol.md (Texture mode)",
+            views=_ring(5.0, tuple(45.0 * i for i in range(8))),
+            resolution_px=1024,
+            background="255",
+            texture=False,
+            tiling=(4, 2),
+            disclosed=frozenset({"views", "elevation", "azimuth", "resolution", "background", "texture",
+                                 "tiling"}),  # fmt: skip
         ),
         Protocol(
             name="3dcodebench",
