@@ -239,7 +239,7 @@ PRESETS: dict[str, Protocol] = {
             background="255",
             tiling=(4, 2),
             disclosed=frozenset({"views", "elevation", "azimuth", "resolution", "background", "texture",
-                                 "tiling"}),  # fmt: skip
+                                 "tiling"}),
         ),
         Protocol(
             name="3d-defectbench-geometry",
@@ -251,7 +251,7 @@ PRESETS: dict[str, Protocol] = {
             texture=False,
             tiling=(4, 2),
             disclosed=frozenset({"views", "elevation", "azimuth", "resolution", "background", "texture",
-                                 "tiling"}),  # fmt: skip
+                                 "tiling"}),
         ),
         Protocol(
             name="3dcodebench",
