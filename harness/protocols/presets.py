@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.errors import ProtocolError
-from harness.protocol import RenderConfig
+from harness.protocol import Configuration, RenderConfig, register_policy_family
 from harness.protocols.cameras import View, direction_view, icosphere, render_config
 from harness.protocols.view_reduce import aggregate, check_aggregation
 
@@ -286,3 +286,37 @@ def parse_presets(text: str) -> tuple[Protocol, ...]:
         raise ProtocolError(f"--presets needs two or more distinct names, got {text!r}",
                             where="--presets", hint=f"e.g. mate3d,3d-defectbench (of {', '.join(PRESETS)})")  # fmt: skip
     return tuple(get_preset(n) for n in names)
+
+
+# ---------------------------------------------------------------------------------------------
+# An audit under a preset: ``--audit-view-policy preset:NAME`` (docs/protocols.md)
+
+POLICY_PREFIX = "preset"
+
+
+def policy_name(protocol: Protocol) -> str:
+    return f"{POLICY_PREFIX}:{protocol.name}"
+
+
+def policy_protocol(policy: str) -> Protocol | None:
+    """The preset of view policy ``preset:NAME``, ``None`` for any other policy."""
+    prefix, sep, name = policy.partition(":")
+    return get_preset(name) if sep and prefix == POLICY_PREFIX else None
+
+
+def configuration_views(cfg: Configuration, name: str) -> tuple[RenderConfig, ...]:
+    """The renders one score of ``cfg`` looks at under preset ``name``: the preset's cameras
+    (pitch, yaw and, where it gives one, the lens) and presentation (pass, texture, ambient,
+    geometry) over the configuration's other settings (resolution, lighting, samples), pass by
+    pass. The audit's camera factors therefore change nothing under a preset; its other
+    factors still do."""
+    p = get_preset(name)
+    out = []
+    for render_pass in p.passes:
+        base = replace(cfg.render, render_pass=render_pass, texture=p.texture, ambient=p.ambient,
+                       geometry=p.geometry)  # fmt: skip
+        out += [render_config(v, base) for v in p.shown_views]
+    return tuple(out)
+
+
+register_policy_family(POLICY_PREFIX, get_preset, configuration_views)
