@@ -257,3 +257,24 @@ def store_url(text: str, *, base: Path | None = None) -> str:
     except ValueError:  # pragma: no cover - STORE_SCHEMES are all fsspec's
         raise Error(f"{_shown(value)}: fsspec does not know {scheme}://") from None
     return value
+
+
+def view_policy(text: str) -> str:
+    """A view policy: ``single``, ``mean4``, ``max4``, ``sheet4`` or ``preset:NAME`` (a
+    protocol preset, docs/protocols.md)."""
+    from harness.errors import ProtocolError
+    from harness.protocol import VIEW_POLICIES
+
+    value = str(text).strip()
+    if value.startswith("preset:"):
+        from harness.protocols.presets import PRESETS, get_preset
+
+        try:
+            get_preset(value.removeprefix("preset:"))
+        except ProtocolError:
+            raise Error(f"unknown protocol preset in {_shown(text)}: use preset:NAME with NAME one of "
+                        f"{', '.join(PRESETS)}") from None  # fmt: skip
+        return value
+    if value not in VIEW_POLICIES:
+        raise Error(f"must be one of {', '.join(VIEW_POLICIES)} or preset:NAME, got {_shown(text)}")
+    return value

@@ -49,6 +49,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train-reference": ("train_reference", "train the bundled reference evaluators"),
     "agreement": ("agreement", "agreement of evaluator scores with human ratings (noise ceiling beside)"),
     "leaderboard": ("leaderboard", "rank evaluators across several report directories"),
+    "concordance": ("concordance", "rank generators under several protocol presets and find where their winners disagree"),
+    "reproduce": ("reproduce", "find the protocol presets and nearby protocols consistent with a reported score or ordering"),
 }
 
 

@@ -93,14 +93,37 @@ class ImageSource:
 
     def scored_images(self, image: ImageKey) -> list[np.ndarray | str]:
         """The images one score of ``image`` is aggregated from: each view for ``mean4`` and
-        ``max4``, else the one image (the sheet for ``sheet4``)."""
+        ``max4``, else the one image (the sheet for ``sheet4``); under ``preset:NAME`` the
+        preset's images (:func:`preset_images`)."""
         if image.views and image.policy in AGGREGATES:
             return [self.rgb(v) for v in image.view_keys()]
+        if image.views and (protocol := policy_protocol(image.policy)) is not None:
+            return preset_images(protocol, [self.rgb(v) for v in image.view_keys()])
         return [self.rgb(image)]
 
 
 #: How the per-view scores of a multi-view row become its score.
 AGGREGATES = {"mean4": "mean", "max4": "max"}
+
+
+def policy_protocol(policy: str) -> Any:
+    """The protocol preset of a ``preset:NAME`` view policy, else ``None``."""
+    from harness.protocols.presets import policy_protocol as of
+
+    return of(policy)
+
+
+def preset_images(protocol: Any, views: list[np.ndarray | str]) -> list[np.ndarray | str]:
+    """The images a preset scores from its views (pass-major): the views themselves, or one
+    grid per pass stacked when it tiles; the first failure message when a view failed."""
+    failed = [v for v in views if isinstance(v, str)]
+    if failed or protocol.tiling is None:
+        return [failed[0]] if failed else views
+    from harness.protocols.tiling import stack, tile
+
+    n = len(protocol.shown_views)
+    cols, rows = protocol.tiling
+    return [stack([tile(views[i * n:(i + 1) * n], cols, rows) for i in range(len(protocol.passes))])]
 
 
 def sheet(images: Sequence[np.ndarray | str]) -> np.ndarray | str:
@@ -244,9 +267,10 @@ def measure_images(
                 if isinstance(ps, str):
                     value, err, served = math.nan, ps, ""
                 else:
+                    policy = row.image.policy if row.image else ""
                     value, err, served = _aggregate(
                         [(cached[p][0], "", cached[p][1]) if p in cached else results[p] for p in ps],
-                        AGGREGATES.get(row.image.policy if row.image else "", "mean"),
+                        AGGREGATES.get(policy, "mean"), policy_protocol(policy),
                     )
                 if not err and (problem := score_problem(spec, value)):
                     value, err = math.nan, f"score failed: {problem}"
@@ -261,9 +285,10 @@ def measure_images(
     return records_frame(out)
 
 
-def _aggregate(parts: list[tuple[float, str, str]], how: str) -> tuple[float, str, str]:
+def _aggregate(parts: list[tuple[float, str, str]], how: str, protocol: Any = None) -> tuple[float, str, str]:
     """One row's ``(score, error, served model)`` from its views' ``(score, error, served)``:
-    the one view's as is; several views' mean or max (``how``); a failed view fails the row."""
+    the one view's as is; several views' mean or max (``how``), or a preset's reduction
+    (``protocol.reduce``); a failed view fails the row."""
     if len(parts) == 1:
         return parts[0]
     for _value, err, _ in parts:
@@ -271,6 +296,8 @@ def _aggregate(parts: list[tuple[float, str, str]], how: str) -> tuple[float, st
             return math.nan, err, ""
     values = [v for v, _, _ in parts]
     served = next((m for _, _, m in parts if m), "")
+    if protocol is not None:
+        return protocol.reduce(values), "", served
     return (max(values) if how == "max" else math.fsum(values) / len(values)), "", served
 
 

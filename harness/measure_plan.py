@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import harness.protocols.presets  # noqa: F401  (registers the preset:NAME view policies)
 from harness import probe_edits
 from harness.captions import realize
 from harness.captions.paraphrase import bundled_captions

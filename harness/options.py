@@ -75,7 +75,8 @@ OPTIONS: dict[str, OptionSpec] = {
     ),
     "audit_view_policy": OptionSpec(
         "how each configuration is looked at: single (the configuration's camera, default), "
-        "mean4 or max4 (mean or best score of four azimuths), sheet4 (one 2x2 sheet of them)"
+        "mean4 or max4 (mean or best score of four azimuths), sheet4 (one 2x2 sheet of them), "
+        "preset:NAME (a protocol preset's views and presentation, docs/protocols.md)"
     ),
     "audit_human": OptionSpec(
         "human ratings to measure agreement with (a ratings table .csv/.parquet, or "
@@ -330,7 +331,18 @@ def build_options(config: pytest.Config) -> AuditOptions:
     from harness.protocol import DEFAULT_VIEW_POLICY, VIEW_POLICIES
 
     view_policy = str(value_of("audit_view_policy") or DEFAULT_VIEW_POLICY).strip()
-    if view_policy not in VIEW_POLICIES:
+    if view_policy.startswith("preset:"):  # a protocol preset (docs/protocols.md)
+        from harness.errors import ProtocolError
+        from harness.protocols.presets import PRESETS, get_preset
+
+        try:
+            get_preset(view_policy.removeprefix("preset:"))
+        except ProtocolError:
+            raise pytest.UsageError(
+                f"--audit-view-policy: unknown protocol preset in {view_policy!r}: use preset:NAME "
+                f"with NAME one of {', '.join(PRESETS)}"
+            ) from None
+    elif view_policy not in VIEW_POLICIES:
         raise pytest.UsageError(
             f"--audit-view-policy must be one of {', '.join(VIEW_POLICIES)}, got {view_policy!r}"
         )

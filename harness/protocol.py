@@ -141,6 +141,14 @@ class RenderConfig:
     samples: int = 16
     seed: int = 0
     denoise: bool = False
+    # presentation (issue 41; keyed only off their defaults): ``render_pass`` "shaded" or
+    # "normal" (world-space normals as colour), ``texture`` False renders every surface in the
+    # default grey, ``ambient`` a uniform white world of that strength instead of the map,
+    # ``geometry`` "points" draws the scene's objects as points sampled on their surfaces
+    render_pass: str = "shaded"
+    texture: bool = True
+    ambient: float | None = None
+    geometry: str = "mesh"
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict. A field added after the study's eight is written only when it
@@ -249,8 +257,29 @@ DEFAULT_VIEW_POLICY = "single"
 CANONICAL_AZIMUTHS = (0.0, 90.0, 180.0, 270.0)  # added to the configuration's own yaw
 
 
+#: View-policy families registered by other modules, by prefix: ``"<prefix>:<name>"`` is a
+#: policy when ``check(name)`` passes; ``views(cfg, name)`` are its renders. The protocol
+#: presets register ``preset`` (``harness.protocols.presets``: ``preset:mate3d``).
+POLICY_FAMILIES: dict[str, tuple[Any, Any]] = {}
+
+
+def register_policy_family(prefix: str, check: Any, views: Any) -> None:
+    """Register the view-policy family ``prefix`` (see :data:`POLICY_FAMILIES`)."""
+    POLICY_FAMILIES[prefix] = (check, views)
+
+
+def policy_family(name: str) -> tuple[str, str] | None:
+    """``(prefix, member)`` of a registered family's policy name, else ``None``."""
+    prefix, sep, member = name.partition(":")
+    return (prefix, member) if sep and prefix in POLICY_FAMILIES else None
+
+
 def check_view_policy(name: str) -> str:
     """``name`` if it is a view policy, else a :class:`ProtocolError` listing them."""
+    family = policy_family(name)
+    if family is not None:
+        POLICY_FAMILIES[family[0]][0](family[1])  # raises a ProtocolError naming the members
+        return name
     if name not in VIEW_POLICIES:
         raise ProtocolError(
             f"unknown view policy {name!r}", where="--audit-view-policy",
@@ -272,6 +301,9 @@ def policy_views(cfg: Configuration, policy: str, yaw_pitch_deg: float) -> tuple
     check_view_policy(policy)
     if policy == DEFAULT_VIEW_POLICY:
         return (cfg.render,)
+    family = policy_family(policy)
+    if family is not None:
+        return tuple(POLICY_FAMILIES[family[0]][1](cfg, family[1]))
     sets_pitch = cfg.factor in (PITCH, YAW) or (
         cfg.factor == BLOCK and any(f == PITCH for f, _ in parse_cell(cfg.level))
     )

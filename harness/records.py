@@ -70,6 +70,7 @@ TEXT_COLUMNS = ("caption", "error", SERVED_MODEL)
 VIEW_POLICY = "view_policy"
 OPTIONAL_COLUMNS: tuple[str, ...] = (SERVED_MODEL, VIEW_POLICY)
 MULTI_VIEW_POLICIES = ("mean4", "max4", "sheet4")  # harness.protocol.VIEW_POLICIES but single
+PRESET_POLICY = re.compile(r"preset:[a-z0-9][a-z0-9-]*")  # a protocol preset (docs/protocols.md)
 REQUIRED_NONEMPTY = ("evaluator", "generator", "prompt_id")
 MEASUREMENT_KEY = ("evaluator", "scene_sha256", "factor", "level", "caption")
 _KEY_TEXT = ", ".join(MEASUREMENT_KEY)
@@ -377,11 +378,12 @@ def validate_records(
 
     problems.extend(_level_problems(text["factor"], text["level"]))
     if VIEW_POLICY in text:
-        bad_policy = text[VIEW_POLICY].where(lambda v: v not in ("", *MULTI_VIEW_POLICIES))
+        bad_policy = text[VIEW_POLICY].where(lambda v: v not in ("", *MULTI_VIEW_POLICIES)
+                                             and not PRESET_POLICY.fullmatch(v))  # fmt: skip
         for row in _rows(text[VIEW_POLICY].ok_mask() & bad_policy):
             problems.append(
                 _problem(row, VIEW_POLICY, f"{df[VIEW_POLICY].iloc[row - 1]!r} is not one of "
-                         f"'' (single), {', '.join(MULTI_VIEW_POLICIES)}")
+                         f"'' (single), {', '.join(MULTI_VIEW_POLICIES)}, preset:<name>")
             )
 
     status = text["status"]

@@ -67,6 +67,8 @@ def declared_views(
     ``yaw_pitch_deg`` (45° for rooms, the c0 pitch for single objects); under a multi-view
     ``view_policy`` every view of every configuration of ``profile``."""
     if view_policy != "single" and profile is not None:
+        if view_policy.startswith("preset:"):
+            import harness.protocols.presets  # noqa: F401  (registers the preset:NAME policies)
         views = {(float(r.pitch_deg), float(r.yaw_deg)) for r in profile.render_configs(view_policy)}
         return [{"pitch_deg": p, "yaw_deg": y} for p, y in sorted(views)]
     views = {(float(c0.pitch_deg), float(c0.yaw_deg))}

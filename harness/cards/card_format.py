@@ -171,8 +171,24 @@ VIEW_POLICY_CARD = {
 }
 
 
+def _preset_policy(name: str) -> tuple[str, str, dict[str, Any]] | None:
+    """Card wording of a ``preset:NAME`` view policy: (``policy``, rule, the preset's
+    parameters), else ``None``."""
+    if not name.startswith("preset:"):
+        return None
+    from harness.protocols.presets import get_preset
+
+    p = get_preset(name.removeprefix("preset:"))
+    word = "sheet" if p.tiling else "selected" if p.aggregation in ("max", "icosphere_max") else "averaged"
+    rule = (f"every score follows protocol preset {p.name} ({p.source}): {len(p.shown_views)} views, "
+            f"passes {'+'.join(p.passes)}, " + (f"tiled {p.tiling[0]} x {p.tiling[1]}" if p.tiling
+                                                else f"{p.aggregation} over views"))  # fmt: skip
+    return word, rule, p.to_dict()
+
+
 def _view_policy(name: str, views: Sequence[Mapping[str, float]], inflation: Any) -> dict[str, Any]:
-    policy, rule = VIEW_POLICY_CARD[name]
+    preset = _preset_policy(name)
+    policy, rule = VIEW_POLICY_CARD[name] if preset is None else preset[:2]
     out: dict[str, Any] = {
         "policy": policy,
         "declared_views": [
@@ -183,6 +199,8 @@ def _view_policy(name: str, views: Sequence[Mapping[str, float]], inflation: Any
     }
     if name != "single":  # absent: single, so single-view cards keep their ids
         out["view_rule"] = name
+    if preset is not None:  # the preset and its parameters travel with every score
+        out["protocol"] = preset[2]
     return out
 
 

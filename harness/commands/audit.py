@@ -43,8 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-warm", action="store_true", help="skip rendering the profile in parallel first"
     )
     parser.add_argument(
-        "--view-policy", default="single", choices=("single", "mean4", "max4", "sheet4"),
-        help="how each configuration is looked at (pytest --audit-view-policy; default single)",
+        "--view-policy", default="single", type=argtypes.view_policy,
+        help="how each configuration is looked at: single, mean4, max4, sheet4 or preset:NAME "
+        "(pytest --audit-view-policy; default single)",
     )
     parser.add_argument(
         "--gate", action="store_true", help="exit 1 when an audit assertion fails (release gating)"

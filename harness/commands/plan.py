@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness import argtypes
-from harness.protocol import VIEW_POLICIES, get_profile
+from harness.protocol import get_profile
 from harness.render.render_plan import plan_summary, render_plan
 
 
@@ -28,8 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--prompts", type=argtypes.positive_int, default=None, help="only the first N prompt ids (default: profile's)"
     )
     parser.add_argument(
-        "--view-policy", default="single", choices=VIEW_POLICIES,
-        help="single (default), mean4, max4 or sheet4: plan every view (docs/formats.md)",
+        "--view-policy", default="single", type=argtypes.view_policy,
+        help="single (default), mean4, max4, sheet4 or preset:NAME: plan every view (docs/formats.md)",
     )
     parser.add_argument("--json", action="store_true", help="print the full plan as JSON")
     parser.add_argument(

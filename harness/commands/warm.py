@@ -26,7 +26,7 @@ from pathlib import Path
 
 from harness import argtypes
 from harness.paths import default_cache_dir
-from harness.protocol import VIEW_POLICIES, get_profile
+from harness.protocol import get_profile
 
 
 def audit_requests(sset, profile, view_policy: str) -> tuple[list, list[str]]:
@@ -70,8 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only the first N prompt ids (default: profile's)",
     )
     parser.add_argument(
-        "--view-policy", default="single", choices=VIEW_POLICIES,
-        help="single (default), mean4, max4 or sheet4: plan every view (docs/formats.md)",
+        "--view-policy", default="single", type=argtypes.view_policy,
+        help="single (default), mean4, max4, sheet4 or preset:NAME: plan every view (docs/formats.md)",
     )
     parser.add_argument("--timeout", type=argtypes.positive_float, default=600.0, help="seconds per render")
     parser.add_argument(

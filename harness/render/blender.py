@@ -79,6 +79,9 @@ class _Built:
     box: framing.Box
     renders: int = 0
     objects: list[Any] = field(default_factory=list)
+    view_transform: str = settings.VIEW_TRANSFORM  # the build's own (splats: Standard)
+    assets: list[Any] = field(default_factory=list)  # the scene objects' mesh parts
+    points: list[tuple[Any, Any]] | None = None  # (part, its point object), made on first use
 
 
 def validate_scene(scene: Scene, scene_root: Path) -> None:
@@ -359,6 +362,7 @@ class BlenderRenderer:
         name = f"t3d-{identity[:16]}"
         bscene = bpy.data.scenes.new(name)
         built_objects: list[Any] = []
+        asset_parts: list[Any] = []
         try:
             floor_mat = self._material("floor", settings.FLOOR_RGB)
             wall_mat = self._material("wall", settings.WALL_RGB)
@@ -412,6 +416,8 @@ class BlenderRenderer:
                         ob.modifiers.new("splats", "NODES").node_group = splat_node_group(bpy)
                     bscene.collection.objects.link(ob)
                     built_objects.append(ob)
+                    if asset.kind != "splats":  # splats are points already
+                        asset_parts.append(ob)
 
             cam_data = bpy.data.cameras.new(f"{name}:camera")
             cam_data.sensor_fit = "HORIZONTAL"
@@ -458,6 +464,8 @@ class BlenderRenderer:
             room_size=scene.room.size,
             box=framing.scene_box(scene),
             objects=built_objects,
+            view_transform=bscene.view_settings.view_transform,
+            assets=asset_parts,
         )
 
     def _configure(self, bscene: Any) -> None:
@@ -545,6 +553,7 @@ class BlenderRenderer:
         image = self._hdri(cfg.lighting, scene, cfg)
         if built.env_node.image != image:
             built.env_node.image = image
+        self._presentation(built, cfg)
 
         pose = framing.solve_camera(built.box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg)
         cam = built.camera
@@ -562,6 +571,111 @@ class BlenderRenderer:
         hidden = framing.hidden_walls(built.room_size, pose.location)
         for wname, ob in built.walls.items():
             _set(ob, "hide_render", wname in hidden)
+
+    def _presentation(self, built: _Built, cfg: RenderConfig) -> None:
+        """The presentation settings (``RenderConfig.render_pass``, ``texture``, ``ambient``);
+        at their defaults the scene renders exactly as before they existed."""
+        if cfg.render_pass not in ("shaded", "normal"):
+            raise RenderFailed(f"unknown render pass {cfg.render_pass!r}", scene_id=built.scene_id, cfg=cfg,
+                               hint="use shaded or normal")  # fmt: skip
+        if cfg.ambient is not None and not (math.isfinite(cfg.ambient) and cfg.ambient >= 0):
+            raise RenderFailed(f"ambient level {cfg.ambient!r} is not a finite level >= 0",
+                               scene_id=built.scene_id, cfg=cfg)  # fmt: skip
+        bscene = built.bscene
+        tree = bscene.world.node_tree
+        bg = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeBackground")
+        linked = [lk for lk in tree.links if lk.to_node == bg and lk.to_socket.name == "Color"]
+        if cfg.ambient is None:
+            if not linked:
+                tree.links.new(built.env_node.outputs["Color"], bg.inputs["Color"])
+            _set(bg.inputs["Strength"], "default_value", settings.WORLD_STRENGTH)
+        else:
+            for lk in linked:
+                tree.links.remove(lk)
+            bg.inputs["Color"].default_value = (1.0, 1.0, 1.0, 1.0)
+            _set(bg.inputs["Strength"], "default_value", float(cfg.ambient))
+        if cfg.render_pass == "normal":
+            override, transform = self._normal_material(), "Raw"  # 0.5·n + 0.5 written as is
+        elif not cfg.texture:
+            override, transform = self._material("untextured", settings.DEFAULT_OBJECT_RGB), built.view_transform
+        else:
+            override, transform = None, built.view_transform
+        layer = bscene.view_layers[0]
+        if layer.material_override != override:
+            layer.material_override = override
+        _set(bscene.view_settings, "view_transform", transform)
+        if cfg.geometry not in ("mesh", "points"):
+            raise RenderFailed(f"unknown geometry {cfg.geometry!r}", scene_id=built.scene_id, cfg=cfg,
+                               hint="use mesh or points")  # fmt: skip
+        points = cfg.geometry == "points"
+        if points and built.points is None:
+            built.points = [(part, self._point_object(bscene, part)) for part in built.assets]
+            built.objects += [ob for _, ob in built.points]
+        for part, dots in built.points or ():
+            _set(part, "hide_render", points)
+            _set(dots, "hide_render", not points)
+
+    def _point_object(self, bscene: Any, part: Any) -> Any:
+        """``part`` as points: :data:`settings.POINTS_PER_M2` seeded samples per square metre of
+        its world-space surface (at least :data:`settings.MIN_POINTS`), each a small icosahedron
+        (``meshformats.point_mesh``) in the part's first material."""
+        from harness.render import meshformats
+
+        bpy = _bpy()
+        mesh = part.data
+        mesh.calc_loop_triangles()
+        co = np.empty(len(mesh.vertices) * 3, dtype=np.float64)
+        mesh.vertices.foreach_get("co", co)
+        tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+        mesh.loop_triangles.foreach_get("vertices", tris)
+        world = np.asarray(part.matrix_basis, dtype=np.float64)  # parts have no parent
+        verts = co.reshape(-1, 3) @ world[:3, :3].T + world[:3, 3]
+        corners = verts[tris.reshape(-1, 3)]  # (T, 3, 3)
+        areas = 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
+        rng = np.random.default_rng(0)
+        n = int(min(settings.MAX_POINTS, max(settings.MIN_POINTS, settings.POINTS_PER_M2 * areas.sum())))
+        if areas.sum() > 0:
+            pick = rng.choice(len(areas), size=n, p=areas / areas.sum())
+            u, v = rng.random(n), rng.random(n)
+            flip = u + v > 1
+            u, v = np.where(flip, 1 - u, u), np.where(flip, 1 - v, v)
+            a, b, c = corners[pick, 0], corners[pick, 1], corners[pick, 2]
+            samples = a + u[:, None] * (b - a) + v[:, None] * (c - a)
+        else:
+            samples = verts
+        cloud = bpy.data.meshes.new(f"{part.name}:cloud")
+        cloud.vertices.add(len(samples))
+        cloud.vertices.foreach_set("co", np.ascontiguousarray(samples, dtype=np.float32).ravel())
+        dots = meshformats.point_mesh(bpy, cloud)
+        bpy.data.meshes.remove(cloud)
+        dots.materials.append(mesh.materials[0] if len(mesh.materials) else self._object_material(dots))
+        ob = bpy.data.objects.new(f"{part.name}:points", dots)
+        ob.hide_render = True
+        bscene.collection.objects.link(ob)
+        return ob
+
+    def _normal_material(self) -> Any:
+        """Emission of the world-space shading normal mapped to colour, ``0.5 * n + 0.5``."""
+        if "normal" not in self._materials:
+            bpy = _bpy()
+            mat = bpy.data.materials.new("t3d:normal")
+            mat.use_fake_user = True
+            if mat.node_tree is None:  # Blender < 5 needs use_nodes
+                mat.use_nodes = True
+            nodes, links = mat.node_tree.nodes, mat.node_tree.links
+            nodes.clear()
+            geometry = nodes.new("ShaderNodeNewGeometry")
+            remap = nodes.new("ShaderNodeVectorMath")
+            remap.operation = "MULTIPLY_ADD"
+            remap.inputs[1].default_value = (0.5, 0.5, 0.5)
+            remap.inputs[2].default_value = (0.5, 0.5, 0.5)
+            emission = nodes.new("ShaderNodeEmission")
+            out = nodes.new("ShaderNodeOutputMaterial")
+            links.new(geometry.outputs["Normal"], remap.inputs[0])
+            links.new(remap.outputs["Vector"], emission.inputs["Color"])
+            links.new(emission.outputs["Emission"], out.inputs["Surface"])
+            self._materials["normal"] = mat
+        return self._materials["normal"]
 
     def hidden_walls(self, scene: Scene, scene_root: Path, identity: str, cfg: RenderConfig) -> set[str]:
         """Names of the walls hidden for ``cfg`` in the built scene (for tests)."""

@@ -25,6 +25,11 @@ VIEW_TRANSFORM = "AgX"  # Blender's default: highlights roll off instead of clip
 FLOOR_RGB = (0.62, 0.56, 0.48)
 WALL_RGB = (0.86, 0.85, 0.82)
 DEFAULT_OBJECT_RGB = (0.6, 0.6, 0.6)  # objects whose OBJ has no material
+# RenderConfig.geometry "points": surface samples per square metre of each object part
+# (about 1.6 cm apart), bounded per part so a huge asset stays renderable
+POINTS_PER_M2 = 4000.0
+MIN_POINTS = 200
+MAX_POINTS = 20000
 
 # Table 11 lighting level -> file under <Blender datafiles>/studiolights/world/
 LIGHTING_FILES = {

@@ -20,15 +20,28 @@ from harness.scenes.model import Scene
 
 
 @dataclass(frozen=True)
+class Presentation:
+    """How a protocol preset shows the scene (``harness.protocols``): ``tiled`` when the views
+    are tiled into one image, ``views`` how many views that image or score covers, ``passes``
+    the render passes shown (``"shaded"``, ``"normal"``)."""
+
+    tiled: bool = False
+    views: int = 1
+    passes: tuple[str, ...] = ("shaded",)
+
+
+@dataclass(frozen=True)
 class ScoreContext:
     """Where a score is measured: the scene's generator and the full configuration.
 
     ``configuration`` carries factor, level, render settings (pitch, lighting, ...), the
-    background level, the caption template id and the paraphrase level.
+    background level, the caption template id and the paraphrase level; ``presentation`` is
+    set only under a protocol preset (``None``: one image of one view, the study's protocol).
     """
 
     generator: str
     configuration: Configuration
+    presentation: Presentation | None = None
 
 
 @dataclass(frozen=True)

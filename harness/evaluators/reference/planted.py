@@ -311,6 +311,8 @@ def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
         return PlantedEvaluator(name, base, NoEffect(), spec=spec)
     if name == "planted-pitch90":
         return PlantedEvaluator(name, base, PitchCollapse(), spec=spec)
+    if name in PRESET_PLANTED:
+        return make_preset_planted(name, base, spec)
     raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PLANTED_IDS)}")
 
 
@@ -319,3 +321,66 @@ def build(spec, *, device: str = "auto", batch_size: int = 32) -> PlantedEvaluat
     from harness.evaluators.reference.companion import CompanionEvaluator
 
     return make_planted(spec.option("effect", spec.id), CompanionEvaluator(), spec=spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# Protocol-preset known answers (issue 41, docs/protocols.md); outside the registry and the
+# default panel: ``preset_planted_specs()`` (specs.py) hands them to the preset commands.
+#
+# preset-tiling     ``s + a * w(generator)`` when the views are tiled into one image
+#                    (``ScoreContext.presentation.tiled``), else ``s`` (``a = 0.5``, ``w`` as
+#                    for planted-pitch): a grid protocol (3d-defectbench) crowns a favoured
+#                    generator, a separate-views protocol (3dcodebench, mate3d) does not.
+# preset-viewspike  ``s + a * w+(generator) * (max(0, cos θ) - 0.2)`` with θ the angle between
+#                    the view and the front view (elevation 0, azimuth 0), ``w+`` 1 for the
+#                    favoured generators, else 0 (``a = 1``): a favoured generator looks best
+#                    from the front only, so T3Bench's best smoothed view (0.62 at icosphere
+#                    subdivision 1, 0.89 at 2) crowns it and the mean over six axis views
+#                    (mate3d: 1/6 - 0.2 < 0) does not.
+
+PRESET_PLANTED = ("preset-tiling", "preset-viewspike")
+
+
+@dataclass(frozen=True)
+class TilingPreference:
+    """Offset ``amplitude * w(generator)`` for a tiled presentation, else 0."""
+
+    amplitude: float = 0.5
+    favoured: tuple[str, ...] = FAVOURED
+    disfavoured: tuple[str, ...] = DISFAVOURED
+
+    def offset(self, item: ScoreItem) -> float:
+        ctx = _need_context(item)
+        if ctx.presentation is None or not ctx.presentation.tiled:
+            return 0.0
+        w = 1.0 if ctx.generator in self.favoured else -1.0 if ctx.generator in self.disfavoured else 0.0
+        return self.amplitude * w
+
+
+@dataclass(frozen=True)
+class FrontSpike:
+    """Offset ``amplitude * [favoured] * (max(0, cos θ) - baseline)``, θ from the front view."""
+
+    amplitude: float = 1.0
+    baseline: float = 0.2
+    favoured: tuple[str, ...] = FAVOURED
+
+    def offset(self, item: ScoreItem) -> float:
+        import math
+
+        ctx = _need_context(item)
+        if ctx.generator not in self.favoured:
+            return 0.0
+        render = ctx.configuration.render
+        # the camera direction (harness.render.framing.rotation's back axis) · the front (0, -1, 0)
+        cos_front = math.cos(math.radians(render.yaw_deg)) * math.sin(math.radians(render.pitch_deg))
+        return self.amplitude * (max(0.0, cos_front) - self.baseline)
+
+
+def make_preset_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
+    """The preset known-answer evaluator ``name`` (one of :data:`PRESET_PLANTED`) over ``base``."""
+    if name == "preset-tiling":
+        return PlantedEvaluator(name, base, TilingPreference(), spec=spec)
+    if name == "preset-viewspike":
+        return PlantedEvaluator(name, base, FrontSpike(), spec=spec)
+    raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PRESET_PLANTED)}")

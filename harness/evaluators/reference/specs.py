@@ -146,3 +146,19 @@ def reference_specs() -> list[EvaluatorSpec]:
 def all_reference_specs() -> list[EvaluatorSpec]:
     """Reference set plus planted evaluators (an entry-point target)."""
     return reference_specs() + planted_specs()
+
+
+def preset_planted_specs() -> list[EvaluatorSpec]:
+    """The protocol-preset known answers (``planted.PRESET_PLANTED``), outside the registry:
+    ``t3d-audit concordance`` and ``reproduce`` select them by id (docs/protocols.md)."""
+    from dataclasses import replace
+
+    from harness.evaluators.reference.planted import PRESET_PLANTED
+
+    template = planted_specs()[0]
+    return [
+        replace(template, id=name, options=(("effect", name),),
+                model_name=f"companion + {name.removeprefix('preset-')} effect",
+                description=f"{name}: known protocol-preset effect (docs/protocols.md)")
+        for name in PRESET_PLANTED
+    ]

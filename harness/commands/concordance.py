@@ -1,0 +1,95 @@
+"""``t3d-audit concordance --evaluator ID --presets A,B,... [--profile P] [--json] [--out DIR]``.
+
+Scores the profile's frozen scenes under each protocol preset (docs/protocols.md) and prints,
+for the evaluator: the generator ranking under each preset, Kendall's τ between every two
+presets with a prompt-bootstrap interval, and the generator pairs whose order depends on the
+preset (confirmed by the study's simultaneous band). ``--json``: ``{"evaluator", "profile",
+"protocols": {name: protocol}, "rankings", "kendall_tau", "disagreements", ...}``.
+``--out DIR`` also writes ``concordance.json``, ``scores.csv`` and the figure
+``concordance.png`` there. ``--max-views``/``--resolution``/``--samples`` scale every preset
+down (the protocols in the output are the scaled ones).
+
+``--probes all|NAME,...`` also runs the presentation probes around the first preset
+(``harness.protocols.presentation_probes``: untextured, normal_map, tiled, points) and exits 1 when
+the evaluator's verdict depends on the presentation alone (agreement below the threshold).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from harness import argtypes
+
+HELP = "rank generators under several protocol presets and find where their winners disagree"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.protocols.inputs import add_common_arguments
+
+    parser.add_argument("--presets", required=True, help="comma-separated preset names (two or more)")
+    add_common_arguments(parser)
+    parser.add_argument("--out", type=argtypes.output_dir, default=None, help="write JSON, scores and the figure here")
+    parser.add_argument("--probes", default=None,
+                        help="presentation probes around the first preset: all, or some of untextured,normal_map,tiled,points")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.fileio import write_json_atomic
+    from harness.protocols.inputs import resolve
+    from harness.protocols.measure import score_protocols
+    from harness.protocols.presentation_probes import parse_probes, probe_result
+    from harness.protocols.presets import parse_presets
+    from harness.protocols.rank_concordance import concordance, figure, score_array
+    from harness.stats.bootstrap import prompt_weights
+
+    start = time.monotonic()
+    inputs = resolve(args)
+    protocols = tuple(inputs.scaled(p, args) for p in parse_presets(args.presets))
+    probes = parse_probes(args.probes) if args.probes is not None else ()
+    probe_protocols = [q for probe in probes for q in probe.protocols(protocols[0])]
+    table = score_protocols(inputs.spec, inputs.scene_set, (*protocols, *probe_protocols),
+                            template=inputs.template, cache_dir=inputs.cache_dir)  # fmt: skip
+    names = tuple(p.name for p in protocols)
+    scores, generators, prompts = score_array(table[table["preset"].isin(names)], names)
+    result = concordance(scores, names, generators, n_draws=args.bootstrap, seed=args.seed)
+    payload = {"evaluator": inputs.spec.id, "profile": inputs.profile,
+               "protocols": {p.name: p.to_dict() for p in protocols},
+               "failed_scenes": int((table["status"] == "failed").sum()), **result.to_dict()}  # fmt: skip
+    probe_results = []
+    if probes:
+        probe_names = tuple(q.name for q in probe_protocols)
+        probe_scores, _, _ = score_array(table[table["preset"].isin(probe_names)], probe_names)
+        weights = prompt_weights(len(prompts), args.bootstrap, args.seed)
+        probe_results = [probe_result(probe, probe_scores[2 * i], probe_scores[2 * i + 1], weights)
+                         for i, probe in enumerate(probes)]  # fmt: skip
+        payload["presentation_probes"] = {"preset": protocols[0].name, "results": [r.to_dict() for r in probe_results]}
+    rc = 1 if any(not r.passed for r in probe_results) else 0
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(args.out / "concordance.json", payload)
+        table.to_csv(args.out / "scores.csv", index=False)
+        figure(result, args.out / "concordance.png")
+    if args.json:
+        json.dump(payload, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return rc
+    print(f"{inputs.spec.id} on {inputs.profile}: {len(generators)} generators x {result.n_prompts} prompts, "
+          f"{payload['failed_scenes']} failed scenes, {time.monotonic() - start:.1f} s")  # fmt: skip
+    for r in result.rankings:
+        print(f"  {r.preset:<20} " + " > ".join(f"{g} ({r.means[g]:.3f})" for g in r.order))
+    for t in result.taus:
+        print(f"  tau({t.a}, {t.b}) = {t.tau:+.2f}  [{t.lo:+.2f}, {t.hi:+.2f}]")
+    if not result.disagreements:
+        print("  no generator pair's order is confirmed to depend on the preset")
+    for d in result.disagreements:
+        print(f"  {d.first} above {d.second} under {d.a} (gap {d.gap_a[0]:+.3f} [{d.gap_a[1]:+.3f}, "
+              f"{d.gap_a[2]:+.3f}]), below under {d.b} (gap {d.gap_b[0]:+.3f} [{d.gap_b[1]:+.3f}, {d.gap_b[2]:+.3f}])")  # fmt: skip
+    for r in probe_results:
+        print(f"  probe {r.probe:<11} agreement {r.agreement:.2f} [{r.lo:.2f}, {r.hi:.2f}] "
+              f"(min {r.threshold:g}): {'passed' if r.passed else 'FAILED: the verdict depends on the presentation'}")  # fmt: skip
+    if args.out is not None:
+        print(f"  -> {args.out}/concordance.json, scores.csv, concordance.png")
+    return rc

@@ -1,0 +1,182 @@
+"""Cross-protocol concordance: do the presets crown the same generators?
+
+Input: per-scene scores of one evaluator under several presets (``measure.py``), as a
+``(K presets, G generators, P prompts)`` array. Per preset, the generator ranking by mean over
+prompts; per preset pair, Kendall's τ-b between the two rankings (``scipy.stats.kendalltau``)
+with a prompt-bootstrap percentile interval (the same prompt draws for every preset, so the
+presets stay paired); and the generator pairs whose order depends on the preset, called so
+only when the study's simultaneous band (:func:`harness.stats.simultaneous.simultaneous_band`,
+over every (preset, generator pair) contrast at once) puts the pair's gap above zero under one
+preset and below zero under the other.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import kendalltau
+
+from harness.stats.bootstrap import generator_mean_draws, percentile_ci, prompt_weights
+from harness.stats.simultaneous import simultaneous_band
+
+
+@dataclass(frozen=True)
+class PresetRanking:
+    preset: str
+    means: dict[str, float]  # generator → mean score over prompts
+    order: tuple[str, ...]  # best first (ties broken by name)
+
+
+@dataclass(frozen=True)
+class TauPair:
+    a: str
+    b: str
+    tau: float
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """Generators ``first`` above ``second`` under preset ``a`` and below under ``b``, both
+    confirmed by the band (intervals of the gap ``first − second``)."""
+
+    first: str
+    second: str
+    a: str
+    b: str
+    gap_a: tuple[float, float, float]  # mean, lower, upper
+    gap_b: tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class Concordance:
+    presets: tuple[str, ...]
+    generators: tuple[str, ...]
+    n_prompts: int
+    rankings: tuple[PresetRanking, ...]
+    taus: tuple[TauPair, ...]
+    disagreements: tuple[Disagreement, ...]
+    band_q: float
+    level: float
+    n_draws: int
+
+    def to_dict(self) -> dict:
+        return {
+            "presets": list(self.presets),
+            "generators": list(self.generators),
+            "prompts": self.n_prompts,
+            "bootstrap": self.n_draws,
+            "level": self.level,
+            "band_q": _finite(self.band_q),
+            "rankings": {r.preset: {"order": list(r.order), "means": {g: _finite(v) for g, v in r.means.items()}}
+                         for r in self.rankings},
+            "kendall_tau": [{"a": t.a, "b": t.b, "tau": _finite(t.tau), "lo": _finite(t.lo), "hi": _finite(t.hi)}
+                            for t in self.taus],
+            "disagreements": [
+                {"first": d.first, "second": d.second, "above_under": d.a, "below_under": d.b,
+                 "gap_a": [_finite(x) for x in d.gap_a], "gap_b": [_finite(x) for x in d.gap_b]}
+                for d in self.disagreements
+            ],
+        }
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def ranking(preset: str, generators: tuple[str, ...], means: np.ndarray) -> PresetRanking:
+    order = tuple(g for _, g in sorted(zip(-np.nan_to_num(means, nan=-np.inf), generators, strict=True)))
+    return PresetRanking(preset, {g: float(m) for g, m in zip(generators, means, strict=True)}, order)
+
+
+def tau(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's τ-b of two score vectors (NaN entries dropped; NaN when < 2 remain)."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < 2:
+        return float("nan")
+    return float(kendalltau(x[ok], y[ok]).statistic)
+
+
+def concordance(
+    scores: np.ndarray,
+    presets: tuple[str, ...],
+    generators: tuple[str, ...],
+    *,
+    n_draws: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Concordance:
+    """Concordance of ``scores`` ``(K, G, P)`` (NaN: a failed scene) across presets."""
+    s = np.asarray(scores, dtype=np.float64)
+    k, g, p = s.shape
+    if k != len(presets) or g != len(generators) or k < 2 or g < 2 or p < 1:
+        raise ValueError(f"scores shape {s.shape} does not fit {k} presets x {g} generators (need 2 x 2)")
+    weights = prompt_weights(p, n_draws, seed)
+    means = np.array([np.nanmean(np.where(np.isfinite(s[i]), s[i], np.nan), axis=1) for i in range(k)])
+    draws = np.stack([generator_mean_draws(s[i], weights) for i in range(k)])  # (K, B, G)
+    rankings = tuple(ranking(presets[i], generators, means[i]) for i in range(k))
+    taus = []
+    for a, b in itertools.combinations(range(k), 2):
+        t_draws = np.array([tau(draws[a, j], draws[b, j]) for j in range(n_draws)])
+        lo, hi = percentile_ci(t_draws[:, None], level)[:, 0]
+        taus.append(TauPair(presets[a], presets[b], tau(means[a], means[b]), float(lo), float(hi)))
+    pairs = list(itertools.combinations(range(g), 2))
+    # contrast (preset i, pair (x, y)): per-prompt gap s[i, x] − s[i, y]
+    contrasts = np.stack([s[i, x] - s[i, y] for i in range(k) for x, y in pairs], axis=1)  # (P, K·pairs)
+    band = simultaneous_band(contrasts, weights, level=level)
+    lo, hi = band.interval(np.arange(contrasts.shape[1]))
+    disagreements = []
+    for n, (x, y) in enumerate(pairs):
+        for a, b in itertools.permutations(range(k), 2):
+            ja, jb = a * len(pairs) + n, b * len(pairs) + n
+            if lo[ja] > 0 and hi[jb] < 0:  # x above y under a, below under b, both confirmed
+                disagreements.append(Disagreement(
+                    generators[x], generators[y], presets[a], presets[b],
+                    (float(band.mean[ja]), float(lo[ja]), float(hi[ja])),
+                    (float(band.mean[jb]), float(lo[jb]), float(hi[jb])),
+                ))  # fmt: skip
+    return Concordance(tuple(presets), tuple(generators), p, rankings, tuple(taus), tuple(disagreements),
+                       band.q, level, n_draws)  # fmt: skip
+
+
+def score_array(table, presets: tuple[str, ...]) -> tuple[np.ndarray, tuple[str, ...], tuple[str, ...]]:
+    """``(K, G, P)`` scores from a ``measure.score_protocols`` table (failed rows NaN), with the
+    generator and prompt ids in sorted order."""
+    generators = tuple(sorted(table["generator"].unique()))
+    prompts = tuple(sorted(table["prompt_id"].unique()))
+    out = np.full((len(presets), len(generators), len(prompts)), np.nan)
+    gi = {x: i for i, x in enumerate(generators)}
+    pi = {x: i for i, x in enumerate(prompts)}
+    ki = {x: i for i, x in enumerate(presets)}
+    for row in table.itertuples(index=False):
+        if row.status == "ok":
+            out[ki[row.preset], gi[row.generator], pi[row.prompt_id]] = row.score
+    return out, generators, prompts
+
+
+def figure(result: Concordance, path) -> None:
+    """A bump chart of the generators' ranks across presets; confirmed disagreements in red."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    flagged = {g for d in result.disagreements for g in (d.first, d.second)}
+    fig, ax = plt.subplots(figsize=(1.8 + 1.4 * len(result.presets), 3.2), dpi=100)
+    xs = range(len(result.presets))
+    for gen in result.generators:
+        ranks = [r.order.index(gen) + 1 for r in result.rankings]
+        ax.plot(xs, ranks, marker="o", color="tab:red" if gen in flagged else "0.55", lw=1.5)
+        ax.annotate(gen, (xs[-1], ranks[-1]), xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
+    ax.set_xticks(list(xs), result.presets, fontsize=8)
+    ax.set_yticks(range(1, len(result.generators) + 1))
+    ax.invert_yaxis()
+    ax.set_ylabel("rank (1 = best)")
+    ax.set_title("Rank by preset (red: a confirmed reversal)", fontsize=9)
+    ax.set_xlim(-0.3, len(result.presets) - 0.2)
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
