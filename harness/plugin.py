@@ -90,6 +90,9 @@ class WarmInProcess:
     :func:`pytest_configure`. The report is the same either way. Not a plugin-wide hook: a
     run of other tests (``pytest tests -n auto``) says nothing by its audit records."""
 
+    # how the user runs this (quiet_failures spells its hints for this command, not pytest)
+    t3d_audit_command = "t3d-audit audit"
+
     @pytest.hookimpl(tryfirst=True, optionalhook=True)
     def pytest_xdist_auto_num_workers(self, config: pytest.Config) -> int | None:
         import os
@@ -102,6 +105,9 @@ class WarmInProcess:
             cached = bool(session.specs) and all(session.records_cached(ev) for ev in session.specs)
         except Exception:  # undecidable here: pytest_configure reports real problems
             return None
+        if cached:  # the printed command line says `-n auto`: say what it became
+            print("t3d-audit audit: every evaluator's records are cached, so the audit runs in "
+                  "this process (-n auto starts no workers)", flush=True)
         return 0 if cached else None
 
 
@@ -118,6 +124,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         session.sink = ControllerSink()
     config.stash[SESSION_KEY] = session
+    session.announce_measurements(_uncaptured_line(config))
     if not hasattr(config, "workerinput"):
         _check_selection(config, session)
     config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
@@ -125,6 +132,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if not hasattr(config, "workerinput") and wanted(config):
         config.pluginmanager.register(QuietFailures(), "t3d-audit-quiet")
+
+
+def _uncaptured_line(config: pytest.Config) -> Callable[[str], None]:
+    """Write one line to stderr past pytest's output capture (an xdist worker's stderr is the
+    controller's): a measurement that renders for minutes says when it starts and ends."""
+    import sys
+
+    capman = config.pluginmanager.getplugin("capturemanager")
+
+    def write(line: str) -> None:
+        if capman is None:
+            print(line, file=sys.stderr, flush=True)
+            return
+        with capman.global_and_fixture_disabled():
+            print(line, file=sys.stderr, flush=True)
+
+    return write
 
 
 def _check_hook_ids(specs: list[Any]) -> None:

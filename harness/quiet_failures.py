@@ -41,6 +41,16 @@ def one_line(report: pytest.TestReport, check: dict[str, Any]) -> str:
     return f"FAILED {report.nodeid} - {rule_with_card(check)}"
 
 
+def detail_hint(config: pytest.Config) -> str:
+    """How this run's user asks for the tracebacks: pytest's ``-v``, or, in a run started by
+    ``t3d-audit audit`` (a plugin naming its command), that command's spelling."""
+    for plugin in config.pluginmanager.get_plugins():
+        command = getattr(plugin, "t3d_audit_command", None)
+        if isinstance(command, str):
+            return f"{command} ... -- -v"
+    return "-v"
+
+
 def wanted(config: pytest.Config) -> bool:
     """Quiet unless the run asked for detail: ``-v`` or a ``--tb`` style of its own."""
     return config.option.verbose < 1 and getattr(config.option, "tbstyle", "auto") == "auto"
@@ -55,8 +65,9 @@ class QuietFailures:
         failed = stats.get("failed", [])
         quiet = [(r, c) for r in failed for c in [failing_check(r)] if c is not None]
         if quiet:
+            hint = detail_hint(terminalreporter.config)
             terminalreporter.write_sep(
-                "=", f"t3d-audit failed checks ({len(quiet)}; -v shows their tracebacks)", red=True
+                "=", f"t3d-audit failed checks ({len(quiet)}; {hint} shows their tracebacks)", red=True
             )
             for report, check in quiet:
                 terminalreporter.write_line(one_line(report, check))
