@@ -88,3 +88,22 @@ def headline_text(outcomes: Mapping[str, Sequence[str]]) -> str:
         bad = sum(o == "failed" for o in panel)
         text += f"; panel checks (across the selected evaluators): {bad} of {len(panel)} failed"
     return text
+
+
+def bundled_panel() -> frozenset[str]:
+    """The bundled evaluators the main job audits (the ``default`` profile's list)."""
+    from harness.protocol import get_profile
+
+    return frozenset(get_profile("default").evaluators)
+
+
+def expected_verdict_note(evaluators: Sequence[str], failing: bool) -> str:
+    """Said beside a FAIL when only bundled evaluators were audited: that FAIL is their
+    expected verdict (weak reference models, kept weak so the audit has something to catch);
+    ``""`` otherwise (a user's own evaluator gets no excuse)."""
+    audited = {ev for ev in evaluators if ev != PANEL}
+    if not failing or not audited or not audited <= bundled_panel():
+        return ""
+    return ("FAIL is the expected verdict of the bundled evaluators: they are small reference "
+            "models, weak on purpose, so the audit has fragility to catch "
+            "(docs/reference-evaluators.md); a PASS here would mean the audit stopped finding it")
