@@ -119,3 +119,16 @@ def test_the_readme_commands_install_with_uv_and_leave_the_checkout_clean():
     assert ".venv" in ignored  # no slash: the redirect is a file
     # the audit's verdict is the last line: -qq silences tox's closing report
     assert "tox -qq exec -e tests -- t3d-audit audit" in block
+
+
+def test_the_readme_explains_every_planted_evaluator_a_smoke_run_audits():
+    # regression (issue 37): the smoke run audited six planted-* evaluators the README never named
+    from harness.evaluators.reference.planted import PLANTED_IDS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### The `planted-*` evaluators of a smoke run", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("|")[1].strip(" `"): line for line in section.splitlines() if line.startswith("| `planted-")}
+    assert set(rows) == set(PLANTED_IDS)
+    for name, row in rows.items():
+        planted, expected = (cell.strip() for cell in row.split("|")[2:4])
+        assert planted and expected and ("fails" in expected or "passes" in expected), name

@@ -91,10 +91,13 @@ def headline_text(outcomes: Mapping[str, Sequence[str]]) -> str:
 
 
 def bundled_panel() -> frozenset[str]:
-    """The bundled evaluators the main job audits (the ``default`` profile's list)."""
+    """The bundled evaluators whose FAIL is by design: the main job's (the ``default``
+    profile's list: reference models and the companion) and the registered ``planted-*``
+    ones a smoke run adds (each carries a known effect)."""
+    from harness.evaluators.reference.planted import PLANTED_IDS
     from harness.protocol import get_profile
 
-    return frozenset(get_profile("default").evaluators)
+    return frozenset(get_profile("default").evaluators) | frozenset(PLANTED_IDS)
 
 
 def expected_verdict_note(evaluators: Sequence[str], failing: bool) -> str:
@@ -104,6 +107,7 @@ def expected_verdict_note(evaluators: Sequence[str], failing: bool) -> str:
     audited = {ev for ev in evaluators if ev != PANEL}
     if not failing or not audited or not audited <= bundled_panel():
         return ""
-    return ("FAIL is the expected verdict of the bundled evaluators: they are small reference "
-            "models, weak on purpose, so the audit has fragility to catch "
-            "(docs/reference-evaluators.md); a PASS here would mean the audit stopped finding it")
+    return ("FAIL is the expected verdict of the bundled evaluators: the reference models are "
+            "weak on purpose and the planted-* ones carry planted effects, so the audit has "
+            "fragility to catch (docs/reference-evaluators.md); a PASS here would mean the audit "
+            "stopped finding it")
