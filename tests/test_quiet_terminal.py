@@ -87,3 +87,21 @@ def test_the_traceback_hint_is_spelt_for_the_command_the_user_ran():
 
     assert detail_hint(config(object())) == "-v"
     assert detail_hint(config(object(), WarmInProcess())) == "t3d-audit audit ... -- -v"
+
+
+def test_a_warm_run_says_the_printed_minus_n_auto_starts_no_workers(monkeypatch, capsys):
+    # regression (issue 37): the command line printed `-n auto` and nothing said that a warm
+    # run (every records file cached) then ran in one process
+    import types
+
+    from harness import plugin
+
+    session = types.SimpleNamespace(specs={"a": 1, "b": 2}, records_cached=lambda ev: True)
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.setattr(plugin, "_new_session", lambda config: session)
+    config = types.SimpleNamespace(stash={})
+    assert plugin.WarmInProcess().pytest_xdist_auto_num_workers(config) == 0
+    assert "runs in this process (-n auto starts no workers)" in capsys.readouterr().out
+    session.records_cached = lambda ev: ev == "a"
+    assert plugin.WarmInProcess().pytest_xdist_auto_num_workers(config) is None
+    assert capsys.readouterr().out == ""
