@@ -224,11 +224,7 @@ class ControllerSink:
             terminalreporter.write_line(line)
         measured = _sum_facts(self.worker_facts)
         if measured:
-            terminalreporter.write_line(
-                "measured here: {images} images ({renders} rendered, the rest from the render "
-                "cache), {scored_pairs} pairs scored, {cached_pairs} pairs from the score "
-                "cache".format(**measured)
-            )
+            terminalreporter.write_line(measured_line(measured))
         if self.kept:
             terminalreporter.write_line(
                 f"partial run: {self.kept} results kept from the earlier report of this run id"
@@ -276,8 +272,20 @@ def selection_of(config: pytest.Config) -> str | None:
     return " ".join(chosen) or None
 
 
+def measured_line(measured: dict[str, int]) -> str:
+    """What the tests measured, each count under its own cause: renders made by the tests
+    (the warm step's are read from the render cache), pairs scored, pairs the plan repeats
+    (scored once, reused) and pairs from the score cache of earlier runs."""
+    text = (f"measured here: {measured['images']} images ({measured['renders']} rendered by the "
+            "tests, the rest read from the render cache, which the warm step fills)")
+    if measured.get("reused_pairs"):
+        text += f", {measured['reused_pairs']} repeated pairs scored once and reused"
+    return (text + f", {measured['scored_pairs']} pairs scored, {measured['cached_pairs']} pairs "
+            "from the score cache of earlier runs")
+
+
 def _sum_facts(facts: list[dict[str, Any]]) -> dict[str, int]:
-    total = {"images": 0, "renders": 0, "scored_pairs": 0, "cached_pairs": 0}
+    total = {"images": 0, "renders": 0, "scored_pairs": 0, "cached_pairs": 0, "reused_pairs": 0}
     seen = False
     for fact in facts:
         for counters in fact.get("measure", {}).values():

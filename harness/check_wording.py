@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # Bootstrap intervals over fewer prompt blocks than this are flagged "small sample".
@@ -39,6 +39,28 @@ def number(value: Any) -> str:
     if x == 0 or 0.01 <= abs(x) < 10_000:
         return f"{x:.2f}"
     return f"{x:.3g}"
+
+
+def count(value: Any) -> str:
+    """A count for a person: ``12``, not ``12.00`` (a non-integral value, e.g. a bootstrap
+    bound, keeps :func:`number`'s form)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return number(value)
+    return str(int(x)) if math.isfinite(x) and x.is_integer() else number(value)
+
+
+def counts_things(threshold_name: Any) -> bool:
+    """Whether the metric a threshold gates is a count (unit ``count`` in the registry)."""
+    from harness.vocab.metrics import METRICS
+
+    if not threshold_name:
+        return False
+    return any(
+        spec.unit == "count" and (spec.threshold == threshold_name or threshold_name in spec.key_thresholds.values())
+        for spec in METRICS
+    )
 
 
 def is_small_sample(blocks: Any) -> bool:
@@ -67,11 +89,12 @@ def metric_name(label: str) -> str:
     return label
 
 
-def interval_text(interval: Any, blocks: Any = None) -> str:
-    """``95% CI [1.05, 2.10]`` (plus the small-sample note), or ``no interval``."""
+def interval_text(interval: Any, blocks: Any = None, fmt: Callable[[Any], str] = number) -> str:
+    """``95% CI [1.05, 2.10]`` (plus the small-sample note), or ``no interval``; ``fmt``
+    writes the bounds (:func:`count` for a count)."""
     if not isinstance(interval, list | tuple) or len(interval) != 2:
         return "no interval"
-    text = f"95% CI [{number(interval[0])}, {number(interval[1])}]"
+    text = f"95% CI [{fmt(interval[0])}, {fmt(interval[1])}]"
     note = small_sample_note(blocks)
     return f"{text}; {note}" if note else text
 
@@ -83,8 +106,9 @@ def rule(outcome: Mapping[str, Any], *, evaluator: bool = True) -> str:
     who = f" of {outcome['evaluator']}" if evaluator and outcome.get("evaluator") else ""
     name = metric_name(str(outcome.get("metric", "")))
     op = _SYMBOLS.get(str(outcome.get("op")), str(outcome.get("op")))
-    threshold = f"must be {op} {number(outcome.get('threshold'))} ({outcome.get('threshold_name', '')})"
-    ci = interval_text(outcome.get("interval"), outcome.get("blocks"))
+    fmt = count if counts_things(outcome.get("threshold_name")) else number  # 12, not 12.00
+    threshold = f"must be {op} {fmt(outcome.get('threshold'))} ({outcome.get('threshold_name', '')})"
+    ci = interval_text(outcome.get("interval"), outcome.get("blocks"), fmt)
     which = outcome.get("compare", "estimate")
     if outcome.get("tested") is None:
         what = "its bootstrap interval" if which != "estimate" else "its estimate"
@@ -92,11 +116,11 @@ def rule(outcome: Mapping[str, Any], *, evaluator: bool = True) -> str:
         return f"{name}{who}: {what} is not available ({why}; {ci}); {threshold}: fails"
     verdict = "holds" if outcome.get("passed") else "fails"
     if which == "estimate":
-        return f"{name}{who} {number(outcome['tested'])} ({ci}), {threshold}: {verdict}"
+        return f"{name}{who} {fmt(outcome['tested'])} ({ci}), {threshold}: {verdict}"
     end = "lower" if which == "lower" else "upper"
     return (
-        f"{name}{who}: the bootstrap {end} bound {number(outcome['tested'])} "
-        f"(estimate {number(outcome.get('estimate'))}, {ci}), {threshold}: {verdict}"
+        f"{name}{who}: the bootstrap {end} bound {fmt(outcome['tested'])} "
+        f"(estimate {fmt(outcome.get('estimate'))}, {ci}), {threshold}: {verdict}"
     )
 
 

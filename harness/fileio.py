@@ -20,14 +20,38 @@ from pathlib import Path
 from typing import Any
 
 
+def current_umask() -> int:
+    """The process's umask (e.g. ``0o022``), read without changing it where the OS allows
+    (Linux's ``/proc/self/status``); elsewhere set and restored at once."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def give_plain_file_mode(fd: int) -> None:
+    """Give a ``tempfile.mkstemp`` file (always 0600) the mode ``open()`` would have given it:
+    0666 less the umask (0644 under the usual 022), so every published file has the same
+    mode however it was written."""
+    os.fchmod(fd, 0o666 & ~current_umask())
+
+
 def write_bytes_atomic(path: str | Path, data: bytes, *, mode: int | None = None) -> None:
-    """Atomically replace (or create) ``path`` with exactly ``data``; ``mode`` (permission bits)
-    is set before the rename (default: the temp file's 0600)."""
+    """Atomically replace (or create) ``path`` with exactly ``data``; the file gets ``mode``
+    (permission bits, set before the rename) or, by default, the mode ``open()`` would give it
+    (0666 less the umask), not mkstemp's 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        if mode is not None:
+        if mode is None:
+            give_plain_file_mode(fd)
+        else:
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

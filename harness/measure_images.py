@@ -148,7 +148,8 @@ class MeasureStats:
     images: int = 0  # renders fetched (render cache or rendered)
     renders: int = 0  # renders made in this process
     scored_pairs: int = 0
-    cached_pairs: int = 0
+    cached_pairs: int = 0  # found in the score cache, put there by an earlier measurement
+    reused_pairs: int = 0  # scored earlier in this measurement (a pair the plan repeats)
     failed_rows: int = 0
     model_loaded: bool = False
     missing_pairs: int = 0  # pairs absent from a read-only score store (not scored here)
@@ -220,6 +221,7 @@ def measure_images(
     source = ImageSource(plan, renderer)
     evaluator: Any = None
     out: list[Record] = []
+    scored_here: set[tuple[str, str]] = set()  # so a pair met again is not called cached
     try:
         for _group, rows in plan.groups():
             source.clear()
@@ -246,7 +248,10 @@ def measure_images(
                 caps = [p[1] for p in wanted if p[0] == sha]
                 cached.update(((sha, c), v) for c, v in cache.get_entries(identity_hash, sha, caps).items())
             missing = [p for p in wanted if p not in cached]
-            stats.cached_pairs += len(wanted) - len(missing)
+            reused = sum(1 for p in wanted if p in cached and p in scored_here)
+            stats.reused_pairs += reused
+            stats.cached_pairs += len(wanted) - len(missing) - reused
+            scored_here.update(missing)
             results: dict[tuple[str, str], tuple[float, str, str]] = {}
             if missing and not fill:
                 stats.missing_pairs += len(missing)

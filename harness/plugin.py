@@ -93,6 +93,9 @@ class WarmInProcess:
     :func:`pytest_configure`. The report is the same either way. Not a plugin-wide hook: a
     run of other tests (``pytest tests -n auto``) says nothing by its audit records."""
 
+    # how the user runs this (quiet_failures spells its hints for this command, not pytest)
+    t3d_audit_command = "t3d-audit audit"
+
     @pytest.hookimpl(tryfirst=True, optionalhook=True)
     def pytest_xdist_auto_num_workers(self, config: pytest.Config) -> int | None:
         import os
@@ -105,6 +108,9 @@ class WarmInProcess:
             cached = bool(session.specs) and all(session.records_cached(ev) for ev in session.specs)
         except Exception:  # undecidable here: pytest_configure reports real problems
             return None
+        if cached:  # the printed command line says `-n auto`: say what it became
+            print("t3d-audit audit: every evaluator's records are cached, so the audit runs in "
+                  "this process (-n auto starts no workers)", flush=True)
         return 0 if cached else None
 
 
@@ -121,6 +127,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         session.sink = ControllerSink()
     config.stash[SESSION_KEY] = session
+    session.announce_measurements(_uncaptured_line(config))
     if not hasattr(config, "workerinput"):
         _check_selection(config, session)
     config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
@@ -145,6 +152,23 @@ def _hook_evaluators(config: pytest.Config, offered_specs: Callable[[Any], list[
             raise pytest.UsageError(f"t3d-audit: {scrub_reason(str(exc), environment_secrets(), 400)}") from None
         reason = scrub_reason(f"{type(exc).__name__}: {exc}", environment_secrets(), 400)
         raise pytest.UsageError(f"t3d-audit: pytest_audit_evaluators: {reason}") from None
+
+
+def _uncaptured_line(config: pytest.Config) -> Callable[[str], None]:
+    """Write one line to stderr past pytest's output capture (an xdist worker's stderr is the
+    controller's): a measurement that renders for minutes says when it starts and ends."""
+    import sys
+
+    capman = config.pluginmanager.getplugin("capturemanager")
+
+    def write(line: str) -> None:
+        if capman is None:
+            print(line, file=sys.stderr, flush=True)
+            return
+        with capman.global_and_fixture_disabled():
+            print(line, file=sys.stderr, flush=True)
+
+    return write
 
 
 def _check_hook_ids(specs: list[Any]) -> None:

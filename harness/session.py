@@ -105,6 +105,11 @@ class AuditSession:
         # cache entries discarded before this session (an earlier run in the same process)
         self._discarded_before = cacheseal.discarded_counts()
 
+    def announce_measurements(self, write: Callable[[str], None]) -> None:
+        """Where each evaluator's measurement says it starts and ends (the plugin: the
+        terminal, past pytest's capture)."""
+        self._records.announce = write
+
     # -------------------------------------------------------------------- inputs
     @property
     def named_profile(self) -> Profile:

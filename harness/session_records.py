@@ -9,6 +9,7 @@ one :class:`RecordsCache`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,18 @@ def _records_ok(path: Path, key: str, *, discard: bool = False) -> bool:
     return True
 
 
+def measuring_line(evaluator_id: str, rows: int) -> str:
+    """The line a measurement starts with (renders missing from the cache are made now)."""
+    return (f"t3d-audit: measuring {evaluator_id}: {rows} records (renders missing from the "
+            "render cache are rendered now; this can take minutes)")
+
+
+def measured_line(evaluator_id: str, stats: MeasureStats, seconds: float) -> str:
+    """The line a measurement ends with: its counts and wall time."""
+    return (f"t3d-audit: measured {evaluator_id} in {seconds:.0f} s: {stats.images} images "
+            f"({stats.renders} rendered), {stats.scored_pairs} pairs scored")
+
+
 class RecordsCache:
     """The run's records by evaluator: cache files, their frames, and the measurement counts."""
 
@@ -55,6 +68,9 @@ class RecordsCache:
         self.frames: dict[str, pd.DataFrame] = {}
         self.measure_stats: dict[str, MeasureStats] = {}
         self.store_gaps: dict[str, Exception] = {}  # evaluator → what --audit-store lacked
+        # where a measurement's start and end lines go (the plugin points it at the terminal,
+        # past pytest's capture: a run without the warm step measures for minutes in silence)
+        self.announce: Callable[[str], None] = lambda line: None
 
     def key(self, evaluator_id: str) -> str:
         spec = self.inputs.specs[evaluator_id]
@@ -87,6 +103,8 @@ class RecordsCache:
                 if not _records_ok(path, key, discard=True):
                     stats = self.measure_stats.setdefault(evaluator_id, MeasureStats())
                     missing_before = stats.missing_pairs
+                    started = time.monotonic()
+                    self.announce(measuring_line(evaluator_id, len(self.inputs.plan.rows)))
                     frame = measure(
                         self.inputs.specs[evaluator_id],
                         self.inputs.plan,
@@ -103,6 +121,7 @@ class RecordsCache:
                         except AuditError as exc:
                             self.store_gaps[evaluator_id] = exc
                             raise
+                    self.announce(measured_line(evaluator_id, stats, time.monotonic() - started))
                     write_records(frame, path)  # atomic: temp file + rename
                     write_bytes_atomic(cacheseal.sidecar(path), cacheseal.seal(key, path.read_bytes()))
         self.files[evaluator_id] = path

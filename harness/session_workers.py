@@ -30,6 +30,7 @@ def worker_facts(
                 "renders": s.renders,
                 "scored_pairs": s.scored_pairs,
                 "cached_pairs": s.cached_pairs,
+                "reused_pairs": s.reused_pairs,
                 "failed_rows": s.failed_rows,
                 "model_loaded": s.model_loaded,
             }

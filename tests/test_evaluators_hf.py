@@ -10,14 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
 from harness.errors import EvaluatorError
 from harness.evaluators import registry
+from tests._extras import needs
 from tests._net_helpers import loopback_only  # noqa: F401  (autouse: loopback only)
 
-pytestmark = pytest.mark.slow  # imports torch and transformers, then runs tiny models
+# looked up, not imported: a module-level importorskip imported transformers (and torch) at
+# collection in every xdist worker, seconds each even where these tests are deselected
+pytestmark = [pytest.mark.slow, needs("torch"), needs("transformers")]  # imports torch and transformers, then runs tiny models
 
 WORDS = ["yes", "no", "Yes", "a", "an", "the", "room", "bed", "lamp", "table", "chair", "kitchen", "with", "of", "view", "top", "down", "scene", "bedroom", "photo", "does", "this", "figure", "show", "please", "answer", "or"]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]", *WORDS,

@@ -11,14 +11,14 @@ import json
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("open_clip")
-
 from harness.errors import EvaluatorError
 from harness.evaluators import builders, registry, weights
+from tests._extras import needs
 from tests._net_helpers import loopback_only  # noqa: F401  (autouse: loopback only)
 
-pytestmark = pytest.mark.slow  # imports torch and open_clip (seconds), then runs tiny models
+# looked up, not imported: a module-level importorskip imported open_clip (and torch) at
+# collection in every xdist worker, seconds each even where these tests are deselected
+pytestmark = [pytest.mark.slow, needs("torch"), needs("open_clip")]  # imports torch and open_clip (seconds), then runs tiny models
 
 TINY_CFG = {
     "embed_dim": 16,

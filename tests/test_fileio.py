@@ -81,3 +81,31 @@ def test_every_json_output_refuses_nan_and_keeps_the_old_file(tmp_path, bad):
         write_manifest({"x": bad}, tmp_path)
     assert card.read_text() == manifest.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["card.json", "manifest.json"]
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027, 0o002])
+def test_published_files_get_the_mode_open_would_give_them(tmp_path, mask):
+    # regression (issue 37): mkstemp's temp files are 0600 and os.replace kept that mode, so a
+    # report held 0600 and 0644 files side by side depending on which writer made each
+    old = os.umask(mask)
+    try:
+        assert fileio.current_umask() == mask
+        fileio.write_bytes_atomic(tmp_path / "atomic.json", b"{}")
+        fileio.write_json_atomic(tmp_path / "sub" / "value.json", {"a": 1})
+        (tmp_path / "plain.txt").write_text("x")
+    finally:
+        os.umask(old)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.rglob("*") if p.is_file()}
+    assert modes == dict.fromkeys(["atomic.json", "value.json", "plain.txt"], 0o666 & ~mask)
+
+
+def test_a_local_store_object_gets_the_plain_file_mode(tmp_path):
+    from harness.store import LocalStore
+
+    store = LocalStore(tmp_path / "store")
+    old = os.umask(0o022)
+    try:
+        assert store.write("renders/ab/abcd.png", b"png")
+    finally:
+        os.umask(old)
+    assert store.path("renders/ab/abcd.png").stat().st_mode & 0o777 == 0o644

@@ -168,7 +168,7 @@ def test_terminal_table_rows_and_alignment():
     rows = rows_from(summary, results)
     assert [r["evaluator"] for r in rows] == ["a", "b"]
     assert rows[1]["peak_rho_ci"] == "[1.10, —]" and rows[1]["scrambled"] == "55%"
-    assert rows[1]["gate"] == "FAIL (1/2 failed)" and rows[0]["gate"] == "no tests ran"
+    assert rows[1]["gate"] == "FAIL: 1 of 2 failed" and rows[0]["gate"] == "no tests ran"
     lines = render_table(rows)
     assert lines[0].startswith("evaluator") and set(lines[1]) == {"-"}
     assert len({len(line) for line in lines[:2]}) == 1

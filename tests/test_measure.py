@@ -238,3 +238,35 @@ def test_evaluators_without_a_served_model_keep_ten_columns(plan, tmp_path):
         assert list(frame.columns) == list(COLUMNS)
         write_records(frame, tmp_path / f"{spec.id}.csv")
         assert (tmp_path / f"{spec.id}.csv").read_text().splitlines()[0] == ",".join(COLUMNS)
+
+
+def test_an_empty_score_cache_serves_no_pair_and_repeats_count_as_reused(plan, tmp_path):
+    # regression (issue 37): "30 pairs from the score cache" on an empty cache: a pair the plan
+    # repeats (scored in one group, met again in another) was counted as a cache hit
+    from harness.measure_images import MeasureStats
+
+    class SameForEveryScene(BoxRasterizer):
+        """Two generators' scenes of one prompt look alike: their pairs repeat across groups."""
+
+        def render(self, scene, scene_root, identity, cfg):
+            n = max(8, int(cfg.resolution_px) // 8)
+            return np.full((n, n, 4), (int(cfg.pitch_deg) % 200, 90, 60, 255), dtype=np.uint8)
+
+    spec, first, second = TinySpec("tiny-grid"), MeasureStats(), MeasureStats()
+    measure(spec, plan, SameForEveryScene(), cache_dir=tmp_path, stats=first)
+    assert first.cached_pairs == 0 and first.reused_pairs > 0 and first.scored_pairs > 0
+    measure(spec, plan, SameForEveryScene(), cache_dir=tmp_path, stats=second)
+    assert second.scored_pairs == second.reused_pairs == 0
+    assert second.cached_pairs == first.scored_pairs + first.reused_pairs
+
+
+def test_the_measured_line_names_each_count_by_its_cause():
+    from harness.aggregate import measured_line
+
+    counts = {"images": 4752, "renders": 0, "scored_pairs": 4000, "cached_pairs": 0,
+              "reused_pairs": 30}
+    assert measured_line(counts) == (
+        "measured here: 4752 images (0 rendered by the tests, the rest read from the render "
+        "cache, which the warm step fills), 30 repeated pairs scored once and reused, "
+        "4000 pairs scored, 0 pairs from the score cache of earlier runs")
+    assert "reused" not in measured_line(counts | {"reused_pairs": 0})

@@ -215,7 +215,7 @@ def test_an_outside_project_audits_its_own_evaluator_with_the_installed_package(
     second, second_env = _project(tmp_path / "second", glb, env, version=2)
     proc, results = _audit(second, second_env, "0")
     assert results["evaluators"] == ["colorstat"] and (second / "reports").is_dir()
-    assert "(0 rendered, the rest from the render cache)" in proc.stdout, proc.stdout[-3000:]
+    assert "(0 rendered by the tests, the rest read from the render cache" in proc.stdout, proc.stdout[-3000:]
     assert sorted(renders.rglob("image.png")) == images and images
 
 

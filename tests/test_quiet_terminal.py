@@ -43,6 +43,12 @@ def test_a_failing_check_prints_one_line_and_the_last_line_names_the_report(pyte
     assert outcomes["failed"] == len(checks) + 2  # the checks and the broken test, per evaluator
     report = report_dir(root, f"quiet{workers}")  # not the run id's .lock file beside it
     assert lines[-1] == f"t3d-audit report: {report} (open {report / 'report.html'})"
+    # regression (issue 37): a run that measures (no warm step) said nothing for minutes; each
+    # evaluator's measurement now says when it starts and ends, past the capture, from workers too
+    err = result.stderr.str()
+    for evaluator in ("tiny-grid", "tiny-pairs"):
+        assert f"t3d-audit: measuring {evaluator}: " in err, err[-2000:]
+        assert re.search(rf"t3d-audit: measured {evaluator} in \d+ s: \d+ images", err), err[-2000:]
 
 
 def test_verbose_shows_the_tracebacks(pytester):
@@ -67,3 +73,35 @@ def test_the_audit_commands_verdict_line_names_the_report(tmp_path):
     (tmp_path / "default-abc").mkdir()
     assert _report_of_run(args, started) == f"; report {tmp_path / 'default-abc' / 'report.html'}"
     assert _report_of_run(argparse.Namespace(report_dir=str(tmp_path / "absent")), started) == ""
+
+
+def test_the_traceback_hint_is_spelt_for_the_command_the_user_ran():
+    # regression (issue 37): after `t3d-audit audit` the hint said pytest's `-v`
+    import types
+
+    from harness.plugin import WarmInProcess
+    from harness.quiet_failures import detail_hint
+
+    def config(*plugins):
+        return types.SimpleNamespace(pluginmanager=types.SimpleNamespace(get_plugins=lambda: set(plugins)))
+
+    assert detail_hint(config(object())) == "-v"
+    assert detail_hint(config(object(), WarmInProcess())) == "t3d-audit audit ... -- -v"
+
+
+def test_a_warm_run_says_the_printed_minus_n_auto_starts_no_workers(monkeypatch, capsys):
+    # regression (issue 37): the command line printed `-n auto` and nothing said that a warm
+    # run (every records file cached) then ran in one process
+    import types
+
+    from harness import plugin
+
+    session = types.SimpleNamespace(specs={"a": 1, "b": 2}, records_cached=lambda ev: True)
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.setattr(plugin, "_new_session", lambda config: session)
+    config = types.SimpleNamespace(stash={})
+    assert plugin.WarmInProcess().pytest_xdist_auto_num_workers(config) == 0
+    assert "runs in this process (-n auto starts no workers)" in capsys.readouterr().out
+    session.records_cached = lambda ev: ev == "a"
+    assert plugin.WarmInProcess().pytest_xdist_auto_num_workers(config) is None
+    assert capsys.readouterr().out == ""

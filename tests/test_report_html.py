@@ -107,7 +107,7 @@ def test_competence_section_only_with_a_companion_agreement(report):
     page = build_html(report)
     section = page[page.index('<section id="competence">') :]
     section = section[: section.index("</section>")]
-    assert "81%" in section and "competent at the default view" in section
+    assert "81%" in section and "like the symbolic companion at the default view" in section
     assert '<a href="#competence">' in page
 
 

@@ -25,7 +25,7 @@ def test_a_cell_is_coloured_by_outcome_and_margin():
     assert excess(_check(2.5, 1.0)) == 2.5 and excess(_check(0.3, 0.6, ">=")) == 2.0
     assert excess(_check(0.0, 0.0)) is None  # no ratio to a zero threshold
     far = [{"outcome": "failed", "checks": [_check(2.5, 1.0)]}, {"outcome": "passed", "checks": [_check(0.5, 1.0)]}]
-    assert cell(far) == ("fail far", "✗ 1 of 2", "1 of 2 tests failed, worst 2.5× its threshold")
+    assert cell(far) == ("fail far", "✗ 1 of 2 failed", "1 of 2 tests failed, worst 2.5× its threshold")
     assert cell([{"outcome": "failed", "checks": [_check(1.5, 1.0)]}])[0] == "fail"
     assert cell([{"outcome": "passed", "checks": [_check(0.95, 1.0)]}])[0] == "pass near"
     assert cell([{"outcome": "passed", "checks": [_check(0.5, 1.0)]}])[0] == "pass"

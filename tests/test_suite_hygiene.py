@@ -63,9 +63,9 @@ def test_the_two_readme_commands_share_one_environment_and_the_audit_needs_no_te
     commands = [line.split("&&")[-1].strip() for line in block.splitlines() if "tox" in line]
     # the same env: tox 4 reuses it, no second install (`tox exec` never installs the package,
     # so the main job builds the env with --notest first)
-    assert commands == ["python3 -m tox exec -e tests -- t3d-audit audit --profile default",
+    assert commands == ["python3 -m tox -qq exec -e tests -- t3d-audit audit --profile default",
                         "python3 -m tox -e tests"]
-    assert "python3 -m tox -e tests --notest && python3 -m tox exec -e tests" in block
+    assert "python3 -m tox -e tests --notest && python3 -m tox -qq exec -e tests" in block
     assert "The expected verdict of the main job is FAIL" in readme
     assert not re.search(r"\b\d{1,2},\d{3} tests\b", readme)  # no test count that drifts
     tox = configparser.ConfigParser(interpolation=None)
@@ -99,3 +99,36 @@ def test_a_missing_extra_skips_naming_it_and_fails_where_ci_requires_it(monkeypa
         _extras.need("t3d_absent_store_lib")
     with pytest.raises(pytest.skip.Exception):  # other extras still skip
         _extras.need("t3d_absent_judge_lib")
+
+
+def test_the_readme_commands_install_with_uv_and_leave_the_checkout_clean():
+    # regression (issue 37): pip resolved the environment in 113-594 s; tox wrote a `.venv`
+    # redirect file that left the checkout dirty; the main job ended on "congratulations :)"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## The two commands", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    installs = [line.split("&&")[0].strip() for line in block.splitlines() if "tox" in line]
+    assert installs == ['python3 -m pip install -q "tox>=4.11" "tox-uv>=1.11"'] * 2
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'python3 -m pip install -q "tox>=4.11" "tox-uv>=1.11"' in ci
+    assert "T3D_AUDIT_REQUIRE_BROWSER=1" in ci and "chromium" in ci
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(ROOT / "tox.ini", encoding="utf-8")
+    assert tox["tox"]["venv_redirect"].strip() == "false"
+    assert tox["testenv"]["uv_seed"].strip() == "true"  # test_outside_project runs pip in it
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert ".venv" in ignored  # no slash: the redirect is a file
+    # the audit's verdict is the last line: -qq silences tox's closing report
+    assert "tox -qq exec -e tests -- t3d-audit audit" in block
+
+
+def test_the_readme_explains_every_planted_evaluator_a_smoke_run_audits():
+    # regression (issue 37): the smoke run audited six planted-* evaluators the README never named
+    from harness.evaluators.reference.planted import PLANTED_IDS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### The `planted-*` evaluators of a smoke run", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("|")[1].strip(" `"): line for line in section.splitlines() if line.startswith("| `planted-")}
+    assert set(rows) == set(PLANTED_IDS)
+    for name, row in rows.items():
+        planted, expected = (cell.strip() for cell in row.split("|")[2:4])
+        assert planted and expected and ("fails" in expected or "passes" in expected), name

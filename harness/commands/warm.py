@@ -5,7 +5,8 @@ renders exactly what the audit uses: nothing for a probe that does not apply to 
 factor that cannot change it (lighting on 3D Gaussian splats).
 
 Prints the plan size first, then renders the missing entries with a progress bar (done/total,
-renders/s, ETA). Resumable: entries already in the cache are skipped, so a run interrupted by
+renders/s, ETA) on a terminal, or one plain progress line every 30 s in a log
+(``harness.progress``). Resumable: entries already in the cache are skipped, so a run interrupted by
 Ctrl-C or a crash continues where it stopped. ``--jobs N`` renders in N processes.
 
 ``--store URL`` renders into a shared store (``file://DIR``, ``s3://bucket/prefix``, any
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from harness import argtypes
 from harness.paths import default_cache_dir
+from harness.progress import Progress, progress
 from harness.protocol import get_profile
 
 
@@ -111,8 +113,6 @@ def store_url(value: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from harness.backends import warm_on
     from harness.render.render_inputs import load_profile_scenes
 
@@ -137,13 +137,13 @@ def run(args: argparse.Namespace) -> int:
     )
     start = time.monotonic()
     cache_root: Path | str = store or (args.cache_dir or default_cache_dir()) / "renders"
-    bar: tqdm | None = None
+    bar: Progress | None = None
 
     def on_start(cached: int, to_render: int) -> None:
         nonlocal bar
         print(f"cached: {cached}, to render: {to_render}", flush=True)
         if to_render:
-            bar = tqdm(total=to_render, unit="render", dynamic_ncols=True, smoothing=0.1)
+            bar = progress(to_render, verb="rendered", unit="render")
 
     tick = lambda n: bar.update(n) if bar is not None else None  # noqa: E731
     try:

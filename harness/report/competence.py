@@ -35,7 +35,7 @@ def contrast(entry: Mapping[str, Any], agreement: Mapping[str, Any] | None) -> d
 
     ``entry``: its ``summary.json`` evaluator entry; ``agreement``: :func:`agreement_of` its
     card (``None`` without a companion). Returns ``{pair_agreement, ranking_tau, winner,
-    companion_winner, competent, peak_rho, min_w, max_top1, winner_moves, headline}``;
+    companion_winner, competent, peak_rho, min_w, max_top1, winner_moves, headline, terms}``;
     ``competent`` / ``winner_moves`` are ``None`` when unknown."""
     a = agreement or {}
     pair = finite_or_none(a.get("pair_agreement"))
@@ -52,32 +52,43 @@ def contrast(entry: Mapping[str, Any], agreement: Mapping[str, Any] | None) -> d
         "winner_moves": None if not isinstance(top1, int) else top1 >= 2,
     }
     out["headline"] = headline(out)
+    out["terms"] = terms(out)
     return out
 
 
 def headline(c: Mapping[str, Any]) -> str:
-    """One sentence: competence at c0, then whether the protocol moves the winner."""
+    """One sentence in plain words (no c0, tau-b, rho or W: :func:`terms` gives those, for a
+    tooltip): how the evaluator ranks generators at the default view, then whether changing
+    the protocol changes its winner."""
+    if c["competent"] is None:
+        first = "not compared with the symbolic companion in this run"
+    else:
+        like = "like" if c["competent"] else "unlike"
+        first = (f"ranks generators {like} the symbolic companion at the default view "
+                 f"({c['pair_agreement']:.0%} of generator pairs in the same order; its winner "
+                 f"{c['winner'] or 'tied'}, the companion's {c['companion_winner'] or 'tied'})")
+    top1 = c[MAX_TOP1]
+    if c["winner_moves"] is None:
+        second = "its sensitivity to the protocol was not measured"
+    elif c["winner_moves"]:
+        second = (("yet" if c["competent"] else "and") + " changing the camera, lighting, "
+                  f"background or caption wording changes its winner ({top1} different winners "
+                  "across the levels of one setting)")
+    else:
+        second = "and changing the protocol keeps its winner"
+    return f"{first}, {second}"
+
+
+def terms(c: Mapping[str, Any]) -> str:
+    """The headline's numbers by their technical names (a tooltip beside :func:`headline`)."""
 
     def f(x: Any, fmt: str) -> str:
         return "n/a" if x is None else fmt.format(x)
 
-    if c["competent"] is None:
-        first = "c0 competence unknown (no companion in this run)"
-    else:
-        word = "competent" if c["competent"] else "not competent"
-        first = (f"{word} at the default view (orders {c['pair_agreement']:.0%} of the companion's "
-                 f"generator pairs as it does, tau-b {f(c['ranking_tau'], '{:+.2f}')}, c0 winner "
-                 f"{c['winner'] or 'tied'} vs companion {c['companion_winner'] or 'tied'})")  # fmt: skip
-    fragility = f"peak rho {f(c[PEAK_RHO], '{:.2f}')}, min W {f(c[MIN_W], '{:.2f}')}, " \
-                f"{f(c[MAX_TOP1], '{}')} distinct top-1 generators over one factor"  # fmt: skip
-    if c["winner_moves"] is None:
-        second = f"fragility not measured ({fragility})"
-    elif c["winner_moves"]:
-        second = ("yet the protocol moves the winner" if c["competent"] else "and the protocol moves the winner") \
-            + f" ({fragility})"  # fmt: skip
-    else:
-        second = f"and the protocol keeps the winner ({fragility})"
-    return f"{first}, {second}"
+    return (f"c0 (default configuration) pair agreement {f(c['pair_agreement'], '{:.0%}')}, "
+            f"Kendall tau-b {f(c['ranking_tau'], '{:+.2f}')}; peak rho {f(c[PEAK_RHO], '{:.2f}')}, "
+            f"min Kendall W {f(c[MIN_W], '{:.2f}')}, {f(c[MAX_TOP1], '{}')} distinct top-1 "
+            "generators over one factor")
 
 
 def contrasts(summary: Mapping[str, Any], cards: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -25,7 +25,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from harness.report.verdict_words import PANEL, headline_text, small_sample_banner_html
+from harness.report.verdict_words import (
+    PANEL,
+    expected_verdict_note,
+    headline_text,
+    small_sample_banner_html,
+)
 
 e = html.escape
 NEAR = 0.10  # a passing check within 10 % of its threshold is "near"
@@ -61,7 +66,7 @@ def cell(results: Sequence[Mapping[str, Any]]) -> tuple[str, str, str]:
         worst = max((x for c in checks if c.get("passed") is False for x in [excess(c)] if x is not None), default=None)
         far = worst is not None and worst > FAR
         past = f", worst {worst:.1f}× its threshold" if worst is not None else ""
-        return ("fail far" if far else "fail"), f"✗ {failed} of {len(results)}", f"{failed} of {len(results)} tests failed{past}"
+        return ("fail far" if far else "fail"), f"✗ {failed} of {len(results)} failed", f"{failed} of {len(results)} tests failed{past}"
     if outcomes.count("skipped") == len(outcomes):
         reasons = sorted({str(r.get("reason") or "") for r in results} - {""})
         why = f": {reasons[0]}" if reasons else " (this run's profile or thresholds do not gate it)"
@@ -70,7 +75,7 @@ def cell(results: Sequence[Mapping[str, Any]]) -> tuple[str, str, str]:
     near = any(x > 1 - NEAR for x in margins)
     passed = outcomes.count("passed")
     title = f"{passed} of {len(results)} tests passed" + (", a check within 10 % of its threshold" if near else "")
-    return ("pass near" if near else "pass"), f"✓ {passed} of {len(results)}", title
+    return ("pass near" if near else "pass"), f"✓ {passed} of {len(results)} passed", title
 
 
 def regressions(comparison: Mapping[str, Any] | None) -> list[str]:
@@ -99,6 +104,9 @@ def verdict_matrix(results: Sequence[Mapping[str, Any]], cards: Mapping[str, Any
     found = regressions(comparison)
     verdict = "fail" if failing or found else "pass"
     words = headline_text(outcomes)
+    expected = expected_verdict_note(evaluators, verdict == "fail" and not found)
+    if expected:
+        words += f". {expected}"
     if found:
         words += f"; the release comparison finds {len(found)} regression{'s' if len(found) != 1 else ''}: " + ", ".join(found)
     head = "".join(f'<th scope="col">{e(f)}</th>' for f in families)

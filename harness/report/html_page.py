@@ -213,7 +213,7 @@ def _competence(data: ReportData) -> str:
         f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th><td>{n(c["pair_agreement"], "{:.0%}")}</td>'
         f'<td>{n(c["ranking_tau"], "{:+.2f}")}</td><td>{e(str(c["winner"] or "tied"))}</td>'
         f'<td>{n(c[PEAK_RHO], "{:.2f}")}</td><td>{n(c[MIN_W], "{:.2f}")}</td><td>{n(c[MAX_TOP1], "{}")}</td>'
-        f"<td>{e(c['headline'])}</td></tr>"
+        f"<td title=\"{e(c['terms'])}\">{e(c['headline'])}</td></tr>"
         for ev, c in found.items()
     )
     return (
@@ -347,6 +347,22 @@ def _figures(data: ReportData) -> str:
     return '<section id="figures"><h2>Figures</h2><div class="figs">' + "".join(out) + "</div></section>"
 
 
+def plural(n: int, noun: str) -> str:
+    """``1 row``, ``5 rows``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def table_count(header: list[str], rows: list[list[str]], key: str) -> str:
+    """What a collapsed table holds, in words: ``5 rows``; the failures table (one row per
+    evaluator) counts its failed records, ``none failed`` when there are none."""
+    if key == "failures" and "Failed" in header:
+        column = header.index("Failed")
+        failed = sum(int(r[column]) for r in rows if len(r) > column and r[column].isdigit())
+        what = "none failed" if failed == 0 else plural(failed, "failed record")
+        return f"{what}, {plural(len(rows), 'evaluator')}"
+    return plural(len(rows), "row")
+
+
 def _table_html(title: str, header: list[str], rows: list[list[str]], key: str) -> str:
     ev_col = 0 if header and header[0].lower().startswith("evaluator") else None
     head = "".join(f'<th scope="col"><button type="button" class="sort">{e(h)}</button></th>' for h in header)
@@ -357,7 +373,7 @@ def _table_html(title: str, header: list[str], rows: list[list[str]], key: str) 
             attr = f' data-ev="{e(row[0].split(" (")[0].strip())}"'
         body.append(f"<tr{attr}>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
     return (
-        f'<details class="table" id="t-{e(key)}"><summary>{e(title)} <span class="muted">({len(rows)} rows)</span></summary>'
+        f'<details class="table" id="t-{e(key)}"><summary>{e(title)} <span class="muted">({e(table_count(header, rows, key))})</span></summary>'
         f'<label class="filter">Filter rows <input type="search" class="rowfilter" aria-label="Filter rows of {e(title)}"></label>'
         f'<div class="scroll"><table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div></details>'
     )
@@ -416,6 +432,39 @@ def _level_stats(frame: Any, factor: str) -> tuple[list[str], dict[str, list[tup
         else:
             ranking[level] = []
     return levels, ranking
+
+
+def prompt_winners(scores: Mapping[str, Mapping[str, float]]) -> dict[str, str | None]:
+    """Level → the generator with the top score of one prompt (ties: the first by name);
+    ``None`` for a level without scores."""
+    return {lv: (min(by, key=lambda g: (-by[g], g)) if by else None) for lv, by in scores.items()}
+
+
+def usual_winner(winners: Mapping[str, str | None]) -> str | None:
+    """The generator that wins at the most levels (ties: the first by name)."""
+    counts: dict[str, int] = {}
+    for winner in winners.values():
+        if winner is not None:
+            counts[winner] = counts.get(winner, 0) + 1
+    return min(counts, key=lambda g: (-counts[g], g)) if counts else None
+
+
+def winner_caption(winners: Mapping[str, str | None]) -> tuple[str, int]:
+    """A strip's caption in words and the number of levels whose winner is not the usual
+    one: ``same winner (gen-a) at every level`` or ``the winner changes: gen-a at 5 of 7
+    levels, gen-b at 2 (⇄)``."""
+    scored = [w for w in winners.values() if w is not None]
+    if not scored:
+        return "no scores at any level", 0
+    counts: dict[str, int] = {}
+    for winner in scored:
+        counts[winner] = counts.get(winner, 0) + 1
+    if len(counts) == 1:
+        return f"same winner ({scored[0]}) at every level", 0
+    order = sorted(counts, key=lambda g: (-counts[g], g))
+    parts = [f"{order[0]} at {counts[order[0]]} of {plural(len(scored), 'level')}",
+             *(f"{g} at {counts[g]}" for g in order[1:])]
+    return "the winner changes: " + ", ".join(parts) + " (⇄)", len(scored) - counts[order[0]]
 
 
 def _shown_levels(levels: list[str], ranking: Mapping[str, list[tuple[str, float]]]) -> list[str]:
@@ -494,10 +543,12 @@ def _strip(ev: str, frame: Any, factor: str, prompt: str, thumbs: Thumbs) -> str
     levels, ranking = _level_stats(frame, factor)
     shown = _shown_levels(levels, ranking)
     generators = sorted(set(frame["generator"]))
-    first = ranking[levels[0]][0][0] if levels and ranking[levels[0]] else None
+    # the caption and the ⇄ marks speak of the prompt shown (its ★), not the all-prompt means
+    winners = prompt_winners({lv: _scores_at(frame, prompt, factor, lv) for lv in levels})
+    usual = usual_winner(winners)
     head = ['<th scope="col">generator</th>']
     for lv in shown:
-        flip = ranking[lv] and ranking[lv][0][0] != first
+        flip = winners.get(lv) is not None and winners[lv] != usual
         head.append(f'<th scope="col"{" class=flip" if flip else ""}>{e(lv)}{" ⇄" if flip else ""}</th>')
     body = []
     scores = {lv: _scores_at(frame, prompt, factor, lv) for lv in shown}
@@ -519,9 +570,8 @@ def _strip(ev: str, frame: Any, factor: str, prompt: str, thumbs: Thumbs) -> str
     body.append('<tr class="ranking">' + "".join(rank_cells) + "</tr>")
     more = "" if len(shown) == len(levels) else (
         f'<p class="muted">Showing {len(shown)} of {len(levels)} levels (levels where the winner changes first).</p>')
-    changes = sum(1 for lv in levels if ranking[lv] and ranking[lv][0][0] != first)
-    caption = (f"{e(ev)} · {e(factor)} · prompt {e(prompt)}: "
-               + (f"winner changes at {changes} of {len(levels)} levels (⇄)" if changes else "same winner at every level"))
+    caption_text, changes = winner_caption(winners)
+    caption = f"{e(ev)} · {e(factor)} · prompt {e(prompt)}: {e(caption_text)}"
     return (f'<details class="strip" data-prompt="{e(prompt)}"{" open" if changes else ""}>'
             f'<summary>{caption}</summary>{more}'
             f'<div class="scroll"><table class="strip"><thead><tr>{"".join(head)}</tr></thead>'

@@ -24,8 +24,8 @@ COLUMNS = (
     (MAX_TOP1, "top-1s", ">"),
     (SCRAMBLED, "scramble", ">"),
     ("best_view", "best-view", ">"),
-    ("failed", "failed", ">"),
-    ("gate", "gate", "<"),
+    ("failed", "failed records", ">"),
+    ("gate", "gate (audit tests)", "<"),
 )
 
 
@@ -38,11 +38,12 @@ def _f(value: Any, fmt: str = "{:.2f}") -> str:
 
 
 def _gate(passed: int, failed: int, total: int) -> str:
+    """The gate cell: each count says what it counts (as the report's verdict matrix does)."""
     if failed:
-        return f"FAIL ({failed}/{total} failed)"
+        return f"FAIL: {failed} of {total} failed"
     if passed:
-        return f"pass ({passed}/{total})"
-    return f"skipped ({total})" if total else "no tests ran"
+        return f"pass: {passed} of {total} passed"
+    return f"skipped: {total} of {total}" if total else "no tests ran"
 
 
 def rows_from(

@@ -88,3 +88,26 @@ def headline_text(outcomes: Mapping[str, Sequence[str]]) -> str:
         bad = sum(o == "failed" for o in panel)
         text += f"; panel checks (across the selected evaluators): {bad} of {len(panel)} failed"
     return text
+
+
+def bundled_panel() -> frozenset[str]:
+    """The bundled evaluators the main job audits (the ``default`` profile's list: the
+    reference models and the companion). The report may not import the evaluators, so the
+    ``planted-*`` ones are added by the caller that can (``t3d-audit audit``)."""
+    from harness.protocol import get_profile
+
+    return frozenset(get_profile("default").evaluators)
+
+
+def expected_verdict_note(evaluators: Sequence[str], failing: bool,
+                          bundled: frozenset[str] | None = None) -> str:
+    """Said beside a FAIL when only bundled evaluators were audited (``bundled``, default
+    :func:`bundled_panel`): that FAIL is their expected verdict; ``""`` otherwise (a user's
+    own evaluator gets no excuse)."""
+    audited = {ev for ev in evaluators if ev != PANEL}
+    if not failing or not audited or not audited <= (bundled_panel() if bundled is None else bundled):
+        return ""
+    return ("FAIL is the expected verdict of the bundled evaluators: they are weak on purpose "
+            "(small reference models) or carry planted effects, so the audit has fragility to "
+            "catch (docs/reference-evaluators.md); a PASS here would mean the audit stopped "
+            "finding it")

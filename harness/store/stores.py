@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from harness.errors import AuditError
-from harness.fileio import prune_stale
+from harness.fileio import give_plain_file_mode, prune_stale
 
 OPTIONS_ENV = "T3D_AUDIT_STORE_OPTIONS"
 INSTALL_HINT = "pip install 't3d-audit[distributed]' (fsspec, s3fs, ray)"
@@ -193,6 +193,7 @@ class LocalStore:
         final.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix="obj.", suffix=".tmp", dir=self._tmp())
         try:
+            give_plain_file_mode(fd)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
