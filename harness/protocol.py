@@ -117,6 +117,11 @@ RENDER_FACTORS = rendered_factor_names()
 RECORD_FACTORS = (BASELINE, *factor_names(), "probe")
 
 
+#: The defaults of two render settings added for the search: a map at 6500 K is left untinted,
+#: and the scene box fills 1 - 0.15 of the frame (``harness.render.framing.FILL``).
+NEUTRAL_TEMPERATURE_K = 6500.0
+DEFAULT_FRAMING_MARGIN = 0.15
+
 #: The study's render fields: always part of a render key. Fields added later are keyed only
 #: when set off their default (:meth:`RenderConfig.to_dict`).
 _STUDY_RENDER_FIELDS = frozenset(
@@ -141,6 +146,12 @@ class RenderConfig:
     samples: int = 16
     seed: int = 0
     denoise: bool = False
+    # added after the study's eight (issue 40, the search's continuous space): keyed only off
+    # their defaults, and at their defaults the renderer does exactly what it did before
+    light_rotation_deg: float = 0.0  # turn of the environment map about the vertical axis
+    light_strength: float = 1.0  # multiplier of the environment's strength
+    colour_temperature_k: float = NEUTRAL_TEMPERATURE_K  # blackbody tint; 6500 K: no tint
+    framing_margin: float = DEFAULT_FRAMING_MARGIN  # 1 - the frame share the scene box fills
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict. A field added after the study's eight is written only when it
