@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec, ScoreResult
     from harness.evaluators.scorer import Scorer
 
-__all__ = ["AuditRun", "Comparison", "agreement", "audit", "compare", "score"]
+__all__ = ["AuditRun", "Comparison", "agreement", "audit", "compare", "score", "search"]
 
 
 # ----------------------------------------------------------------------------- score
@@ -363,3 +363,46 @@ def agreement(
         allow_unjoined=allow_unjoined, bootstrap=bootstrap, seed=seed,
     )  # fmt: skip
     return compute(ratings, args, read_votes(Path(votes)) if votes else None)
+
+
+# ----------------------------------------------------------------------------- search
+
+
+def search(
+    evaluator: str,
+    *,
+    profile: str = "smoke",
+    objective: str = "shift",
+    budget: int = 40,
+    seed: int = 0,
+    batch: int = 8,
+    wall_time: float | None = None,
+    split: tuple[int, int] | None = None,
+    axes: Sequence[str] | None = None,
+    flip_points: int = 0,
+    scenes: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    log: str | Path | None = None,
+) -> dict[str, Any]:
+    """Search the protocol space beyond the grid (``t3d-audit search``'s logic and its
+    ``--json`` document; docs/search.md).
+
+    ``objective``: ``shift``, ``ranking`` or ``pair:A,B``. ``budget``: configurations;
+    ``wall_time``: seconds after which no new batch starts. ``split``: (discovery, held-out)
+    prompt counts. The document has ``worst.configuration`` (``pitch`` in degrees among its
+    fields), ``discovery``, ``held_out`` (estimate and interval), ``optimism`` and
+    ``confirmed``.
+    """
+    from harness.commands.search import project_thresholds, resolve_spec
+    from harness.paths import default_cache_dir
+    from harness.search.run import SearchRequest, Split, run_search
+
+    spec = resolve_spec(evaluator)
+    request = SearchRequest(spec.id, profile, objective, budget, seed, batch, wall_time,
+                            Split(*split) if split else None, tuple(axes) if axes else None,
+                            flip_points)  # fmt: skip
+    result = run_search(request, scenes=Path(scenes) if scenes else None,
+                        cache_dir=Path(cache_dir) if cache_dir else default_cache_dir(),
+                        log_path=Path(log) if log else None, spec=spec,
+                        thresholds=project_thresholds(Path("pyproject.toml")).for_evaluator(spec.id))  # fmt: skip
+    return result.to_dict()

@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train-reference": ("train_reference", "train the bundled reference evaluators"),
     "agreement": ("agreement", "agreement of evaluator scores with human ratings (noise ceiling beside)"),
     "leaderboard": ("leaderboard", "rank evaluators across several report directories"),
+    "search": ("search", "search the protocol space beyond the grid for where a verdict breaks"),
 }
 
 

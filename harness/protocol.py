@@ -43,6 +43,9 @@ PROBES = probe_names()  # the built-in probes; probe_names() also has those regi
 
 #: The record factor of factorial-block cells; its level names the cell (:func:`cell_level`).
 BLOCK = "block"
+#: The record factor of a search point (issue 40); its level is the point's printed form,
+#: ``name=value`` pairs joined by commas (:mod:`harness.search.space`).
+SEARCH = "search"
 #: Factors a block may cross: the shared factors whose levels change one setting each (yaw
 #: also moves the pitch, paraphrase captions are per prompt: neither crosses cleanly).
 BLOCK_FACTORS = crossable_factor_names()
