@@ -250,8 +250,10 @@ def run_search(
         done = 0
         batch_no = 0
         best = -math.inf
+        ran_fresh = False
         while done < request.budget:
-            if (request.wall_time is not None and done >= len(logged)
+            # the clock stops only new work, and never before this run's first fresh batch
+            if (request.wall_time is not None and ran_fresh
                     and time.perf_counter() - started > request.wall_time):  # fmt: skip
                 stopped = "wall time"
                 break
@@ -265,6 +267,7 @@ def run_search(
                         hint="the log was written by another nevergrad version; delete it to start afresh",
                     )  # fmt: skip
             fresh = asked[len(replay):]
+            ran_fresh = ran_fresh or bool(fresh)
             t0 = time.perf_counter()
             measured = disc.measure([space.configuration(p) for _, p in fresh])
             each = (time.perf_counter() - t0) / max(len(fresh), 1)
