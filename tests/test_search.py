@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import AuditError, ProtocolError
-from harness.evaluators.reference.planted import OffGridCollapse, search_planted_specs
+from harness.evaluators.reference.planted import OffGridCollapse
+from harness.evaluators.reference.specs import search_planted_specs
 from harness.protocol import (
     DEFAULT_FRAMING_MARGIN,
     NEUTRAL_TEMPERATURE_K,
@@ -301,6 +302,7 @@ def cli_env(tmp_path):
     return {**os.environ, "PYTHONPATH": str(ROOT), "T3D_AUDIT_CACHE_DIR": str(tmp_path / "cache")}
 
 
+@pytest.mark.slow
 def test_cli_json_interface_and_resume_after_kill_9(tmp_path, cli_env):
     """``search --json`` prints one object with the fields scripts rely on; a run killed with
     SIGKILL mid-search resumes from its trial log to the same answer."""

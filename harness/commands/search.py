@@ -93,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def resolve_spec(evaluator: str) -> Any:
     """The spec of ``evaluator``: a registered id, or a search known-answer planted evaluator."""
     from harness.evaluator_selection import select_evaluators
-    from harness.evaluators.reference.planted import search_planted_specs
+    from harness.evaluators.reference.specs import search_planted_specs
 
     specs = select_evaluators([evaluator], search_planted_specs())
     if len(specs) != 1:

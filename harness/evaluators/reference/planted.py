@@ -351,18 +351,7 @@ class OffGridCollapse:
 
 
 #: Planted effects of the search's known answers: outside the registry and the default panel
-#: (a test or ``t3d-audit search`` resolves them through :func:`search_planted_specs`).
+#: (a test or ``t3d-audit search`` resolves them through
+#: :func:`harness.evaluators.reference.specs.search_planted_specs`).
 SEARCH_PLANTED: dict[str, Callable[[], OffGridCollapse]] = {"planted-offgrid": OffGridCollapse}
 
-
-def search_planted_specs() -> list:
-    """Specs of :data:`SEARCH_PLANTED` (planted-offgrid: pitch 50–60° under light below 3500 K)."""
-    from dataclasses import replace as _replace
-
-    from harness.evaluators.reference.specs import planted_specs
-
-    base = next(s for s in planted_specs() if s.id == "planted-robust")
-    return [_replace(base, id=name, options=(("effect", name),),
-                     model_name=f"companion + {name.removeprefix('planted-')} effect",
-                     description=f"{name}: off-grid planted effect, the search's known answer")
-            for name in SEARCH_PLANTED]  # fmt: skip
