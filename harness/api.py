@@ -383,6 +383,9 @@ def search(
     scenes: str | Path | None = None,
     cache_dir: str | Path | None = None,
     log: str | Path | None = None,
+    backend: str = "inline",
+    jobs: int | None = None,
+    store: str | None = None,
 ) -> dict[str, Any]:
     """Search the protocol space beyond the grid (``t3d-audit search``'s logic and its
     ``--json`` document; docs/search.md).
@@ -391,18 +394,26 @@ def search(
     ``wall_time``: seconds after which no new batch starts. ``split``: (discovery, held-out)
     prompt counts. The document has ``worst.configuration`` (``pitch`` in degrees among its
     fields), ``discovery``, ``held_out`` (estimate and interval), ``optimism`` and
-    ``confirmed``.
+    ``confirmed``. ``backend``: where a batch's missing renders are made first: ``inline``
+    (here, one by one), ``local`` (``jobs`` processes) or ``ray`` (needs ``store``, a render
+    store every node reaches).
     """
-    from harness.commands.search import project_thresholds, resolve_spec
+    from harness.commands.search import prefetch_for, project_thresholds, resolve_spec
     from harness.paths import default_cache_dir
+    from harness.render.renderer import default_renderer
     from harness.search.run import SearchRequest, Split, run_search
 
     spec = resolve_spec(evaluator)
     request = SearchRequest(spec.id, profile, objective, budget, seed, batch, wall_time,
                             Split(*split) if split else None, tuple(axes) if axes else None,
                             flip_points)  # fmt: skip
-    result = run_search(request, scenes=Path(scenes) if scenes else None,
-                        cache_dir=Path(cache_dir) if cache_dir else default_cache_dir(),
+    if backend == "ray" and not store:
+        raise AuditError("backend 'ray' needs store, a render store every node reaches", where="store")
+    cache = Path(cache_dir) if cache_dir else default_cache_dir()
+    cache_root: Path | str = store or cache / "renders"
+    result = run_search(request, scenes=Path(scenes) if scenes else None, cache_dir=cache,
                         log_path=Path(log) if log else None, spec=spec,
+                        renderer=default_renderer(cache_root),
+                        prefetch=prefetch_for(backend, cache_root, jobs),
                         thresholds=project_thresholds(Path("pyproject.toml")).for_evaluator(spec.id))  # fmt: skip
     return result.to_dict()

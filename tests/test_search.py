@@ -336,3 +336,15 @@ def test_cli_bad_input_is_one_line(cli_env):
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 2
     assert "nobody" in err and "Traceback" not in err
+
+
+def test_api_search_returns_the_json_document(tmp_path):
+    from harness.api import search
+
+    doc = search("planted-pitch", profile="smoke", budget=48, seed=0, cache_dir=tmp_path,
+                 log=tmp_path / "api.jsonl")  # fmt: skip
+    assert doc["worst"]["configuration"]["pitch"] == 90.0 and doc["confirmed"] is True
+    assert doc["held_out"]["interval"][0] > doc["held_out"]["threshold"]["value"]
+    assert json.loads(json.dumps(doc, allow_nan=False)) == doc
+    with pytest.raises(AuditError, match="store"):
+        search("planted-pitch", backend="ray", cache_dir=tmp_path)

@@ -119,15 +119,21 @@ def project_thresholds(pyproject: Path) -> Any:
     return layered(table, where=f"{pyproject}: [tool.t3d-audit.thresholds]")
 
 
-def _prefetch(args: argparse.Namespace, cache_root: Path | str) -> Any:
-    if args.backend == "inline":
+def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address: str | None = None) -> Any:
+    """What renders a batch's missing renders before it is measured: nothing for ``inline``
+    (they render one by one as measured), else :func:`harness.backends.warm_on` on ``backend``
+    (``local``: ``jobs`` processes; ``ray``: the cluster at ``address``)."""
+    if backend == "inline":
         return None
-    from harness.backends import warm_on
+    from harness.backends import BACKENDS, warm_on
 
-    options = {"address": args.address} if args.backend == "ray" else {}
+    if backend not in BACKENDS:
+        raise AuditError(f"unknown backend {backend!r}", where="--backend",
+                         hint="use inline, local or ray")  # fmt: skip
+    options = {"address": address} if backend == "ray" else {}
 
     def prefetch(requests: Any) -> None:
-        warm_on(args.backend, requests, cache_root, jobs=args.jobs, **options)
+        warm_on(backend, requests, cache_root, jobs=jobs, **options)
 
     return prefetch
 
@@ -167,7 +173,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_search(request, scenes=args.scenes, cache_dir=cache_dir, log_path=args.log,
                             renderer=default_renderer(cache_root), spec=spec,
-                            prefetch=_prefetch(args, cache_root), progress=progress,
+                            prefetch=prefetch_for(args.backend, cache_root, args.jobs, args.address),
+                            progress=progress,
                             thresholds=project_thresholds(Path("pyproject.toml")).for_evaluator(spec.id))  # fmt: skip
     finally:
         if bar is not None:
