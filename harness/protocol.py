@@ -416,6 +416,7 @@ class Profile:
     bootstrap: int
     scene_kind: str = "room"
     blocks: tuple[Block, ...] = ()
+    search: SearchBlock | None = None
 
     def __hash__(self) -> int:
         return hash((self.name, self.scene_kind))
@@ -513,7 +514,7 @@ PROFILES_FILE = Path(__file__).with_name("profiles.json")
 
 PROFILE_KEYS = frozenset(
     {"description", "c0", "levels", "prompts", "generators", "probes", "evaluators", "bootstrap",
-     "blocks"}
+     "blocks", "search"}
 )
 
 
@@ -557,6 +558,53 @@ def _parse_blocks(raw: Any, levels: dict[str, tuple[str, ...]], where: str) -> t
             raise ProtocolError(f"block {block.id} declared twice", where=at)
         out.append(block)
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class SearchBlock:
+    """A profile's ``search`` block (issue 40, docs/search.md): the defaults of ``t3d-audit
+    search --profile P``: ``objective`` (``shift``, ``ranking``, ``pair:A,B``), ``budget``
+    (configurations), ``split`` (discovery, held-out prompt counts; ``None``: the profile's
+    prompts and as many again), ``seed``, ``flip_points`` (Sobol points, 0: none)."""
+
+    objective: str = "shift"
+    budget: int = 40
+    split: tuple[int, int] | None = None
+    seed: int = 0
+    flip_points: int = 0
+
+
+SEARCH_KEYS = frozenset({"objective", "budget", "split", "seed", "flip_points"})
+
+
+def _parse_search(raw: Any, where: str) -> SearchBlock:
+    """A profile's ``search`` object (every key optional; see :class:`SearchBlock`)."""
+    if not isinstance(raw, dict):
+        raise ProtocolError("'search' must be an object", where=where,
+                            hint=f"keys: {', '.join(sorted(SEARCH_KEYS))}")  # fmt: skip
+    unknown = sorted(set(raw) - SEARCH_KEYS)
+    if unknown:
+        raise ProtocolError(f"unknown search key(s) {unknown}", where=where,
+                            hint=f"allowed: {sorted(SEARCH_KEYS)}")  # fmt: skip
+    block = SearchBlock()
+    objective = raw.get("objective", block.objective)
+    if not isinstance(objective, str) or not objective:
+        raise ProtocolError(f"'objective' must be shift, ranking or pair:A,B, got {objective!r}",
+                            where=f"{where}/objective")  # fmt: skip
+    counts = {}
+    for key, low in (("budget", 1), ("seed", 0), ("flip_points", 0)):
+        value = raw.get(key, getattr(block, key))
+        if type(value) is not int or value < low:
+            raise ProtocolError(f"'{key}' must be an integer >= {low}, got {value!r}", where=f"{where}/{key}")
+        counts[key] = value
+    split = raw.get("split")
+    if split is not None:
+        ok = isinstance(split, list) and len(split) == 2 and all(type(v) is int for v in split)
+        if not ok or split[0] < 1 or split[1] < 2:
+            raise ProtocolError(f"'split' must be [discovery >= 1, held-out >= 2] prompt counts, got {split!r}",
+                                where=f"{where}/split")  # fmt: skip
+        split = (split[0], split[1])
+    return SearchBlock(objective, counts["budget"], split, counts["seed"], counts["flip_points"])
 
 
 def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
@@ -617,6 +665,7 @@ def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
             evaluators=tuple(data.get("evaluators", ())),
             bootstrap=bootstrap,
             blocks=_parse_blocks(data.get("blocks", []), levels, where),
+            search=_parse_search(data["search"], f"{where}/search") if "search" in data else None,
         )
     except ProtocolError as exc:
         if exc.where and exc.where.startswith(str(PROFILES_FILE)):

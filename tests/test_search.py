@@ -348,3 +348,36 @@ def test_api_search_returns_the_json_document(tmp_path):
     assert json.loads(json.dumps(doc, allow_nan=False)) == doc
     with pytest.raises(AuditError, match="store"):
         search("planted-pitch", backend="ray", cache_dir=tmp_path)
+
+
+def test_a_profile_search_block_is_parsed_and_checked():
+    from harness.protocol import SearchBlock, _parse_profile
+
+    base = {"c0": {"resolution_px": 224}, "levels": {"pitch": ["0", "45"]}}
+    plain = _parse_profile("p", base)
+    assert plain.search is None
+    block = _parse_profile("p", {**base, "search": {"objective": "pair:faithful,gridded", "budget": 64,
+                                                     "split": [2, 3], "seed": 1, "flip_points": 256}})
+    assert block.search == SearchBlock("pair:faithful,gridded", 64, (2, 3), 1, 256)
+    for bad, what in [({"budget": 0}, "budget"), ({"split": [2, 1]}, "split"), ({"tries": 3}, "unknown"),
+                      ({"objective": 3}, "objective")]:  # fmt: skip
+        with pytest.raises(ProtocolError, match=what):
+            _parse_profile("p", {**base, "search": bad})
+
+
+def test_the_command_takes_its_defaults_from_the_profile_search_block(monkeypatch):
+    import argparse
+
+    from harness import protocol
+    from harness.commands.search import request_from
+
+    smoke = get_profile("smoke")
+    monkeypatch.setattr(protocol, "get_profile", lambda name: replace(
+        smoke, search=protocol.SearchBlock("ranking", 12, (1, 2), 5, 8)))
+    args = argparse.Namespace(profile="smoke", objective=None, budget=None, seed=None, batch=8,
+                              wall_time=None, split=None, flip_region=None)  # fmt: skip
+    req = request_from(args, "planted-pitch", None)
+    assert (req.objective, req.budget, req.seed, req.split, req.flip_points) == ("ranking", 12, 5, Split(1, 2), 8)
+    args.budget, args.objective = 30, "shift"
+    req = request_from(args, "planted-pitch", None)
+    assert (req.objective, req.budget) == ("shift", 30)  # the command line wins

@@ -67,16 +67,20 @@ def _seconds(text: str) -> float:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--evaluator", required=True, help="evaluator id (see 't3d-audit evaluators')")
     parser.add_argument("--profile", default="smoke", help="profile whose c0, scenes and generators to use")
-    parser.add_argument("--objective", default="shift", help="shift, ranking or pair:A,B (default shift)")
-    parser.add_argument("--budget", type=_positive, default=40, help="configurations to evaluate (default 40)")
-    parser.add_argument("--seed", type=argtypes.seed, default=0, help="optimiser and bootstrap seed")
+    parser.add_argument("--objective", default=None,
+                        help="shift, ranking or pair:A,B (default: the profile's search block, else shift)")
+    parser.add_argument("--budget", type=_positive, default=None,
+                        help="configurations to evaluate (default: the profile's search block, else 40)")
+    parser.add_argument("--seed", type=argtypes.seed, default=None,
+                        help="optimiser and bootstrap seed (default: the profile's search block, else 0)")
     parser.add_argument("--wall-time", type=_seconds, default=None, help="start no batch after SEC seconds")
     parser.add_argument("--batch", type=_positive, default=8, help="points asked per batch (default 8)")
     parser.add_argument("--split", type=_split, default=None,
                         help="DISCOVERY+HELD_OUT prompt counts (default: the profile's prompts + as many, >= 2)")
     parser.add_argument("--axes", default=None, help="comma-separated axes to search (default: all)")
-    parser.add_argument("--flip-region", type=int, default=0, metavar="N",
-                        help="also estimate the flip region from N Sobol points (default 0: skip)")
+    parser.add_argument("--flip-region", type=int, default=None, metavar="N",
+                        help="also estimate the flip region from N Sobol points (default: the profile's "
+                        "search block, else 0: skip)")
     parser.add_argument("--scenes", type=argtypes.input_path, default=None, help="scene set (default: bundled)")
     parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="audit cache directory")
     parser.add_argument("--log", type=argtypes.output_file, default=None,
@@ -138,26 +142,39 @@ def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address
     return prefetch
 
 
+def request_from(args: argparse.Namespace, evaluator: str, axes: tuple[str, ...] | None) -> Any:
+    """The search request: each option given on the command line, else the profile's
+    ``search`` block (docs/search.md), else the built-in default."""
+    from harness.protocol import SearchBlock, get_profile
+    from harness.search.run import SearchRequest, Split
+
+    block = get_profile(args.profile).search or SearchBlock()
+    split = args.split or (Split(*block.split) if block.split else None)
+    pick = lambda given, declared: declared if given is None else given  # noqa: E731
+    return SearchRequest(evaluator, args.profile, pick(args.objective, block.objective),
+                         pick(args.budget, block.budget), pick(args.seed, block.seed), args.batch,
+                         args.wall_time, split, axes, pick(args.flip_region, block.flip_points))  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from harness.paths import default_cache_dir
     from harness.render.renderer import default_renderer
-    from harness.search.run import SearchRequest, run_search
+    from harness.search.run import run_search
 
     if args.backend == "ray" and not args.store:
         print("t3d-audit search: --backend ray needs --store URL (a store every node reaches)",
               file=sys.stderr)  # fmt: skip
         return 2
-    if args.flip_region < 0:
+    if args.flip_region is not None and args.flip_region < 0:
         print("t3d-audit search: --flip-region must be >= 0", file=sys.stderr)
         return 2
     cache_dir = Path(args.cache_dir or default_cache_dir())
     cache_root: Path | str = args.store or cache_dir / "renders"
     spec = resolve_spec(args.evaluator)
     axes = tuple(a.strip() for a in args.axes.split(",")) if args.axes else None
-    request = SearchRequest(spec.id, args.profile, args.objective, args.budget, args.seed, args.batch,
-                            args.wall_time, args.split, axes, args.flip_region)  # fmt: skip
+    request = request_from(args, spec.id, axes)
     bar: Any = None
 
     def progress(done: int, best: float, budget: int) -> None:
