@@ -56,7 +56,7 @@ def main() -> None:
         if args.jobs:
             from harness.backends import warm_on
 
-            def prefetch(requests):  # noqa: E306 - the local twin of --backend ray
+            def prefetch(requests):  # the local twin of --backend ray
                 warm_on("local", requests, cache / "renders", jobs=args.jobs)
 
         request = SearchRequest(spec.id, "smoke", "shift", budget=args.budget, seed=0, batch=args.batch,
