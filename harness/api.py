@@ -372,14 +372,14 @@ def search(
     evaluator: str,
     *,
     profile: str = "smoke",
-    objective: str = "shift",
-    budget: int = 40,
-    seed: int = 0,
+    objective: str | None = None,
+    budget: int | None = None,
+    seed: int | None = None,
     batch: int = 8,
     wall_time: float | None = None,
     split: tuple[int, int] | None = None,
     axes: Sequence[str] | None = None,
-    flip_points: int = 0,
+    flip_points: int | None = None,
     scenes: str | Path | None = None,
     cache_dir: str | Path | None = None,
     log: str | Path | None = None,
@@ -391,6 +391,8 @@ def search(
     ``--json`` document; docs/search.md).
 
     ``objective``: ``shift``, ``ranking`` or ``pair:A,B``. ``budget``: configurations;
+    ``objective``, ``budget``, ``seed``, ``split`` and ``flip_points`` left ``None`` come from
+    the profile's ``search`` block, else the command's defaults (shift, 40, 0, 0);
     ``wall_time``: seconds after which no new batch starts. ``split``: (discovery, held-out)
     prompt counts. The document has ``worst.configuration`` (``pitch`` in degrees among its
     fields), ``discovery``, ``held_out`` (estimate and interval), ``optimism`` and
@@ -398,15 +400,16 @@ def search(
     (here, one by one), ``local`` (``jobs`` processes) or ``ray`` (needs ``store``, a render
     store every node reaches).
     """
-    from harness.commands.search import prefetch_for, project_thresholds, resolve_spec
+    from harness.commands.search import prefetch_for, project_thresholds, request_from, resolve_spec
     from harness.paths import default_cache_dir
     from harness.render.renderer import default_renderer
-    from harness.search.run import SearchRequest, Split, run_search
+    from harness.search.run import Split, run_search
 
     spec = resolve_spec(evaluator)
-    request = SearchRequest(spec.id, profile, objective, budget, seed, batch, wall_time,
-                            Split(*split) if split else None, tuple(axes) if axes else None,
-                            flip_points)  # fmt: skip
+    options = argparse.Namespace(profile=profile, objective=objective, budget=budget, seed=seed,
+                                 batch=batch, wall_time=wall_time,
+                                 split=Split(*split) if split else None, flip_region=flip_points)  # fmt: skip
+    request = request_from(options, spec.id, tuple(axes) if axes else None)
     if backend == "ray" and not store:
         raise AuditError("backend 'ray' needs store, a render store every node reaches", where="store")
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
