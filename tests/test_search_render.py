@@ -46,3 +46,22 @@ def test_pixel_scorer_search_finds_and_confirms_warm_light(warmth, tmp_path):
     assert worst["colour_temperature"] < 4000  # warm light moves a warmth score most
     assert res.discovery_effect > 1.0 and res.confirmed
     assert res.renders["fetched"] > 0  # real renders, read back through the render cache
+
+
+def test_search_out_writes_the_document_and_the_three_figures(tmp_path):
+    """``--out``: search.json, the trace, the worst render beside c0's (two real renders of
+    one smoke scene) and the flip region's points."""
+    import json
+
+    from harness.commands.search import write_outputs
+    from harness.evaluators.reference.specs import search_planted_specs
+    from harness.render.renderer import default_renderer
+
+    request = SearchRequest("planted-offgrid", "smoke", "pair:faithful,gridded", budget=16, seed=0,
+                            flip_points=64)  # fmt: skip
+    res = run_search(request, cache_dir=tmp_path, spec=search_planted_specs()[0], log_path=tmp_path / "l.jsonl")
+    written = write_outputs(res, tmp_path / "out", default_renderer(default_cache_dir() / "renders"))
+    assert [p.name for p in written] == ["search.json", "search_trace.png", "search_worst_vs_c0.png",
+                                         "search_flip_region.png"]  # fmt: skip
+    assert json.loads(written[0].read_text())["worst"]["text"] == res.space.text(res.worst)
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written[1:])
