@@ -284,6 +284,7 @@ def run_search(
             if progress is not None:
                 progress(done, best, request.budget)
         trials_all = list(log.trials)
+    disc.close()  # one model in memory at a time: the held-out scorer loads its own
 
     ok = [t for t in trials_all if t.status == "ok" and math.isfinite(t.value)]
     worst_trial = max(ok, key=lambda t: (t.value, -t.n)) if ok else None
@@ -298,13 +299,12 @@ def run_search(
                                 bootstrap=bootstrap, seed=request.seed)  # fmt: skip
         else:
             print(f"t3d-audit search: held-out measurement failed: {hb.error or hm.error}", file=sys.stderr)
+    held.close()
     flip = None
     measure_seconds = disc.seconds + held.seconds
     if request.flip_points > 0:
         flip, secs = _flip(space, objective, scorer(prompts), request, c0)
         measure_seconds += secs
-    for s in (disc, held):
-        s.close()
     renders = {"fetched": disc.stats.images + held.stats.images,
                "rendered": disc.stats.renders + held.stats.renders}  # fmt: skip
     return SearchResult(request, space, objective, discovery_ids, held_ids, trials_all, stopped, worst,
