@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec, ScoreResult
     from harness.evaluators.scorer import Scorer
 
-__all__ = ["AuditRun", "Comparison", "agreement", "audit", "compare", "score"]
+__all__ = ["AuditRun", "Comparison", "agreement", "audit", "compare", "score", "search"]
 
 
 # ----------------------------------------------------------------------------- score
@@ -376,3 +376,60 @@ def agreement(
         allow_unjoined=allow_unjoined, bootstrap=bootstrap, seed=seed,
     )  # fmt: skip
     return compute(ratings, args, read_votes_file(Path(votes)) if votes else None)
+
+
+# ----------------------------------------------------------------------------- search
+
+
+def search(
+    evaluator: str,
+    *,
+    profile: str = "smoke",
+    objective: str | None = None,
+    budget: int | None = None,
+    seed: int | None = None,
+    batch: int = 8,
+    wall_time: float | None = None,
+    split: tuple[int, int] | None = None,
+    axes: Sequence[str] | None = None,
+    flip_points: int | None = None,
+    scenes: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    log: str | Path | None = None,
+    backend: str = "inline",
+    jobs: int | None = None,
+    store: str | None = None,
+) -> dict[str, Any]:
+    """Search the protocol space beyond the grid (``t3d-audit search``'s logic and its
+    ``--json`` document; docs/search.md).
+
+    ``objective``: ``shift``, ``ranking`` or ``pair:A,B``. ``budget``: configurations;
+    ``objective``, ``budget``, ``seed``, ``split`` and ``flip_points`` left ``None`` come from
+    the profile's ``search`` block, else the command's defaults (shift, 40, 0, 0);
+    ``wall_time``: seconds after which no new batch starts. ``split``: (discovery, held-out)
+    prompt counts. The document has ``worst.configuration`` (``pitch`` in degrees among its
+    fields), ``discovery``, ``held_out`` (estimate and interval), ``optimism`` and
+    ``confirmed``. ``backend``: where a batch's missing renders are made first: ``inline``
+    (here, one by one), ``local`` (``jobs`` processes) or ``ray`` (needs ``store``, a render
+    store every node reaches).
+    """
+    from harness.commands.search import prefetch_for, project_thresholds, request_from, resolve_spec
+    from harness.paths import default_cache_dir
+    from harness.render.renderer import default_renderer
+    from harness.search.run import Split, run_search
+
+    spec = resolve_spec(evaluator)
+    options = argparse.Namespace(profile=profile, objective=objective, budget=budget, seed=seed,
+                                 batch=batch, wall_time=wall_time,
+                                 split=Split(*split) if split else None, flip_region=flip_points)  # fmt: skip
+    request = request_from(options, spec.id, tuple(axes) if axes else None)
+    if backend == "ray" and not store:
+        raise AuditError("backend 'ray' needs store, a render store every node reaches", where="store")
+    cache = Path(cache_dir) if cache_dir else default_cache_dir()
+    cache_root: Path | str = store or cache / "renders"
+    result = run_search(request, scenes=Path(scenes) if scenes else None, cache_dir=cache,
+                        log_path=Path(log) if log else None, spec=spec,
+                        renderer=default_renderer(cache_root),
+                        prefetch=prefetch_for(backend, cache_root, jobs),
+                        thresholds=project_thresholds(Path("pyproject.toml")).for_evaluator(spec.id))  # fmt: skip
+    return result.to_dict()

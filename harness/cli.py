@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "leaderboard": ("leaderboard", "rank evaluators across several report directories"),
     "concordance": ("concordance", "rank generators under several protocol presets and find where their winners disagree"),
     "reproduce": ("reproduce", "find the protocol presets and nearby protocols consistent with a reported score or ordering"),
+    "search": ("search", "search the protocol space beyond the grid for where a verdict breaks"),
 }
 
 

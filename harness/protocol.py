@@ -43,6 +43,9 @@ PROBES = probe_names()  # the built-in probes; probe_names() also has those regi
 
 #: The record factor of factorial-block cells; its level names the cell (:func:`cell_level`).
 BLOCK = "block"
+#: The record factor of a search point (issue 40); its level is the point's printed form,
+#: ``name=value`` pairs joined by commas (:mod:`harness.search.space`).
+SEARCH = "search"
 #: Factors a block may cross: the shared factors whose levels change one setting each (yaw
 #: also moves the pitch, paraphrase captions are per prompt: neither crosses cleanly).
 BLOCK_FACTORS = crossable_factor_names()
@@ -117,6 +120,11 @@ RENDER_FACTORS = rendered_factor_names()
 RECORD_FACTORS = (BASELINE, *factor_names(), "probe")
 
 
+#: The defaults of two render settings added for the search: a map at 6500 K is left untinted,
+#: and the scene box fills 1 - 0.15 of the frame (``harness.render.framing.FILL``).
+NEUTRAL_TEMPERATURE_K = 6500.0
+DEFAULT_FRAMING_MARGIN = 0.15
+
 #: The study's render fields: always part of a render key. Fields added later are keyed only
 #: when set off their default (:meth:`RenderConfig.to_dict`).
 _STUDY_RENDER_FIELDS = frozenset(
@@ -149,6 +157,12 @@ class RenderConfig:
     texture: bool = True
     ambient: float | None = None
     geometry: str = "mesh"
+    # added after the study's eight (issue 40, the search's continuous space): keyed only off
+    # their defaults, and at their defaults the renderer does exactly what it did before
+    light_rotation_deg: float = 0.0  # turn of the environment map about the vertical axis
+    light_strength: float = 1.0  # multiplier of the environment's strength
+    colour_temperature_k: float = NEUTRAL_TEMPERATURE_K  # blackbody tint; 6500 K: no tint
+    framing_margin: float = DEFAULT_FRAMING_MARGIN  # 1 - the frame share the scene box fills
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict. A field added after the study's eight is written only when it
@@ -434,6 +448,7 @@ class Profile:
     bootstrap: int
     scene_kind: str = "room"
     blocks: tuple[Block, ...] = ()
+    search: SearchBlock | None = None
 
     def __hash__(self) -> int:
         return hash((self.name, self.scene_kind))
@@ -531,7 +546,7 @@ PROFILES_FILE = Path(__file__).with_name("profiles.json")
 
 PROFILE_KEYS = frozenset(
     {"description", "c0", "levels", "prompts", "generators", "probes", "evaluators", "bootstrap",
-     "blocks"}
+     "blocks", "search"}
 )
 
 
@@ -575,6 +590,53 @@ def _parse_blocks(raw: Any, levels: dict[str, tuple[str, ...]], where: str) -> t
             raise ProtocolError(f"block {block.id} declared twice", where=at)
         out.append(block)
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class SearchBlock:
+    """A profile's ``search`` block (issue 40, docs/search.md): the defaults of ``t3d-audit
+    search --profile P``: ``objective`` (``shift``, ``ranking``, ``pair:A,B``), ``budget``
+    (configurations), ``split`` (discovery, held-out prompt counts; ``None``: the profile's
+    prompts and as many again), ``seed``, ``flip_points`` (Sobol points, 0: none)."""
+
+    objective: str = "shift"
+    budget: int = 40
+    split: tuple[int, int] | None = None
+    seed: int = 0
+    flip_points: int = 0
+
+
+SEARCH_KEYS = frozenset({"objective", "budget", "split", "seed", "flip_points"})
+
+
+def _parse_search(raw: Any, where: str) -> SearchBlock:
+    """A profile's ``search`` object (every key optional; see :class:`SearchBlock`)."""
+    if not isinstance(raw, dict):
+        raise ProtocolError("'search' must be an object", where=where,
+                            hint=f"keys: {', '.join(sorted(SEARCH_KEYS))}")  # fmt: skip
+    unknown = sorted(set(raw) - SEARCH_KEYS)
+    if unknown:
+        raise ProtocolError(f"unknown search key(s) {unknown}", where=where,
+                            hint=f"allowed: {sorted(SEARCH_KEYS)}")  # fmt: skip
+    block = SearchBlock()
+    objective = raw.get("objective", block.objective)
+    if not isinstance(objective, str) or not objective:
+        raise ProtocolError(f"'objective' must be shift, ranking or pair:A,B, got {objective!r}",
+                            where=f"{where}/objective")  # fmt: skip
+    counts = {}
+    for key, low in (("budget", 1), ("seed", 0), ("flip_points", 0)):
+        value = raw.get(key, getattr(block, key))
+        if type(value) is not int or value < low:
+            raise ProtocolError(f"'{key}' must be an integer >= {low}, got {value!r}", where=f"{where}/{key}")
+        counts[key] = value
+    split = raw.get("split")
+    if split is not None:
+        ok = isinstance(split, list) and len(split) == 2 and all(type(v) is int for v in split)
+        if not ok or split[0] < 1 or split[1] < 2:
+            raise ProtocolError(f"'split' must be [discovery >= 1, held-out >= 2] prompt counts, got {split!r}",
+                                where=f"{where}/split")  # fmt: skip
+        split = (split[0], split[1])
+    return SearchBlock(objective, counts["budget"], split, counts["seed"], counts["flip_points"])
 
 
 def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
@@ -635,6 +697,7 @@ def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
             evaluators=tuple(data.get("evaluators", ())),
             bootstrap=bootstrap,
             blocks=_parse_blocks(data.get("blocks", []), levels, where),
+            search=_parse_search(data["search"], f"{where}/search") if "search" in data else None,
         )
     except ProtocolError as exc:
         if exc.where and exc.where.startswith(str(PROFILES_FILE)):

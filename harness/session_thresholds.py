@@ -10,10 +10,14 @@ from __future__ import annotations
 from harness.thresholds import Thresholds
 
 
-def gate_thresholds(thresholds: Thresholds, *, blocks: bool, human: bool) -> Thresholds:
-    """``thresholds`` without the block ones unless ``blocks``, the human ones unless ``human``."""
-    from harness.thresholds import block_thresholds, human_thresholds
+def gate_thresholds(
+    thresholds: Thresholds, *, blocks: bool, human: bool, search: bool = False
+) -> Thresholds:
+    """``thresholds`` without the block ones unless ``blocks``, the human ones unless ``human``,
+    the search ones unless ``search`` (a profile's search block)."""
+    from harness.thresholds import block_thresholds, human_thresholds, search_thresholds
 
     drop = () if blocks else block_thresholds()
     drop += () if human else human_thresholds()
+    drop += () if search else search_thresholds()
     return thresholds.without(drop) if drop else thresholds

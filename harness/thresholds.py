@@ -67,6 +67,12 @@ def human_thresholds() -> tuple[str, ...]:
     return scoped_thresholds("human")
 
 
+def search_thresholds() -> tuple[str, ...]:
+    """Thresholds that gate only a search (a profile's ``search`` block, issue 40): a run
+    without one leaves them out of its run id, manifest and cards in the same way."""
+    return scoped_thresholds("search")
+
+
 def probe_threshold(probe_name: str) -> str | None:
     """The threshold that gates ``probe_name``'s discrimination (``None``: unknown probe, or
     a probe gated by no threshold by default)."""

@@ -22,6 +22,7 @@ PLACEHOLDER_IDS = {
     "clip-l14-local",  # docs/evaluators.md: a registered copy with local weights
     "clip-v1",  # docs/release-gate.md: two releases of a user's evaluator
     "clip-v2",
+    "planted-offgrid",  # docs/search.md: the search's known answer, outside the registry
 }
 
 

@@ -35,7 +35,12 @@ import numpy as np
 from PIL import Image
 
 from harness.hashing import sha256_file
-from harness.protocol import LIGHTING_MAPS, RenderConfig
+from harness.protocol import (
+    DEFAULT_FRAMING_MARGIN,
+    LIGHTING_MAPS,
+    NEUTRAL_TEMPERATURE_K,
+    RenderConfig,
+)
 from harness.render import blenderlog, framing, settings
 from harness.render.failures import (
     AssetImportFailed,
@@ -82,6 +87,22 @@ class _Built:
     view_transform: str = settings.VIEW_TRANSFORM  # the build's own (splats: Standard)
     assets: list[Any] = field(default_factory=list)  # the scene objects' mesh parts
     points: list[tuple[Any, Any]] | None = None  # (part, its point object), made on first use
+    world: _World | None = None
+
+
+@dataclass
+class _World:
+    """The world's node tree and the nodes the search's light settings use (issue 40): linked
+    into the tree only while a setting is off its default, so a default render's world is the
+    study's (environment colour straight into the background)."""
+
+    tree: Any
+    env: Any
+    background: Any
+    mapping: Any  # environment rotation about z: texture coordinate -> mapping -> env vector
+    coords: Any
+    blackbody: Any  # colour temperature tint: env colour x blackbody colour
+    tint: Any
 
 
 def validate_scene(scene: Scene, scene_root: Path) -> None:
@@ -440,6 +461,13 @@ class BlenderRenderer:
             bg.inputs["Strength"].default_value = settings.WORLD_STRENGTH
             tree.links.new(env.outputs["Color"], bg.inputs["Color"])
             tree.links.new(bg.outputs["Background"], out.inputs["Surface"])
+            coords = tree.nodes.new("ShaderNodeTexCoord")
+            mapping = tree.nodes.new("ShaderNodeMapping")
+            blackbody = tree.nodes.new("ShaderNodeBlackbody")
+            tint = tree.nodes.new("ShaderNodeMix")
+            tint.data_type = "RGBA"
+            tint.blend_type = "MULTIPLY"
+            _socket(tint.inputs, "Factor", "VALUE").default_value = 1.0
             world.cycles.sampling_method = "MANUAL"  # the automatic map costs seconds per change
             world.cycles.sample_map_resolution = settings.WORLD_MAP_RESOLUTION
             bscene.world = world
@@ -466,6 +494,7 @@ class BlenderRenderer:
             objects=built_objects,
             view_transform=bscene.view_settings.view_transform,
             assets=asset_parts,
+            world=_World(tree, env, bg, mapping, coords, blackbody, tint),
         )
 
     def _configure(self, bscene: Any) -> None:
@@ -541,6 +570,12 @@ class BlenderRenderer:
                 scene_id=scene.id,
                 cfg=cfg,
             )
+        if not (0 < cfg.framing_margin < 1 and cfg.light_strength > 0 and cfg.colour_temperature_k > 0):
+            raise RenderFailed(
+                "framing margin must be in (0, 1), light strength and colour temperature > 0",
+                scene_id=scene.id,
+                cfg=cfg,
+            )
         bscene = built.bscene
         # assign only what changed: any write tags Cycles' persistent data for a re-sync
         r, c = bscene.render, bscene.cycles
@@ -555,7 +590,10 @@ class BlenderRenderer:
             built.env_node.image = image
         self._presentation(built, cfg)
 
-        pose = framing.solve_camera(built.box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg)
+        if built.world is not None and cfg.ambient is None:  # a uniform ambient world has no map to turn or tint
+            _light(built.world, cfg)
+        fill = framing.FILL if cfg.framing_margin == DEFAULT_FRAMING_MARGIN else 1.0 - cfg.framing_margin
+        pose = framing.solve_camera(built.box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg, fill)
         cam = built.camera
         if tuple(cam.location) != pose.location or tuple(cam.rotation_euler) != pose.rotation_euler:
             cam.location = pose.location
@@ -741,6 +779,50 @@ class BlenderRenderer:
                 cfg=cfg,
             )
         return rgba
+
+
+def _socket(sockets: Any, name: str, kind: str) -> Any:
+    """The socket ``name`` of type ``kind`` (a Mix node has A/B sockets of every data type)."""
+    return next(s for s in sockets if s.name == name and s.type == kind)
+
+
+def _link(tree: Any, from_socket: Any, to_socket: Any) -> None:
+    """Link ``from_socket`` into ``to_socket`` unless already (a relink re-syncs Cycles)."""
+    if not any(link.from_socket == from_socket for link in to_socket.links):
+        tree.links.new(from_socket, to_socket)
+
+
+def _unlink(tree: Any, to_socket: Any) -> None:
+    for link in list(to_socket.links):
+        tree.links.remove(link)
+
+
+def _light(world: _World, cfg: RenderConfig) -> None:
+    """The search's light settings on the world: strength, rotation about z, blackbody tint.
+
+    At the defaults (strength 1, rotation 0, 6500 K) the environment colour goes straight into
+    the background at the study's strength, exactly as before these settings existed.
+    """
+    tree, env, bg = world.tree, world.env, world.background
+    _set(bg.inputs["Strength"], "default_value", settings.WORLD_STRENGTH * float(cfg.light_strength))
+    turn = float(cfg.light_rotation_deg) % 360.0
+    if turn:
+        _link(tree, world.coords.outputs["Generated"], world.mapping.inputs["Vector"])
+        _link(tree, world.mapping.outputs["Vector"], env.inputs["Vector"])
+        rotation = world.mapping.inputs["Rotation"]
+        wanted = (0.0, 0.0, math.radians(turn))
+        if tuple(rotation.default_value) != wanted:
+            rotation.default_value = wanted
+    elif env.inputs["Vector"].links:
+        _unlink(tree, env.inputs["Vector"])
+    colour_in = bg.inputs["Color"]
+    if float(cfg.colour_temperature_k) != NEUTRAL_TEMPERATURE_K:
+        _set(world.blackbody.inputs["Temperature"], "default_value", float(cfg.colour_temperature_k))
+        _link(tree, env.outputs["Color"], _socket(world.tint.inputs, "A", "RGBA"))
+        _link(tree, world.blackbody.outputs["Color"], _socket(world.tint.inputs, "B", "RGBA"))
+        _link(tree, _socket(world.tint.outputs, "Result", "RGBA"), colour_in)
+    else:
+        _link(tree, env.outputs["Color"], colour_in)
 
 
 def _set(target: Any, attr: str, value: Any) -> None:

@@ -49,6 +49,57 @@ PARAPHRASE_LEVELS = tuple(f"p{i}" for i in range(11))  # p0 is the original prom
 Apply = Callable[["Configuration", str, float], "Configuration"]
 Setting = Callable[["Configuration"], str]
 
+On = Literal["render", "configuration"]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The searchable domain of a factor or setting, beside its grid levels (issue 40).
+
+    ``kind`` ``float``: a value in ``[low, high]`` (``unit``), printed and quantised to
+    ``digits`` decimals (negative: to tens, hundreds, ...), so that nearby points coincide and
+    share renders; ``choice``: one of ``choices`` (or those ``source`` gives, as a factor's
+    ``source`` does). ``field``: the :class:`~harness.protocol.RenderConfig` field
+    (``on="render"``) or :class:`~harness.protocol.Configuration` field
+    (``on="configuration"``) a value sets.
+    """
+
+    kind: Literal["float", "choice"]
+    field: str
+    on: On = "render"
+    low: float = 0.0
+    high: float = 0.0
+    digits: int = 0
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+    source: Callable[[], tuple[tuple[str, ...], str]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind == "float" and not self.low < self.high:
+            raise VocabularyError(f"domain of {self.field!r}: needs low < high")
+        if self.kind == "choice" and not self.choices and self.source is None:
+            raise VocabularyError(f"domain of {self.field!r}: needs choices or a source")
+        if self.kind not in ("float", "choice") or self.on not in ("render", "configuration"):
+            raise VocabularyError(f"domain of {self.field!r}: kind float|choice, on render|configuration")
+
+    def options(self) -> tuple[str, ...]:
+        """The choices of a ``choice`` domain (resolved from ``source`` when given)."""
+        if self.source is not None:
+            return tuple(str(c) for c in self.source()[0])
+        return self.choices
+
+    def quantise(self, value: float) -> float:
+        """``value`` clipped to ``[low, high]`` and rounded to ``digits`` (a ``float`` domain)."""
+        clipped = min(max(float(value), self.low), self.high)
+        return float(round(clipped, self.digits)) + 0.0  # + 0.0: never print -0
+
+    def text(self, value: float | str) -> str:
+        """The printed form of a value (quantised for ``float``: ``52``, ``0.15``, ``3400``)."""
+        if self.kind == "choice":
+            return str(value)
+        q = self.quantise(float(value))
+        return f"{q:.{max(self.digits, 0)}f}" if self.digits > 0 else f"{q:.0f}"
+
 
 @dataclass(frozen=True)
 class FactorSpec:
@@ -77,6 +128,7 @@ class FactorSpec:
     crossable: bool = True
     label: str = ""
     short: str = ""
+    domain: Domain | None = None  # its searchable domain (None: not searchable, paraphrase)
 
     def __post_init__(self) -> None:
         if self.stage not in ("render", "composite", "caption"):
@@ -143,35 +195,44 @@ for _spec in (
         RESOLUTION, "render", _render("resolution_px", int), lambda c: str(c.render.resolution_px),
         levels=("196", "224", "256", "336", "384", "448", "512", "768", "1024"), default="512",
         label="Resolution (px)", short="Res.",
+        domain=Domain("choice", "resolution_px",
+                      choices=("196", "224", "256", "336", "384", "448", "512", "768", "1024")),
     ),
     FactorSpec(
         FOCAL_LENGTH, "render", _render("focal_length_mm", float),
         lambda c: f"{c.render.focal_length_mm:g}",
         levels=("16", "24", "35", "50", "85", "100", "200"), default="50",
         label="Focal length (mm)", short="Focal",
+        domain=Domain("float", "focal_length_mm", low=16.0, high=200.0, unit="mm"),
     ),
     FactorSpec(
         LIGHTING, "render", _render("lighting", str), lambda c: c.render.lighting,
         levels=LIGHTING_MAPS, default="city", label="Lighting", short="Light",
+        domain=Domain("choice", "lighting", choices=LIGHTING_MAPS),
     ),
     FactorSpec(
         BACKGROUND, "composite", _field("background"), lambda c: c.background,
         levels=(*GRAYS, *CHROMATIC_RGB), default="255", label="Background", short="Bg.",
+        domain=Domain("choice", "background", on="configuration", choices=(*GRAYS, *CHROMATIC_RGB)),
     ),
     FactorSpec(
         PITCH, "render", _render("pitch_deg", float), lambda c: f"{c.render.pitch_deg:g}",
         levels=("0", "15", "30", "45", "60", "75", "90"), default="0",
         label="Camera pitch (°)", short="Pitch",
+        domain=Domain("float", "pitch_deg", low=0.0, high=90.0, unit="°"),
     ),
     FactorSpec(
         YAW, "render", _apply_yaw, lambda c: f"{c.render.yaw_deg:g}",
         levels=tuple(str(d) for d in range(0, 360, 45)), default="0",
         crossable=False,  # a yaw level also moves the pitch: it does not cross cleanly
         label="Camera yaw (°)", short="Yaw",
+        # searched at any pitch: in the space, yaw sets only the yaw (the grid's moves pitch too)
+        domain=Domain("float", "yaw_deg", low=0.0, high=359.0, unit="°"),
     ),
     FactorSpec(
         TEMPLATE, "caption", _field("template"), lambda c: c.template, source=_templates,
         label="Caption template", short="Tmpl.",
+        domain=Domain("choice", "template", on="configuration", source=_templates),
     ),
     FactorSpec(
         PARAPHRASE, "caption", _field("paraphrase"), lambda c: c.paraphrase,
@@ -233,3 +294,48 @@ def factor(name: str, *, where: str | None = None) -> FactorSpec:
 def short_label(name: str) -> str:
     """The tables' column head of a factor (its name when it has none)."""
     return FACTORS.get(name).short or name if name in FACTORS else name
+
+
+# ---------------------------------------------------------------------------------------------
+# Search settings: render settings with a searchable domain but no grid levels (issue 40)
+
+#: Names of the search-only settings, one constant each.
+LIGHT_ROTATION = "light_rotation"
+LIGHT_STRENGTH = "light_strength"
+COLOUR_TEMPERATURE = "colour_temperature"
+FRAMING_MARGIN = "framing_margin"
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    """A render setting the search may move that no profile lists as a grid factor (so no
+    record, table or report of a grid audit names it). ``domain.field`` is its
+    :class:`~harness.protocol.RenderConfig` field, whose default keeps every existing render
+    key (``RenderConfig.to_dict`` writes it only off its default)."""
+
+    name: str
+    domain: Domain
+    label: str = ""
+
+
+SETTINGS: Registry[SettingSpec] = Registry("setting")
+
+
+def register_setting(spec: SettingSpec, *, replace: bool = False) -> SettingSpec:
+    """Add a search setting after the registered ones (the space's axis order)."""
+    return SETTINGS.register(spec, replace=replace)
+
+
+for _setting in (
+    SettingSpec(FRAMING_MARGIN, Domain("float", "framing_margin", low=0.05, high=0.5, digits=2),
+                "Framing margin"),
+    SettingSpec(LIGHT_ROTATION, Domain("float", "light_rotation_deg", low=0.0, high=359.0, unit="°"),
+                "Light rotation (°)"),
+    SettingSpec(LIGHT_STRENGTH, Domain("float", "light_strength", low=0.25, high=4.0, digits=2),
+                "Light strength (×)"),
+    SettingSpec(COLOUR_TEMPERATURE,
+                Domain("float", "colour_temperature_k", low=2000.0, high=10000.0, digits=-2, unit="K"),
+                "Colour temperature (K)"),
+):
+    SETTINGS.register(_setting)
+del _setting

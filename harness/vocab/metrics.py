@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from harness.stats.table import EvaluatorScores
 
 Direction = Literal["max", "min"]
-Scope = Literal["study", "blocks", "human"]
+Scope = Literal["study", "blocks", "human", "search"]
 Unit = Literal["ratio", "fraction", "count", "coefficient", "score"]
 KeyKind = Literal["factor", "shared factor", "probe", "block", "envelope count", "reversal count"]
 Place = Literal["summary", "check", "card", "report", "compare"]
@@ -84,6 +84,11 @@ MAX_INTERACTION_SHARE = "max_interaction_share"
 MAX_BLOCK_SIGN_CROSSINGS = "max_block_sign_crossings"
 MIN_HUMAN_AGREEMENT = "min_human_agreement"
 MAX_HUMAN_AGREEMENT_DROP = "max_human_agreement_drop"
+#: The search's thresholds (issue 40; scope ``search``: only a profile with a search block).
+MAX_WORST_CASE_RHO = "max_worst_case_rho"
+MAX_WORST_CASE_RANKING_DISTANCE = "max_worst_case_ranking_distance"
+MAX_WORST_CASE_PAIR_REVERSAL = "max_worst_case_pair_reversal"
+MAX_FLIP_SHARE = "max_flip_share"
 
 
 @dataclass(frozen=True)
@@ -102,8 +107,8 @@ class ThresholdSpec:
     def __post_init__(self) -> None:
         if self.direction not in ("max", "min"):
             raise VocabularyError(f"threshold {self.name!r}: direction must be 'max' or 'min'")
-        if self.scope not in ("study", "blocks", "human"):
-            raise VocabularyError(f"threshold {self.name!r}: scope must be study, blocks or human")
+        if self.scope not in ("study", "blocks", "human", "search"):
+            raise VocabularyError(f"threshold {self.name!r}: scope must be study, blocks, human or search")
 
 
 Compute = Callable[["EvaluatorScores"], float | Mapping[str, float]]
@@ -277,6 +282,18 @@ for _threshold in (
     ThresholdSpec(MAX_HUMAN_AGREEMENT_DROP, "max", 0.1,
                   "largest drop of human agreement from c0 over a factor's levels, bootstrap lower bound",
                   "human"),
+    ThresholdSpec(MAX_WORST_CASE_RHO, "max", 1.0,
+                  "rho of the searched worst configuration against c0 on held-out prompts (lower bound)",
+                  "search"),
+    ThresholdSpec(MAX_WORST_CASE_RANKING_DISTANCE, "max", 0.0,
+                  "Kendall distance of the searched worst ranking from c0's on held-out prompts "
+                  "(lower bound)", "search"),
+    ThresholdSpec(MAX_WORST_CASE_PAIR_REVERSAL, "max", 0.0,
+                  "reversal of a named generator pair at the searched worst configuration on held-out "
+                  "prompts (lower bound)", "search"),
+    ThresholdSpec(MAX_FLIP_SHARE, "max", 0.0,
+                  "share of the protocol space where a pair's order (or the c0 winner) flips (lower bound)",
+                  "search"),
 ):
     THRESHOLDS.register(_threshold)
 del _threshold

@@ -313,6 +313,8 @@ def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
         return PlantedEvaluator(name, base, PitchCollapse(), spec=spec)
     if name in PRESET_PLANTED:
         return make_preset_planted(name, base, spec)
+    if name in SEARCH_PLANTED:
+        return PlantedEvaluator(name, base, SEARCH_PLANTED[name](), spec=spec)
     raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PLANTED_IDS)}")
 
 
@@ -384,3 +386,37 @@ def make_preset_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvalu
     if name == "preset-viewspike":
         return PlantedEvaluator(name, base, FrontSpike(), spec=spec)
     raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PRESET_PLANTED)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Off-grid planted effects: known answers of the search beyond the grid (issue 40)
+
+
+@dataclass(frozen=True)
+class OffGridCollapse:
+    """Offset ``amplitude * w(generator)`` only where the camera pitch is within
+    ``pitch_deg`` (inclusive) *and* the light is warmer than ``below_k`` kelvin, else 0
+    (``w`` as for PitchShift): the generators' order collapses in a region no grid level of
+    any profile touches (every grid configuration renders at the neutral 6500 K)."""
+
+    amplitude: float = 0.5
+    pitch_deg: tuple[float, float] = (50.0, 60.0)
+    below_k: float = 3500.0
+    favoured: tuple[str, ...] = FAVOURED
+    disfavoured: tuple[str, ...] = DISFAVOURED
+
+    def offset(self, item: ScoreItem) -> float:
+        ctx = _need_context(item)
+        render = ctx.configuration.render
+        inside = self.pitch_deg[0] <= render.pitch_deg <= self.pitch_deg[1]
+        if not (inside and render.colour_temperature_k < self.below_k):
+            return 0.0
+        w = 1.0 if ctx.generator in self.favoured else -1.0 if ctx.generator in self.disfavoured else 0.0
+        return self.amplitude * w
+
+
+#: Planted effects of the search's known answers: outside the registry and the default panel
+#: (a test or ``t3d-audit search`` resolves them through
+#: :func:`harness.evaluators.reference.specs.search_planted_specs`).
+SEARCH_PLANTED: dict[str, Callable[[], OffGridCollapse]] = {"planted-offgrid": OffGridCollapse}
+

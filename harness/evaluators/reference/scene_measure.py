@@ -41,12 +41,15 @@ def bundled_prompt_specs() -> dict[str, Any]:
 
 def row_configuration(row: Any, default_template: str) -> Any:
     """The full :class:`~harness.protocol.Configuration` of a plan row."""
-    from harness.protocol import BLOCK, Configuration, parse_cell
+    from harness.protocol import BLOCK, SEARCH, Configuration, parse_cell
     from harness.vocab.factors import PARAPHRASE, TEMPLATE, factor
 
     template = row.level if row.factor == TEMPLATE else default_template
     if row.factor == BLOCK:  # a factorial cell: its template, when it crosses one
         template = dict(parse_cell(row.level)).get(TEMPLATE, default_template)
+    if row.factor == SEARCH:  # a search point (name=value pairs): its template, when searched
+        pairs = (part.partition("=") for part in row.level.split(","))
+        template = {name: value for name, _, value in pairs}.get(TEMPLATE, default_template)
     return Configuration(
         factor=row.factor,
         level=row.level,

@@ -21,6 +21,8 @@ with ``needs_scene = True`` and ``score_items(items)`` (see ``items.py``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.builders import (
     PROBABILITY_RANGE,
@@ -162,3 +164,15 @@ def preset_planted_specs() -> list[EvaluatorSpec]:
                 description=f"{name}: known protocol-preset effect (docs/protocols.md)")
         for name in PRESET_PLANTED
     ]
+
+
+def search_planted_specs() -> list[EvaluatorSpec]:
+    """The search's known-answer planted evaluators (``planted.SEARCH_PLANTED``, e.g.
+    planted-offgrid: pitch 50–60° under light below 3500 K), outside the registry."""
+    from harness.evaluators.reference.planted import SEARCH_PLANTED
+
+    base = next(s for s in planted_specs() if s.id == "planted-robust")
+    return [replace(base, id=name, options=(("effect", name),),
+                    model_name=f"companion + {name.removeprefix('planted-')} effect",
+                    description=f"{name}: off-grid planted effect, the search's known answer")
+            for name in SEARCH_PLANTED]  # fmt: skip

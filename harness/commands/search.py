@@ -1,0 +1,277 @@
+"""``t3d-audit search``: search the protocol space beyond the grid for where a verdict breaks.
+
+    t3d-audit search --evaluator ID --profile P --objective shift|ranking|pair:A,B \\
+        --budget N --seed S [--wall-time SEC] [--batch B] [--flip-region N] [--json]
+
+Searches the continuous protocol space around the profile's c0 (docs/search.md) on the
+discovery prompts for the configuration that most changes the objective, then measures it
+once on the held-out prompts: the discovery effect, the held-out estimate with its paired
+prompt-bootstrap interval, the optimism (their difference) and whether it is *confirmed*
+(the held-out lower bound clears the objective's threshold). ``--flip-region N`` adds the
+share of the space (N Sobol points) where the pair's order, or the c0 winner, flips.
+
+The trial log (``--log``, default under the cache) makes a killed search resumable: rerun the
+same command. ``--backend ray`` renders each batch's missing renders on a Ray cluster (the
+store given by ``--store``), ``--backend local --jobs N`` in N local processes.
+
+Exit status: 0 searched (confirmed or not; ``--json``'s ``confirmed`` says which), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness import argtypes
+from harness.errors import AuditError
+
+HELP = "search the protocol space beyond the grid for where a verdict breaks"
+
+
+def _split(text: str) -> Any:
+    from harness.search.run import Split
+
+    discovery, _, held = str(text).partition("+")
+    try:
+        return Split(int(discovery), int(held))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--split {text!r}: write DISCOVERY+HELD_OUT prompt counts, e.g. 2+4") from None  # fmt: skip
+    except AuditError as exc:
+        raise argparse.ArgumentTypeError(f"--split {text!r}: {exc.what}") from None
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive integer")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of seconds")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--evaluator", required=True, help="evaluator id (see 't3d-audit evaluators')")
+    parser.add_argument("--profile", default="smoke", help="profile whose c0, scenes and generators to use")
+    parser.add_argument("--objective", default=None,
+                        help="shift, ranking or pair:A,B (default: the profile's search block, else shift)")
+    parser.add_argument("--budget", type=_positive, default=None,
+                        help="configurations to evaluate (default: the profile's search block, else 40)")
+    parser.add_argument("--seed", type=argtypes.seed, default=None,
+                        help="optimiser and bootstrap seed (default: the profile's search block, else 0)")
+    parser.add_argument("--wall-time", type=_seconds, default=None, help="start no batch after SEC seconds")
+    parser.add_argument("--batch", type=_positive, default=8, help="points asked per batch (default 8)")
+    parser.add_argument("--split", type=_split, default=None,
+                        help="DISCOVERY+HELD_OUT prompt counts (default: the profile's prompts + as many, >= 2)")
+    parser.add_argument("--axes", default=None, help="comma-separated axes to search (default: all)")
+    parser.add_argument("--flip-region", type=int, default=None, metavar="N",
+                        help="also estimate the flip region from N Sobol points (default: the profile's "
+                        "search block, else 0: skip)")
+    parser.add_argument("--scenes", type=argtypes.input_path, default=None, help="scene set (default: bundled)")
+    parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="audit cache directory")
+    parser.add_argument("--log", type=argtypes.output_file, default=None,
+                        help="trial log (default: <cache>/search/<search key>.jsonl)")
+    parser.add_argument("--backend", choices=("inline", "local", "ray"), default="inline",
+                        help="where a batch's renders run: inline (here), local (--jobs processes), ray")
+    parser.add_argument("--jobs", type=_positive, default=None, help="local processes or Ray actors")
+    parser.add_argument("--store", default=None, help="render store URL every Ray node reaches")
+    parser.add_argument("--address", type=argtypes.ray_address, default=None, help="Ray cluster address")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--out", type=argtypes.output_dir, default=None,
+                        help="also write search.json and the figures (trace, worst beside c0, flip region) here")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def resolve_spec(evaluator: str) -> Any:
+    """The spec of ``evaluator``: a registered id, or a search known-answer planted evaluator."""
+    from harness.evaluator_selection import select_evaluators
+    from harness.evaluators.reference.specs import search_planted_specs
+
+    specs = select_evaluators([evaluator], search_planted_specs())
+    if len(specs) != 1:
+        raise AuditError(f"--evaluator {evaluator!r} matches {len(specs)} evaluators",
+                         where="--evaluator", hint="give exactly one id")  # fmt: skip
+    return specs[0]
+
+
+def project_thresholds(pyproject: Path) -> Any:
+    """The built-in thresholds with ``[tool.t3d-audit.thresholds]`` of ``pyproject`` (when it
+    exists) layered over them, as an audit run reads them."""
+    import tomllib
+
+    from harness.thresholds import layered
+
+    table = None
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise AuditError(f"cannot read {pyproject}: {exc}", where=str(pyproject)) from None
+        table = data.get("tool", {}).get("t3d-audit", {}).get("thresholds")
+    return layered(table, where=f"{pyproject}: [tool.t3d-audit.thresholds]")
+
+
+def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address: str | None = None) -> Any:
+    """What renders a batch's missing renders before it is measured: nothing for ``inline``
+    (they render one by one as measured), else :func:`harness.backends.warm_on` on ``backend``
+    (``local``: ``jobs`` processes; ``ray``: the cluster at ``address``)."""
+    if backend == "inline":
+        return None
+    from harness.backends import BACKENDS, warm_on
+
+    if backend not in BACKENDS:
+        raise AuditError(f"unknown backend {backend!r}", where="--backend",
+                         hint="use inline, local or ray")  # fmt: skip
+    options = {"address": address} if backend == "ray" else {}
+
+    def prefetch(requests: Any) -> None:
+        warm_on(backend, requests, cache_root, jobs=jobs, **options)
+
+    return prefetch
+
+
+def request_from(args: argparse.Namespace, evaluator: str, axes: tuple[str, ...] | None) -> Any:
+    """The search request: each option given on the command line, else the profile's
+    ``search`` block (docs/search.md), else the built-in default."""
+    from harness.protocol import SearchBlock, get_profile
+    from harness.search.run import SearchRequest, Split
+
+    block = get_profile(args.profile).search or SearchBlock()
+    split = args.split or (Split(*block.split) if block.split else None)
+    pick = lambda given, declared: declared if given is None else given  # noqa: E731
+    return SearchRequest(evaluator, args.profile, pick(args.objective, block.objective),
+                         pick(args.budget, block.budget), pick(args.seed, block.seed), args.batch,
+                         args.wall_time, split, axes, pick(args.flip_region, block.flip_points))  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from harness.paths import default_cache_dir
+    from harness.render.renderer import default_renderer
+    from harness.search.run import run_search
+
+    if args.backend == "ray" and not args.store:
+        print("t3d-audit search: --backend ray needs --store URL (a store every node reaches)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if args.flip_region is not None and args.flip_region < 0:
+        print("t3d-audit search: --flip-region must be >= 0", file=sys.stderr)
+        return 2
+    cache_dir = Path(args.cache_dir or default_cache_dir())
+    cache_root: Path | str = args.store or cache_dir / "renders"
+    spec = resolve_spec(args.evaluator)
+    axes = tuple(a.strip() for a in args.axes.split(",")) if args.axes else None
+    request = request_from(args, spec.id, axes)
+    bar: Any = None
+
+    def progress(done: int, best: float, budget: int) -> None:
+        nonlocal bar
+        if args.no_progress:
+            return
+        if bar is None:
+            bar = tqdm(total=budget, unit="config", dynamic_ncols=True, file=sys.stderr)
+        bar.n = done
+        bar.set_postfix_str(f"best {best:.4g}", refresh=False)
+        bar.refresh()
+
+    try:
+        result = run_search(request, scenes=args.scenes, cache_dir=cache_dir, log_path=args.log,
+                            renderer=default_renderer(cache_root), spec=spec,
+                            prefetch=prefetch_for(args.backend, cache_root, args.jobs, args.address),
+                            progress=progress,
+                            thresholds=project_thresholds(Path("pyproject.toml")).for_evaluator(spec.id))  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.close()
+    doc = result.to_dict()
+    if args.out is not None:
+        write_outputs(result, Path(args.out), default_renderer(cache_root), args.scenes)
+    if args.json:
+        print(json.dumps(doc, indent=1, sort_keys=True, allow_nan=False))
+        return 0
+    print(render_text(doc))
+    return 0
+
+
+def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = None) -> list[Path]:
+    """``search.json`` and the search figures (:mod:`harness.report.search_figures`) in
+    ``out``: the trace; the first discovery scene rendered at c0 beside the worst
+    configuration; the flip region's points on the axes that carry the flips."""
+    from harness.fileio import write_json_atomic
+    from harness.protocol import background_rgb
+    from harness.render.composite import composite
+    from harness.report import search_figures
+    from harness.scenes.scene_source import load_scene_set
+
+    out.mkdir(parents=True, exist_ok=True)
+    doc = result.to_dict()
+    written = [out / "search.json"]
+    write_json_atomic(written[0], doc)
+    written.append(search_figures.trace_figure(doc, out / "search_trace.png"))
+    space = result.space
+    if result.worst is not None:
+        scene_set = load_scene_set(scenes).with_prompts(result.discovery_prompts[:1])
+        scene = sorted(scene_set.scenes, key=lambda s: (s.generator, s.id))[0]
+        images = []
+        for cfg in (space.base, space.configuration(result.worst)):
+            rgba = renderer.render(scene, scene_set.root, scene_set.identity(scene.id), cfg.render)
+            images.append(composite(rgba, background_rgb(cfg.background)))
+        written.append(search_figures.worst_vs_c0_figure(images[0], images[1], f"{scene.generator}/"
+                       f"{scene.prompt_id}", space.text(result.worst), out / "search_worst_vs_c0.png"))  # fmt: skip
+    if result.flip is not None and result.flip.points:
+        floats = [a.name for a in space.axes if a.domain.kind == "float"]
+        named = [n for n in floats if f"{n} " in result.flip.where] + ["pitch", "colour_temperature"]
+        x, y = ([n for n in dict.fromkeys(named) if n in floats] + floats)[:2]
+        points = [({a.name: float(v) for a, v in zip(space.axes, space.parse(text), strict=True)
+                    if a.domain.kind == "float"}, flag) for text, flag in result.flip.points]  # fmt: skip
+        share = result.flip.to_dict()
+        words = f"flip share {share['share']:.3g} [{share['interval'][0]:.3g}, {share['interval'][1]:.3g}]" if (
+            share["share"] is not None) else "no defined point"  # fmt: skip
+        written.append(search_figures.flip_region_figure(points, x, y, words, out / "search_flip_region.png"))
+    return written
+
+
+def render_text(doc: dict[str, Any]) -> str:
+    """The human summary of a search document."""
+    lines = [f"search {doc['evaluator']} on {doc['profile']}: {doc['objective']} "
+             f"({doc['objective_label']}), {doc['trials']} of {doc['budget']} configurations "
+             f"(stopped: {doc['stopped']}), seed {doc['seed']}"]  # fmt: skip
+    worst = doc.get("worst")
+    if worst is None:
+        lines.append("no configuration could be measured")
+        return "\n".join(lines)
+    held = doc.get("held_out") or {}
+    interval = held.get("interval") or [None, None]
+    fmt = lambda x: "-" if x is None else f"{x:.4g}"  # noqa: E731
+    lines += [
+        f"worst: {worst['text']}",
+        f"discovery effect {fmt(doc['discovery']['estimate'])} on {doc['discovery']['prompts']} prompts; "
+        f"held-out {fmt(held.get('estimate'))} [{fmt(interval[0])}, {fmt(interval[1])}] on "
+        f"{held.get('prompts', '-')} prompts; optimism {fmt(doc['optimism'])}",
+        ("CONFIRMED" if doc["confirmed"] else "not confirmed")
+        + f": held-out lower bound vs {held.get('threshold', {}).get('name', '-')} = "
+        f"{fmt(held.get('threshold', {}).get('value'))}",
+    ]
+    flip = doc.get("flip_region")
+    if flip:
+        fi = flip["interval"]
+        lines.append(f"flip region ({flip['verdict']}): {fmt(flip['share'])} of the space "
+                     f"[{fmt(fi[0])}, {fmt(fi[1])}]; {flip['where']}")  # fmt: skip
+    t = doc["timing"]
+    lines.append(f"wall {t['wall_s']:.1f} s, measuring {t['measure_s']:.1f} s; trial log {doc['log']}")
+    return "\n".join(lines)
