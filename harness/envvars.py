@@ -155,6 +155,7 @@ READERS: dict[str, Callable[[Mapping[str, str] | None], object]] = {
     "T3D_AUDIT_RENDER_DEADLINE": _resource("deadline"),
     "T3D_AUDIT_GLTF_LIMITS": _gltf_limits,
     "T3D_AUDIT_STORE_OPTIONS": _store_options,
+    "T3D_AUDIT_PROGRESS_INTERVAL": lambda environ: seconds("T3D_AUDIT_PROGRESS_INTERVAL", 30.0, environ),
     "T3D_AUDIT_MAX_INPUT_BYTES": lambda environ: _bounds().max_bytes(_env(environ)),
     "T3D_AUDIT_MAX_JSON_DEPTH": lambda environ: _bounds().max_depth(_env(environ)),
 }

@@ -8,7 +8,6 @@ at the end: ``rendered 120/1188 renders (10%), 01:05 elapsed, about 09:41 left``
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -73,13 +72,16 @@ class LineProgress:
 
 
 def interval_from_env(default: float = DEFAULT_INTERVAL_S) -> float:
-    """``T3D_AUDIT_PROGRESS_INTERVAL`` (seconds, > 0) or ``default`` when unset or invalid."""
-    raw = os.environ.get("T3D_AUDIT_PROGRESS_INTERVAL", "")
+    """``T3D_AUDIT_PROGRESS_INTERVAL`` (seconds, > 0) or ``default`` when unset; a bad value
+    is refused with one line when a run starts (:func:`harness.envvars.check_environment`), and
+    a progress line never stops work, so here it falls back to ``default``."""
+    from harness.envvars import seconds
+    from harness.errors import AuditError
+
     try:
-        value = float(raw)
-    except ValueError:
+        return seconds("T3D_AUDIT_PROGRESS_INTERVAL", default)
+    except AuditError:
         return default
-    return value if value > 0 else default
 
 
 def progress(total: int, *, verb: str, unit: str, stream: TextIO | None = None) -> Progress:

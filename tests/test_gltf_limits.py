@@ -36,21 +36,8 @@ from harness.scenes.gltf_limits import (
 from harness.scenes.importers import import_gltf
 from harness.scenes.importers.gltf_io import read_gltf
 from tests._gltf_docs import glb, png_header, triangle, write_glb
+from tests._public_data import GENERATOR_OUTPUTS, SAMPLES
 
-_ROOT = Path(__file__).resolve().parents[1]
-# the public test data folder beside the checkout (or beside the folder of a git worktree)
-SAMPLES = next(
-    (
-        p
-        for p in (
-            _ROOT.parent / "shared/data/gltf-samples",
-            _ROOT.parent.parent / "shared/data/gltf-samples",
-        )
-        if p.is_dir()
-    ),
-    _ROOT.parent / "shared/data/gltf-samples",
-)
-GENERATOR_OUTPUTS = SAMPLES.parent / "generator-outputs"
 INVALID = {"IndexOutOfRange.gltf": 255, "AllIndicesOutOfRange.gltf": 65535}
 
 

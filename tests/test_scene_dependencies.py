@@ -30,8 +30,8 @@ from harness.scenes.assetdeps import (
     dependency_files,
 )
 from harness.scenes.assetrefs import usd_references
+from tests._public_data import GENERATOR_OUTPUTS as SHARED_USDZ  # public data
 from tests._scene_helpers import write_scene_set
-from tests.test_gltf_limits import GENERATOR_OUTPUTS as SHARED_USDZ  # public data
 
 CUBE = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\nf 1 2 3 4\n"
 
