@@ -3,7 +3,9 @@ the audit-level checks are in tests/test_scorer_misbehaviour.py)."""
 
 from __future__ import annotations
 
+import itertools
 import math
+import numbers
 import threading
 import time
 
@@ -170,3 +172,43 @@ def test_a_bad_scorer_deadline_is_an_error_naming_the_variable(monkeypatch, raw)
 def test_batch_scores_and_score_value_by_hand():
     assert batch_scores((1.0, 2.0), 2) == [1.0, 2.0]
     assert score_value(np.float64(0.5)) == 0.5 and isinstance(score_value("0.5"), str)
+
+
+class _StrRaises(RuntimeError):
+    def __str__(self):
+        raise ValueError("no message")
+
+
+class _LyingLength:
+    """Says it holds two scores; its iterator never ends."""
+
+    def __len__(self):
+        return 2
+
+    def __iter__(self):
+        return itertools.count()
+
+
+class _FloatRaises:
+    def __float__(self):
+        raise RuntimeError("no float")
+
+
+numbers.Real.register(_FloatRaises)
+
+
+def _raise(exc):
+    raise exc
+
+
+@pytest.mark.parametrize(("returned", "reason"), [
+    (lambda n: _raise(_StrRaises()), "_StrRaises"),   # the handler must not raise in turn
+    (lambda n: _LyingLength(), "3 scores for 2 rows"),  # read no further than the batch
+    (lambda n: [_FloatRaises(), _FloatRaises()], "not a number (RuntimeError)"),
+])
+def test_held_out_misbehaviour_is_a_failed_batch_not_a_traceback_or_a_hang(returned, reason):
+    """Held-out (issue 36): an exception whose str() raises, a sequence whose length lies
+    over an endless iterator, a numbers.Real whose __float__ raises anything."""
+    _, results = _scores(returned)
+    assert [r.status for r in results] == ["failed", "failed"]
+    assert all(reason in r.error for r in results)

@@ -34,6 +34,7 @@ Shapes and units
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -176,7 +177,12 @@ REASON_LIMIT = 280  # characters of a failure reason (a record keeps 300 with it
 
 
 def _failure(exc: BaseException) -> str:
-    text = str(exc)
+    """``Type: message`` of a scorer's exception; a message that cannot be made (its ``__str__``
+    raises) is left out rather than raised from the failure handler."""
+    try:
+        text = str(exc)
+    except Exception:  # a user exception's __str__ may raise anything
+        text = "(its message could not be read)"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
@@ -194,7 +200,9 @@ def batch_scores(returned: Any, size: int) -> list[Any]:
     shape = getattr(returned, "shape", None)
     if shape is not None and len(shape) != 1:
         raise EvaluatorError(f"score_batch returned an array of shape {tuple(shape)}; expected ({size},)")
-    values = list(returned)
+    # at most one value past the batch: a sequence whose __len__ lies and whose iterator never
+    # ends would otherwise be read forever, outside the deadline
+    values = list(itertools.islice(returned, size + 1))
     if len(values) != size:
         raise EvaluatorError(f"score_batch returned {len(values)} scores for {size} rows")
     return values
@@ -209,7 +217,7 @@ def score_value(value: Any) -> float | str:
         return f"score of type {_kind(value)} is not a number"
     try:
         return float(value)
-    except (TypeError, ValueError, OverflowError) as exc:
+    except Exception as exc:  # a user numbers.Real's __float__ may raise anything
         return f"score is not a number ({type(exc).__name__})"
 
 
