@@ -38,7 +38,7 @@ MAX_DEPTH_ENV = "T3D_AUDIT_MAX_JSON_DEPTH"
 DEFAULT_MAX_BYTES = 256 << 20
 DEFAULT_MAX_DEPTH = 200
 DEPTH_CEILING = 10_000  # the largest settable depth (the scan is iterative; json is guarded)
-_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*([0-9]+)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 # a JSON string (escapes included); stripped before the depth scan so brackets in text don't count
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -91,7 +91,7 @@ def max_depth(environ: dict[str, str] | None = None) -> int:
     raw = (environ if environ is not None else os.environ).get(MAX_DEPTH_ENV, "").strip()
     if not raw:
         return DEFAULT_MAX_DEPTH
-    value = int(raw) if raw.isdigit() else 0
+    value = int(raw) if raw.isascii() and raw.isdigit() else 0  # not "²" nor "٣"
     if not 1 <= value <= DEPTH_CEILING:
         raise AuditError(f"{raw!r} is not a whole number in [1, {DEPTH_CEILING}]",
                          where=MAX_DEPTH_ENV)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from types import ModuleType
 
@@ -18,6 +19,11 @@ from harness.errors import AuditError
 
 SCORER_DEADLINE_ENV = "T3D_AUDIT_SCORER_DEADLINE"
 DEFAULT_SCORER_DEADLINE_S = 600.0  # seconds one batch of a user Scorer may take
+
+
+# ASCII only: int()/float() also take "٣" (Arabic-Indic 3), "1_000" and "+5"
+_WHOLE = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _raw(name: str, environ: Mapping[str, str] | None) -> str:
@@ -29,10 +35,7 @@ def seconds(name: str, default: float, environ: Mapping[str, str] | None = None)
     raw = _raw(name, environ)
     if not raw:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
+    value = float(raw) if _DECIMAL.fullmatch(raw) else math.nan
     if not (math.isfinite(value) and value > 0):
         raise AuditError(f"{name}={raw[:40]!r} is not a positive number of seconds", where=name,
                          hint="give seconds such as 600, or unset it for the default")  # fmt: skip
@@ -44,10 +47,7 @@ def count(name: str, default: int, environ: Mapping[str, str] | None = None, *, 
     raw = _raw(name, environ)
     if not raw:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = minimum - 1
+    value = int(raw) if _WHOLE.fullmatch(raw) else minimum - 1
     if value < minimum:
         raise AuditError(f"{name}={raw[:40]!r} is not a whole number >= {minimum}", where=name,
                          hint="give a count, or unset it for the default")  # fmt: skip

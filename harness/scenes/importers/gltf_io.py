@@ -94,8 +94,10 @@ class GltfLimits:
         changes: dict[str, int] = {}
         for item in raw.split(","):
             key, sep, value = (part.strip() for part in item.partition("="))
-            try:
-                number = int(float(value)) if sep and key in names else -1
+            try:  # ASCII decimal, a whole number ("1e6" yes; "1.9", "٣", "1_0" no)
+                whole = sep and key in names and value.isascii() and "_" not in value
+                real = float(value) if whole else -1.0
+                number = int(real) if real.is_integer() else -1
             except (ValueError, OverflowError):
                 number = -1
             if number < 1:
