@@ -166,7 +166,9 @@ def loads(text: str | bytes, *, where: str | Path | None = None, limit: int | No
           **kwargs: Any) -> Any:
     """``json.loads(text, **kwargs)`` with the nesting of :func:`json_depth` at most ``limit``
     (default :func:`max_depth`). Raises ``json.JSONDecodeError`` (a :class:`JsonDepthError`
-    when too deep) as ``json.loads`` would."""
+    when too deep) as ``json.loads`` would, also for an integer too long for Python to convert
+    (``json`` raises a plain ``ValueError`` there, which readers catching
+    ``JSONDecodeError`` would let through as a traceback)."""
     limit = max_depth() if limit is None else limit
     if _deeper_than(_brackets(text), limit):
         raise JsonDepthError(limit, where)
@@ -174,6 +176,10 @@ def loads(text: str | bytes, *, where: str | Path | None = None, limit: int | No
         return json.loads(text, **kwargs)
     except RecursionError:  # a limit set above what this interpreter's stack allows
         raise JsonDepthError(limit, where, parser=True) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # an integer of over 4300 digits: a plain ValueError from json
+        raise json.JSONDecodeError(f"an integer too long to read ({str(exc).split(':')[0]})", "", 0) from None
 
 
 def read_json(path: str | Path, *, encoding: str = "utf-8", what: str = "file",

@@ -382,3 +382,32 @@ def test_a_pyproject_nested_too_deeply_is_a_toml_error(tmp_path: Path) -> None:
         bi.read_toml(path)
     path.write_text('[tool.t3d-audit]\nscenes = "s"\n')
     assert bi.read_toml(path) == {"tool": {"t3d-audit": {"scenes": "s"}}}
+
+
+# ------------------------------------------------------------------------------ held-out (issue 36)
+
+
+def test_an_integer_too_long_for_python_is_a_json_error_not_a_traceback(tmp_path: Path, capsys) -> None:
+    """json raises a plain ValueError (not JSONDecodeError) for an integer over 4300 digits, so a
+    reader catching JSONDecodeError let it through: validate-scenes was a traceback."""
+    with pytest.raises(json.JSONDecodeError, match="integer too long"):
+        bi.loads("[" + "7" * 5000 + "]")
+    sset = tmp_path / "set"
+    sset.mkdir()
+    (sset / "manifest.json").write_text('{"schema": ' + "1" * 5000 + "}")
+    assert main(["validate-scenes", str(sset)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "integer too long" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("what", ["ratings", "tifa", "votes"])
+def test_human_ratings_and_votes_json_go_through_the_bounded_reader(tmp_path: Path, what: str) -> None:
+    """TIFA ratings, format detection and GPTEval3D votes read JSON with a bare json.loads:
+    deep nesting was a RecursionError traceback."""
+    from harness.human_formats import import_gpteval3d_votes, import_tifa
+    from harness.human_import import detect_format
+
+    path = _deep(tmp_path, f"{what}.json")
+    call = {"ratings": detect_format, "tifa": import_tifa, "votes": import_gpteval3d_votes}[what]
+    with pytest.raises(HumanDataError, match="nested too deeply"):
+        call(path)
