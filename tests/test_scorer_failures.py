@@ -3,6 +3,7 @@ the audit-level checks are in tests/test_scorer_misbehaviour.py)."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 import math
 import numbers
@@ -212,3 +213,28 @@ def test_held_out_misbehaviour_is_a_failed_batch_not_a_traceback_or_a_hang(retur
     _, results = _scores(returned)
     assert [r.status for r in results] == ["failed", "failed"]
     assert all(reason in r.error for r in results)
+
+
+def _fullwidth(text):
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+@pytest.mark.parametrize("form", [
+    lambda k: k.encode().hex(" "),                                # hexdump, spaced
+    lambda k: k.encode().hex(":").upper(),                        # colon-separated, upper case
+    lambda k: "\n".join(base64.b64encode(k.encode()).decode()[i:i + 9] for i in range(0, 40, 9)),
+    lambda k: _fullwidth(k),                                      # NFKC folds it back
+    lambda k: str(list(k.encode())),                              # list(key.encode())
+    lambda k: str([ord(c) for c in k]),
+    lambda k: "".join(f"\\{b:03o}" for b in k.encode()),          # octal escapes
+    lambda k: "".join(f"\\U{ord(c):08x}" for c in k),             # \U escapes
+])  # fmt: skip
+def test_held_out_echo_forms_of_the_key_are_withheld(form):
+    """Held-out (issue 36): forms a dump, a repr or a debug print writes the key in."""
+    reason = scrub_reason(f"RuntimeError: auth failed: {form(KEY)}", [Secret(KEY)], 280)
+    assert reason == "failure reason withheld: it carried the API key"
+
+
+def test_ordinary_numbers_and_hex_in_a_reason_are_kept():
+    text = "CUDA error 2 at [1, 2, 3, 4, 5, 6, 7, 8, 9] sha 0a:1b:2c:3d:4e:5f:60:71 ＡＢＣ"
+    assert scrub_reason(text, [Secret(KEY)], 280) == text
