@@ -353,3 +353,16 @@ def test_a_missing_map_found_by_its_name_beside_the_material_counts(tmp_path: Pa
     (obj.parent / "wood.png").write_bytes(b"png")  # appears later: the cache must see it
     assert [p.name for p in dependency_files(obj.parent.resolve(), obj.resolve())] == [
         "m.mtl", "wood.png"]
+
+
+@pytest.mark.parametrize("line", ["map_Kd -s 1 1 1 ../out dir/x.png", "bump -bm 0.5 ../out dir/x.png",
+                                  "disp -o 0 0 -mm 0 1 ../out dir/x.png"])
+def test_options_before_a_name_with_spaces_do_not_hide_an_escape(tmp_path: Path, line: str) -> None:
+    """Held-out (issue 36): Blender reads the options, then the rest of the line as one name;
+    the last word ("dir/x.png") and the rest with the options ("-s 1 1 1 ../out dir/x.png",
+    whose "-s 1 1 1 .." is a folder name) both resolve inside, "../out dir/x.png" does not."""
+    (tmp_path / "out dir").mkdir()
+    (tmp_path / "out dir/x.png").write_bytes(b"\x89PNG outside")
+    obj = _obj_set(tmp_path, line)
+    with pytest.raises(ImportError_, match=re.escape("'../out dir/x.png' leaves")):
+        dependency_files(obj.parent.resolve(), obj.resolve(), error=ImportError_)

@@ -3,8 +3,8 @@
 Pure parsing, no file-system access: ``harness.scenes.assetdeps`` decides whether each
 reference is allowed (inside the scene set) and follows it.
 
-* OBJ: the names after ``mtllib``; MTL: the last word of a map statement (``map_Kd``,
-  ``bump``, ``disp``, ``decal``, ``refl``, ``norm``, ...);
+* OBJ: the names after ``mtllib``; MTL: the name of a map statement (``map_Kd``, ``bump``,
+  ``disp``, ``decal``, ``refl``, ``norm``, ...) after any options, spaces and all;
 * USDA (text): every asset path, i.e. every ``@...@`` or ``@@@...@@@`` (sublayers,
   references, payloads, textures, in variant sets too);
 * USDC (binary "crate"): asset paths are stored in the token table (LZ4-compressed since
@@ -52,17 +52,29 @@ def obj_references(data: bytes) -> list[str]:
     return out
 
 
+MTL_OPTION_WORDS = 32  # words of options a map statement may start with (-o u v w -s u v w ...)
+_SPACE_RUN = re.compile(r"\s+")
+
+
 def mtl_references(data: bytes) -> list[str]:
-    """The texture files an MTL names: the last word of each map statement, and the rest of
-    the line as one name when it has several words (options, or a name with spaces)."""
+    """The texture files an MTL names: the last word of each map statement, and, when it has
+    several words, the rest of the line from each of its first :data:`MTL_OPTION_WORDS` words
+    on. Blender reads the options (``-s 1 1 1``, ``-bm 0.5``) and takes the rest of the line as
+    one name, spaces and all, so ``-s 1 1 1 ../out dir/x.png`` names ``../out dir/x.png``:
+    every split is checked (a split naming a missing file is not an error)."""
     out: list[str] = []
     for line in data.decode("utf-8", errors="replace").splitlines():
         words = line.split()
         if len(words) >= 2 and words[0].lower().startswith(_MTL_KEYS):
             out.append(words[-1])
             if len(words) > 2:
-                out.append(line.strip()[len(words[0]):].strip())
-    return out
+                rest = line.strip()[len(words[0]):].strip()
+                out.append(rest)
+                for i, gap in enumerate(_SPACE_RUN.finditer(rest)):
+                    if i >= MTL_OPTION_WORDS:
+                        break
+                    out.append(rest[gap.end():])
+    return list(dict.fromkeys(out))
 
 
 def usd_references(data: bytes, where: Path | str) -> list[str]:
