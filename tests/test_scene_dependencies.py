@@ -366,3 +366,20 @@ def test_options_before_a_name_with_spaces_do_not_hide_an_escape(tmp_path: Path,
     obj = _obj_set(tmp_path, line)
     with pytest.raises(ImportError_, match=re.escape("'../out dir/x.png' leaves")):
         dependency_files(obj.parent.resolve(), obj.resolve(), error=ImportError_)
+
+
+def test_an_at_sign_in_a_usda_string_cannot_hide_an_asset_path(tmp_path: Path) -> None:
+    """Held-out (issue 36): '"a@b";' then '@/abs/geom.usda@' on one line paired the string's
+    "@" with the asset's opening one; the folder held a file of that odd name, so the
+    outside layer was never seen."""
+    (tmp_path / "geom.usda").write_text(GEOM)
+    src = tmp_path / "src"
+    src.mkdir()
+    outside = tmp_path / "geom.usda"
+    (src / 'b"; prepend references = ').write_text("")  # what the naive pairing took for a path
+    (src / "m.usda").write_text(
+        '#usda 1.0\n(\n    defaultPrim = "Root"\n)\n\n'
+        f'def "Root" (\n    doc = "a@b"; prepend references = @{outside}@</Tet>\n)\n{{\n}}\n')
+    assert str(outside) in usd_references((src / "m.usda").read_bytes(), "m.usda")
+    with pytest.raises(ImportError_, match="is an absolute path"):
+        dependency_files(src.resolve(), (src / "m.usda").resolve(), error=ImportError_)

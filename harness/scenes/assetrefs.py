@@ -30,6 +30,13 @@ from harness.errors import SceneError
 LAYER_MAX = 256 << 20  # bytes: a USD layer (or token table) larger than this is refused
 _MTL_KEYS = ("map_", "bump", "disp", "decal", "refl", "norm")
 _USDA_ASSET = re.compile(rb"@@@(.*?)@@@|@([^@\r\n]*)@")
+# USDA strings (triple-quoted too) and comments, each matched from its opening; an asset path
+# ("@...@", "@@@...@@@") is matched first where it starts, so a "#" or quote inside it is kept
+_USDA_SKIP = re.compile(
+    rb'@@@.*?@@@|@[^@\r\n]*@|"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\''
+    rb'|"(?:[^"\\\r\n]|\\.)*"|\'(?:[^\'\\\r\n]|\\.)*\'|#[^\r\n]*',
+    re.DOTALL,
+)
 # file extensions a USD stage can load (layers, textures, volumes, shaders) or Blender reads
 _FILE_EXT = re.compile(
     r"\.(usd|usda|usdc|usdz|png|jpe?g|exr|hdr|tiff?|tga|bmp|gif|webp|ktx2?|tx|dds|psd|"
@@ -82,12 +89,20 @@ def usd_references(data: bytes, where: Path | str) -> list[str]:
     if data.startswith(b"PXR-USDC"):
         return [t for t in _crate_tokens(data, where) if _looks_like_file(t)]
     out: list[str] = []
-    for match in _USDA_ASSET.finditer(data):
-        raw = match.group(1) if match.group(1) is not None else match.group(2)
-        name = raw.decode("utf-8", errors="replace")
-        if name:
-            out.append(name)
-    return out
+    # twice: as written, and with strings and comments skipped, so an "@" inside a string
+    # ('doc = "a@b" ...') cannot pair with the opening "@" of a real asset path and hide it
+    for text in (data, _USDA_SKIP.sub(_keep_assets, data)):
+        for match in _USDA_ASSET.finditer(text):
+            raw = match.group(1) if match.group(1) is not None else match.group(2)
+            name = raw.decode("utf-8", errors="replace")
+            if name:
+                out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def _keep_assets(match: re.Match[bytes]) -> bytes:
+    """An asset path as it is; a string or comment as one space."""
+    return match.group(0) if match.group(0).startswith(b"@") else b" "
 
 
 def _looks_like_file(token: str) -> bool:
