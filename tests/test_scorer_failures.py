@@ -238,3 +238,26 @@ def test_held_out_echo_forms_of_the_key_are_withheld(form):
 def test_ordinary_numbers_and_hex_in_a_reason_are_kept():
     text = "CUDA error 2 at [1, 2, 3, 4, 5, 6, 7, 8, 9] sha 0a:1b:2c:3d:4e:5f:60:71 ＡＢＣ"
     assert scrub_reason(text, [Secret(KEY)], 280) == text
+
+
+@pytest.mark.parametrize("declared", [
+    {"batch_size": 0},  # range(0, n, 0): a ValueError traceback at scoring
+    {"batch_size": -5},  # no batch at all: three rows in, no record out
+    {"batch_size": "8"}, {"batch_size": True}, {"batch_size": 10**9},
+])  # fmt: skip
+def test_a_batch_size_given_as_an_option_is_checked_like_the_attribute(declared):
+    """Held-out (issue 36): the evaluator reads ``batch_size`` from its options, but only the
+    class attribute was checked."""
+    cls = type("Sized", (Returns,), {"name": "sized", "options": declared, "batch_size": None})
+    with pytest.raises(EvaluatorError, match="batch_size must be"):
+        cls.spec()
+
+
+@pytest.mark.parametrize("declared", [(0.0, 1.0, 2.0), (None, 1.0), ("0", "1"), (False, True), 5])
+def test_a_malformed_score_range_is_an_evaluator_error(declared):
+    """Held-out (issue 36): a NaN range was an EvaluatorError, but three items or a None was a
+    ValueError/TypeError (an INTERNALERROR from a hook) and strings or booleans were read as
+    numbers."""
+    cls = type("Ranged", (Returns,), {"name": "ranged", "score_range": declared})
+    with pytest.raises(EvaluatorError, match="score_range must be"):
+        cls.spec()

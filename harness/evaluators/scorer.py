@@ -100,6 +100,9 @@ _lock = threading.RLock()
 _factories: dict[str, ScorerFactory] = {}
 
 
+MAX_BATCH_SIZE = 1 << 16  # rows one score_batch call may get (a batch is padded to its size)
+
+
 def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
     """The spec of Scorer class ``cls`` (raises :class:`EvaluatorError` on a bad declaration)."""
     if not (isinstance(cls, type) and issubclass(cls, Scorer)):
@@ -110,13 +113,16 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
                              hint="set the class attribute name = 'my-scorer'")  # fmt: skip
     if cls.input not in ("image", "scene"):
         raise EvaluatorError(f"input must be 'image' or 'scene', got {cls.input!r}", where=where)
-    if cls.batch_size is not None and (not isinstance(cls.batch_size, int) or cls.batch_size < 1):
-        raise EvaluatorError(f"batch_size must be a positive int or None, got {cls.batch_size!r}",
-                             where=where)  # fmt: skip
     try:
         declared = dict(cls.options)
     except (TypeError, ValueError) as exc:
         raise EvaluatorError(f"options must be a mapping: {exc}", where=where) from exc
+    # the class attribute, or an option of that name (which the evaluator reads too)
+    for size in (cls.batch_size, declared.get("batch_size")):
+        if size is not None and not (isinstance(size, int) and not isinstance(size, bool)
+                                     and 1 <= size <= MAX_BATCH_SIZE):  # fmt: skip
+            raise EvaluatorError(f"batch_size must be an int in [1, {MAX_BATCH_SIZE}] or None, "
+                                 f"got {size!r}", where=where)  # fmt: skip
     for key, value in declared.items():
         items = value if isinstance(value, list | tuple) else [value]
         if not isinstance(key, str) or not all(_scalar(v) for v in items):
