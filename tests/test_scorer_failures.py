@@ -261,3 +261,13 @@ def test_a_malformed_score_range_is_an_evaluator_error(declared):
     cls = type("Ranged", (Returns,), {"name": "ranged", "score_range": declared})
     with pytest.raises(EvaluatorError, match="score_range must be"):
         cls.spec()
+
+
+def test_an_option_integer_too_long_for_the_identity_hash_is_refused_at_declaration():
+    """Held-out (issue 36): options={"seed": 10**5000} was accepted, then identity_hash()
+    raised ValueError (over 4300 digits) wherever the evaluator was first hashed."""
+    cls = type("Seeded", (Returns,), {"name": "seeded", "options": {"seed": 10**5000}})
+    with pytest.raises(EvaluatorError, match="option 'seed'"):
+        cls.spec()
+    ok = type("Seeded2", (Returns,), {"name": "seeded2", "options": {"seed": 2**63}})
+    assert ok.spec().identity_hash

@@ -127,7 +127,8 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
         items = value if isinstance(value, list | tuple) else [value]
         if not isinstance(key, str) or not all(_scalar(v) for v in items):
             raise EvaluatorError(
-                f"option {key!r}: {value!r} is not a string, number, boolean or list of them",
+                f"option {key!r}: {_shown(value)} is not a string, number (an int of at most "
+                "64 bits), boolean or list of them",
                 where=where, hint="options enter the identity hash as JSON",
             )
     options = freeze_options({**declared, "version": str(cls.version)})
@@ -151,10 +152,26 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
     )
 
 
+def _shown(value: Any) -> str:
+    """A short repr of an option value (an int over 4300 digits cannot be written)."""
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"an int of {value.bit_length()} bits"
+    try:
+        text = repr(value)
+    except Exception:  # a user object's __repr__
+        text = type(value).__name__
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _scalar(value: Any) -> bool:
+    """Whether an option value enters the identity hash as plain JSON: a finite float, an int
+    of at most 64 bits (a longer one cannot even be written as text past 4300 digits), a
+    string, a bool or None."""
     if isinstance(value, float):
         return value == value and value not in (float("inf"), float("-inf"))
-    return value is None or isinstance(value, str | int | bool)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value.bit_length() <= 64
+    return value is None or isinstance(value, str | bool)
 
 
 def add_scorer(obj: type[Scorer] | Scorer) -> EvaluatorSpec:
