@@ -195,12 +195,24 @@ def read_toml(path: str | Path, *, what: str = "file") -> dict[str, Any]:
     """A user TOML file (``pyproject.toml``), bounded in size; nesting too deep for
     ``tomllib``'s recursion is a :class:`JsonDepthError`-like ``ValueError`` (``TOMLDecodeError``)
     naming the limit instead of a ``RecursionError``."""
+    return toml_loads(read_text(path, what=what), where=path)
+
+
+def toml_loads(text: str, *, where: str | Path | None = None) -> dict[str, Any]:
+    """``tomllib.loads(text)``, where every failure is a ``TOMLDecodeError``: nesting too deep
+    for its recursion, and an integer over Python's 4300 digits (a plain ``ValueError`` from
+    ``tomllib``, which handlers catching ``TOMLDecodeError`` let through as a traceback)."""
     import tomllib
 
-    text = read_text(path, what=what)
+    prefix = f"{where}: " if where is not None else ""
     try:
         return tomllib.loads(text)
     except RecursionError:
         raise tomllib.TOMLDecodeError(
-            f"{path}: TOML nested too deeply for the parser (flatten the arrays or tables)"
+            f"{prefix}TOML nested too deeply for the parser (flatten the arrays or tables)"
         ) from None
+    except tomllib.TOMLDecodeError:
+        raise
+    except ValueError as exc:
+        raise tomllib.TOMLDecodeError(
+            f"{prefix}an integer too long to read ({str(exc).split(':')[0]})") from None

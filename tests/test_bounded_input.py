@@ -411,3 +411,14 @@ def test_human_ratings_and_votes_json_go_through_the_bounded_reader(tmp_path: Pa
     call = {"ratings": detect_format, "tifa": import_tifa, "votes": import_gpteval3d_votes}[what]
     with pytest.raises(HumanDataError, match="nested too deeply"):
         call(path)
+
+
+def test_a_pyproject_integer_too_long_is_a_toml_error(tmp_path: Path) -> None:
+    """Held-out (issue 36): the audit's, compare's and the plugin's pyproject readers catch
+    TOMLDecodeError; tomllib raised a plain ValueError for 5000 digits."""
+    import tomllib
+
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[tool.t3d-audit]\nseed = " + "9" * 5000 + "\n")
+    with pytest.raises(tomllib.TOMLDecodeError, match="integer too long"):
+        bi.read_toml(path)
