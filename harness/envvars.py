@@ -125,15 +125,13 @@ def _env(environ: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _store_options(environ: Mapping[str, str] | None) -> object:
-    import json
-
     from harness.store.stores import OPTIONS_ENV
 
     raw = _raw(OPTIONS_ENV, environ)
     if not raw:
         return {}
-    try:
-        value = json.loads(raw)
+    try:  # the bounded parser: "[[[[..." (up to 128 KiB in one variable) is no RecursionError
+        value = _bounds().loads(raw, where=OPTIONS_ENV)
     except ValueError:
         value = None
     if not isinstance(value, dict):

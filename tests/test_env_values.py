@@ -91,3 +91,16 @@ def test_ascii_spellings_still_read():
                        "T3D_AUDIT_IMPORT_TIMEOUT": ".5", "T3D_AUDIT_MEMORY_LIMIT": "1.5G",
                        "T3D_AUDIT_MAX_INPUT_BYTES": "64MiB", "T3D_AUDIT_MAX_JSON_DEPTH": "50",
                        "T3D_AUDIT_GLTF_LIMITS": "node_depth=1e3"})  # fmt: skip
+
+
+@pytest.mark.parametrize("raw", ["[" * 50_000, '{"a": ' * 50_000])
+def test_store_options_nested_too_deeply_is_one_error_not_a_recursion_error(monkeypatch, raw):
+    """Held-out (issue 36): T3D_AUDIT_STORE_OPTIONS went through a bare json.loads (a variable
+    holds up to 128 KiB): a RecursionError traceback at every command's start."""
+    from harness.store.stores import StoreError, _options_from_env
+
+    with pytest.raises(AuditError, match="T3D_AUDIT_STORE_OPTIONS"):
+        check_environment({"T3D_AUDIT_STORE_OPTIONS": raw})
+    monkeypatch.setenv("T3D_AUDIT_STORE_OPTIONS", raw)
+    with pytest.raises(StoreError, match="nested too deeply"):
+        _options_from_env()
