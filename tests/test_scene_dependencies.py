@@ -383,3 +383,19 @@ def test_an_at_sign_in_a_usda_string_cannot_hide_an_asset_path(tmp_path: Path) -
     assert str(outside) in usd_references((src / "m.usda").read_bytes(), "m.usda")
     with pytest.raises(ImportError_, match="is an absolute path"):
         dependency_files(src.resolve(), (src / "m.usda").resolve(), error=ImportError_)
+
+
+def test_a_material_library_not_named_mtl_is_still_read(tmp_path: Path) -> None:
+    """Held-out (issue 36): Blender opens whatever file an OBJ's mtllib names; one named
+    "mat.txt" was copied but never read, so its outside texture was not seen."""
+    (tmp_path / "evil.png").write_bytes(b"\x89PNG outside")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "m.obj").write_text("mtllib mat.txt\n" + CUBE)
+    (src / "mat.txt").write_text(f"newmtl m\nmap_Kd {tmp_path / 'evil.png'}\n")
+    with pytest.raises(ImportError_, match="is an absolute path"):
+        dependency_files(src.resolve(), (src / "m.obj").resolve(), error=ImportError_)
+    (src / "mat.txt").write_text("newmtl m\nmap_Kd wood.png\n")
+    (src / "wood.png").write_bytes(b"\x89PNG wood")
+    assert sorted(p.name for p in dependency_files(src.resolve(), (src / "m.obj").resolve())) == [
+        "mat.txt", "wood.png"]
