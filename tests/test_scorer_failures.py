@@ -271,3 +271,25 @@ def test_an_option_integer_too_long_for_the_identity_hash_is_refused_at_declarat
         cls.spec()
     ok = type("Seeded2", (Returns,), {"name": "seeded2", "options": {"seed": 2**63}})
     assert ok.spec().identity_hash
+
+
+class _SlowToRead:
+    """Two scores, each read slowly: the hang is in reading the values, not in score_batch."""
+
+    def __len__(self):
+        return 2
+
+    def __iter__(self):
+        for _ in range(2):
+            time.sleep(30)
+            yield 0.5
+
+
+def test_reading_the_returned_values_is_under_the_deadline_too():
+    """Held-out (issue 36): score_batch returned at once, but iterating its result (and a user
+    __float__) ran in the caller with no deadline."""
+    started = time.monotonic()
+    _, results = _scores(lambda n: _SlowToRead(), deadline_s=0.5)
+    assert time.monotonic() - started < 10
+    assert [r.status for r in results] == ["failed", "failed"]
+    assert all("deadline" in r.error for r in results)

@@ -300,12 +300,19 @@ class ScorerEvaluator:
     def _failed(self, reason: str) -> ScoreResult:
         return ScoreResult.failed(scrub_reason(reason, self.secrets, REASON_LIMIT))
 
-    def _batch(self, batch: list[Any], texts: list[str]) -> list[Any]:
-        """The scorer's raw values for one full batch; raises :class:`EvaluatorError` (or what
-        the scorer raised) when there are none."""
+    def _batch(self, batch: list[Any], texts: list[str]) -> list[float | str]:
+        """One full batch as :func:`score_value` gives each value (a float, or why it is not a
+        score); raises :class:`EvaluatorError` (or what the scorer raised) when there are none."""
         if self.hung:
             raise EvaluatorError(self.hung)
-        call = _Call(lambda: self.scorer.score_batch(batch, texts))
+
+        def scored() -> list[float | str]:
+            # the returned values are read and converted under the deadline too: iterating a
+            # user sequence or calling a user __float__ may block as long as score_batch
+            values = batch_scores(self.scorer.score_batch(batch, texts), len(batch))
+            return [score_value(v) for v in values]
+
+        call = _Call(scored)
         if not call.run(self.deadline_s):
             self.hung = (f"not scored: an earlier batch passed the deadline of {self.deadline_s:g} s "
                          "and still runs")  # fmt: skip
@@ -314,7 +321,7 @@ class ScorerEvaluator:
                 "(T3D_AUDIT_SCORER_DEADLINE)")  # fmt: skip
         if call.error is not None:
             raise call.error
-        return batch_scores(call.result, len(batch))
+        return call.result
 
     def _run(self, inputs: list[Any], texts: list[str]) -> list[ScoreResult]:
         out: list[ScoreResult] = []
@@ -329,8 +336,7 @@ class ScorerEvaluator:
             except BaseException as exc:  # SystemExit too: a failed batch, not an exit
                 out.extend(self._failed(_failure(exc)) for _ in batch)
                 continue
-            for value in raw[: len(batch)]:
-                score = score_value(value)
+            for score in raw[: len(batch)]:
                 if isinstance(score, str):
                     out.append(self._failed(score))
                     continue
