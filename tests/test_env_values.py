@@ -104,3 +104,11 @@ def test_store_options_nested_too_deeply_is_one_error_not_a_recursion_error(monk
     monkeypatch.setenv("T3D_AUDIT_STORE_OPTIONS", raw)
     with pytest.raises(StoreError, match="nested too deeply"):
         _options_from_env()
+
+
+@pytest.mark.parametrize("value", ["0.5", "0.4B"])
+def test_a_memory_limit_rounding_to_zero_bytes_is_refused(value):
+    """Held-out (issue 36): "0" turns the limit off, but "0.5" was read as a limit of 0 bytes
+    (every Blender child would die at its first allocation)."""
+    with pytest.raises(AuditError, match="T3D_AUDIT_MEMORY_LIMIT"):
+        check_environment({"T3D_AUDIT_MEMORY_LIMIT": value})

@@ -52,7 +52,8 @@ def memory_limit(environ: dict[str, str] | None = None) -> int | None:
     if raw.lower() in ("0", "off", "none"):
         return None
     match = _SIZE.fullmatch(raw)
-    if match is None or float(match.group(1)) <= 0:
+    # "0.5" would round to a limit of 0 bytes (every child killed at once), unlike "0" (off)
+    if match is None or int(float(match.group(1)) * _UNITS[match.group(2).upper()]) < 1:
         raise AuditError(
             f"{raw!r} is not a size",
             where=MEMORY_ENV,
