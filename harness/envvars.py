@@ -26,18 +26,25 @@ _WHOLE = re.compile(r"[0-9]+")
 _DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+# seconds: the most a deadline may be (about 31 years); 1e300 passed the finite check, then
+# every wait on it raised OverflowError ("timestamp out of range for platform time_t")
+MAX_SECONDS = 1e9
+
+
 def _raw(name: str, environ: Mapping[str, str] | None) -> str:
     return (os.environ if environ is None else environ).get(name, "").strip()
 
 
 def seconds(name: str, default: float, environ: Mapping[str, str] | None = None) -> float:
-    """A positive, finite number of seconds from ``$name`` (``default`` when unset)."""
+    """A positive number of seconds, at most :data:`MAX_SECONDS`, from ``$name`` (``default``
+    when unset)."""
     raw = _raw(name, environ)
     if not raw:
         return default
     value = float(raw) if _DECIMAL.fullmatch(raw) else math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise AuditError(f"{name}={raw[:40]!r} is not a positive number of seconds", where=name,
+    if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+        raise AuditError(f"{name}={raw[:40]!r} is not a positive number of seconds up to "
+                         f"{MAX_SECONDS:g}", where=name,
                          hint="give seconds such as 600, or unset it for the default")  # fmt: skip
     return value
 

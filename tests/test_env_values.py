@@ -112,3 +112,12 @@ def test_a_memory_limit_rounding_to_zero_bytes_is_refused(value):
     (every Blender child would die at its first allocation)."""
     with pytest.raises(AuditError, match="T3D_AUDIT_MEMORY_LIMIT"):
         check_environment({"T3D_AUDIT_MEMORY_LIMIT": value})
+
+
+@pytest.mark.parametrize("name", ["T3D_AUDIT_SCORER_DEADLINE", "T3D_AUDIT_IMPORT_TIMEOUT", "T3D_AUDIT_RENDER_DEADLINE"])
+def test_a_deadline_too_long_to_wait_on_is_refused(name):
+    """Held-out (issue 36): 1e300 s is finite, so it passed; then every scorer batch failed with
+    OverflowError (lock wait) and a warm worker's setitimer raised."""
+    with pytest.raises(AuditError, match=name):
+        check_environment({name: "1e300"})
+    check_environment({name: "86400"})

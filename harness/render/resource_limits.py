@@ -36,6 +36,7 @@ IMPORT_TIMEOUT_ENV = "T3D_AUDIT_IMPORT_TIMEOUT"
 RENDER_DEADLINE_ENV = "T3D_AUDIT_RENDER_DEADLINE"
 DEFAULT_MEMORY = 8 << 30  # bytes of address space: bpy alone maps about 1.3 GB
 DEFAULT_IMPORT_TIMEOUT_S = 600.0
+MAX_SECONDS = 1e9  # a longer deadline overflows time_t in setitimer and lock waits
 
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:i?B)?\s*", re.IGNORECASE)
 # seconds: ASCII decimal only (float() would also take "٣", "1_0" and "infinity")
@@ -68,7 +69,7 @@ def import_timeout(environ: dict[str, str] | None = None) -> float:
     if not raw:
         return DEFAULT_IMPORT_TIMEOUT_S
     value = float(raw) if _SECONDS.fullmatch(raw) else -1.0
-    if not 0 < value < float("inf"):
+    if not 0 < value <= MAX_SECONDS:
         raise AuditError(
             f"{raw!r} is not a positive number of seconds",
             where=IMPORT_TIMEOUT_ENV,
@@ -84,7 +85,7 @@ def render_deadline(timeout_s: float | None, environ: dict[str, str] | None = No
     if not raw:
         return max(60.0, 3.0 * float(timeout_s or 600.0))
     value = float(raw) if _SECONDS.fullmatch(raw) else -1.0
-    if not 0 < value < float("inf"):
+    if not 0 < value <= MAX_SECONDS:
         raise AuditError(f"{raw!r} is not a positive number of seconds", where=RENDER_DEADLINE_ENV)
     return value
 
