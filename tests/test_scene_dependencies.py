@@ -399,3 +399,15 @@ def test_a_material_library_not_named_mtl_is_still_read(tmp_path: Path) -> None:
     (src / "wood.png").write_bytes(b"\x89PNG wood")
     assert sorted(p.name for p in dependency_files(src.resolve(), (src / "m.obj").resolve())) == [
         "mat.txt", "wood.png"]
+
+
+@pytest.mark.parametrize("sep", ["\x0c", "\x0b", "\x1c", "\x85"])
+def test_a_line_break_python_knows_cannot_hide_a_second_mtllib(tmp_path: Path, sep: str) -> None:
+    """Held-out (issue 36): Python's splitlines() breaks "mtllib m.mtl<FF>/abs/evil.mtl" in two
+    (the second half no statement), while Blender splits at "\\n" only and may read the form
+    feed as a space: two libraries, one outside."""
+    (tmp_path / "evil.mtl").write_text("newmtl m\nKd 1 0 0\n")
+    obj = _obj_set(tmp_path, "map_Kd tex/wood.png")
+    obj.write_text(f"mtllib m.mtl{sep}{tmp_path / 'evil.mtl'}\n" + CUBE)
+    with pytest.raises(ImportError_, match=re.escape("evil.mtl")):
+        dependency_files(obj.parent.resolve(), obj.resolve(), error=ImportError_)

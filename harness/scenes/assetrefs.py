@@ -46,17 +46,26 @@ _FILE_EXT = re.compile(
 _PATH_FORM = re.compile(r"^(/|\\|~|[A-Za-z]:|[A-Za-z][A-Za-z0-9+.-]*://|\.\.?[/\\])|[/\\]\.\.")
 
 
+def _lines(data: bytes) -> list[str]:
+    """The lines of an OBJ or MTL both ways they may be split: at ``\\n`` only (Blender's
+    reader, for which a form feed or vertical tab inside a line is whitespace between words)
+    and at every line break Python knows (``\\r``, ``\\x0b``, ``\\x0c``, ``\\x85``, ...), so
+    no reference hides from either reading."""
+    text = data.decode("utf-8", errors="replace")
+    return list(dict.fromkeys([*text.split("\n"), *text.splitlines()]))
+
+
 def obj_references(data: bytes) -> list[str]:
-    """The material libraries an OBJ names (``mtllib a.mtl b.mtl``), in file order: each word,
-    and the rest of the line as one name when it has several (a name with spaces)."""
+    """The material libraries an OBJ names (``mtllib a.mtl b.mtl``), each once: each word, and
+    the rest of the line as one name when it has several (a name with spaces)."""
     out: list[str] = []
-    for line in data.decode("utf-8", errors="replace").splitlines():
+    for line in _lines(data):
         words = line.split()
         if len(words) >= 2 and words[0].lower() == "mtllib":
             out.extend(words[1:])
             if len(words) > 2:
                 out.append(line.strip()[len(words[0]):].strip())
-    return out
+    return list(dict.fromkeys(out))
 
 
 MTL_OPTION_WORDS = 32  # words of options a map statement may start with (-o u v w -s u v w ...)
@@ -70,7 +79,7 @@ def mtl_references(data: bytes) -> list[str]:
     one name, spaces and all, so ``-s 1 1 1 ../out dir/x.png`` names ``../out dir/x.png``:
     every split is checked (a split naming a missing file is not an error)."""
     out: list[str] = []
-    for line in data.decode("utf-8", errors="replace").splitlines():
+    for line in _lines(data):
         words = line.split()
         if len(words) >= 2 and words[0].lower().startswith(_MTL_KEYS):
             out.append(words[-1])
