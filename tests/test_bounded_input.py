@@ -422,3 +422,26 @@ def test_a_pyproject_integer_too_long_is_a_toml_error(tmp_path: Path) -> None:
     path.write_text("[tool.t3d-audit]\nseed = " + "9" * 5000 + "\n")
     with pytest.raises(tomllib.TOMLDecodeError, match="integer too long"):
         bi.read_toml(path)
+
+
+def test_a_model_id_or_asset_map_path_too_long_for_the_file_system_is_one_line(tmp_path: Path, capsys) -> None:
+    """Held-out (issue 36): a sceneState modelId of 5000 characters made Path.is_file() raise
+    OSError (ENAMETOOLONG) while the assets were looked up: a traceback."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _scenestate import write_scenestate
+
+    from harness.scenes.importers.scenestate import _MeshCache
+
+    path, assets = write_scenestate(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["scene"]["object"][0]["modelId"] = "test." + "a" * 5000
+    path.write_text(json.dumps(doc))
+    assert main(["import-scene", str(path), "--asset-root", str(assets), "--out", str(tmp_path / "o"),
+                 "--generator", "g", "--prompt-id", "p", "--prompt", "x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "invalid modelId" in err and "Traceback" not in err
+    assert len(err) < 600
+    cache = _MeshCache(assets, tmp_path / "o", path, {"test": "{id}" * 400})
+    assert cache._find("test", "abcdefghij") is None  # a 4000-character name: not found
