@@ -445,3 +445,15 @@ def test_a_model_id_or_asset_map_path_too_long_for_the_file_system_is_one_line(t
     assert len(err) < 600
     cache = _MeshCache(assets, tmp_path / "o", path, {"test": "{id}" * 400})
     assert cache._find("test", "abcdefghij") is None  # a 4000-character name: not found
+
+
+def test_a_gltf_uri_too_long_for_the_file_system_is_one_line(tmp_path: Path, capsys) -> None:
+    """Held-out (issue 36): a 5000-character buffer uri made Path.is_file() raise OSError
+    (ENAMETOOLONG): a traceback instead of "not found"."""
+    gltf = tmp_path / "m.gltf"
+    gltf.write_text(json.dumps({"asset": {"version": "2.0"},
+                                "buffers": [{"uri": "a" * 5000 + ".bin", "byteLength": 4}]}))
+    assert main(["import-scene", str(gltf), "--out", str(tmp_path / "o"), "--generator", "g",
+                 "--prompt-id", "p", "--prompt", "x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not found" in err and len(err) < 400
