@@ -38,7 +38,7 @@ MAX_DEPTH_ENV = "T3D_AUDIT_MAX_JSON_DEPTH"
 DEFAULT_MAX_BYTES = 256 << 20
 DEFAULT_MAX_DEPTH = 200
 DEPTH_CEILING = 10_000  # the largest settable depth (the scan is iterative; json is guarded)
-_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*([0-9]+)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 # a JSON string (escapes included); stripped before the depth scan so brackets in text don't count
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -91,7 +91,7 @@ def max_depth(environ: dict[str, str] | None = None) -> int:
     raw = (environ if environ is not None else os.environ).get(MAX_DEPTH_ENV, "").strip()
     if not raw:
         return DEFAULT_MAX_DEPTH
-    value = int(raw) if raw.isdigit() else 0
+    value = int(raw) if raw.isascii() and raw.isdigit() else 0  # not "²" nor "٣"
     if not 1 <= value <= DEPTH_CEILING:
         raise AuditError(f"{raw!r} is not a whole number in [1, {DEPTH_CEILING}]",
                          where=MAX_DEPTH_ENV)
@@ -166,7 +166,9 @@ def loads(text: str | bytes, *, where: str | Path | None = None, limit: int | No
           **kwargs: Any) -> Any:
     """``json.loads(text, **kwargs)`` with the nesting of :func:`json_depth` at most ``limit``
     (default :func:`max_depth`). Raises ``json.JSONDecodeError`` (a :class:`JsonDepthError`
-    when too deep) as ``json.loads`` would."""
+    when too deep) as ``json.loads`` would, also for an integer too long for Python to convert
+    (``json`` raises a plain ``ValueError`` there, which readers catching
+    ``JSONDecodeError`` would let through as a traceback)."""
     limit = max_depth() if limit is None else limit
     if _deeper_than(_brackets(text), limit):
         raise JsonDepthError(limit, where)
@@ -174,6 +176,10 @@ def loads(text: str | bytes, *, where: str | Path | None = None, limit: int | No
         return json.loads(text, **kwargs)
     except RecursionError:  # a limit set above what this interpreter's stack allows
         raise JsonDepthError(limit, where, parser=True) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # an integer of over 4300 digits: a plain ValueError from json
+        raise json.JSONDecodeError(f"an integer too long to read ({str(exc).split(':')[0]})", "", 0) from None
 
 
 def read_json(path: str | Path, *, encoding: str = "utf-8", what: str = "file",
@@ -189,12 +195,24 @@ def read_toml(path: str | Path, *, what: str = "file") -> dict[str, Any]:
     """A user TOML file (``pyproject.toml``), bounded in size; nesting too deep for
     ``tomllib``'s recursion is a :class:`JsonDepthError`-like ``ValueError`` (``TOMLDecodeError``)
     naming the limit instead of a ``RecursionError``."""
+    return toml_loads(read_text(path, what=what), where=path)
+
+
+def toml_loads(text: str, *, where: str | Path | None = None) -> dict[str, Any]:
+    """``tomllib.loads(text)``, where every failure is a ``TOMLDecodeError``: nesting too deep
+    for its recursion, and an integer over Python's 4300 digits (a plain ``ValueError`` from
+    ``tomllib``, which handlers catching ``TOMLDecodeError`` let through as a traceback)."""
     import tomllib
 
-    text = read_text(path, what=what)
+    prefix = f"{where}: " if where is not None else ""
     try:
         return tomllib.loads(text)
     except RecursionError:
         raise tomllib.TOMLDecodeError(
-            f"{path}: TOML nested too deeply for the parser (flatten the arrays or tables)"
+            f"{prefix}TOML nested too deeply for the parser (flatten the arrays or tables)"
         ) from None
+    except tomllib.TOMLDecodeError:
+        raise
+    except ValueError as exc:
+        raise tomllib.TOMLDecodeError(
+            f"{prefix}an integer too long to read ({str(exc).split(':')[0]})") from None

@@ -1,8 +1,8 @@
 """CSV cells a spreadsheet would run as a formula are written inert.
 
 A spreadsheet program opening a CSV treats a cell that starts with ``=``, ``+``, ``-``, ``@``,
-a tab or a carriage return as a formula (CSV injection: ``=HYPERLINK(...)`` in a caption, an
-error message or an evaluator id). Every CSV the harness writes passes its text cells through
+a tab or a carriage return (or the full-width ``＝``, ``＋``, ``－``, ``＠``) as a formula (CSV
+injection: ``=HYPERLINK(...)`` in a caption, an error message or an evaluator id). Every CSV the harness writes passes its text cells through
 :func:`neutral`: such a cell gets a leading ``'`` (the spreadsheet convention for "text"), and
 so does a cell that already starts with ``'``, so the change is undone exactly by
 :func:`restore` (the records reader applies it to the free-text columns it neutralises; report
@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# the full-width forms too: a spreadsheet in a CJK locale reads "＝1+1" as "=1+1"
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 QUOTE = "'"
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?%?")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?%?", re.ASCII)
 
 
 def neutral(cell: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from types import ModuleType
 
@@ -20,21 +21,30 @@ SCORER_DEADLINE_ENV = "T3D_AUDIT_SCORER_DEADLINE"
 DEFAULT_SCORER_DEADLINE_S = 600.0  # seconds one batch of a user Scorer may take
 
 
+# ASCII only: int()/float() also take "٣" (Arabic-Indic 3), "1_000" and "+5"
+_WHOLE = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+# seconds: the most a deadline may be (about 31 years); 1e300 passed the finite check, then
+# every wait on it raised OverflowError ("timestamp out of range for platform time_t")
+MAX_SECONDS = 1e9
+
+
 def _raw(name: str, environ: Mapping[str, str] | None) -> str:
     return (os.environ if environ is None else environ).get(name, "").strip()
 
 
 def seconds(name: str, default: float, environ: Mapping[str, str] | None = None) -> float:
-    """A positive, finite number of seconds from ``$name`` (``default`` when unset)."""
+    """A positive number of seconds, at most :data:`MAX_SECONDS`, from ``$name`` (``default``
+    when unset)."""
     raw = _raw(name, environ)
     if not raw:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise AuditError(f"{name}={raw[:40]!r} is not a positive number of seconds", where=name,
+    value = float(raw) if _DECIMAL.fullmatch(raw) else math.nan
+    if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+        raise AuditError(f"{name}={raw[:40]!r} is not a positive number of seconds up to "
+                         f"{MAX_SECONDS:g}", where=name,
                          hint="give seconds such as 600, or unset it for the default")  # fmt: skip
     return value
 
@@ -44,10 +54,7 @@ def count(name: str, default: int, environ: Mapping[str, str] | None = None, *, 
     raw = _raw(name, environ)
     if not raw:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = minimum - 1
+    value = int(raw) if _WHOLE.fullmatch(raw) else minimum - 1
     if value < minimum:
         raise AuditError(f"{name}={raw[:40]!r} is not a whole number >= {minimum}", where=name,
                          hint="give a count, or unset it for the default")  # fmt: skip
@@ -125,15 +132,13 @@ def _env(environ: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _store_options(environ: Mapping[str, str] | None) -> object:
-    import json
-
     from harness.store.stores import OPTIONS_ENV
 
     raw = _raw(OPTIONS_ENV, environ)
     if not raw:
         return {}
-    try:
-        value = json.loads(raw)
+    try:  # the bounded parser: "[[[[..." (up to 128 KiB in one variable) is no RecursionError
+        value = _bounds().loads(raw, where=OPTIONS_ENV)
     except ValueError:
         value = None
     if not isinstance(value, dict):

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness import bounded_input
 from harness.errors import HumanDataError
 from harness.human_data import read_table, scene_item
 
@@ -50,11 +51,15 @@ SCORE_COLUMNS = ["evaluator", "configuration", "item_id", "generator", "prompt_i
 
 
 def read_json(path: str | Path, what: str) -> Any:
+    """A ratings or votes JSON file through the bounded reader (size, depth, regular files
+    only); any failure is a :class:`HumanDataError` naming the file."""
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return bounded_input.read_json(path, what=f"{what} JSON")
+    except bounded_input.InputFileError as exc:
+        raise HumanDataError(exc.what, where=path, hint=exc.hint) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise HumanDataError(f"cannot read {what} JSON: {exc}", where=path) from exc
+        raise HumanDataError(f"cannot read {what} JSON: {exc}", where=path) from None
 
 
 def is_tifa(doc: Any) -> bool:

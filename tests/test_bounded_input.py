@@ -382,3 +382,78 @@ def test_a_pyproject_nested_too_deeply_is_a_toml_error(tmp_path: Path) -> None:
         bi.read_toml(path)
     path.write_text('[tool.t3d-audit]\nscenes = "s"\n')
     assert bi.read_toml(path) == {"tool": {"t3d-audit": {"scenes": "s"}}}
+
+
+# ------------------------------------------------------------------------------ held-out (issue 36)
+
+
+def test_an_integer_too_long_for_python_is_a_json_error_not_a_traceback(tmp_path: Path, capsys) -> None:
+    """json raises a plain ValueError (not JSONDecodeError) for an integer over 4300 digits, so a
+    reader catching JSONDecodeError let it through: validate-scenes was a traceback."""
+    with pytest.raises(json.JSONDecodeError, match="integer too long"):
+        bi.loads("[" + "7" * 5000 + "]")
+    sset = tmp_path / "set"
+    sset.mkdir()
+    (sset / "manifest.json").write_text('{"schema": ' + "1" * 5000 + "}")
+    assert main(["validate-scenes", str(sset)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "integer too long" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("what", ["ratings", "tifa", "votes"])
+def test_human_ratings_and_votes_json_go_through_the_bounded_reader(tmp_path: Path, what: str) -> None:
+    """TIFA ratings, format detection and GPTEval3D votes read JSON with a bare json.loads:
+    deep nesting was a RecursionError traceback."""
+    from harness.human_formats import import_gpteval3d_votes, import_tifa
+    from harness.human_import import detect_format
+
+    path = _deep(tmp_path, f"{what}.json")
+    call = {"ratings": detect_format, "tifa": import_tifa, "votes": import_gpteval3d_votes}[what]
+    with pytest.raises(HumanDataError, match="nested too deeply"):
+        call(path)
+
+
+def test_a_pyproject_integer_too_long_is_a_toml_error(tmp_path: Path) -> None:
+    """Held-out (issue 36): the audit's, compare's and the plugin's pyproject readers catch
+    TOMLDecodeError; tomllib raised a plain ValueError for 5000 digits."""
+    import tomllib
+
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[tool.t3d-audit]\nseed = " + "9" * 5000 + "\n")
+    with pytest.raises(tomllib.TOMLDecodeError, match="integer too long"):
+        bi.read_toml(path)
+
+
+def test_a_model_id_or_asset_map_path_too_long_for_the_file_system_is_one_line(tmp_path: Path, capsys) -> None:
+    """Held-out (issue 36): a sceneState modelId of 5000 characters made Path.is_file() raise
+    OSError (ENAMETOOLONG) while the assets were looked up: a traceback."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _scenestate import write_scenestate
+
+    from harness.scenes.importers.scenestate import _MeshCache
+
+    path, assets = write_scenestate(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["scene"]["object"][0]["modelId"] = "test." + "a" * 5000
+    path.write_text(json.dumps(doc))
+    assert main(["import-scene", str(path), "--asset-root", str(assets), "--out", str(tmp_path / "o"),
+                 "--generator", "g", "--prompt-id", "p", "--prompt", "x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "invalid modelId" in err and "Traceback" not in err
+    assert len(err) < 600
+    cache = _MeshCache(assets, tmp_path / "o", path, {"test": "{id}" * 400})
+    assert cache._find("test", "abcdefghij") is None  # a 4000-character name: not found
+
+
+def test_a_gltf_uri_too_long_for_the_file_system_is_one_line(tmp_path: Path, capsys) -> None:
+    """Held-out (issue 36): a 5000-character buffer uri made Path.is_file() raise OSError
+    (ENAMETOOLONG): a traceback instead of "not found"."""
+    gltf = tmp_path / "m.gltf"
+    gltf.write_text(json.dumps({"asset": {"version": "2.0"},
+                                "buffers": [{"uri": "a" * 5000 + ".bin", "byteLength": 4}]}))
+    assert main(["import-scene", str(gltf), "--out", str(tmp_path / "o"), "--generator", "g",
+                 "--prompt-id", "p", "--prompt", "x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not found" in err and len(err) < 400

@@ -85,3 +85,36 @@ def test_report_tables_and_leaderboard_csv_are_inert(tmp_path, monkeypatch):
                       None, None, 0.0, "+passed")  # fmt: skip
     board = ranking.Leaderboard((row,), (), False)
     assert _formula_cells(ranking.render_csv(board)) == []
+
+
+# held-out (issue 36): the full-width formula starts, and a CSV writer added after the fix
+@pytest.mark.parametrize("cell", ['＝HYPERLINK("http://x")', "＋1+cmd", "－x", "＠SUM(A1)"])
+def test_full_width_formula_starts_are_neutral(cell):
+    assert neutral(cell) == "'" + cell and restore(neutral(cell)) == cell
+
+
+def test_a_number_in_other_scripts_digits_is_not_taken_for_a_plain_number():
+    assert neutral("-٣") == "'-٣" and neutral("-3") == "-3"
+
+
+def test_concordance_scores_csv_is_inert(tmp_path, monkeypatch, capsys):
+    """`concordance --out` wrote its per-scene table (generator names, prompt ids, a user
+    scorer's failure reasons) with a bare DataFrame.to_csv."""
+    import harness.protocols.measure as measure
+    from harness.cli import main
+
+    real = measure.score_protocols
+
+    def planted(*args, **kwargs):
+        table = real(*args, **kwargs)
+        table["error"] = table["error"].astype(object)
+        table.loc[table.index[0], "error"] = HOSTILE[0]
+        return table
+
+    monkeypatch.setattr(measure, "score_protocols", planted)
+    out = tmp_path / "c"
+    argv = ["concordance", "--evaluator", "planted-robust", "--presets", "mate3d,3d-defectbench",
+            "--bootstrap", "20", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    text = (out / "scores.csv").read_text()
+    assert "'=HYPERLINK" in text and _formula_cells(text) == []

@@ -64,3 +64,60 @@ def test_every_variable_the_code_reads_with_a_value_is_checked():
     unchecked = names - set(READERS) - {"T3D_AUDIT_CACHE_DIR", "T3D_AUDIT_WEIGHTS_DIR", "T3D_AUDIT_CACHE_KEY",
                                         "T3D_AUDIT_CACHE_KEY_FILE", "T3D_AUDIT_"}  # fmt: skip
     assert not unchecked, f"add a reader to harness.envvars.READERS for {sorted(unchecked)}"
+
+
+# held-out (issue 36): int()/float() read "٣" (Arabic-Indic 3) and "1_0" as numbers, and
+# int("²") raises ValueError although "²".isdigit() is True (a traceback at every command's start)
+NUMERIC = ["T3D_AUDIT_RENDER_THREADS", "T3D_AUDIT_SCORER_DEADLINE", "T3D_AUDIT_IMPORT_TIMEOUT",
+           "T3D_AUDIT_RENDER_DEADLINE", "T3D_AUDIT_MEMORY_LIMIT", "T3D_AUDIT_MAX_INPUT_BYTES",
+           "T3D_AUDIT_MAX_JSON_DEPTH"]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "1_0", "١٠G", "0x10"])
+@pytest.mark.parametrize("name", NUMERIC)
+def test_only_ascii_decimal_numbers_are_read(name, value):
+    with pytest.raises(AuditError, match=name):
+        check_environment({name: value})
+
+
+@pytest.mark.parametrize("value", ["nodes=1.9", "node_depth=٣", "node_depth=1_0"])
+def test_gltf_limits_are_ascii_whole_numbers(value):
+    with pytest.raises(AuditError, match="T3D_AUDIT_GLTF_LIMITS"):
+        check_environment({"T3D_AUDIT_GLTF_LIMITS": value})
+
+
+def test_ascii_spellings_still_read():
+    check_environment({"T3D_AUDIT_RENDER_THREADS": " 8 ", "T3D_AUDIT_SCORER_DEADLINE": "1e3",
+                       "T3D_AUDIT_IMPORT_TIMEOUT": ".5", "T3D_AUDIT_MEMORY_LIMIT": "1.5G",
+                       "T3D_AUDIT_MAX_INPUT_BYTES": "64MiB", "T3D_AUDIT_MAX_JSON_DEPTH": "50",
+                       "T3D_AUDIT_GLTF_LIMITS": "node_depth=1e3"})  # fmt: skip
+
+
+@pytest.mark.parametrize("raw", ["[" * 50_000, '{"a": ' * 50_000])
+def test_store_options_nested_too_deeply_is_one_error_not_a_recursion_error(monkeypatch, raw):
+    """Held-out (issue 36): T3D_AUDIT_STORE_OPTIONS went through a bare json.loads (a variable
+    holds up to 128 KiB): a RecursionError traceback at every command's start."""
+    from harness.store.stores import StoreError, _options_from_env
+
+    with pytest.raises(AuditError, match="T3D_AUDIT_STORE_OPTIONS"):
+        check_environment({"T3D_AUDIT_STORE_OPTIONS": raw})
+    monkeypatch.setenv("T3D_AUDIT_STORE_OPTIONS", raw)
+    with pytest.raises(StoreError, match="nested too deeply"):
+        _options_from_env()
+
+
+@pytest.mark.parametrize("value", ["0.5", "0.4B"])
+def test_a_memory_limit_rounding_to_zero_bytes_is_refused(value):
+    """Held-out (issue 36): "0" turns the limit off, but "0.5" was read as a limit of 0 bytes
+    (every Blender child would die at its first allocation)."""
+    with pytest.raises(AuditError, match="T3D_AUDIT_MEMORY_LIMIT"):
+        check_environment({"T3D_AUDIT_MEMORY_LIMIT": value})
+
+
+@pytest.mark.parametrize("name", ["T3D_AUDIT_SCORER_DEADLINE", "T3D_AUDIT_IMPORT_TIMEOUT", "T3D_AUDIT_RENDER_DEADLINE"])
+def test_a_deadline_too_long_to_wait_on_is_refused(name):
+    """Held-out (issue 36): 1e300 s is finite, so it passed; then every scorer batch failed with
+    OverflowError (lock wait) and a warm worker's setitimer raised."""
+    with pytest.raises(AuditError, match=name):
+        check_environment({name: "1e300"})
+    check_environment({name: "86400"})

@@ -145,3 +145,14 @@ def test_a_target_in_the_way_stops_init_before_anything_is_written(tmp_path, cap
     assert "audits" in capsys.readouterr().err
     assert not (tmp_path / "conftest.py").exists()
     assert (tmp_path / "pyproject.toml").read_text() == '[project]\nname = "mine"\n'
+
+
+@pytest.mark.parametrize("value", ["1" * 5000, "[" * 3000 + "]" * 3000])
+def test_a_pyproject_too_long_or_deep_for_the_parser_is_one_line_and_nothing_is_written(tmp_path, capsys, value):
+    """Held-out (issue 36): tomllib raises a plain ValueError for an integer over 4300 digits
+    and RecursionError for deep arrays; init called tomllib directly: a traceback."""
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "mine"\nseed = {value}\n')
+    assert main(["init", str(tmp_path), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "pyproject.toml" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "conftest.py").exists() and not (tmp_path / "audits").exists()

@@ -353,3 +353,61 @@ def test_a_missing_map_found_by_its_name_beside_the_material_counts(tmp_path: Pa
     (obj.parent / "wood.png").write_bytes(b"png")  # appears later: the cache must see it
     assert [p.name for p in dependency_files(obj.parent.resolve(), obj.resolve())] == [
         "m.mtl", "wood.png"]
+
+
+@pytest.mark.parametrize("line", ["map_Kd -s 1 1 1 ../out dir/x.png", "bump -bm 0.5 ../out dir/x.png",
+                                  "disp -o 0 0 -mm 0 1 ../out dir/x.png"])
+def test_options_before_a_name_with_spaces_do_not_hide_an_escape(tmp_path: Path, line: str) -> None:
+    """Held-out (issue 36): Blender reads the options, then the rest of the line as one name;
+    the last word ("dir/x.png") and the rest with the options ("-s 1 1 1 ../out dir/x.png",
+    whose "-s 1 1 1 .." is a folder name) both resolve inside, "../out dir/x.png" does not."""
+    (tmp_path / "out dir").mkdir()
+    (tmp_path / "out dir/x.png").write_bytes(b"\x89PNG outside")
+    obj = _obj_set(tmp_path, line)
+    with pytest.raises(ImportError_, match=re.escape("'../out dir/x.png' leaves")):
+        dependency_files(obj.parent.resolve(), obj.resolve(), error=ImportError_)
+
+
+def test_an_at_sign_in_a_usda_string_cannot_hide_an_asset_path(tmp_path: Path) -> None:
+    """Held-out (issue 36): '"a@b";' then '@/abs/geom.usda@' on one line paired the string's
+    "@" with the asset's opening one; the folder held a file of that odd name, so the
+    outside layer was never seen."""
+    (tmp_path / "geom.usda").write_text(GEOM)
+    src = tmp_path / "src"
+    src.mkdir()
+    outside = tmp_path / "geom.usda"
+    (src / 'b"; prepend references = ').write_text("")  # what the naive pairing took for a path
+    (src / "m.usda").write_text(
+        '#usda 1.0\n(\n    defaultPrim = "Root"\n)\n\n'
+        f'def "Root" (\n    doc = "a@b"; prepend references = @{outside}@</Tet>\n)\n{{\n}}\n')
+    assert str(outside) in usd_references((src / "m.usda").read_bytes(), "m.usda")
+    with pytest.raises(ImportError_, match="is an absolute path"):
+        dependency_files(src.resolve(), (src / "m.usda").resolve(), error=ImportError_)
+
+
+def test_a_material_library_not_named_mtl_is_still_read(tmp_path: Path) -> None:
+    """Held-out (issue 36): Blender opens whatever file an OBJ's mtllib names; one named
+    "mat.txt" was copied but never read, so its outside texture was not seen."""
+    (tmp_path / "evil.png").write_bytes(b"\x89PNG outside")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "m.obj").write_text("mtllib mat.txt\n" + CUBE)
+    (src / "mat.txt").write_text(f"newmtl m\nmap_Kd {tmp_path / 'evil.png'}\n")
+    with pytest.raises(ImportError_, match="is an absolute path"):
+        dependency_files(src.resolve(), (src / "m.obj").resolve(), error=ImportError_)
+    (src / "mat.txt").write_text("newmtl m\nmap_Kd wood.png\n")
+    (src / "wood.png").write_bytes(b"\x89PNG wood")
+    assert sorted(p.name for p in dependency_files(src.resolve(), (src / "m.obj").resolve())) == [
+        "mat.txt", "wood.png"]
+
+
+@pytest.mark.parametrize("sep", ["\x0c", "\x0b", "\x1c", "\x85"])
+def test_a_line_break_python_knows_cannot_hide_a_second_mtllib(tmp_path: Path, sep: str) -> None:
+    """Held-out (issue 36): Python's splitlines() breaks "mtllib m.mtl<FF>/abs/evil.mtl" in two
+    (the second half no statement), while Blender splits at "\\n" only and may read the form
+    feed as a space: two libraries, one outside."""
+    (tmp_path / "evil.mtl").write_text("newmtl m\nKd 1 0 0\n")
+    obj = _obj_set(tmp_path, "map_Kd tex/wood.png")
+    obj.write_text(f"mtllib m.mtl{sep}{tmp_path / 'evil.mtl'}\n" + CUBE)
+    with pytest.raises(ImportError_, match=re.escape("evil.mtl")):
+        dependency_files(obj.parent.resolve(), obj.resolve(), error=ImportError_)

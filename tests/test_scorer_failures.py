@@ -3,7 +3,10 @@ the audit-level checks are in tests/test_scorer_misbehaviour.py)."""
 
 from __future__ import annotations
 
+import base64
+import itertools
 import math
+import numbers
 import threading
 import time
 
@@ -170,3 +173,123 @@ def test_a_bad_scorer_deadline_is_an_error_naming_the_variable(monkeypatch, raw)
 def test_batch_scores_and_score_value_by_hand():
     assert batch_scores((1.0, 2.0), 2) == [1.0, 2.0]
     assert score_value(np.float64(0.5)) == 0.5 and isinstance(score_value("0.5"), str)
+
+
+class _StrRaises(RuntimeError):
+    def __str__(self):
+        raise ValueError("no message")
+
+
+class _LyingLength:
+    """Says it holds two scores; its iterator never ends."""
+
+    def __len__(self):
+        return 2
+
+    def __iter__(self):
+        return itertools.count()
+
+
+class _FloatRaises:
+    def __float__(self):
+        raise RuntimeError("no float")
+
+
+numbers.Real.register(_FloatRaises)
+
+
+def _raise(exc):
+    raise exc
+
+
+@pytest.mark.parametrize(("returned", "reason"), [
+    (lambda n: _raise(_StrRaises()), "_StrRaises"),   # the handler must not raise in turn
+    (lambda n: _LyingLength(), "3 scores for 2 rows"),  # read no further than the batch
+    (lambda n: [_FloatRaises(), _FloatRaises()], "not a number (RuntimeError)"),
+])
+def test_held_out_misbehaviour_is_a_failed_batch_not_a_traceback_or_a_hang(returned, reason):
+    """Held-out (issue 36): an exception whose str() raises, a sequence whose length lies
+    over an endless iterator, a numbers.Real whose __float__ raises anything."""
+    _, results = _scores(returned)
+    assert [r.status for r in results] == ["failed", "failed"]
+    assert all(reason in r.error for r in results)
+
+
+def _fullwidth(text):
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+@pytest.mark.parametrize("form", [
+    lambda k: k.encode().hex(" "),                                # hexdump, spaced
+    lambda k: k.encode().hex(":").upper(),                        # colon-separated, upper case
+    lambda k: "\n".join(base64.b64encode(k.encode()).decode()[i:i + 9] for i in range(0, 40, 9)),
+    lambda k: _fullwidth(k),                                      # NFKC folds it back
+    lambda k: str(list(k.encode())),                              # list(key.encode())
+    lambda k: str([ord(c) for c in k]),
+    lambda k: "".join(f"\\{b:03o}" for b in k.encode()),          # octal escapes
+    lambda k: "".join(f"\\U{ord(c):08x}" for c in k),             # \U escapes
+])  # fmt: skip
+def test_held_out_echo_forms_of_the_key_are_withheld(form):
+    """Held-out (issue 36): forms a dump, a repr or a debug print writes the key in."""
+    reason = scrub_reason(f"RuntimeError: auth failed: {form(KEY)}", [Secret(KEY)], 280)
+    assert reason == "failure reason withheld: it carried the API key"
+
+
+def test_ordinary_numbers_and_hex_in_a_reason_are_kept():
+    text = "CUDA error 2 at [1, 2, 3, 4, 5, 6, 7, 8, 9] sha 0a:1b:2c:3d:4e:5f:60:71 ＡＢＣ"
+    assert scrub_reason(text, [Secret(KEY)], 280) == text
+
+
+@pytest.mark.parametrize("declared", [
+    {"batch_size": 0},  # range(0, n, 0): a ValueError traceback at scoring
+    {"batch_size": -5},  # no batch at all: three rows in, no record out
+    {"batch_size": "8"}, {"batch_size": True}, {"batch_size": 10**9},
+])  # fmt: skip
+def test_a_batch_size_given_as_an_option_is_checked_like_the_attribute(declared):
+    """Held-out (issue 36): the evaluator reads ``batch_size`` from its options, but only the
+    class attribute was checked."""
+    cls = type("Sized", (Returns,), {"name": "sized", "options": declared, "batch_size": None})
+    with pytest.raises(EvaluatorError, match="batch_size must be"):
+        cls.spec()
+
+
+@pytest.mark.parametrize("declared", [(0.0, 1.0, 2.0), (None, 1.0), ("0", "1"), (False, True), 5])
+def test_a_malformed_score_range_is_an_evaluator_error(declared):
+    """Held-out (issue 36): a NaN range was an EvaluatorError, but three items or a None was a
+    ValueError/TypeError (an INTERNALERROR from a hook) and strings or booleans were read as
+    numbers."""
+    cls = type("Ranged", (Returns,), {"name": "ranged", "score_range": declared})
+    with pytest.raises(EvaluatorError, match="score_range must be"):
+        cls.spec()
+
+
+def test_an_option_integer_too_long_for_the_identity_hash_is_refused_at_declaration():
+    """Held-out (issue 36): options={"seed": 10**5000} was accepted, then identity_hash()
+    raised ValueError (over 4300 digits) wherever the evaluator was first hashed."""
+    cls = type("Seeded", (Returns,), {"name": "seeded", "options": {"seed": 10**5000}})
+    with pytest.raises(EvaluatorError, match="option 'seed'"):
+        cls.spec()
+    ok = type("Seeded2", (Returns,), {"name": "seeded2", "options": {"seed": 2**63}})
+    assert ok.spec().identity_hash
+
+
+class _SlowToRead:
+    """Two scores, each read slowly: the hang is in reading the values, not in score_batch."""
+
+    def __len__(self):
+        return 2
+
+    def __iter__(self):
+        for _ in range(2):
+            time.sleep(30)
+            yield 0.5
+
+
+def test_reading_the_returned_values_is_under_the_deadline_too():
+    """Held-out (issue 36): score_batch returned at once, but iterating its result (and a user
+    __float__) ran in the caller with no deadline."""
+    started = time.monotonic()
+    _, results = _scores(lambda n: _SlowToRead(), deadline_s=0.5)
+    assert time.monotonic() - started < 10
+    assert [r.status for r in results] == ["failed", "failed"]
+    assert all("deadline" in r.error for r in results)

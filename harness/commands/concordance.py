@@ -37,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.csvcells import neutral
     from harness.fileio import write_json_atomic
     from harness.protocols.inputs import resolve
     from harness.protocols.measure import score_protocols
@@ -70,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(args.out / "concordance.json", payload)
-        table.to_csv(args.out / "scores.csv", index=False)
+        # generator names, prompt ids and a user scorer's failure reasons are user text
+        table.rename(columns=neutral).map(neutral).to_csv(args.out / "scores.csv", index=False)
         figure(result, args.out / "concordance.png")
     if args.json:
         json.dump(payload, sys.stdout, indent=1)

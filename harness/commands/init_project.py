@@ -117,8 +117,10 @@ def with_own_section(text: str, section: str, where: Path) -> str:
 def _holds(text: str, wanted: dict) -> bool:
     import tomllib
 
+    from harness.bounded_input import toml_loads
+
     try:
-        tool = tomllib.loads(text).get("tool")
+        tool = toml_loads(text).get("tool")
     except tomllib.TOMLDecodeError:
         return False
     return isinstance(tool, dict) and tool.get("t3d-audit") == wanted
@@ -165,6 +167,8 @@ def plan(root: Path, force: bool) -> Plan:
     written then)."""
     import tomllib
 
+    from harness.bounded_input import toml_loads
+
     files = {
         root / "conftest.py": template("conftest.py.tmpl"),
         root / AUDIT_DIR / f"test_{AUDIT_NAME}.py": template("test_audit.py.tmpl"),
@@ -175,7 +179,7 @@ def plan(root: Path, force: bool) -> Plan:
     pyproject = root / "pyproject.toml"
     text = _read_pyproject(pyproject)
     try:
-        tool = tomllib.loads(text).get("tool", {})
+        tool = toml_loads(text).get("tool", {})
     except tomllib.TOMLDecodeError as exc:
         raise AuditError(f"cannot read it as TOML: {exc}", where=str(pyproject),
                          hint="fix the file, then run t3d-audit init again") from exc

@@ -50,6 +50,22 @@ IDENTITY_FIELDS = (
 )
 
 
+def _score_range(value: Any) -> tuple[float, float]:
+    """``(low, high)`` of a declared score range as floats; ``(nan, nan)`` (refused by the
+    caller) for anything but a pair of real numbers: three items, ``None``, strings, booleans,
+    a value whose ``__float__`` or iteration raises."""
+    import numbers
+
+    try:
+        items = list(value) if not isinstance(value, str | bytes) else []
+        if len(items) == 2 and all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                                   for v in items):  # fmt: skip
+            return float(items[0]), float(items[1])
+    except Exception:  # a user object: any failure is a bad declaration
+        pass
+    return math.nan, math.nan
+
+
 @dataclass(frozen=True)
 class ScoreResult:
     """One scored (image, caption) pair.
@@ -119,7 +135,7 @@ class EvaluatorSpec:
         except EvaluatorError as exc:
             raise EvaluatorError(f"evaluator {self.id!r}: {exc.what}", hint=exc.hint) from None
         if self.score_range is not None:
-            low, high = (float(v) for v in self.score_range)
+            low, high = _score_range(self.score_range)
             if not (math.isfinite(low) and math.isfinite(high) and low < high):
                 raise EvaluatorError(
                     f"evaluator {self.id!r}: score_range must be two finite numbers low < high, "

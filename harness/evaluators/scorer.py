@@ -34,6 +34,7 @@ Shapes and units
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -99,6 +100,9 @@ _lock = threading.RLock()
 _factories: dict[str, ScorerFactory] = {}
 
 
+MAX_BATCH_SIZE = 1 << 16  # rows one score_batch call may get (a batch is padded to its size)
+
+
 def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
     """The spec of Scorer class ``cls`` (raises :class:`EvaluatorError` on a bad declaration)."""
     if not (isinstance(cls, type) and issubclass(cls, Scorer)):
@@ -109,18 +113,22 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
                              hint="set the class attribute name = 'my-scorer'")  # fmt: skip
     if cls.input not in ("image", "scene"):
         raise EvaluatorError(f"input must be 'image' or 'scene', got {cls.input!r}", where=where)
-    if cls.batch_size is not None and (not isinstance(cls.batch_size, int) or cls.batch_size < 1):
-        raise EvaluatorError(f"batch_size must be a positive int or None, got {cls.batch_size!r}",
-                             where=where)  # fmt: skip
     try:
         declared = dict(cls.options)
     except (TypeError, ValueError) as exc:
         raise EvaluatorError(f"options must be a mapping: {exc}", where=where) from exc
+    # the class attribute, or an option of that name (which the evaluator reads too)
+    for size in (cls.batch_size, declared.get("batch_size")):
+        if size is not None and not (isinstance(size, int) and not isinstance(size, bool)
+                                     and 1 <= size <= MAX_BATCH_SIZE):  # fmt: skip
+            raise EvaluatorError(f"batch_size must be an int in [1, {MAX_BATCH_SIZE}] or None, "
+                                 f"got {size!r}", where=where)  # fmt: skip
     for key, value in declared.items():
         items = value if isinstance(value, list | tuple) else [value]
         if not isinstance(key, str) or not all(_scalar(v) for v in items):
             raise EvaluatorError(
-                f"option {key!r}: {value!r} is not a string, number, boolean or list of them",
+                f"option {key!r}: {_shown(value)} is not a string, number (an int of at most "
+                "64 bits), boolean or list of them",
                 where=where, hint="options enter the identity hash as JSON",
             )
     options = freeze_options({**declared, "version": str(cls.version)})
@@ -144,10 +152,26 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
     )
 
 
+def _shown(value: Any) -> str:
+    """A short repr of an option value (an int over 4300 digits cannot be written)."""
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"an int of {value.bit_length()} bits"
+    try:
+        text = repr(value)
+    except Exception:  # a user object's __repr__
+        text = type(value).__name__
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _scalar(value: Any) -> bool:
+    """Whether an option value enters the identity hash as plain JSON: a finite float, an int
+    of at most 64 bits (a longer one cannot even be written as text past 4300 digits), a
+    string, a bool or None."""
     if isinstance(value, float):
         return value == value and value not in (float("inf"), float("-inf"))
-    return value is None or isinstance(value, str | int | bool)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value.bit_length() <= 64
+    return value is None or isinstance(value, str | bool)
 
 
 def add_scorer(obj: type[Scorer] | Scorer) -> EvaluatorSpec:
@@ -176,7 +200,12 @@ REASON_LIMIT = 280  # characters of a failure reason (a record keeps 300 with it
 
 
 def _failure(exc: BaseException) -> str:
-    text = str(exc)
+    """``Type: message`` of a scorer's exception; a message that cannot be made (its ``__str__``
+    raises) is left out rather than raised from the failure handler."""
+    try:
+        text = str(exc)
+    except Exception:  # a user exception's __str__ may raise anything
+        text = "(its message could not be read)"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
@@ -194,7 +223,9 @@ def batch_scores(returned: Any, size: int) -> list[Any]:
     shape = getattr(returned, "shape", None)
     if shape is not None and len(shape) != 1:
         raise EvaluatorError(f"score_batch returned an array of shape {tuple(shape)}; expected ({size},)")
-    values = list(returned)
+    # at most one value past the batch: a sequence whose __len__ lies and whose iterator never
+    # ends would otherwise be read forever, outside the deadline
+    values = list(itertools.islice(returned, size + 1))
     if len(values) != size:
         raise EvaluatorError(f"score_batch returned {len(values)} scores for {size} rows")
     return values
@@ -209,7 +240,7 @@ def score_value(value: Any) -> float | str:
         return f"score of type {_kind(value)} is not a number"
     try:
         return float(value)
-    except (TypeError, ValueError, OverflowError) as exc:
+    except Exception as exc:  # a user numbers.Real's __float__ may raise anything
         return f"score is not a number ({type(exc).__name__})"
 
 
@@ -269,12 +300,19 @@ class ScorerEvaluator:
     def _failed(self, reason: str) -> ScoreResult:
         return ScoreResult.failed(scrub_reason(reason, self.secrets, REASON_LIMIT))
 
-    def _batch(self, batch: list[Any], texts: list[str]) -> list[Any]:
-        """The scorer's raw values for one full batch; raises :class:`EvaluatorError` (or what
-        the scorer raised) when there are none."""
+    def _batch(self, batch: list[Any], texts: list[str]) -> list[float | str]:
+        """One full batch as :func:`score_value` gives each value (a float, or why it is not a
+        score); raises :class:`EvaluatorError` (or what the scorer raised) when there are none."""
         if self.hung:
             raise EvaluatorError(self.hung)
-        call = _Call(lambda: self.scorer.score_batch(batch, texts))
+
+        def scored() -> list[float | str]:
+            # the returned values are read and converted under the deadline too: iterating a
+            # user sequence or calling a user __float__ may block as long as score_batch
+            values = batch_scores(self.scorer.score_batch(batch, texts), len(batch))
+            return [score_value(v) for v in values]
+
+        call = _Call(scored)
         if not call.run(self.deadline_s):
             self.hung = (f"not scored: an earlier batch passed the deadline of {self.deadline_s:g} s "
                          "and still runs")  # fmt: skip
@@ -283,7 +321,7 @@ class ScorerEvaluator:
                 "(T3D_AUDIT_SCORER_DEADLINE)")  # fmt: skip
         if call.error is not None:
             raise call.error
-        return batch_scores(call.result, len(batch))
+        return call.result
 
     def _run(self, inputs: list[Any], texts: list[str]) -> list[ScoreResult]:
         out: list[ScoreResult] = []
@@ -298,8 +336,7 @@ class ScorerEvaluator:
             except BaseException as exc:  # SystemExit too: a failed batch, not an exit
                 out.extend(self._failed(_failure(exc)) for _ in batch)
                 continue
-            for value in raw[: len(batch)]:
-                score = score_value(value)
+            for score in raw[: len(batch)]:
                 if isinstance(score, str):
                     out.append(self._failed(score))
                     continue

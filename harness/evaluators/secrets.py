@@ -17,6 +17,7 @@ import contextlib
 import html
 import os
 import re
+import unicodedata
 import urllib.parse
 from collections.abc import Iterable, Mapping
 
@@ -25,7 +26,11 @@ MIN_FRAGMENT = 8  # characters: a run this long shared with the key is masked
 WITHHELD = "failure reason withheld: it carried the API key"
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}")
 _HEX_RUN = re.compile(r"[0-9A-Fa-f]{16,}")
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|(.))", re.S)
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|U([0-9A-Fa-f]{8})|([0-7]{1,3})|(.))", re.S)
+# bytes or code points written as numbers: "[115, 107, 45, ...]" (list(key.encode()), map(ord, key))
+_NUMBER_LIST = re.compile(r"\d{1,7}(?:\s*[,;]?\s*\d{1,7}){7,}")
+# separators a dump puts between hex pairs or base64 lines ("73 6b 2d", "73:6B:2D", MIME wrapping)
+_DUMP_SEPARATORS = re.compile(r"[\s:]+")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
@@ -39,11 +44,14 @@ def _grams(text: str, width: int) -> frozenset[str]:
 
 
 def _unescape(text: str) -> str:
-    """JSON/Python string escapes (``\\u0073``, ``\\x73``, ``\\/``) decoded once."""
+    """JSON/Python string escapes (``\\u0073``, ``\\x73``, ``\\U00000073``, octal ``\\163``,
+    ``\\/``) decoded once."""
 
     def one(m: re.Match[str]) -> str:
-        code = m.group(1) or m.group(2)
-        return chr(int(code, 16)) if code else m.group(3)
+        code = m.group(1) or m.group(2) or m.group(3)
+        if code:
+            return chr(min(int(code, 16), 0x10FFFF))
+        return chr(int(m.group(4), 8)) if m.group(4) else m.group(5)
 
     return _ESCAPE.sub(one, text)
 
@@ -95,11 +103,23 @@ def _strided(text: str) -> list[str]:
     return [*out, _REPEATS.sub(r"\1", text)]
 
 
+def _number_lists(text: str) -> list[str]:
+    """Text written as a list of character or byte numbers (``[115, 107, 45, ...]``)."""
+    out: list[str] = []
+    for run in _NUMBER_LIST.findall(text):
+        codes = [int(n) for n in re.findall(r"\d+", run)]
+        if all(c <= 0x10FFFF for c in codes):
+            out.append("".join(map(chr, codes)))
+    return out
+
+
 def _views(text: str) -> set[str]:
-    """``text`` and the forms a key could hide in it: unescaped (JSON, URL, HTML), read at a
-    stride (doubled or interleaved characters), base64-, base32- or hex-decoded (also after a
+    """``text`` and the forms a key could hide in it: NFKC-normalised (full-width or
+    mathematical letters), without dump separators (spaced or colon hex, wrapped base64), as a
+    list of numbers, unescaped (JSON, URL, HTML), read at a stride (doubled or interleaved characters), base64-, base32- or hex-decoded (also after a
     stride), and each of those reversed."""
-    plain = {text}
+    plain = {text, unicodedata.normalize("NFKC", text), _DUMP_SEPARATORS.sub("", text)}
+    plain |= set(_number_lists(text))
     for _ in range(3):  # nested escapes: a JSON string inside a JSON string, and so on
         plain |= {f(t) for t in plain for f in (_unescape, urllib.parse.unquote, html.unescape)}
     plain |= {v for t in list(plain) for v in _strided(t)}

@@ -36,8 +36,11 @@ IMPORT_TIMEOUT_ENV = "T3D_AUDIT_IMPORT_TIMEOUT"
 RENDER_DEADLINE_ENV = "T3D_AUDIT_RENDER_DEADLINE"
 DEFAULT_MEMORY = 8 << 30  # bytes of address space: bpy alone maps about 1.3 GB
 DEFAULT_IMPORT_TIMEOUT_S = 600.0
+MAX_SECONDS = 1e9  # a longer deadline overflows time_t in setitimer and lock waits
 
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", re.IGNORECASE)
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:i?B)?\s*", re.IGNORECASE)
+# seconds: ASCII decimal only (float() would also take "٣", "1_0" and "infinity")
+_SECONDS = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -50,7 +53,8 @@ def memory_limit(environ: dict[str, str] | None = None) -> int | None:
     if raw.lower() in ("0", "off", "none"):
         return None
     match = _SIZE.fullmatch(raw)
-    if match is None or float(match.group(1)) <= 0:
+    # "0.5" would round to a limit of 0 bytes (every child killed at once), unlike "0" (off)
+    if match is None or int(float(match.group(1)) * _UNITS[match.group(2).upper()]) < 1:
         raise AuditError(
             f"{raw!r} is not a size",
             where=MEMORY_ENV,
@@ -64,11 +68,8 @@ def import_timeout(environ: dict[str, str] | None = None) -> float:
     raw = (environ if environ is not None else os.environ).get(IMPORT_TIMEOUT_ENV, "").strip()
     if not raw:
         return DEFAULT_IMPORT_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
+    value = float(raw) if _SECONDS.fullmatch(raw) else -1.0
+    if not 0 < value <= MAX_SECONDS:
         raise AuditError(
             f"{raw!r} is not a positive number of seconds",
             where=IMPORT_TIMEOUT_ENV,
@@ -83,11 +84,8 @@ def render_deadline(timeout_s: float | None, environ: dict[str, str] | None = No
     raw = (environ if environ is not None else os.environ).get(RENDER_DEADLINE_ENV, "").strip()
     if not raw:
         return max(60.0, 3.0 * float(timeout_s or 600.0))
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
+    value = float(raw) if _SECONDS.fullmatch(raw) else -1.0
+    if not 0 < value <= MAX_SECONDS:
         raise AuditError(f"{raw!r} is not a positive number of seconds", where=RENDER_DEADLINE_ENV)
     return value
 

@@ -92,10 +92,10 @@ def dependency_files(
     probed: list[Path] = []
     found: list[Path] = []
     seen = {asset_file}
-    queue = deque([asset_file])
+    queue = deque([(asset_file, _kind(asset_file))])
     while queue:
-        current = queue.popleft()
-        for name, missing_ok in _references(current, error):
+        current, kind = queue.popleft()
+        for name, missing_ok in _references(current, error, kind):
             dep = check_reference(base, current, name, error=error, missing_ok=missing_ok)
             if dep is None:
                 # Blender looks for a missing map by its file name beside the material too;
@@ -111,9 +111,12 @@ def dependency_files(
             found.append(dep)
             if len(found) > MAX_FILES:
                 raise error(f"asset pulls in over {MAX_FILES} files", path=asset_file)
-            if _has_references(dep):
+            # an OBJ's mtllib is read as a material library whatever its name ends with
+            # (Blender opens the file it names); other files by their suffix
+            dep_kind = ".mtl" if kind == ".obj" else _kind(dep)
+            if dep_kind:
                 read.append(dep)
-                queue.append(dep)
+                queue.append((dep, dep_kind))
     result = tuple(found)
     if len(_MEMO) > 4096:
         _MEMO.clear()
@@ -121,14 +124,17 @@ def dependency_files(
     return result
 
 
-def _has_references(path: Path) -> bool:
-    return path.suffix.lower() in (".obj", ".mtl", ".usdz", *_USD_LAYER)
-
-
-def _references(path: Path, error: type[SceneError]) -> list[tuple[str, bool]]:
-    """(reference, missing allowed) pairs written in ``path``."""
+def _kind(path: Path) -> str:
+    """The suffix of a file that can reference others (``""`` for one that cannot)."""
     suffix = path.suffix.lower()
-    if suffix not in (".obj", ".mtl", ".usdz", *_USD_LAYER):
+    return suffix if suffix in (".obj", ".mtl", ".usdz", *_USD_LAYER) else ""
+
+
+def _references(path: Path, error: type[SceneError], kind: str | None = None) -> list[tuple[str, bool]]:
+    """(reference, missing allowed) pairs written in ``path``, read as a file of ``kind`` (a
+    suffix; default: its own)."""
+    suffix = _kind(path) if kind is None else kind
+    if not suffix:
         return []
     if suffix == ".usdz":
         _check_usdz(path, error)

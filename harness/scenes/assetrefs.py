@@ -3,8 +3,8 @@
 Pure parsing, no file-system access: ``harness.scenes.assetdeps`` decides whether each
 reference is allowed (inside the scene set) and follows it.
 
-* OBJ: the names after ``mtllib``; MTL: the last word of a map statement (``map_Kd``,
-  ``bump``, ``disp``, ``decal``, ``refl``, ``norm``, ...);
+* OBJ: the names after ``mtllib``; MTL: the name of a map statement (``map_Kd``, ``bump``,
+  ``disp``, ``decal``, ``refl``, ``norm``, ...) after any options, spaces and all;
 * USDA (text): every asset path, i.e. every ``@...@`` or ``@@@...@@@`` (sublayers,
   references, payloads, textures, in variant sets too);
 * USDC (binary "crate"): asset paths are stored in the token table (LZ4-compressed since
@@ -30,6 +30,13 @@ from harness.errors import SceneError
 LAYER_MAX = 256 << 20  # bytes: a USD layer (or token table) larger than this is refused
 _MTL_KEYS = ("map_", "bump", "disp", "decal", "refl", "norm")
 _USDA_ASSET = re.compile(rb"@@@(.*?)@@@|@([^@\r\n]*)@")
+# USDA strings (triple-quoted too) and comments, each matched from its opening; an asset path
+# ("@...@", "@@@...@@@") is matched first where it starts, so a "#" or quote inside it is kept
+_USDA_SKIP = re.compile(
+    rb'@@@.*?@@@|@[^@\r\n]*@|"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\''
+    rb'|"(?:[^"\\\r\n]|\\.)*"|\'(?:[^\'\\\r\n]|\\.)*\'|#[^\r\n]*',
+    re.DOTALL,
+)
 # file extensions a USD stage can load (layers, textures, volumes, shaders) or Blender reads
 _FILE_EXT = re.compile(
     r"\.(usd|usda|usdc|usdz|png|jpe?g|exr|hdr|tiff?|tga|bmp|gif|webp|ktx2?|tx|dds|psd|"
@@ -39,30 +46,51 @@ _FILE_EXT = re.compile(
 _PATH_FORM = re.compile(r"^(/|\\|~|[A-Za-z]:|[A-Za-z][A-Za-z0-9+.-]*://|\.\.?[/\\])|[/\\]\.\.")
 
 
+def _lines(data: bytes) -> list[str]:
+    """The lines of an OBJ or MTL both ways they may be split: at ``\\n`` only (Blender's
+    reader, for which a form feed or vertical tab inside a line is whitespace between words)
+    and at every line break Python knows (``\\r``, ``\\x0b``, ``\\x0c``, ``\\x85``, ...), so
+    no reference hides from either reading."""
+    text = data.decode("utf-8", errors="replace")
+    return list(dict.fromkeys([*text.split("\n"), *text.splitlines()]))
+
+
 def obj_references(data: bytes) -> list[str]:
-    """The material libraries an OBJ names (``mtllib a.mtl b.mtl``), in file order: each word,
-    and the rest of the line as one name when it has several (a name with spaces)."""
+    """The material libraries an OBJ names (``mtllib a.mtl b.mtl``), each once: each word, and
+    the rest of the line as one name when it has several (a name with spaces)."""
     out: list[str] = []
-    for line in data.decode("utf-8", errors="replace").splitlines():
+    for line in _lines(data):
         words = line.split()
         if len(words) >= 2 and words[0].lower() == "mtllib":
             out.extend(words[1:])
             if len(words) > 2:
                 out.append(line.strip()[len(words[0]):].strip())
-    return out
+    return list(dict.fromkeys(out))
+
+
+MTL_OPTION_WORDS = 32  # words of options a map statement may start with (-o u v w -s u v w ...)
+_SPACE_RUN = re.compile(r"\s+")
 
 
 def mtl_references(data: bytes) -> list[str]:
-    """The texture files an MTL names: the last word of each map statement, and the rest of
-    the line as one name when it has several words (options, or a name with spaces)."""
+    """The texture files an MTL names: the last word of each map statement, and, when it has
+    several words, the rest of the line from each of its first :data:`MTL_OPTION_WORDS` words
+    on. Blender reads the options (``-s 1 1 1``, ``-bm 0.5``) and takes the rest of the line as
+    one name, spaces and all, so ``-s 1 1 1 ../out dir/x.png`` names ``../out dir/x.png``:
+    every split is checked (a split naming a missing file is not an error)."""
     out: list[str] = []
-    for line in data.decode("utf-8", errors="replace").splitlines():
+    for line in _lines(data):
         words = line.split()
         if len(words) >= 2 and words[0].lower().startswith(_MTL_KEYS):
             out.append(words[-1])
             if len(words) > 2:
-                out.append(line.strip()[len(words[0]):].strip())
-    return out
+                rest = line.strip()[len(words[0]):].strip()
+                out.append(rest)
+                for i, gap in enumerate(_SPACE_RUN.finditer(rest)):
+                    if i >= MTL_OPTION_WORDS:
+                        break
+                    out.append(rest[gap.end():])
+    return list(dict.fromkeys(out))
 
 
 def usd_references(data: bytes, where: Path | str) -> list[str]:
@@ -70,12 +98,20 @@ def usd_references(data: bytes, where: Path | str) -> list[str]:
     if data.startswith(b"PXR-USDC"):
         return [t for t in _crate_tokens(data, where) if _looks_like_file(t)]
     out: list[str] = []
-    for match in _USDA_ASSET.finditer(data):
-        raw = match.group(1) if match.group(1) is not None else match.group(2)
-        name = raw.decode("utf-8", errors="replace")
-        if name:
-            out.append(name)
-    return out
+    # twice: as written, and with strings and comments skipped, so an "@" inside a string
+    # ('doc = "a@b" ...') cannot pair with the opening "@" of a real asset path and hide it
+    for text in (data, _USDA_SKIP.sub(_keep_assets, data)):
+        for match in _USDA_ASSET.finditer(text):
+            raw = match.group(1) if match.group(1) is not None else match.group(2)
+            name = raw.decode("utf-8", errors="replace")
+            if name:
+                out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def _keep_assets(match: re.Match[bytes]) -> bytes:
+    """An asset path as it is; a string or comment as one space."""
+    return match.group(0) if match.group(0).startswith(b"@") else b" "
 
 
 def _looks_like_file(token: str) -> bool:

@@ -27,7 +27,6 @@ environment (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``GOOGLE_APPLICATION_C
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import tempfile
@@ -268,8 +267,10 @@ def _options_from_env() -> dict[str, Any]:
     raw = os.environ.get(OPTIONS_ENV, "").strip()
     if not raw:
         return {}
-    try:
-        value = json.loads(raw)
+    from harness import bounded_input
+
+    try:  # bounded: deep nesting is a JSONDecodeError (a ValueError), not a RecursionError
+        value = bounded_input.loads(raw, where=OPTIONS_ENV)
     except ValueError as exc:
         raise StoreError(f"${OPTIONS_ENV} is not JSON: {exc}", where=OPTIONS_ENV) from exc
     if not isinstance(value, dict):

@@ -94,8 +94,10 @@ class GltfLimits:
         changes: dict[str, int] = {}
         for item in raw.split(","):
             key, sep, value = (part.strip() for part in item.partition("="))
-            try:
-                number = int(float(value)) if sep and key in names else -1
+            try:  # ASCII decimal, a whole number ("1e6" yes; "1.9", "٣", "1_0" no)
+                whole = sep and key in names and value.isascii() and "_" not in value
+                real = float(value) if whole else -1.0
+                number = int(real) if real.is_integer() else -1
             except (ValueError, OverflowError):
                 number = -1
             if number < 1:
@@ -193,12 +195,17 @@ def dependencies(g: Gltf) -> list[str]:
             if not isinstance(uri, str):
                 raise g.fail(f"{key[:-1]} uri must be a string", where)
             name = unquote(uri)
+            shown = uri if len(uri) <= 80 else uri[:77] + "..."
             target = (base / name).resolve()
             if "://" in uri or name.startswith("/") or not target.is_relative_to(base):
-                raise g.fail(f"{key[:-1]} uri {uri!r} leaves the glTF folder", where)
-            if not target.is_file():
+                raise g.fail(f"{key[:-1]} uri {shown!r} leaves the glTF folder", where)
+            try:
+                found = target.is_file()
+            except OSError:  # a name too long for the file system names no file
+                found = False
+            if not found:
                 raise g.fail(
-                    f"{key[:-1]} file {uri!r} not found",
+                    f"{key[:-1]} file {shown!r} not found",
                     where,
                     hint="a .gltf needs its .bin and image files beside it",
                 )

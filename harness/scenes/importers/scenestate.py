@@ -82,6 +82,7 @@ from harness.scenes.model import SCENE_SCHEMA_V2, Scene
 
 SCENE_VERSION = "scene@1.0.2"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+MAX_MODEL_ID = 255  # characters: a file name's limit; a longer id names no file on disk
 
 
 def _reject_constant(literal: str) -> Any:
@@ -203,10 +204,13 @@ def _read(path: Path) -> dict[str, Any]:
 def _split_model_id(model_id: Any, path: Path, pointer: str) -> tuple[str, str]:
     if isinstance(model_id, str) and "." in model_id:
         source, asset_id = model_id.split(".", 1)
-        if _NAME.match(source) and _NAME.match(asset_id) and ".." not in asset_id:
+        if (_NAME.match(source) and _NAME.match(asset_id) and ".." not in asset_id
+                and len(model_id) <= MAX_MODEL_ID):  # fmt: skip
             return source, asset_id
+    long = isinstance(model_id, str) and len(model_id) > MAX_MODEL_ID
+    shown = model_id[:77] + "..." if long else model_id
     raise ImportError_(
-        f"invalid modelId {model_id!r}",
+        f"invalid modelId {shown!r}" + (f" (over {MAX_MODEL_ID} characters)" if long else ""),
         path=path,
         pointer=pointer,
         hint='expected "<source>.<assetId>" with letters, digits, "_", "-", "."',
@@ -328,8 +332,11 @@ class _MeshCache:
             if rel.startswith("/") or ".." in parts or "" in parts:
                 continue  # a pattern may not leave the asset root
             candidate = self.asset_root / rel  # symlinks inside the root are followed
-            if candidate.is_file():
-                return candidate
+            try:
+                if candidate.is_file():
+                    return candidate
+            except OSError:  # a name too long for the file system (an asset-map pattern)
+                continue
         return None
 
     def resolve_all(self, wanted: list[tuple[str, str, str]]) -> None:
