@@ -124,3 +124,19 @@ def test_other_view_policies_do_not_collect_the_check(pytester):
     assert result.ret in (0, 1), result.stdout.str()[-3000:]
     tests = [r["test"] for r in _results(pytester, "single")]
     assert tests and not any("test_presentation" in t for t in tests)
+
+
+def test_concordance_reads_the_threshold_from_the_project_table(tmp_path, capsys):
+    from harness.cli import main
+
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.t3d-audit.thresholds]\nmin_presentation_agreement = 0.9\n'
+                      '[tool.t3d-audit.thresholds.overrides]\n"preset-*" = { min_presentation_agreement = 0.1 }\n')
+    argv = ["concordance", "--evaluator", "preset-tiling", "--presets", "mate3d,3dcodebench", "--probes", "tiled",
+            "--bootstrap", "50", "--json", "--config", str(config)]  # fmt: skip
+    assert main(argv) == 0  # the override lets the grid-preferring evaluator pass
+    (result,) = json.loads(capsys.readouterr().out)["presentation_probes"]["results"]
+    assert result["threshold"] == 0.1 and result["passed"] and result["agreement"] < 0.8
+    config.write_text("[tool.t3d-audit.thresholds]\nmin_presentaton_agreement = 0.9\n")
+    assert main(argv) != 0
+    assert "min_presentation_agreement" in capsys.readouterr().err  # a typo is named, one line
