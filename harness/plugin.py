@@ -240,7 +240,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     names = metafunc.fixturenames
     wanted = [
         n
-        for n in ("audit_evaluator", "audit_factor", "audit_shared_factor", "audit_probe", "audit_block")
+        for n in ("audit_evaluator", "audit_factor", "audit_shared_factor", "audit_probe", "audit_block",
+                  "audit_presentation_probe")
         if n in names
     ]
     if not wanted:
@@ -266,6 +267,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             metafunc.parametrize("audit_probe", probes, ids=probes)
         if "audit_block" in names:
             metafunc.parametrize("audit_block", _block_params(session.named_profile))
+        if "audit_presentation_probe" in names:
+            metafunc.parametrize("audit_presentation_probe", _presentation_params(session))
     except AuditError as exc:
         problem = str(exc)
     else:
@@ -340,6 +343,32 @@ def _block_params(profile: Any) -> list[Any]:
         return [pytest.param(b.id, id=b.id) for b in profile.blocks]
     reason = f"not applicable: profile {profile.name!r} declares no factorial blocks"
     return [pytest.param(None, id="no-blocks", marks=pytest.mark.skip(reason=reason))]
+
+
+def _presentation_params(session: Any) -> list[Any]:
+    """One parameter per presentation probe under ``--audit-view-policy=preset:NAME``; else one
+    ``no-preset`` parameter that :func:`_drop_not_presented` removes before the run records its
+    collected tests, so runs under other view policies keep their reports byte for byte."""
+    from harness.protocols.audit_probes import applicable_probes
+
+    probes = applicable_probes(session.options.view_policy)
+    if probes:
+        return [pytest.param(p, id=p) for p in probes]
+    reason = "not applicable: the run audits under no protocol preset (--audit-view-policy=preset:NAME)"
+    return [pytest.param(None, id=NO_PRESET, marks=pytest.mark.skip(reason=reason))]
+
+
+NO_PRESET = "no-preset"
+
+
+def _drop_not_presented(items: list[pytest.Item]) -> None:
+    """Remove the presentation checks of a run that audits under no preset (not collected)."""
+    def presented(item: pytest.Item) -> bool:
+        callspec = getattr(item, "callspec", None)
+        return not (callspec and "audit_presentation_probe" in callspec.params
+                    and callspec.params["audit_presentation_probe"] is None)  # fmt: skip
+
+    items[:] = [item for item in items if presented(item)]
 
 
 _AUDIT_FIXTURES = ("audit_evaluator", "audit_panel_summary", "audit_check")
@@ -420,6 +449,7 @@ class _RunHooks:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # before -k / --lf deselect: what a complete report of this run has to cover
         session = self.config.stash[SESSION_KEY]
+        _drop_not_presented(items)
         for item in items:
             if any(n in getattr(item, "fixturenames", ()) for n in _AUDIT_FIXTURES):
                 session.collected_tests[_test_key(item)] = _evaluator_of(item)
@@ -545,6 +575,19 @@ def audit_human_agreement(audit_session: AuditSession, audit_evaluator: str) -> 
     if audit_session.options.human is None:
         pytest.skip("not applicable: no human ratings given (--audit-human)")
     return _guard(lambda: audit_session.human_agreement(audit_evaluator))
+
+
+@pytest.fixture
+def audit_presentation(
+    audit_session: AuditSession, audit_evaluator: str, audit_presentation_probe: str, audit_thresholds: dict[str, float]
+) -> Any:
+    """The evaluator's presentation probe ``audit_presentation_probe`` around the run's preset
+    (``harness.protocols.presentation_probes.ProbeResult``: agreement, interval, threshold)."""
+    from harness.protocols.audit_probes import presentation_check
+    from harness.vocab.metrics import MIN_PRESENTATION_AGREEMENT
+
+    threshold = audit_thresholds.get(MIN_PRESENTATION_AGREEMENT)
+    return _guard(lambda: presentation_check(audit_session, audit_evaluator, audit_presentation_probe, threshold))
 
 
 @pytest.fixture

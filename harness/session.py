@@ -215,7 +215,14 @@ class AuditSession:
     def gate_thresholds(self) -> Thresholds:
         """The thresholds that can gate this run (:mod:`harness.session_thresholds`)."""
         return session_thresholds.gate_thresholds(self.options.thresholds, blocks=bool(self.named_profile.blocks),
-                                                  human=self.options.human is not None)  # fmt: skip
+                                                  human=self.options.human is not None,
+                                                  presentation=self.presents_probes)  # fmt: skip
+
+    @property
+    def presents_probes(self) -> bool:
+        """Whether the run checks the presentation probes: an audit under a protocol preset
+        (``--audit-view-policy=preset:NAME``, docs/protocols.md)."""
+        return str(self.options.view_policy).startswith("preset:")
 
     def thresholds_for(self, evaluator_id: str) -> dict[str, float]:
         return self.gate_thresholds.for_evaluator(evaluator_id)

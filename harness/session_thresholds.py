@@ -11,13 +11,20 @@ from harness.thresholds import Thresholds
 
 
 def gate_thresholds(
-    thresholds: Thresholds, *, blocks: bool, human: bool, search: bool = False
+    thresholds: Thresholds, *, blocks: bool, human: bool, search: bool = False, presentation: bool = False
 ) -> Thresholds:
     """``thresholds`` without the block ones unless ``blocks``, the human ones unless ``human``,
-    the search ones unless ``search`` (a profile's search block)."""
-    from harness.thresholds import block_thresholds, human_thresholds, search_thresholds
+    the search ones unless ``search`` (a profile's search block), the presentation ones unless
+    ``presentation`` (an audit under a protocol preset)."""
+    from harness.thresholds import (
+        block_thresholds,
+        human_thresholds,
+        presentation_thresholds,
+        search_thresholds,
+    )
 
     drop = () if blocks else block_thresholds()
     drop += () if human else human_thresholds()
     drop += () if search else search_thresholds()
+    drop += () if presentation else presentation_thresholds()
     return thresholds.without(drop) if drop else thresholds

@@ -73,6 +73,13 @@ def search_thresholds() -> tuple[str, ...]:
     return scoped_thresholds("search")
 
 
+def presentation_thresholds() -> tuple[str, ...]:
+    """Thresholds that gate only the presentation probes of an audit under a protocol preset
+    (issue 41): a run under any other view policy leaves them out of its run id, manifest and
+    cards in the same way."""
+    return scoped_thresholds("presentation")
+
+
 def probe_threshold(probe_name: str) -> str | None:
     """The threshold that gates ``probe_name``'s discrimination (``None``: unknown probe, or
     a probe gated by no threshold by default)."""

@@ -41,6 +41,17 @@ def test_preset_policy_views_keep_the_configuration_s_other_settings():
         check_view_policy("preset:nope")
 
 
+def test_preset_resolution_and_samples_apply_unless_the_user_set_them():
+    """At the harness's defaults (512 px, 16 samples) a configuration takes the preset's
+    (3D-DefectBench: 1024 px per view); a value the user set (224 px, 4 samples) is kept."""
+    plain = Configuration("baseline", "c0", RenderConfig())
+    assert {v.resolution_px for v in policy_views(plain, "preset:3d-defectbench", 0.0)} == {1024}
+    assert {v.samples for v in policy_views(plain, "preset:3d-defectbench", 0.0)} == {get_preset("3d-defectbench").samples}
+    own = Configuration("resolution", "224", RenderConfig(resolution_px=224, samples=4))
+    assert {(v.resolution_px, v.samples) for v in policy_views(own, "preset:3d-defectbench", 0.0)} == {(224, 4)}
+    assert {v.resolution_px for v in policy_views(plain, "single", 0.0)} == {512}  # other policies: unchanged
+
+
 def test_plan_scores_the_mean_of_the_preset_views(sessions):
     from harness.measure_images import ImageSource
 

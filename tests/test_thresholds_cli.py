@@ -27,7 +27,7 @@ def test_thresholds_json_is_the_registry(capsys):
         "description": THRESHOLDS.get(PEAK_RHO_MAX).description,
     }
     assert by_name[MIN_STRICT_PAIRS]["default"] is None
-    assert {r["scope"] for r in rows} == {"study", "blocks", "human", "search"}
+    assert {r["scope"] for r in rows} == {"study", "blocks", "human", "search", "presentation"}
 
 
 def test_thresholds_text(capsys):

@@ -34,12 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=argtypes.output_dir, default=None, help="write JSON, scores and the figure here")
     parser.add_argument("--probes", default=None,
                         help="presentation probes around the first preset: all, or some of untextured,normal_map,tiled,points")
+    parser.add_argument("--config", type=argtypes.input_path, metavar="PYPROJECT", default=None,
+                        help="pyproject.toml whose [tool.t3d-audit.thresholds] sets min_presentation_agreement "
+                        "(default: ./pyproject.toml when present; a named file must exist)")
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.csvcells import neutral
     from harness.fileio import write_json_atomic
-    from harness.protocols.inputs import resolve
+    from harness.protocols.inputs import presentation_threshold, resolve
     from harness.protocols.measure import score_protocols
     from harness.protocols.presentation_probes import parse_probes, probe_result
     from harness.protocols.presets import parse_presets
@@ -64,8 +67,9 @@ def run(args: argparse.Namespace) -> int:
         probe_names = tuple(q.name for q in probe_protocols)
         probe_scores, _, _ = score_array(table[table["preset"].isin(probe_names)], probe_names)
         weights = prompt_weights(len(prompts), args.bootstrap, args.seed)
-        probe_results = [probe_result(probe, probe_scores[2 * i], probe_scores[2 * i + 1], weights)
-                         for i, probe in enumerate(probes)]  # fmt: skip
+        threshold = presentation_threshold(args.config, inputs.spec.id)
+        probe_results = [probe_result(probe, probe_scores[2 * i], probe_scores[2 * i + 1], weights,
+                                      threshold=threshold) for i, probe in enumerate(probes)]  # fmt: skip
         payload["presentation_probes"] = {"preset": protocols[0].name, "results": [r.to_dict() for r in probe_results]}
     rc = 1 if any(not r.passed for r in probe_results) else 0
     if args.out is not None:

@@ -64,3 +64,19 @@ def resolve(args: argparse.Namespace) -> PresetRun:
     scene_set = load_scene_set(args.scenes, cache_dir).select_for_profile(named.prompts, named.generators)
     profile = named.for_scene_kind(scene_set.kind)
     return PresetRun(evaluator_spec(args.evaluator), scene_set, profile.c0_template, cache_dir, named.name)
+
+
+def presentation_threshold(config: Path | None, evaluator_id: str) -> float:
+    """``min_presentation_agreement`` for ``evaluator_id``: the study default layered under
+    ``[tool.t3d-audit.thresholds]`` (overrides included) of ``config``, else of
+    ``./pyproject.toml`` when present, exactly as an audit reads it."""
+    from harness.bounded_input import read_toml
+    from harness.thresholds import layered
+    from harness.vocab.metrics import MIN_PRESENTATION_AGREEMENT
+
+    path = Path(config) if config is not None else Path("pyproject.toml")
+    table = None
+    if path.is_file():
+        table = read_toml(path).get("tool", {}).get("t3d-audit", {}).get("thresholds")
+    return layered(table, where=f"{path}: [tool.t3d-audit.thresholds]").for_evaluator(evaluator_id)[
+        MIN_PRESENTATION_AGREEMENT]

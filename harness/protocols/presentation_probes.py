@@ -7,8 +7,10 @@ whether the evaluator's verdict survives: the *presentation agreement* is the sh
 (generator pair, prompt) comparisons whose order (sign of the score gap, ties included) is the
 same under both presentations, with a prompt-bootstrap interval. 1 means the verdict does not
 depend on the presentation; 0.5 is what unrelated orders give. A probe fails when the
-agreement's point estimate falls below its declared threshold (:data:`PROBES`), so an
-evaluator whose verdict depends on presentation alone fails a check.
+agreement's point estimate falls below ``min_presentation_agreement``, declared in the metric
+registry (:mod:`harness.vocab.metrics`, scope ``presentation``) and overridable under
+``[tool.t3d-audit.thresholds]`` like any other, so an evaluator whose verdict depends on
+presentation alone fails a check (``audit_tests/test_presentation.py`` under a preset audit).
 """
 
 from __future__ import annotations
@@ -23,8 +25,16 @@ import numpy as np
 from harness.errors import ProtocolError
 from harness.protocols.presets import Protocol
 from harness.stats.bootstrap import percentile_ci
+from harness.vocab.metrics import MIN_PRESENTATION_AGREEMENT as THRESHOLD_NAME
+from harness.vocab.metrics import THRESHOLDS
 
-MIN_PRESENTATION_AGREEMENT = 0.8  # at most one comparison in five may flip with the presentation
+
+def default_threshold() -> float:
+    """The registry's ``min_presentation_agreement`` (0.8: at most one comparison in five may
+    flip with the presentation)."""
+    value = THRESHOLDS.get(THRESHOLD_NAME).default
+    assert value is not None
+    return float(value)
 
 
 def _grid(p: Protocol) -> tuple[int, int]:
@@ -45,7 +55,6 @@ class PresentationProbe:
     label: str
     reference: Callable[[Protocol], Protocol]
     changed: Callable[[Protocol], Protocol]
-    threshold: float = MIN_PRESENTATION_AGREEMENT
 
     def protocols(self, p: Protocol) -> tuple[Protocol, Protocol]:
         ref, chg = self.reference(p), self.changed(p)
@@ -118,9 +127,13 @@ class ProbeResult:
                 "hi": f(self.hi), "threshold": self.threshold, "passed": self.passed}  # fmt: skip
 
 
-def probe_result(probe: PresentationProbe, ref: np.ndarray, changed: np.ndarray, weights: np.ndarray,
-                 level: float = 0.95) -> ProbeResult:  # fmt: skip
-    draws = order_agreement(ref, changed, weights)
-    lo, hi = percentile_ci(np.asarray(draws)[:, None], level)[:, 0]
+def probe_result(probe: PresentationProbe, ref: np.ndarray, changed: np.ndarray, weights: np.ndarray | None,
+                 level: float = 0.95, threshold: float | None = None) -> ProbeResult:  # fmt: skip
+    """The probe's agreement with its bootstrap interval (NaN without ``weights``) against
+    ``threshold`` (default: the registry's ``min_presentation_agreement``)."""
+    lo = hi = math.nan
+    if weights is not None and len(weights):
+        draws = order_agreement(ref, changed, weights)
+        lo, hi = percentile_ci(np.asarray(draws)[:, None], level)[:, 0]
     return ProbeResult(probe.name, probe.label, float(order_agreement(ref, changed)), float(lo), float(hi),
-                       probe.threshold)  # fmt: skip
+                       default_threshold() if threshold is None else float(threshold))  # fmt: skip

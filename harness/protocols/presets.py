@@ -304,17 +304,32 @@ def policy_protocol(policy: str) -> Protocol | None:
     return get_preset(name) if sep and prefix == POLICY_PREFIX else None
 
 
+_HARNESS_RENDER = RenderConfig()
+
+
+def preset_quality(render: RenderConfig, p: Protocol) -> RenderConfig:
+    """``render`` at the preset's resolution and sample count where it is at the harness's
+    defaults (512 px, 16 samples); a value off the default (a profile's c0, a resolution
+    level) is the user's and is kept."""
+    out = render
+    if render.resolution_px == _HARNESS_RENDER.resolution_px:
+        out = replace(out, resolution_px=p.resolution_px)
+    if render.samples == _HARNESS_RENDER.samples:
+        out = replace(out, samples=p.samples)
+    return out
+
+
 def configuration_views(cfg: Configuration, name: str) -> tuple[RenderConfig, ...]:
     """The renders one score of ``cfg`` looks at under preset ``name``: the preset's cameras
     (pitch, yaw and, where it gives one, the lens) and presentation (pass, texture, ambient,
-    geometry) over the configuration's other settings (resolution, lighting, samples), pass by
-    pass. The audit's camera factors therefore change nothing under a preset; its other
-    factors still do."""
+    geometry) over the configuration's other settings (lighting, and resolution and samples
+    where the user set them: :func:`preset_quality`), pass by pass. The audit's camera factors
+    therefore change nothing under a preset; its other factors still do."""
     p = get_preset(name)
     out = []
     for render_pass in p.passes:
-        base = replace(cfg.render, render_pass=render_pass, texture=p.texture, ambient=p.ambient,
-                       geometry=p.geometry)  # fmt: skip
+        base = replace(preset_quality(cfg.render, p), render_pass=render_pass, texture=p.texture,
+                       ambient=p.ambient, geometry=p.geometry)  # fmt: skip
         out += [render_config(v, base) for v in p.shown_views]
     return tuple(out)
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from harness.stats.table import EvaluatorScores
 
 Direction = Literal["max", "min"]
-Scope = Literal["study", "blocks", "human", "search"]
+Scope = Literal["study", "blocks", "human", "search", "presentation"]
 Unit = Literal["ratio", "fraction", "count", "coefficient", "score"]
 KeyKind = Literal["factor", "shared factor", "probe", "block", "envelope count", "reversal count"]
 Place = Literal["summary", "check", "card", "report", "compare"]
@@ -107,8 +107,9 @@ class ThresholdSpec:
     def __post_init__(self) -> None:
         if self.direction not in ("max", "min"):
             raise VocabularyError(f"threshold {self.name!r}: direction must be 'max' or 'min'")
-        if self.scope not in ("study", "blocks", "human", "search"):
-            raise VocabularyError(f"threshold {self.name!r}: scope must be study, blocks, human or search")
+        if self.scope not in ("study", "blocks", "human", "search", "presentation"):
+            raise VocabularyError(
+                f"threshold {self.name!r}: scope must be study, blocks, human, search or presentation")
 
 
 Compute = Callable[["EvaluatorScores"], float | Mapping[str, float]]
@@ -361,4 +362,17 @@ PANEL_METRICS.register(
                            "simultaneous": "confirmed reversals (simultaneous band)"},
                places=frozenset({"summary", "check", "report"}),
                description="winner reversals over every (evaluator, shared factor)")
+)
+
+
+#: The presentation probes' threshold (issue 41; scope ``presentation``: only an audit under a
+#: protocol preset, ``--audit-view-policy=preset:NAME``). The statistic, *presentation
+#: agreement*, is the share of (generator pair, prompt) comparisons whose order a presentation
+#: change (``harness.protocols.presentation_probes``) leaves unchanged.
+PRESENTATION_AGREEMENT = "presentation_agreement"
+MIN_PRESENTATION_AGREEMENT = "min_presentation_agreement"
+THRESHOLDS.register(
+    ThresholdSpec(MIN_PRESENTATION_AGREEMENT, "min", 0.8,
+                  "share of (generator pair, prompt) orders a presentation probe (untextured, normal map, "
+                  "tiled, points) leaves unchanged", "presentation")
 )
