@@ -106,13 +106,20 @@ def test_configuration_labels_map_to_factor_levels():
 def test_human_thresholds_stay_out_of_runs_without_human_data(tmp_path):
     from harness.human_audit import HumanInput
     from harness.session import AuditOptions, AuditSession
-    from harness.thresholds import Thresholds, human_thresholds
+    from harness.thresholds import (
+        Thresholds,
+        human_thresholds,
+        presentation_thresholds,
+        search_thresholds,
+    )
     from tests._thresholds import default_thresholds
 
     gates = default_thresholds()
     assert set(human_thresholds()) <= set(gates)
     full = Thresholds.from_table(gates)
-    plain = Thresholds.from_table({k: v for k, v in gates.items() if k not in human_thresholds()})
+    # a plain smoke run gates neither human, search (no search block) nor presentation (no preset)
+    left_out = {*human_thresholds(), *search_thresholds(), *presentation_thresholds()}
+    plain = Thresholds.from_table({k: v for k, v in gates.items() if k not in left_out})
     without = AuditSession(AuditOptions(profile="smoke", thresholds=full))
     assert without.gate_thresholds.to_dict() == plain.without(("max_interaction_share", "max_block_sign_crossings")).to_dict()
     assert "min_human_agreement" not in without.thresholds_for("x")
