@@ -345,11 +345,27 @@ def _block_params(profile: Any) -> list[Any]:
 _AUDIT_FIXTURES = ("audit_evaluator", "audit_panel_summary", "audit_check")
 
 
+def _searches(config: pytest.Config) -> bool:
+    """Whether the run's profile declares a search block (an unreadable profile: the run's
+    other checks say so, with their own message)."""
+    try:
+        return audit_session_of(config).named_profile.search is not None
+    except AuditError:
+        return True
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     panel: list[pytest.Item] = []
     rest: list[pytest.Item] = []
+    searches: bool | None = None
     for item in items:
         names = getattr(item, "fixturenames", ())
+        if "audit_search" in names:
+            # the search checks exist only under a profile with a search block: not collected
+            # otherwise, so a run without one keeps its results, run id and cards (docs/search.md)
+            searches = _searches(config) if searches is None else searches
+            if not searches:
+                continue
         if any(n in names for n in _AUDIT_FIXTURES):
             item.add_marker(pytest.mark.audit)
         if "audit_panel_summary" in names and "audit_evaluator" not in names:
@@ -545,6 +561,17 @@ def audit_human_agreement(audit_session: AuditSession, audit_evaluator: str) -> 
     if audit_session.options.human is None:
         pytest.skip("not applicable: no human ratings given (--audit-human)")
     return _guard(lambda: audit_session.human_agreement(audit_evaluator))
+
+
+@pytest.fixture
+def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+    """The evaluator's search beyond the grid under the profile's ``search`` block
+    (``t3d-audit search --json``'s document, docs/search.md), run once per evaluator and
+    shared by workers; tests asking for it are collected only when the profile has the block."""
+    found = _guard(lambda: audit_session.search(audit_evaluator))
+    if found is None:  # collected anyway (e.g. a test file run with another plugin order)
+        pytest.skip(f"not applicable: profile {audit_session.named_profile.name!r} declares no search block")
+    return found
 
 
 @pytest.fixture

@@ -1,0 +1,106 @@
+"""The search inside an audit run (issue 40 item 5): ``audit_tests/test_search.py`` under the
+``search-smoke`` profile, with planted evaluators (they read scenes: no renders).
+
+planted-offgrid's fragility lies off every grid (pitch 50–60° under light below 3500 K): the
+grid checks pass it, the search's worst case is confirmed on held-out prompts, so
+``test_worst_case`` fails; planted-robust passes. A profile without a search block collects
+no search check at all, so its results, run id and cards do not move.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pytest
+
+from harness.paths import REPO_ROOT
+from harness.search.space import space_for
+
+pytest_plugins = ["pytester"]
+
+EVALUATORS = "--audit-evaluators=planted-offgrid,planted-robust"
+
+PYPROJECT = """
+[tool.pytest.ini_options]
+testpaths = ["audit_tests"]
+
+[tool.t3d-audit]
+bootstrap = 50
+
+[tool.t3d-audit.thresholds]
+{thresholds}
+"""
+
+CONFTEST = '''
+def pytest_audit_evaluators(config):
+    from harness.evaluators.reference.specs import search_planted_specs
+
+    return search_planted_specs()
+'''
+
+
+def _project(pytester: pytest.Pytester) -> None:
+    import shutil
+
+    shutil.copytree(REPO_ROOT / "audit_tests", pytester.path / "audit_tests")
+    table = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    gates = table["tool"]["t3d-audit"]["thresholds"]
+    lines = "\n".join(f"{k} = {v!r}" for k, v in gates.items() if not isinstance(v, dict))
+    (pytester.path / "pyproject.toml").write_text(PYPROJECT.format(thresholds=lines))
+    (pytester.path / "conftest.py").write_text(CONFTEST)
+
+
+def _run(pytester: pytest.Pytester, profile: str, *args: str) -> pytest.RunResult:
+    root = pytester.path
+    return pytester.runpytest_subprocess(
+        "audit_tests", "-p", "no:cacheprovider", "-rfs", f"--audit-profile={profile}", EVALUATORS,
+        f"--audit-cache-dir={root / 'cache'}", f"--audit-report-dir={root / 'reports'}",
+        *args, timeout=600,
+    )  # fmt: skip
+
+
+def _failed(result: pytest.RunResult) -> list[str]:
+    return sorted(line.split(" ")[1].split("::")[1] for line in result.outlines if line.startswith("FAILED "))
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_search_checks_fail_only_the_offgrid_evaluator(pytester, workers):
+    _project(pytester)
+    result = _run(pytester, "search-smoke", "-n", workers)
+    tail = result.stdout.str()[-4000:]
+    # the grid passes planted-offgrid; only the search sees it (its flip region too)
+    assert _failed(result) == ["test_flip_region[planted-offgrid]", "test_worst_case[planted-offgrid]"], tail
+    assert result.ret == 1
+    (report,) = [p for p in (pytester.path / "reports").iterdir() if not p.name.startswith(".")]
+    results = json.loads((report / "results.json").read_text())["results"]
+    outcomes = {r["test"].split("::")[-1]: r["outcome"] for r in results if "test_search.py" in r["test"]}
+    assert outcomes == {"test_worst_case[planted-offgrid]": "failed", "test_flip_region[planted-offgrid]": "failed",
+                        "test_worst_case[planted-robust]": "passed", "test_flip_region[planted-robust]": "passed"}
+    offgrid = json.loads((report / "cards" / "planted-offgrid.json").read_text())
+    robust = json.loads((report / "cards" / "planted-robust.json").read_text())
+    assert robust["search"]["confirmed_worst"] is None
+    found = offgrid["search"]
+    assert (found["objective"], found["budget"], found["seed"]) == ("pair:faithful,gridded", 64, 0)
+    assert found["space"] == robust["search"]["space"]
+    fields = dict(part.split("=", 1) for part in found["confirmed_worst"].split(","))
+    assert 50 <= float(fields["pitch"]) <= 60 and float(fields["colour_temperature"]) < 3500, fields
+    assert offgrid["card_id"] != robust["card_id"]
+
+
+def test_profile_without_search_block_collects_no_search_check(pytester):
+    _project(pytester)
+    result = _run(pytester, "smoke", "--collect-only", "-q")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    text = result.stdout.str()
+    assert "test_block_sign_crossings" in text  # the suite was collected
+    assert "test_worst_case" not in text and "test_flip_region" not in text
+
+
+def test_search_smoke_space_is_the_smoke_space_on_its_grid():
+    """The profile's space comes from its own c0 (the card records it)."""
+    from harness.protocol import get_profile
+
+    profile = get_profile("search-smoke")
+    assert profile.search is not None and profile.search.budget == 64
+    assert space_for(profile, None).to_dict()["c0"] == space_for(get_profile("smoke"), None).to_dict()["c0"]
