@@ -354,18 +354,19 @@ def _searches(config: pytest.Config) -> bool:
         return True
 
 
+def drop_search_checks(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Remove the tests that take ``audit_search`` unless the profile declares a search block:
+    they exist only there (not even as skips), so a run without one keeps its results, run id
+    and cards byte for byte (docs/search.md "In an audit")."""
+    if any("audit_search" in getattr(i, "fixturenames", ()) for i in items) and not _searches(config):
+        items[:] = [i for i in items if "audit_search" not in getattr(i, "fixturenames", ())]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     panel: list[pytest.Item] = []
     rest: list[pytest.Item] = []
-    searches: bool | None = None
     for item in items:
         names = getattr(item, "fixturenames", ())
-        if "audit_search" in names:
-            # the search checks exist only under a profile with a search block: not collected
-            # otherwise, so a run without one keeps its results, run id and cards (docs/search.md)
-            searches = _searches(config) if searches is None else searches
-            if not searches:
-                continue
         if any(n in names for n in _AUDIT_FIXTURES):
             item.add_marker(pytest.mark.audit)
         if "audit_panel_summary" in names and "audit_evaluator" not in names:
@@ -435,6 +436,7 @@ class _RunHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # before -k / --lf deselect: what a complete report of this run has to cover
+        drop_search_checks(self.config, items)  # first: they are no part of such a run
         session = self.config.stash[SESSION_KEY]
         for item in items:
             if any(n in getattr(item, "fixturenames", ()) for n in _AUDIT_FIXTURES):
