@@ -97,6 +97,25 @@ def test_profile_without_search_block_collects_no_search_check(pytester):
     assert "test_worst_case" not in text and "test_flip_region" not in text
 
 
+def test_profile_without_search_block_reports_a_complete_run(pytester):
+    """Dropped before the run records what it collected: the report is complete, without a
+    row for the search checks (regression: they were once listed as missing)."""
+    _project(pytester)
+    root = pytester.path
+    result = pytester.runpytest_subprocess(
+        "audit_tests/test_search.py", "audit_tests/test_failures.py", "-p", "no:cacheprovider",
+        "--audit-profile=smoke", "--audit-evaluators=planted-robust", f"--audit-cache-dir={root / 'cache'}",
+        f"--audit-report-dir={root / 'reports'}", "-n", "0", timeout=600,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    (report,) = [p for p in (root / "reports").iterdir() if not p.name.startswith(".")]
+    results = json.loads((report / "results.json").read_text())
+    assert results["complete"] is True and results["missing"] == []
+    assert results["results"] and not any("test_search.py" in r["test"] for r in results["results"])
+    card = json.loads((report / "cards" / "planted-robust.json").read_text())
+    assert "search" not in card
+
+
 def test_search_smoke_space_is_the_smoke_space_on_its_grid():
     """The profile's space comes from its own c0 (the card records it)."""
     from harness.protocol import get_profile
