@@ -86,6 +86,14 @@ def test_search_checks_fail_only_the_offgrid_evaluator(pytester, workers):
     fields = dict(part.split("=", 1) for part in found["confirmed_worst"].split(","))
     assert 50 <= float(fields["pitch"]) <= 60 and float(fields["colour_temperature"]) < 3500, fields
     assert offgrid["card_id"] != robust["card_id"]
+    # the report's search section (item 6): documents, traces, the table; the report validates
+    page = (report / "report.html").read_text(encoding="utf-8")
+    assert '<section id="search">' in page and found["confirmed_worst"] in page and "not confirmed" in page
+    assert {p.name for p in (report / "search").iterdir()} == {
+        f"{ev}{suffix}" for ev in ("planted-offgrid", "planted-robust") for suffix in (".json", "_trace.png")}
+    from harness.cli import main
+
+    assert main(["validate", "--deep", str(report)]) == 0
 
 
 def test_profile_without_search_block_collects_no_search_check(pytester):
@@ -114,6 +122,7 @@ def test_profile_without_search_block_reports_a_complete_run(pytester):
     assert results["results"] and not any("test_search.py" in r["test"] for r in results["results"])
     card = json.loads((report / "cards" / "planted-robust.json").read_text())
     assert "search" not in card
+    assert not (report / "search").exists() and 'id="search"' not in (report / "report.html").read_text()
 
 
 def test_search_smoke_space_is_the_smoke_space_on_its_grid():
