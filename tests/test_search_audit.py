@@ -94,6 +94,32 @@ def test_search_checks_fail_only_the_offgrid_evaluator(pytester, workers):
     from harness.cli import main
 
     assert main(["validate", "--deep", str(report)]) == 0
+    _card_id_moves_with_the_search(report, offgrid)
+
+
+def _card_id_moves_with_the_search(report, card) -> None:
+    """The card, rebuilt from the manifest, is the run's; its id moves with the search's
+    budget, seed and confirmed worst configuration, and without a search it has no field."""
+    import copy
+
+    from harness.cards.assemble import assemble_card
+
+    options = json.loads((report / "manifest.json").read_text())["options"]
+    stats = json.loads((report / "summary.json").read_text())["evaluators"]["planted-offgrid"]
+
+    def rebuilt(change) -> dict:
+        opts = copy.deepcopy(options)
+        change(opts["card_facts"]["evaluators"]["planted-offgrid"])
+        return assemble_card("planted-offgrid", opts, stats)
+
+    assert rebuilt(lambda f: None)["card_id"] == card["card_id"]
+    ids = {card["card_id"]}
+    for key, value in (("budget", 65), ("seed", 1), ("confirmed_worst", None)):
+        ids.add(rebuilt(lambda f, k=key, v=value: f["search"].__setitem__(k, v))["card_id"])
+    without = rebuilt(lambda f: f.pop("search"))
+    assert "search" not in without
+    ids.add(without["card_id"])
+    assert len(ids) == 5
 
 
 def test_profile_without_search_block_collects_no_search_check(pytester):
