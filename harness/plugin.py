@@ -374,6 +374,23 @@ def _drop_not_presented(items: list[pytest.Item]) -> None:
 _AUDIT_FIXTURES = ("audit_evaluator", "audit_panel_summary", "audit_check")
 
 
+def _searches(config: pytest.Config) -> bool:
+    """Whether the run's profile declares a search block (an unreadable profile: the run's
+    other checks say so, with their own message)."""
+    try:
+        return audit_session_of(config).named_profile.search is not None
+    except AuditError:
+        return True
+
+
+def drop_search_checks(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Remove the tests that take ``audit_search`` unless the profile declares a search block:
+    they exist only there (not even as skips), so a run without one keeps its results, run id
+    and cards byte for byte (docs/search.md "In an audit")."""
+    if any("audit_search" in getattr(i, "fixturenames", ()) for i in items) and not _searches(config):
+        items[:] = [i for i in items if "audit_search" not in getattr(i, "fixturenames", ())]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     panel: list[pytest.Item] = []
     rest: list[pytest.Item] = []
@@ -448,6 +465,7 @@ class _RunHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # before -k / --lf deselect: what a complete report of this run has to cover
+        drop_search_checks(self.config, items)  # first: they are no part of such a run
         session = self.config.stash[SESSION_KEY]
         _drop_not_presented(items)
         for item in items:
@@ -588,6 +606,17 @@ def audit_presentation(
 
     threshold = audit_thresholds.get(MIN_PRESENTATION_AGREEMENT)
     return _guard(lambda: presentation_check(audit_session, audit_evaluator, audit_presentation_probe, threshold))
+
+
+@pytest.fixture
+def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+    """The evaluator's search beyond the grid under the profile's ``search`` block
+    (``t3d-audit search --json``'s document, docs/search.md), run once per evaluator and
+    shared by workers; tests asking for it are collected only when the profile has the block."""
+    found = _guard(lambda: audit_session.search(audit_evaluator))
+    if found is None:  # collected anyway (e.g. a test file run with another plugin order)
+        pytest.skip(f"not applicable: profile {audit_session.named_profile.name!r} declares no search block")
+    return found
 
 
 @pytest.fixture

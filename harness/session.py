@@ -33,6 +33,7 @@ from harness.session_human import RunHumanRatings
 from harness.session_ids import derived_run_id
 from harness.session_inputs import RunInputs
 from harness.session_records import RecordsCache
+from harness.session_search import RunSearches
 from harness.session_summaries import SummaryCache
 from harness.thresholds import Thresholds
 
@@ -95,9 +96,11 @@ class AuditSession:
         self._records = RecordsCache(self._inputs, load_evaluator)
         self._summaries = SummaryCache(self._inputs, self._records)
         self._human = RunHumanRatings(options.human, self._inputs, self._records, self._summaries)
+        self._searches = RunSearches(self._inputs, lambda e: self.thresholds_for(e))
         self.baseline_card_ids: dict[str, str] = {}  # evaluator → previous release's card (--audit-baseline)
         self._cards = RunCards(self._inputs, self._records, self._summaries, self._human,
-                               lambda: self.gate_thresholds, self.baseline_card_ids)  # fmt: skip
+                               lambda: self.gate_thresholds, self.baseline_card_ids,
+                               self._searches)  # fmt: skip
         self._records_files: dict[str, Path] = self._records.files  # evaluator → verified records file
         self.measure_stats: dict[str, MeasureStats] = self._records.measure_stats
         self.collected_tests: dict[str, str] = {}  # audit test key -> evaluator id (or PANEL)
@@ -216,6 +219,7 @@ class AuditSession:
         """The thresholds that can gate this run (:mod:`harness.session_thresholds`)."""
         return session_thresholds.gate_thresholds(self.options.thresholds, blocks=bool(self.named_profile.blocks),
                                                   human=self.options.human is not None,
+                                                  search=self.named_profile.search is not None,
                                                   presentation=self.presents_probes)  # fmt: skip
 
     @property
@@ -226,6 +230,12 @@ class AuditSession:
 
     def thresholds_for(self, evaluator_id: str) -> dict[str, float]:
         return self.gate_thresholds.for_evaluator(evaluator_id)
+
+    # -------------------------------------------------------------------- search (issue 40)
+    def search(self, evaluator_id: str) -> dict[str, Any] | None:
+        """The evaluator's search beyond the grid (``search --json``'s document), ``None``
+        when the profile declares no search block (:mod:`harness.session_search`)."""
+        return self._searches.result(evaluator_id)
 
     # -------------------------------------------------------------------- human ratings
     @property

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from harness.session_human import RunHumanRatings
     from harness.session_inputs import RunInputs
     from harness.session_records import RecordsCache
+    from harness.session_search import RunSearches
     from harness.session_summaries import SummaryCache
     from harness.thresholds import Thresholds
 
@@ -32,6 +33,7 @@ class RunCards:
         human: RunHumanRatings,
         thresholds: Callable[[], Thresholds],
         baseline_card_ids: dict[str, str],
+        searches: RunSearches | None = None,
     ):
         self.inputs = inputs
         self.records = records
@@ -40,6 +42,7 @@ class RunCards:
         self._thresholds = thresholds  # the gate thresholds (resolved lazily)
         self.baseline_card_ids = baseline_card_ids  # evaluator → previous release's card
         self._cards: dict[str, dict[str, Any]] = {}
+        self.searches = searches  # the profile's search beyond the grid (issue 40), if any
 
     def companion_id(self) -> str | None:
         """The run's symbolic companion evaluator (the first by id), ``None`` when it has none."""
@@ -89,10 +92,21 @@ class RunCards:
                     **({"baseline_card_id": self.baseline_card_ids[ev]}
                        if ev in self.baseline_card_ids else {}),
                     **({"human_agreement": self.human.card_figures(ev)} if self.human.ratings else {}),
+                    **self._search_fact(ev),
                 }
                 for ev in sorted(evaluators)
             },
         }
+
+    def _search_fact(self, evaluator_id: str) -> dict[str, Any]:
+        """``{"search": {...}}`` (:func:`harness.session_search.card_search`) when the profile
+        declares a search block; empty otherwise (other cards keep their ids)."""
+        if self.searches is None or not self.searches.declared:
+            return {}
+        from harness.session_search import card_search
+
+        document = self.searches.result(evaluator_id)
+        return {"search": card_search(document)} if document is not None else {}
 
     def _import_conventions_fact(self) -> dict[str, Any]:
         """``{"import_conventions": [...]}``: per distinct imported format and conventions

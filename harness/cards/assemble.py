@@ -147,6 +147,7 @@ def assemble_card(
         companion=companion,
         baseline_card_id=ev_facts.get("baseline_card_id"),
         human_agreement=ev_facts.get(HUMAN_AGREEMENT),
+        search=ev_facts.get("search"),
     )
 
 

@@ -221,6 +221,7 @@ def build_card(
     baseline_card_id: str | None = None,
     view_policy: str = "single",
     human_agreement: Mapping[str, Any] | None = None,
+    search: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble a v1.0 card from plain data and stamp its id.
 
@@ -242,7 +243,9 @@ def build_card(
     with the agreement numbers as data (``companion_check.agreement``). ``baseline_card_id``: the card of the
     previous release the run was gated against (``--audit-baseline``), recorded when given.
     ``human_agreement``: the human data and the agreement figures (``--audit-human``,
-    :func:`harness.human_audit.card_figures`), recorded when given.
+    :func:`harness.human_audit.card_figures`), recorded when given. ``search``: the profile's
+    search beyond the grid (:func:`harness.session_search.card_search`: space, budget, seed,
+    objective, split, confirmed worst configuration), recorded only when a search ran.
     """
     from harness.audit_summary import EvaluatorSummary
 
@@ -360,6 +363,8 @@ def build_card(
         body["baseline_card_id"] = str(baseline_card_id)
     if human_agreement is not None:  # only with --audit-human: other cards keep their ids
         body[m.HUMAN_AGREEMENT] = dict(human_agreement)
+    if search is not None:  # only with a profile's search block: other cards keep their ids
+        body["search"] = dict(search)
     body = _clean(body)
     body["card_id"] = card_id(body)
     return body

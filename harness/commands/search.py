@@ -94,6 +94,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=argtypes.output_dir, default=None,
                         help="also write search.json and the figures (trace, worst beside c0, flip region) here")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--save-level", default=None, metavar="NAME",
+                        help="save a confirmed worst configuration as level NAME (needs --into)")
+    parser.add_argument("--into", type=argtypes.output_file, default=None, metavar="FILE",
+                        help="profile file of your own that --save-level writes (docs/search.md)")
 
 
 def resolve_spec(evaluator: str) -> Any:
@@ -172,6 +176,9 @@ def run(args: argparse.Namespace) -> int:
     if args.flip_region is not None and args.flip_region < 0:
         print("t3d-audit search: --flip-region must be >= 0", file=sys.stderr)
         return 2
+    if (args.save_level is None) != (args.into is None):
+        print("t3d-audit search: --save-level NAME and --into FILE go together", file=sys.stderr)
+        return 2
     cache_dir = Path(args.cache_dir or default_cache_dir())
     cache_root: Path | str = args.store or cache_dir / "renders"
     spec = resolve_spec(args.evaluator)
@@ -201,6 +208,15 @@ def run(args: argparse.Namespace) -> int:
     doc = result.to_dict()
     if args.out is not None:
         write_outputs(result, Path(args.out), default_renderer(cache_root), args.scenes)
+    if args.save_level is not None:
+        if not result.confirmed or result.worst is None:
+            print("t3d-audit search: no confirmed worst configuration to save (--save-level)", file=sys.stderr)
+            return 1
+        from harness.search.saved_levels import save_level
+
+        save_level(args.into, request.profile, args.save_level, result.space.text(result.worst))
+        print(f"t3d-audit search: saved {args.save_level!r} into {args.into} (profile {request.profile})",
+              file=sys.stderr)  # fmt: skip
     if args.json:
         print(json.dumps(doc, indent=1, sort_keys=True, allow_nan=False))
         return 0

@@ -229,6 +229,52 @@ def _competence(data: ReportData) -> str:
     )
 
 
+def _search(data: ReportData) -> str:
+    """The search beyond the grid (a profile's search block, docs/search.md "In an audit"): per
+    evaluator the worst configuration, its discovery and held-out effect, optimism, whether it
+    is confirmed, the flip region, and the search trace (``search/<evaluator>.json`` and
+    ``_trace.png`` of the report directory); empty when no search ran."""
+    docs = {p.stem: _read_json(p) for p in sorted((data.dir / "search").glob("*.json"))}
+    docs = {ev: d for ev, d in docs.items() if isinstance(d, dict)}
+    if not docs:
+        return ""
+
+    def ci(pair: Any) -> str:
+        return f"[{fmt(pair[0], 3)}, {fmt(pair[1], 3)}]" if isinstance(pair, list) and len(pair) == 2 else "—"
+
+    rows, figures = [], []
+    for ev, d in docs.items():
+        worst, held, flip = d.get("worst") or {}, d.get("held_out") or {}, d.get("flip_region") or {}
+        flip_text = (f"{fmt(flip.get('share'), 3)} {ci(flip.get('interval'))} of {flip.get('points')} points; "
+                     f"{flip.get('where')}") if flip else "not sampled"  # fmt: skip
+        rows.append(
+            f'<tr data-ev="{e(ev)}"><th scope="row">{e(ev)}</th><td>{e(str(d.get("objective")))}</td>'
+            f"<td>{e(str(d.get('trials')))} / {e(str(d.get('budget')))}, seed {e(str(d.get('seed')))}</td>"
+            f"<td><code>{e(str(worst.get('text', '—')))}</code></td>"
+            f"<td>{e(fmt((d.get('discovery') or {}).get('estimate'), 3))}</td>"
+            f"<td>{e(fmt(held.get('estimate'), 3))} {e(ci(held.get('interval')))}</td>"
+            f"<td>{e(fmt(d.get('optimism'), 3))}</td>"
+            f"<td>{'confirmed' if d.get('confirmed') else 'not confirmed'}</td><td>{e(flip_text)}</td></tr>"
+        )
+        trace = data.dir / "search" / f"{ev}_trace.png"
+        if trace.is_file():
+            uri = "data:image/png;base64," + base64.b64encode(trace.read_bytes()).decode("ascii")
+            figures.append(f'<figure class="fig"><img src="{uri}" alt="search trace of {e(ev)}">'
+                           f"<figcaption>{e(ev)}: effect per trial, best so far, threshold</figcaption></figure>")
+    return (
+        '<section id="search"><h2>Search beyond the grid</h2><p class="muted">The worst configuration '
+        "found on the discovery prompts, measured once on held-out prompts (95% paired prompt bootstrap); "
+        "confirmed only when the held-out lower bound clears the objective's threshold. Optimism: "
+        "discovery minus held-out effect. Flip region: share of a Sobol sample of the space where the "
+        "order flips (95% Wilson interval). See docs/search.md.</p>"
+        '<table class="sortable"><thead><tr><th scope="col">Evaluator</th><th scope="col">objective</th>'
+        '<th scope="col">trials</th><th scope="col">worst configuration</th><th scope="col">discovery</th>'
+        '<th scope="col">held-out [95% CI]</th><th scope="col">optimism</th><th scope="col">verdict</th>'
+        '<th scope="col">flip region</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>{''.join(figures)}</section>"
+    )
+
+
 def _humans(data: ReportData) -> str:
     """Agreement with human ratings (``--audit-human``, from the cards): per evaluator the c0
     Pearson r against the raters' noise ceiling, and per factor the r at each level."""
@@ -744,14 +790,16 @@ def build_html(report: Path, cache_dir: Path | None = None) -> str:
     strips, probes = thumb_sections(data, thumbs, cache_dir)
     competence = _competence(data)
     humans = _humans(data)
+    searched = _search(data)
     from harness.report.html_overview import verdict_matrix
 
     matrix = verdict_matrix(data.results.get("results", []), data.cards, data.comparison)
     registered = _registered(data)
-    body = [matrix, competence, humans, _verdict(data), _figures(data), strips, probes, _comparison(data),
+    body = [matrix, competence, humans, searched, _verdict(data), _figures(data), strips, probes, _comparison(data),
             registered, _tables(data), _cards(data), _provenance(data)]
     nav = [("verdict-matrix", "Verdict")] + ([("competence", "Competence")] if competence else [])
     nav += [("humans", "Humans")] if humans else []
+    nav += [("search", "Search")] if searched else []
     nav += [("verdict", "Failing checks")]
     nav += [("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
     if data.comparison is not None:

@@ -308,6 +308,24 @@ def _publish(tmp: Path, final: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _write_searches(session: AuditSession, evaluators: Sequence[str], tmp: Path) -> None:
+    """Under a profile's search block: ``search/<evaluator>.json`` (the search's ``--json``
+    document) and ``search/<evaluator>_trace.png`` (:func:`search_figures.trace_figure`) for
+    the report's search section; nothing otherwise (such reports keep their files)."""
+    if session.named_profile.search is None:
+        return
+    from harness.report import search_figures
+
+    folder = tmp / "search"
+    folder.mkdir(parents=True, exist_ok=True)
+    for ev in evaluators:
+        doc = session.search(ev)
+        if doc is None:
+            continue
+        write_json_atomic(folder / f"{ev}.json", doc)
+        search_figures.trace_figure(doc, folder / f"{ev}_trace.png")
+
+
 def _fill(
     session: AuditSession,
     evaluators: list[str],
@@ -347,6 +365,7 @@ def _fill(
     thumbnails = session.thumbnails(evaluators, cache=thumb_entries(session.options.cache_dir))
     if thumbnails is not None:  # some evaluator scored renders
         write_thumbs(thumbnails, tmp)
+    _write_searches(session, evaluators, tmp)
     manifest = build_manifest(
         run_id=run_id,
         options=session.run_options(evaluators),
