@@ -41,6 +41,7 @@ class LineProgress:
         self.total, self.verb, self.unit = total, verb, unit
         self.stream, self.interval_s, self.clock = stream, interval_s, clock
         self.n = 0
+        self.note = ""  # e.g. "best 0.83": said at the end of every line
         self.started = self.last_line_at = clock()
         self.printed_n = 0
 
@@ -64,7 +65,7 @@ class LineProgress:
         if 0 < self.n < self.total and elapsed > 0:
             left = (self.total - self.n) * elapsed / self.n
             text += f", about {tqdm.format_interval(left)} left"
-        return text
+        return f"{text}, {self.note}" if self.note else text
 
     def _line(self, now: float) -> None:
         print(self.line(now), file=self.stream, flush=True)

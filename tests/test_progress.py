@@ -75,3 +75,17 @@ def test_lines_are_sparse_monotone_and_end_at_the_count(total, gaps):
     assert counts == sorted(set(counts)) and counts[-1] == done
     # at most one line per interval, plus the final one
     assert len(lines) <= 1 + sum(gaps[:done]) // 30 + 1
+
+
+def test_a_line_ends_with_its_note():
+    """The search's best value so far rides on each plain progress line (a log has no bar)."""
+    import io
+
+    from harness.progress import LineProgress
+
+    out = io.StringIO()
+    clock = iter([0.0, 40.0, 40.0]).__next__
+    bar = LineProgress(8, verb="searched", unit="configuration", stream=out, interval_s=30, clock=clock)
+    bar.note = "best 0.83"
+    bar.update(4)
+    assert out.getvalue().strip() == "searched 4/8 configurations (50%), 00:40 elapsed, about 00:40 left, best 0.83"

@@ -163,9 +163,9 @@ def request_from(args: argparse.Namespace, evaluator: str, axes: tuple[str, ...]
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from harness.paths import default_cache_dir
+    from harness.progress import LineProgress
+    from harness.progress import progress as progress_bar
     from harness.render.renderer import default_renderer
     from harness.search.run import run_search
 
@@ -187,14 +187,17 @@ def run(args: argparse.Namespace) -> int:
     bar: Any = None
 
     def progress(done: int, best: float, budget: int) -> None:
+        # a bar on a terminal, one plain line every 30 s in a log (harness.progress)
         nonlocal bar
         if args.no_progress:
             return
         if bar is None:
-            bar = tqdm(total=budget, unit="config", dynamic_ncols=True, file=sys.stderr)
-        bar.n = done
-        bar.set_postfix_str(f"best {best:.4g}", refresh=False)
-        bar.refresh()
+            bar = progress_bar(budget, verb="searched", unit="configuration")
+        if isinstance(bar, LineProgress):
+            bar.note = f"best {best:.4g}"
+        else:
+            bar.set_postfix_str(f"best {best:.4g}", refresh=False)
+        bar.update(done - bar.n)
 
     try:
         result = run_search(request, scenes=args.scenes, cache_dir=cache_dir, log_path=args.log,
