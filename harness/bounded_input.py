@@ -179,6 +179,8 @@ def loads(text: str | bytes, *, where: str | Path | None = None, limit: int | No
     except json.JSONDecodeError:
         raise
     except ValueError as exc:  # an integer of over 4300 digits: a plain ValueError from json
+        if "integer string conversion" not in str(exc):
+            raise  # a caller's own hook refused a value (parse_constant, object_pairs_hook): its words
         raise json.JSONDecodeError(f"an integer too long to read ({str(exc).split(':')[0]})", "", 0) from None
 
 
