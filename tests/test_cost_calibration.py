@@ -107,7 +107,11 @@ def test_an_evaluator_that_cannot_be_built_is_not_measured(tmp_path):
     import os
     import subprocess
 
-    env = {**os.environ, "T3D_AUDIT_CACHE_DIR": str(tmp_path / "cache")}
+    # a clean environment: a variable an earlier test left in this worker's os.environ (weights,
+    # caches, offline switches) must not decide what the fresh interpreter can build
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "PYTHONPATH") if k in os.environ}
+    env |= {"T3D_AUDIT_CACHE_DIR": str(tmp_path / "cache"), "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # fmt: skip
     done = subprocess.run([sys.executable, "-c", _NO_OPEN_CLIP], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr
