@@ -5,7 +5,7 @@ of the generators' baseline means. ρ > 1: changing the protocol moves scores mo
 changing the generator does.
 """
 
-from harness.assertions import Bound
+from harness.checks.assertions import Bound
 
 
 def test_rho(audit_evaluator, audit_factor, audit_summary, audit_check):

@@ -12,7 +12,7 @@ Without human data both checks are skipped as not applicable.
 
 import pytest
 
-from harness.assertions import Bound
+from harness.checks.assertions import Bound
 
 
 def test_human_agreement(audit_evaluator, audit_human_agreement, audit_check):

@@ -14,12 +14,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.measure_images import MeasureStats, measure
-from harness.measure_plan import build_plan
-from harness.protocol import get_profile
+from harness.measure.images import MeasureStats, measure
+from harness.measure.plan import build_plan
+from harness.protocol.configurations import get_profile
 from harness.report.writer import write_report
+from harness.run.session import AuditOptions, AuditSession
 from harness.scenes.sceneset import SceneSet
-from harness.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer, TinySpec, write_tiny_scene_set
 
 

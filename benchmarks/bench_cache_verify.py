@@ -1,4 +1,4 @@
-"""Cost of verifying cache reads (``harness.cacheseal`` and the render cache's meta checks).
+"""Cost of verifying cache reads (``harness.core.cacheseal`` and the render cache's meta checks).
 
 Builds, in a temp dir, the caches of the README's main job at its size: 1,188 renders of
 224 px (noisy gradients, so PNG sizes are like 8-sample Cycles renders), one records file per
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from harness import cacheseal
+from harness.core import cacheseal
+from harness.core.hashing import sha256_bytes
 from harness.evaluators.cache import ScoreCache
-from harness.hashing import sha256_bytes
-from harness.protocol import RenderConfig
-from harness.records import read_records, write_records
+from harness.protocol.configurations import RenderConfig
+from harness.protocol.records import read_records, write_records
 from harness.render.render_cache import META, RenderCache, decode_png
-from harness.session_records import _records_ok
-from harness.session_summaries import _read_summary
+from harness.run.record_cache import _records_ok
+from harness.run.summaries import _read_summary
 
 
 def render_like(seed: int, size: int = 224) -> np.ndarray:

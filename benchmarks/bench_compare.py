@@ -29,7 +29,7 @@ def write_releases(workdir: Path, quick: bool) -> tuple[Path, Path, int]:
     """Baseline and candidate report directories (``scores/<evaluator>.csv``)."""
     import numpy as np
 
-    from harness.records import write_records
+    from harness.protocol.records import write_records
     from harness.stats.synthetic import SyntheticSpec, synthetic_records
 
     spec = SyntheticSpec(evaluators=1, prompt_free=0, prompts=10 if quick else 50,

@@ -89,7 +89,7 @@ def _child(mode: str, path: str, out: str) -> None:
         import_file(Path(path), out_root=Path(out), generator="bench", prompt_id="p",
                     prompt="bench", asset_root=Path(path).parent)
     else:  # import, then one 32 px, 1-sample render (the renderer builds its asset)
-        from harness.protocol import RenderConfig
+        from harness.protocol.configurations import RenderConfig
         from harness.render.service import RenderService
         from harness.scenes.importers.dispatch import import_file
         from harness.scenes.model import scene_identity

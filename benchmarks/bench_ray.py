@@ -27,7 +27,7 @@ from pathlib import Path
 
 def _requests(prompts: int | None):
     from harness.commands.warm import _identity
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
     from harness.render.cache_warmer import resolve_jobs
     from harness.render.render_inputs import apply_probe, load_profile_scenes
     from harness.render.render_plan import render_plan

@@ -15,8 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.protocol import get_profile
-from harness.records import read_records, records_from_rows, validate_records, write_records
+from harness.protocol.configurations import get_profile
+from harness.protocol.records import (
+    read_records,
+    records_from_rows,
+    validate_records,
+    write_records,
+)
 
 
 def make_table(n_rows: int, seed: int = 0):

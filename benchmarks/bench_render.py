@@ -36,7 +36,7 @@ import json, sys, time
 from dataclasses import replace
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from harness.protocol import get_profile
+from harness.protocol.configurations import get_profile
 from harness.render.render_inputs import load_scene_file
 from harness.render.service import RenderService
 from harness.scenes.model import scene_identity
@@ -61,7 +61,7 @@ from pathlib import Path
 import bpy
 from mathutils import Matrix
 sys.path.insert(0, sys.argv[1])
-from harness.protocol import get_profile
+from harness.protocol.configurations import get_profile
 from harness.render import framing, settings
 from harness.render.render_inputs import load_scene_file
 scene, root = load_scene_file(Path(sys.argv[2]))
@@ -167,7 +167,7 @@ def bench_harness_side(sizes: list[int]) -> None:
     Blender's output, PNG encode + sha256 + publish into the cache, verified cache read."""
     import numpy as np
 
-    from harness.protocol import RenderConfig
+    from harness.protocol.configurations import RenderConfig
     from harness.render import framing
     from harness.render.render_cache import RenderCache, decode_png, encode_png
     from harness.render.render_inputs import load_scene_file
@@ -220,7 +220,7 @@ def bench_warm_default_cached() -> None:
     """``warm --profile default`` with every key pre-filled by a placeholder (synthetic)."""
     import numpy as np
 
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
     from harness.render.cache_warmer import resolve_jobs
     from harness.render.render_cache import RenderCache
     from harness.render.render_inputs import apply_probe, load_profile_scenes
@@ -240,7 +240,7 @@ def bench_warm_default_cached() -> None:
 
 
 def bench_plan() -> None:
-    from harness.protocol import load_profiles
+    from harness.protocol.configurations import load_profiles
     from harness.render.render_plan import per_scene_counts, render_plan
     from harness.scenes.model import Room, Scene
 

@@ -35,8 +35,8 @@ def main() -> None:
     from harness.render.settings import THREADS_ENV
 
     os.environ[THREADS_ENV] = "1"
-    from harness.measure_plan import build_plan
-    from harness.protocol import get_profile
+    from harness.measure.plan import build_plan
+    from harness.protocol.configurations import get_profile
     from harness.render.blender import get_renderer
     from harness.render.render_inputs import load_scene_file
     from harness.scenes.model import scene_identity

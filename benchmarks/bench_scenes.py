@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness import probe_edits
-from harness.paths import BUNDLED_SCENES
-from harness.protocol import PROBES
+from harness.core.paths import BUNDLED_SCENES
+from harness.protocol.configurations import PROBES
+from harness.scenes import probe_edits
 from harness.scenes.bundle import build_scene_set
 from harness.scenes.sceneset import SceneSet
 

@@ -72,7 +72,7 @@ def part_naive(quick: bool, draws: int) -> dict:
 
 
 def part_report(quick: bool, workdir: Path) -> dict:
-    from harness.records import write_records
+    from harness.protocol.records import write_records
     from harness.stats.synthetic import SyntheticSpec, synthetic_records
 
     spec = SyntheticSpec(evaluators=4 if quick else 19, prompt_free=1,

@@ -15,11 +15,11 @@ import argparse
 import time
 from pathlib import Path
 
-from harness.fileio import write_text_atomic
-from harness.paths import default_cache_dir
-from harness.protocol import VIEW_POLICIES
+from harness.core.fileio import write_text_atomic
+from harness.core.paths import default_cache_dir
+from harness.protocol.configurations import VIEW_POLICIES
 from harness.report.tables import table_view_policies
-from harness.session import AuditOptions, AuditSession
+from harness.run.session import AuditOptions, AuditSession
 
 
 def main() -> None:

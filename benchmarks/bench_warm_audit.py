@@ -98,11 +98,11 @@ def report_steps(profile: str, repeat: int) -> list[tuple[str, float]]:
     """The steps of the fastest of ``repeat`` report writings, each by a fresh session with its
     records loaded (the first may fill the pieces of this report, whose results differ from the
     main job's). A step that did not run (a cache hit) is left out."""
-    from harness.paths import default_cache_dir
+    from harness.checks.thresholds import Thresholds
+    from harness.core.paths import default_cache_dir
     from harness.render import host
     from harness.report import html_page, thumbs, writer
-    from harness.session import AuditOptions, AuditSession
-    from harness.thresholds import Thresholds
+    from harness.run.session import AuditOptions, AuditSession
 
     steps = [
         (writer, "write_derived_cached", "derived files (summary, tables, figures)"),

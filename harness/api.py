@@ -7,7 +7,7 @@ to call them (``audit`` runs the audit suite with pytest in this process).
     run = audit(evaluators=["redness"], profile="smoke")
     run.panel.evaluators["redness"].peak_rho
 
-Every function raises a typed :class:`~harness.errors.AuditError` on bad input. Heavy
+Every function raises a typed :class:`~harness.core.errors.AuditError` on bad input. Heavy
 libraries (torch, bpy) load only when an evaluator or a render needs them.
 """
 
@@ -20,15 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.bounded_input import read_json
-from harness.errors import AuditError, EvaluatorError
+from harness.core.bounded_input import read_json
+from harness.core.errors import AuditError, EvaluatorError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from harness.audit_summary import EvaluatorSummary, PanelSummary
     from harness.evaluators.base import EvaluatorSpec, ScoreResult
     from harness.evaluators.scorer import Scorer
+    from harness.stats.summary import EvaluatorSummary, PanelSummary
 
 __all__ = ["AuditRun", "Comparison", "agreement", "audit", "compare", "score", "search"]
 
@@ -111,8 +111,8 @@ def score(
     :class:`~harness.evaluators.base.ScoreResult` per image: ``score`` on the evaluator's
     scale, or NaN with ``status == "failed"`` and the reason in ``error``.
     """
+    from harness.core.paths import default_cache_dir
     from harness.evaluators.cache import CachedEvaluator, ScoreCache
-    from harness.paths import default_cache_dir
 
     if batch_size < 1:
         raise EvaluatorError(f"batch_size must be >= 1, got {batch_size}")
@@ -150,7 +150,7 @@ def score(
 class AuditRun:
     """One audit run: pytest's ``exit_code`` (0 every assertion held, 1 some failed), the
     ``report`` directory, its ``run_id``, the typed ``panel``
-    (:class:`~harness.audit_summary.PanelSummary`, what the ``audit_panel_summary`` fixture
+    (:class:`~harness.stats.summary.PanelSummary`, what the ``audit_panel_summary`` fixture
     gives) and ``results`` (``results.json``: every check with estimate and threshold)."""
 
     exit_code: int
@@ -164,7 +164,7 @@ class AuditRun:
         return self.exit_code == 0
 
     def summary(self, evaluator: str) -> EvaluatorSummary:
-        """The :class:`~harness.audit_summary.EvaluatorSummary` of ``evaluator`` (the
+        """The :class:`~harness.stats.summary.EvaluatorSummary` of ``evaluator`` (the
         ``audit_summary`` fixture's value)."""
         try:
             return self.panel.evaluators[evaluator]
@@ -177,7 +177,7 @@ def read_report(report: str | Path, exit_code: int = 0) -> AuditRun:
     """An :class:`AuditRun` read back from a report directory (``summary.json``,
     ``results.json``)."""
 
-    from harness.audit_summary import PanelSummary
+    from harness.stats.summary import PanelSummary
 
     report = Path(report)
     path = report / "summary.json"
@@ -219,7 +219,7 @@ def audit(
     import pytest
 
     from harness.commands.audit import latest_report, pytest_argv
-    from harness.rootdir import project_root
+    from harness.core.rootdir import project_root
 
     if isinstance(evaluators, str):
         evaluators = [evaluators]
@@ -351,9 +351,9 @@ def agreement(
     intervals), ``join``, ``bradley_terry`` with ``votes``.
     """
     from harness.commands.agreement import compute
-    from harness.errors import HumanDataError
-    from harness.human_data import file_sha256, parse_scale, validate_ratings
-    from harness.human_import import SCALES, detect_format, import_human, read_votes_file
+    from harness.core.errors import HumanDataError
+    from harness.human.data import file_sha256, parse_scale, validate_ratings
+    from harness.human.importers import SCALES, detect_format, import_human, read_votes_file
     from harness.stats.bootstrap import MAX_BOOTSTRAP
 
     if not 2 <= bootstrap <= MAX_BOOTSTRAP:
@@ -414,7 +414,7 @@ def search(
     store every node reaches).
     """
     from harness.commands.search import prefetch_for, project_thresholds, request_from, resolve_spec
-    from harness.paths import default_cache_dir
+    from harness.core.paths import default_cache_dir
     from harness.render.renderer import default_renderer
     from harness.search.run import Split, run_search
 

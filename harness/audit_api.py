@@ -22,8 +22,8 @@ compared like the study's.
 
 from __future__ import annotations
 
-from harness.assertions import AuditCheck, Bound, CheckSkipped, Outcome
-from harness.audit_summary import (
+from harness.checks.assertions import AuditCheck, Bound, CheckSkipped, Outcome
+from harness.stats.summary import (
     BlockSummary,
     EnvelopeCounts,
     EvaluatorSummary,

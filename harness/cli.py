@@ -4,7 +4,7 @@ A command module provides ``HELP`` (one line), ``add_arguments(parser)`` and
 ``run(args) -> int``. Modules are imported only when their command runs, so ``--help`` and
 light commands never import bpy or torch. Errors derived from :class:`AuditError` are printed
 as one clear line and exit with status 2. Option values are checked while the command line
-is parsed (the ``type=`` checks of :mod:`harness.argtypes`), before the command does any
+is parsed (the ``type=`` checks of :mod:`harness.run.argtypes`), before the command does any
 work: a bad value is one line naming the option and exits with status 2 too.
 """
 
@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from harness import __version__
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 
 # command name -> (module under harness.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     try:
-        from harness.envvars import check_environment
+        from harness.run.environment import check_environment
 
         check_environment()  # every T3D_AUDIT_* value, before any work
         return int(module.run(args) or 0)

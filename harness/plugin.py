@@ -15,26 +15,32 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import pytest
 
-from harness import cacheseal
-from harness.aggregate import ControllerSink, WorkerSink
-from harness.errors import AuditError
-from harness.options import PATH_OPTIONS, add_options, build_options
-from harness.session import PANEL, RESULT_PROPERTY, WORKER_OUTPUT_KEY, AuditSession
+from harness.core import cacheseal
+from harness.core.errors import AuditError
+from harness.run.aggregate import ControllerSink, WorkerSink
+from harness.run.options import PATH_OPTIONS, add_options, build_options
+from harness.run.session import (
+    PANEL,
+    RESULT_PROPERTY,
+    SESSION_KEY,
+    WORKER_OUTPUT_KEY,
+    AuditSession,
+    audit_session_of,
+)
 
 if TYPE_CHECKING:  # fixture types only: none of these is imported when the plugin loads
     import numpy as np
     import pandas as pd
 
-    from harness.assertions import AuditCheck
-    from harness.audit_summary import EvaluatorSummary, PanelSummary
-    from harness.measure_plan import ImageKey, Plan
-    from harness.protocol import Profile
+    from harness.checks.assertions import AuditCheck
+    from harness.measure.plan import ImageKey, Plan
+    from harness.protocol.configurations import Profile
     from harness.scenes.sceneset import SceneSet
+    from harness.stats.summary import EvaluatorSummary, PanelSummary
 
 # --audit-baseline (the release comparison as parametrized tests) lives in its own plugin module
 pytest_plugins = ["harness.release.gate"]
 
-SESSION_KEY = pytest.StashKey[AuditSession]()
 OUTCOMES_KEY = pytest.StashKey[list]()
 PANEL_GROUP = "t3d-audit-panel"
 T = TypeVar("T")
@@ -45,15 +51,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from harness import hookspecs
-
+    from harness.run import hookspecs
     pluginmanager.add_hookspecs(hookspecs)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
     # `--audit-cache-dir DIR` made DIR pytest's rootdir: redo that choice before it is used
-    from harness.rootdir import reresolve
+    from harness.core.rootdir import reresolve
 
     reresolve(early_config, args, PATH_OPTIONS)
 
@@ -70,12 +75,12 @@ def _new_session(config: pytest.Config) -> AuditSession:
 
         return default_renderer(cache_dir)
 
-    from harness.evaluator_selection import offered_specs
+    from harness.run.evaluator_selection import offered_specs
 
     extra = _hook_evaluators(config, offered_specs)  # a clash of ids names both sources
     _check_hook_ids(extra)
     try:
-        from harness.envvars import check_environment
+        from harness.run.environment import check_environment
 
         check_environment()  # every T3D_AUDIT_* value, before any test
         cacheseal.secret()  # an unusable cache key stops the run here, not in every test
@@ -131,7 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         _check_selection(config, session)
     config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
-    from harness.quiet_failures import QuietFailures, wanted
+    from harness.run.quiet_failures import QuietFailures, wanted
 
     if not hasattr(config, "workerinput") and wanted(config):
         config.pluginmanager.register(QuietFailures(), "t3d-audit-quiet")
@@ -174,7 +179,7 @@ def _uncaptured_line(config: pytest.Config) -> Callable[[str], None]:
 def _check_hook_ids(specs: list[Any]) -> None:
     """Every id a ``pytest_audit_evaluators`` hook returned is a valid evaluator id (exit 4);
     hook specs may be duck-typed, so their ids are checked here and not only by the spec."""
-    from harness.ids import evaluator_id_problem
+    from harness.core.ids import evaluator_id_problem
 
     for spec in specs:
         problem = evaluator_id_problem(getattr(spec, "id", None))
@@ -228,11 +233,6 @@ def _share_cores(workers: int) -> None:
         sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
-def audit_session_of(config: pytest.Config) -> AuditSession:
-    """The run's :class:`AuditSession`."""
-    return config.stash[SESSION_KEY]
-
-
 # ------------------------------------------------------------------------------ collection
 
 
@@ -258,7 +258,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             factors = list(profile.levels)
             metafunc.parametrize("audit_factor", _factor_params(session, factors))
         if "audit_shared_factor" in names:
-            from harness.protocol import SHARED_FACTORS
+            from harness.protocol.configurations import SHARED_FACTORS
 
             shared = [f for f in profile.levels if f in SHARED_FACTORS]
             metafunc.parametrize("audit_shared_factor", _factor_params(session, shared, ranks=True))
@@ -280,7 +280,7 @@ def factors_left_out(scenes: Sequence[Any]) -> dict[str, int]:
     """``factor -> number of scenes`` it cannot change (``measure_plan.factors_not_applicable``:
     lighting on 3D Gaussian splats). Those scenes have no rows for it, so its statistics and
     checks cover the other scenes only."""
-    from harness.measure_plan import factors_not_applicable
+    from harness.measure.plan import factors_not_applicable
 
     counts: dict[str, int] = {}
     for scene in scenes:
@@ -295,7 +295,7 @@ def _factor_params(session: Any, factors: list[str], ranks: bool = False) -> lis
     can change no scene at all is skipped as "not applicable", never checked as a null effect.
     ``ranks``: the checks rank generators, so a factor that leaves fewer than two generators
     with scenes it can change is not applicable either."""
-    from harness.measure_plan import factors_not_applicable
+    from harness.measure.plan import factors_not_applicable
 
     scenes = session.scene_set.scenes
     counts = factors_left_out(scenes)
@@ -349,7 +349,7 @@ def _presentation_params(session: Any) -> list[Any]:
     """One parameter per presentation probe under ``--audit-view-policy=preset:NAME``; else one
     ``no-preset`` parameter that :func:`_drop_not_presented` removes before the run records its
     collected tests, so runs under other view policies keep their reports byte for byte."""
-    from harness.protocols.audit_probes import applicable_probes
+    from harness.peers.audit_probes import applicable_probes
 
     probes = applicable_probes(session.options.view_policy)
     if probes:
@@ -476,7 +476,7 @@ class _RunHooks:
         # on the controller for every worker's reports; locally in a lone process
         self.sink.add_report(report)
         if not self._noted and not hasattr(self.config, "workerinput"):
-            from harness.aggregate import outcomes_of
+            from harness.run.aggregate import outcomes_of
 
             if outcomes_of(report):  # under xdist: the first audit result reaching the controller
                 self._note_scope()
@@ -513,7 +513,7 @@ class _RunHooks:
         directory = getattr(self.sink, "report_dir", None)
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if directory is not None and reporter is not None:
-            from harness.quiet_failures import last_line
+            from harness.run.quiet_failures import last_line
 
             reporter.write_line(last_line(directory))
 
@@ -529,7 +529,7 @@ def audit_session(request: pytest.FixtureRequest) -> AuditSession:
 
 def _guard(fn: Callable[[], T]) -> T:
     """``fn()``; an audit error or a full disk fails the test with one line, no traceback."""
-    from harness.aggregate import WRITE_FAILURES, write_failure
+    from harness.run.aggregate import WRITE_FAILURES, write_failure
 
     try:
         return fn()
@@ -544,7 +544,7 @@ def _guard(fn: Callable[[], T]) -> T:
 
 @pytest.fixture(scope="session")
 def audit_profile(audit_session: AuditSession) -> Profile:
-    """The protocol profile (``harness.protocol.Profile``)."""
+    """The protocol profile (``harness.protocol.configurations.Profile``)."""
     return _guard(lambda: audit_session.profile)
 
 
@@ -556,14 +556,14 @@ def audit_scene_set(audit_session: AuditSession) -> SceneSet:
 
 @pytest.fixture(scope="session")
 def audit_render_plan(audit_session: AuditSession) -> Plan:
-    """The measurement plan (``harness.measure_plan.Plan``): rows and the distinct renders."""
+    """The measurement plan (``harness.measure.plan.Plan``): rows and the distinct renders."""
     return _guard(lambda: audit_session.plan)
 
 
 @pytest.fixture(scope="session")
 def audit_renders(audit_session: AuditSession) -> Callable[[ImageKey], np.ndarray | str]:
     """``image(row_image_key) -> (H, W, 3) uint8`` through the render cache (or a failure str)."""
-    from harness.measure_images import ImageSource
+    from harness.measure.images import ImageSource
 
     source = ImageSource(audit_session.plan, audit_session.renderer)
     return source.rgb
@@ -577,9 +577,9 @@ def audit_records(audit_session: AuditSession, audit_evaluator: str) -> pd.DataF
 
 @pytest.fixture
 def audit_summary(audit_session: AuditSession, audit_evaluator: str) -> EvaluatorSummary:
-    """The evaluator's statistics, typed (``harness.audit_summary.EvaluatorSummary``), from its
+    """The evaluator's statistics, typed (``harness.stats.summary.EvaluatorSummary``), from its
     disk-cached summary entry (docs/formats.md "summary.json") with its bootstrap intervals."""
-    from harness.audit_summary import EvaluatorSummary
+    from harness.stats.summary import EvaluatorSummary
 
     entry = _guard(lambda: audit_session.summary(audit_evaluator))
     return EvaluatorSummary.from_entry(audit_evaluator, entry)
@@ -600,8 +600,8 @@ def audit_presentation(
     audit_session: AuditSession, audit_evaluator: str, audit_presentation_probe: str, audit_thresholds: dict[str, float]
 ) -> Any:
     """The evaluator's presentation probe ``audit_presentation_probe`` around the run's preset
-    (``harness.protocols.presentation_probes.ProbeResult``: agreement, interval, threshold)."""
-    from harness.protocols.audit_probes import presentation_check
+    (``harness.peers.presentation_probes.ProbeResult``: agreement, interval, threshold)."""
+    from harness.peers.audit_probes import presentation_check
     from harness.vocab.metrics import MIN_PRESENTATION_AGREEMENT
 
     threshold = audit_thresholds.get(MIN_PRESENTATION_AGREEMENT)
@@ -627,9 +627,9 @@ def audit_card(audit_session: AuditSession, audit_evaluator: str) -> dict[str, A
 
 @pytest.fixture
 def audit_panel_summary(audit_session: AuditSession) -> PanelSummary:
-    """The summary over every selected evaluator, typed (``harness.audit_summary.PanelSummary``:
+    """The summary over every selected evaluator, typed (``harness.stats.summary.PanelSummary``:
     simultaneous band, reversals, every evaluator's summary)."""
-    from harness.audit_summary import PanelSummary
+    from harness.stats.summary import PanelSummary
 
     return PanelSummary.from_summary(_guard(lambda: audit_session.panel_summary()))
 
@@ -637,8 +637,8 @@ def audit_panel_summary(audit_session: AuditSession) -> PanelSummary:
 #: Fixtures that returned raw summary dicts, removed in favour of the typed ones. A test that
 #: still asks for one fails at setup with a message naming its replacement.
 REMOVED_FIXTURES = {
-    "audit_stats": ("audit_summary", "harness.audit_summary.EvaluatorSummary"),
-    "audit_panel": ("audit_panel_summary", "harness.audit_summary.PanelSummary"),
+    "audit_stats": ("audit_summary", "harness.stats.summary.EvaluatorSummary"),
+    "audit_panel": ("audit_panel_summary", "harness.stats.summary.PanelSummary"),
 }
 
 
@@ -674,8 +674,8 @@ def audit_thresholds(request: pytest.FixtureRequest, audit_session: AuditSession
 def audit_check(
     request: pytest.FixtureRequest, audit_session: AuditSession, audit_thresholds: dict[str, float]
 ) -> AuditCheck:
-    """An :class:`harness.assertions.AuditCheck` bound to the test's evaluator and card."""
-    from harness.assertions import AuditCheck
+    """An :class:`harness.checks.assertions.AuditCheck` bound to the test's evaluator and card."""
+    from harness.checks.assertions import AuditCheck
 
     evaluator = request.getfixturevalue("audit_evaluator") if "audit_evaluator" in request.fixturenames else PANEL
     outcomes: list[dict[str, Any]] = []
@@ -707,9 +707,9 @@ def audit_check(
 
 def _absent_reason(session: AuditSession, name: str, key: str | None) -> str:
     """Why this run does not measure metric ``name`` at ``key`` (the real cause, see
-    :func:`harness.run_notes.absent_reason`)."""
-    from harness.audit_summary import metric_kind
-    from harness.run_notes import absent_reason
+    :func:`harness.run.notes.absent_reason`)."""
+    from harness.run.notes import absent_reason
+    from harness.stats.summary import metric_kind
 
     profile = session.profile
     return f"{name}[{key}] is not measured in this run: " + absent_reason(
@@ -720,8 +720,8 @@ def _absent_reason(session: AuditSession, name: str, key: str | None) -> str:
 
 def trim_note_of(session: AuditSession) -> str | None:
     """The start-of-run line when the profile audits fewer prompts than the scene set has."""
-    from harness.protocol import load_profiles
-    from harness.run_notes import trim_note
+    from harness.protocol.configurations import load_profiles
+    from harness.run.notes import trim_note
 
     try:
         audited = len(session.scene_set.prompt_ids)

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.fileio import write_json_atomic
-from harness.hashing import sha256_json
+from harness.core.fileio import write_json_atomic
+from harness.core.hashing import sha256_json
 
 LIGHT_GAIN = {
     "city": 1.0, "courtyard": 0.95, "forest": 0.8, "interior": 0.9, "night": 0.45,

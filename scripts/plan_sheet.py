@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.paths import BUNDLED_SCENES
+from harness.core.paths import BUNDLED_SCENES
 from harness.scenes.assets import CATEGORIES
 from harness.scenes.footprints import front_vector, object_footprint
 from harness.scenes.generators import GENERATORS, generate

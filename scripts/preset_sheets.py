@@ -18,9 +18,9 @@ from PIL import Image, ImageDraw
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.paths import default_cache_dir  # noqa: E402
-from harness.protocol import background_rgb  # noqa: E402
-from harness.protocols.presets import PRESETS  # noqa: E402
+from harness.core.paths import default_cache_dir  # noqa: E402
+from harness.protocol.configurations import background_rgb  # noqa: E402
+from harness.protocol.presets import PRESETS  # noqa: E402
 from harness.render.composite import composite  # noqa: E402
 from harness.render.service import RenderService  # noqa: E402
 from harness.scenes.scene_source import load_scene_set  # noqa: E402

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.paths import REPO_ROOT
-from harness.session import AuditOptions, AuditSession
+from harness.core.paths import REPO_ROOT
+from harness.run.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer, write_tiny_scene_set
 
 CONFTEST = """

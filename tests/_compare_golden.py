@@ -38,7 +38,7 @@ def golden_releases() -> tuple[pd.DataFrame, pd.DataFrame, dict[tuple[str, str],
 def golden_outputs() -> tuple[str, str]:
     """(comparison JSON text, Markdown) of the golden releases: three evaluator pairs
     (alignment, prompt-free, alignment with human ratings), margins from a table."""
-    from harness.fileio import json_text
+    from harness.core.fileio import json_text
     from harness.release.baselines import Release, comparison_document, render_markdown
     from harness.release.comparison import compare_records
 

@@ -6,7 +6,7 @@ import hashlib
 
 import pandas as pd
 
-from harness.records import records_from_rows
+from harness.protocol.records import records_from_rows
 
 
 def scene_sha(*parts: object) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.paths import REPO_ROOT
+from harness.core.paths import REPO_ROOT
 from harness.testing import write_tiny_scene_set
 from tests._audit_project import CONFTEST, LENIENT, PYPROJECT
 

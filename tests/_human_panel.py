@@ -21,8 +21,8 @@ def companion_c0(profile: str = "smoke") -> pd.DataFrame:
     """generator, prompt_id, score: the companion's c0 scores on the profile's bundled scenes."""
     from harness.evaluators.reference.scene_measure import measure_scenes
     from harness.evaluators.reference.specs import companion_spec
-    from harness.measure_plan import build_plan
-    from harness.protocol import get_profile
+    from harness.measure.plan import build_plan
+    from harness.protocol.configurations import get_profile
     from harness.scenes.scene_source import load_scene_set
 
     prof = get_profile(profile)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 
-from harness.paths import REPO_ROOT
-from harness.thresholds import Thresholds
+from harness.checks.thresholds import Thresholds
+from harness.core.paths import REPO_ROOT
 
 
 @cache

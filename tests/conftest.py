@@ -1,4 +1,4 @@
-"""Tests never read or fill the user's real cache (the per-user default of harness.paths).
+"""Tests never read or fill the user's real cache (the per-user default of harness.core.paths).
 
 Unless ``T3D_AUDIT_CACHE_DIR`` names a cache on purpose, or tox already points
 ``XDG_CACHE_HOME`` into its environment (tox.ini), every test session gets a temporary

@@ -8,9 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.assertions import AuditCheck, Bound, assert_at_least, assert_at_most, check, message
-from harness.thresholds import KNOWN, ThresholdError, Thresholds, direction, probe_threshold
-from harness.vocab.probes import probe_names
+from harness.checks.assertions import (
+    AuditCheck,
+    Bound,
+    assert_at_least,
+    assert_at_most,
+    check,
+    message,
+)
+from harness.checks.thresholds import KNOWN, ThresholdError, Thresholds, direction
+from harness.vocab.probes import probe_names, probe_threshold
 
 
 def test_failure_message_has_estimate_interval_threshold_and_card():
@@ -28,7 +35,7 @@ def test_failure_message_has_estimate_interval_threshold_and_card():
 
 
 def test_a_passing_check_reads_holds_and_an_interval_over_few_prompts_is_flagged():
-    from harness.check_wording import SMALL_SAMPLE_BLOCKS, rule
+    from harness.checks.wording import SMALL_SAMPLE_BLOCKS, rule
 
     out = check("rho[pitch]", 0.5, "<=", 1.0, threshold_name="peak_rho_max", interval=[0.41, 200.1])
     assert rule(out) == "ρ[pitch] 0.50 (95% CI [0.41, 200.10]), must be ≤ 1.00 (peak_rho_max): holds"
@@ -158,7 +165,7 @@ def test_custom_min_max_thresholds_take_their_direction_from_the_prefix():
 def test_repository_thresholds_parse_and_every_probe_has_a_gate_name():
     import tomllib
 
-    from harness.paths import REPO_ROOT
+    from harness.core.paths import REPO_ROOT
 
     data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
     Thresholds.from_table(data["tool"]["t3d-audit"]["thresholds"])

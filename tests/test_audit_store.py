@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 from harness.store import open_store
 from harness.store.stores import StoreIncomplete
 from harness.testing import TinySpec

@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import assertions
-from harness.assertions import AuditCheck, Bound, CheckSkipped
-from harness.audit_summary import (
+from harness.checks import assertions
+from harness.checks.assertions import AuditCheck, Bound, CheckSkipped
+from harness.checks.thresholds import Thresholds
+from harness.stats.summary import (
     EvaluatorSummary,
     Interval,
     MetricError,
     PanelSummary,
     Status,
 )
-from harness.thresholds import Thresholds
 
 ENTRY = {
     "rho": {"pitch": 1.5, "yaw": 0.25, "lighting": None},
@@ -327,7 +327,7 @@ def test_one_rule_for_missing_data(present, value, threshold_state, limit, all_f
 
 def test_a_skip_names_the_real_cause_when_the_run_knows_it(summary):
     # regression: "its profile has no probe keep_half" on object scenes, whose profile has it
-    from harness.audit_summary import metric_kind
+    from harness.stats.summary import metric_kind
 
     asked = []
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from harness.cli import main
-from harness.cost_estimate import PlanCounts, estimate
+from harness.measure.cost_estimate import PlanCounts, estimate
 
 
 def test_backend_ray_without_ray_installed_says_how_to_install(monkeypatch):
@@ -76,7 +76,7 @@ def test_estimate_arithmetic():
 
 
 def test_plan_estimate_from_a_costs_file(tmp_path, capsys):
-    from harness.cost_estimate import host
+    from harness.measure.cost_estimate import host
 
     costs = {"format": "t3d-audit-costs/1", "measured_at": "2026-12-01T00:00:00Z", "host": host(),
              "render": COSTS["render"], "scoring": {"ref-vit-clip": {"cpu": {"per_pair_s": 0.03}}}}  # fmt: skip

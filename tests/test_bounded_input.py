@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import bounded_input as bi
 from harness.cli import main
-from harness.errors import (
+from harness.core import bounded_input as bi
+from harness.core.errors import (
     AuditError,
     CardError,
     HumanDataError,
@@ -104,8 +104,7 @@ def test_a_file_over_the_limit_is_refused(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_a_cache_key_file_on_dev_zero_is_refused(monkeypatch) -> None:
-    from harness import cacheseal
-
+    from harness.core import cacheseal
     cacheseal._key_file.cache_clear()
     monkeypatch.delenv(cacheseal.KEY_ENV, raising=False)
     monkeypatch.setenv(cacheseal.KEY_FILE_ENV, "/dev/zero")
@@ -140,7 +139,7 @@ def _deep(tmp_path: Path, name: str) -> Path:
 
 def test_deep_json_is_one_typed_error_in_every_reader(tmp_path: Path) -> None:
     from harness.cards.provenance import load_manifest
-    from harness.human_import import import_stanfordt23d
+    from harness.human.importers import import_stanfordt23d
     from harness.scenes.fileformats import detect_format
     from harness.scenes.importers.batch import read_conventions, read_prompts
     from harness.scenes.load import load_scene
@@ -317,7 +316,7 @@ def test_the_bounds_are_hand_computed(monkeypatch) -> None:
 def test_a_ratings_matrix_above_the_bound_is_refused(monkeypatch) -> None:
     import pandas as pd
 
-    from harness import human_data
+    from harness.human import data as human_data
     from harness.stats import pair_bounds
 
     frame = pd.DataFrame({"item": [f"i{k}" for k in range(30)], "rater": [f"r{k}" for k in range(30)],
@@ -404,8 +403,8 @@ def test_an_integer_too_long_for_python_is_a_json_error_not_a_traceback(tmp_path
 def test_human_ratings_and_votes_json_go_through_the_bounded_reader(tmp_path: Path, what: str) -> None:
     """TIFA ratings, format detection and GPTEval3D votes read JSON with a bare json.loads:
     deep nesting was a RecursionError traceback."""
-    from harness.human_formats import import_gpteval3d_votes, import_tifa
-    from harness.human_import import detect_format
+    from harness.human.formats import import_gpteval3d_votes, import_tifa
+    from harness.human.importers import detect_format
 
     path = _deep(tmp_path, f"{what}.json")
     call = {"ratings": detect_format, "tifa": import_tifa, "votes": import_gpteval3d_votes}[what]

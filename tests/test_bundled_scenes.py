@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from harness.paths import BUNDLED_SCENES, FIXTURES
+from harness.core.paths import BUNDLED_SCENES, FIXTURES
 from harness.scenes.bundle import build_scene_set, compare_builds
 from harness.scenes.generators import GENERATORS
 from harness.scenes.prompts import PROMPTS_PATH, load_prompts

@@ -18,15 +18,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import cacheseal
-from harness.cacheseal import CacheCorruptionWarning, CorruptEntry
+from harness.core import cacheseal
+from harness.core.cacheseal import CacheCorruptionWarning, CorruptEntry
 from harness.evaluators.cache import CachedEvaluator, EmbeddingCache, ScoreCache
-from harness.protocol import RenderConfig
-from harness.records import read_records, write_records
+from harness.protocol.configurations import RenderConfig
+from harness.protocol.records import read_records, write_records
 from harness.render.render_cache import RenderCache
-from harness.session import AuditSession
-from harness.session_records import _records_ok
-from harness.session_summaries import _read_summary
+from harness.run.record_cache import _records_ok
+from harness.run.session import AuditSession
+from harness.run.summaries import _read_summary
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 
-from harness.records import read_records, write_records
+from harness.protocol.records import read_records, write_records
 from tests._audit_project import comparable_files, make_project, report_dir, run_audit
 
 pytest_plugins = ["pytester"]

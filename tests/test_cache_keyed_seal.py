@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import cacheseal
-from harness.cacheseal import CacheCorruptionWarning, CacheKeyError, CorruptEntry
-from harness.hashing import canonical_json, sha256_bytes
-from harness.protocol import RenderConfig
-from harness.records import read_records, write_records
+from harness.core import cacheseal
+from harness.core.cacheseal import CacheCorruptionWarning, CacheKeyError, CorruptEntry
+from harness.core.hashing import canonical_json, sha256_bytes
+from harness.protocol.configurations import RenderConfig
+from harness.protocol.records import read_records, write_records
 from harness.render.render_cache import RenderCache
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
@@ -139,7 +139,7 @@ def test_render_meta_is_keyed(monkeypatch, tmp_path):
     # a forger rewrites meta.json for another PNG with a recomputed meta_sha256 and no hmac
     monkeypatch.setenv(cacheseal.KEY_ENV, KEY_A)
     cache.put(key, image)
-    from harness.hashing import sha256_json
+    from harness.core.hashing import sha256_json
 
     doc = json.loads(meta.read_bytes())
     del doc["meta_hmac"]

@@ -27,7 +27,7 @@ from harness.captions.grammar import (
     enumerate_templates,
     parse_grammar,
 )
-from harness.errors import ProtocolError
+from harness.core.errors import ProtocolError
 
 VOWEL_INITIAL = ("image",)
 

@@ -17,8 +17,8 @@ import pytest
 
 from harness.cards import NOT_REPORTED, build_card, validate_card
 from harness.cards.assemble import assemble_card
-from harness.check_wording import metric_name
-from harness.thresholds import layered
+from harness.checks.thresholds import layered
+from harness.checks.wording import metric_name
 from harness.vocab.metrics import (
     METRICS,
     THRESHOLDS,

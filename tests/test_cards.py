@@ -20,7 +20,7 @@ from harness.cards import (
     validate_card,
     write_card,
 )
-from harness.errors import CardError
+from harness.core.errors import CardError
 from tests._card_inputs import C0, stats_entry
 
 

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from harness.cards import NOT_REPORTED, validate_card
-from harness.session import AuditOptions, AuditSession
+from harness.run.session import AuditOptions, AuditSession
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def test_without_a_companion_the_field_is_not_reported(tmp_path):
 
 def test_the_schema_rejects_malformed_agreement_data(session):
     from harness.cards import card_id
-    from harness.errors import CardError
+    from harness.core.errors import CardError
 
     card = copy.deepcopy(session.card("planted-robust"))
     del card["companion_check"]["agreement"]["n_pairs"]

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import COMMANDS, command_parser, main
-from harness.paths import BUNDLED_SCENES
-from harness.records import write_records
+from harness.core.paths import BUNDLED_SCENES
+from harness.protocol.records import write_records
 from harness.scenes.sceneset import SceneSet
 from tests._compare_tables import BASE_PITCH, tiny_release
 
@@ -37,9 +37,9 @@ class WorkStarted(Exception):
 WORK_ENTRY_POINTS = (
     "pytest.main",
     "harness.backends.warm_on",
-    "harness.session.AuditSession",
+    "harness.run.session.AuditSession",
     "harness.render.service.RenderService.render",
-    "harness.cost_estimate.calibrate",
+    "harness.measure.cost_estimate.calibrate",
     "harness.scenes.bundle.build_scene_set",
     "harness.render.light_maps.bundled_lighting_scalars",
     "harness.commands.train_reference.run",  # imports torch and trains: checked only to argparse
@@ -214,7 +214,7 @@ pytest_plugins = ["pytester"]
 def test_hostile_audit_option_values_are_usage_errors_or_accepted(data, pytester):
     """The ``--audit-*`` options of the pytest plugin, on a collect-only run (the dry path:
     options are resolved at configure time, nothing renders): exit 4 or a clean collection."""
-    from harness.options import OPTIONS, flag
+    from harness.run.options import OPTIONS, flag
     from tests._audit_project import make_project
 
     if not (pytester.path / "audit_tests").is_dir():

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from harness import argtypes
 from harness.cli import main
-from harness.errors import RecordsError
-from harness.paths import BUNDLED_SCENES
-from harness.records import COLUMNS, read_records, write_records
+from harness.core.errors import RecordsError
+from harness.core.paths import BUNDLED_SCENES
+from harness.protocol.records import COLUMNS, read_records, write_records
+from harness.run import argtypes
 from tests._audit_project import make_project
 from tests._compare_tables import BASE_PITCH, tiny_release
 from tests._extras import need
@@ -39,8 +39,8 @@ def no_work(monkeypatch, tmp_path):
     def stand_in(*args: Any, **kwargs: Any) -> Any:
         raise WorkStarted
 
-    for target in ("pytest.main", "harness.backends.warm_on", "harness.session.AuditSession",
-                   "harness.render.service.RenderService.render", "harness.cost_estimate.calibrate"):  # fmt: skip
+    for target in ("pytest.main", "harness.backends.warm_on", "harness.run.session.AuditSession",
+                   "harness.render.service.RenderService.render", "harness.measure.cost_estimate.calibrate"):  # fmt: skip
         monkeypatch.setattr(target, stand_in)
     monkeypatch.setenv("T3D_AUDIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)

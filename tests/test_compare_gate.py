@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from harness.cli import main
-from harness.paths import REPO_ROOT
-from harness.records import read_records, write_records
+from harness.core.paths import REPO_ROOT
+from harness.protocol.records import read_records, write_records
 from harness.release.baselines import load_release, save_baseline
 from harness.release.margins import MarginError, Margins, parse_margin_args
 from tests._compare_tables import BASE_PITCH, CAND_PITCH, tiny_release
@@ -96,7 +96,7 @@ def test_pytest_audit_baseline_fails_the_junit_gate_by_metric(releases):
     v2_card = json.loads((releases["v2"] / "cards" / "planted-pitch.json").read_text())
     assert v2_card["baseline_card_id"] == v1_card["card_id"]
     assert "baseline_card_id" not in v1_card
-    from harness.commands.validate import validate_report
+    from harness.report.validation import validate_report
 
     assert validate_report(releases["v2"]) == []
 
@@ -200,7 +200,7 @@ def test_margin_tables():
 
 def test_latest_report_picks_this_runs_directory(tmp_path):
     from harness.commands.audit import latest_report
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
 
     with pytest.raises(AuditError):
         latest_report(tmp_path, 0.0)
@@ -227,7 +227,7 @@ def test_noise_floor_rerun_with_other_batch_size_and_threads(tmp_path):
     the comparison shows no regression and nothing inconclusive."""
     torch = pytest.importorskip("torch")
     from harness.release.comparison import compare_records
-    from harness.session import AuditOptions, AuditSession
+    from harness.run.session import AuditOptions, AuditSession
     from harness.testing import BoxRasterizer, write_tiny_scene_set
 
     write_tiny_scene_set(tmp_path / "scenes")

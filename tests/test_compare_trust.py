@@ -19,11 +19,11 @@ import pytest
 
 from harness.cards.provenance import load_manifest, output_entries, write_manifest
 from harness.cli import main
-from harness.paths import REPO_ROOT
-from harness.records import read_records, write_records
+from harness.core.paths import REPO_ROOT
+from harness.protocol.records import read_records, write_records
 from harness.release.baselines import load_release, release_problems, save_baseline, unpaired
 from harness.report.writer import write_report
-from harness.session import AuditOptions, AuditSession
+from harness.run.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer
 
 

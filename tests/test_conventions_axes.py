@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 from harness.scenes.importers.batch import GeneratorConventions, read_conventions
 from harness.scenes.importers.conventions import (
     FRONT_AXES,
@@ -182,7 +182,7 @@ def test_orientations_need_an_imported_object_scene(tmp_path: Path, capsys) -> N
 
     with pytest.raises(Exception, match="needs an imported object scene"):
         oriented_scene(replace(scene, source=None), "x", "+y")
-    from harness.paths import BUNDLED_SCENES
+    from harness.core.paths import BUNDLED_SCENES
 
     assert main(["contact-sheet", "--scenes", str(BUNDLED_SCENES), "--orientations",
                  "--out", str(tmp_path / "x.png")]) == 2

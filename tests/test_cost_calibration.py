@@ -12,9 +12,9 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from harness import cost_estimate as ce
 from harness.evaluators import Scorer
-from harness.protocol import get_profile
+from harness.measure import cost_estimate as ce
+from harness.protocol.configurations import get_profile
 
 
 class PairCounter(Scorer):
@@ -77,7 +77,7 @@ import sys
 sys.modules["open_clip"] = None  # as if open_clip were not installed
 import numpy as np
 import harness.commands.plan as plan
-from harness import cost_estimate as ce
+from harness.measure import cost_estimate as ce
 from harness.cli import main
 
 calls = []
@@ -131,7 +131,7 @@ def test_an_evaluator_that_cannot_be_built_is_not_measured(tmp_path):
 def test_costs_files_check_not_measured(tmp_path):
     import json
 
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
 
     doc = {"format": ce.COSTS_FORMAT, "render": {"first_s": 1, "marginal_s": 1,
            "resolution_px": 8, "samples": 1}, "not_measured": {"x": 3}}  # fmt: skip

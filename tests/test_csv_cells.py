@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.csvcells import FORMULA_STARTS, neutral, restore
+from harness.core.csvcells import FORMULA_STARTS, neutral, restore
 
 HOSTILE = ["=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)",
            "\t=1+1", "\r=1+1", "'=already quoted", "'plain"]  # fmt: skip
@@ -53,7 +53,7 @@ def _one_cell_csv(cell: str) -> str:
 
 
 def _records(caption: str, error: str):
-    from harness.records import records_from_rows
+    from harness.protocol.records import records_from_rows
 
     base = {"evaluator": "clip-b32", "generator": "g1", "prompt_id": "bedroom-01", "scene_sha256": "a" * 64,
             "factor": "baseline", "level": "c0", "caption": caption, "score": -0.25, "status": "ok",
@@ -64,7 +64,7 @@ def _records(caption: str, error: str):
 
 @pytest.mark.parametrize("hostile", HOSTILE)
 def test_records_csv_is_inert_and_reads_back_exactly(tmp_path, hostile):
-    from harness.records import read_records, write_records
+    from harness.protocol.records import read_records, write_records
 
     frame = _records(hostile, hostile)
     path = write_records(frame, tmp_path / "r.csv")
@@ -100,7 +100,7 @@ def test_a_number_in_other_scripts_digits_is_not_taken_for_a_plain_number():
 def test_concordance_scores_csv_is_inert(tmp_path, monkeypatch, capsys):
     """`concordance --out` wrote its per-scene table (generator names, prompt ids, a user
     scorer's failure reasons) with a bare DataFrame.to_csv."""
-    import harness.protocols.measure as measure
+    import harness.peers.measure as measure
     from harness.cli import main
 
     real = measure.score_protocols

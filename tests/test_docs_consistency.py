@@ -132,7 +132,7 @@ def test_every_option_and_command_is_documented():
     """Each ``--audit-*`` option is in the README and the options table of
     docs/writing-an-audit.md; each ``t3d-audit`` command is in the README's command list."""
     from harness.cli import COMMANDS
-    from harness.options import OPTIONS, flag
+    from harness.run.options import OPTIONS, flag
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     table = (ROOT / "docs" / "writing-an-audit.md").read_text(encoding="utf-8")

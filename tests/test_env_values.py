@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from harness.cli import main
-from harness.envvars import READERS, check_environment, render_threads, scorer_deadline
-from harness.errors import AuditError
+from harness.core.envvars import render_threads, scorer_deadline
+from harness.core.errors import AuditError
+from harness.run.environment import READERS, check_environment
 
 BAD = [
     ("T3D_AUDIT_RENDER_THREADS", "-3"), ("T3D_AUDIT_RENDER_THREADS", "two"), ("T3D_AUDIT_RENDER_THREADS", "1.5"),
@@ -45,7 +46,7 @@ def test_good_and_unset_values_pass():
 
 
 def test_the_render_threads_reader_of_the_renderer_refuses_negatives(monkeypatch):
-    from harness.errors import RenderError
+    from harness.core.errors import RenderError
     from harness.render.settings import render_threads as renderer_threads
 
     monkeypatch.setenv("T3D_AUDIT_RENDER_THREADS", "-3")
@@ -63,7 +64,7 @@ def test_every_variable_the_code_reads_with_a_value_is_checked():
         names |= set(re.findall(r'"(T3D_AUDIT_[A-Z_]+)"', path.read_text()))
     unchecked = names - set(READERS) - {"T3D_AUDIT_CACHE_DIR", "T3D_AUDIT_WEIGHTS_DIR", "T3D_AUDIT_CACHE_KEY",
                                         "T3D_AUDIT_CACHE_KEY_FILE", "T3D_AUDIT_"}  # fmt: skip
-    assert not unchecked, f"add a reader to harness.envvars.READERS for {sorted(unchecked)}"
+    assert not unchecked, f"add a reader to harness.run.environment.READERS for {sorted(unchecked)}"
 
 
 # held-out (issue 36): int()/float() read "٣" (Arabic-Indic 3) and "1_0" as numbers, and

@@ -11,12 +11,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.errors import EvaluatorError, RecordsError
-from harness.evaluator_selection import select_evaluators
+from harness.core.errors import EvaluatorError, RecordsError
+from harness.core.ids import EVALUATOR_ID, EVALUATOR_ID_TEXT, SERVED_MODEL_ID, check_evaluator_id
+from harness.core.paths import REPO_ROOT
 from harness.evaluators import registry
-from harness.ids import EVALUATOR_ID, EVALUATOR_ID_TEXT, SERVED_MODEL_ID, check_evaluator_id
-from harness.paths import REPO_ROOT
-from harness.records import read_records, records_from_rows, validate_records, write_records
+from harness.protocol.records import (
+    read_records,
+    records_from_rows,
+    validate_records,
+    write_records,
+)
+from harness.run.evaluator_selection import select_evaluators
 from harness.testing import TinySpec
 
 pytest_plugins = ["pytester"]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.cacheseal import CacheCorruptionWarning
+from harness.core.cacheseal import CacheCorruptionWarning
 from harness.evaluators.base import ScoreResult
 from harness.evaluators.cache import (
     CachedEvaluator,
@@ -125,7 +125,7 @@ def test_cached_grid_matches_uncached_and_computes_each_cell_once(tmp_path):
 def test_served_model_is_cached_with_its_score_and_plain_segments_keep_their_bytes(tmp_path):
     import json
 
-    from harness.cacheseal import read_sealed
+    from harness.core.cacheseal import read_sealed
 
     cache = ScoreCache(tmp_path)
     key = "scores/id/" + "ef" * 32

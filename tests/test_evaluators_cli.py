@@ -15,7 +15,7 @@ from PIL import Image
 
 from harness.cli import main
 from harness.evaluators import builders, catalogue, registry
-from harness.records import read_records
+from harness.protocol.records import read_records
 from tests._extras import need
 
 KEY = "sk-cli-SECRET-abcdef"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators import registry
 from tests._extras import needs
 from tests._net_helpers import loopback_only  # noqa: F401  (autouse: loopback only)

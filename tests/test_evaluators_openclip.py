@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators import builders, registry, weights
 from tests._extras import needs
 from tests._net_helpers import loopback_only  # noqa: F401  (autouse: loopback only)

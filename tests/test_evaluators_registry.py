@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators import builders, catalogue, registry
 from harness.evaluators.base import IDENTITY_FIELDS, EvaluatorSpec, ScoreResult
 

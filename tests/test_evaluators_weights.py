@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators import families, registry, weights
 
 

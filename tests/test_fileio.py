@@ -1,4 +1,4 @@
-"""harness.fileio: atomic publication of bytes and text."""
+"""harness.core.fileio: atomic publication of bytes and text."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import fileio
+from harness.core import fileio
 
 
 def test_creates_parents_and_replaces(tmp_path):

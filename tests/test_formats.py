@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 from harness.scenes.fileformats import (
     CONVERTER,
     SPLAT_PROPERTIES,
@@ -222,7 +222,7 @@ def test_import_scene_refuses_an_unsupported_file_in_one_line(tmp_path: Path, ca
 
 
 def test_object_limit_errors_speak_of_the_object(tmp_path: Path) -> None:
-    from harness.errors import SceneError
+    from harness.core.errors import SceneError
     from harness.scenes.limits import check_limits
 
     doc = {"kind": "object", "room": {"size": [300.0, 1.0], "wall_height": 1.0},
@@ -278,7 +278,7 @@ def test_axis_overlay_marks_up_and_front_where_the_camera_sees_them() -> None:
     camera); a generated object yawed 90° faces +x, so its arrow points right."""
     from dataclasses import replace
 
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
     from harness.render.axes_overlay import draw_axes, object_marks
     from harness.scenes.model import Room, Scene, SceneObject
 
@@ -309,9 +309,9 @@ def test_lighting_is_not_applicable_to_splat_scenes() -> None:
     import pandas as pd
 
     from harness.cards.assemble import not_applicable_notes
-    from harness.commands.validate import check_coverage
-    from harness.measure_plan import build_plan
-    from harness.protocol import get_profile
+    from harness.measure.plan import build_plan
+    from harness.protocol.configurations import get_profile
+    from harness.report.validation import check_coverage
     from harness.scenes.model import Room, Scene, SceneObject
 
     def scene(gen: str, variant: str) -> Scene:

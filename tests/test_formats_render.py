@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.protocol import RenderConfig, get_profile
+from harness.protocol.configurations import RenderConfig, get_profile
 from harness.scenes.importers.conventions import Conventions
 from harness.scenes.importers.dispatch import import_file
 from harness.scenes.model import scene_identity
@@ -230,7 +230,7 @@ SHARED_INVALID = {
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the public sample files are absent (set T3D_AUDIT_SHARED_DATA)")
 @pytest.mark.parametrize("path", _shared_files(), ids=lambda p: p.name)
 def test_shared_files_render_faithfully_or_are_refused(path: Path, tmp_path: Path) -> None:
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
 
     conv = SHARED_CONVENTIONS.get(path.name)
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.commands.validate import validate_report
+from harness.report.validation import validate_report
 from tests._audit_project import LENIENT, make_project, report_dirs
 
 pytest_plugins = ["pytester"]
@@ -115,8 +115,8 @@ def test_partial_reruns_complete_the_report_instead_of_replacing_it(pytester):
     assert any("partial report" in p for p in problems), problems
     doc = results_of(run)
     doc["results"] = [r for r in doc["results"] if "pitch" not in r["test"]]
-    from harness.commands.validate import check_results
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
+    from harness.report.validation import check_results
 
     smoke = get_profile("smoke")
     problems = check_results(doc, {"tiny-grid", "tiny-pairs"}, (dict(smoke.levels), tuple(smoke.probes)))

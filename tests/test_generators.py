@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from harness.errors import SceneError
+from harness.core.errors import SceneError
 from harness.scenes.assets import CATEGORIES, candidates
 from harness.scenes.fidelity import fidelity, satisfies
 from harness.scenes.footprints import (

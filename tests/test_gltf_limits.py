@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, features
 
-from harness.errors import AuditError, ImportError_, SceneError
+from harness.core.errors import AuditError, ImportError_, SceneError
 from harness.scenes.gltf_limits import (
     LIMITS_ENV,
     GltfLimits,
@@ -74,7 +74,7 @@ def test_accessor_count_2_31_in_a_tiny_file_is_refused_before_allocating(tmp_pat
     # through the importer: refused before Blender starts, in a process that stays small
     code = (
         "import sys\n"
-        "from harness.errors import ImportError_\n"
+        "from harness.core.errors import ImportError_\n"
         "from harness.scenes.importers import import_gltf\n"
         "try:\n"
         f"    import_gltf({str(path)!r}, out_root={str(tmp_path / 'o')!r}, generator='g', prompt_id='p', prompt='x')\n"
@@ -542,7 +542,7 @@ def test_a_render_of_a_scene_with_a_huge_texture_is_a_recorded_asset_failure(
 ) -> None:
     """The issue's 30000 x 30000 texture used to kill the renderer with SIGABRT and no message."""
     pytest.importorskip("bpy")
-    from harness.protocol import RenderConfig
+    from harness.protocol.configurations import RenderConfig
     from harness.render.failures import AssetImportFailed
     from harness.render.service import RenderService
     from harness.scenes.model import scene_identity

@@ -90,7 +90,7 @@ def test_best_configuration_selects_on_one_half_and_confirms_on_the_other():
 
 
 def test_configuration_labels_map_to_factor_levels():
-    from harness.human_audit import _factor_of
+    from harness.human.audit import _factor_of
 
     assert _factor_of("baseline") is None and _factor_of("baseline@mean4") is None
     assert _factor_of("pitch=90") == ("pitch", "90")
@@ -104,14 +104,14 @@ def test_configuration_labels_map_to_factor_levels():
 
 
 def test_human_thresholds_stay_out_of_runs_without_human_data(tmp_path):
-    from harness.human_audit import HumanInput
-    from harness.session import AuditOptions, AuditSession
-    from harness.thresholds import (
+    from harness.checks.thresholds import (
         Thresholds,
         human_thresholds,
         presentation_thresholds,
         search_thresholds,
     )
+    from harness.human.audit import HumanInput
+    from harness.run.session import AuditOptions, AuditSession
     from tests._thresholds import default_thresholds
 
     gates = default_thresholds()
@@ -131,7 +131,7 @@ def test_human_thresholds_stay_out_of_runs_without_human_data(tmp_path):
 
 
 def test_run_id_depends_on_human_data_only_when_given():
-    from harness.session_ids import derived_run_id
+    from harness.report.run_ids import derived_run_id
 
     args = {"profile": "smoke", "plan": "p", "evaluators": {"e": "h"}, "renderer": "r", "bootstrap": 1,
             "seed": 2, "thresholds": {}}
@@ -146,8 +146,8 @@ def test_simulated_panel_recovers_alpha_and_ceiling_through_the_audit_session(tm
     """36 scenes (the default profile's 6 prompts): the prompt-block intervals of the recovered
     alpha and noise ceiling cover the planted reliability (2 prompts are too few for that)."""
     from harness.evaluators.reference.specs import companion_spec
-    from harness.human_audit import HumanInput
-    from harness.session import AuditOptions, AuditSession
+    from harness.human.audit import HumanInput
+    from harness.run.session import AuditOptions, AuditSession
 
     scale = write_panel(tmp_path / "panel.csv", profile="default")
     options = AuditOptions(profile="default", evaluators=("companion",), cache_dir=tmp_path / "cache",
@@ -197,7 +197,7 @@ max_human_agreement_drop = 0.1
 def _project(pytester) -> Path:
     import shutil
 
-    from harness.paths import REPO_ROOT
+    from harness.core.paths import REPO_ROOT
 
     root = pytester.path
     shutil.copytree(REPO_ROOT / "audit_tests", root / "audit_tests")
@@ -290,8 +290,8 @@ def _planted_records(name: str, profile: str):
 
     from harness.evaluators.reference.scene_measure import measure_scenes
     from harness.evaluators.reference.specs import planted_specs
-    from harness.measure_plan import build_plan
-    from harness.protocol import get_profile
+    from harness.measure.plan import build_plan
+    from harness.protocol.configurations import get_profile
     from harness.scenes.scene_source import load_scene_set
 
     prof = get_profile(profile)
@@ -332,7 +332,7 @@ def test_compare_a_release_that_loses_human_agreement_regresses(releases):
 
 def test_compare_command_reads_human_ratings(releases, tmp_path, capsys):
     from harness.cli import main
-    from harness.records import write_records
+    from harness.protocol.records import write_records
 
     before, after, human = releases
     write_records(before, tmp_path / "before.csv")

@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.errors import HumanDataError
-from harness.human_data import Scale, validate_ratings
-from harness.human_formats import (
+from harness.core.errors import HumanDataError
+from harness.human.data import Scale, validate_ratings
+from harness.human.formats import (
     dsg_item_score,
     dsg_vqa_scores,
     import_dsg,
@@ -24,8 +24,8 @@ from harness.human_formats import (
     import_tifa,
     tifa_scores,
 )
-from harness.human_import import detect_format, import_human, read_votes_file
-from harness.human_join import join_scores
+from harness.human.importers import detect_format, import_human, read_votes_file
+from harness.human.join import join_scores
 from harness.stats import human_corr as hc
 from tests._human_data import human_data
 
@@ -258,7 +258,7 @@ def test_detects_a_generic_table_and_the_api_takes_gpteval3d_votes(tmp_path: Pat
 
 def test_audit_human_recognises_the_public_formats(tmp_path: Path) -> None:
     """Regression: --audit-human sent every .json to the StanfordT23D reader."""
-    from harness.human_audit import HumanInput, load_ratings
+    from harness.human.audit import HumanInput, load_ratings
 
     path = tmp_path / "tifa.json"
     path.write_text(json.dumps(_tifa_doc()))

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from harness.cli import main
-from harness.errors import HumanDataError
-from harness.human_data import parse_scale, read_ratings, read_votes
-from harness.human_import import import_mate3d, import_stanfordt23d
-from harness.human_join import join_scores, read_scores
+from harness.core.errors import HumanDataError
+from harness.human.data import parse_scale, read_ratings, read_votes
+from harness.human.importers import import_mate3d, import_stanfordt23d
+from harness.human.join import join_scores, read_scores
 
 
 def _csv(path, text):
@@ -163,7 +163,7 @@ def test_unjoined_items_are_an_error_unless_allowed(tmp_path, capsys):
 def test_records_join_failures_and_configurations(tmp_path):
     import hashlib
 
-    from harness.records import record, records_frame, write_records
+    from harness.protocol.records import record, records_frame, write_records
 
     rows = []
     for p in range(4):
@@ -210,7 +210,7 @@ def test_votes_give_bradley_terry(tmp_path, capsys):
 def test_simulated_panel_command_is_labelled_and_recovers_its_reliability(tmp_path, capsys):
     import hashlib
 
-    from harness.records import record, records_frame, write_records
+    from harness.protocol.records import record, records_frame, write_records
 
     rng = np.random.default_rng(3)
     rows = []

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.paths import REPO_ROOT
+from harness.core.paths import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "harness"
 TORCH_FAMILY = ("torch", "transformers", "open_clip")

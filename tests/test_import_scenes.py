@@ -18,7 +18,7 @@ import pytest
 from PIL import Image
 
 from harness.cli import main
-from harness.errors import ImportError_, SceneError
+from harness.core.errors import ImportError_, SceneError
 from harness.scenes.importers.batch import read_prompts
 from harness.scenes.sceneset import SceneSet
 from tests._audit_project import CONFTEST
@@ -164,7 +164,7 @@ def test_audit_collects_an_imported_set(tmp_path, pytester):
     gens, prompts, assets = _generators(tmp_path)
     out = tmp_path / "set"
     assert _import(gens, prompts, out, assets) == 0
-    from harness.paths import REPO_ROOT
+    from harness.core.paths import REPO_ROOT
 
     shutil.copytree(REPO_ROOT / "audit_tests", pytester.path / "audit_tests")
     (pytester.path / "conftest.py").write_text(CONFTEST)

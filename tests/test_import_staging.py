@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from harness.cli import main
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 from harness.scenes.importers.staging import staged_directory
 from harness.scenes.sceneset import SceneSet
 from tests._scenestate import write_scenestate
@@ -129,7 +129,7 @@ def test_staged_directory_writes_never_reach_the_original(tmp_path: Path) -> Non
     (out / "sub").mkdir(parents=True)
     (out / "sub" / "f.txt").write_text("old")
     os.symlink("sub/f.txt", out / "link")
-    from harness.fileio import write_text_atomic
+    from harness.core.fileio import write_text_atomic
 
     with pytest.raises(RuntimeError), staged_directory(out) as stage:
         assert (stage / "sub" / "f.txt").read_text() == "old"

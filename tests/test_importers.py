@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.errors import ImportError_, SceneError
+from harness.core.errors import ImportError_, SceneError
 from harness.scenes import SceneSet, build_manifest, load_scene, write_manifest
 from harness.scenes.importers import import_gltf, import_scenestate, write_scene_file
 from harness.scenes.importers.common import Y_UP_TO_Z_UP, decompose, sanitize_id, unique_ids

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from harness.audit_summary import EvaluatorSummary, MetricError, Status
-from harness.errors import ProtocolError
-from harness.protocol import (
+from harness.checks.thresholds import Thresholds, block_thresholds
+from harness.core.errors import ProtocolError
+from harness.protocol.configurations import (
     BLOCK,
     Block,
     _parse_profile,
@@ -25,7 +25,7 @@ from harness.protocol import (
     parse_cell,
 )
 from harness.stats.interactions import additive_prediction, block_stats, scene_sums_of_squares
-from harness.thresholds import Thresholds, block_thresholds
+from harness.stats.summary import EvaluatorSummary, MetricError, Status
 
 # ---------------------------------------------------------------------------- cell encoding
 
@@ -248,8 +248,8 @@ def _records(levels_scores):
 
 
 def test_records_accept_block_rows_and_reject_malformed_cells():
-    from harness.errors import RecordsError
-    from harness.records import validate_records
+    from harness.core.errors import RecordsError
+    from harness.protocol.records import validate_records
 
     good = _records([("g", "p", "baseline", "c0", 0.5), ("g", "p", BLOCK, "lighting=night,pitch=45", 0.4)])
     validate_records(good)
@@ -306,7 +306,7 @@ def test_ofat_summaries_have_no_blocks_key():
 
 
 def test_block_thresholds_leave_ofat_runs_alone():
-    from harness.session import AuditOptions, AuditSession
+    from harness.run.session import AuditOptions, AuditSession
 
     table = {"peak_rho_max": 1.0, "max_interaction_share": 0.1,
              "overrides": {"x*": {"max_block_sign_crossings": 1, "peak_rho_max": 2.0}}}
@@ -322,7 +322,7 @@ def test_block_thresholds_leave_ofat_runs_alone():
 
 
 def test_validate_coverage_requires_every_block_cell():
-    from harness.commands.validate import check_coverage
+    from harness.report.validation import check_coverage
 
     records = _records([("g", "p", "baseline", "c0", 0.5), ("g", "p", BLOCK, "lighting=night,pitch=45", 0.4)])
     cells = ("lighting=night,pitch=45", "lighting=city,pitch=0")

@@ -13,11 +13,11 @@ import tomllib
 import pandas as pd
 import pytest
 
+from harness.core.paths import REPO_ROOT
 from harness.evaluators.reference.scene_measure import measure_scenes
 from harness.evaluators.reference.specs import planted_specs
-from harness.measure_plan import build_plan
-from harness.paths import REPO_ROOT
-from harness.protocol import get_profile
+from harness.measure.plan import build_plan
+from harness.protocol.configurations import get_profile
 from harness.scenes.scene_source import load_scene_set
 from tests._thresholds import default_thresholds
 

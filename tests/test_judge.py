@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators import builders, judge, judge_settings, registry
 from tests import _key_forms as key_forms
 from tests._extras import need

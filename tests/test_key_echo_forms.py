@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.core.ids import SERVED_MODEL_ID, UNRECOGNISED_MODEL
 from harness.evaluators.judge import MAX_SERVED_IDS, served_model_id
 from harness.evaluators.secrets import Secret
-from harness.ids import SERVED_MODEL_ID, UNRECOGNISED_MODEL
 
 KEY = "sk-live-XQ7r2Lm9Pz4Kt8Vw3Yb6Nc1D"
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"

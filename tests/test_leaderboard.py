@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as cli_main
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 from harness.report.ranking import build_leaderboard, render_html, write_leaderboard
 
 

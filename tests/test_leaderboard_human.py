@@ -58,7 +58,7 @@ def test_the_cards_human_agreement_reaches_the_leaderboard(tmp_path):
 def test_a_malformed_card_figure_is_refused_naming_the_card(tmp_path):
     """A figure that is no number is refused like every other value the leaderboard ranks
     (a real run's cards are schema-checked first); a figure group of another shape is unknown."""
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
 
     report = _report(tmp_path, {"a": {"human_agreement": {"c0": {"spearman": "high"}}},
                                 "b": {}, "c": {}})  # fmt: skip

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.audit_inputs import DEFAULT_LIGHTING_SCALARS, audit_inputs, lighting_scalars
 from harness.cli import main
 from harness.commands.lighting import compare
-from harness.errors import AuditError
+from harness.core.errors import AuditError
+from harness.measure.audit_inputs import DEFAULT_LIGHTING_SCALARS, audit_inputs, lighting_scalars
 from harness.render import light_maps as lt
 from harness.render.settings import LIGHTING_FILES
 
@@ -206,7 +206,7 @@ def test_audit_inputs_default_to_the_committed_scalars():
 
 
 def test_missing_default_file_warns_and_gives_no_scalars(tmp_path, monkeypatch):
-    import harness.audit_inputs as inputs
+    import harness.measure.audit_inputs as inputs
 
     monkeypatch.setattr(inputs, "DEFAULT_LIGHTING_SCALARS", tmp_path / "absent.json")
     with pytest.warns(UserWarning, match="Table 8 has no EV/CCT"):
@@ -216,7 +216,7 @@ def test_missing_default_file_warns_and_gives_no_scalars(tmp_path, monkeypatch):
 
 
 def test_report_fills_table8_by_default(tmp_path):
-    from harness.records import write_records
+    from harness.protocol.records import write_records
 
     records = _records()
     files = [str(write_records(g.reset_index(drop=True), tmp_path / f"{n}.csv"))

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from harness.thresholds import looser_than_study
+from harness.checks.thresholds import looser_than_study
 from harness.vocab.metrics import default_thresholds
 
 pytest_plugins = ["pytester"]

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.errors import ManifestError, SceneError
-from harness.hashing import sha256_file
+from harness.core.errors import ManifestError, SceneError
+from harness.core.hashing import sha256_file
 from harness.scenes import SceneSet, build_manifest, scene_identity, verify_manifest, write_manifest
 from harness.scenes.set_manifest import MANIFEST_NAME, manifest_bytes
 from tests._scene_helpers import ASSETS, dumps, scene_doc, write_scene_set

@@ -13,11 +13,11 @@ from harness.cards.provenance import (
     source_revision,
     verify_outputs,
 )
-from harness.commands.validate import check_coverage, validate_report
-from harness.protocol import get_profile
+from harness.protocol.configurations import get_profile
 from harness.report.terminal import render_table, rows_from
+from harness.report.validation import check_coverage, validate_report
 from harness.report.writer import write_report
-from harness.session import AuditSession
+from harness.run.session import AuditSession
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
 
@@ -120,7 +120,7 @@ def test_validate_rejects_an_edited_card(tmp_path, report):
 
 
 def test_coverage_checks_on_records(report):
-    from harness.records import read_records
+    from harness.protocol.records import read_records
 
     _, written = report
     records = read_records(written.directory / "scores" / "tiny-grid.csv")
@@ -142,7 +142,7 @@ def test_coverage_checks_on_records(report):
 def test_probes_that_do_not_apply_are_not_missing(report):
     """Regression: a single-object scene writes no keep_half row (the probe does not apply);
     validate reported it missing. The manifest's ``probes_not_applicable`` names such cells."""
-    from harness.records import read_records
+    from harness.protocol.records import read_records
 
     _, written = report
     records = read_records(written.directory / "scores" / "tiny-grid.csv")

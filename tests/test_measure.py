@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.errors import RenderError
-from harness.measure_images import measure
-from harness.measure_plan import build_plan
-from harness.protocol import get_profile
+from harness.core.errors import RenderError
+from harness.measure.images import measure
+from harness.measure.plan import build_plan
+from harness.protocol.configurations import get_profile
 from harness.scenes.sceneset import SceneSet
 from harness.testing import (
     BoxRasterizer,
@@ -156,7 +156,7 @@ _LEVELS = {
     probes=st.lists(st.sampled_from(["keep_half", "biggest_only", "scrambled"]), unique=True),
 )
 def test_plan_invariants(scene_set, chosen, probes):
-    from harness.protocol import Profile, RenderConfig
+    from harness.protocol.configurations import Profile, RenderConfig
 
     c0 = RenderConfig(resolution_px=224)
     profile = Profile("prop", "", c0, {f: tuple(v) for f, v in chosen.items()}, None, None, tuple(probes), (), 0)
@@ -186,7 +186,7 @@ class ServedEvaluator(TinyEvaluator):
 
 
 def test_served_model_reaches_the_records_and_survives_the_score_cache(plan, tmp_path):
-    from harness.records import COLUMNS, read_records, write_records
+    from harness.protocol.records import COLUMNS, read_records, write_records
 
     spec = TinySpec("hosted", grid=False, fail_word="bedroom")
     first = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path, load_evaluator=ServedEvaluator)
@@ -231,7 +231,7 @@ def test_a_served_model_outside_the_pattern_is_recorded_as_unrecognised(plan, tm
 
 
 def test_evaluators_without_a_served_model_keep_ten_columns(plan, tmp_path):
-    from harness.records import COLUMNS, write_records
+    from harness.protocol.records import COLUMNS, write_records
 
     for spec in (TinySpec("grid"), TinySpec("pairs", grid=False)):
         frame = measure(spec, plan, BoxRasterizer(), cache_dir=tmp_path)
@@ -243,7 +243,7 @@ def test_evaluators_without_a_served_model_keep_ten_columns(plan, tmp_path):
 def test_an_empty_score_cache_serves_no_pair_and_repeats_count_as_reused(plan, tmp_path):
     # regression (issue 37): "30 pairs from the score cache" on an empty cache: a pair the plan
     # repeats (scored in one group, met again in another) was counted as a cache hit
-    from harness.measure_images import MeasureStats
+    from harness.measure.images import MeasureStats
 
     class SameForEveryScene(BoxRasterizer):
         """Two generators' scenes of one prompt look alike: their pairs repeat across groups."""
@@ -261,7 +261,7 @@ def test_an_empty_score_cache_serves_no_pair_and_repeats_count_as_reused(plan, t
 
 
 def test_the_measured_line_names_each_count_by_its_cause():
-    from harness.aggregate import measured_line
+    from harness.run.aggregate import measured_line
 
     counts = {"images": 4752, "renders": 0, "scored_pairs": 4000, "cached_pairs": 0,
               "reused_pairs": 30}

@@ -4,7 +4,6 @@ contained. Every import counts, lazy ones inside functions and ``TYPE_CHECKING``
 from __future__ import annotations
 
 import ast
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -37,21 +36,61 @@ def _importers_of(target: str) -> list[str]:
         i == target or i.startswith(target + ".") for i in _imports(p)))
 
 
-def test_no_two_modules_share_a_name():
-    names = Counter(p.name for p in MODULES.values() if p.name != "__init__.py")
-    assert sorted(n for n, c in names.items() if c > 1) == []
+#: The modules users import or run by name; everything else lives in a package of its stage.
+PUBLIC_DOORS = {"harness", "harness.__main__", "harness.api", "harness.audit_api", "harness.cli",
+                "harness.plugin", "harness.testing"}
+
+#: The stages in data-flow order: a package imports only packages before it (or itself).
+STAGES = ("harness", "core", "store", "captions", "vocab", "protocol", "scenes", "render", "evaluators",
+          "stats", "training", "measure", "checks", "human", "search", "cards", "report", "run",
+          "release", "peers", "plugin", "backends", "commands", "cli", "api", "audit_api", "testing",
+          "__main__")
+
+#: Imports against the flow, each with its reason; an allowance no longer used fails too.
+BACK_EDGES = {
+    # an importer measures a glTF's bounds and reads its scene graph in a Blender child process
+    ("harness.scenes.importers.gltf", "harness.render.gltfmeasure"),
+    ("harness.scenes.importers.meshobject", "harness.render.gltfmeasure"),
+    ("harness.scenes.importers.scenestate", "harness.render.gltfmeasure"),
+    ("harness.scenes.importers.gltf_io", "harness.render.gltfscene"),
+    # `t3d-audit audit` warms the cache through the CLI's own entry: the same exit codes
+    ("harness.commands.audit", "harness.cli"),
+}
+
+
+def _stage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "harness"
+
+
+def test_the_top_level_holds_only_the_public_doors():
+    top = {m for m, p in MODULES.items() if p.parent == HARNESS and p.name != "__init__.py"} | {"harness"}
+    assert top == PUBLIC_DOORS
+
+
+def test_every_package_is_a_stage():
+    packages = {p.name for p in HARNESS.iterdir() if (p / "__init__.py").is_file()}
+    assert packages <= set(STAGES), sorted(packages - set(STAGES))
+
+
+def test_packages_import_along_the_data_flow():
+    """The tree reads as the data flow: each package imports only the stages before it."""
+    rank = {stage: i for i, stage in enumerate(STAGES)}
+    against = {(a, b) for a, targets in _edges().items() for b in targets
+               if rank[_stage(b)] > rank[_stage(a)]}
+    assert against == BACK_EDGES
 
 
 def test_cards_never_import_the_session():
-    sessions = [m for m in MODULES if m == "harness.session" or m.startswith("harness.session_")]
-    assert len(sessions) > 1  # the façade and its job modules
+    sessions = [m for m in MODULES if m.startswith("harness.run.")]
+    assert "harness.run.session" in sessions
     assert [m for s in sessions for m in _importers_of(s) if m.startswith("harness.cards")] == []
 
 
 #: The measurement side: what turns scenes into renders, images and scores.
-MEASUREMENT = ("harness.measure_images", "harness.measure_plan", "harness.measure_thumbs", "harness.render",
-               "harness.evaluators", "harness.scenes", "harness.probe_edits", "harness.rescore",
-               "harness.session_inputs", "harness.session_records", "harness.training", "harness.backends")
+MEASUREMENT = ("harness.measure.images", "harness.measure.plan", "harness.measure.thumbs", "harness.render",
+               "harness.evaluators", "harness.scenes", "harness.scenes.probe_edits", "harness.run.rescore",
+               "harness.run.inputs", "harness.run.record_cache", "harness.training", "harness.backends")
 
 
 def test_the_report_only_formats():
@@ -66,23 +105,23 @@ def test_the_release_comparison_stays_pure():
     """The release gate's statistics read and write nothing: they import only the protocol,
     errors, the number reader, the vocabulary and the pure statistics; its package
     ``__init__`` imports nothing."""
-    allowed = {"harness.errors", "harness.protocol", "harness.numbers"}
+    allowed = {"harness.core.errors", "harness.protocol.configurations", "harness.core.numbers"}
     targets = _edges()["harness.release.comparison"]
     pure = ("harness.stats", "harness.vocab")
     assert {t for t in targets if t not in allowed and not t.startswith(pure)} == set()
     assert _imports(MODULES["harness.release"]) == set()
 
 
-@pytest.mark.parametrize("module", ["harness.evaluators.reference.scene_measure", "harness.measure_plan",
-                                    "harness.records"])
+@pytest.mark.parametrize("module", ["harness.evaluators.reference.scene_measure", "harness.measure.plan",
+                                    "harness.protocol.records"])
 def test_measurement_parts_do_not_import_the_pipeline(module):
-    assert module not in _importers_of("harness.measure_images")
+    assert module not in _importers_of("harness.measure.images")
 
 
-def test_no_forwarding_measure_module():
-    """The pipeline is ``harness.measure_images.measure``; the old forwarder stays gone."""
-    assert "harness.measure" not in MODULES
-    assert _importers_of("harness.measure") == []
+def test_the_measure_package_forwards_nothing():
+    """The pipeline is ``harness.measure.images.measure``; the package's ``__init__`` is a
+    docstring, not a forwarder."""
+    assert _imports(MODULES["harness.measure"]) == set()
 
 
 def test_bpy_only_under_render():
@@ -96,7 +135,7 @@ def test_no_pass_through_layer():
 
 def test_the_pipeline_chooses_the_measurement_by_adapter_kind():
     from harness.evaluators.reference.specs import companion_spec, planted_specs
-    from harness.measure_images import measurement_kind
+    from harness.measure.images import measurement_kind
     from harness.testing import TinySpec
 
     assert measurement_kind(companion_spec()) == "scene"
@@ -204,7 +243,7 @@ def test_ray_only_under_backends_and_imported_lazily():
 def test_the_store_is_a_leaf_the_caches_build_on():
     """``harness.store`` needs only the small shared modules; the render and score caches and
     the backends import it, never the other way round."""
-    allowed = {"harness.errors", "harness.hashing", "harness.fileio", "harness.bounded_input"}
+    allowed = {"harness.core.errors", "harness.core.hashing", "harness.core.fileio", "harness.core.bounded_input"}
     for name, targets in _edges().items():
         if name.startswith("harness.store"):
             outside = {t for t in targets if t != "harness.store" and not t.startswith("harness.store.")}

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.errors import RecordsError, SceneError
-from harness.records import read_records, records_from_rows, write_records
+from harness.core.errors import RecordsError, SceneError
+from harness.protocol.records import read_records, records_from_rows, write_records
 from harness.scenes.load import parse_scene, validate_scene
 from harness.scenes.model import Scene
 from tests._scene_helpers import scene_doc, write_assets

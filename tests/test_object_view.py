@@ -1,4 +1,4 @@
-"""Single-object scenes are measured from their own default view (``harness.protocol.KindView``).
+"""Single-object scenes are measured from their own default view (``harness.protocol.configurations.KindView``).
 
 Rooms keep the study's c0 (top-down, "A top-down view of …", yaw swept at 45° pitch). A single
 generated object is seen at c0 from the front, 30° above the horizon (pitch 60), captioned with
@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.audit_inputs import default_template_of
-from harness.errors import ProtocolError, SceneError
-from harness.measure_plan import build_plan
-from harness.protocol import (
+from harness.core.errors import ProtocolError, SceneError
+from harness.measure.audit_inputs import default_template_of
+from harness.measure.plan import build_plan
+from harness.protocol.configurations import (
     BLOCK,
     IDENTITY_TEMPLATE_ID,
     OBJECT_C0_PITCH_DEG,
@@ -169,7 +169,7 @@ def test_an_object_set_audits_into_a_valid_report(tmp_path: Path) -> None:
     """End to end on single objects: the plan, records, cards and manifest carry the object
     view, the probes that do not apply are named in the manifest, and the report validates
     (regression: validate counted those probes as missing rows)."""
-    from harness.commands.validate import validate_report
+    from harness.report.validation import validate_report
     from harness.report.writer import write_report
     from harness.testing import TinySpec
     from tests._audit_project import tiny_session

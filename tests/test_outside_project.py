@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.thresholds import study_table
+from harness.checks.thresholds import study_table
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from harness.cli import main as cli_main
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators import Scorer, families, register, registry
 from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.scorer import ScorerEvaluator
@@ -80,7 +80,7 @@ def test_an_unknown_adapter_names_the_families_and_the_door():
 
 
 def test_a_plugin_family_with_scene_input_is_measured_without_renders():
-    from harness.measure_images import measurement_kind
+    from harness.measure.images import measurement_kind
 
     fam = families.Family("t3d-test-scene", build=lambda spec, **kw: None, input="scene")
     families.register_family(fam)
@@ -254,7 +254,7 @@ def test_a_wrong_number_of_scores_is_a_failure():
 
 
 def test_scene_input_scores_items_without_images():
-    from harness.measure_images import measurement_kind
+    from harness.measure.images import measurement_kind
 
     class SceneCount(Scorer):
         name = "scene-count-test"

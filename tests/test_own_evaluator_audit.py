@@ -93,7 +93,7 @@ def test_a_conftest_scorer_is_audited_with_a_card(pytester, workers):
     assert broken["failed_share"] == 1.0
     card = json.dumps(json.loads((report / "cards" / "colorstat.json").read_text()))
     assert _declared_hash("colorstat") in card  # the card records the declared identity
-    from harness.records import read_records
+    from harness.protocol.records import read_records
 
     scores = read_records(report / "scores" / "brokenstat.csv")
     assert set(scores["status"]) == {"failed"}

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 from setuptools import find_namespace_packages
 
-from harness import paths
-from harness.aggregate import ControllerSink
-from harness.thresholds import KNOWN, ThresholdError, Thresholds, layered, study_table
+from harness.checks.thresholds import KNOWN, ThresholdError, Thresholds, layered, study_table
+from harness.core import paths
+from harness.run.aggregate import ControllerSink
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,7 +118,7 @@ def test_bundled_files_are_found_in_the_checkout():
 
 
 def test_the_project_root_is_found_from_the_invoking_folder(tmp_path):
-    from harness.rootdir import project_root
+    from harness.core.rootdir import project_root
 
     (tmp_path / "proj" / "src" / "deep").mkdir(parents=True)
     (tmp_path / "proj" / "pyproject.toml").write_text('[project]\nname = "p"\n')

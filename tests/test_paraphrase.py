@@ -23,7 +23,7 @@ from harness.captions.paraphrase import (
     normalise,
     parse_paraphrases,
 )
-from harness.errors import ProtocolError
+from harness.core.errors import ProtocolError
 
 
 def _write(tmp_path: Path, data, name: str = "paraphrases.json") -> Path:

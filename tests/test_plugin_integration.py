@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.paths import REPO_ROOT
+from harness.core.paths import REPO_ROOT
 from tests._audit_project import comparable_files, make_project, report_dir, run_audit
 
 pytest_plugins = ["pytester"]
@@ -43,7 +43,7 @@ def test_serial_and_parallel_runs_write_identical_reports_without_secrets(pytest
     for name in files_a:
         assert files_a[name] == files_b[name], f"{name} differs between -n 0 and -n 2"
     # the validate command accepts both reports
-    from harness.commands.validate import validate_report
+    from harness.report.validation import validate_report
 
     assert validate_report(a) == []
     # ... and, recomputed from the raw scores and the run options, gives the same files

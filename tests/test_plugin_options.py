@@ -91,9 +91,9 @@ def test_the_removed_dict_fixtures_fail_naming_their_typed_replacements(project)
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines_random([
         "*the audit_stats fixture (a raw summary dict) was removed; use audit_summary "
-        "(harness.audit_summary.EvaluatorSummary*",
+        "(harness.stats.summary.EvaluatorSummary*",
         "*the audit_panel fixture (a raw summary dict) was removed; use audit_panel_summary "
-        "(harness.audit_summary.PanelSummary*",
+        "(harness.stats.summary.PanelSummary*",
     ])  # fmt: skip
 
 

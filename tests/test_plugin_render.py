@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.measure_images import measure
-from harness.measure_plan import build_plan
-from harness.protocol import Profile, RenderConfig
+from harness.measure.images import measure
+from harness.measure.plan import build_plan
+from harness.protocol.configurations import Profile, RenderConfig
 from harness.render.renderer import default_renderer
 from harness.scenes.scene_source import load_scene_set
 from harness.testing import TinySpec

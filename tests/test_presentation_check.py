@@ -11,11 +11,11 @@ import shutil
 import numpy as np
 import pytest
 
-from harness.paths import REPO_ROOT
-from harness.protocols.audit_probes import applicable_probes
-from harness.protocols.presentation_probes import PROBES, default_threshold, probe_result
-from harness.session_thresholds import gate_thresholds
-from harness.thresholds import layered, presentation_thresholds
+from harness.checks.thresholds import layered, presentation_thresholds
+from harness.core.paths import REPO_ROOT
+from harness.peers.audit_probes import applicable_probes
+from harness.peers.presentation_probes import PROBES, default_threshold, probe_result
+from harness.run.gate_thresholds import gate_thresholds
 from harness.vocab.metrics import MIN_PRESENTATION_AGREEMENT, THRESHOLDS
 
 pytest_plugins = ["pytester"]

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import probe_edits
 from harness.cli import main
-from harness.errors import ProtocolError, SceneError
-from harness.hashing import sha256_json
-from harness.paths import BUNDLED_SCENES
-from harness.protocol import PROBES
+from harness.core.errors import ProtocolError, SceneError
+from harness.core.hashing import sha256_json
+from harness.core.paths import BUNDLED_SCENES
+from harness.protocol.configurations import PROBES
+from harness.scenes import probe_edits
 from harness.scenes.footprints import boxes_overlap, half_extents, object_inside_room
 from harness.scenes.load import load_scene
 from harness.scenes.model import AssetCandidate, Room, Scene, SceneObject

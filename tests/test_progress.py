@@ -1,4 +1,4 @@
-"""harness.progress: a bar on a terminal, plain lines in a log (issue 37: the warm step's tqdm
+"""harness.core.progress: a bar on a terminal, plain lines in a log (issue 37: the warm step's tqdm
 bar written to a log was one 77 kB line of carriage returns)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import progress as P
+from harness.core import progress as P
 
 
 class Clock:
@@ -81,7 +81,7 @@ def test_a_line_ends_with_its_note():
     """The search's best value so far rides on each plain progress line (a log has no bar)."""
     import io
 
-    from harness.progress import LineProgress
+    from harness.core.progress import LineProgress
 
     out = io.StringIO()
     clock = iter([0.0, 40.0, 40.0]).__next__

@@ -119,7 +119,7 @@ def test_score_uses_a_conftest_scorer(tmp_path):
     done = _cli(root, "score", "--evaluator", "colorstat", "--images", "imgs",
                 "--captions", "caps.json", "--out", "out.csv")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    from harness.records import read_records
+    from harness.protocol.records import read_records
 
     table = read_records(root / "out.csv").set_index("prompt_id")
     assert table.loc["red", "score"] == pytest.approx(1.0)
@@ -170,7 +170,7 @@ def test_a_conftest_that_cannot_be_imported_is_a_clear_error(tmp_path):
 def test_no_conftest_starts_no_pytest(tmp_path, monkeypatch):
     import _pytest.config
 
-    import harness.project_evaluators as pe
+    import harness.run.project_evaluators as pe
 
     monkeypatch.setattr(_pytest.config, "main", lambda *a, **k: pytest.fail("pytest started"))
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
@@ -246,7 +246,7 @@ def test_api_audit_refuses_a_missing_audit_path(tmp_path, monkeypatch):
     import _pytest.config
 
     from harness.api import audit
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(_pytest.config, "main", lambda *a, **k: pytest.fail("pytest started"))

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from harness.errors import ImportError_, SceneError
+from harness.core.errors import ImportError_, SceneError
 from harness.scenes.importers.batch import read_prompts
 
 

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from harness.captions.paraphrase import distinct_levels, load_paraphrases
-from harness.errors import SceneError
-from harness.paths import BUNDLED_ASSETS, FIXTURES
+from harness.core.errors import SceneError
+from harness.core.paths import BUNDLED_ASSETS, FIXTURES
 from harness.scenes.assets import (
     CATEGORIES,
     VARIANTS,

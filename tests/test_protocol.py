@@ -8,15 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-import harness.protocol as protocol
+import harness.protocol.configurations as protocol
 from harness.captions import (
     BEST_PAPER_TEMPLATE_ID,
     DEFAULT_TEMPLATE_ID,
     IDENTITY_TEMPLATE_ID,
 )
 from harness.cli import main
-from harness.errors import ProtocolError
-from harness.protocol import (
+from harness.core.errors import ProtocolError
+from harness.protocol.configurations import (
     BASELINE,
     SHARED_FACTORS,
     YAW_PITCH_DEG,

@@ -12,9 +12,14 @@ import sys
 import numpy as np
 import pytest
 
-from harness.errors import ProtocolError
-from harness.protocol import Configuration, RenderConfig, check_view_policy, policy_views
-from harness.protocols.presets import get_preset
+from harness.core.errors import ProtocolError
+from harness.protocol.configurations import (
+    Configuration,
+    RenderConfig,
+    check_view_policy,
+    policy_views,
+)
+from harness.protocol.presets import get_preset
 from harness.testing import TinySpec
 from tests._audit_project import make_project, report_dir, run_audit, tiny_session
 
@@ -53,7 +58,7 @@ def test_preset_resolution_and_samples_apply_unless_the_user_set_them():
 
 
 def test_plan_scores_the_mean_of_the_preset_views(sessions):
-    from harness.measure_images import ImageSource
+    from harness.measure.images import ImageSource
 
     s = sessions["preset:3dcodebench"]
     row = next(r for r in s.plan.rows if r.factor == "baseline")
@@ -69,7 +74,7 @@ def test_plan_scores_the_mean_of_the_preset_views(sessions):
 
 
 def test_tiled_preset_scores_one_4_by_2_grid(sessions):
-    from harness.measure_images import ImageSource
+    from harness.measure.images import ImageSource
 
     s = sessions["preset:3d-defectbench"]
     row = next(r for r in s.plan.rows if r.factor == "baseline")
@@ -97,8 +102,8 @@ def test_cards_record_the_preset_and_its_parameters(sessions):
 
 
 def test_records_accept_preset_policies_only():
-    from harness.errors import RecordsError
-    from harness.records import record, records_frame, validate_records
+    from harness.core.errors import RecordsError
+    from harness.protocol.records import record, records_frame, validate_records
 
     ok = records_frame([record("e", "g", "p", "a" * 64, "baseline", "c0", "cap", 0.5, "ok", "", "", "preset:mate3d")])
     validate_records(ok)

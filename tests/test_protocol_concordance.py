@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from harness.evaluators.reference.planted import FAVOURED
-from harness.protocols.forensics import (
+from harness.peers.forensics import (
     Candidate,
     neighbours,
     parse_ordering,
     reported_margin,
     score_outcome,
 )
-from harness.protocols.presets import get_preset
-from harness.protocols.rank_concordance import concordance, tau
+from harness.peers.rank_concordance import concordance, tau
+from harness.protocol.presets import get_preset
 
 
 def run_cli(argv, capsys):
@@ -147,7 +147,7 @@ def test_bad_generator_is_a_one_line_error(capsys):
 
 
 def test_order_agreement_hand_computed():
-    from harness.protocols.presentation_probes import order_agreement
+    from harness.peers.presentation_probes import order_agreement
 
     a = np.array([[3.0, 1.0], [2.0, 2.0], [1.0, 3.0]])  # prompt 0: x > y > z; prompt 1: z > y > x
     assert order_agreement(a, a) == 1.0

@@ -12,18 +12,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.errors import ProtocolError
-from harness.protocol import RenderConfig
-from harness.protocols.cameras import (
+from harness.core.errors import ProtocolError
+from harness.protocol.cameras import (
     View,
     direction_view,
     focal_length_mm,
     icosphere,
     render_config,
 )
-from harness.protocols.presets import PRESETS, get_preset, parse_presets
-from harness.protocols.tiling import stack, tile
-from harness.protocols.view_reduce import aggregate, icosphere_max, trimmed_mean
+from harness.protocol.configurations import RenderConfig
+from harness.protocol.presets import PRESETS, get_preset, parse_presets
+from harness.protocol.tiling import stack, tile
+from harness.protocol.view_reduce import aggregate, icosphere_max, trimmed_mean
 
 ICOSAHEDRON_ELEVATION = math.degrees(math.atan(1 / ((1 + math.sqrt(5)) / 2)))  # 31.717°
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from harness.protocols.measure import scene_images, score_protocols
-from harness.protocols.presets import get_preset
+from harness.peers.measure import scene_images, score_protocols
+from harness.protocol.presets import get_preset
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,7 @@ def renderer(tmp_path_factory):
 
 def test_scores_under_two_presets_share_renders_and_tile(two_scenes, renderer, tmp_path):
     pytest.importorskip("open_clip")
-    from harness.protocols.inputs import evaluator_spec
+    from harness.peers.inputs import evaluator_spec
 
     spec = evaluator_spec("ref-vit-clip")
     mate = get_preset("mate3d").scaled(max_views=2, resolution_px=64, samples=1)  # views 0 and 3
@@ -57,7 +57,7 @@ def test_scores_under_two_presets_share_renders_and_tile(two_scenes, renderer, t
 
 def test_normal_pass_preset_renders_and_scores(two_scenes, renderer, tmp_path):
     pytest.importorskip("open_clip")
-    from harness.protocols.inputs import evaluator_spec
+    from harness.peers.inputs import evaluator_spec
 
     gpt = get_preset("gpteval3d").scaled(resolution_px=64, samples=1)
     scene = sorted(two_scenes.scenes, key=lambda s: s.generator)[0]

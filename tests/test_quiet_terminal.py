@@ -80,7 +80,7 @@ def test_the_traceback_hint_is_spelt_for_the_command_the_user_ran():
     import types
 
     from harness.plugin import WarmInProcess
-    from harness.quiet_failures import detail_hint
+    from harness.run.quiet_failures import detail_hint
 
     def config(*plugins):
         return types.SimpleNamespace(pluginmanager=types.SimpleNamespace(get_plugins=lambda: set(plugins)))

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import pytest
 
-from harness.protocol import get_profile
+from harness.protocol.configurations import get_profile
 from harness.render.cache_warmer import resolve_jobs, warm
 from harness.render.render_cache import RenderCache
 from harness.render.render_inputs import apply_probe, load_profile_scenes
@@ -181,7 +181,7 @@ def test_a_render_actor_starts_blender_before_it_gets_work(tmp_path):
     import sys
 
     pytest.importorskip("bpy")
-    from harness.paths import REPO_ROOT
+    from harness.core.paths import REPO_ROOT
 
     code = ("from harness.backends.ray_render import RenderWorker\n"
             "from harness.render import blender\n"

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.captions import DEFAULT_TEMPLATE_ID, IDENTITY_TEMPLATE_ID, template_ids
-from harness.errors import RecordsError
-from harness.protocol import PROBES, factors
-from harness.records import (
+from harness.core.errors import RecordsError
+from harness.protocol.configurations import PROBES, factors
+from harness.protocol.records import (
     COLUMNS,
     empty_records,
     read_records,
@@ -296,7 +296,7 @@ def test_unusable_pyarrow_is_a_typed_error(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_served_model_column_round_trips_and_is_written_only_when_set(tmp_path, suffix):
-    from harness.records import SERVED_MODEL
+    from harness.protocol.records import SERVED_MODEL
 
     served = records_from_rows([_row(served_model="gpt-4o-2024-11-20"),
                                 _row(level="512", factor="resolution", score=math.nan,
@@ -341,7 +341,7 @@ def test_served_model_cells_must_be_strings():
 
 
 def test_record_rows_build_the_table_the_pipelines_write():
-    from harness.records import MAX_ERROR_CHARS, record, records_frame
+    from harness.protocol.records import MAX_ERROR_CHARS, record, records_frame
 
     ok = record("ev", "g", "p", "a" * 64, "baseline", "c0", "cap", 1, "ok", "")
     bad = record("ev", "g", "p", "a" * 64, "pitch", "0", "cap", float("nan"), "failed", "x" * 500)

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.errors import AuditError, RecordsError
-from harness.protocol import check_level
-from harness.records import (
+from harness.core.errors import AuditError, RecordsError
+from harness.protocol.configurations import check_level
+from harness.protocol.records import (
     COLUMNS,
     MEASUREMENT_KEY,
     REQUIRED_NONEMPTY,

@@ -94,7 +94,7 @@ def test_relation_phrases_only_when_they_hold():
 
 
 def test_random_views_cover_the_protocol_ranges():
-    from harness.protocol import LIGHTING_MAPS
+    from harness.protocol.configurations import LIGHTING_MAPS
 
     rng = random.Random(0)
     recipe = DataRecipe()
@@ -128,7 +128,7 @@ def test_build_and_load_with_a_stub_renderer(tmp_path):
 
 
 def test_missing_dataset_is_a_typed_error(tmp_path):
-    from harness.errors import EvaluatorError
+    from harness.core.errors import EvaluatorError
 
     with pytest.raises(EvaluatorError, match="no training set"):
         load_dataset(tmp_path)

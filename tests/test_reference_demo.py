@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from harness.paths import REPO_ROOT
+from harness.core.paths import REPO_ROOT
 
 
 @pytest.mark.slow

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
+from harness.core.paths import REPO_ROOT
 from harness.evaluators import registry
 from harness.evaluators.reference import specs as ref
 from harness.evaluators.reference.companion import CompanionEvaluator
 from harness.evaluators.reference.items import ScoreItem
 from harness.evaluators.reference.planted import PLANTED_IDS, PlantedEvaluator
 from harness.evaluators.reference.scene_measure import is_scene_evaluator
-from harness.paths import REPO_ROOT
 
 
 def test_ids_and_scene_routing():

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.core.paths import REPO_ROOT
 from harness.evaluators.reference.fit import lr_at
 from harness.evaluators.reference.models import CONFIG_DIR, RECIPES
-from harness.paths import REPO_ROOT
 from harness.training.data import TrainingSet
 from harness.training.train import MAX_WEIGHTS_BYTES
 from tests._extras import need
@@ -129,8 +129,8 @@ def test_steps_with_hard_negative_groups(model_id, tmp_path):
 def test_fine_tuning_starts_from_the_named_weights_only(tmp_path):
     """A recipe with init_sha256 needs start weights, and only the ones with that hash; five
     steps from them write a card naming them."""
-    from harness.errors import EvaluatorError
-    from harness.hashing import sha256_file
+    from harness.core.errors import EvaluatorError
+    from harness.core.hashing import sha256_file
     from harness.training.train import train
 
     base = replace(RECIPES["ref-rn-clip"], batch_size=8, warmup=2, init_sha256=None)
@@ -153,8 +153,8 @@ def test_fine_tuning_starts_from_the_named_weights_only(tmp_path):
 def test_bundled_weights_and_cards_are_consistent():
     """Every committed model has weights ≤ 10 MB matching its card, its config unchanged since
     training, and a card carrying the quality check's numbers with a consistent verdict."""
+    from harness.core.hashing import sha256_file
     from harness.evaluators import registry
-    from harness.hashing import sha256_file
     from harness.training.checks import failed_bars
 
     # the models the registry loads from fixtures/evaluators/ are committed: a missing one fails
@@ -250,7 +250,7 @@ def test_command_defaults_and_typed_errors(tmp_path, capsys):
 def test_a_deeper_model_grown_from_smaller_weights_computes_the_same_embeddings(base, tmp_path):
     torch = pytest.importorskip("torch")
     open_clip = pytest.importorskip("open_clip")
-    from harness.errors import EvaluatorError
+    from harness.core.errors import EvaluatorError
     from harness.evaluators.reference.fit import grow_into, register_configs
 
     register_configs()

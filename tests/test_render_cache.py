@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cacheseal import CacheCorruptionWarning
-from harness.errors import RenderError
-from harness.protocol import RenderConfig
+from harness.core.cacheseal import CacheCorruptionWarning
+from harness.core.errors import RenderError
+from harness.protocol.configurations import RenderConfig
 from harness.render import settings
 from harness.render.render_cache import RenderCache, decode_png, encode_png
 
@@ -98,7 +98,7 @@ def test_corrupt_entry_is_discarded_and_rerendered(tmp_path, damage):
     else:  # a valid PNG of another shape with a matching sha: caught by the shape check
         import json
 
-        from harness.hashing import canonical_json, sha256_bytes, sha256_json
+        from harness.core.hashing import canonical_json, sha256_bytes, sha256_json
 
         other = encode_png(_image(2, 4))
         png.write_bytes(other)

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from harness.errors import RenderError
-from harness.protocol import CHROMATIC_RGB, GRAYS, background_rgb
+from harness.core.errors import RenderError
+from harness.protocol.configurations import CHROMATIC_RGB, GRAYS, background_rgb
 from harness.render.composite import composite
 
 LEVELS = (*GRAYS, *CHROMATIC_RGB)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.protocol import factors
+from harness.protocol.configurations import factors
 from harness.render import framing
 from harness.scenes.model import Room, Scene, SceneObject
 

@@ -68,7 +68,7 @@ _SCRIPT = """
 import os, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from harness.protocol import RenderConfig
+from harness.protocol.configurations import RenderConfig
 from harness.render.failures import AssetImportFailed
 from harness.render.service import RenderService
 from harness.scenes.model import scene_identity

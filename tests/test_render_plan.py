@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.protocol import get_profile
+from harness.protocol.configurations import get_profile
 from harness.render.render_plan import RenderJob, per_scene_counts, plan_summary, render_plan
 from harness.scenes.model import Room, Scene
 
@@ -60,7 +60,7 @@ def test_summary():
 def test_profile_configuration_of_any_level():
     import pytest
 
-    from harness.errors import ProtocolError
+    from harness.core.errors import ProtocolError
 
     profile = get_profile("smoke")  # selects only yaw 0/180, but any Table 11 level works
     yaw = profile.configuration("yaw", "90")

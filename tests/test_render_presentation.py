@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.protocol import RenderConfig
+from harness.protocol.configurations import RenderConfig
 from harness.render.failures import RenderFailed
 from harness.scenes.model import scene_identity
 from tests._render_helpers import box_scene, write_box_assets

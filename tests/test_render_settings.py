@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import RenderError
+from harness.core.errors import RenderError
 from harness.render.settings import THREADS_ENV, render_threads
 
 

@@ -8,7 +8,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from harness.protocol import get_profile
+from harness.protocol.configurations import get_profile
 from harness.render import blender
 from harness.render.cache_warmer import pending, resolve_jobs, warm
 from harness.render.failures import NothingVisible
@@ -86,7 +86,7 @@ def test_failures_are_collected_not_cached(tmp_path, monkeypatch):
 
 
 def test_probe_that_cannot_apply_is_a_failure_not_a_crash(tmp_path):
-    from harness.errors import SceneError
+    from harness.core.errors import SceneError
 
     profile = replace(get_profile("smoke"), probes=("keep_half", "worst_objects"))
     scenes = [Scene("s0", "g", "p0", "x", "t", Room((4.0, 4.0), 2.5), ())]
@@ -104,7 +104,7 @@ def test_probe_that_cannot_apply_is_a_failure_not_a_crash(tmp_path):
 @pytest.mark.slow
 def test_warm_in_worker_processes_with_blender(tmp_path):
     pytest.importorskip("bpy")
-    from harness.protocol import RenderConfig
+    from harness.protocol.configurations import RenderConfig
     from harness.render.service import RenderRequest
     from harness.scenes.model import scene_identity
     from tests._render_helpers import box_scene, write_box_assets

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.commands.validate import validate_report
+from harness.report.validation import validate_report
 from tests._audit_project import comparable_files, make_project, report_dir, run_audit
 
 pytest_plugins = ["pytester"]
@@ -116,7 +116,7 @@ _writer.write_card = _full
 
 
 def test_disk_error_message_names_the_directory(tmp_path):
-    from harness.aggregate import disk_error
+    from harness.run.aggregate import disk_error
 
     exc = OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "r" / ".tmp-x" / "summary.json"))
     text = disk_error(exc, tmp_path / "r")
@@ -134,7 +134,7 @@ def test_full_disk_under_the_cache_fails_each_test_in_one_line(pytester: pytest.
         handle.write("""
 
 import errno
-import harness.records as _records
+import harness.protocol.records as _records
 
 
 def _full(frame, path, *args, **kwargs):

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.records import write_records
+from harness.protocol.records import write_records
 from harness.stats.synthetic import SyntheticSpec, synthetic_records
 
 SPEC = SyntheticSpec(evaluators=2, prompt_free=0, prompts=3, templates=3, paraphrases=3, render_levels=3)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from harness.cards.provenance import load_manifest, output_entries, write_manifest
 from harness.cli import main
-from harness.commands.validate import check_report
 from harness.report.html_page import build_html
+from harness.report.validation import check_report
 from tests._html_report import CHROMIUM, playwright_or_skip
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.records import read_records, write_records
+from harness.protocol.records import read_records, write_records
 from harness.report import html_page
 from harness.report.html_page import build_html
 from tests._html_report import CHROMIUM, playwright_or_skip
@@ -271,7 +271,7 @@ def test_an_audit_of_scenes_with_hostile_prompts_and_labels_gives_a_safe_page(tm
     import subprocess
     import sys
 
-    from harness.paths import REPO_ROOT
+    from harness.core.paths import REPO_ROOT
     from harness.testing import write_tiny_scene_set
     from tests._audit_project import CONFTEST, LENIENT, PYPROJECT
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import cacheseal, measure_thumbs
+from harness.core import cacheseal
+from harness.measure import thumbs as measure_thumbs
 from harness.report import html_page, pieces, writer
 from harness.report.writer import write_report
 from harness.testing import TinySpec

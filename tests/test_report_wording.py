@@ -9,7 +9,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.check_wording import count, counts_things, rule
+from harness.checks.wording import count, counts_things, rule
 from harness.report.html_overview import cell
 from harness.report.html_page import (
     plural,

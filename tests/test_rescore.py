@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness import cacheseal
 from harness.cli import main
-from harness.commands.validate import validate_report
-from harness.hashing import canonical_json, sha256_bytes
-from harness.records import read_records, write_records
+from harness.core import cacheseal
+from harness.core.hashing import canonical_json, sha256_bytes
+from harness.protocol.records import read_records, write_records
+from harness.report.validation import validate_report
 from harness.report.writer import write_report
-from harness.rescore import DEFAULT_TOLERANCE, compare_row, rescore_report, sample_records
-from harness.session import AuditOptions, AuditSession
+from harness.run.rescore import DEFAULT_TOLERANCE, compare_row, rescore_report, sample_records
+from harness.run.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer, TinySpec
 from tests._audit_project import tiny_session
 

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from harness.errors import AuditError, ImportError_, RenderError
+from harness.core.errors import AuditError, ImportError_, RenderError
 from harness.render import resource_limits as rl
 
 
@@ -190,7 +190,7 @@ def test_a_render_worker_past_its_deadline_is_a_typed_error(tmp_path: Path, monk
     """``warm --jobs 2``: a worker whose render outlives the deadline is ended by SIGALRM (even
     inside Blender's C code) and the run stops with one typed error naming the variable."""
     pytest.importorskip("bpy")
-    from harness.protocol import RenderConfig
+    from harness.protocol.configurations import RenderConfig
     from harness.render.cache_warmer import warm
     from harness.render.service import RenderRequest
     from harness.scenes.model import scene_identity

@@ -1,11 +1,11 @@
 """A run says what it leaves out: prompts cut by the profile (at the start), and the real cause of
-an absent metric in skip reasons (harness.run_notes; a pytester run of a 3-prompt set, -n 0/-n 2)."""
+an absent metric in skip reasons (harness.run.notes; a pytester run of a 3-prompt set, -n 0/-n 2)."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.run_notes import absent_reason, trim_note
+from harness.run.notes import absent_reason, trim_note
 from harness.testing import write_tiny_scene_set
 from tests._audit_project import make_project, run_audit
 
@@ -70,7 +70,7 @@ def test_the_plugin_asks_the_run_for_the_real_cause():
     from types import SimpleNamespace
 
     from harness.plugin import _absent_reason
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
 
     smoke = get_profile("smoke")
     objects = SimpleNamespace(profile=smoke, scene_set=SimpleNamespace(kind="object"))

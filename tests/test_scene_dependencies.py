@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.errors import ImportError_, ManifestError, SceneError
+from harness.core.errors import ImportError_, ManifestError, SceneError
 from harness.scenes import SceneSet, build_manifest
 from harness.scenes.assetdeps import (
     asset_dependencies,

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from harness.errors import SceneError
-from harness.hashing import canonical_json
+from harness.core.errors import SceneError
+from harness.core.hashing import canonical_json
 from harness.scenes import Scene, parse_scene
 from harness.scenes.limits import LENGTH_MAX, LENGTH_MIN, ROOM_MARGIN, YAW_MAX
 from harness.scenes.load import _fast_check, _validator

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import SceneError
-from harness.hashing import canonical_json
+from harness.core.errors import SceneError
+from harness.core.hashing import canonical_json
 from harness.scenes import Scene, load_scene, parse_scene, validate_scene
 from harness.scenes.load import SCHEMA_PATH, pointer
 from tests._scene_helpers import ASSETS, dumps, scene_doc, write_assets

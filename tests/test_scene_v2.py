@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import SceneError
+from harness.core.errors import SceneError
 from harness.render import framing
 from harness.scenes import footprints as geometry
 from harness.scenes.load import load_scene, parse_scene
@@ -86,8 +86,7 @@ def test_object_scene_frames_the_object_only(tmp_path: Path) -> None:
 
 
 def test_multi_object_probes_do_not_apply_to_object_scenes(tmp_path: Path) -> None:
-    from harness import probe_edits as probes
-
+    from harness.scenes import probe_edits as probes
     doc = _v2(_root(tmp_path), kind="object", ground=True)
     scene = parse_scene(json.dumps(doc).encode(), path="x", root=tmp_path)
     for probe in ("keep_half", "biggest_only", "scrambled"):

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.errors import AuditError, EvaluatorError
+from harness.core.errors import AuditError, EvaluatorError
 from harness.evaluators.scorer import Scorer, ScorerEvaluator, batch_scores, build, score_value
 from harness.evaluators.secrets import Secret, environment_secrets, scrub_reason
 

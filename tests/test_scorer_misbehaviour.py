@@ -152,7 +152,7 @@ def test_t3d_audit_audit_gate_fails_when_a_scorer_exits(pytester, monkeypatch):
     import subprocess
     import sys
 
-    from harness.paths import REPO_ROOT
+    from harness.core.paths import REPO_ROOT
 
     root = make_project(pytester)
     (root / "conftest.py").write_text(CONFTEST)

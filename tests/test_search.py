@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.errors import AuditError, ProtocolError
+from harness.core.errors import AuditError, ProtocolError
 from harness.evaluators.reference.planted import OffGridCollapse
 from harness.evaluators.reference.specs import search_planted_specs
-from harness.protocol import (
+from harness.protocol.configurations import (
     DEFAULT_FRAMING_MARGIN,
     NEUTRAL_TEMPERATURE_K,
     RenderConfig,
@@ -351,7 +351,7 @@ def test_api_search_returns_the_json_document(tmp_path):
 
 
 def test_a_profile_search_block_is_parsed_and_checked():
-    from harness.protocol import SearchBlock, _parse_profile
+    from harness.protocol.configurations import SearchBlock, _parse_profile
 
     base = {"c0": {"resolution_px": 224}, "levels": {"pitch": ["0", "45"]}}
     plain = _parse_profile("p", base)
@@ -368,8 +368,8 @@ def test_a_profile_search_block_is_parsed_and_checked():
 def test_the_command_takes_its_defaults_from_the_profile_search_block(monkeypatch):
     import argparse
 
-    from harness import protocol
     from harness.commands.search import request_from
+    from harness.protocol.configurations import configurations as protocol
 
     smoke = get_profile("smoke")
     monkeypatch.setattr(protocol, "get_profile", lambda name: replace(

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.core.paths import default_cache_dir
 from harness.evaluators import registry
 from harness.evaluators.scorer import Scorer, scorer_spec
-from harness.paths import default_cache_dir
 from harness.search.run import SearchRequest, Split, run_search
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from harness.cli import main
-from harness.protocol import PROFILES_FILE, get_profile
+from harness.protocol.configurations import PROFILES_FILE, get_profile
 from harness.render.render_cache import render_key
 from harness.search.saved_levels import (
     SavedLevelError,

@@ -3,7 +3,7 @@ check lines, the terminal table, report.html's banner and comparison.md."""
 
 from __future__ import annotations
 
-from harness.check_wording import SMALL_SAMPLE_BLOCKS, is_small_sample, small_sample_note
+from harness.checks.wording import SMALL_SAMPLE_BLOCKS, is_small_sample, small_sample_note
 from harness.release.baselines import render_markdown
 from harness.report.terminal import dash_notes, rows_from
 from harness.report.verdict_words import small_sample_banner_html

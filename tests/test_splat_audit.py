@@ -21,8 +21,8 @@ pytest_plugins = ["pytester"]
 
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_splat_scenes_have_no_lighting_effect_only_not_applicable(tmp_path, pytester, workers):
-    from harness.paths import REPO_ROOT
-    from harness.records import read_records
+    from harness.core.paths import REPO_ROOT
+    from harness.protocol.records import read_records
 
     scenes = splat_set(tmp_path)
     shutil.copytree(REPO_ROOT / "audit_tests", pytester.path / "audit_tests")

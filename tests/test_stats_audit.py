@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.errors import RecordsError
+from harness.core.errors import RecordsError
 from harness.stats.audit_stats import compute_audit
 from harness.stats.synthetic import SyntheticSpec, synthetic_records
 from harness.stats.table import pivot_records

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from harness.cli import main
-from harness.records import write_records
+from harness.protocol.records import write_records
 from harness.report.tables import build_tables, pct
 from harness.stats.audit_stats import compute_audit
 from harness.stats.synthetic import SyntheticSpec, synthetic_records

@@ -12,9 +12,9 @@ import warnings
 import numpy as np
 import pytest
 
-from harness.cacheseal import CacheCorruptionWarning, discarded_counts
+from harness.core.cacheseal import CacheCorruptionWarning, discarded_counts
 from harness.evaluators.score_store import StoreScoreCache, open_score_cache
-from harness.protocol import RenderConfig
+from harness.protocol.configurations import RenderConfig
 from harness.render.render_cache import RenderCache
 from harness.render.render_store import BUSY, CACHED, RENDERED, StoreRenderCache, open_render_cache
 from harness.store import LocalStore, is_url, leases, open_store

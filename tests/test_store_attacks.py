@@ -16,11 +16,11 @@ import uuid
 import numpy as np
 import pytest
 
-from harness import cacheseal
-from harness.cacheseal import CacheCorruptionWarning
+from harness.core import cacheseal
+from harness.core.cacheseal import CacheCorruptionWarning
+from harness.core.hashing import canonical_json, sha256_bytes, sha256_json
 from harness.evaluators.score_store import StoreScoreCache
-from harness.hashing import canonical_json, sha256_bytes, sha256_json
-from harness.protocol import RenderConfig
+from harness.protocol.configurations import RenderConfig
 from harness.render.render_cache import encode_png
 from harness.render.render_store import StoreRenderCache
 from harness.store import leases, open_store

@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
 
-from harness.cacheseal import KEY_ENV, KEY_FILE_ENV, CacheCorruptionWarning, discarded_counts
+from harness.core.cacheseal import KEY_ENV, KEY_FILE_ENV, CacheCorruptionWarning, discarded_counts
 from harness.evaluators.cache import ScoreCache
 from harness.evaluators.score_store import StoreScoreCache, open_score_cache
-from harness.protocol import RenderConfig
+from harness.protocol.configurations import RenderConfig
 from harness.render.render_cache import RenderCache, RenderCacheBase
 from harness.render.render_store import StoreMissing, StoreRenderCache, open_render_cache
 from harness.store import (

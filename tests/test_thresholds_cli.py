@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from harness.checks.thresholds import study_table
 from harness.cli import main
-from harness.thresholds import study_table
 from harness.vocab.metrics import (
     MAX_BEST_VIEW_INFLATION,
     MIN_STRICT_PAIRS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.training.build_sets import build_missing, missing
 from harness.training.data import DataRecipe, build_dataset, load_dataset
 from harness.training.negatives import NegativesRecipe, build_negatives

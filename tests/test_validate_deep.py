@@ -22,11 +22,11 @@ from harness.cards.provenance import (
     output_entries,
     write_manifest,
 )
-from harness.commands.validate import check_report, validate_report
-from harness.errors import CardError
+from harness.core.errors import CardError
 from harness.report.html_page import build_html
+from harness.report.validation import check_report, validate_report
 from harness.report.writer import write_derived, write_report
-from harness.session import AuditOptions, AuditSession
+from harness.run.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer
 
 PLANTED = ("planted-robust", "planted-bow", "companion")
@@ -273,7 +273,7 @@ def test_a_manifest_that_is_not_an_object(copy):
 
 def test_read_manifest_raises_a_typed_error_naming_the_field(copy):
     from harness.cards.provenance import read_manifest
-    from harness.errors import CardError
+    from harness.core.errors import CardError
 
     edit_manifest(copy, lambda m: m["options"].update(seed=1.5))
     with pytest.raises(CardError, match=r"manifest.json#/options/seed: 1.5 is not of type 'integer'"):

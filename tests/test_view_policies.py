@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from harness.errors import ProtocolError
-from harness.protocol import (
+from harness.core.errors import ProtocolError
+from harness.protocol.configurations import (
     BLOCK,
     VIEW_POLICIES,
     Configuration,
@@ -89,7 +89,7 @@ def sessions(tmp_path_factory):
 
 
 def test_single_plan_is_the_plan_without_a_policy(sessions):
-    from harness.measure_plan import build_plan
+    from harness.measure.plan import build_plan
 
     s = sessions["single"]
     assert s.plan.key == build_plan(s.scene_set, s.profile).key
@@ -99,7 +99,7 @@ def test_single_plan_is_the_plan_without_a_policy(sessions):
 
 
 def test_mean4_and_max4_aggregate_the_view_scores(sessions):
-    from harness.measure_images import ImageSource
+    from harness.measure.images import ImageSource
 
     mean4, max4, single = (sessions[p] for p in ("mean4", "max4", "single"))
     row = next(r for r in mean4.plan.rows if r.factor == "baseline")
@@ -121,7 +121,7 @@ def test_mean4_and_max4_aggregate_the_view_scores(sessions):
 
 
 def test_sheet4_scores_one_two_by_two_sheet(sessions):
-    from harness.measure_images import ImageSource, sheet
+    from harness.measure.images import ImageSource, sheet
 
     s = sessions["sheet4"]
     row = next(r for r in s.plan.rows if r.factor == "baseline")
@@ -155,8 +155,14 @@ def test_cards_record_the_policy(sessions):
 
 
 def test_records_view_policy_column_is_checked():
-    from harness.errors import RecordsError
-    from harness.records import COLUMNS, SERVED_MODEL, record, records_frame, validate_records
+    from harness.core.errors import RecordsError
+    from harness.protocol.records import (
+        COLUMNS,
+        SERVED_MODEL,
+        record,
+        records_frame,
+        validate_records,
+    )
 
     row = record("e", "g", "p", "a" * 64, "baseline", "c0", "cap", 0.5, "ok", "", "", "mean4")
     frame = records_frame([row])
@@ -173,7 +179,7 @@ def test_records_view_policy_column_is_checked():
 
 
 def test_records_round_trip_with_the_column(tmp_path):
-    from harness.records import read_records, record, records_frame, write_records
+    from harness.protocol.records import read_records, record, records_frame, write_records
 
     rows = [record("e", "g", "p", "a" * 64, "baseline", "c0", "cap", 0.25, "ok", "", "", "sheet4")]
     back = read_records(write_records(records_frame(rows), tmp_path / "r.csv"))
@@ -212,7 +218,7 @@ def test_report_splits_scores_by_view_policy(sessions, tmp_path):
     import csv
 
     from harness.cli import main as cli_main
-    from harness.records import write_records
+    from harness.protocol.records import write_records
 
     files = []
     for policy in ("mean4", "single"):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from harness.protocol import RenderConfig
+from harness.protocol.configurations import RenderConfig
 
 
 def test_the_study_render_key_is_unchanged():

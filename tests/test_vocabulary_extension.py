@@ -88,8 +88,8 @@ def _records(shift: float = 0.0) -> pd.DataFrame:
 
 
 def test_the_probe_edits_a_bundled_scene(extension):
-    from harness.probe_edits import apply, probe_id
-    from harness.protocol import check_level
+    from harness.protocol.configurations import check_level
+    from harness.scenes.probe_edits import apply, probe_id
     from harness.scenes.scene_source import load_scene_set
 
     check_level("probe", PROBE)  # a valid probe level once registered
@@ -100,9 +100,9 @@ def test_the_probe_edits_a_bundled_scene(extension):
 
 
 def test_summary_and_check_carry_the_statistic_and_the_probe(extension):
-    from harness.assertions import AuditCheck
-    from harness.audit_summary import EvaluatorSummary, Status
+    from harness.checks.assertions import AuditCheck
     from harness.stats.audit_stats import compute_audit, summary_with_intervals
+    from harness.stats.summary import EvaluatorSummary, Status
 
     records = _records()
     result = compute_audit(records, bootstrap=50, seed=1)
@@ -127,7 +127,7 @@ def test_summary_and_check_carry_the_statistic_and_the_probe(extension):
 
 
 def test_a_broken_statistic_stops_the_audit_naming_it(extension):
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
     from harness.stats.audit_stats import compute_audit
 
     def broken(scores):
@@ -219,7 +219,7 @@ def test_a_cached_summary_is_not_served_once_a_statistic_is_registered(tmp_path)
     without it); with nothing registered the key is what it always was."""
     from types import SimpleNamespace
 
-    from harness.session_summaries import SummaryCache, registered_identity
+    from harness.run.summaries import SummaryCache, registered_identity
 
     records = tmp_path / "records.csv"
     records.write_text("x\n", encoding="utf-8")
@@ -246,10 +246,10 @@ def test_a_cached_summary_is_not_served_once_a_statistic_is_registered(tmp_path)
 def test_the_names_example_of_writing_an_audit_runs():
     """The "Names, and your own statistics and probes" example of docs/writing-an-audit.md,
     run verbatim against a typed summary of synthetic records."""
-    from harness.assertions import AuditCheck
-    from harness.audit_summary import EvaluatorSummary
-    from harness.paths import REPO_ROOT
+    from harness.checks.assertions import AuditCheck
+    from harness.core.paths import REPO_ROOT
     from harness.stats.audit_stats import compute_audit, summary_with_intervals
+    from harness.stats.summary import EvaluatorSummary
 
     text = (REPO_ROOT / "docs" / "writing-an-audit.md").read_text(encoding="utf-8")
     section = text[text.index("### Names, and your own statistics and probes"):]

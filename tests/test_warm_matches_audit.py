@@ -7,8 +7,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from harness.cli import main
-from harness.measure_plan import build_plan
-from harness.protocol import get_profile
+from harness.measure.plan import build_plan
+from harness.protocol.configurations import get_profile
 from harness.render.render_inputs import load_profile_scenes
 from tests._splat_scenes import splat_set
 

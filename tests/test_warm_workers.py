@@ -85,7 +85,7 @@ def test_records_cached_measures_nothing(tmp_path, monkeypatch):
     from tests._audit_project import tiny_session
 
     session = tiny_session(tmp_path, [TinySpec("tiny-grid")])
-    import harness.measure_images as measure
+    import harness.measure.images as measure
 
     assert session.records_cached("tiny-grid") is False
     session.records_file("tiny-grid")  # measured once
@@ -100,8 +100,8 @@ def test_records_cached_measures_nothing(tmp_path, monkeypatch):
 def test_a_probe_edit_is_computed_once_per_scene_content(monkeypatch):
     from dataclasses import replace
 
-    from harness import probe_edits
-    from harness.paths import FIXTURES
+    from harness.core.paths import FIXTURES
+    from harness.scenes import probe_edits
     from harness.scenes.sceneset import SceneSet
 
     scene = SceneSet.load(FIXTURES / "scenes").scenes[0]

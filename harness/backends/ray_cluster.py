@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 
 INSTALL_HINT = "pip install 't3d-audit[distributed]'"
 #: environment variables every Ray worker gets from the driver (store access, harness settings)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.backends.ray_cluster import BackendError, cluster_cpus, connect
-from harness.errors import RenderError
+from harness.core.errors import RenderError
 from harness.render.cache_warmer import WarmResult, begin_warm, check_device, scene_groups
 from harness.render.render_store import PREFIX, StoreRenderCache, open_render_cache
 from harness.render.service import RenderRequest

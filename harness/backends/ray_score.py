@@ -1,7 +1,7 @@
 """Scoring on Ray: each evaluator is a stateful actor that loads its model once and scores
 batches of distinct images (one scene group's missing image x caption grid per call).
 
-The driver runs :func:`harness.measure_images.measure_images` as usual (it composites the
+The driver runs :func:`harness.measure.images.measure_images` as usual (it composites the
 images from the render store, skips every pair already in the score store and publishes the
 new scores there); only the model calls go to the actor, through a proxy with the
 evaluator's own interface (``score``, and ``score_grid`` for embedding evaluators). Several
@@ -73,7 +73,7 @@ def scoring_gpus(ray: Any, device: str) -> float:
 
 def ray_evaluator_loader(ray: Any, *, device: str = "auto", batch_size: int = 32,
                          cpus: float = 1.0, retries: int = 2):  # fmt: skip
-    """``load_evaluator(spec)`` for :func:`harness.measure_images.measure_images`: starts one
+    """``load_evaluator(spec)`` for :func:`harness.measure.images.measure_images`: starts one
     scoring actor for ``spec`` (model loaded once there) and returns its proxy. A dead
     actor is restarted by Ray (``max_restarts``) and its call retried (``max_task_retries``)."""
     from ray.exceptions import RayActorError

@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import cache
 
 from harness.captions.grammar import Template, enumerate_templates, load_grammar
-from harness.errors import ProtocolError
+from harness.core.errors import ProtocolError
 
 __all__ = [
     "BEST_PAPER_TEMPLATE_ID",

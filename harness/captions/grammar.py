@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.bounded_input import read_json
-from harness.errors import ProtocolError
+from harness.core.bounded_input import read_json
+from harness.core.errors import ProtocolError
 
 GRAMMAR_FILE = Path(__file__).with_name("grammar.json")
 GRAMMAR_SCHEMA = "t3d-grammar/1"

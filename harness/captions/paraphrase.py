@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import bounded_input
-from harness.errors import ProtocolError
-from harness.paths import FIXTURES
+from harness.core import bounded_input
+from harness.core.errors import ProtocolError
+from harness.core.paths import FIXTURES
 
 SCHEMA = "t3d-paraphrases/1"
 MAX_REWRITES = 10

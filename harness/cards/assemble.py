@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from harness.captions import realize
 from harness.cards.card_format import NOT_REPORTED, OBJECT_FRAMING, ROOM_FRAMING, build_card
-from harness.errors import CardError
-from harness.numbers import finite_or_none
+from harness.core.errors import CardError
+from harness.core.numbers import finite_or_none
 from harness.vocab.factors import PARAPHRASE, PITCH, TEMPLATE, YAW
 from harness.vocab.metrics import HUMAN_AGREEMENT
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from harness.evaluators.base import EvaluatorSpec
-    from harness.protocol import RenderConfig
+    from harness.protocol.configurations import RenderConfig
     from harness.stats.companion_agreement import CompanionAgreement
 
 PARAPHRASE_RULE = (
@@ -34,7 +34,7 @@ PARAPHRASE_RULE = (
 
 def served_models(records: pd.DataFrame) -> list[str]:
     """Distinct non-empty ``served_model`` ids of a records table, sorted ([] without the column)."""
-    from harness.records import SERVED_MODEL
+    from harness.protocol.records import SERVED_MODEL
 
     if SERVED_MODEL not in records.columns:
         return []
@@ -68,7 +68,7 @@ def declared_views(
     ``view_policy`` every view of every configuration of ``profile``."""
     if view_policy != "single" and profile is not None:
         if view_policy.startswith("preset:"):
-            import harness.protocols.presets  # noqa: F401  (registers the preset:NAME policies)
+            import harness.protocol.presets  # noqa: F401  (registers the preset:NAME policies)
         views = {(float(r.pitch_deg), float(r.yaw_deg)) for r in profile.render_configs(view_policy)}
         return [{"pitch_deg": p, "yaw_deg": y} for p, y in sorted(views)]
     views = {(float(c0.pitch_deg), float(c0.yaw_deg))}
@@ -91,7 +91,7 @@ def assemble_card(
     The one way cards are built: during the run (``AuditSession.card``) and by
     ``t3d-audit validate --deep`` from a report directory.
     """
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
 
     facts = options["card_facts"]
     ev_facts = facts["evaluators"][evaluator_id]

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.bounded_input import read_json
-from harness.errors import CardError
-from harness.fileio import write_json_atomic
-from harness.hashing import canonical_json, sha256_bytes
-from harness.numbers import finite_or_none
-from harness.paths import SCHEMAS
+from harness.core.bounded_input import read_json
+from harness.core.errors import CardError
+from harness.core.fileio import write_json_atomic
+from harness.core.hashing import canonical_json, sha256_bytes
+from harness.core.numbers import finite_or_none
+from harness.core.paths import SCHEMAS
 from harness.vocab import metrics as m
 
 CARD_TYPE = "evaluator_configuration_card"
@@ -176,7 +176,7 @@ def _preset_policy(name: str) -> tuple[str, str, dict[str, Any]] | None:
     parameters), else ``None``."""
     if not name.startswith("preset:"):
         return None
-    from harness.protocols.presets import get_preset
+    from harness.protocol.presets import get_preset
 
     p = get_preset(name.removeprefix("preset:"))
     word = "sheet" if p.tiling else "selected" if p.aggregation in ("max", "icosphere_max") else "averaged"
@@ -225,7 +225,7 @@ def build_card(
 ) -> dict[str, Any]:
     """Assemble a v1.0 card from plain data and stamp its id.
 
-    ``view_policy`` (``harness.protocol.VIEW_POLICIES``): ``single`` writes the card as it
+    ``view_policy`` (``harness.protocol.configurations.VIEW_POLICIES``): ``single`` writes the card as it
     always was (``policy: fixed``); a multi-view policy sets ``policy`` (``mean4`` averaged,
     ``max4`` selected, ``sheet4`` sheet), its selection rule and ``view_rule`` with its name.
 
@@ -243,11 +243,11 @@ def build_card(
     with the agreement numbers as data (``companion_check.agreement``). ``baseline_card_id``: the card of the
     previous release the run was gated against (``--audit-baseline``), recorded when given.
     ``human_agreement``: the human data and the agreement figures (``--audit-human``,
-    :func:`harness.human_audit.card_figures`), recorded when given. ``search``: the profile's
-    search beyond the grid (:func:`harness.session_search.card_search`: space, budget, seed,
+    :func:`harness.human.audit.card_figures`), recorded when given. ``search``: the profile's
+    search beyond the grid (:func:`harness.run.searches.card_search`: space, budget, seed,
     objective, split, confirmed worst configuration), recorded only when a search ran.
     """
-    from harness.audit_summary import EvaluatorSummary
+    from harness.stats.summary import EvaluatorSummary
 
     s = EvaluatorSummary.from_entry(str(evaluator.get("evaluator_id", "")), stats or {})
     c0 = render["c0"]
@@ -373,7 +373,7 @@ def build_card(
 def _looser(thresholds: Mapping[str, Any]) -> dict[str, Any]:
     """``{"looser_than_study": {...}}`` when any threshold is looser than the study's (a card
     says so beside its decision thresholds), else nothing (the card stays as it was)."""
-    from harness.thresholds import looser_than_study
+    from harness.checks.thresholds import looser_than_study
 
     looser = looser_than_study(thresholds)
     return {"looser_than_study": looser} if looser else {}
@@ -420,9 +420,9 @@ def _gated(
     spec: m.MetricSpec, key: str | None, value: float | None, thresholds: Mapping[str, Any]
 ) -> dict[str, Any]:
     """``{value, [threshold, [threshold_value, passed]]}`` of one value of ``spec``."""
-    from harness.assertions import check
-    from harness.audit_summary import threshold_of
-    from harness.thresholds import direction
+    from harness.checks.assertions import check
+    from harness.checks.thresholds import direction
+    from harness.stats.summary import threshold_of
 
     out: dict[str, Any] = {"value": value}
     name = threshold_of(spec, key)
@@ -444,9 +444,9 @@ def write_card(card: Mapping[str, Any], path: str | Path) -> None:
 
 def _small_sample(n_prompts: Any) -> dict[str, Any]:
     """``{"small_sample": {...}}`` when the intervals come from fewer prompt blocks than
-    :data:`harness.check_wording.SMALL_SAMPLE_BLOCKS` (every interval on the card is then
+    :data:`harness.checks.wording.SMALL_SAMPLE_BLOCKS` (every interval on the card is then
     indicative); empty otherwise, so cards of larger runs keep their ids."""
-    from harness.check_wording import SMALL_SAMPLE_BLOCKS, is_small_sample, small_sample_note
+    from harness.checks.wording import SMALL_SAMPLE_BLOCKS, is_small_sample, small_sample_note
 
     if not is_small_sample(n_prompts):
         return {}
@@ -471,7 +471,7 @@ def read_report_cards(folder: str | Path) -> tuple[list[str], dict[str, dict[str
     """Every card under ``folder/cards/``, read and validated (:func:`read_card`: schema and
     recomputed id), each filed under its own evaluator: one problem line per card that is not,
     and the good cards by file stem (= evaluator id)."""
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
 
     problems: list[str] = []
     cards: dict[str, dict[str, Any]] = {}

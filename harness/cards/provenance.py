@@ -18,11 +18,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness.bounded_input import read_json
-from harness.errors import CardError
-from harness.fileio import write_json_atomic
-from harness.hashing import sha256_file
-from harness.paths import REPO_ROOT, SCHEMAS
+from harness.core.bounded_input import read_json
+from harness.core.errors import CardError
+from harness.core.fileio import write_json_atomic
+from harness.core.hashing import sha256_file
+from harness.core.paths import REPO_ROOT, SCHEMAS
 
 MANIFEST_SCHEMA = "t3d-audit-manifest/1"
 MANIFEST_NAME = "manifest.json"

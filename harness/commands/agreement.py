@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness import argtypes
+from harness.run import argtypes
 
 HELP = "agreement of evaluator scores with human ratings (with the raters' noise ceiling)"
 
@@ -56,9 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.errors import HumanDataError
-    from harness.human_data import file_sha256, parse_scale, validate_ratings
-    from harness.human_import import SCALES, detect_format, import_human, read_votes_file
+    from harness.core.errors import HumanDataError
+    from harness.human.data import file_sha256, parse_scale, validate_ratings
+    from harness.human.importers import SCALES, detect_format, import_human, read_votes_file
     from harness.stats.bootstrap import MAX_BOOTSTRAP
 
     if not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _emit(doc: dict, args: argparse.Namespace) -> int:
-    from harness.fileio import json_text, write_json_atomic
+    from harness.core.fileio import json_text, write_json_atomic
 
     log = sys.stderr if args.json else sys.stdout
     j = doc.get("join")
@@ -113,10 +113,10 @@ def simulated_ratings(args: argparse.Namespace):
     import numpy as np
     import pandas as pd
 
-    from harness.errors import HumanDataError
-    from harness.human_data import Ratings, Scale
-    from harness.human_import import read_scores_any as read_scores
-    from harness.human_join import C0_NAME
+    from harness.core.errors import HumanDataError
+    from harness.human.data import Ratings, Scale
+    from harness.human.importers import read_scores_any as read_scores
+    from harness.human.join import C0_NAME
     from harness.stats.human_reliability import simulate_panel
 
     parts = args.simulate_panel.split(":")
@@ -154,7 +154,7 @@ def simulated_ratings(args: argparse.Namespace):
 
 
 def _write_table(ratings, path: Path) -> None:
-    from harness.fileio import write_bytes_atomic
+    from harness.core.fileio import write_bytes_atomic
 
     frame = ratings.frame.rename(columns={"item": "item_id"})
     if ratings.keyed_by == "scene":
@@ -166,7 +166,7 @@ def _write_table(ratings, path: Path) -> None:
         frame.to_parquet(buf, index=False)
         write_bytes_atomic(path, buf.getvalue())
     else:
-        from harness.csvcells import neutral
+        from harness.core.csvcells import neutral
 
         text = frame.rename(columns=neutral).map(neutral).to_csv(index=False)
         write_bytes_atomic(path, text.encode("utf-8"))
@@ -176,9 +176,9 @@ def compute(ratings, args: argparse.Namespace, votes=None) -> dict:
     """The agreement document (see docs/human-agreement.md) from validated inputs."""
     import numpy as np
 
-    from harness.errors import HumanDataError
-    from harness.human_import import read_scores_any as read_scores
-    from harness.human_join import C0_NAME, join_scores
+    from harness.core.errors import HumanDataError
+    from harness.human.importers import read_scores_any as read_scores
+    from harness.human.join import C0_NAME, join_scores
     from harness.stats import human_summary as hs
 
     dims = ratings.dimensions()

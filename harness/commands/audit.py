@@ -21,8 +21,8 @@ import os
 import time
 from pathlib import Path
 
-from harness import argtypes
-from harness.paths import REPO_ROOT
+from harness.core.paths import REPO_ROOT
+from harness.run import argtypes
 
 HELP = "run the audit suite with pytest and print the verdict"
 
@@ -126,11 +126,11 @@ def project_scenes(invocation_dir: Path) -> Path | None:
     the project names none or its pyproject cannot be read (pytest then reports that)."""
     import tomllib
 
-    from harness.rootdir import project_root
+    from harness.core.rootdir import project_root
 
     root = project_root(invocation_dir)
     try:
-        from harness.bounded_input import read_toml
+        from harness.core.bounded_input import read_toml
 
         data = read_toml(root / "pyproject.toml")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -151,13 +151,13 @@ def run(args: argparse.Namespace) -> int:
     extra = list(args.pytest_args or [])
     evaluators = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
     if evaluators and not any(a.startswith("-p") for a in extra):
-        from harness.project_evaluators import project_specs
+        from harness.run.project_evaluators import project_specs
 
         check_selection(args.profile, evaluators, project_specs())
     else:
         check_selection(args.profile, ())
     if args.baseline is not None and not Path(args.baseline).exists():
-        from harness.errors import AuditError
+        from harness.core.errors import AuditError
 
         raise AuditError("the baseline does not exist", where=str(args.baseline),
                          hint="give a report directory or score file of the previous release")  # fmt: skip
@@ -205,7 +205,7 @@ def _expected_note(args: argparse.Namespace) -> str:
     """That FAIL is expected, when the run audited only the bundled evaluators (``""`` for a
     run of a user's own)."""
     from harness.evaluators.reference.planted import PLANTED_IDS
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
     from harness.report.verdict_words import bundled_panel, expected_verdict_note
 
     chosen = [e.strip() for e in (args.evaluators or "").split(",") if e.strip()]
@@ -220,7 +220,7 @@ def _expected_note(args: argparse.Namespace) -> str:
 
 def _report_of_run(args: argparse.Namespace, started: float) -> str:
     """``; report <dir>/report.html`` for the report this run wrote, or ``""`` when none."""
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
 
     try:
         found = latest_report(reports_dir(args), started)
@@ -232,14 +232,14 @@ def _report_of_run(args: argparse.Namespace, started: float) -> str:
 def reports_dir(args: argparse.Namespace) -> Path:
     """Where this run's report went: ``--report-dir``, else ``reports/`` under the invoking
     project's root (pytest's rootdir for the working folder, as the plugin uses)."""
-    from harness.rootdir import project_root
+    from harness.core.rootdir import project_root
 
     return Path(args.report_dir) if args.report_dir else project_root(Path.cwd()) / "reports"
 
 
 def latest_report(report_dir: Path, since: float) -> Path:
     """The report directory this run wrote: the newest ``<run-id>/`` modified since ``since``."""
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
 
     found = [p for p in report_dir.iterdir() if p.is_dir() and not p.name.startswith(".")] \
         if report_dir.is_dir() else []

@@ -15,13 +15,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import argtypes
+from harness.run import argtypes
 
 HELP = "generate the bundled frozen scene set"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from harness.paths import BUNDLED_SCENES, FIXTURES
+    from harness.core.paths import BUNDLED_SCENES, FIXTURES
 
     parser.add_argument("--out", type=argtypes.output_dir, default=BUNDLED_SCENES, help="scene-set root to write (default fixtures/scenes)")
     parser.add_argument(

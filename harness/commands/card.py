@@ -15,8 +15,8 @@ import argparse
 import json
 from pathlib import Path
 
-from harness import argtypes
-from harness.bounded_input import read_json
+from harness.core.bounded_input import read_json
+from harness.run import argtypes
 
 HELP = "validate, identify or summarise Evaluator Configuration Cards"
 
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(path: Path) -> dict:
-    from harness.errors import CardError
+    from harness.core.errors import CardError
 
     try:
         data = read_json(path)
@@ -47,7 +47,7 @@ def _load(path: Path) -> dict:
 def run(args: argparse.Namespace) -> int:
     from harness.cards import GROUPS, card_id, validate_card
     from harness.cards.card_format import SCHEMA_FILE
-    from harness.errors import CardError
+    from harness.core.errors import CardError
 
     if args.action == "schema":
         print(SCHEMA_FILE)

@@ -13,8 +13,8 @@ import argparse
 import time
 from pathlib import Path
 
-from harness import argtypes
-from harness.errors import AuditError
+from harness.core.errors import AuditError
+from harness.run import argtypes
 
 DEFAULT_CONFIG = Path("pyproject.toml")
 
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.fileio import json_text, write_text_atomic
+    from harness.core.fileio import json_text, write_text_atomic
     from harness.release.baselines import (
         comparison_document,
         exit_code,
@@ -119,8 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _human_means(args: argparse.Namespace) -> dict[tuple[str, str], float]:
     """(generator, prompt_id) → mean rating of ``--human`` (validated; scene-keyed only)."""
-    from harness.errors import HumanDataError
-    from harness.human_audit import HumanInput, load_ratings, scene_means
+    from harness.core.errors import HumanDataError
+    from harness.human.audit import HumanInput, load_ratings, scene_means
 
     means = scene_means(*load_ratings(HumanInput(args.human, args.human_scale, args.human_dimension,
                                                  "--human-scale")))

@@ -10,7 +10,7 @@ preset (confirmed by the study's simultaneous band). ``--json``: ``{"evaluator",
 down (the protocols in the output are the scaled ones).
 
 ``--probes all|NAME,...`` also runs the presentation probes around the first preset
-(``harness.protocols.presentation_probes``: untextured, normal_map, tiled, points) and exits 1 when
+(``harness.peers.presentation_probes``: untextured, normal_map, tiled, points) and exits 1 when
 the evaluator's verdict depends on the presentation alone (agreement below the threshold).
 """
 
@@ -21,13 +21,13 @@ import json
 import sys
 import time
 
-from harness import argtypes
+from harness.run import argtypes
 
 HELP = "rank generators under several protocol presets and find where their winners disagree"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from harness.protocols.inputs import add_common_arguments
+    from harness.peers.inputs import add_common_arguments
 
     parser.add_argument("--presets", required=True, help="comma-separated preset names (two or more)")
     add_common_arguments(parser)
@@ -40,13 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.csvcells import neutral
-    from harness.fileio import write_json_atomic
-    from harness.protocols.inputs import presentation_threshold, resolve
-    from harness.protocols.measure import score_protocols
-    from harness.protocols.presentation_probes import parse_probes, probe_result
-    from harness.protocols.presets import parse_presets
-    from harness.protocols.rank_concordance import concordance, figure, score_array
+    from harness.core.csvcells import neutral
+    from harness.core.fileio import write_json_atomic
+    from harness.peers.inputs import presentation_threshold, resolve
+    from harness.peers.measure import score_protocols
+    from harness.peers.presentation_probes import parse_probes, probe_result
+    from harness.peers.rank_concordance import concordance, figure, score_array
+    from harness.protocol.presets import parse_presets
     from harness.stats.bootstrap import prompt_weights
 
     start = time.monotonic()

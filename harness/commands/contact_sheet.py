@@ -28,9 +28,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from harness import argtypes
-from harness.paths import default_cache_dir
-from harness.protocol import RENDER_FACTORS, get_profile
+from harness.core.paths import default_cache_dir
+from harness.protocol.configurations import RENDER_FACTORS, get_profile
+from harness.run import argtypes
 from harness.vocab.factors import RESOLUTION
 
 LABEL_PX = 14
@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from PIL import Image, ImageDraw
 
-    from harness.protocol import background_rgb, factors
+    from harness.protocol.configurations import background_rgb, factors
     from harness.render.composite import composite
     from harness.render.render_inputs import load_scene_file
     from harness.render.service import RenderService
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
     profile = get_profile(args.profile)
     if (args.scenes is None) == (args.scene_file is None):
-        from harness.errors import SceneError
+        from harness.core.errors import SceneError
 
         raise SceneError(
             "give either a scene file or --scenes DIR",
@@ -134,7 +134,7 @@ def _scene_set_sheet(args: argparse.Namespace, profile) -> int:
     """Every scene of the set at ``--scenes`` at c0: rows = generators, columns = prompt ids."""
     from PIL import Image, ImageDraw
 
-    from harness.protocol import RenderConfig, background_rgb
+    from harness.protocol.configurations import RenderConfig, background_rgb
     from harness.render.composite import composite
     from harness.render.service import RenderService
     from harness.scenes.sceneset import SceneSet
@@ -192,7 +192,7 @@ def _orientation_sheets(args: argparse.Namespace, profile) -> int:
     sset = SceneSet.load(args.scenes, verify=True)
     shown = [s for s in sset.scenes if s.kind == "object" and {"up", "front"} <= set(s.source or {})]
     if not shown:
-        from harness.errors import SceneError
+        from harness.core.errors import SceneError
 
         raise SceneError("no imported object scene in the set to orient", path=args.scenes,
                          hint="--orientations shows scenes written by import-scene/import-scenes")
@@ -212,7 +212,7 @@ def _orientation_sheet(args: argparse.Namespace, profile, scene, root, out) -> i
     written to ``out``."""
     from PIL import Image, ImageDraw
 
-    from harness.protocol import background_rgb
+    from harness.protocol.configurations import background_rgb
     from harness.render.axes_overlay import draw_axes
     from harness.render.composite import composite
     from harness.render.service import RenderService

@@ -1,7 +1,7 @@
 """``t3d-audit evaluators [PATTERN ...] [--json]``: list registered evaluators.
 
 Also lists the evaluators the project in the working folder offers through the
-``pytest_audit_evaluators`` hook of its ``conftest.py`` (:mod:`harness.project_evaluators`).
+``pytest_audit_evaluators`` hook of its ``conftest.py`` (:mod:`harness.run.project_evaluators`).
 
 Works offline and fast: no torch import; weight availability is a file-presence check in the
 Hugging Face cache, ``$T3D_AUDIT_WEIGHTS_DIR`` and local paths (the judge: its API key
@@ -30,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.evaluator_selection import select_evaluators
     from harness.evaluators import registry
-    from harness.project_evaluators import project_specs
+    from harness.run.evaluator_selection import select_evaluators
+    from harness.run.project_evaluators import project_specs
 
     offered = project_specs()  # registers the Scorers among them
     registered = registry.all_specs()

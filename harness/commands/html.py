@@ -10,8 +10,8 @@ import argparse
 import time
 from pathlib import Path
 
-from harness import argtypes
-from harness.errors import AuditError
+from harness.core.errors import AuditError
+from harness.run import argtypes
 
 HELP = "write a report directory's self-contained report.html"
 

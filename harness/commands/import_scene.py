@@ -32,8 +32,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness import argtypes
-from harness.bounded_input import read_json
+from harness.core.bounded_input import read_json
+from harness.run import argtypes
 
 HELP = "import a glTF/GLB, OBJ, PLY, STL, USD or sceneState file into a scene set"
 
@@ -104,7 +104,7 @@ def conventions_from(args: argparse.Namespace):
 @contextmanager
 def _named_as(stage: Path, out: Path) -> Iterator[None]:
     """Re-raise scene errors that name a file in ``stage`` as naming it under ``out``."""
-    from harness.errors import SceneError
+    from harness.core.errors import SceneError
 
     try:
         yield
@@ -121,7 +121,7 @@ def _named_as(stage: Path, out: Path) -> Iterator[None]:
 
 def _json_object(path: Path | None, what: str) -> dict | None:
     """The JSON object in ``path`` (None when not given); a bad file is one clear error."""
-    from harness.errors import ImportError_
+    from harness.core.errors import ImportError_
 
     if path is None:
         return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness import argtypes
+from harness.run import argtypes
 
 HELP = "import a folder of generator outputs into one scene set"
 
@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.commands.import_scene import _json_object, _named_as
-    from harness.errors import ImportError_
+    from harness.core.errors import ImportError_
     from harness.scenes.importers.batch import import_batch, read_conventions, read_prompts
     from harness.scenes.importers.staging import staged_directory
     from harness.scenes.set_manifest import MANIFEST_NAME, build_manifest, write_manifest

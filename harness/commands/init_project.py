@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from harness import argtypes
-from harness.errors import AuditError
+from harness.core.errors import AuditError
+from harness.run import argtypes
 
 HELP = "set up a project to audit its own evaluator (config, example evaluator, audit, CI)"
 
@@ -117,7 +117,7 @@ def with_own_section(text: str, section: str, where: Path) -> str:
 def _holds(text: str, wanted: dict) -> bool:
     import tomllib
 
-    from harness.bounded_input import toml_loads
+    from harness.core.bounded_input import toml_loads
 
     try:
         tool = toml_loads(text).get("tool")
@@ -167,7 +167,7 @@ def plan(root: Path, force: bool) -> Plan:
     written then)."""
     import tomllib
 
-    from harness.bounded_input import toml_loads
+    from harness.core.bounded_input import toml_loads
 
     files = {
         root / "conftest.py": template("conftest.py.tmpl"),
@@ -206,7 +206,7 @@ def write_through(path: Path, text: str) -> None:
     """Replace ``path``'s content atomically, keeping what the user set up: a symlink's target
     is written (the link stays a link), the permission bits are kept, the text is encoded as
     given (line endings untouched)."""
-    from harness.fileio import write_text_atomic
+    from harness.core.fileio import write_text_atomic
 
     target = Path(os.path.realpath(path))
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else _new_file_mode()

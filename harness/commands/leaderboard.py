@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness import argtypes
+from harness.run import argtypes
 
 HELP = "rank evaluators across several report directories"
 
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.fileio import json_text
+    from harness.core.fileio import json_text
     from harness.report.ranking import build_leaderboard, render_text, write_leaderboard
 
     board = build_leaderboard(args.reports, allow_mixed=args.allow_mixed)

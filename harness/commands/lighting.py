@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness import argtypes
-from harness.bounded_input import read_json
-from harness.errors import AuditError
-from harness.fileio import json_text, write_json_atomic
+from harness.core.bounded_input import read_json
+from harness.core.errors import AuditError
+from harness.core.fileio import json_text, write_json_atomic
+from harness.run import argtypes
 
 HELP = "EV and CCT of the lighting maps (study Table 8) from Blender's HDRIs"
 EV_TOLERANCE = 5e-4  # stops; the fixture stores 4 decimals

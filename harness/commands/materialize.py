@@ -15,8 +15,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from harness import argtypes
 from harness.commands import warm as warm_cmd
+from harness.run import argtypes
 
 HELP = "render and score a profile into a shared store (for pytest --audit-store)"
 
@@ -40,7 +40,7 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
     evaluator is one scoring actor, all evaluators at once."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from harness.measure_images import MeasureStats, measure_images, measurement_kind
+    from harness.measure.images import MeasureStats, measure_images, measurement_kind
 
     specs = [s for s in session.specs.values() if measurement_kind(s) == "image"]
     load = session._build_evaluator
@@ -68,8 +68,8 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
 def check_selection(profile: str, evaluators: tuple[str, ...], extra: Sequence[Any] = ()) -> None:
     """Raise the typed error an unknown profile or evaluator pattern would raise later, now.
     ``extra``: specs a project's ``pytest_audit_evaluators`` hook offers (they match too)."""
-    from harness.evaluator_selection import select_evaluators
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
+    from harness.run.evaluator_selection import select_evaluators
 
     get_profile(profile)
     if evaluators:
@@ -77,8 +77,8 @@ def check_selection(profile: str, evaluators: tuple[str, ...], extra: Sequence[A
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.paths import default_cache_dir
-    from harness.session import AuditOptions, AuditSession
+    from harness.core.paths import default_cache_dir
+    from harness.run.session import AuditOptions, AuditSession
 
     url = warm_cmd.store_url(args.store)
     if url is None:

@@ -4,7 +4,7 @@
 and GPU-hours, from per-render and per-pair costs measured on this machine by a quick
 calibration (cached per machine under ``<cache dir>/calibration``) or read from a costs file
 (``--costs FILE``, written by ``--calibrate-out FILE`` on the machine that measured it, with
-its provenance). See :mod:`harness.cost_estimate`.
+its provenance). See :mod:`harness.measure.cost_estimate`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from harness import argtypes
-from harness.protocol import get_profile
+from harness.protocol.configurations import get_profile
 from harness.render.render_plan import plan_summary, render_plan
+from harness.run import argtypes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,13 +75,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
-    from harness import cost_estimate as ce
-    from harness.evaluator_selection import select_evaluators
-    from harness.hashing import sha256_json
-    from harness.measure_images import measurement_kind
-    from harness.paths import default_cache_dir
-    from harness.project_evaluators import project_specs
-    from harness.protocol import get_profile
+    from harness.core.hashing import sha256_json
+    from harness.core.paths import default_cache_dir
+    from harness.measure import cost_estimate as ce
+    from harness.measure.images import measurement_kind
+    from harness.protocol.configurations import get_profile
+    from harness.run.evaluator_selection import select_evaluators
+    from harness.run.project_evaluators import project_specs
 
     patterns = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
     patterns = patterns or profile.evaluators or get_profile("default").evaluators
@@ -104,12 +104,12 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
                   f"as {cached}; --costs FILE skips it): 2 renders at c0 ({profile.c0.resolution_px} px, "
                   f"{profile.c0.samples} samples), one scene group per evaluator ...", flush=True)  # fmt: skip
             costs = ce.calibrate(profile, scene_set, plan, specs, devices)
-            from harness.fileio import write_text_atomic
+            from harness.core.fileio import write_text_atomic
 
             write_text_atomic(cached, ce.public(costs))
             source = f"calibration just measured (cached: {cached})"
     if args.calibrate_out is not None:
-        from harness.fileio import write_text_atomic
+        from harness.core.fileio import write_text_atomic
 
         write_text_atomic(args.calibrate_out, ce.public(costs))
     est = ce.estimate(counts, costs, specs)
@@ -145,8 +145,8 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
 
 def _cached_costs(path: Path) -> dict | None:
     """The cached calibration at ``path``; None when absent or damaged (it is measured again)."""
-    from harness import cost_estimate as ce
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
+    from harness.measure import cost_estimate as ce
 
     if not path.is_file():
         return None

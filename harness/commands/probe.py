@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness import argtypes
-from harness.fileio import write_bytes_atomic
+from harness.core.fileio import write_bytes_atomic
+from harness.run import argtypes
 
 HELP = "apply a content probe to a scene file"
 
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def find_root(scene_file: Path) -> Path:
     """The nearest ancestor folder of ``scene_file`` that holds ``manifest.json``."""
-    from harness.errors import SceneError
+    from harness.core.errors import SceneError
     from harness.scenes.set_manifest import MANIFEST_NAME
 
     for folder in scene_file.resolve().parents:
@@ -44,7 +44,7 @@ def find_root(scene_file: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness import probe_edits
+    from harness.scenes import probe_edits
     from harness.scenes.bundle import scene_bytes
     from harness.scenes.load import load_scene
     from harness.scenes.model import scene_identity

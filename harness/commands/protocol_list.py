@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.protocol import BASELINE, SHARED_FACTORS, get_profile
+    from harness.protocol.configurations import BASELINE, SHARED_FACTORS, get_profile
 
     if args.preset is not None:
         return _preset(args)
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _preset(args: argparse.Namespace) -> int:
-    from harness.protocols.presets import get_preset
+    from harness.protocol.presets import get_preset
 
     preset = get_preset(args.preset)
     if args.json:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from harness import argtypes
-from harness.errors import ProtocolError
-from harness.paths import default_cache_dir
-from harness.protocol import BASELINE, C0, get_profile
+from harness.core.errors import ProtocolError
+from harness.core.paths import default_cache_dir
+from harness.protocol.configurations import BASELINE, C0, get_profile
+from harness.run import argtypes
 from harness.vocab.factors import FACTORS
 
 
@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from PIL import Image
 
-    from harness.protocol import background_rgb
+    from harness.protocol.configurations import background_rgb
     from harness.render.composite import composite
     from harness.render.render_inputs import load_scene_file
     from harness.render.service import RenderService

@@ -13,8 +13,8 @@ import argparse
 import time
 from pathlib import Path
 
-from harness import argtypes
-from harness.errors import AuditError
+from harness.core.errors import AuditError
+from harness.run import argtypes
 from harness.stats.bootstrap import MAX_BOOTSTRAP
 
 
@@ -40,9 +40,9 @@ def load_scores(paths: list[Path]):
     Scores of registered evaluators must lie in their declared ranges."""
     import pandas as pd
 
-    from harness.errors import RecordsError
+    from harness.core.errors import RecordsError
     from harness.evaluators.registry import declared_score_ranges
-    from harness.records import read_records, validate_records
+    from harness.protocol.records import read_records, validate_records
 
     frames = []
     for path in paths:
@@ -58,11 +58,11 @@ def load_scores(paths: list[Path]):
 
 
 def split_by_view_policy(records):
-    """``{policy: records}`` in ``harness.protocol.VIEW_POLICIES`` order; rows without a
+    """``{policy: records}`` in ``harness.protocol.configurations.VIEW_POLICIES`` order; rows without a
     ``view_policy`` (absent column or ``''``) are ``single``. Each part keeps only the columns
     its rows fill, so a part measured under one policy is an ordinary records table."""
-    from harness.protocol import VIEW_POLICIES
-    from harness.records import VIEW_POLICY, columns_of
+    from harness.protocol.configurations import VIEW_POLICIES
+    from harness.protocol.records import VIEW_POLICY, columns_of
 
     if VIEW_POLICY not in records.columns:
         return {"single": records}
@@ -77,7 +77,7 @@ def split_by_view_policy(records):
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.audit_inputs import audit_inputs
+    from harness.measure.audit_inputs import audit_inputs
     from harness.report.summary import digest, write_summary
     from harness.report.tables import build_tables, write_tables
     from harness.stats.audit_stats import compute_audit

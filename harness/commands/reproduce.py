@@ -19,8 +19,8 @@ HELP = "find the protocol presets and nearby protocols consistent with a reporte
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from harness import argtypes
-    from harness.protocols.inputs import add_common_arguments
+    from harness.peers.inputs import add_common_arguments
+    from harness.run import argtypes
 
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--score", default=None, help="the reported score (as printed, e.g. 27.23)")
@@ -33,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.errors import ProtocolError
-    from harness.protocols.forensics import (
+    from harness.core.errors import ProtocolError
+    from harness.peers.forensics import (
         neighbours,
         ordering_outcome,
         parse_ordering,
@@ -43,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
         sensitivities,
         weights_for,
     )  # fmt: skip
-    from harness.protocols.inputs import resolve
-    from harness.protocols.measure import score_protocols
-    from harness.protocols.presets import PRESETS, get_preset
-    from harness.protocols.rank_concordance import score_array
+    from harness.peers.inputs import resolve
+    from harness.peers.measure import score_protocols
+    from harness.peers.rank_concordance import score_array
+    from harness.protocol.presets import PRESETS, get_preset
 
     start = time.monotonic()
     ordering = parse_ordering(args.ordering) if args.ordering is not None else None

@@ -1,7 +1,7 @@
 """``t3d-audit score --evaluator ID --images DIR --captions FILE --out RECORDS``.
 
 Scores image files against captions with one evaluator and writes a raw score records file
-(CSV or Parquet by suffix; see ``harness.records``). Scores are served from and added to the
+(CSV or Parquet by suffix; see ``harness.protocol.records``). Scores are served from and added to the
 score cache (``--cache-dir``, default ``$T3D_AUDIT_CACHE_DIR`` or the per-user cache dir) unless
 ``--no-cache``. Failed pairs are written as ``failed`` rows (NaN score, reason in ``error``).
 
@@ -24,8 +24,9 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from harness import argtypes, bounded_input
-from harness.errors import EvaluatorError
+from harness.core import bounded_input
+from harness.core.errors import EvaluatorError
+from harness.run import argtypes
 
 HELP = "score images against captions"
 OPTIONAL = ("generator", "prompt_id", "scene_sha256", "factor", "level")
@@ -112,13 +113,13 @@ def rgb_array(image: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.evaluator_selection import select_evaluators
+    from harness.core.hashing import sha256_file
+    from harness.core.ids import stored_model_id
+    from harness.core.paths import default_cache_dir
     from harness.evaluators.cache import CachedEvaluator, ScoreCache
-    from harness.hashing import sha256_file
-    from harness.ids import stored_model_id
-    from harness.paths import default_cache_dir
-    from harness.project_evaluators import project_specs
-    from harness.records import records_from_rows, write_records
+    from harness.protocol.records import records_from_rows, write_records
+    from harness.run.evaluator_selection import select_evaluators
+    from harness.run.project_evaluators import project_specs
 
     specs = select_evaluators([args.evaluator], project_specs())  # the project's conftest too
     if len(specs) != 1:

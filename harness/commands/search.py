@@ -25,8 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness import argtypes
-from harness.errors import AuditError
+from harness.core.errors import AuditError
+from harness.run import argtypes
 
 HELP = "search the protocol space beyond the grid for where a verdict breaks"
 
@@ -102,8 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def resolve_spec(evaluator: str) -> Any:
     """The spec of ``evaluator``: a registered id, or a search known-answer planted evaluator."""
-    from harness.evaluator_selection import select_evaluators
     from harness.evaluators.reference.specs import search_planted_specs
+    from harness.run.evaluator_selection import select_evaluators
 
     specs = select_evaluators([evaluator], search_planted_specs())
     if len(specs) != 1:
@@ -117,7 +117,7 @@ def project_thresholds(pyproject: Path) -> Any:
     exists) layered over them, as an audit run reads them."""
     import tomllib
 
-    from harness.thresholds import layered
+    from harness.checks.thresholds import layered
 
     table = None
     if pyproject.is_file():
@@ -151,7 +151,7 @@ def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address
 def request_from(args: argparse.Namespace, evaluator: str, axes: tuple[str, ...] | None) -> Any:
     """The search request: each option given on the command line, else the profile's
     ``search`` block (docs/search.md), else the built-in default."""
-    from harness.protocol import SearchBlock, get_profile
+    from harness.protocol.configurations import SearchBlock, get_profile
     from harness.search.run import SearchRequest, Split
 
     block = get_profile(args.profile).search or SearchBlock()
@@ -163,9 +163,9 @@ def request_from(args: argparse.Namespace, evaluator: str, axes: tuple[str, ...]
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.paths import default_cache_dir
-    from harness.progress import LineProgress
-    from harness.progress import progress as progress_bar
+    from harness.core.paths import default_cache_dir
+    from harness.core.progress import LineProgress
+    from harness.core.progress import progress as progress_bar
     from harness.render.renderer import default_renderer
     from harness.search.run import run_search
 
@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     bar: Any = None
 
     def progress(done: int, best: float, budget: int) -> None:
-        # a bar on a terminal, one plain line every 30 s in a log (harness.progress)
+        # a bar on a terminal, one plain line every 30 s in a log (harness.core.progress)
         nonlocal bar
         if args.no_progress:
             return
@@ -231,8 +231,8 @@ def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = N
     """``search.json`` and the search figures (:mod:`harness.report.search_figures`) in
     ``out``: the trace; the first discovery scene rendered at c0 beside the worst
     configuration; the flip region's points on the axes that carry the flips."""
-    from harness.fileio import write_json_atomic
-    from harness.protocol import background_rgb
+    from harness.core.fileio import write_json_atomic
+    from harness.protocol.configurations import background_rgb
     from harness.render.composite import composite
     from harness.report import search_figures
     from harness.scenes.scene_source import load_scene_set

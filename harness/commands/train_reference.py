@@ -21,10 +21,10 @@ import argparse
 import os
 from pathlib import Path
 
-from harness import argtypes
-from harness.errors import EvaluatorError
-from harness.fileio import write_json_atomic
-from harness.paths import REPO_ROOT
+from harness.core.errors import EvaluatorError
+from harness.core.fileio import write_json_atomic
+from harness.core.paths import REPO_ROOT
+from harness.run import argtypes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 
-from harness import argtypes
+from harness.run import argtypes
 
 HELP = "validate a scene set against its manifest"
 

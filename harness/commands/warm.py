@@ -6,7 +6,7 @@ factor that cannot change it (lighting on 3D Gaussian splats).
 
 Prints the plan size first, then renders the missing entries with a progress bar (done/total,
 renders/s, ETA) on a terminal, or one plain progress line every 30 s in a log
-(``harness.progress``). Resumable: entries already in the cache are skipped, so a run interrupted by
+(``harness.core.progress``). Resumable: entries already in the cache are skipped, so a run interrupted by
 Ctrl-C or a crash continues where it stopped. ``--jobs N`` renders in N processes.
 
 ``--store URL`` renders into a shared store (``file://DIR``, ``s3://bucket/prefix``, any
@@ -25,19 +25,19 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from harness import argtypes
-from harness.paths import default_cache_dir
-from harness.progress import Progress, progress
-from harness.protocol import get_profile
+from harness.core.paths import default_cache_dir
+from harness.core.progress import Progress, progress
+from harness.protocol.configurations import get_profile
+from harness.run import argtypes
 
 
 def audit_requests(sset, profile, view_policy: str) -> tuple[list, list[str]]:
     """The renders the audit measures, read from its own measurement plan
-    (:func:`harness.measure_plan.build_plan`, probes applied with the session's seed), and the
+    (:func:`harness.measure.plan.build_plan`, probes applied with the session's seed), and the
     probes that failed to apply (the audit records them as failed measurements). A probe that
     does not apply to a scene (an object scene) or a factor that cannot change it (lighting on
     3D Gaussian splats) has no row there, so nothing is rendered for it."""
-    from harness.measure_plan import build_plan
+    from harness.measure.plan import build_plan
     from harness.render.render_inputs import PROBE_SEED
     from harness.render.service import RenderRequest
 

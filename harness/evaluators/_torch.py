@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, check_image
 from harness.evaluators.cache import EmbeddingCache, image_sha256
 

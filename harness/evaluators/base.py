@@ -21,11 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
+from harness.core.hashing import sha256_json
+from harness.core.ids import check_evaluator_id
 from harness.evaluators import weights
 from harness.evaluators.families import get_family
-from harness.hashing import sha256_json
-from harness.ids import check_evaluator_id
 
 if TYPE_CHECKING:
     import numpy as np

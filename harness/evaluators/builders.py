@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.bounded_input import read_json
-from harness.errors import EvaluatorError
+from harness.core.bounded_input import read_json
+from harness.core.errors import EvaluatorError
+from harness.core.hashing import sha256_file
+from harness.core.paths import REPO_ROOT
 from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.judge_settings import JudgeSettings
-from harness.hashing import sha256_file
-from harness.paths import REPO_ROOT
 
 CLIPSCORE_W = 2.5
 CLIPSCORE_SCALE = (

@@ -16,7 +16,7 @@ Score cache
     A score of a hosted evaluator that reported its served model id is stored as
     ``[score, "served model id"]`` instead of a bare number (readers before that skip such
     entries and rescore); scores without one stay bare numbers, so their segments are unchanged.
-    A segment is a sealed file (``harness.cacheseal``: a seal line naming the key
+    A segment is a sealed file (``harness.core.cacheseal``: a seal line naming the key
     ``scores/<identity hash>/<image sha>`` and the payload's sha256, then the JSON); one that
     fails the check (edited, truncated, moved, or unsealed) is deleted, warned about and
     counted, and its pairs are scored again.
@@ -36,9 +36,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cacheseal import CorruptEntry, discarded, read_sealed, sealed, unseal
-from harness.fileio import write_bytes_atomic
-from harness.hashing import canonical_json, sha256_bytes
+from harness.core.cacheseal import CorruptEntry, discarded, read_sealed, sealed, unseal
+from harness.core.fileio import write_bytes_atomic
+from harness.core.hashing import canonical_json, sha256_bytes
 from harness.store import LocalStore, Store, StoreReadOnly
 
 PREFIX = "scores"

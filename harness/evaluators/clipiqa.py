@@ -28,7 +28,7 @@ class ClipIqaEvaluator:
         self.backbone = backbone
         prompts = tuple(spec.option("prompts", ("Good photo.", "Bad photo.")))
         if len(prompts) != 2:
-            from harness.errors import EvaluatorError
+            from harness.core.errors import EvaluatorError
 
             raise EvaluatorError(f"evaluator {spec.id!r}: prompts must be an antonym pair")
         self.prompts = prompts

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 
 InputKind = Literal["image", "scene"]
 WeightsKind = Literal["files", "api_key", "none"]

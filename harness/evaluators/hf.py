@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
+from harness.core.paths import CACHE_ENV
 from harness.evaluators import weights
 from harness.evaluators._torch import (
     EmbeddingScoring,
@@ -42,7 +43,6 @@ from harness.evaluators._torch import (
 )
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
 from harness.evaluators.cache import EmbeddingCache
-from harness.paths import CACHE_ENV
 
 
 # --------------------------------------------------------------------------- loading

@@ -11,7 +11,7 @@ Anything else gives a ``failed`` :class:`ScoreResult` with the reason; **never**
 (the reference study's client stored failures as 0, Appendix I). The model id the API reports
 (the *served* model) is recorded in ``ScoreResult.metadata["model"]`` and from there in the
 records' ``served_model`` column and the card's ``served_models`` -- only when it matches
-:data:`harness.ids.SERVED_MODEL_ID` and does not carry the API key in any form
+:data:`harness.core.ids.SERVED_MODEL_ID` and does not carry the API key in any form
 (:meth:`Secret.leaks`, :meth:`Secret.shares_run`), alone or joined with the ids the client stored
 before (:func:`served_model_id`); otherwise as ``unrecognised model id``.
 
@@ -57,11 +57,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
+from harness.core.ids import SERVED_MODEL_ID, UNRECOGNISED_MODEL
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
 from harness.evaluators.judge_settings import RETRY_STATUS, JudgeSettings
 from harness.evaluators.secrets import MASK, MIN_FRAGMENT, WITHHELD, Secret  # noqa: F401 -- re-exported
-from harness.ids import SERVED_MODEL_ID, UNRECOGNISED_MODEL
 
 if TYPE_CHECKING:
     import numpy as np
@@ -204,7 +204,7 @@ def joined_pieces(ids: Sequence[str]) -> list[str]:
 
 def served_model_id(reported: str, key: Secret, earlier: Sequence[str] = ()) -> str:
     """The served model id a record may keep: ``reported`` when it matches
-    :data:`~harness.ids.SERVED_MODEL_ID`, carries no form of the key (:meth:`Secret.leaks`),
+    :data:`~harness.core.ids.SERVED_MODEL_ID`, carries no form of the key (:meth:`Secret.leaks`),
     shares no run of :data:`SERVED_RUN` characters with it as written, carries none joined with
     the ``earlier`` distinct ids this client stored (a key spread in pieces across rows), and
     is one of the first :data:`MAX_SERVED_IDS` distinct ids; else ``unrecognised model id``."""

@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.bounded_input import read_json
-from harness.errors import EvaluatorError
+from harness.core.bounded_input import read_json
+from harness.core.errors import EvaluatorError
+from harness.core.paths import CACHE_ENV, REPO_ROOT
 from harness.evaluators import weights
 from harness.evaluators._torch import (
     EmbeddingScoring,
@@ -33,7 +34,6 @@ from harness.evaluators._torch import (
 )
 from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.cache import EmbeddingCache
-from harness.paths import CACHE_ENV, REPO_ROOT
 
 CLIPSCORE_W = 2.5
 _CHECKPOINT_NAMES = ("open_clip_model.safetensors", "open_clip_pytorch_model.bin")

@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.builders import CLIPSCORE_SCALE, openclip_local_spec
 from harness.evaluators.catalogue import catalogue_specs

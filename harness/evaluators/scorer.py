@@ -29,7 +29,7 @@ Shapes and units
   look secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ...) are masked in every
   form :mod:`harness.evaluators.secrets` knows (or the reason is withheld).
 * A Scorer whose construction (``__init__``) raises anything but ``KeyboardInterrupt`` is an
-  :class:`~harness.errors.EvaluatorError` naming the evaluator, with the scrubbed reason.
+  :class:`~harness.core.errors.EvaluatorError` naming the evaluator, with the scrubbed reason.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
 from harness.evaluators.builders import freeze_options
 from harness.evaluators.families import adapter_input
@@ -271,7 +271,7 @@ class ScorerEvaluator:
 
     def __init__(self, spec: EvaluatorSpec, scorer: Scorer, batch_size: int, *,
                  deadline_s: float | None = None, secrets: Sequence[Secret] | None = None):
-        from harness.envvars import scorer_deadline
+        from harness.core.envvars import scorer_deadline
 
         self.spec = spec
         self.id = spec.id

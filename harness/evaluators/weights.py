@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
+from harness.core.paths import REPO_ROOT
 from harness.evaluators.families import find_family
 from harness.evaluators.judge_settings import JudgeSettings
-from harness.paths import REPO_ROOT
 
 WEIGHTS_DIR_ENV = "T3D_AUDIT_WEIGHTS_DIR"
 OFFLINE_ENVS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "T3D_AUDIT_OFFLINE")

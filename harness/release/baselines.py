@@ -22,9 +22,9 @@ from typing import Any
 
 import pandas as pd
 
-from harness.bounded_input import read_json, read_toml
-from harness.errors import AuditError
-from harness.records import CSV_SUFFIXES, PARQUET_SUFFIXES
+from harness.core.bounded_input import read_json, read_toml
+from harness.core.errors import AuditError
+from harness.protocol.records import CSV_SUFFIXES, PARQUET_SUFFIXES
 from harness.release.comparison import INCONCLUSIVE, REGRESSION, CompareError, Comparison
 from harness.release.margins import Margins
 
@@ -127,9 +127,9 @@ def load_release(path: str | Path, *, role: str) -> Release:
 
     A directory with ``scores/`` is a report (or saved baseline) directory; any other
     directory must hold score files itself. Raises :class:`CompareError` or
-    :class:`harness.errors.RecordsError`.
+    :class:`harness.core.errors.RecordsError`.
     """
-    from harness.records import read_records
+    from harness.protocol.records import read_records
 
     path = Path(path)
     verified = False
@@ -282,7 +282,7 @@ def render_markdown(document: dict[str, Any]) -> str:
             what = "allowed (--allow-unpaired)" if document["allow_unpaired"] else "fails the gate"
             lines.append(f"- only in the {side}, not compared: "
                          f"{', '.join(document['unpaired'][side])} ({what})")
-    from harness.check_wording import SMALL_SAMPLE_BLOCKS, is_small_sample, small_sample_note
+    from harness.checks.wording import SMALL_SAMPLE_BLOCKS, is_small_sample, small_sample_note
 
     small = False
     for pair in document["pairs"]:

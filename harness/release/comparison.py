@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.errors import AuditError
-from harness.numbers import finite_or_nan, finite_or_none
-from harness.protocol import RECORD_FACTORS, SHARED_FACTORS
+from harness.core.errors import AuditError
+from harness.core.numbers import finite_or_nan, finite_or_none
+from harness.protocol.configurations import RECORD_FACTORS, SHARED_FACTORS
 from harness.stats import bootstrap as bs
 from harness.stats._nan import nanmax, nanmean, nanmin
 from harness.stats.dispersion import dispersion, scene_dispersion
@@ -823,7 +823,7 @@ def compare_records(
     shared by both releases. ``human`` maps (generator, prompt_id) to the mean human rating:
     agreement with it becomes a metric (:data:`HUMAN_KINDS`; a release that loses agreement
     regresses). Raises :class:`CompareError` for an impossible pairing and
-    :class:`harness.errors.RecordsError` for an unusable table.
+    :class:`harness.core.errors.RecordsError` for an unusable table.
     """
     if bootstrap < 2:
         raise CompareError(f"bootstrap must be ≥ 2, got {bootstrap}", where="--bootstrap")

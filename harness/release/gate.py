@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 
 if TYPE_CHECKING:
     from harness.release.baselines import Release
     from harness.release.comparison import Comparison
     from harness.release.margins import Margins
-    from harness.session import AuditSession
+    from harness.run.session import AuditSession
 
 OPTION = "audit_baseline"
 ALLOW_UNPAIRED = "audit_allow_unpaired"
@@ -105,9 +105,9 @@ def pytest_configure(config: pytest.Config) -> None:
     path = _baseline_path(config)
     if path is None:
         return
-    from harness.plugin import audit_session_of
     from harness.release.baselines import load_margins, load_release, unpaired
     from harness.release.comparison import evaluators_of
+    from harness.run.session import audit_session_of
 
     session = audit_session_of(config)
     try:
@@ -174,7 +174,7 @@ class BaselineMetric:
 
 def _indicative(n_prompts: int) -> str:
     """``; indicative: small sample: …`` for a comparison over few prompt blocks, else ``""``."""
-    from harness.check_wording import small_sample_note
+    from harness.checks.wording import small_sample_note
 
     note = small_sample_note(n_prompts)
     return f"; indicative ({note})" if note else ""

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 from harness.release.comparison import KINDS
 
 

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from harness.hashing import sha256_file
-from harness.protocol import (
+from harness.core.hashing import sha256_file
+from harness.protocol.configurations import (
     DEFAULT_FRAMING_MARGIN,
     LIGHTING_MAPS,
     NEUTRAL_TEMPERATURE_K,
@@ -235,7 +235,7 @@ class BlenderRenderer:
         """A glTF/GLB asset through Blender's importer (``harness.render.gltfscene``): its
         materials, textures and vertex colours are kept; meshes without a material get the
         default object material."""
-        from harness.errors import AuditError
+        from harness.core.errors import AuditError
         from harness.render import gltfscene
         from harness.scenes.gltf_limits import check_gltf_file
 
@@ -262,7 +262,7 @@ class BlenderRenderer:
         colour attribute, e.g. glTF ``COLOR_0`` or OBJ/PLY vertex colours, or grey). Returns
         the parts, the importer's facts and the bounds (``facts`` ``lo``/``hi`` when given:
         splats' exact ellipsoid box)."""
-        from harness.errors import ImportError_
+        from harness.core.errors import ImportError_
         from harness.render import gltfscene
 
         with blenderlog.capture() as log:
@@ -304,7 +304,7 @@ class BlenderRenderer:
     def _mesh_asset(self, path: Path, scene: Scene, obj_id: str) -> _Asset:
         """A PLY (mesh, point cloud, splats), STL or USD asset through Blender's importers
         (``harness.render.meshformats``); the format is read from the file's content."""
-        from harness.errors import ImportError_
+        from harness.core.errors import ImportError_
         from harness.render import meshformats
         from harness.scenes.fileformats import detect_format
 

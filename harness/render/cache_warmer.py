@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import AuditError, RenderError
+from harness.core.errors import AuditError, RenderError
 from harness.render import resource_limits
 from harness.render.render_cache import RenderCache
 from harness.render.render_plan import RenderJob

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.errors import RenderError
+from harness.core.errors import RenderError
 
 
 def composite(rgba: np.ndarray, rgb: tuple[int, int, int]) -> np.ndarray:

@@ -1,13 +1,13 @@
 """The render failure taxonomy: every failed render raises one of these, naming scene and config.
 
 A failure never reaches an evaluator as an image: callers record it as a failure
-(``status = failed``, ``error = str(exc)``). All derive from :class:`harness.errors.RenderError`.
+(``status = failed``, ``error = str(exc)``). All derive from :class:`harness.core.errors.RenderError`.
 """
 
 from __future__ import annotations
 
-from harness.errors import RenderError
-from harness.protocol import RenderConfig
+from harness.core.errors import RenderError
+from harness.protocol.configurations import RenderConfig
 
 
 def describe(cfg: RenderConfig | None) -> str:

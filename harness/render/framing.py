@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.protocol.cameras import SENSOR_WIDTH_MM
 from harness.scenes.model import Scene
 
-SENSOR_WIDTH_MM = 36.0
 FILL = 0.85  # larger projected box side as a fraction of the frame side
 NEAR_M = 0.05  # the camera stays this far (at most a tenth of the box diagonal) before every corner
 WALL_THICKNESS_M = 0.08

@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 
 # what a child that could not allocate prints (Python, the dynamic loader, Blender's allocator)
 _OOM_MARKS = ("MemoryError", "failed to map segment", "Cannot allocate memory", "bad_alloc")

@@ -92,7 +92,7 @@ def _probe_key(python: str) -> str | None:
     import importlib.util
     from importlib import metadata
 
-    from harness.hashing import sha256_json
+    from harness.core.hashing import sha256_json
 
     if python != sys.executable:
         return None
@@ -116,8 +116,8 @@ def blender_build_cached(cache_dir: Path | None, python: str = sys.executable) -
     """:func:`blender_build`, kept as a sealed file ``<cache_dir>/<key>.json`` (``key``: the bpy
     install and the machine, :func:`_probe_key`) so a warm run starts no Blender probe. A
     failed probe is never stored; an entry that fails its seal is discarded and probed again."""
-    from harness import cacheseal
-    from harness.fileio import write_bytes_atomic
+    from harness.core import cacheseal
+    from harness.core.fileio import write_bytes_atomic
 
     key = _probe_key(python) if cache_dir is not None else None
     if key is None:

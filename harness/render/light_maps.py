@@ -38,8 +38,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from harness.errors import RenderError
-from harness.hashing import sha256_file
+from harness.core.errors import RenderError
+from harness.core.hashing import sha256_file
 
 SCHEMA = "t3d-lighting-scalars/1"
 LUMA_709 = np.array([0.2126, 0.7152, 0.0722])

@@ -19,9 +19,9 @@ lease only avoids duplicate work; correctness comes from publication and verifie
 ``meta.json`` (canonical JSON) names the key it was published under and carries the PNG's
 sha256 and shape, plus ``meta_sha256``, the sha256 of its own other fields (and, with the
 user's cache secret, ``meta_hmac``: the HMAC-SHA256 of the rest of ``meta.json``,
-:mod:`harness.cacheseal`). An entry that fails any check (truncated, edited, half-deleted,
+:mod:`harness.core.cacheseal`). An entry that fails any check (truncated, edited, half-deleted,
 swapped with or copied from another key's directory, or written before ``meta_sha256``
-existed) is discarded, warned about and counted (``harness.cacheseal.discarded``), and rendered
+existed) is discarded, warned about and counted (``harness.core.cacheseal.discarded``), and rendered
 again; in a read-only store it is reported the same way but left for a writer to replace.
 """
 
@@ -39,11 +39,11 @@ import numpy as np
 from filelock import FileLock
 from PIL import Image
 
-from harness.cacheseal import CorruptEntry, check_mac, discarded, mac, secret
-from harness.errors import RenderError
-from harness.hashing import canonical_json, sha256_bytes, sha256_json
-from harness.paths import default_cache_dir
-from harness.protocol import RenderConfig
+from harness.core.cacheseal import CorruptEntry, check_mac, discarded, mac, secret
+from harness.core.errors import RenderError
+from harness.core.hashing import canonical_json, sha256_bytes, sha256_json
+from harness.core.paths import default_cache_dir
+from harness.protocol.configurations import RenderConfig
 from harness.render.settings import RENDERER_REVISION, blender_version
 from harness.store import LocalStore, ReadOnlyStore, Store, leases, writable
 
@@ -356,7 +356,7 @@ def entry_files(key: str, image: np.ndarray, meta: dict[str, Any] | None) -> dic
 
 def verify_entry(key: str, raw_meta: bytes, data: bytes) -> np.ndarray:
     """The (H, W, 4) image of an entry read as ``meta.json`` bytes and ``image.png`` bytes;
-    raises :class:`harness.cacheseal.CorruptEntry` unless both are intact and for ``key``."""
+    raises :class:`harness.core.cacheseal.CorruptEntry` unless both are intact and for ``key``."""
     try:
         meta = json.loads(raw_meta)
     except ValueError as exc:

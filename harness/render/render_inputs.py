@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.errors import SceneError
-from harness.paths import BUNDLED_SCENES
-from harness.protocol import Profile
+from harness.core.errors import SceneError
+from harness.core.paths import BUNDLED_SCENES
+from harness.protocol.configurations import Profile
 from harness.scenes.model import Scene
 
 PROBE_SEED = 0  # the seed the audit session applies probes with
@@ -42,10 +42,10 @@ def load_profile_scenes(profile: Profile, root: Path | None = None) -> Any:
 def apply_probe(scene: Scene, probe: str) -> Scene:
     """The probe-edited scene, as the audit session builds it (seed ``PROBE_SEED``)."""
     try:
-        from harness import probe_edits
+        from harness.scenes import probe_edits
     except ImportError as exc:
         raise SceneError(
             f"content probes are not available: {exc}",
-            hint="harness.probe_edits is needed to render probe scenes",
+            hint="harness.scenes.probe_edits is needed to render probe scenes",
         ) from exc
     return probe_edits.apply(scene, probe, seed=PROBE_SEED)

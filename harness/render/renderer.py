@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     import numpy as np
 
-    from harness.protocol import RenderConfig
+    from harness.protocol.configurations import RenderConfig
     from harness.scenes.model import Scene
 
 

@@ -29,7 +29,7 @@ import re
 import resource
 import signal
 
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 
 MEMORY_ENV = "T3D_AUDIT_MEMORY_LIMIT"
 IMPORT_TIMEOUT_ENV = "T3D_AUDIT_IMPORT_TIMEOUT"

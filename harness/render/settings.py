@@ -63,9 +63,9 @@ def core_share(processes: int) -> int:
 
 def render_threads() -> int:
     """Threads per rendering process from ``$T3D_AUDIT_RENDER_THREADS`` (0: Cycles' automatic);
-    a negative or non-integer value is a :class:`~harness.errors.RenderError` naming it."""
-    from harness.envvars import render_threads as read
-    from harness.errors import AuditError, RenderError
+    a negative or non-integer value is a :class:`~harness.core.errors.RenderError` naming it."""
+    from harness.core.envvars import render_threads as read
+    from harness.core.errors import AuditError, RenderError
 
     try:
         return read()

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.numbers import finite_or_none
+from harness.core.numbers import finite_or_none
 from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
 
 COMPETENT_AGREEMENT = 0.75

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.numbers import finite_or_nan
+from harness.core.numbers import finite_or_nan
 from harness.vocab.factors import factor_names
 from harness.vocab.metrics import DISCRIMINATION, DISPERSION, ENVELOPES, INTERACTION_SHARE, PEAK_RHO
 from harness.vocab.probes import probe_names

@@ -150,7 +150,7 @@ def figure_html(name: str, alt: str, uri: str) -> str:
 
 def indicative_suffix(pair: Mapping[str, Any]) -> str:
     """`` (indicative)`` for a comparison pair bootstrapped over a small sample, else ``""``."""
-    from harness.check_wording import is_small_sample
+    from harness.checks.wording import is_small_sample
 
     return " (indicative)" if is_small_sample(pair.get("n_prompts")) else ""
 

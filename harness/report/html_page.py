@@ -44,8 +44,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.bounded_input import read_json
-from harness.errors import AuditError
+from harness.core.bounded_input import read_json
+from harness.core.errors import AuditError
 from harness.report.thumbs import THUMB_DIR, read_index
 from harness.vocab.factors import factor_names
 from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
@@ -113,7 +113,7 @@ class ReportData:
     """Everything the page shows, read from one report directory."""
 
     def __init__(self, report: Path):
-        from harness.records import read_records
+        from harness.protocol.records import read_records
 
         self.dir = Path(report)
         if not (self.dir / "summary.json").is_file():
@@ -868,8 +868,9 @@ def page_key(report: Path) -> str:
     """The ``html-page`` piece's cache key: every file of the report directory the page is
     built from (all but ``report.html``, by sha256), the page's sources and assets, the
     numpy, pandas and Pillow versions and, when some are, the registered statistics shown."""
-    from harness.hashing import sha256_file
-    from harness.report.pieces import package_versions, piece_key, source_hash
+    from harness.core.code_identity import package_versions, source_hash
+    from harness.core.hashing import sha256_file
+    from harness.report.pieces import piece_key
     from harness.report.registered import report_metrics
 
     report = Path(report)
@@ -917,8 +918,9 @@ def thumb_sections_key(data: ReportData) -> str:
     :func:`_probe_pairs` (the score files, evaluators and companion, every file under
     ``thumbs/``), the sources that read and lay them out, and the Pillow, pandas and numpy
     versions (embedded thumbnails, score means)."""
-    from harness.hashing import sha256_file
-    from harness.report.pieces import package_versions, piece_key, source_hash
+    from harness.core.code_identity import package_versions, source_hash
+    from harness.core.hashing import sha256_file
+    from harness.report.pieces import piece_key
 
     thumb_dir = data.dir / THUMB_DIR
     return piece_key("html-sections", {
@@ -938,7 +940,7 @@ def thumb_sections(data: ReportData, thumbs: Thumbs, cache_dir: Path | None = No
     report piece (:mod:`harness.report.pieces`) under :func:`thumb_sections_key`."""
     if cache_dir is None:
         return _build_thumb_sections(data, thumbs)
-    from harness.hashing import canonical_json
+    from harness.core.hashing import canonical_json
     from harness.report.pieces import piece_entries
 
     entries = piece_entries(Path(cache_dir), "html-sections")

@@ -7,11 +7,11 @@ libraries that draw or encode it), and reuses the stored bytes on a hit. A piece
 exactly as it was written, so a report assembled from cached pieces is byte-identical to one
 computed afresh. Layout under the cache dir (docs/formats.md#cache-layout)::
 
-    thumbs/<key[:2]>/<key>.jpg                  sealed thumbnail (harness.measure_thumbs)
+    thumbs/<key[:2]>/<key>.jpg                  sealed thumbnail (harness.measure.thumbs)
     report_pieces/<kind>/<key[:2]>/<key>.bin    sealed piece (a file bundle or page fragment)
 
-Every entry is a sealed file (:mod:`harness.cacheseal`: seal line, ``\\n``, payload) published
-with :func:`harness.fileio.write_bytes_atomic`, so readers see a whole entry or none; a read
+Every entry is a sealed file (:mod:`harness.core.cacheseal`: seal line, ``\\n``, payload) published
+with :func:`harness.core.fileio.write_bytes_atomic`, so readers see a whole entry or none; a read
 checks the seal against the key, and an entry that fails is deleted, counted and recomputed.
 No file lock: two writers of one key write equal bytes, and the rename makes either win whole.
 """
@@ -21,13 +21,12 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Mapping
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness import cacheseal
-from harness.fileio import write_bytes_atomic
-from harness.hashing import canonical_json, sha256_file, sha256_json
+from harness.core import cacheseal
+from harness.core.fileio import write_bytes_atomic
+from harness.core.hashing import canonical_json, sha256_json
 
 THUMBS_DIR = "thumbs"
 PIECES_DIR = "report_pieces"
@@ -85,40 +84,13 @@ def piece_entries(cache_dir: Path, kind: str) -> SealedEntries:
 # ----------------------------------------------------------------------------- key material
 
 
-def source_hash(paths: Iterable[Path]) -> dict[str, str]:
-    """``{file name relative to harness/: sha256}`` of source files (the code making a piece)."""
-    from harness.paths import PACKAGE_DIR
-
-    root = PACKAGE_DIR  # the checkout's harness/ or the installed package: the same names
-    out: dict[str, str] = {}
-    for path in sorted(Path(p) for p in paths):
-        try:
-            name = path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            name = path.name
-        out[name] = sha256_file(path)
-    return out
-
-
 def report_sources() -> list[Path]:
     """Every module and asset of ``harness/report/`` plus the records reader: the code a
     report piece may be made with (hashed whole, so a new import between them is covered)."""
     here = Path(__file__).parent
     assets = here / "html_assets"
     return [*sorted(here.glob("*.py")), *sorted(p for p in assets.rglob("*") if p.is_file()),
-            here.parent / "records.py"]
-
-
-def package_versions(names: Iterable[str]) -> dict[str, str]:
-    """Installed version of each distribution (``""`` when absent): drawing and encoding libraries
-    whose output bytes may change between versions."""
-    out = {}
-    for name in sorted(names):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = ""
-    return out
+            here.parent / "protocol" / "records.py"]
 
 
 def piece_key(kind: str, inputs: Mapping[str, Any]) -> str:

@@ -16,9 +16,9 @@ never the caches. One row per (run, evaluator) with:
 * ``failed_share`` and the run's ``verdict`` for the evaluator (passed / failed / skipped).
 
 Trust: every run is verified as ``t3d-audit validate`` verifies it (its
-:func:`~harness.commands.validate.check_report`: manifest hashes with nothing unlisted, cards,
+:func:`~harness.report.validation.check_report`: manifest hashes with nothing unlisted, cards,
 coverage, results) before anything of it is ranked; a run with any problem is refused
-(:class:`~harness.errors.AuditError` naming it and its first problems). One directory named
+(:class:`~harness.core.errors.AuditError` naming it and its first problems). One directory named
 twice (also through a symlink or ``..``: real paths are compared) is refused. ``failed_share``
 is counted from the raw score files (``scores/*.csv``), never read from the summary. A value
 where a number belongs that is not a JSON number (a string such as ``"0.001"``, a bool, an
@@ -30,7 +30,7 @@ after every one within it (its statistics rest on the records that did not fail)
 ascending ``peak_rho``, descending ``min_w``, ascending ``max_top1``, descending
 ``discrimination``, descending ``c0_agreement``; an unknown value sorts after every known one;
 ties share a rank. Runs over different scene sets or profiles are refused
-(:class:`~harness.errors.AuditError`) unless ``allow_mixed``: their numbers do not measure the
+(:class:`~harness.core.errors.AuditError`) unless ``allow_mixed``: their numbers do not measure the
 same thing.
 
 Outputs (:func:`write_leaderboard`): ``leaderboard.md``, ``.csv``, ``.json`` and a
@@ -50,10 +50,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.bounded_input import read_json
-from harness.csvcells import neutral
-from harness.errors import AuditError
-from harness.numbers import finite_or_none
+from harness.core.bounded_input import read_json
+from harness.core.csvcells import neutral
+from harness.core.errors import AuditError
+from harness.core.numbers import finite_or_none
 from harness.vocab.metrics import CONTENT_ACCURACY, FAILED_SHARE, MAX_TOP1, MIN_W, PEAK_RHO
 
 COLUMNS = (
@@ -181,7 +181,7 @@ def _count(value: Any, where: str) -> int | None:
 
 def verify_run(report: Path) -> list[str]:
     """Every problem ``t3d-audit validate`` finds in ``report`` (its own check, not a copy)."""
-    from harness.commands.validate import check_report
+    from harness.report.validation import check_report
 
     return check_report(report, deep=False)[0]
 
@@ -189,9 +189,9 @@ def verify_run(report: Path) -> list[str]:
 def failed_shares(report: Path) -> dict[str, float]:
     """evaluator → share of its raw score records with status ``failed``, counted from
     ``scores/*.csv`` (read as ``validate`` reads them)."""
-    from harness.commands.validate import _read_scores
+    from harness.report.validation import read_scores
 
-    _problems, records = _read_scores(report)
+    _problems, records = read_scores(report)
     if records is None:
         return {}
     failed = records["status"] == "failed"
@@ -452,7 +452,7 @@ def render_html(board: Leaderboard) -> str:
 
 def write_leaderboard(board: Leaderboard, out: Path) -> list[Path]:
     """Write ``leaderboard.md``, ``.csv``, ``.json`` and ``.html`` into ``out``."""
-    from harness.fileio import json_text, write_text_atomic
+    from harness.core.fileio import json_text, write_text_atomic
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

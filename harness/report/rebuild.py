@@ -27,11 +27,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import bounded_input
-from harness.audit_inputs import audit_result
-from harness.bounded_input import read_json
-from harness.errors import AuditError
-from harness.records import read_records
+from harness.core import bounded_input
+from harness.core.bounded_input import read_json
+from harness.core.errors import AuditError
+from harness.measure.audit_inputs import audit_result
+from harness.protocol.records import read_records
 from harness.stats.audit_stats import summary_with_intervals
 from harness.stats.companion_agreement import records_agreement
 
@@ -152,7 +152,7 @@ def _results_problems(report: Path, manifest: Mapping[str, Any]) -> list[str]:
 
 
 def _run_id_problems(manifest: Mapping[str, Any]) -> list[str]:
-    from harness.session_ids import derived_run_id
+    from harness.report.run_ids import derived_run_id
 
     options = manifest["options"]
     if options.get("run_id_explicit", False):
@@ -188,7 +188,7 @@ def _figures_note(manifest: Mapping[str, Any]) -> str | None:
 
 def profile_problems(manifest: Mapping[str, Any]) -> list[str]:
     """A line when the manifest's profile is not one this harness knows (shape-checked manifest)."""
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
 
     try:
         get_profile(manifest["options"]["profile"])

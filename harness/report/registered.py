@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.audit_summary import REGISTERED, as_registered
-from harness.numbers import finite_or_none
+from harness.core.numbers import finite_or_none
+from harness.stats.summary import REGISTERED, as_registered
 from harness.vocab.metrics import MetricSpec, computed_metrics
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.fileio import json_text, write_text_atomic
+from harness.core.fileio import json_text, write_text_atomic
 from harness.stats.audit_stats import AuditResult
 from harness.vocab.metrics import PEAK_RHO
 

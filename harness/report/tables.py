@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.csvcells import neutral
-from harness.fileio import write_text_atomic
+from harness.core.csvcells import neutral
+from harness.core.fileio import write_text_atomic
 from harness.stats.audit_stats import AuditResult, EvaluatorAudit
 from harness.stats.reversals import Reversal
 from harness.vocab.factors import (

@@ -58,11 +58,11 @@ def rows_from(
     evaluators with an agreement carry their :func:`~harness.report.competence.headline` under
     the ``headline`` key (not a column); with registered statistics shown in the report
     (:mod:`harness.report.registered`), every row carries them as text under ``registered``."""
-    from harness.audit_summary import EvaluatorSummary
-    from harness.check_wording import is_small_sample
+    from harness.checks.wording import is_small_sample
     from harness.report.competence import contrasts
     from harness.report.registered import registered_grid, registered_text
     from harness.report.verdict_words import no_agreement_reason, prompt_blocks
+    from harness.stats.summary import EvaluatorSummary
 
     contrast = contrasts(summary, cards or {})
     grid = registered_grid(summary)
@@ -116,7 +116,7 @@ def dash_notes(rows: Sequence[Mapping[str, str]]) -> list[str]:
             "profile does not measure it, or it is undefined on its records (e.g. all failed)"
         )
     if any(str(r.get("peak_rho_ci", "")).endswith("*") for r in rows):
-        from harness.check_wording import SMALL_SAMPLE_BLOCKS
+        from harness.checks.wording import SMALL_SAMPLE_BLOCKS
 
         notes.append(
             f"*: interval from fewer than {SMALL_SAMPLE_BLOCKS} prompt blocks, a small sample: "

@@ -3,7 +3,7 @@
 The report directory holds no renders of its own; the HTML report (:mod:`harness.report.html_page`)
 shows, per factor, one prompt's scenes across the factor's levels, and each probe edit next to
 the intact scene. The images come encoded from the measurement side
-(:func:`harness.measure_thumbs.thumb_images`, through ``AuditSession.thumbnails``); this module
+(:func:`harness.measure.thumbs.thumb_images`, through ``AuditSession.thumbnails``); this module
 only writes them here and reads the index back, so the HTML can be rebuilt from the report
 directory alone.
 
@@ -23,16 +23,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.bounded_input import read_json
-from harness.fileio import write_json_atomic
-from harness.hashing import sha256_bytes
+from harness.core.bounded_input import read_json
+from harness.core.fileio import write_json_atomic
+from harness.core.hashing import sha256_bytes
 
 THUMB_DIR = "thumbs"
 INDEX = "index.json"
 
 
 def write_thumbs(thumbnails: Any, report_dir: Path) -> int:
-    """Write ``thumbs/`` of ``thumbnails`` (a :class:`harness.measure_thumbs.Thumbnails`: the
+    """Write ``thumbs/`` of ``thumbnails`` (a :class:`harness.measure.thumbs.Thumbnails`: the
     prompts shown and one image per plan row); returns the number of image files. A row without
     bytes is listed with its error and no file."""
     out_dir = Path(report_dir) / THUMB_DIR

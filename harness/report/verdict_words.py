@@ -2,7 +2,7 @@
 
 Shared by ``report.html`` (:mod:`harness.report.html_page`) and the terminal table
 (:mod:`harness.report.terminal`) so that both say the same thing: a failing check reads as a
-rule and its result (``harness.check_wording``), the headline counts the evaluators that ran
+rule and its result (``harness.checks.wording``), the headline counts the evaluators that ran
 (panel-wide checks are counted apart, never as an evaluator), and a "—" in the c0 columns says
 why there is no agreement. Every value is escaped where it enters HTML.
 """
@@ -13,7 +13,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.check_wording import rule
+from harness.checks.wording import rule
 
 PANEL = "panel"
 e = html.escape
@@ -40,7 +40,7 @@ def prompt_blocks(card: Mapping[str, Any] | None) -> int | None:
 
 def small_sample_banner_html(cards: Mapping[str, Mapping[str, Any]]) -> str:
     """A warning paragraph when the report's intervals come from a small sample, else ``""``."""
-    from harness.check_wording import SMALL_SAMPLE_BLOCKS, is_small_sample
+    from harness.checks.wording import SMALL_SAMPLE_BLOCKS, is_small_sample
 
     counts = sorted({n for n in map(prompt_blocks, cards.values()) if is_small_sample(n)})
     if not counts:
@@ -55,7 +55,7 @@ def small_sample_banner_html(cards: Mapping[str, Mapping[str, Any]]) -> str:
 
 def card_sample_html(card: Any) -> str:
     """`` ⚠ small sample: …`` after a card's name when its intervals come from a small sample."""
-    from harness.check_wording import small_sample_note
+    from harness.checks.wording import small_sample_note
 
     note = small_sample_note(prompt_blocks(card if isinstance(card, Mapping) else None))
     return f' <span class="warn-inline">⚠ {e(note)}: its intervals are indicative</span>' if note else ""
@@ -94,7 +94,7 @@ def bundled_panel() -> frozenset[str]:
     """The bundled evaluators the main job audits (the ``default`` profile's list: the
     reference models and the companion). The report may not import the evaluators, so the
     ``planted-*`` ones are added by the caller that can (``t3d-audit audit``)."""
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
 
     return frozenset(get_profile("default").evaluators)
 

@@ -45,17 +45,17 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
-from harness.bounded_input import read_json
 from harness.captions import paraphrase
 from harness.cards.card_format import write_card
 from harness.cards.provenance import build_manifest, file_entry, portable_label, write_manifest
-from harness.errors import AuditError
-from harness.fileio import write_json_atomic
-from harness.paths import FIXTURES, PACKAGE_DIR, PROFILES_FILE, REPO_ROOT
+from harness.core.bounded_input import read_json
+from harness.core.errors import AuditError
+from harness.core.fileio import write_json_atomic
+from harness.core.paths import FIXTURES, PACKAGE_DIR, PROFILES_FILE, REPO_ROOT
 from harness.vocab.factors import PARAPHRASE
 
 if TYPE_CHECKING:
-    from harness.session import AuditSession
+    from harness.run.session import AuditSession
     from harness.stats.audit_stats import AuditResult
 
 
@@ -173,15 +173,16 @@ def derived_key(session: AuditSession, evaluators: Sequence[str]) -> str:
     :data:`DERIVED_PACKAGES`."""
     import harness.captions as captions
     import harness.stats as stats
-    from harness import audit_inputs
-    from harness.hashing import sha256_file
-    from harness.report.pieces import package_versions, piece_key, report_sources, source_hash
+    from harness.core.code_identity import package_versions, source_hash
+    from harness.core.hashing import sha256_file
+    from harness.measure import audit_inputs
+    from harness.report.pieces import piece_key, report_sources
 
     lighting = audit_inputs.DEFAULT_LIGHTING_SCALARS
     stats_dir, captions_dir = Path(stats.__file__).parent, Path(captions.__file__).parent
     code = [*sorted(stats_dir.glob("*.py")), *sorted(captions_dir.glob("*.py")),
             *sorted(captions_dir.glob("*.json")), *report_sources(),
-            PACKAGE_DIR / "audit_inputs.py",  # template slots, default template, lighting scalars
+            PACKAGE_DIR / "measure" / "audit_inputs.py",  # template slots, default template, lighting scalars
             PACKAGE_DIR / "render" / "light_maps.py"]  # reads the lighting scalars
     return piece_key("derived", {
         "records": {ev: sha256_file(session.records_file(ev)) for ev in sorted(evaluators)},

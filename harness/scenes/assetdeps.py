@@ -31,7 +31,7 @@ from collections import deque
 from functools import lru_cache
 from pathlib import Path
 
-from harness.errors import SceneError
+from harness.core.errors import SceneError
 from harness.scenes import assetrefs  # the parsers; this module decides and follows
 
 MAX_FILES = 4096  # files one asset may pull in, in all
@@ -240,7 +240,7 @@ def copy_dependencies(src: Path, dest_dir: Path, write) -> list[str]:
     """Copy every file ``src`` pulls in into ``dest_dir``, keeping their paths relative to
     ``src``'s folder; ``write(target, data)`` writes one file (temp + rename). Returns those
     relative POSIX paths. Raises ImportError_ naming a reference outside ``src``'s folder."""
-    from harness.errors import ImportError_
+    from harness.core.errors import ImportError_
 
     base = src.parent.resolve()
     out = []

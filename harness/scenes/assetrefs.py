@@ -15,7 +15,7 @@ reference is allowed (inside the scene set) and follows it.
 * PLY, STL: none (they cannot reference files). glTF is read by
   ``harness.scenes.importers.gltf_io.dependencies``.
 
-Hostile input gets :class:`harness.errors.SceneError`; sizes are bounded (:data:`LAYER_MAX`).
+Hostile input gets :class:`harness.core.errors.SceneError`; sizes are bounded (:data:`LAYER_MAX`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import struct
 import zipfile
 from pathlib import Path
 
-from harness.errors import SceneError
+from harness.core.errors import SceneError
 
 LAYER_MAX = 256 << 20  # bytes: a USD layer (or token table) larger than this is refused
 _MTL_KEYS = ("map_", "bump", "disp", "decal", "refl", "norm")

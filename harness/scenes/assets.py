@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import SceneError
-from harness.fileio import write_json_atomic
+from harness.core.errors import SceneError
+from harness.core.fileio import write_json_atomic
 from harness.scenes.model import AssetCandidate
 
 Color = tuple[float, float, float]

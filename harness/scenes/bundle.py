@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.fileio import json_text
+from harness.core.fileio import json_text
 from harness.scenes.assets import write_assets
 from harness.scenes.generators import GENERATORS, generate
 from harness.scenes.layout import faithful_layout

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 
 if TYPE_CHECKING:
     import numpy as np
@@ -210,7 +210,7 @@ def _is_binary_stl(head: bytes, size: int) -> bool:
 
 
 def _json_kind(path: Path) -> str | None:
-    from harness.bounded_input import InputFileError, JsonDepthError, loads, read_bytes
+    from harness.core.bounded_input import InputFileError, JsonDepthError, loads, read_bytes
 
     try:
         doc = loads(read_bytes(path, what="scene file").decode("utf-8-sig"), where=path)

@@ -35,7 +35,7 @@ import math
 import random
 from dataclasses import replace
 
-from harness.errors import SceneError
+from harness.core.errors import SceneError
 from harness.scenes.assets import CATEGORIES, candidates
 from harness.scenes.footprints import FLAT_HEIGHT, boxes_overlap, half_extents, inside_room
 from harness.scenes.layout import Layout, Placed, faithful_layout, slug_id

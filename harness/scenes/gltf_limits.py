@@ -46,7 +46,7 @@ from urllib.parse import unquote, unquote_to_bytes
 
 import numpy as np
 
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 from harness.scenes.importers.gltf_io import (
     LIMITS_ENV,
     Gltf,

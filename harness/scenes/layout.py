@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from harness.errors import SceneError
+from harness.core.errors import SceneError
 from harness.scenes.assets import CATEGORIES
 from harness.scenes.footprints import FLAT_HEIGHT, boxes_overlap, inside_room, rotate
 from harness.scenes.model import Room, SceneObject

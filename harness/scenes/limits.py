@@ -26,7 +26,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from harness.errors import SceneError
+from harness.core.errors import SceneError
 
 LENGTH_MIN = 1e-3  # m: 1 mm, below which a box is no visible object
 LENGTH_MAX = 100.0  # m: per axis, larger than any room a scene depicts

@@ -3,7 +3,7 @@
 A document whose ``schema`` field is ``"t3d-scene/2"`` is checked against scene-v2.json, any
 other against scene-v1.json (so a wrong value is reported against version 1).
 
-Every problem with an untrusted scene file raises :class:`harness.errors.SceneError` naming the
+Every problem with an untrusted scene file raises :class:`harness.core.errors.SceneError` naming the
 file, a JSON pointer (RFC 6901) into it and the reason; no other exception escapes
 :func:`parse_scene`. Checks, in order:
 
@@ -33,9 +33,9 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness import bounded_input
-from harness.errors import SceneError
-from harness.paths import SCHEMAS
+from harness.core import bounded_input
+from harness.core.errors import SceneError
+from harness.core.paths import SCHEMAS
 from harness.scenes.fastschema import compile_schema
 from harness.scenes.limits import check_limits
 from harness.scenes.model import KIND_OBJECT, KIND_ROOM, SCENE_SCHEMA, SCENE_SCHEMA_V2, Scene

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.hashing import sha256_file, sha256_json
+from harness.core.hashing import sha256_file, sha256_json
 
 SCENE_SCHEMA = "t3d-scene/1"
 SCENE_SCHEMA_V2 = "t3d-scene/2"

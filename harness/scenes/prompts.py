@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import bounded_input
-from harness.bounded_input import read_json
-from harness.errors import SceneError
-from harness.hashing import sha256_bytes
-from harness.paths import FIXTURES
+from harness.core import bounded_input
+from harness.core.bounded_input import read_json
+from harness.core.errors import SceneError
+from harness.core.hashing import sha256_bytes
+from harness.core.paths import FIXTURES
 from harness.scenes.assets import CATEGORIES
 
 POOL_PATH = FIXTURES / "prompts" / "pool.jsonl"

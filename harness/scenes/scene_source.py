@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.hashing import sha256_file
-from harness.paths import BUNDLED_SCENES
+from harness.core.hashing import sha256_file
+from harness.core.paths import BUNDLED_SCENES
 from harness.scenes.importers import import_scene_set
 from harness.scenes.sceneset import SceneSet
 

@@ -12,8 +12,8 @@ import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from harness.errors import SceneError
-from harness.hashing import sha256_file, sha256_json
+from harness.core.errors import SceneError
+from harness.core.hashing import sha256_file, sha256_json
 from harness.scenes.load import validate_scene
 from harness.scenes.model import Scene, scene_identity
 from harness.scenes.set_manifest import (
@@ -120,7 +120,7 @@ class SceneSet:
         """The scenes' kind, ``room`` or ``object`` (an empty set is ``room``).
 
         Raises :class:`SceneError` for a set that mixes kinds: the two are measured from
-        different default views (``harness.protocol.KindView``), so one audit cannot hold both.
+        different default views (``harness.protocol.configurations.KindView``), so one audit cannot hold both.
         """
         kinds = sorted({s.kind for s in self.scenes})
         if len(kinds) > 1:

@@ -26,10 +26,10 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness import bounded_input
-from harness.errors import ManifestError, SceneError
-from harness.fileio import json_text, write_bytes_atomic
-from harness.hashing import sha256_bytes, sha256_file
+from harness.core import bounded_input
+from harness.core.errors import ManifestError, SceneError
+from harness.core.fileio import json_text, write_bytes_atomic
+from harness.core.hashing import sha256_bytes, sha256_file
 from harness.scenes.assetdeps import asset_dependencies
 from harness.scenes.load import check_asset_path, load_scene, parse_scene
 from harness.scenes.model import Scene

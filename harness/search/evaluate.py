@@ -3,7 +3,7 @@
 :class:`PointScorer` turns a batch of configurations into one ``(G, P)`` score matrix each
 (generators × prompts of a scene set), by building a small measurement plan (one row per
 scene and configuration, captions realised from each configuration's template) and measuring
-it with :func:`harness.measure_images.measure`: real renders through the render cache and real
+it with :func:`harness.measure.images.measure`: real renders through the render cache and real
 scoring through the score cache for image evaluators; the configuration-reading path for scene
 evaluators (the companion, the planted evaluators). A configuration already measured (c0, a
 point the optimiser proposes twice, a point of a killed run) costs only cache reads.
@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.captions import realize
-from harness.measure_images import MeasureStats, measure, measurement_kind
-from harness.measure_plan import ImageKey, Plan, PlannedScene, Row
+from harness.measure.images import MeasureStats, measure, measurement_kind
+from harness.measure.plan import ImageKey, Plan, PlannedScene, Row
 
 if TYPE_CHECKING:
-    from harness.protocol import Configuration
+    from harness.protocol.configurations import Configuration
     from harness.render.renderer import Renderer
     from harness.render.service import RenderRequest
     from harness.scenes.sceneset import SceneSet

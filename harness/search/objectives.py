@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 from harness.vocab.metrics import (
     MAX_WORST_CASE_PAIR_REVERSAL,
     MAX_WORST_CASE_RANKING_DISTANCE,

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import AuditError
-from harness.hashing import sha256_json
+from harness.core.errors import AuditError
+from harness.core.hashing import sha256_json
 from harness.search.confirm import Confirmation, confirm
 from harness.search.evaluate import Measured, PointScorer, Prefetch
 from harness.search.flip_region import FlipRegion, flip_region, flipped, sobol_points
@@ -199,7 +199,7 @@ def run_search(
     ``request.evaluator``); ``renderer``: default the Blender render service on
     ``cache_dir/renders``; ``log_path``: default ``cache_dir/search/<key>.jsonl``."""
     from harness.evaluators import registry
-    from harness.protocol import get_profile
+    from harness.protocol.configurations import get_profile
     from harness.render.renderer import default_renderer
     from harness.scenes.scene_source import load_scene_set
 

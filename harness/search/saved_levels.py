@@ -21,8 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import AuditError
-from harness.protocol import PROFILES_FILE, Configuration, Profile, ProtocolError, _parse_profile
+from harness.core.errors import AuditError
+from harness.protocol.configurations import (
+    PROFILES_FILE,
+    Configuration,
+    Profile,
+    ProtocolError,
+    _parse_profile,
+)
 
 SAVED_KEY = "saved_levels"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -102,7 +108,7 @@ def save_level(path: str | Path, profile: str, level: str, point: str) -> Path:
     """Write ``point`` (a printed search point of ``profile``'s space) as saved level
     ``level`` of profile ``profile`` in the user file ``path`` (created from the bundled
     profile when absent; other profiles and levels kept). Returns ``path``."""
-    from harness.fileio import write_json_atomic
+    from harness.core.fileio import write_json_atomic
 
     path = Path(path)
     if path.resolve() == PROFILES_FILE.resolve():

@@ -10,7 +10,7 @@ reproducible from its text and nearby points coincide (and share renders in the 
     colour_temperature=3400,lighting=city,background=255,resolution=224,template=a.top-down.view.of.-
 
 (one line, axes in :attr:`Space.names` order). A point becomes a
-:class:`~harness.protocol.Configuration` of factor ``search`` whose level is that text: the
+:class:`~harness.protocol.configurations.Configuration` of factor ``search`` whose level is that text: the
 same render cache, the same card vocabulary as every grid configuration.
 """
 
@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.errors import ProtocolError
-from harness.hashing import sha256_json
-from harness.protocol import SEARCH, Configuration, Profile
+from harness.core.errors import ProtocolError
+from harness.core.hashing import sha256_json
+from harness.protocol.configurations import SEARCH, Configuration, Profile
 from harness.vocab.factors import FACTORS, RESOLUTION, SETTINGS, Domain
 
 SEPARATOR = ","

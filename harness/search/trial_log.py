@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 
 LOG_VERSION = 1
 

@@ -14,22 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.audit_summary import (
-    Band,
-    BlockSummary,
-    EnvelopeCounts,
-    EvaluatorSummary,
-    Interval,
-    PanelSummary,
-    Reversals,
-    as_floats,
-    as_interval,
-    as_intervals,
-    as_registered,
-)
-from harness.errors import AuditError, RecordsError
-from harness.numbers import finite_or_none
-from harness.protocol import RENDER_FACTORS, SHARED_FACTORS
+from harness.core.errors import AuditError, RecordsError
+from harness.core.numbers import finite_or_none
+from harness.protocol.configurations import RENDER_FACTORS, SHARED_FACTORS
 from harness.stats import bootstrap as bs
 from harness.stats.dispersion import dispersion, scene_dispersion
 from harness.stats.envelopes import Envelopes, envelopes, generator_pairs
@@ -42,6 +29,19 @@ from harness.stats.rank import RankStability, rank_stability
 from harness.stats.reversals import ReversalSearch, search_reversals
 from harness.stats.rho import peak, rho, scene_level_variance
 from harness.stats.simultaneous import SEMethod, simultaneous_band
+from harness.stats.summary import (
+    Band,
+    BlockSummary,
+    EnvelopeCounts,
+    EvaluatorSummary,
+    Interval,
+    PanelSummary,
+    Reversals,
+    as_floats,
+    as_interval,
+    as_intervals,
+    as_registered,
+)
 from harness.stats.table import EvaluatorScores, generator_means, pivot_records
 from harness.stats.template_effects import (
     SlotEffect,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 from harness.stats.envelopes import generator_pairs
 from harness.stats.probe_stats import pair_credit
 from harness.stats.rank import unique_winners

@@ -5,13 +5,13 @@ These statistics hold every item pair at once (n items pooled give n(n−1)/2 pa
 120 bytes each through the sorts of the ε search), so a large pooled table would allocate
 until the machine runs out of memory. Above :data:`MAX_PAIRS` pairs (about 3 GB) or
 :data:`MAX_CELLS` matrix cells (400 MB of float64) they refuse with one
-:class:`~harness.errors.HumanDataError` saying how to stay under the bound: group the pairs
+:class:`~harness.core.errors.HumanDataError` saying how to stay under the bound: group the pairs
 (e.g. by prompt: pairs are formed within groups) or sample the items.
 """
 
 from __future__ import annotations
 
-from harness.errors import HumanDataError
+from harness.core.errors import HumanDataError
 
 MAX_PAIRS = 25_000_000  # item pairs one statistic holds at once (7 072 items pooled)
 MAX_CELLS = 50_000_000  # cells of an items × raters (or items × items) matrix

@@ -1,6 +1,6 @@
 """Synthetic raw score records with planted effects, for tests, benchmarks and demos.
 
-The table passes :func:`harness.records.validate_records`: real Table 11 levels, real
+The table passes :func:`harness.protocol.records.validate_records`: real Table 11 levels, real
 template ids of the caption grammar, ``p0``..``p10`` paraphrases, the registered probes, 64-hex
 scene hashes. Scores follow an additive model in each evaluator's own unit::
 

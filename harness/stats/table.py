@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from harness.errors import RecordsError
-from harness.protocol import BASELINE, BLOCK, block_id, parse_cell
-from harness.records import COLUMNS
+from harness.core.errors import RecordsError
+from harness.protocol.configurations import BASELINE, BLOCK, block_id, parse_cell
+from harness.protocol.records import COLUMNS
 from harness.stats._nan import nanmean
 from harness.vocab.factors import CHROMATIC_RGB, factor_names, shared_factor_names
 from harness.vocab.probes import probe_names
@@ -146,7 +146,7 @@ def check_records(records: pd.DataFrame) -> _Coded:
 
     Raises :class:`RecordsError` naming the column or row when the table is unusable.
     (Full schema validation — hashes, level names, error texts — is
-    ``harness.records.validate_records``; this checks what the arithmetic needs.)
+    ``harness.protocol.records.validate_records``; this checks what the arithmetic needs.)
     """
     missing = [c for c in COLUMNS if c not in records.columns]
     if missing:
@@ -301,9 +301,9 @@ def _block_scores(
 
     ``levels`` are the distinct cell levels, ``li`` each row's index into them; ``g``, ``p``,
     ``s`` the rows' generator and prompt codes and scores. Cells are parsed strictly
-    (:func:`harness.protocol.parse_cell`); a malformed one is a :class:`RecordsError`.
+    (:func:`harness.protocol.configurations.parse_cell`); a malformed one is a :class:`RecordsError`.
     """
-    from harness.errors import AuditError
+    from harness.core.errors import AuditError
 
     cells: list[tuple[tuple[str, str], ...]] = []
     for level in levels:

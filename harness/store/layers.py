@@ -24,7 +24,7 @@ databases: ``ReadOnlyDatabase`` and ``MultiplexedDatabase`` over a
     ``delete(k)``, ``read(k) is None``. ``read_only`` is the local layer's.
 
 Both keep the wrapped stores' guarantees (whole-or-nothing publication, create-only writes);
-neither verifies content: the caches built on them do (:mod:`harness.cacheseal`).
+neither verifies content: the caches built on them do (:mod:`harness.core.cacheseal`).
 """
 
 from __future__ import annotations

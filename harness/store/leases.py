@@ -32,7 +32,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from harness.hashing import canonical_json, sha256_bytes
+from harness.core.hashing import canonical_json, sha256_bytes
 from harness.store.stores import Store
 
 PREFIX = "leases"

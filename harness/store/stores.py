@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from harness.errors import AuditError
-from harness.fileio import give_plain_file_mode, prune_stale
+from harness.core.errors import AuditError
+from harness.core.fileio import give_plain_file_mode, prune_stale
 
 OPTIONS_ENV = "T3D_AUDIT_STORE_OPTIONS"
 INSTALL_HINT = "pip install 't3d-audit[distributed]' (fsspec, s3fs, ray)"
@@ -267,8 +267,7 @@ def _options_from_env() -> dict[str, Any]:
     raw = os.environ.get(OPTIONS_ENV, "").strip()
     if not raw:
         return {}
-    from harness import bounded_input
-
+    from harness.core import bounded_input
     try:  # bounded: deep nesting is a JSONDecodeError (a ValueError), not a RecursionError
         value = bounded_input.loads(raw, where=OPTIONS_ENV)
     except ValueError as exc:

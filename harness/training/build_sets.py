@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 
 BuildJob = tuple[Any, Path]  # (DataRecipe | NegativesRecipe, directory to build it into)
 

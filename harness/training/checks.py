@@ -34,13 +34,13 @@ def frozen_probe_check(
     log: Callable[[str], None] = print,
 ) -> dict[str, dict[str, Any]]:
     """evaluator id → {discrimination, drops, ties, rises, pairs, failed} on the frozen set."""
-    from harness import probe_edits
     from harness.captions import DEFAULT_TEMPLATE_ID, realize
-    from harness.errors import RenderError
-    from harness.paths import BUNDLED_SCENES, default_cache_dir
-    from harness.protocol import background_rgb, get_profile
+    from harness.core.errors import RenderError
+    from harness.core.paths import BUNDLED_SCENES, default_cache_dir
+    from harness.protocol.configurations import background_rgb, get_profile
     from harness.render.composite import composite
     from harness.render.service import RenderService
+    from harness.scenes import probe_edits
     from harness.scenes.model import scene_identity
     from harness.scenes.sceneset import SceneSet
 
@@ -133,10 +133,10 @@ def frozen_agreement_check(
     import numpy as np
 
     from harness.captions import DEFAULT_TEMPLATE_ID, realize
-    from harness.errors import RenderError
+    from harness.core.errors import RenderError
+    from harness.core.paths import BUNDLED_SCENES, default_cache_dir
     from harness.evaluators.reference.companion import as_companion_spec, companion_breakdown
-    from harness.paths import BUNDLED_SCENES, default_cache_dir
-    from harness.protocol import background_rgb, get_profile
+    from harness.protocol.configurations import background_rgb, get_profile
     from harness.render.composite import composite
     from harness.render.service import RenderService
     from harness.scenes.prompts import load_prompts
@@ -216,8 +216,8 @@ def heldout_retrieval_check(
     prompts, never trained on, never the frozen audit prompts), built once into the audit
     cache (``<cache>/reference-check/<recipe key>``) and reused.
     """
+    from harness.core.paths import default_cache_dir
     from harness.evaluators.reference.fit import heldout_top1
-    from harness.paths import default_cache_dir
     from harness.training.data import RETRIEVAL_CHECK_RECIPE, build_dataset, load_dataset
 
     data_dir = default_cache_dir() / "reference-check" / RETRIEVAL_CHECK_RECIPE.key

@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import AuditError, EvaluatorError
-from harness.fileio import write_json_atomic
-from harness.hashing import sha256_json
+from harness.core.errors import AuditError, EvaluatorError
+from harness.core.fileio import write_json_atomic
+from harness.core.hashing import sha256_json
 from harness.scenes.model import Scene
 
 TRAIN_SEED = 8_20261130  # the training set's own seed; the audit set uses 20260 and its own
@@ -257,7 +257,7 @@ def sample_scenes(recipe: DataRecipe) -> list[tuple[Scene, Any]]:
 
 def random_view(recipe: DataRecipe, rng: random.Random):
     """(RenderConfig, background RGB) for one randomised training view."""
-    from harness.protocol import LIGHTING_MAPS, RenderConfig
+    from harness.protocol.configurations import LIGHTING_MAPS, RenderConfig
 
     pitch = 0.0 if rng.random() < recipe.top_down_p else round(rng.uniform(0.0, 90.0), 1)
     cfg = RenderConfig(
@@ -340,7 +340,7 @@ def build_dataset(
 
 
 def harness_renderer(cache_dir: Path) -> Callable[[Scene, Any], np.ndarray]:
-    from harness.paths import FIXTURES
+    from harness.core.paths import FIXTURES
     from harness.render.service import RenderService
     from harness.scenes.model import scene_identity
 

@@ -51,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import AuditError, EvaluatorError
-from harness.fileio import write_json_atomic
-from harness.hashing import sha256_json
+from harness.core.errors import AuditError, EvaluatorError
+from harness.core.fileio import write_json_atomic
+from harness.core.hashing import sha256_json
 from harness.scenes.model import Scene
 from harness.training.data import (
     FRAMES,
@@ -131,13 +131,13 @@ NEAR_C0_FOCALS_MM = (35.0, 85.0)
 
 
 def group_view(recipe: NegativesRecipe, rng: random.Random) -> Any:
-    """The :class:`~harness.protocol.RenderConfig` shared by one group's variants.
+    """The :class:`~harness.protocol.configurations.RenderConfig` shared by one group's variants.
 
     Pitch 0 (top-down) with probability ``top_down_p``, else U(0, ``max_pitch_deg``); focal
     length 50 mm with probability ``c0_focal_p``, else one of :data:`NEAR_C0_FOCALS_MM`; light
     map ``city`` with probability ``c0_lighting_p``, else any of the eight; yaw 0, 90, 180 or
     270 degrees."""
-    from harness.protocol import LIGHTING_MAPS, RenderConfig, get_profile
+    from harness.protocol.configurations import LIGHTING_MAPS, RenderConfig, get_profile
 
     c0 = get_profile("default").c0  # the room c0 the quality bars are measured at
     pitch = 0.0 if rng.random() < recipe.top_down_p else round(rng.uniform(0.0, recipe.max_pitch_deg), 1)
@@ -179,7 +179,7 @@ def spec_caption(spec: Any, rng: random.Random, recipe: NegativesRecipe, *, writ
 
 def make_group(spec: Any, seed: int) -> list[Scene]:
     """The :data:`VARIANTS` of ``spec`` in order (an :class:`AuditError` when one fails)."""
-    from harness import probe_edits
+    from harness.scenes import probe_edits
     from harness.scenes.generators import generate
     from harness.scenes.layout import faithful_layout
 
@@ -232,7 +232,7 @@ def build_negatives(
     ``render(scene, cfg) -> (H, W, 4) uint8`` defaults to the harness renderer (cached in
     ``out_dir/renders``, so an interrupted build resumes)."""
     from harness.evaluators.reference.fit import resize
-    from harness.protocol import background_rgb
+    from harness.protocol.configurations import background_rgb
     from harness.render.composite import composite
     from harness.training.data import harness_renderer
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
+from harness.core.fileio import write_json_atomic
+from harness.core.hashing import sha256_file
 from harness.evaluators.reference import fit as fitting
 from harness.evaluators.reference.models import ModelRecipe, config_path
-from harness.fileio import write_json_atomic
-from harness.hashing import sha256_file
 from harness.training.data import TrainingSet
 
 MAX_WEIGHTS_BYTES = 10 * 1024 * 1024

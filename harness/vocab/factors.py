@@ -10,7 +10,7 @@ read back from one (``setting``).
 Everything else derives from this table: ``protocol.factors()``, the record/shared/render/
 block factor tuples, profile parsing, the report's factor order and labels, the synthetic
 generator's levels and the planted evaluator's settings. Adding a factor is one
-:func:`register_factor` row here, a :class:`~harness.protocol.RenderConfig` field when Blender
+:func:`register_factor` row here, a :class:`~harness.protocol.configurations.RenderConfig` field when Blender
 must see it, and the renderer reading that field.
 
 Nothing here imports the protocol at load time: ``apply`` works on any frozen dataclass
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from harness.vocab.registries import Registry, VocabularyError
 
 if TYPE_CHECKING:
-    from harness.protocol import Configuration
+    from harness.protocol.configurations import Configuration
 
 Stage = Literal["render", "composite", "caption"]
 
@@ -59,8 +59,8 @@ class Domain:
     ``kind`` ``float``: a value in ``[low, high]`` (``unit``), printed and quantised to
     ``digits`` decimals (negative: to tens, hundreds, ...), so that nearby points coincide and
     share renders; ``choice``: one of ``choices`` (or those ``source`` gives, as a factor's
-    ``source`` does). ``field``: the :class:`~harness.protocol.RenderConfig` field
-    (``on="render"``) or :class:`~harness.protocol.Configuration` field
+    ``source`` does). ``field``: the :class:`~harness.protocol.configurations.RenderConfig` field
+    (``on="render"``) or :class:`~harness.protocol.configurations.Configuration` field
     (``on="configuration"``) a value sets.
     """
 
@@ -310,7 +310,7 @@ FRAMING_MARGIN = "framing_margin"
 class SettingSpec:
     """A render setting the search may move that no profile lists as a grid factor (so no
     record, table or report of a grid audit names it). ``domain.field`` is its
-    :class:`~harness.protocol.RenderConfig` field, whose default keeps every existing render
+    :class:`~harness.protocol.configurations.RenderConfig` field, whose default keeps every existing render
     key (``RenderConfig.to_dict`` writes it only off its default)."""
 
     name: str

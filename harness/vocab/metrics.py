@@ -368,7 +368,7 @@ PANEL_METRICS.register(
 #: The presentation probes' threshold (issue 41; scope ``presentation``: only an audit under a
 #: protocol preset, ``--audit-view-policy=preset:NAME``). The statistic, *presentation
 #: agreement*, is the share of (generator pair, prompt) comparisons whose order a presentation
-#: change (``harness.protocols.presentation_probes``) leaves unchanged.
+#: change (``harness.peers.presentation_probes``) leaves unchanged.
 PRESENTATION_AGREEMENT = "presentation_agreement"
 MIN_PRESENTATION_AGREEMENT = "min_presentation_agreement"
 THRESHOLDS.register(

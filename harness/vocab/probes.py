@@ -8,7 +8,7 @@ report's probe order and labels and the synthetic generator derive from it.
 
 The edit is ``edit(scene, rng) -> objects``: the edited scene's objects (a tuple of
 :class:`~harness.scenes.model.SceneObject`) from the frozen scene and a seeded
-``random.Random``; it raises :class:`~harness.probe_edits.ProbeNotApplicable` when the probe
+``random.Random``; it raises :class:`~harness.scenes.probe_edits.ProbeNotApplicable` when the probe
 has no meaning for the scene. Adding a probe is its edit function plus one
 :func:`register_probe` row (and its threshold, when it needs a new one)::
 
@@ -85,14 +85,20 @@ def probe_names() -> tuple[str, ...]:
 
 
 for _spec in (
-    ProbeSpec(KEEP_HALF, "harness.probe_edits:keep_half", "min_removal_discrimination", True,
+    ProbeSpec(KEEP_HALF, "harness.scenes.probe_edits:keep_half", "min_removal_discrimination", True,
               "Keep-half", "a random half of the objects removed"),
-    ProbeSpec(BIGGEST_ONLY, "harness.probe_edits:biggest_only", "min_removal_discrimination", True,
+    ProbeSpec(BIGGEST_ONLY, "harness.scenes.probe_edits:biggest_only", "min_removal_discrimination", True,
               "Biggest-only", "only the object with the largest box volume kept"),
-    ProbeSpec(SCRAMBLED, "harness.probe_edits:scrambled", "min_scramble_discrimination", True,
+    ProbeSpec(SCRAMBLED, "harness.scenes.probe_edits:scrambled", "min_scramble_discrimination", True,
               "Scrambled", "every object relocated and reoriented on the floor"),
-    ProbeSpec(WORST_OBJECTS, "harness.probe_edits:worst_objects", "min_worst_objects_discrimination",
+    ProbeSpec(WORST_OBJECTS, "harness.scenes.probe_edits:worst_objects", "min_worst_objects_discrimination",
               False, "Worst-objects", "each object's asset swapped for its worst-retrieved candidate"),
 ):
     PROBES.register(_spec)
 del _spec
+
+
+def probe_threshold(probe_name: str) -> str | None:
+    """The threshold that gates ``probe_name``'s discrimination (``None``: unknown probe, or
+    a probe gated by no threshold by default)."""
+    return PROBES.get(probe_name).threshold if probe_name in PROBES else None

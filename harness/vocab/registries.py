@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, Protocol, TypeVar
 
-from harness.errors import AuditError
+from harness.core.errors import AuditError
 
 
 class VocabularyError(AuditError):

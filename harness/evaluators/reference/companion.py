@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators.reference import geometry
 from harness.scenes.model import Scene, SceneObject
 

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators.builders import OPENAI_MEAN, OPENAI_STD
 from harness.evaluators.reference.models import CONFIG_DIR, ModelRecipe
 
@@ -372,7 +372,7 @@ def _load_init(model: Any, path: Path, recipe: ModelRecipe) -> None:
     """Load the float16 start weights at ``path`` into ``model`` (float32), checking their hash."""
     from safetensors.torch import load_file
 
-    from harness.hashing import sha256_file
+    from harness.core.hashing import sha256_file
 
     digest = sha256_file(path)
     if recipe.init_sha256 is not None and digest != recipe.init_sha256:

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from harness.evaluators.base import ScoreResult
-from harness.protocol import Configuration
+from harness.protocol.configurations import Configuration
 from harness.scenes.model import Scene
 
 
 @dataclass(frozen=True)
 class Presentation:
-    """How a protocol preset shows the scene (``harness.protocols``): ``tiled`` when the views
+    """How a protocol preset shows the scene (``harness.peers``): ``tiled`` when the views
     are tiled into one image, ``views`` how many views that image or score covers, ``passes``
     the render passes shown (``"shaded"``, ``"normal"``)."""
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 
 CONFIG_DIR = Path(__file__).with_name("configs")
 

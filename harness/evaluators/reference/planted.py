@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from harness.errors import EvaluatorError
+from harness.core.errors import EvaluatorError
 from harness.evaluators.base import ScoreResult
 from harness.evaluators.reference.items import SceneScorer, ScoreContext, ScoreItem
 from harness.scenes.model import Scene, SceneObject

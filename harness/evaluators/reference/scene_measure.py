@@ -1,6 +1,6 @@
 """Measuring scene-reading evaluators (companion, planted-*, scene scorers) over a measurement plan.
 
-The image pipeline (``harness.measure_images.measure``) renders, composites and calls
+The image pipeline (``harness.measure.images.measure``) renders, composites and calls
 ``score(images, captions)``. The companion and the planted evaluators read the structured
 scene, its prompt spec and the configuration instead, so they are measured here, with no
 rendering at all: every plan row becomes one :class:`~.items.ScoreItem` whose context is the
@@ -40,8 +40,8 @@ def bundled_prompt_specs() -> dict[str, Any]:
 
 
 def row_configuration(row: Any, default_template: str) -> Any:
-    """The full :class:`~harness.protocol.Configuration` of a plan row."""
-    from harness.protocol import BLOCK, SEARCH, Configuration, parse_cell
+    """The full :class:`~harness.protocol.configurations.Configuration` of a plan row."""
+    from harness.protocol.configurations import BLOCK, SEARCH, Configuration, parse_cell
     from harness.vocab.factors import PARAPHRASE, TEMPLATE, factor
 
     template = row.level if row.factor == TEMPLATE else default_template
@@ -73,7 +73,7 @@ def measure_scenes(
     """
     from harness.captions import DEFAULT_TEMPLATE_ID
     from harness.evaluators.reference.items import ScoreContext, ScoreItem
-    from harness.records import records_frame
+    from harness.protocol.records import records_frame
 
     specs = bundled_prompt_specs() if prompt_specs is None else prompt_specs
     evaluator = (load_evaluator or (lambda s: s.build()))(spec)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from harness.core.paths import REPO_ROOT
 from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.builders import (
     PROBABILITY_RANGE,
@@ -32,7 +33,6 @@ from harness.evaluators.builders import (
 )
 from harness.evaluators.reference.models import CONFIG_DIR, RECIPES
 from harness.evaluators.reference.planted import PLANTED_IDS
-from harness.paths import REPO_ROOT
 
 REFERENCE_IDS = ("ref-vit-clip", "ref-rn-clip", "ref-siglip", "ref-clipiqa", "companion")
 WEIGHTS_DIR = "fixtures/evaluators"

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.errors import ImportError_
-from harness.fileio import json_text
-from harness.hashing import sha256_file
+from harness.core.errors import ImportError_
+from harness.core.fileio import json_text
+from harness.core.hashing import sha256_file
 from harness.scenes.importers.common import write_bytes_atomic
 from harness.scenes.importers.gltf import import_gltf
 from harness.scenes.importers.scenestate import import_scenestate
@@ -52,7 +52,7 @@ def import_scene_set(
     file's folder. ``meta``: generator, prompt_id, prompt, prompt_source, scene_id (else taken
     from the file's metadata). Returns a verified :class:`~harness.scenes.sceneset.SceneSet`.
     """
-    from harness.paths import default_cache_dir
+    from harness.core.paths import default_cache_dir
     from harness.scenes.sceneset import SceneSet
     from harness.scenes.set_manifest import build_manifest, write_manifest
 

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import bounded_input
-from harness.errors import AuditError, ImportError_
+from harness.core import bounded_input
+from harness.core.errors import AuditError, ImportError_
 from harness.scenes.fileformats import SCENE_SUFFIXES
 
 __all__ = ["SCENE_SUFFIXES", "import_batch", "read_prompts", "scan_generators"]

@@ -19,7 +19,7 @@ turns ``M`` into the scene model in :func:`decompose`:
    re-based box's bottom centre, and a rotation off the vertical axis is kept as the object's
    ``tilt`` quaternion (schema 2; below ~0.001°, float noise, it is snapped upright). A flat mesh (a plane, a picture) gets :data:`FLAT_SIZE` on its flat axis.
    Sheared, mirrored or degenerate transforms are rejected with
-   :class:`harness.errors.ImportError_`.
+   :class:`harness.core.errors.ImportError_`.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness import fileio
-from harness.errors import ImportError_
+from harness.core import fileio
+from harness.core.errors import ImportError_
 from harness.scenes.model import Room
 
 # y-up world (x, y, z) -> z-up world (x, -z, y): a +90° rotation about x (right-handed).

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 
 UP_AXES = ("x", "-x", "y", "-y", "z", "-z")  # canonical spellings; "+x" etc. are accepted
 FRONT_AXES = ("+x", "-x", "+y", "-y", "+z", "-z")

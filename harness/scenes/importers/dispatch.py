@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 from harness.scenes.fileformats import detect_format
 from harness.scenes.importers.conventions import Conventions
 from harness.scenes.model import Scene

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 from harness.render.gltfmeasure import run_jobs
 from harness.scenes.importers.common import (
     PlacedObject,

@@ -7,7 +7,7 @@ cannot decode is an error that names it and says what to do), bounds the JSON be
 it (:class:`GltfLimits`, whose other fields ``harness.scenes.gltf_limits`` checks), and lists
 the files a
 ``.gltf`` pulls in (buffers and images beside it, which become part of the asset). Every
-malformed input raises :class:`harness.errors.ImportError_` naming the file and a JSON pointer.
+malformed input raises :class:`harness.core.errors.ImportError_` naming the file and a JSON pointer.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from harness import bounded_input
-from harness.errors import AuditError, ImportError_
+from harness.core import bounded_input
+from harness.core.errors import AuditError, ImportError_
 from harness.render.gltfscene import SUPPORTED_EXTENSIONS
 
 _GLB_MAGIC = 0x46546C67  # "glTF"

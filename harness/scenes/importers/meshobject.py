@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 from harness.scenes.fileformats import Detected, check_finite_vertices, detect_format
 from harness.scenes.importers.conventions import Conventions, display_scale, source_record
 from harness.scenes.model import Scene

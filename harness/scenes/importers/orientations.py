@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from harness.errors import SceneError
+from harness.core.errors import SceneError
 from harness.scenes.importers.conventions import UP_AXES, horizontal_fronts, rotation
 from harness.scenes.model import Scene, quat_matrix, yaw_matrix
 

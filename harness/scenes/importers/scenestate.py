@@ -60,8 +60,8 @@ from typing import Any
 
 import numpy as np
 
-from harness import bounded_input
-from harness.errors import ImportError_
+from harness.core import bounded_input
+from harness.core.errors import ImportError_
 from harness.scenes.importers.common import (
     Y_UP_TO_Z_UP,
     PlacedObject,

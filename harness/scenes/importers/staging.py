@@ -3,7 +3,7 @@
 ``with staged_directory(out) as stage:`` yields a fresh folder next to ``out`` (same file
 system) that starts as a copy of ``out`` when ``out`` exists: files are hard-linked, not copied,
 so staging a large scene set is cheap. Writers inside the stage must replace files (temp +
-rename, ``harness.fileio``), never write into an existing file, or they would change ``out``'s
+rename, ``harness.core.fileio``), never write into an existing file, or they would change ``out``'s
 file through the shared link. On a normal exit the stage is renamed to ``out`` (an existing
 ``out`` is first renamed aside, then removed); on any exception the stage is removed, folders
 created for ``out``'s parents are removed again, and ``out`` is left exactly as it was.
@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.errors import ImportError_
+from harness.core.errors import ImportError_
 
 
 def _link_or_copy(src: str, dst: str) -> None:

@@ -1,0 +1,1 @@
+"""Audit checks: threshold assertions, their wording, and the configured thresholds."""

@@ -1,0 +1,96 @@
+"""Progress of a long step, readable on a terminal and in a log.
+
+On a terminal, tqdm's bar (redrawn in place). Written to a file or pipe (CI logs, ``tox``
+output captured by a runner), a redrawn bar becomes one line of carriage returns that grows
+for the whole step and looks dead; there, one plain line every ``interval_s`` seconds and one
+at the end: ``rendered 120/1188 renders (10%), 01:05 elapsed, about 09:41 left``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, Protocol, TextIO
+
+# seconds between two lines in a log; T3D_AUDIT_PROGRESS_INTERVAL overrides it
+DEFAULT_INTERVAL_S = 30.0
+
+
+class Progress(Protocol):
+    def update(self, n: int = 1) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class LineProgress:
+    """Plain-line progress for a non-TTY stream: a line at most every ``interval_s`` seconds
+    (the first once ``interval_s`` has passed) and a last one at :meth:`close` when anything
+    was done since the previous line."""
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        verb: str,
+        unit: str,
+        stream: TextIO,
+        interval_s: float = DEFAULT_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.total, self.verb, self.unit = total, verb, unit
+        self.stream, self.interval_s, self.clock = stream, interval_s, clock
+        self.n = 0
+        self.note = ""  # e.g. "best 0.83": said at the end of every line
+        self.started = self.last_line_at = clock()
+        self.printed_n = 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        now = self.clock()
+        if now - self.last_line_at >= self.interval_s or self.n >= self.total:
+            self._line(now)
+
+    def close(self) -> None:
+        if self.n != self.printed_n:
+            self._line(self.clock())
+
+    def line(self, now: float) -> str:
+        """The progress line at time ``now`` (same clock as the constructor's)."""
+        from tqdm import tqdm
+
+        elapsed = max(0.0, now - self.started)
+        share = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
+        text = f"{self.verb} {self.n}/{self.total} {self.unit}s{share}, {tqdm.format_interval(elapsed)} elapsed"
+        if 0 < self.n < self.total and elapsed > 0:
+            left = (self.total - self.n) * elapsed / self.n
+            text += f", about {tqdm.format_interval(left)} left"
+        return f"{text}, {self.note}" if self.note else text
+
+    def _line(self, now: float) -> None:
+        print(self.line(now), file=self.stream, flush=True)
+        self.last_line_at, self.printed_n = now, self.n
+
+
+def interval_from_env(default: float = DEFAULT_INTERVAL_S) -> float:
+    """``T3D_AUDIT_PROGRESS_INTERVAL`` (seconds, > 0) or ``default`` when unset; a bad value
+    is refused with one line when a run starts (:func:`harness.run.environment.check_environment`), and
+    a progress line never stops work, so here it falls back to ``default``."""
+    from harness.core.envvars import seconds
+    from harness.core.errors import AuditError
+
+    try:
+        return seconds("T3D_AUDIT_PROGRESS_INTERVAL", default)
+    except AuditError:
+        return default
+
+
+def progress(total: int, *, verb: str, unit: str, stream: TextIO | None = None) -> Progress:
+    """tqdm's bar on a terminal, :class:`LineProgress` elsewhere (a log, a pipe)."""
+    stream = stream if stream is not None else sys.stderr
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        from tqdm import tqdm
+
+        return tqdm(total=total, unit=unit, dynamic_ncols=True, smoothing=0.1, file=stream)
+    return LineProgress(total, verb=verb, unit=unit, stream=stream, interval_s=interval_from_env())

@@ -1,0 +1,2 @@
+"""The measurement protocol: render configurations, c0, factors' levels, profiles and view
+policies (``configurations.py``)."""

@@ -1,0 +1,41 @@
+"""Run ids: ``--audit-run-id``, else ``<profile>-<12 hex>`` derived from the run's inputs only.
+
+``t3d-audit validate --deep`` re-derives the id from a report's manifest
+(:mod:`harness.report.rebuild`), so :func:`derived_run_id` takes plain values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.core.hashing import sha256_json
+
+
+def derived_run_id(
+    *,
+    profile: str,
+    plan: str,
+    evaluators: dict[str, str],
+    renderer: str,
+    bootstrap: int,
+    seed: int,
+    thresholds: dict[str, Any],
+    human: dict[str, Any] | None = None,
+) -> str:
+    """``<profile>-<12 hex>`` over the run's inputs (``evaluators``: id -> identity hash;
+    ``thresholds``: ``Thresholds.to_dict()``; ``human``: the human data's source facts, only
+    with ``--audit-human``, so runs without it keep their ids); ``validate --deep`` re-derives
+    it from a manifest."""
+    inputs: dict[str, Any] = {
+        "profile": profile,
+        "plan": plan,
+        "evaluators": dict(sorted(evaluators.items())),
+        "renderer": renderer,
+        "bootstrap": bootstrap,
+        "seed": seed,
+        "thresholds": thresholds,
+    }
+    if human is not None:
+        inputs["human"] = human
+    digest = sha256_json(inputs)
+    return f"{profile}-{digest[:12]}"
