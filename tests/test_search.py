@@ -369,7 +369,7 @@ def test_the_command_takes_its_defaults_from_the_profile_search_block(monkeypatc
     import argparse
 
     from harness.commands.search import request_from
-    from harness.protocol.configurations import configurations as protocol
+    from harness.protocol import configurations as protocol
 
     smoke = get_profile("smoke")
     monkeypatch.setattr(protocol, "get_profile", lambda name: replace(
