@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,3 +117,56 @@ def tiny_session(tmp_path: Path, evaluators: list, **over) -> AuditSession:
               "report_dir": tmp_path / "reports", "cache_dir": tmp_path / "cache", "bootstrap": 20}
     options = AuditOptions(**{**fields, **over})
     return AuditSession(options, renderer_factory=lambda _: BoxRasterizer(), extra_evaluators=evaluators)
+
+
+#: a project conftest that renders with the box rasterizer (no Blender)
+BOX_RENDERER_CONFTEST = '''
+from harness.testing import BoxRasterizer
+
+
+def pytest_audit_renderer(config, cache_dir):
+    return BoxRasterizer()
+'''
+
+#: a project conftest offering one image Scorer, ``colorstat``, through the evaluators hook
+COLORSTAT_CONFTEST = '''
+from harness.evaluators import Scorer
+
+
+class ColorStat(Scorer):
+    """Saturation of the image (max - min channel), in [0, 1]; the caption is ignored."""
+    name = "colorstat"
+    score_range = (0.0, 1.0)
+    needs_text = False
+
+    def score_batch(self, images, texts):
+        return [float((im.max(axis=2) - im.min(axis=2)).mean() / 255) for im in images]
+
+
+def pytest_audit_evaluators(config):
+    return [ColorStat]
+'''
+
+#: a project pyproject for the bundled audit suite: 50 bootstrap draws, ``{thresholds}`` to fill
+THRESHOLDS_PYPROJECT = """
+[tool.pytest.ini_options]
+testpaths = ["audit_tests"]
+
+[tool.t3d-audit]
+bootstrap = 50
+
+[tool.t3d-audit.thresholds]
+{thresholds}
+"""
+
+
+def baseline_image_and_views(session: AuditSession) -> tuple[Any, list[Any]]:
+    """The scored image of the session plan's first c0 row and the rgb arrays of its views
+    (an image evaluator's input under a multi-view policy, and what it was made from)."""
+    from harness.measure.images import ImageSource
+
+    row = next(r for r in session.plan.rows if r.factor == "baseline")
+    source = ImageSource(session.plan, session.renderer)
+    (image,) = source.scored_images(row.image)
+    return image, [source.rgb(v) for v in row.image.view_keys()]
+

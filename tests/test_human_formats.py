@@ -27,23 +27,8 @@ from harness.human.formats import (
 from harness.human.importers import detect_format, import_human, read_votes_file
 from harness.human.join import join_scores
 from harness.stats import human_corr as hc
-from tests._human_data import human_data
+from tests._human_data import TIFA_PUBLISHED, human_data
 
-# Yushi-Hu/tifa @ 8e37050f, human_annotations/compute_correlation.ipynb, committed output:
-# (np.corrcoef of human_avg and the metric -- printed as "Spearman's Correlation" --,
-# scipy.stats.kendalltau, i.e. tau-b)
-TIFA_PUBLISHED = {
-    "meteor": (0.33965916777485317, 0.27407599432086477),
-    "bleu": (0.18334016729588443, 0.18791013860699693),
-    "rouge": (0.3288894058298478, 0.24485782545105927),
-    "spice": (0.3280527854243443, 0.2317581980131657),
-    "clipscore_vitb32": (0.3318181645103688, 0.2314458979024208),
-    "tifa_vilt": (0.4932251792578269, 0.3824088520807112),
-    "tifa_git-large": (0.5445007948927731, 0.42550824027221545),
-    "tifa_ofa-large": (0.4961472092111418, 0.37247819040318836),
-    "tifa_blip2-flant5xl": (0.5589831246126169, 0.4359972113027652),
-    "tifa_mplug-large": (0.5967201059577838, 0.4717164648720951),
-}
 # j-min/DSG @ 7330119a README.md "Human correlation on TIFA-160" (Spearman, Kendall to 3 dp)
 DSG_PUBLISHED = {
     "mplug_dsg": (0.463, 0.380), "mplug_dsg-no-dependency": (0.464, 0.378),

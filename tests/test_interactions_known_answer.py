@@ -19,6 +19,7 @@ from harness.evaluators.reference.specs import planted_specs
 from harness.measure.plan import build_plan
 from harness.protocol.configurations import get_profile
 from harness.scenes.scene_source import load_scene_set
+from tests._audit_project import THRESHOLDS_PYPROJECT
 from tests._thresholds import default_thresholds
 
 pytest_plugins = ["pytester"]
@@ -82,16 +83,6 @@ def test_summary_carries_the_blocks(audit):
 
 # ---------------------------------------------------------------------------- as a pytest run
 
-PYPROJECT = """
-[tool.pytest.ini_options]
-testpaths = ["audit_tests"]
-
-[tool.t3d-audit]
-bootstrap = 50
-
-[tool.t3d-audit.thresholds]
-{thresholds}
-"""
 
 
 def _project(pytester: pytest.Pytester) -> None:
@@ -101,7 +92,7 @@ def _project(pytester: pytest.Pytester) -> None:
     table = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     gates = table["tool"]["t3d-audit"]["thresholds"]
     lines = "\n".join(f"{k} = {v!r}" for k, v in gates.items() if not isinstance(v, dict))
-    (pytester.path / "pyproject.toml").write_text(PYPROJECT.format(thresholds=lines))
+    (pytester.path / "pyproject.toml").write_text(THRESHOLDS_PYPROJECT.format(thresholds=lines))
 
 
 def _run(pytester: pytest.Pytester, profile: str, *args: str) -> pytest.RunResult:

@@ -11,7 +11,13 @@ import sys
 
 import pytest
 
-from tests._audit_project import make_project, report_dir, run_audit
+from tests._audit_project import (
+    BOX_RENDERER_CONFTEST,
+    COLORSTAT_CONFTEST,
+    make_project,
+    report_dir,
+    run_audit,
+)
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("xdist", reason="pytest-xdist runs the two-worker audit")
@@ -146,27 +152,7 @@ def test_the_api_audit_returns_the_typed_summaries(pytester):
     assert out["peak_rho"] == pytest.approx(summary["evaluators"]["colorstat"]["peak_rho"])
 
 
-HOOK_CONFTEST = '''
-from harness.evaluators import Scorer
-from harness.testing import BoxRasterizer
-
-
-def pytest_audit_renderer(config, cache_dir):
-    return BoxRasterizer()
-
-
-class ColorStat(Scorer):
-    name = "colorstat"
-    score_range = (0.0, 1.0)
-    needs_text = False
-
-    def score_batch(self, images, texts):
-        return [float((im.max(axis=2) - im.min(axis=2)).mean() / 255) for im in images]
-
-
-def pytest_audit_evaluators(config):
-    return [ColorStat]
-'''
+HOOK_CONFTEST = BOX_RENDERER_CONFTEST + COLORSTAT_CONFTEST
 
 
 @pytest.mark.slow
@@ -193,13 +179,7 @@ class GreenShare(Scorer):
         return [float(im[..., 1].mean() / 255) for im in images]
 '''
 
-RENDERER_ONLY = '''
-from harness.testing import BoxRasterizer
-
-
-def pytest_audit_renderer(config, cache_dir):
-    return BoxRasterizer()
-'''
+RENDERER_ONLY = BOX_RENDERER_CONFTEST
 
 
 @pytest.mark.slow

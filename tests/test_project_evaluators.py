@@ -13,29 +13,13 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from tests._audit_project import make_project, report_dir
+from tests._audit_project import COLORSTAT_CONFTEST, make_project, report_dir
 
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CONFTEST = '''
-from harness.evaluators import Scorer
-
-
-class ColorStat(Scorer):
-    """Saturation of the image (max - min channel), in [0, 1]; the caption is ignored."""
-    name = "colorstat"
-    score_range = (0.0, 1.0)
-    needs_text = False
-
-    def score_batch(self, images, texts):
-        return [float((im.max(axis=2) - im.min(axis=2)).mean() / 255) for im in images]
-
-
-def pytest_audit_evaluators(config):
-    return [ColorStat]
-'''
+CONFTEST = COLORSTAT_CONFTEST
 
 ENTRY_MODULE = '''
 from harness.evaluators import Scorer

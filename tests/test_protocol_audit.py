@@ -21,7 +21,13 @@ from harness.protocol.configurations import (
 )
 from harness.protocol.presets import get_preset
 from harness.testing import TinySpec
-from tests._audit_project import make_project, report_dir, run_audit, tiny_session
+from tests._audit_project import (
+    baseline_image_and_views,
+    make_project,
+    report_dir,
+    run_audit,
+    tiny_session,
+)
 
 pytest_plugins = ["pytester"]
 POLICIES = ("preset:3dcodebench", "preset:3d-defectbench")
@@ -74,13 +80,7 @@ def test_plan_scores_the_mean_of_the_preset_views(sessions):
 
 
 def test_tiled_preset_scores_one_4_by_2_grid(sessions):
-    from harness.measure.images import ImageSource
-
-    s = sessions["preset:3d-defectbench"]
-    row = next(r for r in s.plan.rows if r.factor == "baseline")
-    source = ImageSource(s.plan, s.renderer)
-    (grid,) = source.scored_images(row.image)
-    views = [source.rgb(v) for v in row.image.view_keys()]
+    grid, views = baseline_image_and_views(sessions["preset:3d-defectbench"])
     h, w, _ = views[0].shape
     assert grid.shape == (2 * h, 4 * w, 3)
     assert np.array_equal(grid[:h, w:2 * w], views[1]) and np.array_equal(grid[h:, :w], views[4])

@@ -16,21 +16,12 @@ import pytest
 
 from harness.core.paths import REPO_ROOT
 from harness.search.space import space_for
+from tests._audit_project import THRESHOLDS_PYPROJECT
 
 pytest_plugins = ["pytester"]
 
 EVALUATORS = "--audit-evaluators=planted-offgrid,planted-robust"
 
-PYPROJECT = """
-[tool.pytest.ini_options]
-testpaths = ["audit_tests"]
-
-[tool.t3d-audit]
-bootstrap = 50
-
-[tool.t3d-audit.thresholds]
-{thresholds}
-"""
 
 CONFTEST = '''
 def pytest_audit_evaluators(config):
@@ -47,7 +38,7 @@ def _project(pytester: pytest.Pytester) -> None:
     table = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     gates = table["tool"]["t3d-audit"]["thresholds"]
     lines = "\n".join(f"{k} = {v!r}" for k, v in gates.items() if not isinstance(v, dict))
-    (pytester.path / "pyproject.toml").write_text(PYPROJECT.format(thresholds=lines))
+    (pytester.path / "pyproject.toml").write_text(THRESHOLDS_PYPROJECT.format(thresholds=lines))
     (pytester.path / "conftest.py").write_text(CONFTEST)
 
 

@@ -20,7 +20,13 @@ from harness.protocol.configurations import (
     policy_views,
 )
 from harness.testing import TinySpec
-from tests._audit_project import make_project, report_dir, run_audit, tiny_session
+from tests._audit_project import (
+    baseline_image_and_views,
+    make_project,
+    report_dir,
+    run_audit,
+    tiny_session,
+)
 
 pytest_plugins = ["pytester"]
 
@@ -121,13 +127,9 @@ def test_mean4_and_max4_aggregate_the_view_scores(sessions):
 
 
 def test_sheet4_scores_one_two_by_two_sheet(sessions):
-    from harness.measure.images import ImageSource, sheet
+    from harness.measure.images import sheet
 
-    s = sessions["sheet4"]
-    row = next(r for r in s.plan.rows if r.factor == "baseline")
-    source = ImageSource(s.plan, s.renderer)
-    (image,) = source.scored_images(row.image)
-    views = [source.rgb(v) for v in row.image.view_keys()]
+    image, views = baseline_image_and_views(sessions["sheet4"])
     h, w, _ = views[0].shape
     assert image.shape == (2 * h, 2 * w, 3)
     assert np.array_equal(image[:h, w:], views[1]) and np.array_equal(image[h:, :w], views[2])

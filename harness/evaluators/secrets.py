@@ -19,7 +19,7 @@ import os
 import re
 import unicodedata
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 MASK = "***"
 MIN_FRAGMENT = 8  # characters: a run this long shared with the key is masked
@@ -56,21 +56,25 @@ def _unescape(text: str) -> str:
     return _ESCAPE.sub(one, text)
 
 
+def _aligned(run: str, block: int) -> Iterator[str]:
+    """``run`` read from each start within one ``block``, cut to whole blocks: an encoded blob
+    at any alignment inside a longer run."""
+    for shift in range(block):
+        part = run[shift:]
+        part = part[: len(part) - len(part) % block]
+        if part:
+            yield part
+
+
 def _decoded_blobs(text: str) -> list[str]:
     """Text hidden in base64 (standard or URL-safe, any alignment) or hex runs of ``text``."""
     out: list[str] = []
     for run in _BASE64_RUN.findall(text):
-        run = run.replace("-", "+").replace("_", "/")
-        for shift in range(4):
-            part = run[shift:]
-            part = part[: len(part) - len(part) % 4]
-            if part:
-                with contextlib.suppress(binascii.Error, ValueError):
-                    out.append(base64.b64decode(part).decode("latin-1"))
+        for part in _aligned(run.replace("-", "+").replace("_", "/"), 4):
+            with contextlib.suppress(binascii.Error, ValueError):
+                out.append(base64.b64decode(part).decode("latin-1"))
     for run in _HEX_RUN.findall(text):
-        for shift in range(2):
-            part = run[shift:]
-            out.append(bytes.fromhex(part[: len(part) - len(part) % 2]).decode("latin-1"))
+        out.extend(bytes.fromhex(part).decode("latin-1") for part in _aligned(run, 2))
     return out
 
 
@@ -84,13 +88,9 @@ def _base32_blobs(text: str) -> list[str]:
     """Text hidden in base32 runs of ``text`` (any case, unpadded, any 8-character alignment)."""
     out: list[str] = []
     for run in _B32_RUN.findall(text):
-        run = run.upper()
-        for shift in range(8):
-            part = run[shift:]
-            part = part[: len(part) - len(part) % 8]
-            if part:
-                with contextlib.suppress(binascii.Error, ValueError):
-                    out.append(base64.b32decode(part).decode("latin-1"))
+        for part in _aligned(run.upper(), 8):
+            with contextlib.suppress(binascii.Error, ValueError):
+                out.append(base64.b32decode(part).decode("latin-1"))
     return out
 
 

@@ -178,6 +178,19 @@ T3BENCH_FOVS = (60.0, 45.0, 36.0, 30.0, 24.0)
 GPTEVAL3D_VIEWS = _ring(15.0, tuple(round((90.0 + 360.0 * i / 119) % 360.0, 6) for i in range(120)), 70.0)
 
 
+_DEFECTBENCH = Protocol(
+    name="3d-defectbench",
+    title="3D-DefectBench (texture aspect): eight views at 5 degrees, one 4 x 2 grid on white",
+    source="Hugging Face dataset aieval2026/3d-defectbench: code/prompts_protocol.md (Rendering protocol)",
+    views=_ring(5.0, tuple(45.0 * i for i in range(8))),
+    resolution_px=1024,  # "1024 x 1024 px per view"
+    background="255",
+    tiling=(4, 2),
+    disclosed=frozenset({"views", "elevation", "azimuth", "resolution", "background", "texture",
+                         "tiling"}),
+)
+
+
 PRESETS: dict[str, Protocol] = {
     p.name: p
     for p in (
@@ -230,28 +243,13 @@ PRESETS: dict[str, Protocol] = {
             aggregation="mean",
             disclosed=frozenset({"views", "elevation", "azimuth", "ambient", "background"}),
         ),
-        Protocol(
-            name="3d-defectbench",
-            title="3D-DefectBench (texture aspect): eight views at 5 degrees, one 4 x 2 grid on white",
-            source="Hugging Face dataset aieval2026/3d-defectbench: code/prompts_protocol.md (Rendering protocol)",
-            views=_ring(5.0, tuple(45.0 * i for i in range(8))),
-            resolution_px=1024,  # "1024 x 1024 px per view"
-            background="255",
-            tiling=(4, 2),
-            disclosed=frozenset({"views", "elevation", "azimuth", "resolution", "background", "texture",
-                                 "tiling"}),
-        ),
-        Protocol(
+        _DEFECTBENCH,
+        replace(
+            _DEFECTBENCH,
             name="3d-defectbench-geometry",
             title="3D-DefectBench (geometry aspect): the same grid, materials disabled (matte grey)",
             source="Hugging Face dataset aieval2026/3d-defectbench: code/prompts_protocol.md (Texture mode)",
-            views=_ring(5.0, tuple(45.0 * i for i in range(8))),
-            resolution_px=1024,
-            background="255",
             texture=False,
-            tiling=(4, 2),
-            disclosed=frozenset({"views", "elevation", "azimuth", "resolution", "background", "texture",
-                                 "tiling"}),
         ),
         Protocol(
             name="3dcodebench",

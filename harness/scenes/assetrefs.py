@@ -208,6 +208,19 @@ def _fast_decompress(src: bytes, size: int, bad) -> bytes:
     return bytes(out)
 
 
+def _lz4_length(src: bytes, i: int, length: int) -> tuple[int, int]:
+    """An LZ4 length whose 4-bit nibble is ``length``: 15 continues in bytes while they are 255.
+    Returns the length and the index after it."""
+    if length == 15:
+        while True:
+            extra = src[i]
+            i += 1
+            length += extra
+            if extra != 255:
+                break
+    return length, i
+
+
 def _lz4_block(src: bytes, limit: int, bad) -> bytes:
     """Decode one LZ4 block (the public block format) of at most ``limit`` bytes."""
     dst = bytearray()
@@ -216,28 +229,14 @@ def _lz4_block(src: bytes, limit: int, bad) -> bytes:
         while i < n:
             token = src[i]
             i += 1
-            literal = token >> 4
-            if literal == 15:
-                while True:
-                    extra = src[i]
-                    i += 1
-                    literal += extra
-                    if extra != 255:
-                        break
+            literal, i = _lz4_length(src, i, token >> 4)
             dst += src[i : i + literal]
             i += literal
             if i >= n:
                 break
             offset = src[i] | (src[i + 1] << 8)
             i += 2
-            length = token & 15
-            if length == 15:
-                while True:
-                    extra = src[i]
-                    i += 1
-                    length += extra
-                    if extra != 255:
-                        break
+            length, i = _lz4_length(src, i, token & 15)
             length += 4
             start = len(dst) - offset
             if offset == 0 or start < 0 or len(dst) + length > limit:

@@ -213,6 +213,17 @@ class SceneSet:
             generators = None
         return self.select(prompts, generators)
 
+    def _subset(self, chosen: list[Scene]) -> SceneSet:
+        """A set of ``chosen`` (some of this set's scenes), sharing its manifest and hash caches."""
+        return SceneSet(
+            self.root,
+            chosen,
+            paths={s.id: self._paths[s.id] for s in chosen if s.id in self._paths},
+            manifest=self.manifest,
+            asset_sha256=self._asset_sha,
+            identity_cache=self._identity,
+        )
+
     def with_prompts(self, prompt_ids: Iterable[str]) -> SceneSet:
         """The sub-set of the scenes of ``prompt_ids`` (every generator): a search's discovery
         or held-out split. Raises SceneError for a prompt id the set does not hold."""
@@ -222,14 +233,7 @@ class SceneSet:
             raise SceneError(f"no scenes of prompt {unknown[0]!r}" if unknown else "no prompts given",
                              path=self.root)  # fmt: skip
         chosen = [s for s in self.scenes if s.prompt_id in wanted]
-        return SceneSet(
-            self.root,
-            chosen,
-            paths={s.id: self._paths[s.id] for s in chosen if s.id in self._paths},
-            manifest=self.manifest,
-            asset_sha256=self._asset_sha,
-            identity_cache=self._identity,
-        )
+        return self._subset(chosen)
 
     def select(
         self, prompts: int | None = None, generators: Iterable[str] | None = None
@@ -260,11 +264,4 @@ class SceneSet:
         chosen = [
             s for s in self.scenes if s.generator in keep_gens and s.prompt_id in keep_prompts
         ]
-        return SceneSet(
-            self.root,
-            chosen,
-            paths={s.id: self._paths[s.id] for s in chosen if s.id in self._paths},
-            manifest=self.manifest,
-            asset_sha256=self._asset_sha,
-            identity_cache=self._identity,
-        )
+        return self._subset(chosen)
