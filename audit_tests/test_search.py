@@ -28,4 +28,5 @@ def test_flip_region(audit_evaluator, audit_search, audit_check):
     if region is None:
         pytest.skip("not applicable: the profile's search block samples no flip region (flip_points 0)")
     audit_check(f"flip_share[{region['verdict']}]", region["share"], "max_flip_share",
-                interval=region["interval"], bound=Bound.LOWER)  # fmt: skip
+                interval=region["interval"], bound=Bound.LOWER,  # "points": the defined ones
+                interval_kind=f"Wilson interval over {region['points']} Sobol points")  # fmt: skip
