@@ -59,6 +59,7 @@ class AuditOptions:
     """Resolved options (command line > pytest ini > ``[tool.t3d-audit]`` > defaults)."""
 
     profile: str = "default"
+    profile_file: Path | None = None  # --audit-profile-file: saved levels (and a search block) of it
     evaluators: tuple[str, ...] = ()
     scenes: Path | None = None
     report_dir: Path = Path("reports")
@@ -219,7 +220,8 @@ class AuditSession:
         """The thresholds that can gate this run (:mod:`harness.session_thresholds`)."""
         return session_thresholds.gate_thresholds(self.options.thresholds, blocks=bool(self.named_profile.blocks),
                                                   human=self.options.human is not None,
-                                                  search=self.named_profile.search is not None,
+                                                  search=self.named_profile.search is not None
+                                                  or bool(self._searches.saved_levels),
                                                   presentation=self.presents_probes)  # fmt: skip
 
     @property
@@ -236,6 +238,16 @@ class AuditSession:
         """The evaluator's search beyond the grid (``search --json``'s document), ``None``
         when the profile declares no search block (:mod:`harness.session_search`)."""
         return self._searches.result(evaluator_id)
+
+    @property
+    def saved_levels(self) -> dict[str, dict[str, str]]:
+        """``--audit-profile-file``'s saved levels of the run's profile (name → point and
+        objective); empty without it."""
+        return self._searches.saved_levels
+
+    def saved_level(self, evaluator_id: str, name: str) -> dict[str, Any]:
+        """Saved level ``name`` measured for the evaluator (:mod:`harness.session_search`)."""
+        return self._searches.saved_level(evaluator_id, name)
 
     # -------------------------------------------------------------------- human ratings
     @property
@@ -291,6 +303,7 @@ class AuditSession:
             seed=self.seed,
             thresholds=self.gate_thresholds.to_dict(),
             human=self.human_source(),
+            saved_levels=self.saved_levels or None,
         )
 
     def worker_facts(self) -> dict[str, Any]:

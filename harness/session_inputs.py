@@ -39,10 +39,23 @@ class RunInputs:
 
     @cached_property
     def named_profile(self) -> Profile:
-        """The profile as declared (``--audit-profile``); it selects the scenes."""
+        """The profile as declared (``--audit-profile``, with ``--audit-profile-file``'s search
+        block when that file gives one); it selects the scenes."""
         from harness.protocol import get_profile
 
+        if self.options.profile_file is not None:
+            return self.saved_profile.profile
         return get_profile(self.options.profile)
+
+    @cached_property
+    def saved_profile(self) -> Any:
+        """``--audit-profile-file``'s :class:`harness.search.saved_levels.SavedProfile` of the
+        run's profile, ``None`` without that option."""
+        if self.options.profile_file is None:
+            return None
+        from harness.search.saved_levels import audit_profile
+
+        return audit_profile(self.options.profile_file, self.options.profile)
 
     @cached_property
     def profile(self) -> Profile:

@@ -31,6 +31,11 @@ _PASSED, _FAILED = 0, 1
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="default", help="protocol profile (default: default)")
+    parser.add_argument(
+        "--profile-file", metavar="FILE", type=argtypes.input_path,
+        help="profile file of your own whose saved levels of --profile are checked too (pytest "
+        "--audit-profile-file; written by 't3d-audit search --save-level NAME --into FILE')",
+    )
     parser.add_argument("--evaluators", type=argtypes.name_list, help="comma-separated evaluator ids or globs")
     parser.add_argument(
         "--workers", type=argtypes.workers, default="auto",
@@ -75,6 +80,8 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     ]
     if args.workers not in ("0", 0):
         argv += ["-n", str(args.workers), "--dist", "loadgroup", "--max-worker-restart", "0"]
+    if getattr(args, "profile_file", None):
+        argv += [f"--audit-profile-file={Path(args.profile_file).resolve()}"]
     if args.evaluators:
         argv += [f"--audit-evaluators={args.evaluators}"]
     if args.report_dir:
@@ -156,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
         check_selection(args.profile, evaluators, project_specs())
     else:
         check_selection(args.profile, ())
+    if getattr(args, "profile_file", None):
+        from harness.search.saved_levels import audit_profile
+
+        audit_profile(args.profile_file, args.profile)  # a bad file: one line before any render
     if args.baseline is not None and not Path(args.baseline).exists():
         from harness.errors import AuditError
 

@@ -217,8 +217,9 @@ def run(args: argparse.Namespace) -> int:
             return 1
         from harness.search.saved_levels import save_level
 
-        save_level(args.into, request.profile, args.save_level, result.space.text(result.worst))
-        print(f"t3d-audit search: saved {args.save_level!r} into {args.into} (profile {request.profile})",
+        save_level(args.into, request.profile, args.save_level, result.space.text(result.worst), result.objective.text)
+        print(f"t3d-audit search: saved {args.save_level!r} into {args.into} (profile {request.profile}); "
+              f"audit it with --audit-profile={request.profile} --audit-profile-file={args.into}",
               file=sys.stderr)  # fmt: skip
     if args.json:
         print(json.dumps(doc, indent=1, sort_keys=True, allow_nan=False))
