@@ -239,6 +239,11 @@ class AuditSession:
         when the profile declares no search block (:mod:`harness.session_search`)."""
         return self._searches.result(evaluator_id)
 
+    def search_figure_inputs(self, evaluator_id: str) -> tuple[Any, Any]:
+        """The report's search figures' inputs: the confirmed worst configuration's render beside
+        c0's, and the flip-region sample (:meth:`harness.session_search.RunSearches.figure_inputs`)."""
+        return self._searches.figure_inputs(evaluator_id)
+
     @property
     def saved_levels(self) -> dict[str, dict[str, str]]:
         """``--audit-profile-file``'s saved levels of the run's profile (name → point and

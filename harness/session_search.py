@@ -30,6 +30,7 @@ class RunSearches:
         self.inputs = inputs
         self._thresholds = thresholds  # evaluator → its gate thresholds (overrides applied)
         self._done: dict[str, dict[str, Any]] = {}
+        self._results: dict[str, Any] = {}  # evaluator → its SearchResult (the figures' inputs)
         self._saved: dict[str, dict[str, Any]] = {}  # "evaluator\0level" → its measurement
 
     @property
@@ -93,6 +94,19 @@ class RunSearches:
             self._done[evaluator_id] = self._run(evaluator_id)
         return self._done[evaluator_id]
 
+    def figure_inputs(self, evaluator_id: str) -> tuple[Any, Any]:
+        """What the report's search figures are drawn from (:mod:`harness.search.figure_inputs`):
+        the first discovery scene at c0 and at the *confirmed* worst configuration (renders
+        through the run's render cache; ``None`` when nothing was confirmed) and the flip
+        region's sample (``None`` without one); ``(None, None)`` without a search block."""
+        from harness.search.figure_inputs import flip_sample, worst_images
+
+        if self.result(evaluator_id) is None:
+            return None, None
+        found = self._results[evaluator_id]
+        images = worst_images(found, self.inputs.renderer, self.inputs.scene_set) if found.confirmed else None
+        return images, flip_sample(found)
+
     def _run(self, evaluator_id: str) -> dict[str, Any]:
         from filelock import FileLock
 
@@ -111,6 +125,7 @@ class RunSearches:
             result = run_search(request, scenes=options.scenes, cache_dir=options.cache_dir,
                                 renderer=self.inputs.renderer, spec=self.inputs.specs[evaluator_id],
                                 thresholds=self._thresholds(evaluator_id))  # fmt: skip
+        self._results[evaluator_id] = result
         return result.to_dict()
 
 

@@ -233,36 +233,24 @@ def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = N
     ``out``: the trace; the first discovery scene rendered at c0 beside the worst
     configuration; the flip region's points on the axes that carry the flips."""
     from harness.fileio import write_json_atomic
-    from harness.protocol import background_rgb
-    from harness.render.composite import composite
     from harness.report import search_figures
     from harness.scenes.scene_source import load_scene_set
+    from harness.search.figure_inputs import flip_sample, worst_images
 
     out.mkdir(parents=True, exist_ok=True)
     doc = result.to_dict()
     written = [out / "search.json"]
     write_json_atomic(written[0], doc)
     written.append(search_figures.trace_figure(doc, out / "search_trace.png"))
-    space = result.space
+    sample = flip_sample(result)
     if result.worst is not None:
-        scene_set = load_scene_set(scenes).with_prompts(result.discovery_prompts[:1])
-        scene = sorted(scene_set.scenes, key=lambda s: (s.generator, s.id))[0]
-        images = []
-        for cfg in (space.base, space.configuration(result.worst)):
-            rgba = renderer.render(scene, scene_set.root, scene_set.identity(scene.id), cfg.render)
-            images.append(composite(rgba, background_rgb(cfg.background)))
-        written.append(search_figures.worst_vs_c0_figure(images[0], images[1], f"{scene.generator}/"
-                       f"{scene.prompt_id}", space.text(result.worst), out / "search_worst_vs_c0.png"))  # fmt: skip
-    if result.flip is not None and result.flip.points:
-        floats = [a.name for a in space.axes if a.domain.kind == "float"]
-        named = [n for n in floats if f"{n} " in result.flip.where] + ["pitch", "colour_temperature"]
-        x, y = ([n for n in dict.fromkeys(named) if n in floats] + floats)[:2]
-        points = [({a.name: float(v) for a, v in zip(space.axes, space.parse(text), strict=True)
-                    if a.domain.kind == "float"}, flag) for text, flag in result.flip.points]  # fmt: skip
-        share = result.flip.to_dict()
-        words = f"flip share {share['share']:.3g} [{share['interval'][0]:.3g}, {share['interval'][1]:.3g}]" if (
-            share["share"] is not None) else "no defined point"  # fmt: skip
-        written.append(search_figures.flip_region_figure(points, x, y, words, out / "search_flip_region.png"))
+        images = worst_images(result, renderer, load_scene_set(scenes))
+        if images is not None:
+            written.append(search_figures.worst_vs_c0_figure(images.c0, images.worst, images.scene, images.text,
+                                                             out / "search_worst_vs_c0.png"))  # fmt: skip
+    if sample is not None:
+        written.append(search_figures.flip_region_figure(sample.points, sample.x, sample.y, sample.title,
+                                                         out / "search_flip_region.png"))  # fmt: skip
     return written
 
 
