@@ -96,9 +96,11 @@ class RunInputs:
     def specs(self) -> dict[str, EvaluatorSpec]:
         """Selected evaluator specs by id (sorted): option ids/globs, else the profile's list."""
         from harness.evaluator_selection import select_evaluators
+        from harness.search.known_answers import named_known_answers
 
         patterns = self.options.evaluators or tuple(self.named_profile.evaluators)
-        return {s.id: s for s in select_evaluators(patterns, self._extra)}
+        extra = [*self._extra, *named_known_answers(patterns, self._extra)]  # planted-offgrid by id
+        return {s.id: s for s in select_evaluators(patterns, extra)}
 
     @cached_property
     def renderer(self) -> Renderer:

@@ -196,3 +196,20 @@ def test_a_saved_level_fails_the_fragile_evaluator_next_release(pytester, monkey
     collected = _audit(pytester, "--collect-only", "-q", "-n", "0")
     assert collected.ret == 0 and "test_failed_share" in collected.stdout.str()
     assert "test_saved_level" not in collected.stdout.str()
+
+
+def test_an_audit_takes_planted_offgrid_by_its_exact_id_only(tmp_path):
+    """So the README's search → save → audit runs as printed without a conftest hook; a glob,
+    a profile's panel or an evaluator listing never picks it up (no existing run moves)."""
+    from harness.session import AuditOptions
+    from harness.session_inputs import RunInputs
+
+    def chosen(*patterns: str) -> set[str]:
+        return set(RunInputs(AuditOptions(profile="smoke", evaluators=patterns, cache_dir=tmp_path)).specs)
+
+    assert chosen("planted-offgrid", "planted-robust") == {"planted-offgrid", "planted-robust"}
+    assert "planted-offgrid" not in chosen("planted-*")
+    from harness.search.known_answers import named_known_answers
+
+    hook = named_known_answers(["planted-offgrid"])
+    assert named_known_answers(["planted-offgrid"], hook) == []  # a hook that offers it wins

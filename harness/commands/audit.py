@@ -159,8 +159,10 @@ def run(args: argparse.Namespace) -> int:
     evaluators = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
     if evaluators and not any(a.startswith("-p") for a in extra):
         from harness.project_evaluators import project_specs
+        from harness.search.known_answers import named_known_answers
 
-        check_selection(args.profile, evaluators, project_specs())
+        offered = list(project_specs())
+        check_selection(args.profile, evaluators, [*offered, *named_known_answers(evaluators, offered)])
     else:
         check_selection(args.profile, ())
     if getattr(args, "profile_file", None):
