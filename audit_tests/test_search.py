@@ -8,6 +8,11 @@ held-out interval's lower bound exceeds the objective's threshold (``max_worst_c
 bounds the share of a Sobol sample of the space where the pair's order (or the c0 winner)
 flips (``max_flip_share``, Wilson lower bound). Under a profile without a search block these
 checks are not collected at all, so such a run's results, run id and cards stay as they were.
+
+``test_saved_level`` turns a confirmed worst configuration saved by ``t3d-audit search
+--save-level NAME --into FILE`` into a regression check: with ``--audit-profile-file FILE`` each
+saved level of the run's profile is measured on the run's prompts against c0 and fails when the
+lower bound of its effect exceeds its objective's threshold (collected only with saved levels).
 """
 
 import pytest
@@ -28,4 +33,17 @@ def test_flip_region(audit_evaluator, audit_search, audit_check):
     if region is None:
         pytest.skip("not applicable: the profile's search block samples no flip region (flip_points 0)")
     audit_check(f"flip_share[{region['verdict']}]", region["share"], "max_flip_share",
-                interval=region["interval"], bound=Bound.LOWER)  # fmt: skip
+                interval=region["interval"], bound=Bound.LOWER,  # "points": the defined ones
+                interval_kind=f"Wilson interval over {region['points']} Sobol points")  # fmt: skip
+
+
+def test_saved_level(audit_evaluator, audit_saved_level, audit_check):
+    """A confirmed worst configuration of an earlier search, saved as a named level
+    (``search --save-level NAME --into FILE``) and audited with ``--audit-profile-file FILE``:
+    its effect against c0 on this run's prompts, lower bound against the objective's threshold.
+    Collected only when the file gives the run's profile saved levels."""
+    level = audit_saved_level
+    if level["estimate"] is None and level["error"]:
+        pytest.fail(f"saved level {level['name']} could not be measured: {level['error']}", pytrace=False)
+    audit_check(f"saved_level[{level['name']}]", level["estimate"], level["threshold"]["name"],
+                interval=level["interval"], bound=Bound.LOWER)

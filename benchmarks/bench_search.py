@@ -6,7 +6,11 @@ not), the search's own overhead (everything else: optimiser, trial log, objectiv
 held-out bootstrap) as a share of the wall time, renders fetched and rendered, and how many
 trials coincided with an earlier point (their renders came from the cache).
 
-    python benchmarks/bench_search.py [--budget 200] [--split 1+2] [--batch 8] [--jobs N]
+    python benchmarks/bench_search.py [--budget 200] [--split 1+2] [--batch 8] [--jobs N] [--rerun]
+
+``--rerun`` then runs the same search again on the same caches with its trial log deleted (every
+point measured again): the render reuse when configurations coincide, as a wall time and a
+count of renders made (0 when every render came from the cache).
 
 ``--jobs N`` renders each batch's missing renders in N local processes first (``warm_on``,
 the local twin of the Ray backend). The render cache is a fresh temporary directory unless
@@ -46,6 +50,7 @@ def main() -> None:
     parser.add_argument("--split", default="1+2", help="DISCOVERY+HELD_OUT prompts")
     parser.add_argument("--jobs", type=int, default=0, help="local render processes per batch (0: inline)")
     parser.add_argument("--cache-dir", default=None)
+    parser.add_argument("--rerun", action="store_true", help="search again on the same caches, log deleted")
     args = parser.parse_args()
     registry.register(Warmth, replace=True)
     spec = scorer_spec(Warmth)
@@ -73,9 +78,21 @@ def main() -> None:
               f"search overhead {overhead:.1f} s = {overhead / wall:.1%} of wall")  # fmt: skip
         print(f"renders: {doc['renders']['fetched']} fetched, {doc['renders']['rendered']} rendered; "
               f"{repeats} trials repeated an earlier point (all their renders cached)")  # fmt: skip
+        renders = [res.space.configuration(res.space.parse(p)).render for p in points]
+        shared = len(renders) - len(set(renders))
+        print(f"{shared} trials share their render configuration with an earlier trial (a repeat, or a "
+              f"background or caption template change only: their renders are reused)")  # fmt: skip
         print(f"per configuration: {wall / max(len(res.trials), 1):.2f} s wall")
         print("worst:", doc["worst"]["text"] if doc["worst"] else None)
         print("result:", json.dumps({k: doc[k] for k in ("discovery", "held_out", "optimism", "confirmed")}))
+        if args.rerun:
+            (cache / "log.jsonl").unlink()
+            t = time.perf_counter()
+            again = run_search(request, cache_dir=cache, spec=spec, log_path=cache / "log.jsonl", prefetch=prefetch)
+            again_doc = again.to_dict()
+            print(f"rerun on the same caches, trial log deleted: wall {time.perf_counter() - t:.1f} s; renders "
+                  f"{again_doc['renders']['fetched']} fetched, {again_doc['renders']['rendered']} rendered; "
+                  f"same worst: {again_doc['worst'] == doc['worst']}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -241,7 +241,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     wanted = [
         n
         for n in ("audit_evaluator", "audit_factor", "audit_shared_factor", "audit_probe", "audit_block",
-                  "audit_presentation_probe")
+                  "audit_presentation_probe", "audit_saved_level")
         if n in names
     ]
     if not wanted:
@@ -269,6 +269,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             metafunc.parametrize("audit_block", _block_params(session.named_profile))
         if "audit_presentation_probe" in names:
             metafunc.parametrize("audit_presentation_probe", _presentation_params(session))
+        if "audit_saved_level" in names:  # --audit-profile-file's saved levels (docs/search.md)
+            saved = list(session.saved_levels)
+            metafunc.parametrize("audit_saved_level", saved, ids=saved, indirect=True)
     except AuditError as exc:
         problem = str(exc)
     else:
@@ -383,12 +386,22 @@ def _searches(config: pytest.Config) -> bool:
         return True
 
 
+def _saved_levels(config: pytest.Config) -> bool:
+    """Whether ``--audit-profile-file`` gives the run's profile saved levels."""
+    try:
+        return bool(audit_session_of(config).saved_levels)
+    except AuditError:
+        return True
+
+
 def drop_search_checks(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Remove the tests that take ``audit_search`` unless the profile declares a search block:
-    they exist only there (not even as skips), so a run without one keeps its results, run id
-    and cards byte for byte (docs/search.md "In an audit")."""
-    if any("audit_search" in getattr(i, "fixturenames", ()) for i in items) and not _searches(config):
-        items[:] = [i for i in items if "audit_search" not in getattr(i, "fixturenames", ())]
+    """Remove the tests that take ``audit_search`` unless the profile declares a search block,
+    and those that take ``audit_saved_level`` unless ``--audit-profile-file`` gives saved
+    levels: they exist only there (not even as skips), so a run without them keeps its
+    results, run id and cards byte for byte (docs/search.md "In an audit")."""
+    for fixture, present in (("audit_search", _searches), ("audit_saved_level", _saved_levels)):
+        if any(fixture in getattr(i, "fixturenames", ()) for i in items) and not present(config):
+            items[:] = [i for i in items if fixture not in getattr(i, "fixturenames", ())]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -617,6 +630,13 @@ def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str,
     if found is None:  # collected anyway (e.g. a test file run with another plugin order)
         pytest.skip(f"not applicable: profile {audit_session.named_profile.name!r} declares no search block")
     return found
+
+
+@pytest.fixture
+def audit_saved_level(request: pytest.FixtureRequest, audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+    """A saved level of ``--audit-profile-file`` measured for the evaluator on the run's scenes
+    against c0 (its objective's effect, 95 % paired prompt-bootstrap interval, threshold)."""
+    return _guard(lambda: audit_session.saved_level(audit_evaluator, request.param))
 
 
 @pytest.fixture

@@ -80,8 +80,17 @@ def test_search_checks_fail_only_the_offgrid_evaluator(pytester, workers):
     # the report's search section (item 6): documents, traces, the table; the report validates
     page = (report / "report.html").read_text(encoding="utf-8")
     assert '<section id="search">' in page and found["confirmed_worst"] in page and "not confirmed" in page
+    # item 6: the confirmed worst configuration's render beside c0's (only where confirmed) and
+    # the flip-region figure (both evaluators sample one), drawn from what the session hands in
     assert {p.name for p in (report / "search").iterdir()} == {
-        f"{ev}{suffix}" for ev in ("planted-offgrid", "planted-robust") for suffix in (".json", "_trace.png")}
+        f"{ev}{suffix}" for ev in ("planted-offgrid", "planted-robust")
+        for suffix in (".json", "_trace.png", "_flip_region.png")} | {"planted-offgrid_worst_vs_c0.png"}
+    assert 'alt="confirmed worst configuration beside c0 of planted-offgrid"' in page
+    assert 'alt="flip region of planted-offgrid"' in page and 'alt="flip region of planted-robust"' in page
+    from PIL import Image
+
+    with Image.open(report / "search" / "planted-offgrid_worst_vs_c0.png") as shown:
+        assert shown.size[0] > shown.size[1] > 100  # two renders side by side
     from harness.cli import main
 
     assert main(["validate", "--deep", str(report)]) == 0

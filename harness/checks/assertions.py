@@ -180,13 +180,16 @@ class AuditCheck:
         *,
         interval: Sequence[Any] | None = None,
         bound: Bound | str = Bound.ESTIMATE,
+        interval_kind: str | None = None,
     ) -> Outcome:
         """Check a value of your own (``metric`` names it) against the named threshold in its
         declared direction; for a statistic of the summary prefer :meth:`metric`.
 
         A known threshold that is not set skips the test (through ``skip``) rather than passing
         it; a name that is neither known nor declared custom fails it (a typo in a test file
-        must not turn a check into a skip). ``bound``: see :func:`check`.
+        must not turn a check into a skip). ``bound``: see :func:`check`. ``interval_kind``
+        names an interval that is not a prompt bootstrap (e.g. ``"Wilson interval over 64
+        Sobol points"``): the outcome records it and reads so, without the prompt-block note.
         """
         __tracebackhide__ = True
         which = _bound(bound)
@@ -194,7 +197,7 @@ class AuditCheck:
         reason = None
         if finite_or_none(estimate) is None and self._no_data is not None:
             reason = self._no_data()
-        return self._gate(metric, estimate, interval, threshold_name, value, which, reason)
+        return self._gate(metric, estimate, interval, threshold_name, value, which, reason, interval_kind)
 
     def metric(
         self,
@@ -267,6 +270,7 @@ class AuditCheck:
         value: float,
         bound: Bound,
         reason: str | None,
+        interval_kind: str | None = None,
     ) -> Outcome:
         """Check, attach ``reason`` when nothing could be tested, record, then assert."""
         __tracebackhide__ = True
@@ -286,7 +290,9 @@ class AuditCheck:
         )
         if outcome["tested"] is None and reason:
             outcome["reason"] = reason
-        if outcome["interval"] is not None and self._blocks is not None:
+        if interval_kind:  # not a prompt bootstrap: no prompt-block count
+            outcome["interval_kind"] = interval_kind
+        elif outcome["interval"] is not None and self._blocks is not None:
             outcome["blocks"] = self._blocks()  # prompt blocks the bootstrap resampled
         if self._record is not None:
             self._record(outcome)

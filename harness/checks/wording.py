@@ -108,10 +108,13 @@ def rule(outcome: Mapping[str, Any], *, evaluator: bool = True) -> str:
     op = _SYMBOLS.get(str(outcome.get("op")), str(outcome.get("op")))
     fmt = count if counts_things(outcome.get("threshold_name")) else number  # 12, not 12.00
     threshold = f"must be {op} {fmt(outcome.get('threshold'))} ({outcome.get('threshold_name', '')})"
+    kind = outcome.get("interval_kind")  # an interval that is not a prompt bootstrap (Wilson...)
     ci = interval_text(outcome.get("interval"), outcome.get("blocks"), fmt)
+    if kind:
+        ci = ci.replace("95% CI", f"95% {kind}", 1)
     which = outcome.get("compare", "estimate")
     if outcome.get("tested") is None:
-        what = "its bootstrap interval" if which != "estimate" else "its estimate"
+        what = (f"its {kind}" if kind else "its bootstrap interval") if which != "estimate" else "its estimate"
         why = outcome.get("reason") or "not measured or all records failed"
         return f"{name}{who}: {what} is not available ({why}; {ci}); {threshold}: fails"
     verdict = "holds" if outcome.get("passed") else "fails"
@@ -119,7 +122,7 @@ def rule(outcome: Mapping[str, Any], *, evaluator: bool = True) -> str:
         return f"{name}{who} {fmt(outcome['tested'])} ({ci}), {threshold}: {verdict}"
     end = "lower" if which == "lower" else "upper"
     return (
-        f"{name}{who}: the bootstrap {end} bound {fmt(outcome['tested'])} "
+        f"{name}{who}: the {'' if kind else 'bootstrap '}{end} bound {fmt(outcome['tested'])} "
         f"(estimate {fmt(outcome.get('estimate'))}, {ci}), {threshold}: {verdict}"
     )
 

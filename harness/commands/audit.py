@@ -21,8 +21,8 @@ import os
 import time
 from pathlib import Path
 
-from harness.core.paths import REPO_ROOT
 from harness.run import argtypes
+from harness.core.paths import REPO_ROOT
 
 HELP = "run the audit suite with pytest and print the verdict"
 
@@ -31,6 +31,11 @@ _PASSED, _FAILED = 0, 1
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="default", help="protocol profile (default: default)")
+    parser.add_argument(
+        "--profile-file", metavar="FILE", type=argtypes.input_path,
+        help="profile file of your own whose saved levels of --profile are checked too (pytest "
+        "--audit-profile-file; written by 't3d-audit search --save-level NAME --into FILE')",
+    )
     parser.add_argument("--evaluators", type=argtypes.name_list, help="comma-separated evaluator ids or globs")
     parser.add_argument(
         "--workers", type=argtypes.workers, default="auto",
@@ -75,6 +80,8 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     ]
     if args.workers not in ("0", 0):
         argv += ["-n", str(args.workers), "--dist", "loadgroup", "--max-worker-restart", "0"]
+    if getattr(args, "profile_file", None):
+        argv += [f"--audit-profile-file={Path(args.profile_file).resolve()}"]
     if args.evaluators:
         argv += [f"--audit-evaluators={args.evaluators}"]
     if args.report_dir:
@@ -152,10 +159,16 @@ def run(args: argparse.Namespace) -> int:
     evaluators = tuple(e.strip() for e in (args.evaluators or "").split(",") if e.strip())
     if evaluators and not any(a.startswith("-p") for a in extra):
         from harness.run.project_evaluators import project_specs
+        from harness.search.known_answers import named_known_answers
 
-        check_selection(args.profile, evaluators, project_specs())
+        offered = list(project_specs())
+        check_selection(args.profile, evaluators, [*offered, *named_known_answers(evaluators, offered)])
     else:
         check_selection(args.profile, ())
+    if getattr(args, "profile_file", None):
+        from harness.search.saved_levels import audit_profile
+
+        audit_profile(args.profile_file, args.profile)  # a bad file: one line before any render
     if args.baseline is not None and not Path(args.baseline).exists():
         from harness.core.errors import AuditError
 

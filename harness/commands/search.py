@@ -25,8 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import AuditError
 from harness.run import argtypes
+from harness.core.errors import AuditError
 
 HELP = "search the protocol space beyond the grid for where a verdict breaks"
 
@@ -102,8 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def resolve_spec(evaluator: str) -> Any:
     """The spec of ``evaluator``: a registered id, or a search known-answer planted evaluator."""
-    from harness.evaluators.reference.specs import search_planted_specs
     from harness.run.evaluator_selection import select_evaluators
+    from harness.evaluators.reference.specs import search_planted_specs
 
     specs = select_evaluators([evaluator], search_planted_specs())
     if len(specs) != 1:
@@ -217,8 +217,9 @@ def run(args: argparse.Namespace) -> int:
             return 1
         from harness.search.saved_levels import save_level
 
-        save_level(args.into, request.profile, args.save_level, result.space.text(result.worst))
-        print(f"t3d-audit search: saved {args.save_level!r} into {args.into} (profile {request.profile})",
+        save_level(args.into, request.profile, args.save_level, result.space.text(result.worst), result.objective.text)
+        print(f"t3d-audit search: saved {args.save_level!r} into {args.into} (profile {request.profile}); "
+              f"audit it with --audit-profile={request.profile} --audit-profile-file={args.into}",
               file=sys.stderr)  # fmt: skip
     if args.json:
         print(json.dumps(doc, indent=1, sort_keys=True, allow_nan=False))
@@ -232,36 +233,24 @@ def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = N
     ``out``: the trace; the first discovery scene rendered at c0 beside the worst
     configuration; the flip region's points on the axes that carry the flips."""
     from harness.core.fileio import write_json_atomic
-    from harness.protocol.configurations import background_rgb
-    from harness.render.composite import composite
     from harness.report import search_figures
     from harness.scenes.scene_source import load_scene_set
+    from harness.search.figure_inputs import flip_sample, worst_images
 
     out.mkdir(parents=True, exist_ok=True)
     doc = result.to_dict()
     written = [out / "search.json"]
     write_json_atomic(written[0], doc)
     written.append(search_figures.trace_figure(doc, out / "search_trace.png"))
-    space = result.space
+    sample = flip_sample(result)
     if result.worst is not None:
-        scene_set = load_scene_set(scenes).with_prompts(result.discovery_prompts[:1])
-        scene = sorted(scene_set.scenes, key=lambda s: (s.generator, s.id))[0]
-        images = []
-        for cfg in (space.base, space.configuration(result.worst)):
-            rgba = renderer.render(scene, scene_set.root, scene_set.identity(scene.id), cfg.render)
-            images.append(composite(rgba, background_rgb(cfg.background)))
-        written.append(search_figures.worst_vs_c0_figure(images[0], images[1], f"{scene.generator}/"
-                       f"{scene.prompt_id}", space.text(result.worst), out / "search_worst_vs_c0.png"))  # fmt: skip
-    if result.flip is not None and result.flip.points:
-        floats = [a.name for a in space.axes if a.domain.kind == "float"]
-        named = [n for n in floats if f"{n} " in result.flip.where] + ["pitch", "colour_temperature"]
-        x, y = ([n for n in dict.fromkeys(named) if n in floats] + floats)[:2]
-        points = [({a.name: float(v) for a, v in zip(space.axes, space.parse(text), strict=True)
-                    if a.domain.kind == "float"}, flag) for text, flag in result.flip.points]  # fmt: skip
-        share = result.flip.to_dict()
-        words = f"flip share {share['share']:.3g} [{share['interval'][0]:.3g}, {share['interval'][1]:.3g}]" if (
-            share["share"] is not None) else "no defined point"  # fmt: skip
-        written.append(search_figures.flip_region_figure(points, x, y, words, out / "search_flip_region.png"))
+        images = worst_images(result, renderer, load_scene_set(scenes))
+        if images is not None:
+            written.append(search_figures.worst_vs_c0_figure(images.c0, images.worst, images.scene, images.text,
+                                                             out / "search_worst_vs_c0.png"))  # fmt: skip
+    if sample is not None:
+        written.append(search_figures.flip_region_figure(sample.points, sample.x, sample.y, sample.title,
+                                                         out / "search_flip_region.png"))  # fmt: skip
     return written
 
 

@@ -232,8 +232,10 @@ def _competence(data: ReportData) -> str:
 def _search(data: ReportData) -> str:
     """The search beyond the grid (a profile's search block, docs/search.md "In an audit"): per
     evaluator the worst configuration, its discovery and held-out effect, optimism, whether it
-    is confirmed, the flip region, and the search trace (``search/<evaluator>.json`` and
-    ``_trace.png`` of the report directory); empty when no search ran."""
+    is confirmed, the flip region, the search trace, the confirmed worst configuration's render
+    beside c0's and the flip-region figure (``search/<evaluator>.json``, ``_trace.png``,
+    ``_worst_vs_c0.png``, ``_flip_region.png`` of the report directory); empty when no search
+    ran."""
     docs = {p.stem: _read_json(p) for p in sorted((data.dir / "search").glob("*.json"))}
     docs = {ev: d for ev, d in docs.items() if isinstance(d, dict)}
     if not docs:
@@ -256,11 +258,17 @@ def _search(data: ReportData) -> str:
             f"<td>{e(fmt(d.get('optimism'), 3))}</td>"
             f"<td>{'confirmed' if d.get('confirmed') else 'not confirmed'}</td><td>{e(flip_text)}</td></tr>"
         )
-        trace = data.dir / "search" / f"{ev}_trace.png"
-        if trace.is_file():
-            uri = "data:image/png;base64," + base64.b64encode(trace.read_bytes()).decode("ascii")
-            figures.append(f'<figure class="fig"><img src="{uri}" alt="search trace of {e(ev)}">'
-                           f"<figcaption>{e(ev)}: effect per trial, best so far, threshold</figcaption></figure>")
+        for suffix, alt, caption in (
+            ("trace", "search trace", "effect per trial, best so far, threshold"),
+            ("worst_vs_c0", "confirmed worst configuration beside c0",
+             "one discovery scene rendered at c0 (left) and at the confirmed worst configuration (right)"),
+            ("flip_region", "flip region", "the flip region's Sobol sample on two axes; red: the verdict flips"),
+        ):  # fmt: skip
+            png = data.dir / "search" / f"{ev}_{suffix}.png"
+            if png.is_file():
+                uri = "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+                figures.append(f'<figure class="fig"><img src="{uri}" alt="{alt} of {e(ev)}">'
+                               f"<figcaption>{e(ev)}: {caption}</figcaption></figure>")
     return (
         '<section id="search"><h2>Search beyond the grid</h2><p class="muted">The worst configuration '
         "found on the discovery prompts, measured once on held-out prompts (95% paired prompt bootstrap); "

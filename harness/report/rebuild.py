@@ -166,6 +166,7 @@ def _run_id_problems(manifest: Mapping[str, Any]) -> list[str]:
         seed=options["seed"],
         thresholds=options["thresholds"],
         human=options.get("human"),
+        saved_levels=options.get("saved_levels"),
     )
     if derived != manifest["run_id"]:
         return [f"manifest.json#/run_id: {manifest['run_id']!r}, but the options give {derived!r} "

@@ -21,11 +21,13 @@ def derived_run_id(
     seed: int,
     thresholds: dict[str, Any],
     human: dict[str, Any] | None = None,
+    saved_levels: dict[str, Any] | None = None,
 ) -> str:
     """``<profile>-<12 hex>`` over the run's inputs (``evaluators``: id -> identity hash;
     ``thresholds``: ``Thresholds.to_dict()``; ``human``: the human data's source facts, only
-    with ``--audit-human``, so runs without it keep their ids); ``validate --deep`` re-derives
-    it from a manifest."""
+    with ``--audit-human``, so runs without it keep their ids; ``saved_levels``: the saved
+    levels of ``--audit-profile-file``, only when there are some); ``validate --deep``
+    re-derives it from a manifest."""
     inputs: dict[str, Any] = {
         "profile": profile,
         "plan": plan,
@@ -37,5 +39,7 @@ def derived_run_id(
     }
     if human is not None:
         inputs["human"] = human
+    if saved_levels:
+        inputs["saved_levels"] = saved_levels
     digest = sha256_json(inputs)
     return f"{profile}-{digest[:12]}"

@@ -311,8 +311,10 @@ def _publish(tmp: Path, final: Path) -> None:
 
 def _write_searches(session: AuditSession, evaluators: Sequence[str], tmp: Path) -> None:
     """Under a profile's search block: ``search/<evaluator>.json`` (the search's ``--json``
-    document) and ``search/<evaluator>_trace.png`` (:func:`search_figures.trace_figure`) for
-    the report's search section; nothing otherwise (such reports keep their files)."""
+    document), ``search/<evaluator>_trace.png`` (:func:`search_figures.trace_figure`), and,
+    from what the session hands in, ``_worst_vs_c0.png`` (a discovery scene at c0 beside the
+    confirmed worst configuration) and ``_flip_region.png`` (the flip region's sample) for the
+    report's search section; nothing otherwise (such reports keep their files)."""
     if session.named_profile.search is None:
         return
     from harness.report import search_figures
@@ -325,6 +327,13 @@ def _write_searches(session: AuditSession, evaluators: Sequence[str], tmp: Path)
             continue
         write_json_atomic(folder / f"{ev}.json", doc)
         search_figures.trace_figure(doc, folder / f"{ev}_trace.png")
+        images, sample = session.search_figure_inputs(ev)  # arrays and numbers, handed in
+        if images is not None:
+            search_figures.worst_vs_c0_figure(images.c0, images.worst, images.scene, images.text,
+                                              folder / f"{ev}_worst_vs_c0.png")  # fmt: skip
+        if sample is not None:
+            search_figures.flip_region_figure(sample.points, sample.x, sample.y, sample.title,
+                                              folder / f"{ev}_flip_region.png")  # fmt: skip
 
 
 def _fill(

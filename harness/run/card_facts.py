@@ -162,6 +162,9 @@ class RunCards:
             options["factors_not_applicable"] = inputs.plan.factors_not_applicable
         if self.human.ratings is not None:  # only with --audit-human: other manifests unchanged
             options["human"] = self.human.source()
+        saved = self.searches.saved_levels if self.searches is not None else {}
+        if saved:  # only with --audit-profile-file's saved levels: other manifests unchanged
+            options["saved_levels"] = saved
         return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
 
     def card(self, evaluator_id: str) -> dict[str, Any]:

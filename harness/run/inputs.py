@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec
     from harness.measure.plan import Plan
     from harness.protocol.configurations import Profile
-    from harness.run.session import AuditOptions
     from harness.scenes.sceneset import SceneSet
+    from harness.run.session import AuditOptions
 
 
 class RunInputs:
@@ -39,10 +39,23 @@ class RunInputs:
 
     @cached_property
     def named_profile(self) -> Profile:
-        """The profile as declared (``--audit-profile``); it selects the scenes."""
+        """The profile as declared (``--audit-profile``, with ``--audit-profile-file``'s search
+        block when that file gives one); it selects the scenes."""
         from harness.protocol.configurations import get_profile
 
+        if self.options.profile_file is not None:
+            return self.saved_profile.profile
         return get_profile(self.options.profile)
+
+    @cached_property
+    def saved_profile(self) -> Any:
+        """``--audit-profile-file``'s :class:`harness.search.saved_levels.SavedProfile` of the
+        run's profile, ``None`` without that option."""
+        if self.options.profile_file is None:
+            return None
+        from harness.search.saved_levels import audit_profile
+
+        return audit_profile(self.options.profile_file, self.options.profile)
 
     @cached_property
     def profile(self) -> Profile:
@@ -83,9 +96,11 @@ class RunInputs:
     def specs(self) -> dict[str, EvaluatorSpec]:
         """Selected evaluator specs by id (sorted): option ids/globs, else the profile's list."""
         from harness.run.evaluator_selection import select_evaluators
+        from harness.search.known_answers import named_known_answers
 
         patterns = self.options.evaluators or tuple(self.named_profile.evaluators)
-        return {s.id: s for s in select_evaluators(patterns, self._extra)}
+        extra = [*self._extra, *named_known_answers(patterns, self._extra)]  # planted-offgrid by id
+        return {s.id: s for s in select_evaluators(patterns, extra)}
 
     @cached_property
     def renderer(self) -> Renderer:

@@ -35,6 +35,11 @@ class OptionSpec:
 
 OPTIONS: dict[str, OptionSpec] = {
     "audit_profile": OptionSpec("protocol profile: smoke, default or paper"),
+    "audit_profile_file": OptionSpec(
+        "profile file of your own (written by 't3d-audit search --save-level NAME --into FILE'): "
+        "its saved levels of --audit-profile are checked by test_saved_level (docs/search.md)",
+        kind="path",
+    ),
     "audit_evaluators": OptionSpec(
         "comma-separated evaluator ids or globs (default: the profile's)", "args", "list"
     ),
@@ -222,13 +227,20 @@ def _store(value: Any, base: Path) -> str:
         raise pytest.UsageError(f"--audit-store: {exc}") from None
 
 
-def _check_profile(name: str) -> None:
+def _check_profile(name: str, profile_file: Path | None = None) -> None:
     from harness.protocol.configurations import get_profile
 
     try:
         get_profile(name)
     except AuditError as exc:
         raise pytest.UsageError(str(exc)) from exc
+    if profile_file is not None:
+        from harness.search.saved_levels import audit_profile
+
+        try:
+            audit_profile(profile_file, name)
+        except AuditError as exc:
+            raise pytest.UsageError(f"--audit-profile-file: {exc}") from None
 
 
 def _human(path: Path | None, scale: Any, dimension: Any) -> Any:
@@ -255,8 +267,8 @@ def _human(path: Path | None, scale: Any, dimension: Any) -> Any:
 
 def build_options(config: pytest.Config) -> AuditOptions:
     """Options from the command line, the pytest ini and ``[tool.t3d-audit]``, validated."""
-    from harness.checks.thresholds import layered
     from harness.core.paths import default_cache_dir
+    from harness.checks.thresholds import layered
 
     table = pyproject_table(config)
     table_dir = config_file(config)[0].parent
@@ -319,7 +331,8 @@ def build_options(config: pytest.Config) -> AuditOptions:
     report_dir = path_of("audit_report_dir") or Path(config.rootpath) / "reports"
     cache_dir = path_of("audit_cache_dir") or default_cache_dir()
     profile = str(value_of("audit_profile") or "default")
-    _check_profile(profile)
+    profile_file = path_of("audit_profile_file")
+    _check_profile(profile, profile_file)
     store = None if got["audit_store"] is None else _store(*got["audit_store"])
     store_fill = str(value_of("audit_store_fill") or "none").strip()
     if store_fill not in STORE_FILL:
@@ -350,6 +363,7 @@ def build_options(config: pytest.Config) -> AuditOptions:
     return AuditOptions(
         human=human,
         profile=profile,
+        profile_file=profile_file,
         evaluators=evaluators,
         scenes=scenes,
         report_dir=_directory("audit_report_dir", report_dir),

@@ -63,6 +63,7 @@ class AuditOptions:
     """Resolved options (command line > pytest ini > ``[tool.t3d-audit]`` > defaults)."""
 
     profile: str = "default"
+    profile_file: Path | None = None  # --audit-profile-file: saved levels (and a search block) of it
     evaluators: tuple[str, ...] = ()
     scenes: Path | None = None
     report_dir: Path = Path("reports")
@@ -223,7 +224,8 @@ class AuditSession:
         """The thresholds that can gate this run (:mod:`harness.run.gate_thresholds`)."""
         return session_thresholds.gate_thresholds(self.options.thresholds, blocks=bool(self.named_profile.blocks),
                                                   human=self.options.human is not None,
-                                                  search=self.named_profile.search is not None,
+                                                  search=self.named_profile.search is not None
+                                                  or bool(self._searches.saved_levels),
                                                   presentation=self.presents_probes)  # fmt: skip
 
     @property
@@ -240,6 +242,21 @@ class AuditSession:
         """The evaluator's search beyond the grid (``search --json``'s document), ``None``
         when the profile declares no search block (:mod:`harness.run.searches`)."""
         return self._searches.result(evaluator_id)
+
+    def search_figure_inputs(self, evaluator_id: str) -> tuple[Any, Any]:
+        """The report's search figures' inputs: the confirmed worst configuration's render beside
+        c0's, and the flip-region sample (:meth:`harness.run.searches.RunSearches.figure_inputs`)."""
+        return self._searches.figure_inputs(evaluator_id)
+
+    @property
+    def saved_levels(self) -> dict[str, dict[str, str]]:
+        """``--audit-profile-file``'s saved levels of the run's profile (name → point and
+        objective); empty without it."""
+        return self._searches.saved_levels
+
+    def saved_level(self, evaluator_id: str, name: str) -> dict[str, Any]:
+        """Saved level ``name`` measured for the evaluator (:mod:`harness.run.searches`)."""
+        return self._searches.saved_level(evaluator_id, name)
 
     # -------------------------------------------------------------------- human ratings
     @property
@@ -295,6 +312,7 @@ class AuditSession:
             seed=self.seed,
             thresholds=self.gate_thresholds.to_dict(),
             human=self.human_source(),
+            saved_levels=self.saved_levels or None,
         )
 
     def worker_facts(self) -> dict[str, Any]:

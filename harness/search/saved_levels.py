@@ -1,37 +1,38 @@
-"""Confirmed worst configurations saved into a profile file as named levels (issue 40 item 5).
+"""Confirmed worst configurations saved into a profile file as named levels (issue 40 item 5),
+and that file read back by the audit (``--audit-profile-file``, docs/search.md).
 
 ``t3d-audit search ... --save-level NAME --into FILE`` writes the confirmed worst point into a
-user profile file (never the bundled ``harness/profiles.json``): the file maps profile names to
-profiles in the bundled format, each with an extra ``saved_levels`` object, level name → the
-point's printed form (``pitch=52,...,colour_temperature=2500``)::
+user profile file (never the bundled ``harness/profiles.json``). The file maps names of bundled
+profiles to what it adds to them: ``saved_levels`` (level name → the point's printed form and
+the objective it was found with) and optionally a ``search`` block::
 
-    {"smoke": {"c0": {...}, "prompts": 2, "levels": {...},
-               "saved_levels": {"offgrid-2026-12": "resolution=224,...,colour_temperature=2500"}}}
+    {"smoke": {"saved_levels": {"offgrid-2026-12": {"point": "resolution=224,...,colour_temperature=2500",
+                                                    "objective": "pair:faithful,gridded"}}}}
 
-A new file starts from the bundled profile the search ran on; a saved level of the same name is
-replaced. :func:`saved_configurations` turns each saved level back into the very configuration
-(same render key) the search measured, so the next release can measure it again.
+A level may also be the printed point alone (a string; its objective is then the profile's
+search block's, else ``shift``). Any other profile key the file gives (files written before
+this layout copied the whole bundled profile) must equal the bundled profile's: a file adds to
+a bundled profile, it never changes its grid, so the grid a report names by the profile's name
+is the grid it measured. :func:`saved_configurations` turns each saved level back into the very
+configuration (same render key) the search measured, so the next release measures it again:
+under ``pytest audit_tests --audit-profile NAME --audit-profile-file FILE`` each saved level is
+checked by ``test_saved_level`` against the threshold of its objective.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.core.errors import AuditError
-from harness.protocol.configurations import (
-    PROFILES_FILE,
-    Configuration,
-    Profile,
-    ProtocolError,
-    _parse_profile,
-)
+from harness.protocol.configurations import PROFILES_FILE, Configuration, Profile, ProtocolError, _parse_profile
 
 SAVED_KEY = "saved_levels"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+#: What a profile file may add to a bundled profile (every other key must equal the bundled one).
+ADDED_KEYS = frozenset({SAVED_KEY, "search"})
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
 class SavedLevelError(AuditError):
@@ -39,54 +40,128 @@ class SavedLevelError(AuditError):
 
 
 @dataclass(frozen=True)
+class SavedLevel:
+    """One saved level: its ``name``, the printed search ``point`` and the ``objective`` it was
+    found with (``None``: the profile's search block's, else ``shift``)."""
+
+    name: str
+    point: str
+    objective: str | None = None
+
+    def to_json(self) -> dict[str, str] | str:
+        return self.point if self.objective is None else {"point": self.point, "objective": self.objective}
+
+
+@dataclass(frozen=True)
 class SavedProfile:
-    """A profile of a user file and its saved levels (name → printed search point)."""
+    """A bundled profile as a user file extends it: the profile (with the file's search block
+    when it gives one) and its saved levels by name."""
 
     profile: Profile
-    levels: dict[str, str]
+    saved: dict[str, SavedLevel]
+
+    @property
+    def levels(self) -> dict[str, str]:
+        """Level name → printed point."""
+        return {name: level.point for name, level in self.saved.items()}
+
+    def objective_of(self, name: str) -> str:
+        """The objective level ``name`` is checked with."""
+        level = self.saved[name]
+        if level.objective is not None:
+            return level.objective
+        return self.profile.search.objective if self.profile.search is not None else "shift"
+
+
+def _bundled_raw() -> dict[str, Any]:
+    return json.loads(PROFILES_FILE.read_text(encoding="utf-8"))
 
 
 def _read(path: Path) -> dict[str, Any]:
+    from harness.core.bounded_input import read_json
+
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SavedLevelError(f"cannot read profile file {path}: {exc}", where=str(path)) from None
+        raw = read_json(path)
+    except AuditError as exc:
+        raise SavedLevelError(f"cannot read profile file: {exc.what}", where=str(path),
+                              hint="give a JSON file written by 't3d-audit search --save-level NAME --into FILE'") from None  # fmt: skip
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise SavedLevelError(f"cannot read profile file: {exc}", where=str(path),
+                              hint="give a JSON file written by 't3d-audit search --save-level NAME --into FILE'") from None  # fmt: skip
     if not isinstance(raw, dict):
-        raise SavedLevelError("a profile file maps profile name -> profile", where=str(path))
+        raise SavedLevelError("a profile file maps profile name -> profile", where=str(path),
+                              hint='e.g. {"smoke": {"saved_levels": {"NAME": {"point": "...", "objective": "..."}}}}')  # fmt: skip
     return raw
 
 
-def _parse(name: str, data: Any, path: Path) -> SavedProfile:
+def _level(name: str, value: Any, where: str) -> SavedLevel:
+    _check_name(name, where)
+    if isinstance(value, str):
+        return SavedLevel(name, value)
+    if isinstance(value, dict) and set(value) <= {"point", "objective"} and isinstance(value.get("point"), str):
+        objective = value.get("objective")
+        if objective is not None and (not isinstance(objective, str) or not objective):
+            raise SavedLevelError(f"objective of saved level {name!r} must be shift, ranking or pair:A,B",
+                                  where=f"{where}/{name}/objective")  # fmt: skip
+        return SavedLevel(name, value["point"], objective)
+    raise SavedLevelError(f"saved level {name!r} must be a printed search point or "
+                          '{"point": "...", "objective": "..."}', where=f"{where}/{name}")  # fmt: skip
+
+
+def _parse(name: str, data: Any, path: Path, bundled: dict[str, Any] | None = None) -> SavedProfile:
+    where = f"{path}#/{name}"
+    bundled = _bundled_raw() if bundled is None else bundled
+    if name not in bundled:
+        raise SavedLevelError(f"profile {name!r} is not a bundled profile", where=where,
+                              hint=f"a profile file adds saved levels to a bundled profile: one of {', '.join(bundled)}")  # fmt: skip
     if not isinstance(data, dict):
-        raise SavedLevelError("profile must be an object", where=f"{path}#/{name}")
-    body = {k: v for k, v in data.items() if k != SAVED_KEY}
+        raise SavedLevelError("profile must be an object", where=where,
+                              hint=f"keys: {', '.join(sorted(ADDED_KEYS))}")  # fmt: skip
+    changed = sorted(k for k in data if k not in ADDED_KEYS and data[k] != bundled[name].get(k))
+    if changed:
+        raise SavedLevelError(f"{', '.join(changed)} differ from the bundled profile {name!r}", where=where,
+                              hint=f"a profile file only adds {' and '.join(sorted(ADDED_KEYS))}: remove the other keys "
+                              "(the bundled profile's grid is used)")  # fmt: skip
+    body = dict(bundled[name])
+    if "search" in data:
+        body["search"] = data["search"]
     try:
         profile = _parse_profile(name, body)
     except ProtocolError as exc:
-        raise SavedLevelError(exc.what, where=f"{path}#/{name}", hint=exc.hint) from None
+        raise SavedLevelError(exc.what, where=f"{where}/search" if "search" in data else where, hint=exc.hint) from None
     levels = data.get(SAVED_KEY, {})
-    if not isinstance(levels, dict) or not all(isinstance(v, str) for v in levels.values()):
+    if not isinstance(levels, dict):
         raise SavedLevelError(f"'{SAVED_KEY}' must map level name -> printed search point",
-                              where=f"{path}#/{name}/{SAVED_KEY}")  # fmt: skip
-    for level in levels:
-        _check_name(level, f"{path}#/{name}/{SAVED_KEY}")
-    return SavedProfile(profile, dict(levels))
+                              where=f"{where}/{SAVED_KEY}")  # fmt: skip
+    saved = {level: _level(level, value, f"{where}/{SAVED_KEY}") for level, value in levels.items()}
+    return SavedProfile(profile, saved)
 
 
-def _check_name(level: str, where: str) -> None:
-    if not _NAME.match(level):
+def _check_name(level: Any, where: str) -> None:
+    ok = isinstance(level, str) and 0 < len(level) <= 64 and set(level) <= _NAME_CHARS and level[0] not in "_.-"
+    if not ok:
         raise SavedLevelError(f"bad level name {level!r}", where=where,
                               hint="letters, digits, '_', '.', '-' (at most 64), starting with a letter or digit")  # fmt: skip
 
 
 def load_profile_file(path: str | Path) -> dict[str, SavedProfile]:
     """Every profile of the user file ``path`` with its saved levels (each level is checked
-    to be a point of the profile's search space)."""
+    to be a point of the profile's search space, and its objective to parse)."""
     path = Path(path)
-    found = {name: _parse(name, data, path) for name, data in _read(path).items()}
+    bundled = _bundled_raw()
+    found = {name: _parse(name, data, path, bundled) for name, data in _read(path).items()}
     for saved in found.values():
         saved_configurations(saved, where=str(path))
     return found
+
+
+def audit_profile(path: str | Path, name: str) -> SavedProfile:
+    """Profile ``name`` as the user file ``path`` extends it (``--audit-profile-file``)."""
+    found = load_profile_file(path)
+    if name not in found:
+        raise SavedLevelError(f"profile {name!r} is not in the profile file", where=str(path),
+                              hint=f"it has {', '.join(found) or 'no profile'}; name one with --audit-profile")  # fmt: skip
+    return found[name]
 
 
 def saved_configurations(saved: SavedProfile, where: str = "saved_levels") -> dict[str, Configuration]:
@@ -96,18 +171,32 @@ def saved_configurations(saved: SavedProfile, where: str = "saved_levels") -> di
 
     space = space_for(saved.profile)
     out = {}
-    for name, text in saved.levels.items():
+    for name, level in saved.saved.items():
+        at = f"{where}#/{saved.profile.name}/{SAVED_KEY}/{name}"
         try:
-            out[name] = space.configuration(space.parse(text, where=f"{where}/{SAVED_KEY}/{name}"))
+            out[name] = space.configuration(space.parse(level.point, where=at))
         except ProtocolError as exc:
-            raise SavedLevelError(exc.what, where=exc.where or where, hint=exc.hint) from None
+            raise SavedLevelError(exc.what, where=exc.where or at, hint=exc.hint) from None
+        _check_objective(saved.objective_of(name), f"{at}/objective")
     return out
 
 
-def save_level(path: str | Path, profile: str, level: str, point: str) -> Path:
-    """Write ``point`` (a printed search point of ``profile``'s space) as saved level
-    ``level`` of profile ``profile`` in the user file ``path`` (created from the bundled
-    profile when absent; other profiles and levels kept). Returns ``path``."""
+def _check_objective(text: str, where: str) -> None:
+    """``shift``, ``ranking`` or ``pair:A,B`` in form (the generators are checked against the
+    run's scene set when the level is measured)."""
+    kind, sep, rest = text.partition(":")
+    names = [n.strip() for n in rest.split(",")]
+    ok = text in ("shift", "ranking") or (kind == "pair" and sep and len(names) == 2 and all(names)
+                                          and names[0] != names[1])  # fmt: skip
+    if not ok:
+        raise SavedLevelError(f"objective {text!r} is not shift, ranking or pair:A,B", where=where)
+
+
+def save_level(path: str | Path, profile: str, level: str, point: str, objective: str | None = None) -> Path:
+    """Write ``point`` (a printed search point of ``profile``'s space, found with ``objective``)
+    as saved level ``level`` of bundled profile ``profile`` in the user file ``path`` (created
+    when absent; other profiles and levels kept, a level of the same name replaced). Returns
+    ``path``."""
     from harness.core.fileio import write_json_atomic
 
     path = Path(path)
@@ -116,13 +205,10 @@ def save_level(path: str | Path, profile: str, level: str, point: str) -> Path:
                               hint="name a profile file of your own with --into")  # fmt: skip
     _check_name(level, "--save-level")
     raw = _read(path) if path.exists() else {}
-    if profile not in raw:
-        bundled = json.loads(PROFILES_FILE.read_text(encoding="utf-8"))
-        if profile not in bundled:
-            raise SavedLevelError(f"profile {profile!r} is neither in {path} nor bundled", where="--profile")
-        raw[profile] = bundled[profile]
-    entry = dict(raw[profile])
-    entry[SAVED_KEY] = {**entry.get(SAVED_KEY, {}), level: point}
+    if profile not in _bundled_raw():
+        raise SavedLevelError(f"profile {profile!r} is not bundled", where="--profile")
+    entry = dict(raw.get(profile, {}))
+    entry[SAVED_KEY] = {**entry.get(SAVED_KEY, {}), level: SavedLevel(level, point, objective).to_json()}
     raw[profile] = entry
     saved = _parse(profile, entry, path)
     saved_configurations(saved, where=str(path))  # the point must be one of this profile's space
