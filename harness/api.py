@@ -195,6 +195,7 @@ def audit(
     *,
     scenes: str | Path | None = None,
     profile: str = "default",
+    profile_file: str | Path | None = None,
     workers: int | str = 0,
     report_dir: str | Path | None = None,
     cache_dir: str | Path | None = None,
@@ -206,6 +207,9 @@ def audit(
 
     ``evaluators``: ids or globs (default: the suite's default panel). ``scenes``: a scene set
     directory (default: the bundled scenes). ``profile``: ``smoke``, ``default``, ...
+    ``profile_file``: a profile file of your own (``t3d-audit search --save-level NAME --into
+    FILE`` writes one): its saved levels become ``test_saved_level`` checks, a regression check
+    for the next release.
     ``workers``: pytest-xdist workers (``0``: this process; scoring code registered only in
     this process, e.g. in a notebook, is seen only with ``0`` — with workers, register it in a
     ``conftest.py`` or an entry point). ``paths``: your own audit files or folders, run beside
@@ -234,7 +238,7 @@ def audit(
         profile=profile, workers=str(workers), evaluators=",".join(evaluators or ()) or None,
         report_dir=str(report_dir) if report_dir else None,
         cache_dir=str(cache_dir) if cache_dir else None, view_policy="single", gate=False,
-        baseline=None, pytest_args=[*own, *pytest_args],
+        baseline=None, pytest_args=[*own, *pytest_args], profile_file=profile_file,
     )  # fmt: skip
     argv = pytest_argv(args)
     if scenes is not None:

@@ -112,6 +112,17 @@ def test_the_audit_command_passes_the_file_to_pytest(tmp_path):
     assert f"--audit-profile-file={path.resolve()}" in pytest_argv(args)
 
 
+def test_the_python_api_passes_the_file_to_pytest(tmp_path, monkeypatch):
+    import harness.api as api
+
+    path = save_level(tmp_path / "mine.json", "smoke", "a", _point(pitch=1.0))
+    seen: list[list[str]] = []
+    monkeypatch.setattr(pytest, "main", lambda argv: seen.append(list(argv)) or 3)
+    with pytest.raises(api.AuditError, match="did not complete"):
+        api.audit("planted-robust", profile="smoke", profile_file=path, report_dir=tmp_path)
+    assert f"--audit-profile-file={path.resolve()}" in seen[0]
+
+
 def test_the_audit_command_refuses_a_bad_file_in_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"mine": {}}))
@@ -201,8 +212,8 @@ def test_a_saved_level_fails_the_fragile_evaluator_next_release(pytester, monkey
 def test_an_audit_takes_planted_offgrid_by_its_exact_id_only(tmp_path):
     """So the README's search → save → audit runs as printed without a conftest hook; a glob,
     a profile's panel or an evaluator listing never picks it up (no existing run moves)."""
-    from harness.run.session import AuditOptions
     from harness.run.inputs import RunInputs
+    from harness.run.session import AuditOptions
 
     def chosen(*patterns: str) -> set[str]:
         return set(RunInputs(AuditOptions(profile="smoke", evaluators=patterns, cache_dir=tmp_path)).specs)

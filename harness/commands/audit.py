@@ -21,8 +21,8 @@ import os
 import time
 from pathlib import Path
 
-from harness.run import argtypes
 from harness.core.paths import REPO_ROOT
+from harness.run import argtypes
 
 HELP = "run the audit suite with pytest and print the verdict"
 

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec
     from harness.measure.plan import Plan
     from harness.protocol.configurations import Profile
-    from harness.scenes.sceneset import SceneSet
     from harness.run.session import AuditOptions
+    from harness.scenes.sceneset import SceneSet
 
 
 class RunInputs:

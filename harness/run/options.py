@@ -267,8 +267,8 @@ def _human(path: Path | None, scale: Any, dimension: Any) -> Any:
 
 def build_options(config: pytest.Config) -> AuditOptions:
     """Options from the command line, the pytest ini and ``[tool.t3d-audit]``, validated."""
-    from harness.core.paths import default_cache_dir
     from harness.checks.thresholds import layered
+    from harness.core.paths import default_cache_dir
 
     table = pyproject_table(config)
     table_dir = config_file(config)[0].parent

@@ -27,7 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import AuditError
-from harness.protocol.configurations import PROFILES_FILE, Configuration, Profile, ProtocolError, _parse_profile
+from harness.protocol.configurations import (
+    PROFILES_FILE,
+    Configuration,
+    Profile,
+    ProtocolError,
+    _parse_profile,
+)
 
 SAVED_KEY = "saved_levels"
 #: What a profile file may add to a bundled profile (every other key must equal the bundled one).
