@@ -26,8 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.run import argtypes
 from harness.core.errors import AuditError
+from harness.run import argtypes
 
 HELP = "search the protocol space beyond the grid for where a verdict breaks"
 
@@ -104,8 +104,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def resolve_spec(evaluator: str) -> Any:
     """The spec of ``evaluator``: a registered id, or a search known-answer planted evaluator."""
-    from harness.run.evaluator_selection import select_evaluators
     from harness.evaluators.reference.specs import search_planted_specs
+    from harness.run.evaluator_selection import select_evaluators
 
     specs = select_evaluators([evaluator], search_planted_specs())
     if len(specs) != 1:
