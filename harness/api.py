@@ -411,8 +411,10 @@ def search(
     ``objective``, ``budget``, ``seed``, ``split`` and ``flip_points`` left ``None`` come from
     the profile's ``search`` block, else the command's defaults (shift, 40, 0, 0);
     ``wall_time``: seconds after which no new batch starts. ``split``: (discovery, held-out)
-    prompt counts. The document has ``worst.configuration`` (``pitch`` in degrees among its
-    fields), ``discovery``, ``held_out`` (estimate and interval), ``optimism`` and
+    prompt counts (default: the profile's prompts and as many again, at least 10 held-out; with
+    fewer than 6 held-out prompts the result is not confirmable). The document has
+    ``worst.configuration`` (``pitch`` in degrees among its fields), ``discovery``,
+    ``held_out`` (estimate, interval, ``confirmable`` and ``reason``), ``optimism`` and
     ``confirmed``. ``backend``: where a batch's missing renders are made first: ``inline``
     (here, one by one), ``local`` (``jobs`` processes) or ``ray`` (needs ``store``, a render
     store every node reaches).

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from harness.core.errors import AuditError, ProtocolError
-from harness.evaluators.reference.planted import OffGridCollapse
+from harness.evaluators.reference.planted import InvariantNoise, OffGridCollapse
 from harness.evaluators.reference.specs import search_planted_specs
 from harness.protocol.configurations import (
     DEFAULT_FRAMING_MARGIN,
@@ -29,7 +30,7 @@ from harness.protocol.configurations import (
     get_profile,
     load_profiles,
 )
-from harness.search.confirm import confirm
+from harness.search.confirm import LEVEL, MIN_PROMPTS, confirm, effect_draws, expanded_level
 from harness.search.flip_region import describe, flipped, sobol_points, wilson
 from harness.search.objectives import (
     ObjectiveError,
@@ -41,6 +42,7 @@ from harness.search.objectives import (
 from harness.search.run import SearchRequest, Split, run_search
 from harness.search.space import space_for
 from harness.search.trial_log import Trial, TrialLog, TrialLogError, read_log
+from harness.stats.bootstrap import ci_tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 GENS = ("a", "b", "c")
@@ -184,6 +186,49 @@ def test_confirmation_needs_the_lower_bound_above_the_threshold():
     assert not same.confirmed and same.estimate < 0
 
 
+def _null(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """A held-out pair at the null's boundary: a far above b at c0, a and b exchangeable at
+    the point, so the pair reversal is symmetric about 0 and a lower bound above 0 is false."""
+    base = np.vstack([3.0 + rng.normal(0, 1, n), rng.normal(0, 1, n), rng.normal(0, 1, n)])
+    return base, rng.normal(0, 1, (3, n))
+
+
+def test_two_held_out_prompts_are_not_confirmable():
+    """Regression (issue 40): with 2 held-out prompts the former rule, a plain 95 % percentile
+    interval, put its lower bound above 0 for about a quarter of null matrices (both prompts'
+    effects positive: 1/4). Now 2 prompts give no verdict at all, the reason in the JSON."""
+    obj = parse_objective("pair:a,b", GENS)
+    rng = np.random.default_rng(7)
+    nulls = [_null(rng, 2) for _ in range(200)]
+    former = [ci_tuple(effect_draws(obj, b, m, 100, i), LEVEL)[0] > 0 for i, (b, m) in enumerate(nulls)]
+    assert 0.15 < np.mean(former) < 0.35  # the old rule's false-confirmation rate, nominal ≤ 2.5 %
+    for b, m in [n for n, was in zip(nulls, former, strict=True) if was][:5]:
+        found = confirm(obj, b, m, threshold=0.0, bootstrap=100, seed=1, min_prompts=MIN_PROMPTS)
+        assert not found.confirmed and not found.confirmable
+        assert found.reason == "not confirmable: 2 held-out prompts (a 95% confirmation needs at least 6)"
+        doc = found.to_dict()
+        assert doc["confirmable"] is False and doc["reason"] == found.reason and doc["min_prompts"] == 6
+    assert MIN_PROMPTS == 6  # 2**-6 <= 2.5 % < 2**-5
+
+
+def test_the_held_out_interval_is_the_expanded_percentile_interval():
+    """Hesterberg's expanded percentile interval: percentiles at z = sqrt(n/(n-1)) t_{n-1}, so
+    for a mean it is about as wide as the t interval. Six prompts whose plain percentile
+    interval clears 0 while the t interval does not: not confirmed now."""
+    assert expanded_level(6) == pytest.approx(0.995136, abs=1e-6)
+    assert expanded_level(2) > expanded_level(6) > expanded_level(10) > expanded_level(50) > LEVEL
+    assert math.isnan(expanded_level(1))
+    obj = parse_objective("pair:a,b", GENS)
+    effects = np.array([0.9, 0.5, 0.3, 0.2, 0.1, -0.2])  # per-prompt reversals, mean 0.3
+    base = np.vstack([np.full(6, 3.0), np.zeros(6), np.zeros(6)])
+    moved = np.vstack([np.zeros(6), effects, np.zeros(6)])
+    assert ci_tuple(effect_draws(obj, base, moved, 200, 1), LEVEL)[0] > 0  # the former rule: confirmed
+    found = confirm(obj, base, moved, threshold=0.0, bootstrap=200, seed=1, min_prompts=MIN_PROMPTS)
+    t_low = effects.mean() - stats.t.ppf(0.975, 5) * effects.std(ddof=1) / math.sqrt(6)
+    assert found.confirmable and not found.confirmed and found.bootstrap == 2000
+    assert found.interval[0] == pytest.approx(t_low, abs=0.05) and found.interval[0] < 0
+
+
 def test_split_needs_two_held_out_prompts():
     with pytest.raises(AuditError, match="held-out"):
         Split(2, 1)
@@ -278,35 +323,37 @@ def test_invariant_evaluator_confirms_at_most_the_nominal_rate(tmp_path):
     assert confirmed <= 1
 
 
-class _Noise:
-    """A protocol-invariant evaluator in distribution: the companion plus N(0, 0.3²) noise drawn
-    afresh for every scene and configuration (seeded by both), so no configuration moves the
-    expected scores, but every one moves the realised ones (the search's winner's curse)."""
-
-    sigma = 0.3
-
-    def offset(self, item):
-        import hashlib
-
-        key = hashlib.sha256(f"{item.scene.id}|{item.context.configuration.hash}".encode()).digest()
-        return self.sigma * float(np.random.default_rng(int.from_bytes(key[:8], "little")).standard_normal())
-
-
 @pytest.mark.slow
 def test_a_noisy_invariant_evaluator_is_confirmed_at_most_at_the_nominal_rate(tmp_path, monkeypatch):
-    """Known answer: the search overfits the noise on the discovery prompts (optimism > 0), and
-    the held-out confirmation rejects it: over 20 seeds at most 1 confirmed worst case (5 %).
-    With 10 held-out prompts; with the smoke default of 2 the 2-point prompt bootstrap is
-    anti-conservative (measured: 10 of 120 seeds confirmed, 8 %; docs/search.md)."""
+    """Known answer: an evaluator invariant in distribution (the companion plus noise drawn
+    afresh per scene and configuration, :class:`InvariantNoise`): the search overfits the noise
+    on the discovery prompts (optimism > 0), and the held-out confirmation rejects it: over 20
+    seeds at most 1 confirmed worst case (5 %), with the default split (smoke: 2 + 10). Measured
+    with ``benchmarks/bench_confirm_rate.py``: 0 of 120 seeds (docs/search.md); with the former
+    default of 2 held-out prompts and a plain percentile interval, 10 of 120 (8 %)."""
     from harness.evaluators.reference import planted
 
-    monkeypatch.setitem(planted.SEARCH_PLANTED, "planted-noise", _Noise)
+    monkeypatch.setitem(planted.SEARCH_PLANTED, "planted-noise", InvariantNoise)
     spec = replace(search_planted_specs()[0], id="planted-noise", options=(("effect", "planted-noise"),))
     found = [run_search(SearchRequest("planted-noise", **{**SMOKE, "seed": s}, objective="pair:faithful,gridded",
-                                      budget=16, split=Split(2, 10)),
+                                      budget=16),
                         cache_dir=tmp_path, spec=spec, log_path=tmp_path / f"{s}.jsonl") for s in range(20)]  # fmt: skip
+    assert {len(r.held_out_prompts) for r in found} == {10} and all(r.held_out.confirmable for r in found)
     assert sum(r.confirmed for r in found) <= 1
     assert np.mean([r.optimism for r in found]) > 0.1  # the discovery effect did flatter itself
+
+
+def test_a_split_with_too_few_held_out_prompts_is_not_confirmable(tmp_path):
+    """planted-offgrid's region is real, yet 2 held-out prompts give no verdict: "not
+    confirmable", in the result, its JSON and the command's summary."""
+    from harness.commands.search import render_text
+
+    res = _search(tmp_path, "planted-offgrid", budget=8, split=Split(2, 2))
+    assert not res.confirmed and res.held_out.reason.startswith("not confirmable: 2 held-out prompts")
+    doc = res.to_dict()
+    assert doc["confirmed"] is False and doc["held_out"]["confirmable"] is False
+    assert doc["held_out"]["method"] == "expanded percentile" and doc["held_out"]["prompts"] == 2
+    assert "not confirmable: 2 held-out prompts" in render_text(doc)
 
 
 def test_a_resumed_search_replays_its_log_and_ends_where_an_uninterrupted_one_ends(tmp_path):

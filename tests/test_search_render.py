@@ -39,7 +39,7 @@ def warmth():
 
 def test_pixel_scorer_search_finds_and_confirms_warm_light(warmth, tmp_path):
     request = SearchRequest(Warmth.name, "smoke", "shift", budget=4, seed=0, batch=4,
-                            split=Split(1, 2), axes=("colour_temperature",))  # fmt: skip
+                            split=Split(1, 6), axes=("colour_temperature",))  # fmt: skip
     res = run_search(request, cache_dir=default_cache_dir(), spec=warmth, log_path=tmp_path / "log.jsonl")
     assert len(res.trials) == 4 and all(t.status == "ok" for t in res.trials)
     worst = res.worst_configuration()

@@ -6,8 +6,9 @@
 Searches the continuous protocol space around the profile's c0 (docs/search.md) on the
 discovery prompts for the configuration that most changes the objective, then measures it
 once on the held-out prompts: the discovery effect, the held-out estimate with its paired
-prompt-bootstrap interval, the optimism (their difference) and whether it is *confirmed*
-(the held-out lower bound clears the objective's threshold). ``--flip-region N`` adds the
+prompt-bootstrap interval (expanded percentile), the optimism (their difference) and whether it
+is *confirmed* (the held-out lower bound clears the objective's threshold; with fewer than 6
+held-out prompts it is "not confirmable"). ``--flip-region N`` adds the
 share of the space (N Sobol points) where the pair's order, or the c0 winner, flips.
 
 The trial log (``--log``, default under the cache) makes a killed search resumable: rerun the
@@ -76,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wall-time", type=_seconds, default=None, help="start no batch after SEC seconds")
     parser.add_argument("--batch", type=_positive, default=8, help="points asked per batch (default 8)")
     parser.add_argument("--split", type=_split, default=None,
-                        help="DISCOVERY+HELD_OUT prompt counts (default: the profile's prompts + as many, >= 2)")
+                        help="DISCOVERY+HELD_OUT prompt counts (default: the profile's prompts + as many, "
+                        "at least 10; fewer than 6 held-out prompts: not confirmable)")
     parser.add_argument("--axes", default=None, help="comma-separated axes to search (default: all)")
     parser.add_argument("--flip-region", type=int, default=None, metavar="N",
                         help="also estimate the flip region from N Sobol points (default: the profile's "
@@ -271,9 +273,9 @@ def render_text(doc: dict[str, Any]) -> str:
         f"discovery effect {fmt(doc['discovery']['estimate'])} on {doc['discovery']['prompts']} prompts; "
         f"held-out {fmt(held.get('estimate'))} [{fmt(interval[0])}, {fmt(interval[1])}] on "
         f"{held.get('prompts', '-')} prompts; optimism {fmt(doc['optimism'])}",
-        ("CONFIRMED" if doc["confirmed"] else "not confirmed")
-        + f": held-out lower bound vs {held.get('threshold', {}).get('name', '-')} = "
-        f"{fmt(held.get('threshold', {}).get('value'))}",
+        held.get("reason") or (("CONFIRMED" if doc["confirmed"] else "not confirmed")
+                               + f": held-out lower bound vs {held.get('threshold', {}).get('name', '-')} = "
+                               f"{fmt(held.get('threshold', {}).get('value'))}"),
     ]
     flip = doc.get("flip_region")
     if flip:

@@ -256,7 +256,8 @@ def _search(data: ReportData) -> str:
             f"<td>{e(fmt((d.get('discovery') or {}).get('estimate'), 3))}</td>"
             f"<td>{e(fmt(held.get('estimate'), 3))} {e(ci(held.get('interval')))}</td>"
             f"<td>{e(fmt(d.get('optimism'), 3))}</td>"
-            f"<td>{'confirmed' if d.get('confirmed') else 'not confirmed'}</td><td>{e(flip_text)}</td></tr>"
+            f"<td>{'confirmed' if d.get('confirmed') else e(held.get('reason') or 'not confirmed')}</td>"
+            f"<td>{e(flip_text)}</td></tr>"
         )
         for suffix, alt, caption in (
             ("trace", "search trace", "effect per trial, best so far, threshold"),

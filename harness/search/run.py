@@ -33,7 +33,7 @@ import numpy as np
 
 from harness.core.errors import AuditError
 from harness.core.hashing import sha256_json
-from harness.search.confirm import Confirmation, confirm
+from harness.search.confirm import MIN_PROMPTS, Confirmation, confirm
 from harness.search.evaluate import Measured, PointScorer, Prefetch
 from harness.search.flip_region import FlipRegion, flip_region, flipped, sobol_points
 from harness.search.objectives import Objective, parse_objective
@@ -41,6 +41,7 @@ from harness.search.space import Point, Space, space_for
 from harness.search.trial_log import Trial, TrialLog, TrialLogError
 
 SEARCH_VERSION = 1
+HELD_OUT = 10  # the default held-out prompts (docs/search.md "Confirmation": measured rates)
 
 
 class SearchError(AuditError):
@@ -73,7 +74,7 @@ class SearchRequest:
     seed: int = 0
     batch: int = 8
     wall_time: float | None = None
-    split: Split | None = None  # None: discovery = the profile's prompts, held-out as many (>= 2)
+    split: Split | None = None  # None: discovery = the profile's prompts, held-out as many, >= HELD_OUT
     axes: tuple[str, ...] | None = None
     flip_points: int = 0
     bootstrap: int | None = None  # None: the profile's
@@ -209,7 +210,7 @@ def run_search(
     spec = spec if spec is not None else registry.get(request.evaluator)
     named = get_profile(request.profile)
     full = load_scene_set(scenes, cache_dir)
-    split = request.split or Split(named.prompts or 1, max(named.prompts or 1, 2))
+    split = request.split or Split(named.prompts or 1, max(named.prompts or 1, HELD_OUT))
     needed = split.discovery + split.held_out
     if len(full.prompt_ids) < needed:
         raise SearchError(
@@ -296,7 +297,7 @@ def run_search(
         if hb.ok and hm.ok:
             held_conf = confirm(objective, hb.scores, hm.scores,
                                 threshold=_threshold(objective.threshold, thresholds),
-                                bootstrap=bootstrap, seed=request.seed)  # fmt: skip
+                                bootstrap=bootstrap, seed=request.seed, min_prompts=MIN_PROMPTS)  # fmt: skip
         else:
             print(f"t3d-audit search: held-out measurement failed: {hb.error or hm.error}", file=sys.stderr)
     held.close()

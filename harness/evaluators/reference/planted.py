@@ -415,6 +415,25 @@ class OffGridCollapse:
         return self.amplitude * w
 
 
+@dataclass(frozen=True)
+class InvariantNoise:
+    """Protocol-invariant in distribution: N(0, ``sigma``²) drawn afresh for every scene and
+    configuration (seeded by both), so no configuration moves the expected scores but every
+    one moves the realised ones: the search's winner's curse, the known answer of the held-out
+    confirmation's false-confirmation rate (``tests/test_search.py``,
+    ``benchmarks/bench_confirm_rate.py``; not in :data:`SEARCH_PLANTED`)."""
+
+    sigma: float = 0.3
+
+    def offset(self, item: ScoreItem) -> float:
+        import hashlib
+
+        import numpy as np
+
+        key = hashlib.sha256(f"{item.scene.id}|{_need_context(item).configuration.hash}".encode()).digest()
+        return self.sigma * float(np.random.default_rng(int.from_bytes(key[:8], "little")).standard_normal())
+
+
 #: Planted effects of the search's known answers: outside the registry and the default panel
 #: (a test or ``t3d-audit search`` resolves them through
 #: :func:`harness.evaluators.reference.specs.search_planted_specs`).
