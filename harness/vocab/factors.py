@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from harness.vocab.registries import Registry, VocabularyError
@@ -185,9 +185,7 @@ FACTORS: Registry[FactorSpec] = Registry("factor")
 
 def register_factor(spec: FactorSpec, *, replace: bool = False) -> FactorSpec:
     """Add a factor after the registered ones (record order is registration order)."""
-    out = FACTORS.register(spec, replace=replace)
-    _derived.cache_clear()
-    return out
+    return FACTORS.register(spec, replace=replace)
 
 
 for _spec in (
@@ -255,8 +253,13 @@ class FactorNames:
     crossable: tuple[str, ...]
 
 
-@cache
 def _derived() -> FactorNames:
+    return _derive(FACTORS.version)
+
+
+@lru_cache(maxsize=1)
+def _derive(_version: int) -> FactorNames:
+    # keyed on the registry's version: a factor registered (or removed) later is seen at once
     specs = tuple(FACTORS)
     return FactorNames(
         all=tuple(s.name for s in specs),
