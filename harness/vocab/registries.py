@@ -116,7 +116,8 @@ class Registry(Generic[T]):
             self._loaded = True  # before the loader: its own registrations read the table
             assert self._loader is not None
             self._loader(self)
-            self._after_load = self.snapshot()
+            if self._after_load is None:  # the first load's rows: what an unloaded state means
+                self._after_load = self.snapshot()
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -150,6 +151,15 @@ class Registry(Generic[T]):
         with self._lock:
             self._entries.pop(name, None)
             self._sources.pop(name, None)
+            self._version += 1
+
+    def reset(self) -> None:
+        """Empty the registry; one with a ``loader`` loads again on the next read (a test of
+        the loading itself, inside :meth:`scoped`)."""
+        with self._lock:
+            self._entries = {}
+            self._sources = {}
+            self._loaded = self._loader is None
             self._version += 1
 
     # -- reading -------------------------------------------------------------------------------
@@ -199,6 +209,11 @@ class Registry(Generic[T]):
     def where(self, predicate: Callable[[T], bool]) -> tuple[T, ...]:
         """The entries ``predicate`` accepts, in registration order."""
         return tuple(e for e in self if predicate(e))
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the ``loader`` has run (always, for a registry without one)."""
+        return self._loaded
 
     @property
     def version(self) -> int:
