@@ -234,6 +234,8 @@ class Registry(Generic[T]):
         with self._lock:
             if not state.loaded and self._loaded and self._after_load is not None:
                 state = self._after_load
+            if state == self.snapshot():
+                return  # unchanged: derived caches (keyed on the version) stay valid
             self._entries = dict(state.entries)
             self._sources = dict(state.sources)
             self._loaded = state.loaded or self._loaded
