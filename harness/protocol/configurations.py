@@ -170,6 +170,14 @@ class RenderConfig:
     light_strength: float = 1.0  # multiplier of the environment's strength
     colour_temperature_k: float = NEUTRAL_TEMPERATURE_K  # blackbody tint; 6500 K: no tint
     framing_margin: float = DEFAULT_FRAMING_MARGIN  # 1 - the frame share the scene box fills
+    # a render factor registered without a field of its own (harness.vocab.factors.on_render):
+    # (factor, level) pairs off the factor's default, sorted; keyed only when not empty
+    extras: tuple[tuple[str, str], ...] = ()
+
+    def extra(self, factor: str, default: str) -> str:
+        """The level of render factor ``factor`` kept in :attr:`extras` (``default`` when unset):
+        how the renderer reads a factor registered without a field of its own."""
+        return dict(self.extras).get(factor, default)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict. A field added after the study's eight is written only when it

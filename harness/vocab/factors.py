@@ -162,6 +162,25 @@ def _render(field: str, convert: Callable[[str], object]) -> Apply:
     return apply
 
 
+def on_render(name: str, default: str) -> tuple[Apply, Setting]:
+    """``(apply, setting)`` of a render factor that has no :class:`RenderConfig` field of its
+    own: its level is kept in ``RenderConfig.extras`` (the default level is not kept, so the
+    c0 render and its key are unchanged) and the renderer reads it with
+    ``cfg.extra(name, default)``. A new Blender knob is then this factor's row and the
+    renderer's code, and no other file."""
+
+    def apply(cfg: Configuration, level: str, _yaw_pitch: float) -> Configuration:
+        kept = {k: v for k, v in cfg.render.extras if k != name}
+        if level != default:
+            kept[name] = level
+        return replace(cfg, render=replace(cfg.render, extras=tuple(sorted(kept.items()))))
+
+    def setting(cfg: Configuration) -> str:
+        return cfg.render.extra(name, default)
+
+    return apply, setting
+
+
 def _field(field: str) -> Apply:
     def apply(cfg: Configuration, level: str, _yaw_pitch: float) -> Configuration:
         return replace(cfg, **{field: level})
