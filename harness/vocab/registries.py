@@ -28,18 +28,13 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from harness.core.errors import AuditError
 
 
 class VocabularyError(AuditError):
     """A metric, factor, probe or threshold name is unknown, or registered twice."""
-
-
-class Named(Protocol):
-    @property
-    def name(self) -> str: ...
 
 
 T = TypeVar("T")
