@@ -116,11 +116,12 @@ def test_lazy_imports_on_first_call_only():
 def test_every_concept_is_one_registry_shape():
     from harness.evaluators.families import FAMILIES
     from harness.evaluators.registry import SPECS
+    from harness.evaluators.scorer import RECIPES
     from harness.vocab.factors import FACTORS, SETTINGS
     from harness.vocab.metrics import METRICS, PANEL_METRICS, THRESHOLDS
     from harness.vocab.probes import PROBES
 
-    tables = (METRICS, PANEL_METRICS, THRESHOLDS, FACTORS, SETTINGS, PROBES, FAMILIES, SPECS)
+    tables = (METRICS, PANEL_METRICS, THRESHOLDS, FACTORS, SETTINGS, PROBES, FAMILIES, SPECS, RECIPES)
     assert all(isinstance(t, Registry) for t in tables)
     assert set(tables) <= set(all_registries())
 
