@@ -16,10 +16,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.core.paths import BUNDLED_SCENES
-from harness.protocol.configurations import PROBES
 from harness.scenes import probe_edits
 from harness.scenes.bundle import build_scene_set
 from harness.scenes.sceneset import SceneSet
+from harness.vocab.probes import probe_names
 
 
 def _timed(label: str, fn) -> object:
@@ -33,7 +33,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         _timed("build 300 scenes + manifest", lambda: build_scene_set(Path(tmp) / "s", Path(tmp) / "p"))
     scene_set = _timed("SceneSet.load (verify manifest)", lambda: SceneSet.load(BUNDLED_SCENES))
-    for probe in PROBES:
+    for probe in probe_names():
         _timed(f"probe {probe} x {len(scene_set)}", lambda p=probe: [probe_edits.apply(s, p) for s in scene_set])
     return 0
 

@@ -258,9 +258,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             factors = list(profile.levels)
             metafunc.parametrize("audit_factor", _factor_params(session, factors))
         if "audit_shared_factor" in names:
-            from harness.protocol.configurations import SHARED_FACTORS
+            from harness.vocab.factors import shared_factor_names
 
-            shared = [f for f in profile.levels if f in SHARED_FACTORS]
+            shared = [f for f in profile.levels if f in shared_factor_names()]
             metafunc.parametrize("audit_shared_factor", _factor_params(session, shared, ranks=True))
         if "audit_probe" in names:
             probes = list(profile.probes)

@@ -1,8 +1,13 @@
-"""Tests never read or fill the user's real cache (the per-user default of harness.core.paths).
+"""Tests never read or fill the user's real cache, nor leave names in the product's registries.
 
 Unless ``T3D_AUDIT_CACHE_DIR`` names a cache on purpose, or tox already points
 ``XDG_CACHE_HOME`` into its environment (tox.ini), every test session gets a temporary
 per-user cache folder; subprocesses inherit it.
+
+Every test runs inside its own scope of every registry (metrics, thresholds, factors,
+settings, probes, evaluator families and specs; ``harness.vocab.registries.scoped``): what a
+test registers, replaces or removes is put back when it ends, so a test's names never reach
+another test or the product's vocabulary (and each xdist worker is its own process).
 """
 
 from __future__ import annotations
@@ -29,6 +34,21 @@ def _temporary_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             os.environ.pop("XDG_CACHE_HOME", None)
         else:
             os.environ["XDG_CACHE_HOME"] = before
+
+
+@pytest.fixture(autouse=True)
+def registries() -> Iterator[None]:
+    """The test's own copy of every registry, restored afterwards (see the module docstring).
+
+    The evaluator registry loads its catalogue and entry points on first use; it is loaded
+    here, once per process, so that a test which reloads it (``SPECS.reset()``) under a
+    patched entry-point table is put back to the real one."""
+    from harness.evaluators.registry import SPECS
+    from harness.vocab.registries import scoped
+
+    len(SPECS)  # loaded (once per process): restoring then gives back exactly these rows
+    with scoped():
+        yield
 
 
 @pytest.fixture(scope="session")

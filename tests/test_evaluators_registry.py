@@ -195,9 +195,9 @@ def test_select_property_survives_a_cold_slow_registry(monkeypatch):
         load()
 
     monkeypatch.setattr(registry, "_load_entry_points", slow_load)
-    monkeypatch.setattr(registry, "_specs", {})
-    monkeypatch.setattr(registry, "_entry_points_loaded", False)
-    test_select_is_idempotent_and_ordered()
+    with registry.SPECS.scoped():
+        registry.SPECS.reset()  # cold: the next read loads again, slowly
+        test_select_is_idempotent_and_ordered()
 
 
 def test_listing_imports_no_torch():
@@ -223,12 +223,11 @@ def test_entry_point_group_registers_specs(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     ep = metadata.EntryPoint("demo", "t3d_ep_plugin:specs", registry.ENTRY_POINT_GROUP)
     monkeypatch.setattr(registry.metadata, "entry_points", lambda group: [ep])
-    monkeypatch.setattr(registry, "_entry_points_loaded", False)
-    try:
+    with registry.SPECS.scoped():
+        registry.SPECS.reset()
         assert [s.id for s in registry.select(["ep-clip-*"])] == ["ep-clip-a", "ep-clip-b"]
-    finally:
-        registry.unregister("ep-clip-a")
-        registry.unregister("ep-clip-b")
+        assert registry.source_of("ep-clip-a").startswith("entry point 'demo'")
+    assert "ep-clip-a" not in registry.SPECS
 
 
 def test_broken_entry_point_is_a_typed_error(monkeypatch):
@@ -236,6 +235,6 @@ def test_broken_entry_point_is_a_typed_error(monkeypatch):
 
     ep = metadata.EntryPoint("bad", "no_such_module_xyz:specs", registry.ENTRY_POINT_GROUP)
     monkeypatch.setattr(registry.metadata, "entry_points", lambda group: [ep])
-    monkeypatch.setattr(registry, "_entry_points_loaded", False)
-    with pytest.raises(EvaluatorError, match="entry point 'bad'"):
+    with registry.SPECS.scoped(), pytest.raises(EvaluatorError, match="entry point 'bad'"):
+        registry.SPECS.reset()
         registry.all_specs()

@@ -13,11 +13,11 @@ from harness.cli import main
 from harness.core.errors import ProtocolError, SceneError
 from harness.core.hashing import sha256_json
 from harness.core.paths import BUNDLED_SCENES
-from harness.protocol.configurations import PROBES
 from harness.scenes import probe_edits
 from harness.scenes.footprints import boxes_overlap, half_extents, object_inside_room
 from harness.scenes.load import load_scene
 from harness.scenes.model import AssetCandidate, Room, Scene, SceneObject
+from harness.vocab.probes import probe_names
 
 
 def _obj(oid, label, size, pos=(0.0, 0.0, 0.0), yaw=0.0, cands=None, asset=None):
@@ -132,7 +132,7 @@ def test_scrambled_moves_everything_without_overlap_in_a_roomy_scene():
 def test_probes_on_bundled_scene_keep_schema_validity(tmp_path):
     root = BUNDLED_SCENES
     scene = load_scene(root / "faithful" / "bedroom-01.json", root)
-    for probe in PROBES:
+    for probe in probe_names():
         out_file = tmp_path / f"{probe}.json"
         assert main(["probe", str(root / "faithful" / "bedroom-01.json"), "--probe", probe, "--seed", "2", "--out", str(out_file)]) == 0
         edited = load_scene(out_file, root)
@@ -221,7 +221,7 @@ def test_worst_objects_changes_only_assets(scene):
 
 
 @FAST
-@given(scenes(), st.sampled_from(PROBES), st.integers(0, 1000))
+@given(scenes(), st.sampled_from(probe_names()), st.integers(0, 1000))
 def test_same_seed_same_scene_hash_and_new_identity(scene, probe, seed):
     a = probe_edits.apply(scene, probe, seed=seed)
     b = probe_edits.apply(scene, probe, seed=seed)

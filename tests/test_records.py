@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from harness.captions import DEFAULT_TEMPLATE_ID, IDENTITY_TEMPLATE_ID, template_ids
 from harness.core.errors import RecordsError
-from harness.protocol.configurations import PROBES, factors
+from harness.protocol.configurations import factors
 from harness.protocol.records import (
     COLUMNS,
     empty_records,
@@ -24,6 +24,7 @@ from harness.protocol.records import (
     validate_records,
     write_records,
 )
+from harness.vocab.probes import probe_names
 
 SHA_A = "a" * 64
 SHA_B = "0123456789abcdef" * 4
@@ -119,7 +120,7 @@ _FACTOR_LEVELS = [
     *[(name, level) for name, f in factors().items() if name != "template" for level in f.levels],
     *[("template", t) for t in template_ids()[::37]],
     ("template", DEFAULT_TEMPLATE_ID),
-    *[("probe", p) for p in PROBES],
+    *[("probe", p) for p in probe_names()],
 ]
 _chars = st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",))
 _names = st.text(_chars, min_size=1, max_size=12).filter(lambda s: s.strip())

@@ -75,9 +75,14 @@ def test_framing_margin_default_is_the_renderers_fill():
 
 
 def test_space_axes_and_c0(space):
-    assert space.names == ("resolution", "focal_length", "lighting", "background", "pitch", "yaw",
-                           "template", "framing_margin", "light_rotation", "light_strength",
-                           "colour_temperature")  # fmt: skip
+    from harness.vocab.factors import FACTORS, SETTINGS
+
+    # every factor with a domain (record order), then every search setting: read from the
+    # registries, so a factor or setting added later is an axis too
+    assert space.names == (*(f.name for f in FACTORS if f.domain is not None), *SETTINGS.names())
+    assert {"resolution", "focal_length", "lighting", "background", "pitch", "yaw", "template",
+            "framing_margin", "light_rotation", "light_strength", "colour_temperature"} <= set(space.names)
+    assert "paraphrase" not in space.names  # per-prompt strings: not searchable
     c0 = dict(zip(space.names, space.c0, strict=True))
     assert c0["pitch"] == "0" and c0["resolution"] == "224" and c0["colour_temperature"] == "6500"
     assert c0["light_strength"] == "1.00" and c0["framing_margin"] == "0.15"

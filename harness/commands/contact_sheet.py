@@ -29,9 +29,9 @@ import argparse
 from dataclasses import replace
 
 from harness.core.paths import default_cache_dir
-from harness.protocol.configurations import RENDER_FACTORS, get_profile
+from harness.protocol.configurations import get_profile
 from harness.run import argtypes
-from harness.vocab.factors import RESOLUTION
+from harness.vocab.factors import RESOLUTION, rendered_factor_names
 
 LABEL_PX = 14
 
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     identity = scene_identity(scene, root)
     service = RenderService((args.cache_dir or default_cache_dir()) / "renders")
     rows: list[tuple[str, list[str]]] = []
-    for name in RENDER_FACTORS:
+    for name in rendered_factor_names():
         levels = factors()[name].levels if args.all_levels else profile.levels.get(name, ())
         if levels:
             rows.append((name, list(levels)))

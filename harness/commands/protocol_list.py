@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.protocol.configurations import BASELINE, SHARED_FACTORS, get_profile
+    from harness.protocol.configurations import BASELINE, get_profile
+    from harness.vocab.factors import shared_factor_names
 
     if args.preset is not None:
         return _preset(args)
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
                 "level": c.level,
                 "id": c.id,
                 "hash": c.hash,
-                "shared": c.factor == BASELINE or c.factor in SHARED_FACTORS,
+                "shared": c.factor == BASELINE or c.factor in shared_factor_names(),
                 "configuration": c.to_dict(),
             }
             for c in configs

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from harness.core.errors import EvaluatorError
+from harness.vocab.registries import Lazy, Registry, VocabularyError
 
 InputKind = Literal["image", "scene"]
 WeightsKind = Literal["files", "api_key", "none"]
@@ -48,7 +48,10 @@ class Family:
     control), ``companion`` (the run's symbolic companion every card is compared with) or
     ``reference`` (a planted/reference evaluator). ``keeps_responses``: it returns free-text
     responses (a judge) rather than scores, which the card reports. ``extra``: the pip extra
-    named when an import fails.
+    named when an import fails. ``specs``: the family's own evaluator specs, a zero-argument
+    callable (or ``"module:function"``) returning :class:`~harness.evaluators.base.EvaluatorSpec`
+    s; the evaluator registry adds them after the catalogue when it first loads, so a family
+    module registers its evaluators without importing the registry (which imports this module).
     """
 
     adapter: str
@@ -58,6 +61,7 @@ class Family:
     role: Role = "alignment"
     keeps_responses: bool = False
     extra: str = "models"
+    specs: str | Callable[[], Any] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.adapter, str) or not self.adapter.strip():
@@ -70,74 +74,68 @@ class Family:
             raise EvaluatorError(
                 f"family {self.adapter!r}: role must be alignment, quality, companion or reference"
             )
-        if isinstance(self.build, str) and ":" not in self.build:
-            raise EvaluatorError(
-                f"family {self.adapter!r}: build {self.build!r} is not 'module:function'"
-            )
+        for name in ("build", "specs"):  # "module:function", imported on first use
+            value = getattr(self, name)
+            if isinstance(value, str):
+                try:
+                    object.__setattr__(self, name, Lazy(value))
+                except VocabularyError:
+                    raise EvaluatorError(
+                        f"family {self.adapter!r}: {name} {value!r} is not 'module:function'"
+                    ) from None
 
     def builder(self) -> Callable[..., Any]:
         """The build callable (imports its module on first use)."""
-        if callable(self.build):
+        if not isinstance(self.build, Lazy):
             return self.build
-        module_name, func_name = self.build.split(":")
         try:
-            module = importlib.import_module(module_name)
+            return self.build.resolve()
         except ImportError as exc:
             raise EvaluatorError(
                 f"adapter {self.adapter!r} needs {exc.name or 'a missing package'}",
                 hint=f"pip install 't3d-audit[{self.extra}]'",
             ) from exc
-        return getattr(module, func_name)
+
+    def own_specs(self) -> list[Any]:
+        """The family's own evaluator specs (none when it declares no ``specs``)."""
+        return [] if self.specs is None else list(self.specs())
 
 
-_lock = threading.RLock()
-_families: dict[str, Family] = {}
+#: The registered families, by adapter name, in registration order.
+FAMILIES: Registry[Family] = Registry(
+    "adapter",
+    key=lambda f: f.adapter,
+    error=EvaluatorError,
+    hint="or register a family (harness.evaluators.families.register_family) or a Scorer "
+    "(docs/evaluators.md)",
+)
 
 
 def register_family(family: Family, *, replace: bool = False) -> Family:
     """Add ``family``; an adapter name already taken by a different family needs ``replace``."""
     if not isinstance(family, Family):
         raise EvaluatorError(f"register_family() needs a Family, got {type(family).__name__}")
-    with _lock:
-        old = _families.get(family.adapter)
-        if old is not None and old != family and not replace:
-            raise EvaluatorError(
-                f"adapter {family.adapter!r} is already registered by another family",
-                hint="choose another adapter name or pass replace=True",
-            )
-        _families[family.adapter] = family
-    return family
+    return FAMILIES.register(family, replace=replace)
 
 
 def unregister_family(adapter: str) -> None:
-    """Remove a family (tests that clean up after themselves)."""
-    with _lock:
-        _families.pop(adapter, None)
+    """Remove a family (a plugin undoing its own registration)."""
+    FAMILIES.unregister(adapter)
 
 
 def get_family(adapter: str) -> Family:
     """The family registered as ``adapter``; :class:`EvaluatorError` naming the choices."""
-    with _lock:
-        family = _families.get(adapter)
-        if family is None:
-            raise EvaluatorError(
-                f"unknown adapter {adapter!r}",
-                hint=f"choose one of {', '.join(sorted(_families))}, or register a family "
-                "(harness.evaluators.families.register_family) or a Scorer (docs/evaluators.md)",
-            )
-        return family
+    return FAMILIES.get(adapter)
 
 
 def find_family(adapter: str) -> Family | None:
     """The family registered as ``adapter``, or ``None``."""
-    with _lock:
-        return _families.get(adapter)
+    return FAMILIES.find(adapter)
 
 
 def all_families() -> list[Family]:
     """Every registered family in registration order."""
-    with _lock:
-        return list(_families.values())
+    return list(FAMILIES)
 
 
 def adapter_input(spec: Any) -> InputKind:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import threading
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -27,28 +26,59 @@ from harness.core.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.builders import CLIPSCORE_SCALE, openclip_local_spec
 from harness.evaluators.catalogue import catalogue_specs
+from harness.evaluators.families import FAMILIES
 from harness.evaluators.scorer import Scorer, add_scorer, forget_scorer
+from harness.vocab.registries import Registry
 
 R = TypeVar("R")
 
 ENTRY_POINT_GROUP = "t3d_audit.evaluators"
 
-_lock = threading.RLock()
-_specs: dict[str, EvaluatorSpec] = {}
-_sources: dict[str, str] = {}  # id -> where its spec came from, for clash messages
-_entry_points_loaded = False
+
+_synced: list[int] = [-1]  # the FAMILIES version whose specs SPECS holds
 
 
-def _ensure_loaded() -> None:
-    global _entry_points_loaded
-    with _lock:
-        if not _specs:
-            for spec in catalogue_specs():
-                _specs.setdefault(spec.id, spec)
-                _sources.setdefault(spec.id, "the built-in catalogue")
-        if not _entry_points_loaded:
-            _entry_points_loaded = True
-            _load_entry_points()
+def _load(specs: Registry[EvaluatorSpec]) -> None:
+    """The first read's rows: the catalogue, each family's own specs, then the entry points."""
+    for spec in catalogue_specs():
+        if spec.id not in specs:
+            specs.register(spec, source="the built-in catalogue")
+    _synced[0] = -1  # a reload (after SPECS.reset()) adds the families' specs again
+    _sync_families(specs)
+    _load_entry_points()
+
+
+
+
+def _sync_families(specs: Registry[EvaluatorSpec]) -> None:
+    """Add the specs of families registered since the last read (and drop those of families
+    since removed): a family module registers its evaluators by declaring ``specs`` on its
+    :class:`~harness.evaluators.families.Family`, at any time, without importing this module."""
+    if _synced[0] == FAMILIES.version:
+        return
+    _synced[0] = FAMILIES.version
+    adapters = set(FAMILIES.names())
+    for spec in list(specs):
+        source = specs.source_of(spec.id) or ""
+        if source.startswith("family ") and source[len("family "):].strip("'") not in adapters:
+            specs.unregister(spec.id)
+    for family in FAMILIES:
+        for spec in family.own_specs():
+            if spec.id not in specs:
+                specs.register(spec, source=f"family {family.adapter!r}")
+
+
+def _specs() -> Registry[EvaluatorSpec]:
+    """:data:`SPECS`, with the specs of every family registered now."""
+    if SPECS.loaded:
+        _sync_families(SPECS)
+    return SPECS
+
+
+#: Every registered evaluator spec by id: the built-ins in table order, then additions in order.
+SPECS: Registry[EvaluatorSpec] = Registry(
+    "evaluator id", key=lambda s: s.id, error=EvaluatorError, loader=_load
+)
 
 
 def _load_entry_points() -> None:
@@ -108,55 +138,32 @@ def _defined_in(obj: Any) -> str:
 
 
 def source_of(evaluator_id: str) -> str | None:
-    """Where the registered ``evaluator_id`` came from (the built-in catalogue, an entry point,
-    a ``register()`` call and its module), or None when it is not registered."""
-    _ensure_loaded()
-    with _lock:
-        return _sources.get(evaluator_id) if evaluator_id in _specs else None
-
-
-def _refuse_clash(spec: EvaluatorSpec, replace: bool) -> None:
-    """Raise when another identity holds ``spec.id`` (the caller holds ``_lock``)."""
-    old = _specs.get(spec.id)
-    if old is not None and old != spec and not replace:
-        raise EvaluatorError(
-            f"evaluator id {spec.id!r} is already registered with a different identity "
-            f"(by {_sources.get(spec.id, 'register()')})",
-            hint="choose another id or pass replace=True",
-        )
+    """Where the registered ``evaluator_id`` came from (the built-in catalogue, a family, an
+    entry point, a ``register()`` call and its module), or None when it is not registered."""
+    return _specs().source_of(evaluator_id)
 
 
 def _check_free(spec: EvaluatorSpec, replace: bool) -> EvaluatorSpec:
-    _ensure_loaded()
-    with _lock:
-        _refuse_clash(spec, replace)
+    old = _specs().find(spec.id)
+    if old is not None and old != spec and not replace:
+        _add(spec, replace)  # raises, naming where the held one came from
     return spec
 
 
 def _add(spec: EvaluatorSpec, replace: bool, source: str = "register()") -> EvaluatorSpec:
-    _ensure_loaded()
-    with _lock:
-        _refuse_clash(spec, replace)
-        if _specs.get(spec.id) != spec:  # the same identity again keeps its first source
-            _sources[spec.id] = source
-        _specs[spec.id] = spec
-    return spec
+    return _specs().register(spec, replace=replace, source=source)
 
 
 def unregister(evaluator_id: str) -> None:
-    """Remove a registered evaluator (tests and conftests that clean up after themselves)."""
-    _ensure_loaded()
-    with _lock:
-        _specs.pop(evaluator_id, None)
-        _sources.pop(evaluator_id, None)
+    """Remove a registered evaluator (a conftest that cleans up after itself; tests scope the
+    registry instead, ``SPECS.scoped()``)."""
+    SPECS.unregister(evaluator_id)
     forget_scorer(evaluator_id)
 
 
 def all_specs() -> list[EvaluatorSpec]:
     """Every registered spec: the built-ins in table order, then additions in order."""
-    _ensure_loaded()
-    with _lock:
-        return list(_specs.values())
+    return list(_specs())
 
 
 def declared_score_ranges(evaluator_ids: Sequence[str]) -> dict[str, tuple[float, float]]:

@@ -38,6 +38,7 @@ import itertools
 import numbers
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from harness.core.errors import EvaluatorError
@@ -45,6 +46,7 @@ from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, che
 from harness.evaluators.builders import freeze_options
 from harness.evaluators.families import adapter_input
 from harness.evaluators.secrets import Secret, environment_secrets, scrub_reason
+from harness.vocab.registries import Registry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -96,8 +98,18 @@ class Scorer:
 
 
 ScorerFactory = Callable[[str], Scorer]
-_lock = threading.RLock()
-_factories: dict[str, ScorerFactory] = {}
+
+
+@dataclass(frozen=True)
+class ScorerRecipe:
+    """How to build the Scorer registered as evaluator ``name``: ``factory(device)``."""
+
+    name: str
+    factory: ScorerFactory
+
+
+#: The build recipes of the registered Scorers, by evaluator id (a test's scope restores them).
+RECIPES: Registry[ScorerRecipe] = Registry("scorer", error=EvaluatorError)
 
 
 MAX_BATCH_SIZE = 1 << 16  # rows one score_batch call may get (a batch is padded to its size)
@@ -185,15 +197,13 @@ def add_scorer(obj: type[Scorer] | Scorer) -> EvaluatorSpec:
         spec = scorer_spec(obj)
         cls = obj
         factory = lambda device: cls(device)  # noqa: E731
-    with _lock:
-        _factories[spec.id] = factory
+    RECIPES.register(ScorerRecipe(spec.id, factory), replace=True)
     return spec
 
 
 def forget_scorer(evaluator_id: str) -> None:
     """Drop the build recipe of ``evaluator_id`` (with ``registry.unregister``)."""
-    with _lock:
-        _factories.pop(evaluator_id, None)
+    RECIPES.unregister(evaluator_id)
 
 
 REASON_LIMIT = 280  # characters of a failure reason (a record keeps 300 with its prefix)
@@ -359,16 +369,15 @@ class ScorerEvaluator:
 
 def build(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 32) -> ScorerEvaluator:
     """Adapter constructor of the ``python`` and ``python_scene`` families."""
-    with _lock:
-        factory = _factories.get(spec.id)
-    if factory is None:
+    recipe = RECIPES.find(spec.id)
+    if recipe is None:
         raise EvaluatorError(
             f"evaluator {spec.id!r}: its scoring code is not registered in this process",
             hint="import the module that registers the Scorer (a conftest.py, an entry point in "
             "group t3d_audit.evaluators, or registry.register(MyScorer)) before scoring",
         )
     try:
-        scorer = factory(device)
+        scorer = recipe.factory(device)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # SystemExit too: one line naming the evaluator

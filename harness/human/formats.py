@@ -41,7 +41,6 @@ from harness.core import bounded_input
 from harness.core.errors import HumanDataError
 from harness.human.data import read_table, scene_item
 
-RATING_COLUMNS = ["generator", "prompt_id", "rater", "rating", "dimension", "prompt"]
 TIFA_HUMAN_KEYS = ("human_scores", "human_avg")
 TIFA_TEXT_KEYS = ("text_id", "image_path", "text")
 DSG_LIKERT_COLUMNS = ("t2i_model", "item_id", "worker_id", "answer")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, fields, replace
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,11 @@ from harness.vocab.factors import (
     Stage,
     crossable_factor_names,
     factor_names,
-    rendered_factor_names,
     shared_factor_names,
 )
 from harness.vocab.factors import LIGHTING_MAPS as LIGHTING_MAPS  # re-exported for the renderer
 from harness.vocab.factors import PARAPHRASE_LEVELS as PARAPHRASE_LEVELS
+from harness.vocab.probes import PROBES as _PROBES
 from harness.vocab.probes import probe_names
 
 FactorKind = Stage
@@ -39,16 +39,11 @@ BASELINE = "baseline"
 C0 = "c0"
 YAW_PITCH_DEG = 45.0  # yaw is swept at 45° pitch: at top-down it is mostly an in-plane rotation
 
-PROBES = probe_names()  # the built-in probes; probe_names() also has those registered later
-
 #: The record factor of factorial-block cells; its level names the cell (:func:`cell_level`).
 BLOCK = "block"
 #: The record factor of a search point (issue 40); its level is the point's printed form,
 #: ``name=value`` pairs joined by commas (:mod:`harness.search.space`).
 SEARCH = "search"
-#: Factors a block may cross: the shared factors whose levels change one setting each (yaw
-#: also moves the pitch, paraphrase captions are per prompt: neither crosses cleanly).
-BLOCK_FACTORS = crossable_factor_names()
 BLOCK_SEPARATOR = ":"  # block id: its factors in record order, "lighting:pitch"
 
 
@@ -105,9 +100,14 @@ class Factor:
     kind: FactorKind
 
 
-@cache
 def factors() -> dict[str, Factor]:
-    """Every registered factor (the study's eight), in record order (:mod:`harness.vocab.factors`)."""
+    """Every registered factor, in record order (:mod:`harness.vocab.factors`), read live: a
+    factor registered after import is here at once. The dict is shared: do not change it."""
+    return _factors(FACTORS.version)
+
+
+@lru_cache(maxsize=1)
+def _factors(_version: int) -> dict[str, Factor]:
     out = {}
     for spec in FACTORS:
         levels, default = spec.resolved()
@@ -115,9 +115,16 @@ def factors() -> dict[str, Factor]:
     return out
 
 
-SHARED_FACTORS = shared_factor_names()
-RENDER_FACTORS = rendered_factor_names()
-RECORD_FACTORS = (BASELINE, *factor_names(), "probe")
+def record_factors() -> tuple[str, ...]:
+    """The ``factor`` column's values in record order: ``baseline``, every registered factor,
+    ``probe`` (read live)."""
+    return (BASELINE, *factor_names(), "probe")
+
+
+def block_factors() -> tuple[str, ...]:
+    """Factors a block may cross: the shared factors whose levels change one setting each (yaw
+    also moves the pitch, paraphrase captions are per prompt: neither crosses cleanly)."""
+    return crossable_factor_names()
 
 
 #: The defaults of two render settings added for the search: a map at 6500 K is left untinted,
@@ -163,6 +170,14 @@ class RenderConfig:
     light_strength: float = 1.0  # multiplier of the environment's strength
     colour_temperature_k: float = NEUTRAL_TEMPERATURE_K  # blackbody tint; 6500 K: no tint
     framing_margin: float = DEFAULT_FRAMING_MARGIN  # 1 - the frame share the scene box fills
+    # a render factor registered without a field of its own (harness.vocab.factors.on_render):
+    # (factor, level) pairs off the factor's default, sorted; keyed only when not empty
+    extras: tuple[tuple[str, str], ...] = ()
+
+    def extra(self, factor: str, default: str) -> str:
+        """The level of render factor ``factor`` kept in :attr:`extras` (``default`` when unset):
+        how the renderer reads a factor registered without a field of its own."""
+        return dict(self.extras).get(factor, default)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict. A field added after the study's eight is written only when it
@@ -248,7 +263,7 @@ def check_level(factor: str, level: str) -> None:
         raise ProtocolError(
             f"unknown factor {factor!r}",
             where="factor",
-            hint=f"use one of {', '.join(RECORD_FACTORS)}, {BLOCK}",
+            hint=f"use one of {', '.join(record_factors())}, {BLOCK}",
         )
     if not ok:
         shown = ", ".join(allowed[:12]) + (" ..." if len(allowed) > 12 else "")
@@ -345,7 +360,7 @@ def parse_cell(level: str) -> tuple[tuple[str, str], ...]:
     """The ``(factor, level)`` pairs of a block cell's record level (strict).
 
     ``level`` is 2 or 3 ``factor=level`` pairs joined by ``,`` with no spaces; factors are
-    distinct :data:`BLOCK_FACTORS` in record order (one spelling per cell), each level a
+    distinct :func:`block_factors` in record order (one spelling per cell), each level a
     Table 11 level of its factor. Raises :class:`ProtocolError` naming what is wrong.
     """
     where = "level"
@@ -357,11 +372,11 @@ def parse_cell(level: str) -> tuple[tuple[str, str], ...]:
         name, sep, value = part.partition("=")
         if not sep or not name or not value or "=" in value:
             raise ProtocolError(f"malformed block cell {level!r}: {part!r}", where=where, hint=hint)
-        if name not in BLOCK_FACTORS:
+        if name not in block_factors():
             raise ProtocolError(
                 f"block cell {level!r}: factor {name!r} cannot be crossed",
                 where=where,
-                hint=f"block factors: {', '.join(BLOCK_FACTORS)}",
+                hint=f"block factors: {', '.join(block_factors())}",
             )
         check_level(name, value)
         pairs.append((name, value))
@@ -371,7 +386,7 @@ def parse_cell(level: str) -> tuple[tuple[str, str], ...]:
             f"block cell {level!r} crosses {len(pairs)} factor(s)", where=where,
             hint="a block crosses 2 or 3 factors",
         )
-    order = [RECORD_FACTORS.index(f) for f in names]
+    order = [record_factors().index(f) for f in names]
     if len(set(names)) != len(names) or order != sorted(order):
         raise ProtocolError(
             f"block cell {level!r}: factors repeated or out of record order", where=where, hint=hint
@@ -387,9 +402,10 @@ def block_id(factor_names: tuple[str, ...]) -> str:
 def parse_block_id(text: str) -> tuple[str, ...]:
     """The factors of block id ``text`` (strict: distinct block factors in record order)."""
     names = tuple(text.split(BLOCK_SEPARATOR)) if isinstance(text, str) else ()
-    ok = 2 <= len(names) <= 3 and all(n in BLOCK_FACTORS for n in names)
+    record = record_factors()
+    ok = 2 <= len(names) <= 3 and all(n in block_factors() for n in names)
     ok = ok and len(set(names)) == len(names)
-    ok = ok and [RECORD_FACTORS.index(n) for n in names] == sorted(RECORD_FACTORS.index(n) for n in names)
+    ok = ok and [record.index(n) for n in names] == sorted(record.index(n) for n in names)
     if not ok:
         raise ProtocolError(
             f"malformed block id {text!r}",
@@ -506,7 +522,7 @@ class Profile:
         For the ``paper`` profile this is the study's 387 = 1 + 386 configurations.
         """
         return [
-            c for c in self.configurations() if c.factor == BASELINE or c.factor in SHARED_FACTORS
+            c for c in self.configurations() if c.factor == BASELINE or c.factor in shared_factor_names()
         ]
 
     def render_configs(self, view_policy: str = DEFAULT_VIEW_POLICY) -> list[RenderConfig]:
@@ -561,13 +577,13 @@ def _parse_blocks(raw: Any, levels: dict[str, tuple[str, ...]], where: str) -> t
         at = f"{where}/blocks/{i}"
         if not isinstance(entry, dict) or not 2 <= len(entry) <= 3:
             raise ProtocolError("a block maps 2 or 3 factors to lists of levels", where=at)
-        unknown = [f for f in entry if f not in BLOCK_FACTORS]
+        unknown = [f for f in entry if f not in block_factors()]
         if unknown:
             raise ProtocolError(
                 f"factor(s) {unknown} cannot be crossed", where=at,
-                hint=f"block factors: {', '.join(BLOCK_FACTORS)}",
+                hint=f"block factors: {', '.join(block_factors())}",
             )
-        names = tuple(sorted(entry, key=RECORD_FACTORS.index))
+        names = tuple(sorted(entry, key=record_factors().index))
         sels: list[tuple[str, ...]] = []
         for name in names:
             sel = entry[name]
@@ -707,9 +723,14 @@ def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
         raise ProtocolError(f"malformed profile: {exc!r}", where=where) from exc
 
 
-@cache
 def load_profiles() -> dict[str, Profile]:
-    """All profiles declared in ``harness/profiles.json``."""
+    """All profiles declared in ``harness/profiles.json``, parsed against the factors and
+    probes registered now (a profile's ``"all"`` levels and default probes read them)."""
+    return _load_profiles(FACTORS.version, _PROBES.version)
+
+
+@lru_cache(maxsize=1)
+def _load_profiles(_factors_version: int, _probes_version: int) -> dict[str, Profile]:
     try:
         raw = json.loads(PROFILES_FILE.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

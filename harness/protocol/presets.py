@@ -25,7 +25,6 @@ PASSES = ("shaded", "normal")
 #: Parameters a protocol declares (the names ``disclosed`` and forensics use).
 PARAMETERS = ("views", "elevation", "azimuth", "fov", "resolution", "lighting", "ambient",
               "background", "passes", "texture", "geometry", "tiling", "aggregation")  # fmt: skip
-DEFAULT_FOV_DEG = 39.6  # the harness's 50 mm lens on a 36 mm sensor, where a source gives none
 
 
 @dataclass(frozen=True)
@@ -265,10 +264,6 @@ PRESETS: dict[str, Protocol] = {
 }
 
 
-def preset_names() -> tuple[str, ...]:
-    return tuple(PRESETS)
-
-
 def get_preset(name: str) -> Protocol:
     """The preset ``name``, or a :class:`ProtocolError` listing them."""
     if name not in PRESETS:
@@ -290,10 +285,6 @@ def parse_presets(text: str) -> tuple[Protocol, ...]:
 # An audit under a preset: ``--audit-view-policy preset:NAME`` (docs/protocols.md)
 
 POLICY_PREFIX = "preset"
-
-
-def policy_name(protocol: Protocol) -> str:
-    return f"{POLICY_PREFIX}:{protocol.name}"
 
 
 def policy_protocol(policy: str) -> Protocol | None:

@@ -74,7 +74,6 @@ PRESET_POLICY = re.compile(r"preset:[a-z0-9][a-z0-9-]*")  # a protocol preset (d
 REQUIRED_NONEMPTY = ("evaluator", "generator", "prompt_id")
 MEASUREMENT_KEY = ("evaluator", "scene_sha256", "factor", "level", "caption")
 _KEY_TEXT = ", ".join(MEASUREMENT_KEY)
-STATUSES = ("ok", "failed")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 CSV_SUFFIXES = (".csv",)
 PARQUET_SUFFIXES = (".parquet", ".pq")

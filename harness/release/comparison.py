@@ -29,7 +29,7 @@ import pandas as pd
 
 from harness.core.errors import AuditError
 from harness.core.numbers import finite_or_nan, finite_or_none
-from harness.protocol.configurations import RECORD_FACTORS, SHARED_FACTORS
+from harness.protocol.configurations import record_factors
 from harness.stats import bootstrap as bs
 from harness.stats._nan import nanmax, nanmean, nanmin
 from harness.stats.dispersion import dispersion, scene_dispersion
@@ -47,7 +47,7 @@ from harness.stats.table import (
     pivot_records,
 )
 from harness.stats.views import best_view_inflation, scene_view_inflation
-from harness.vocab.factors import PITCH, YAW
+from harness.vocab.factors import PITCH, YAW, shared_factor_names
 from harness.vocab.metrics import (
     BEST_VIEW_INFLATION,
     BLOCK_SIGN_CROSSINGS,
@@ -314,7 +314,8 @@ def _short(value: str, n: int = 60) -> str:
 
 
 def _factor_order(factor: str) -> int:
-    return RECORD_FACTORS.index(factor) if factor in RECORD_FACTORS else len(RECORD_FACTORS)
+    order = record_factors()
+    return order.index(factor) if factor in order else len(order)
 
 
 def check_pairing(baseline: pd.DataFrame, candidate: pd.DataFrame) -> None:
@@ -577,7 +578,7 @@ def planned_metrics(t: EvaluatorScores, human: bool = False) -> list[tuple[str, 
     out: list[tuple[str, str | None]] = []
     for f in t.factors:
         out += [(RHO, f), (DISPERSION, f)]
-        if f in SHARED_FACTORS:
+        if f in shared_factor_names():
             out += [(KENDALL_W, f), (TOP1_COUNT, f)]
     if t.factors:
         out.append((PEAK_RHO, None))
@@ -630,7 +631,7 @@ def side_metrics(
             rhos[f] = rho(s, t.baseline)
             out.append(_Metric(RHO, f, rhos[f], rho_d[:, i]))
             out.append(_Metric(DISPERSION, f, dispersion(s), disp_d[:, i]))
-            if f in SHARED_FACTORS:
+            if f in shared_factor_names():
                 point = rank_stability(generator_means(s))
                 means = level_mean_draws(s, weights)
                 out.append(_Metric(KENDALL_W, f, point.kendall_w, kendall_w_draws(means)))

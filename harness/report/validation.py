@@ -90,7 +90,7 @@ def check_results(
     must have run for all of them with the same parameters, and a test parametrized over the
     profile's probes or factors must cover all of them.
     """
-    from harness.protocol.configurations import SHARED_FACTORS
+    from harness.vocab.factors import shared_factor_names
 
     problems: list[str] = []
     if doc.get("complete") is not True:
@@ -119,7 +119,7 @@ def check_results(
         if named and named <= set(probes) and named != set(probes):
             problems.append(f"results.json: {base} lacks probes {sorted(set(probes) - named)}")
         if named and named <= set(levels):
-            wanted = set(levels) if PARAPHRASE in named else set(levels) & set(SHARED_FACTORS)
+            wanted = set(levels) if PARAPHRASE in named else set(levels) & set(shared_factor_names())
             if not wanted <= named:
                 problems.append(f"results.json: {base} lacks factors {sorted(wanted - named)}")
     return problems

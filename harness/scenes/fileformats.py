@@ -95,13 +95,6 @@ class PlyHeader:
         return "mesh" if self.count("face") > 0 else "points"
 
     @property
-    def has_colour(self) -> bool:
-        names = set(self.properties("vertex"))
-        return {"red", "green", "blue"} <= names or {"r", "g", "b"} <= names or (
-            {"diffuse_red", "diffuse_green", "diffuse_blue"} <= names
-        )
-
-    @property
     def sh_degree(self) -> int:
         """Spherical-harmonics degree of a splat file (0-3) from its ``f_rest_*`` count."""
         rest = sum(1 for p in self.properties("vertex") if p.startswith("f_rest_"))

@@ -33,7 +33,6 @@ from harness.core.hashing import sha256_file, sha256_json
 
 SCENE_SCHEMA = "t3d-scene/1"
 SCENE_SCHEMA_V2 = "t3d-scene/2"
-SCENE_SCHEMAS = (SCENE_SCHEMA, SCENE_SCHEMA_V2)
 KIND_ROOM = "room"
 KIND_OBJECT = "object"
 

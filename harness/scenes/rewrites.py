@@ -30,7 +30,6 @@ import random
 from typing import Any
 
 from harness.captions.paraphrase import SCHEMA as PARAPHRASE_SCHEMA
-from harness.captions.paraphrase import normalise
 from harness.scenes.prompts import PromptSpec
 
 N_REWRITES = 10
@@ -236,11 +235,6 @@ def rewrites_for(spec: PromptSpec) -> list[dict[str, Any]]:
         text, flag = (spec.text, True) if src == 0 else items[src - 1]
         items[k] = (_variant_of(text, rng), flag)
     return [{"text": " ".join(t.split()), "meaning_preserved": flag} for t, flag in items]
-
-
-def distinct_count(original: str, rewrites: list[dict[str, Any]]) -> int:
-    """Distinct captions after the collapse rule, original included."""
-    return len({normalise(original), *(normalise(r["text"]) for r in rewrites)})
 
 
 def paraphrase_document(specs: tuple[PromptSpec, ...]) -> dict[str, Any]:

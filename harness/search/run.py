@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from harness.core.errors import AuditError
 from harness.core.hashing import sha256_json
 from harness.search.confirm import MIN_PROMPTS, Confirmation, confirm
@@ -338,15 +336,3 @@ def _flip(space: Space, objective: Objective, scorer: PointScorer, request: Sear
     verdict = f"order of {objective.pair[0]} and {objective.pair[1]}" if objective.pair else "c0 winner"
     scorer.close()
     return flip_region(space, points, outcomes, verdict), scorer.seconds
-
-
-def best_so_far(values: Sequence[float]) -> np.ndarray:
-    """The running maximum of ``values`` (NaN skipped; NaN before the first finite one): the
-    search trace's best-so-far line."""
-    out = np.full(len(values), math.nan)
-    best = -math.inf
-    for i, v in enumerate(values):
-        if math.isfinite(v):
-            best = max(best, v)
-        out[i] = best if math.isfinite(best) else math.nan
-    return out

@@ -16,7 +16,6 @@ import pandas as pd
 
 from harness.core.errors import AuditError, RecordsError
 from harness.core.numbers import finite_or_none
-from harness.protocol.configurations import RENDER_FACTORS, SHARED_FACTORS
 from harness.stats import bootstrap as bs
 from harness.stats.dispersion import dispersion, scene_dispersion
 from harness.stats.envelopes import Envelopes, envelopes, generator_pairs
@@ -52,6 +51,7 @@ from harness.stats.template_effects import (
 )
 from harness.stats.views import best_view_inflation
 from harness.vocab import metrics as m
+from harness.vocab.factors import rendered_factor_names, shared_factor_names
 from harness.vocab.metrics import computed_metrics
 
 
@@ -357,7 +357,7 @@ def _descriptive_only(alignment: list[EvaluatorScores]) -> ReversalSearch:
     for t in alignment:
         desc[t.evaluator] = any(
             rank_stability(generator_means(t.factors[f].scores)).top1_count >= 2
-            for f in SHARED_FACTORS
+            for f in shared_factor_names()
             if f in t.factors
         )
     off = dict.fromkeys(desc, False)
@@ -398,7 +398,7 @@ def _evaluator_audit(
 
     rank = {
         f: rank_stability(generator_means(t.factors[f].scores))
-        for f in SHARED_FACTORS
+        for f in shared_factor_names()
         if f in t.factors
     }
     view_blocks = [t.factors[f].scores for f in ("pitch", "yaw") if f in t.factors]
@@ -434,7 +434,7 @@ def _evaluator_audit(
     top_gap, separable = _baseline_gap(t, base_means, weights)
 
     bw = {}
-    for f in RENDER_FACTORS:
+    for f in rendered_factor_names():
         if f in t.factors:
             r = best_worst(t.factors[f].scores, t.factors[f].levels)
             if r is not None:

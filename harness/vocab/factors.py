@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from harness.vocab.registries import Registry, VocabularyError
@@ -162,6 +162,25 @@ def _render(field: str, convert: Callable[[str], object]) -> Apply:
     return apply
 
 
+def on_render(name: str, default: str) -> tuple[Apply, Setting]:
+    """``(apply, setting)`` of a render factor that has no :class:`RenderConfig` field of its
+    own: its level is kept in ``RenderConfig.extras`` (the default level is not kept, so the
+    c0 render and its key are unchanged) and the renderer reads it with
+    ``cfg.extra(name, default)``. A new Blender knob is then this factor's row and the
+    renderer's code, and no other file."""
+
+    def apply(cfg: Configuration, level: str, _yaw_pitch: float) -> Configuration:
+        kept = {k: v for k, v in cfg.render.extras if k != name}
+        if level != default:
+            kept[name] = level
+        return replace(cfg, render=replace(cfg.render, extras=tuple(sorted(kept.items()))))
+
+    def setting(cfg: Configuration) -> str:
+        return cfg.render.extra(name, default)
+
+    return apply, setting
+
+
 def _field(field: str) -> Apply:
     def apply(cfg: Configuration, level: str, _yaw_pitch: float) -> Configuration:
         return replace(cfg, **{field: level})
@@ -185,9 +204,7 @@ FACTORS: Registry[FactorSpec] = Registry("factor")
 
 def register_factor(spec: FactorSpec, *, replace: bool = False) -> FactorSpec:
     """Add a factor after the registered ones (record order is registration order)."""
-    out = FACTORS.register(spec, replace=replace)
-    _derived.cache_clear()
-    return out
+    return FACTORS.register(spec, replace=replace)
 
 
 for _spec in (
@@ -255,8 +272,13 @@ class FactorNames:
     crossable: tuple[str, ...]
 
 
-@cache
 def _derived() -> FactorNames:
+    return _derive(FACTORS.version)
+
+
+@lru_cache(maxsize=1)
+def _derive(_version: int) -> FactorNames:
+    # keyed on the registry's version: a factor registered (or removed) later is seen at once
     specs = tuple(FACTORS)
     return FactorNames(
         all=tuple(s.name for s in specs),

@@ -29,12 +29,11 @@ points at its statistic in ``harness/stats/`` that way.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from harness.vocab.registries import Registry, VocabularyError
+from harness.vocab.registries import Lazy, Registry, VocabularyError
 
 if TYPE_CHECKING:
     from harness.stats.table import EvaluatorScores
@@ -115,25 +114,9 @@ class ThresholdSpec:
 Compute = Callable[["EvaluatorScores"], float | Mapping[str, float]]
 
 
-@dataclass(frozen=True)
-class LazyCompute:
-    """A ``compute`` given as ``"module:function"``: the module is imported on the first call,
-    so a registry row can point at a statistic in ``harness/stats/`` without this module
-    importing it (the stats modules sit above the vocabulary)."""
-
-    path: str
-
-    def __post_init__(self) -> None:
-        module, _, func = self.path.partition(":")
-        if not module or not func:
-            raise VocabularyError(f"compute {self.path!r} is not 'module:function'")
-
-    def resolve(self) -> Compute:
-        module, _, func = self.path.partition(":")
-        return getattr(importlib.import_module(module), func)
-
-    def __call__(self, scores: EvaluatorScores) -> float | Mapping[str, float]:
-        return self.resolve()(scores)
+#: A ``compute`` given as ``"module:function"``, imported on the first call (the stats modules
+#: sit above the vocabulary): the one lazy reference, :class:`~harness.vocab.registries.Lazy`.
+LazyCompute = Lazy
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,11 @@ has no meaning for the scene. Adding a probe is its edit function plus one
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.vocab.registries import Registry, VocabularyError
+from harness.vocab.registries import Lazy, Registry, VocabularyError
 
 KEEP_HALF = "keep_half"
 BIGGEST_ONLY = "biggest_only"
@@ -35,7 +34,7 @@ WORST_OBJECTS = "worst_objects"
 class ProbeSpec:
     """One content probe.
 
-    ``edit``: ``"module:function"`` or a callable ``(scene, rng) -> tuple[SceneObject, ...]``.
+    ``edit``: ``"module:function"`` (kept as a :class:`~harness.vocab.registries.Lazy`) or a callable ``(scene, rng) -> tuple[SceneObject, ...]``.
     ``multi_object``: the edit changes a layout of several objects (not applicable to a
     single-object scene). ``threshold``: the threshold name gating its discrimination
     (``None``: an audit must name one). ``label``: the report's name. ``description``: one
@@ -55,15 +54,16 @@ class ProbeSpec:
                 f"probe name {self.name!r} must be letters, digits and '_'",
                 hint="it becomes part of the edited scene's id",
             )
-        if isinstance(self.edit, str) and ":" not in self.edit:
-            raise VocabularyError(f"probe {self.name!r}: edit {self.edit!r} is not 'module:function'")
+        if isinstance(self.edit, str):  # "module:function", imported on first use
+            try:
+                object.__setattr__(self, "edit", Lazy(self.edit))
+            except VocabularyError:
+                raise VocabularyError(
+                    f"probe {self.name!r}: edit {self.edit!r} is not 'module:function'") from None
 
     def editor(self) -> Callable[..., Any]:
         """The edit callable (imports its module on first use)."""
-        if callable(self.edit):
-            return self.edit
-        module, func = self.edit.split(":")
-        return getattr(importlib.import_module(module), func)
+        return self.edit.resolve() if isinstance(self.edit, Lazy) else self.edit
 
 
 PROBES: Registry[ProbeSpec] = Registry("probe")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -334,11 +334,6 @@ def as_companion_spec(spec: Any) -> CompanionSpec:
         where="companion",
         hint="pass a CompanionSpec, a mapping or an object with to_dict()",
     )
-
-
-def score_scenes(scenes: Iterable[Scene], specs: Iterable[Any]) -> list[CompanionScore]:
-    """Companion breakdown per (scene, spec) pair, in order."""
-    return [companion_breakdown(s, as_companion_spec(p)) for s, p in zip(scenes, specs, strict=True)]
 
 
 # ---------------------------------------------------------------------------------------------
