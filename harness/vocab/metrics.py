@@ -32,11 +32,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.vocab.registries import Registry, VocabularyError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from harness.stats.table import EvaluatorScores
 
 Direction = Literal["max", "min"]
@@ -113,6 +115,9 @@ class ThresholdSpec:
 
 
 Compute = Callable[["EvaluatorScores"], float | Mapping[str, float]]
+#: ``draws(scores, weights)``: the statistic's prompt-bootstrap replicates, (B,) or key → (B,),
+#: from the (B, P) prompt counts of :func:`harness.stats.bootstrap.prompt_weights`.
+Draws = Callable[["EvaluatorScores", "np.ndarray"], "np.ndarray | Mapping[str, np.ndarray]"]
 
 
 @dataclass(frozen=True)
@@ -128,12 +133,12 @@ class LazyCompute:
         if not module or not func:
             raise VocabularyError(f"compute {self.path!r} is not 'module:function'")
 
-    def resolve(self) -> Compute:
+    def resolve(self) -> Callable[..., Any]:
         module, _, func = self.path.partition(":")
         return getattr(importlib.import_module(module), func)
 
-    def __call__(self, scores: EvaluatorScores) -> float | Mapping[str, float]:
-        return self.resolve()(scores)
+    def __call__(self, *args: object) -> float | Mapping[str, float]:
+        return self.resolve()(*args)
 
 
 @dataclass(frozen=True)
@@ -163,10 +168,15 @@ class MetricSpec:
     description: str = ""
     compute: Compute | str | None = None
     summary_path: tuple[str, ...] = ()
+    draws: Draws | str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.compute, str):  # "module:function", imported on first use
             object.__setattr__(self, "compute", LazyCompute(self.compute))
+        if isinstance(self.draws, str):
+            object.__setattr__(self, "draws", LazyCompute(self.draws))
+        if self.draws is not None and self.compute is None:
+            raise VocabularyError(f"metric {self.name!r}: draws needs a compute (its point estimate)")
         if self.harmful not in (1, -1):
             raise VocabularyError(f"metric {self.name!r}: harmful must be +1 or -1")
         unknown = set(self.places) - EVERYWHERE
