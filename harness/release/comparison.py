@@ -13,8 +13,9 @@ max_j |Δ*_j − Δ_j| / SE_j. Each metric then gets a verdict against its margi
 The compared metrics are the rows of :data:`harness.vocab.metrics.METRICS` with ``compare``
 in their places and a margin (:data:`KINDS`): the study's own, the factorial-block metrics
 (only when the records have blocks), the human-agreement metrics (only with human ratings),
-and every statistic registered with a ``compute`` (its point on the jointly masked scores,
-its draws on prompt-bootstrap resamples of them, :func:`resample_prompts`).
+and every statistic with a ``compute``. Their values and draws come from the metric engine
+(:mod:`harness.stats.engine`, the same computation as the audit's); this module pairs the
+releases, masks them jointly, builds the band and gives the verdicts.
 """
 
 from __future__ import annotations

@@ -20,7 +20,14 @@ from harness.protocol.configurations import RENDER_FACTORS, SHARED_FACTORS
 from harness.stats import bootstrap as bs
 from harness.stats import engine
 from harness.stats.dispersion import dispersion
-from harness.stats.envelopes import Envelopes, envelopes, generator_pairs
+from harness.stats.envelopes import (
+    SIGN_CROSSING,
+    STRICT,
+    TIE_BOUNDARY,
+    Envelopes,
+    envelopes,
+    generator_pairs,
+)
 from harness.stats.family import build_family
 from harness.stats.interactions import CI, NAN_CI, BlockStats, block_stats
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
@@ -229,9 +236,9 @@ def _evaluator_summary(ev: EvaluatorAudit, with_intervals: bool) -> EvaluatorSum
         best_view_inflation=finite_or_none(ev.best_view_inflation),
         content_accuracy=finite_or_none(ev.content_accuracy),
         envelopes=EnvelopeCounts(  # counts of a never-measured evaluator are unknown, not 0
-            strict=counts["strict"] if measured else None,
-            sign_crossing=counts["sign_crossing"] if measured else None,
-            tie_boundary=counts["tie_boundary"] if measured else None,
+            strict=counts[STRICT] if measured else None,
+            sign_crossing=counts[SIGN_CROSSING] if measured else None,
+            tie_boundary=counts[TIE_BOUNDARY] if measured else None,
             stable_winner=ev.stable_winner,
         ),
         logo_peak_rho_range=as_interval(ev.logo_peak_rho_range),
@@ -258,8 +265,8 @@ def _block_summary(st: BlockStats) -> BlockSummary:
         rho_interaction=finite_or_none(st.rho_interaction),
         rho_interaction_ci=as_interval(st.rho_interaction_ci),
         rho_block=finite_or_none(st.rho_block),
-        sign_crossings=counts["sign_crossing"] if measured else None,
-        strict=counts["strict"] if measured else None,
+        sign_crossings=counts[SIGN_CROSSING] if measured else None,
+        strict=counts[STRICT] if measured else None,
         new_sign_crossings=st.new_sign_crossings if measured else None,
         winner_count=st.winner_count if measured else None,
         additivity_rmse=finite_or_none(st.additivity_rmse),

@@ -23,7 +23,7 @@ the sample and its (B,) replicates. Pure: arrays in, arrays out; no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -91,6 +91,26 @@ class Estimator:
 # ------------------------------------------------------------------------------ resampling
 
 
+def prompt_index(counts: np.ndarray) -> np.ndarray:
+    """The prompt columns of one bootstrap draw: prompt p repeated ``counts[p]`` times, in
+    prompt order; ``counts`` (P,) is one row of :func:`harness.stats.bootstrap.prompt_weights`."""
+    return np.repeat(np.arange(len(counts)), np.asarray(counts, dtype=np.int64))
+
+
+def resampled_draws(
+    statistic: Callable[..., float], arrays: Sequence[np.ndarray], weights: np.ndarray
+) -> np.ndarray:
+    """Replicates of ``statistic(*arrays)`` with every array's prompt axis (axis 1) resampled by
+    each draw of ``weights`` (B, P), the same prompts for every array (paired): (B,) floats,
+    NaN where the statistic is undefined. The general path for a statistic without vectorised
+    draws (the search's held-out effects)."""
+    out = np.empty(np.asarray(weights).shape[0])
+    for b, counts in enumerate(np.asarray(weights)):
+        idx = prompt_index(counts)
+        out[b] = statistic(*(a[:, idx] for a in arrays))
+    return out
+
+
 def resample_prompts(t: EvaluatorScores, counts: np.ndarray) -> EvaluatorScores:
     """One prompt-bootstrap resample of ``t``: prompt p repeated ``counts[p]`` times.
 
@@ -98,7 +118,7 @@ def resample_prompts(t: EvaluatorScores, counts: np.ndarray) -> EvaluatorScores:
     array's prompt axis (axis 1) is taken in that order, and ``prompts`` repeats the ids
     alike. ``n_records``, ``n_failed`` and ``failed_by_factor`` stay those of ``t``.
     """
-    idx = np.repeat(np.arange(len(t.prompts)), np.asarray(counts, dtype=np.int64))
+    idx = prompt_index(counts)
 
     def take(a: np.ndarray) -> np.ndarray:
         return np.take(a, idx, axis=1)

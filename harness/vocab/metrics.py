@@ -9,9 +9,11 @@ the built-in defaults and the layering derive from :data:`THRESHOLDS`.
 A :class:`MetricSpec` is one statistic of an evaluator: name (its ``summary.json`` key and
 the name checks use), label, unit, which direction is harmful, what its key is (a factor, a
 probe, a block, ...), the threshold gating it, the release-compare margin, and where it
-appears. The study's statistics are computed by ``stats/audit_stats.py``; a statistic
-registered from outside gives ``compute`` (a function of the evaluator's score arrays) and is
-computed, summarised, checked, carded, reported and compared from this row alone::
+appears. Every metric is estimated by the metric engine (``stats/engine.py``): the study's own
+by its ``STUDY`` estimators; a row with ``compute`` (a function of the evaluator's score
+arrays: a built-in statistic named ``"module:function"``, or one registered from outside) is
+computed, summarised with its interval, checked, carded, reported and compared from this row
+alone::
 
     from harness.vocab.metrics import MetricSpec, ThresholdSpec, register_metric
 
@@ -24,7 +26,10 @@ computed, summarised, checked, carded, reported and compared from this row alone
 ``compute(scores)`` takes a :class:`~harness.stats.table.EvaluatorScores` and returns a float
 (NaN when undefined) or, for a keyed metric, a mapping key → float. ``compute`` may also be
 ``"module:function"`` (a :class:`LazyCompute`, imported on first call): a built-in row here
-points at its statistic in ``harness/stats/`` that way.
+points at its statistic in ``harness/stats/`` that way. ``draws(scores, weights)``, optional
+and given the same ways, returns the statistic's prompt-bootstrap replicates ((B,), or key →
+(B,)) from the (B, P) prompt counts; without it the engine recomputes ``compute`` on each
+draw's resample of the scores.
 """
 
 from __future__ import annotations
@@ -150,9 +155,10 @@ class MetricSpec:
     that gates it by default; ``key_thresholds`` per key where keys are gated differently
     (a probe-keyed metric takes its probe's threshold from the probe registry). ``margin``:
     the release-compare margin in the metric's unit (``None``: not compared). ``places``:
-    where it appears. ``compute``: for a statistic registered from outside the study's code
-    (see the module docstring); the study's own have none. ``summary_path``: where its value
-    sits in a ``summary.json`` evaluator entry when that is not its own name.
+    where it appears. ``compute``: for a statistic with its own function (see the module
+    docstring); the study's own have none (the engine's ``STUDY`` estimators compute them).
+    ``draws``: that statistic's vectorised bootstrap replicates (optional). ``summary_path``:
+    where its value sits in a ``summary.json`` evaluator entry when that is not its own name.
     """
 
     name: str
