@@ -117,6 +117,10 @@ def test_the_built_in_statistic_is_in_the_summary_with_an_interval_and_checked(b
     assert outcomes[-1]["passed"] is True and outcomes[-1]["interval"] == [lo, hi]
     with pytest.raises(AssertionError, match="c0 spread|" + NAME):
         AuditCheck(evaluator=ev_id, thresholds={THRESHOLD: value / 2}).metric(typed, NAME)
+    # like rho's, its interval can be the thing checked: the lower bound against the limit
+    AuditCheck(evaluator=ev_id, thresholds={THRESHOLD: (lo + value) / 2}).metric(typed, NAME, bound="lower")
+    with pytest.raises(AssertionError):
+        AuditCheck(evaluator=ev_id, thresholds={THRESHOLD: (lo + value) / 2}).metric(typed, NAME, bound="upper")
 
 
 def test_the_built_in_statistic_is_on_the_card_and_in_the_tables(built_in, tmp_path):
