@@ -90,6 +90,8 @@ def test_every_metric_row_has_an_estimator():
     """A compared row nobody computes would be silently missing from ``compare``."""
     compared = [s for s in METRICS if s.shown_in("compare") and s.margin is not None]
     assert compared and all(engine.has_estimator(s) for s in compared)
+    # and the engine estimates only rows that exist: a renamed row cannot leave a stale estimator
+    assert engine.study_metric_names() <= set(METRICS.names())
 
 
 def test_the_built_in_statistic_is_in_the_summary_with_an_interval_and_checked(built_in):
