@@ -117,7 +117,7 @@ def test_the_built_in_statistic_is_in_the_summary_with_an_interval_and_checked(b
     outcomes: list[dict] = []
     AuditCheck(evaluator=ev_id, thresholds={THRESHOLD: 10.0}, record=outcomes.append).metric(typed, NAME)
     assert outcomes[-1]["passed"] is True and outcomes[-1]["interval"] == [lo, hi]
-    with pytest.raises(AssertionError, match="c0 spread|" + NAME):
+    with pytest.raises(AssertionError, match=rf"c0 spread|{NAME}"):
         AuditCheck(evaluator=ev_id, thresholds={THRESHOLD: value / 2}).metric(typed, NAME)
     # like rho's, its interval can be the thing checked: the lower bound against the limit
     AuditCheck(evaluator=ev_id, thresholds={THRESHOLD: (lo + value) / 2}).metric(typed, NAME, bound="lower")
@@ -200,3 +200,19 @@ def test_the_audit_and_the_comparison_share_the_factor_draws():
         lo, hi = bs.ci_tuple(rho_d[:, i])
         got = audit.rho_ci[f]
         assert (math.isnan(lo) and math.isnan(got[0])) or (got[0], got[1]) == (lo, hi)
+
+
+def test_a_statistic_that_fails_on_a_resample_stops_the_audit_naming_it():
+    """Its interval's draws run its code again: a failure there is no missing interval."""
+    from harness.core.errors import AuditError
+    from harness.stats.audit_stats import compute_audit
+
+    def fragile(scores: EvaluatorScores) -> float:
+        if len(set(scores.prompts)) < len(scores.prompts):
+            raise ValueError("repeated prompt")
+        return 0.0
+
+    with temporary_metric(MetricSpec("test_fragile", "fragile", compute=fragile)):
+        compute_audit(_records(), bootstrap=0)  # no draws: no failure
+        with pytest.raises(AuditError, match=r"test_fragile.*repeated prompt"):
+            compute_audit(_records(), bootstrap=20, seed=1)

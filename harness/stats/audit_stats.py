@@ -530,17 +530,14 @@ def _computed_statistics(
     cis: dict[str, CI | Mapping[str, CI]] = {}
     if weights is None or not specs:
         return out, cis
+    estimates = engine.computed_estimates(t, weights, specs, points=out,
+                                          guard=lambda spec, exc: _statistic_failed(spec, t, exc))
     for spec in specs:
-        try:
-            estimates = engine.computed_estimates(t, weights, [spec], points=out)
-        except AuditError:
-            raise
-        except Exception as exc:
-            raise _statistic_failed(spec, t, exc) from exc
+        mine = [e for e in estimates if e.kind == spec.name]
         if spec.key is None:
-            cis[spec.name] = _ci(estimates[0].draws) if estimates else NAN_CI
+            cis[spec.name] = _ci(mine[0].draws) if mine else NAN_CI
         else:
-            cis[spec.name] = {str(e.subject): _ci(e.draws) for e in estimates}
+            cis[spec.name] = {str(e.subject): _ci(e.draws) for e in mine}
     return out, cis
 
 

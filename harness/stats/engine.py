@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.core.errors import AuditError
 from harness.core.numbers import finite_or_nan
 from harness.protocol.configurations import SHARED_FACTORS
 from harness.stats import bootstrap as bs
@@ -443,27 +444,46 @@ def subjects_of(spec: MetricSpec, point: Any) -> list[str | None]:
     return [str(k) for k in point] if isinstance(point, Mapping) else []
 
 
+#: What a caller makes of an exception raised by a row's ``compute`` or ``draws``: the error to
+#: raise instead (the audit names the statistic; ``None`` re-raises it as it is).
+Guard = Callable[[MetricSpec, Exception], Exception]
+
+
+def _call(spec: MetricSpec, fn: Callable[..., Any], *args: Any, guard: Guard | None) -> Any:
+    if guard is None:
+        return fn(*args)
+    try:
+        return fn(*args)
+    except AuditError:
+        raise
+    except Exception as exc:  # a row's own code: any failure, reported with its metric
+        raise guard(spec, exc) from exc
+
+
 def computed_estimates(
     t: EvaluatorScores,
     weights: np.ndarray,
     specs: Iterable[MetricSpec],
     points: Mapping[str, Any] | None = None,
+    guard: Guard | None = None,
 ) -> list[Estimate]:
     """Every row of ``specs`` (each with a ``compute``): the point is ``compute(t)`` (or
     ``points[name]`` when given), the draws the row's ``draws(t, weights)`` when it has one,
     else ``compute`` on each draw's :func:`resample_prompts` (one resample per draw, shared by
-    every row). A keyed row gives one estimate per key of its point, registry order."""
+    every row). A keyed row gives one estimate per key of its point, registry order.
+    ``guard`` turns an exception of a row's code into the error raised (see :data:`Guard`)."""
     specs = [s for s in specs if s.compute is not None]
     if not specs:
         return []
-    values = [points[s.name] if points is not None and s.name in points else s.compute(t) for s in specs]
+    values = [points[s.name] if points is not None and s.name in points
+              else _call(s, s.compute, t, guard=guard) for s in specs]  # fmt: skip
     subjects = [subjects_of(spec, point) for spec, point in zip(specs, values, strict=True)]
     n_draws = np.asarray(weights).shape[0]
     draws = [np.full((n_draws, len(keys)), np.nan) for keys in subjects]
     resampled = [i for i, spec in enumerate(specs) if spec.draws is None]
     for i, spec in enumerate(specs):
         if spec.draws is not None:
-            given = spec.draws(t, weights)
+            given = _call(spec, spec.draws, t, weights, guard=guard)
             for j, key in enumerate(subjects[i]):
                 column = given if key is None else (given.get(key) if isinstance(given, Mapping) else None)
                 if column is not None:
@@ -472,7 +492,7 @@ def computed_estimates(
         for b, counts in enumerate(np.asarray(weights)):
             sample = resample_prompts(t, counts)
             for i in resampled:
-                value = specs[i].compute(sample)
+                value = _call(specs[i], specs[i].compute, sample, guard=guard)
                 draws[i][b] = [value_of(value, key) for key in subjects[i]]
     out = []
     for spec, point, keys, d in zip(specs, values, subjects, draws, strict=True):
