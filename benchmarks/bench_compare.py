@@ -56,7 +56,10 @@ def main() -> int:
         t0 = time.perf_counter()
         base, cand, n = write_releases(Path(tmp), args.quick)
         gen_s = time.perf_counter() - t0
-        cmd = [sys.executable, "-m", "harness", "compare", str(base), str(cand),
+        # the score files: a report directory must carry a verified manifest since compare
+        # checks its releases, and these are bare score tables
+        cmd = [sys.executable, "-m", "harness", "compare", str(base / "scores" / "eval0.csv"),
+               str(cand / "scores" / "eval0.csv"),
                "--bootstrap", str(B), "--seed", "42", "--out", str(Path(tmp) / "out")]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)

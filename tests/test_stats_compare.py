@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from harness.release import comparison as cmp
 from harness.stats import bootstrap as bs
+from harness.stats import engine
 from harness.stats.envelopes import envelopes
 from harness.stats.rank import kendall_w, rank_stability
 from harness.stats.synthetic import SyntheticSpec, synthetic_records
@@ -91,9 +92,9 @@ def _means(draw):
 @settings(max_examples=150, deadline=None)
 @given(_means())
 def test_rank_and_envelope_replicates_match_the_scalar_statistics(means):
-    w = cmp.kendall_w_draws(means)
-    top1 = cmp.top1_count_draws(means)
-    strict, cross = cmp.envelope_count_draws(means)
+    w = engine.kendall_w_draws(means)
+    top1 = engine.top1_count_draws(means)
+    strict, cross = engine.envelope_count_draws(means)
     for i, mu in enumerate(means):
         np.testing.assert_equal(w[i], kendall_w(mu.T))
         assert top1[i] == rank_stability(mu).top1_count
@@ -114,7 +115,7 @@ def test_weighted_median_is_the_median_of_the_repeated_sample(data):
     flat, weights = data
     values = np.array(flat).reshape(3, -1)
     w = np.array(weights)
-    got = cmp.weighted_median_draws(values, w)
+    got = engine.weighted_median_draws(values, w)
     for b in range(w.shape[0]):
         sample = np.repeat(values, w[b], axis=1)
         finite = sample[np.isfinite(sample)]

@@ -13,8 +13,9 @@ max_j |Δ*_j − Δ_j| / SE_j. Each metric then gets a verdict against its margi
 The compared metrics are the rows of :data:`harness.vocab.metrics.METRICS` with ``compare``
 in their places and a margin (:data:`KINDS`): the study's own, the factorial-block metrics
 (only when the records have blocks), the human-agreement metrics (only with human ratings),
-and every statistic registered with a ``compute`` (its point on the jointly masked scores,
-its draws on prompt-bootstrap resamples of them, :func:`resample_prompts`).
+and every statistic with a ``compute``. Their values and draws come from the metric engine
+(:mod:`harness.stats.engine`, the same computation as the audit's); this module pairs the
+releases, masks them jointly, builds the band and gives the verdicts.
 """
 
 from __future__ import annotations
@@ -28,46 +29,14 @@ import numpy as np
 import pandas as pd
 
 from harness.core.errors import AuditError
-from harness.core.numbers import finite_or_nan, finite_or_none
+from harness.core.numbers import finite_or_none
 from harness.protocol.configurations import record_factors
 from harness.stats import bootstrap as bs
-from harness.stats._nan import nanmax, nanmean, nanmin
-from harness.stats.dispersion import dispersion, scene_dispersion
-from harness.stats.envelopes import SIGN_CROSSING, STRICT, envelopes, generator_pairs
-from harness.stats.human_protocol import configuration_draws, factor_envelopes
-from harness.stats.interactions import scene_sums_of_squares, shares, zero_tolerance
-from harness.stats.probe_stats import pair_credit, probe_outcome
-from harness.stats.rank import kendall_w, rank_stability
-from harness.stats.rho import peak, rho, scene_level_variance
-from harness.stats.table import (
-    BlockScores,
-    EvaluatorScores,
-    generator_means,
-    level_sort_key,
-    pivot_records,
-)
-from harness.stats.views import best_view_inflation, scene_view_inflation
-from harness.vocab.factors import PITCH, YAW, shared_factor_names
-from harness.vocab.metrics import (
-    BEST_VIEW_INFLATION,
-    BLOCK_SIGN_CROSSINGS,
-    DISCRIMINATION,
-    DISPERSION,
-    FAILED_SHARE,
-    HUMAN_AGREEMENT,
-    HUMAN_AGREEMENT_DROP,
-    INTERACTION_SHARE,
-    KENDALL_W,
-    METRICS,
-    PEAK_RHO,
-    RHO,
-    SIGN_CROSSINGS,
-    STRICT_PAIRS,
-    THRESHOLDS,
-    TOP1_COUNT,
-    MetricSpec,
-    computed_metrics,
-)
+from harness.stats import engine
+from harness.stats._nan import nanmax
+from harness.stats.engine import Estimate
+from harness.stats.table import EvaluatorScores, level_sort_key, pivot_records
+from harness.vocab.metrics import METRICS, THRESHOLDS, MetricSpec
 
 KEY: tuple[str, ...] = ("generator", "prompt_id", "scene_sha256", "factor", "level", "caption")
 
@@ -164,11 +133,6 @@ HUMAN_KINDS: tuple[str, ...] = tuple(
 )
 # compared only when the records have factorial blocks (one comparison per block)
 BLOCK_KINDS: tuple[str, ...] = tuple(s.name for s in METRICS if is_compared(s) and s.key == "block")
-
-
-def registered_kinds() -> tuple[MetricSpec, ...]:
-    """The statistics registered with their own ``compute`` that compare gates."""
-    return tuple(s for s in computed_metrics() if is_compared(s))
 
 
 def metric_id(kind: str, subject: str | None) -> str:
@@ -426,184 +390,11 @@ def _joint_mask(a: EvaluatorScores, b: EvaluatorScores) -> tuple[EvaluatorScores
     )
 
 
-def resample_prompts(t: EvaluatorScores, counts: np.ndarray) -> EvaluatorScores:
-    """One prompt-bootstrap resample of ``t``: prompt p repeated ``counts[p]`` times.
-
-    ``counts`` (P,) is one row of :func:`harness.stats.bootstrap.prompt_weights`; every
-    array's prompt axis (axis 1) is taken in that order, and ``prompts`` repeats the ids
-    alike. ``n_records``, ``n_failed`` and ``failed_by_factor`` stay those of ``t``.
-    """
-    idx = np.repeat(np.arange(len(t.prompts)), np.asarray(counts, dtype=np.int64))
-
-    def take(a: np.ndarray) -> np.ndarray:
-        return np.take(a, idx, axis=1)
-
-    return replace(
-        t,
-        prompts=tuple(t.prompts[i] for i in idx),
-        baseline=take(t.baseline),
-        factors={f: replace(fs, scores=take(fs.scores)) for f, fs in t.factors.items()},
-        probes={n: take(v) for n, v in t.probes.items()},
-        probe_recorded={n: take(v) for n, v in t.probe_recorded.items()},
-        blocks={n: replace(b, scores=take(b.scores)) for n, b in t.blocks.items()},
-    )
-
-
-def level_mean_draws(scores: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Bootstrap replicates of the generator means per level: (G, P, L) → (B, G, L)."""
-    s = np.asarray(scores, dtype=np.float64)
-    g, p, n_levels = s.shape
-    flat = np.transpose(s, (1, 0, 2)).reshape(p, g * n_levels)
-    return bs.prompt_mean_draws(flat, weights).reshape(-1, g, n_levels)
-
-
-def kendall_w_draws(means: np.ndarray) -> np.ndarray:
-    """:func:`harness.stats.rank.kendall_w` per draw; ``means`` (B, G, L) → (B,).
-
-    Levels are the raters and generators the items, as in :func:`rank_stability`. Draws
-    with a NaN mean take the scalar path (it drops the affected generators).
-    """
-    r = np.transpose(np.asarray(means, dtype=np.float64), (0, 2, 1))  # (B, m, n)
-    n_draws, m, n = r.shape
-    out = np.full(n_draws, np.nan)
-    if m < 2 or n < 2:
-        return out
-    finite = np.isfinite(r).all(axis=(1, 2))
-    idx = np.flatnonzero(finite)
-    for start in range(0, idx.size, 256):  # bounds the (chunk, m, n, n) comparison block
-        sub = r[idx[start : start + 256]]
-        less = (sub[..., None, :] < sub[..., :, None]).sum(axis=-1)
-        equal = (sub[..., None, :] == sub[..., :, None]).sum(axis=-1)
-        ranks = less + (equal + 1) / 2.0
-        ties = (equal.astype(np.float64) ** 2 - 1).sum(axis=(1, 2))
-        col = ranks.sum(axis=1)
-        s = ((col - m * (n + 1) / 2.0) ** 2).sum(axis=1)
-        den = m * m * (n**3 - n) - m * ties
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[idx[start : start + 256]] = np.where(den > 0, 12.0 * s / den, np.nan)
-    for b in np.flatnonzero(~finite):
-        out[b] = kendall_w(r[b])
-    return out
-
-
-def top1_count_draws(means: np.ndarray) -> np.ndarray:
-    """Distinct unique winners over levels per draw; ``means`` (B, G, L) → (B,) float.
-
-    A level counts only when every generator mean is finite and the top is not shared
-    (as :func:`harness.stats.rank.unique_winners`).
-    """
-    mu = np.asarray(means, dtype=np.float64)
-    finite = np.isfinite(mu).all(axis=1)  # (B, L)
-    top = nanmax(mu, axis=1)
-    hits = mu == top[:, None, :]
-    unique = finite & (hits.sum(axis=1) == 1)
-    won = (hits & unique[:, None, :]).any(axis=2)  # (B, G)
-    return won.sum(axis=1).astype(np.float64)
-
-
-def envelope_count_draws(means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(strict, sign-crossing) pair counts per draw from (B, G, Π) protocol means.
-
-    Categories as :func:`harness.stats.envelopes.envelopes`: a pair without a finite
-    envelope counts as a sign crossing.
-    """
-    mu = np.asarray(means, dtype=np.float64)
-    pairs = generator_pairs(mu.shape[1])
-    a = np.array([m for m, _ in pairs], dtype=np.int64)
-    b = np.array([n for _, n in pairs], dtype=np.int64)
-    strict = np.zeros(mu.shape[0])
-    cross = np.zeros(mu.shape[0])
-    for start in range(0, mu.shape[0], 256):
-        block = mu[start : start + 256]
-        d = block[:, a] - block[:, b]  # (chunk, pairs, Π)
-        lo, hi = nanmin(d, axis=2), nanmax(d, axis=2)
-        ok = np.isfinite(lo) & np.isfinite(hi)
-        strict[start : start + 256] = (ok & ((lo > 0) | (hi < 0))).sum(axis=1)
-        cross[start : start + 256] = (~ok | ((lo < 0) & (hi > 0))).sum(axis=1)
-    return strict, cross
-
-
-def weighted_median_draws(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Replicates of the NaN-skipping median over scenes; ``values`` (G, P), weights (B, P).
-
-    A draw repeats every scene of prompt p ``weights[b, p]`` times; its median is exactly
-    ``np.nanmedian`` of that repeated sample (the mean of the two middle values when the
-    count is even). Returns (B,); NaN for a draw without a finite value.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    prompt = np.broadcast_to(np.arange(v.shape[1]), v.shape).ravel()
-    flat = v.ravel()
-    ok = np.isfinite(flat)
-    order = np.argsort(flat[ok], kind="stable")
-    sorted_v = flat[ok][order]
-    w = np.asarray(weights, dtype=np.int64)
-    out = np.full(w.shape[0], np.nan)
-    if sorted_v.size == 0:
-        return out
-    cum = np.cumsum(w[:, prompt[ok][order]], axis=1)  # (B, S)
-    total = cum[:, -1]
-    has = total > 0
-    lo_k = (total - 1) // 2
-    hi_k = total // 2
-    i_lo = np.minimum((cum <= lo_k[:, None]).sum(axis=1), sorted_v.size - 1)
-    i_hi = np.minimum((cum <= hi_k[:, None]).sum(axis=1), sorted_v.size - 1)
-    out[has] = (sorted_v[i_lo[has]] + sorted_v[i_hi[has]]) / 2.0
-    return out
-
-
-def _keys(value: Any) -> list[str]:
-    """The keys of a keyed statistic's value (none for a scalar)."""
-    return [str(k) for k in value] if isinstance(value, Mapping) else []
-
-
-def _value_of(value: Any, key: str | None) -> float:
-    """One value of a statistic's result: the scalar, or ``key``'s entry (NaN when absent)."""
-    if key is None:
-        return math.nan if isinstance(value, Mapping) else finite_or_nan(value)
-    if not isinstance(value, Mapping):
-        return math.nan
-    found = {str(k): v for k, v in value.items()}.get(key)
-    return finite_or_nan(found)
-
-
-def _registered_subjects(spec: MetricSpec, point: Any) -> list[str | None]:
-    """A scalar statistic's one subject (``None``), or a keyed one's keys in ``point``."""
-    return [None] if spec.key is None else list(_keys(point))
-
-
 def planned_metrics(t: EvaluatorScores, human: bool = False) -> list[tuple[str, str | None]]:
     """(kind, subject) of every metric :func:`side_metrics` computes for ``t``, in order
-    (``human``: with human ratings). A keyed registered statistic is computed on ``t`` to
-    find its keys."""
-    out: list[tuple[str, str | None]] = []
-    for f in t.factors:
-        out += [(RHO, f), (DISPERSION, f)]
-        if f in shared_factor_names():
-            out += [(KENDALL_W, f), (TOP1_COUNT, f)]
-    if t.factors:
-        out.append((PEAK_RHO, None))
-    out += [(SIGN_CROSSINGS, None), (STRICT_PAIRS, None)]
-    out += [(DISCRIMINATION, p) for p in t.probes]
-    if PITCH in t.factors or YAW in t.factors:
-        out.append((BEST_VIEW_INFLATION, None))
-    out.append((FAILED_SHARE, None))
-    if human:
-        out.append((HUMAN_AGREEMENT, None))
-        out += [(HUMAN_AGREEMENT_DROP, f) for f in t.factors]
-    for b in t.blocks:
-        out += [(INTERACTION_SHARE, b), (BLOCK_SIGN_CROSSINGS, b)]
-    for spec in registered_kinds():
-        point = spec.compute(t) if spec.key is not None and spec.compute is not None else None
-        out += [(spec.name, key) for key in _registered_subjects(spec, point)]
-    return out
-
-
-@dataclass(frozen=True)
-class _Metric:
-    kind: str
-    subject: str | None
-    point: float
-    draws: np.ndarray  # (B,)
+    (``human``: with human ratings): the engine's plan of the compared rows
+    (:func:`harness.stats.engine.plan`)."""
+    return engine.plan(t, human, is_compared)
 
 
 def side_metrics(
@@ -612,148 +403,15 @@ def side_metrics(
     total: np.ndarray,
     weights: np.ndarray,
     human: np.ndarray | None = None,
-) -> list[_Metric]:
-    """Every gated metric of one release: point estimate and bootstrap replicates.
+) -> list[Estimate]:
+    """Every compared metric of one release: point estimate and bootstrap replicates, from the
+    metric engine (:func:`harness.stats.engine.estimate`).
 
     ``t`` the evaluator's (jointly masked) arrays; ``failed`` and ``total`` (P,) the failed
     and all record counts per prompt (for the failed share); ``weights`` (B, P); ``human``
     (G, P) the mean human rating of each scene (NaN: not rated), or ``None``.
     """
-    out: list[_Metric] = []
-    names = list(t.factors)
-    rho_d = np.zeros((weights.shape[0], 0))
-    rhos: dict[str, float] = {}
-    if names:
-        blocks = [t.factors[f].scores for f in names]
-        rho_d = bs.rho_draws(np.stack([scene_level_variance(s) for s in blocks]), t.baseline, weights)
-        disp_d = bs.scene_mean_draws(np.stack([scene_dispersion(s) for s in blocks]), weights)
-        for i, (f, s) in enumerate(zip(names, blocks, strict=True)):
-            rhos[f] = rho(s, t.baseline)
-            out.append(_Metric(RHO, f, rhos[f], rho_d[:, i]))
-            out.append(_Metric(DISPERSION, f, dispersion(s), disp_d[:, i]))
-            if f in shared_factor_names():
-                point = rank_stability(generator_means(s))
-                means = level_mean_draws(s, weights)
-                out.append(_Metric(KENDALL_W, f, point.kendall_w, kendall_w_draws(means)))
-                out.append(_Metric(TOP1_COUNT, f, float(point.top1_count), top1_count_draws(means)))
-        out.append(_Metric(PEAK_RHO, None, peak(rhos)[1], nanmax(rho_d, axis=1)))
-
-    _ids, shared = t.shared_protocols()
-    counts = envelopes(generator_means(shared)).counts()
-    strict_d, cross_d = envelope_count_draws(level_mean_draws(shared, weights))
-    out.append(_Metric(SIGN_CROSSINGS, None, float(counts[SIGN_CROSSING]), cross_d))
-    out.append(_Metric(STRICT_PAIRS, None, float(counts[STRICT]), strict_d))
-
-    for name, scores in t.probes.items():
-        credit = pair_credit(t.baseline, scores)
-        point = probe_outcome(t.baseline, scores).discrimination
-        out.append(_Metric(DISCRIMINATION, name, point, bs.scene_mean_draws(credit, weights)))
-
-    views = [t.factors[f].scores for f in (PITCH, YAW) if f in t.factors]
-    if views:
-        stacked = np.concatenate(views, axis=-1)
-        out.append(
-            _Metric(
-                BEST_VIEW_INFLATION,
-                None,
-                best_view_inflation(t.baseline, stacked),
-                weighted_median_draws(scene_view_inflation(t.baseline, stacked), weights),
-            )
-        )
-
-    w = np.asarray(weights, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share_d = (w @ failed) / (w @ total)
-    share = float(failed.sum() / total.sum()) if total.sum() else float("nan")
-    out.append(_Metric(FAILED_SHARE, None, share, share_d))
-    if human is not None:
-        out += _human_metrics(t, human, weights)
-    for block in t.blocks.values():
-        out += _block_metrics(block, weights)
-    out += _registered_metrics(t, weights)
-    return out
-
-
-def interaction_share_draws(block: BlockScores, weights: np.ndarray) -> tuple[float, np.ndarray]:
-    """The block's interaction share (pooled non-additive SS / pooled SS_tot over scenes with
-    every cell measured, :func:`harness.stats.interactions.block_stats`) and its prompt-bootstrap
-    replicates: (point, (B,))."""
-    y = np.asarray(block.scores, dtype=np.float64)
-    k = len(block.factors)
-    n_cells = int(np.prod(y.shape[2:]))
-    _main, inter, total = scene_sums_of_squares(y, k)
-    tol = zero_tolerance(y, n_cells)
-    point = float(shares(nanmean(inter), nanmean(total), tol))
-    d = bs.scene_mean_draws(np.stack([inter, total]), weights)  # (B, 2)
-    return point, shares(d[:, 0], d[:, 1], tol)
-
-
-def block_sign_crossing_draws(block: BlockScores, weights: np.ndarray) -> tuple[float, np.ndarray]:
-    """Generator pairs whose margin envelope over the block's cells crosses zero (NaN when no
-    cell has a mean) and its prompt-bootstrap replicates: (point, (B,))."""
-    y = np.asarray(block.scores, dtype=np.float64)
-    g, p = y.shape[:2]
-    cells = y.reshape(g, p, -1)
-    means = nanmean(cells, axis=1)  # (G, cells)
-    point = float(envelopes(means).counts()[SIGN_CROSSING]) if np.isfinite(means).any() else math.nan
-    draw_means = level_mean_draws(cells, weights)  # (B, G, cells)
-    _strict, cross = envelope_count_draws(draw_means)
-    return point, np.where(np.isfinite(draw_means).any(axis=(1, 2)), cross, np.nan)
-
-
-def _block_metrics(block: BlockScores, weights: np.ndarray) -> list[_Metric]:
-    """Interaction share and block sign crossings of one factorial block (subject: its id)."""
-    share, share_d = interaction_share_draws(block, weights)
-    cross, cross_d = block_sign_crossing_draws(block, weights)
-    return [
-        _Metric(INTERACTION_SHARE, block.id, share, share_d),
-        _Metric(BLOCK_SIGN_CROSSINGS, block.id, cross, cross_d),
-    ]
-
-
-def _registered_metrics(t: EvaluatorScores, weights: np.ndarray) -> list[_Metric]:
-    """Every registered statistic compare gates: ``compute`` on ``t`` for the point and on
-    each draw's :func:`resample_prompts` for the replicates (one resample per draw, shared by
-    all statistics); a keyed one gives one metric per key of its point."""
-    specs = [s for s in registered_kinds() if s.compute is not None]
-    if not specs:
-        return []
-    points = [spec.compute(t) for spec in specs]
-    subjects = [_registered_subjects(spec, point) for spec, point in zip(specs, points, strict=True)]
-    draws = [np.full((weights.shape[0], len(keys)), np.nan) for keys in subjects]
-    for b, counts in enumerate(np.asarray(weights)):
-        sample = resample_prompts(t, counts)
-        for i, spec in enumerate(specs):
-            value = spec.compute(sample)
-            draws[i][b] = [_value_of(value, key) for key in subjects[i]]
-    out = []
-    for spec, point, keys, d in zip(specs, points, subjects, draws, strict=True):
-        out += [_Metric(spec.name, key, _value_of(point, key), d[:, j]) for j, key in enumerate(keys)]
-    return out
-
-
-def _human_metrics(t: EvaluatorScores, human: np.ndarray, weights: np.ndarray) -> list[_Metric]:
-    """Human agreement at c0 and its largest drop per factor (harness.stats.human_protocol)."""
-    g, p = t.baseline.shape
-    blocks = np.tile(np.arange(p), g)  # items flattened generator-major: (G·P,)
-    series = [t.baseline.reshape(-1)]
-    confs = ["c0"]
-    factor_of: dict[str, tuple[str, str]] = {}
-    for f, fs in t.factors.items():
-        for i, lv in enumerate(fs.levels):
-            series.append(fs.scores[:, :, i].reshape(-1))
-            confs.append(f"{f}={lv}")
-            factor_of[confs[-1]] = (f, str(lv))
-    draws = configuration_draws(np.stack(series), np.asarray(human, dtype=np.float64).reshape(-1), blocks, weights)
-    out = [_Metric(HUMAN_AGREEMENT, None, float(draws[0, 0]), draws[1:, 0])]
-    envelopes_ = factor_envelopes(draws, confs, factor_of, "c0")
-    index = {c: i for i, c in enumerate(confs)}
-    for f in t.factors:
-        cols = [index[c] for c, (ff, _) in factor_of.items() if ff == f]
-        per_draw = nanmax(draws[1:, :1] - draws[1:, cols], axis=1)  # paired: max within a draw
-        point = envelopes_.get(f, {}).get("max_drop")
-        out.append(_Metric(HUMAN_AGREEMENT_DROP, f, float("nan") if point is None else point, per_draw))
-    return out
+    return engine.estimate(engine.Sample(t, weights, failed, total, human), is_compared)
 
 
 # ------------------------------------------------------------------------------ comparison
@@ -868,7 +526,7 @@ def compare_records(
     base = side_metrics(b_m, *_per_prompt(b_rows, b_t.prompts), weights, target)
     cand = side_metrics(c_m, *_per_prompt(c_rows, c_t.prompts), weights, target)
 
-    kept: list[tuple[_Metric, _Metric]] = []
+    kept: list[tuple[Estimate, Estimate]] = []
     skipped: list[str] = []
     for mb, mc in _aligned(base, cand):
         if not (math.isfinite(mb.point) or math.isfinite(mc.point)):
@@ -923,13 +581,13 @@ def compare_records(
     )
 
 
-def _aligned(base: list[_Metric], cand: list[_Metric]) -> list[tuple[_Metric, _Metric]]:
+def _aligned(base: list[Estimate], cand: list[Estimate]) -> list[tuple[Estimate, Estimate]]:
     """The two sides' metrics paired by (kind, subject): the baseline's order, then any only
     the candidate has (a keyed registered statistic may find other keys); a metric missing
     on one side is NaN there."""
 
-    def missing(m: _Metric) -> _Metric:
-        return _Metric(m.kind, m.subject, math.nan, np.full(m.draws.shape, np.nan))
+    def missing(m: Estimate) -> Estimate:
+        return Estimate(m.kind, m.subject, math.nan, np.full(m.draws.shape, np.nan))
 
     by_cand = {(m.kind, m.subject): m for m in cand}
     in_base = {(m.kind, m.subject) for m in base}

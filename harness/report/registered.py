@@ -1,7 +1,9 @@
 """Registered statistics in the report: the grid of values the tables, report.html and the
-terminal summary show for the metrics registered from outside the study's code.
+terminal summary show for the metric rows with their own ``compute`` (a built-in statistic
+named ``"module:function"`` or one registered from outside; the study's own metrics have
+their tables).
 
-A statistic registered with ``compute`` (:func:`harness.vocab.metrics.computed_metrics`) and
+A statistic with ``compute`` (:func:`harness.vocab.metrics.computed_metrics`) and
 ``"report"`` among its ``places`` gets one column per value: a scalar metric one column named
 after it, a keyed metric one column per key (``name[key]``, or its ``key_labels`` entry).
 The values come from each evaluator entry's ``registered`` mapping in ``summary.json``

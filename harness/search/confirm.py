@@ -41,6 +41,7 @@ import numpy as np
 
 from harness.search.objectives import Objective
 from harness.stats.bootstrap import ci_tuple, prompt_weights
+from harness.stats.engine import resampled_draws
 
 LEVEL = 0.95
 METHOD = "expanded percentile"
@@ -122,11 +123,8 @@ def effect_draws(
 ) -> np.ndarray:
     """``bootstrap`` replicates of the effect, prompts (columns) resampled with replacement,
     the same draw for c0 and the point (paired): ``(B,)``, NaN where a draw is undefined."""
-    n_prompts = base.shape[1]
-    weights = prompt_weights(n_prompts, bootstrap, seed)
-    columns = np.arange(n_prompts)
-    return np.array([objective.effect(base[:, np.repeat(columns, w)], moved[:, np.repeat(columns, w)])
-                     for w in weights])  # fmt: skip
+    weights = prompt_weights(base.shape[1], bootstrap, seed)
+    return resampled_draws(objective.effect, (base, moved), weights)
 
 
 def confirm(

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.core.errors import AuditError
+from harness.stats.rho import generator_signal
 from harness.vocab.metrics import (
     MAX_WORST_CASE_PAIR_REVERSAL,
     MAX_WORST_CASE_RANKING_DISTANCE,
@@ -89,9 +90,12 @@ class Objective:
 
 
 def shift_rho(base: np.ndarray, moved: np.ndarray) -> float:
-    """ρ of one configuration against c0 (module doc); NaN when the c0 means do not vary."""
+    """ρ of one configuration against c0 (module doc); NaN when the c0 means do not vary.
+    The denominator is the study's generator signal (:func:`harness.stats.rho.generator_signal`,
+    the same float on finite scores); the numerator is the two-level scene variance in closed
+    form, (d / 2)²."""
     within = float(np.mean(((moved - base) / 2.0) ** 2))
-    between = float(np.var(base.mean(axis=1)))
+    between = generator_signal(base)
     return within / between if between > 0 else float("nan")
 
 

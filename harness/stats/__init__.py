@@ -8,5 +8,7 @@ Nothing in this package reads or writes files. Arrays follow one convention:
   measurement and is excluded, never counted as a score.
 - Every random quantity takes an explicit ``numpy.random.Generator`` or integer seed.
 
-Entry point: :func:`harness.stats.audit_stats.compute_audit`.
+Entry points: :func:`harness.stats.audit_stats.compute_audit` (every statistic of a run) and
+:mod:`harness.stats.engine` (every metric row's value and prompt-bootstrap draws, shared by the
+audit's intervals and the release comparison).
 """

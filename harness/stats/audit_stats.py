@@ -17,8 +17,16 @@ import pandas as pd
 from harness.core.errors import AuditError, RecordsError
 from harness.core.numbers import finite_or_none
 from harness.stats import bootstrap as bs
-from harness.stats.dispersion import dispersion, scene_dispersion
-from harness.stats.envelopes import Envelopes, envelopes, generator_pairs
+from harness.stats import engine
+from harness.stats.dispersion import dispersion
+from harness.stats.envelopes import (
+    SIGN_CROSSING,
+    STRICT,
+    TIE_BOUNDARY,
+    Envelopes,
+    envelopes,
+    generator_pairs,
+)
 from harness.stats.family import build_family
 from harness.stats.interactions import CI, NAN_CI, BlockStats, block_stats
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
@@ -26,7 +34,7 @@ from harness.stats.logo import logo_peak_rho
 from harness.stats.probe_stats import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
 from harness.stats.rank import RankStability, rank_stability
 from harness.stats.reversals import ReversalSearch, search_reversals
-from harness.stats.rho import peak, rho, scene_level_variance
+from harness.stats.rho import peak, rho
 from harness.stats.simultaneous import SEMethod, simultaneous_band
 from harness.stats.summary import (
     Band,
@@ -35,11 +43,13 @@ from harness.stats.summary import (
     EvaluatorSummary,
     Interval,
     PanelSummary,
+    RegisteredInterval,
     Reversals,
     as_floats,
     as_interval,
     as_intervals,
     as_registered,
+    as_registered_intervals,
 )
 from harness.stats.table import EvaluatorScores, generator_means, pivot_records
 from harness.stats.template_effects import (
@@ -52,7 +62,7 @@ from harness.stats.template_effects import (
 from harness.stats.views import best_view_inflation
 from harness.vocab import metrics as m
 from harness.vocab.factors import rendered_factor_names, shared_factor_names
-from harness.vocab.metrics import computed_metrics
+from harness.vocab.metrics import MetricSpec, computed_metrics
 
 
 @dataclass(frozen=True)
@@ -107,6 +117,7 @@ class EvaluatorAudit:
     slot_effects: Mapping[str, SlotEffect] = field(default_factory=dict)
     blocks: Mapping[str, BlockStats] = field(default_factory=dict)
     registered: Mapping[str, float | Mapping[str, float]] = field(default_factory=dict)
+    registered_ci: Mapping[str, CI | Mapping[str, CI]] = field(default_factory=dict)
 
     @property
     def template_rho(self) -> float:
@@ -202,12 +213,14 @@ def _evaluator_summary(ev: EvaluatorAudit, with_intervals: bool) -> EvaluatorSum
     counts = ev.envelopes.counts()
     measured = bool(np.isfinite(ev.baseline_means).any())
     intervals: dict[str, Mapping[str, Interval | None]] = {}
+    registered_intervals: Mapping[str, RegisteredInterval] = MappingProxyType({})
     if with_intervals:
         intervals = {
             m.RHO: as_intervals(ev.rho_ci),
             m.DISPERSION: as_intervals(ev.dispersion_ci),
             m.DISCRIMINATION: as_intervals({p: st.ci.get(m.DISCRIMINATION) for p, st in ev.probes.items()}),
         }
+        registered_intervals = as_registered_intervals(ev.registered_ci)
     return EvaluatorSummary(
         evaluator=ev.evaluator,
         rho=as_floats(ev.rho),
@@ -223,9 +236,9 @@ def _evaluator_summary(ev: EvaluatorAudit, with_intervals: bool) -> EvaluatorSum
         best_view_inflation=finite_or_none(ev.best_view_inflation),
         content_accuracy=finite_or_none(ev.content_accuracy),
         envelopes=EnvelopeCounts(  # counts of a never-measured evaluator are unknown, not 0
-            strict=counts["strict"] if measured else None,
-            sign_crossing=counts["sign_crossing"] if measured else None,
-            tie_boundary=counts["tie_boundary"] if measured else None,
+            strict=counts[STRICT] if measured else None,
+            sign_crossing=counts[SIGN_CROSSING] if measured else None,
+            tie_boundary=counts[TIE_BOUNDARY] if measured else None,
             stable_winner=ev.stable_winner,
         ),
         logo_peak_rho_range=as_interval(ev.logo_peak_rho_range),
@@ -234,6 +247,7 @@ def _evaluator_summary(ev: EvaluatorAudit, with_intervals: bool) -> EvaluatorSum
         intervals=MappingProxyType(intervals),
         blocks=MappingProxyType({b: _block_summary(st) for b, st in ev.blocks.items()}),
         registered=as_registered(ev.registered),
+        registered_intervals=registered_intervals,
     )
 
 
@@ -251,8 +265,8 @@ def _block_summary(st: BlockStats) -> BlockSummary:
         rho_interaction=finite_or_none(st.rho_interaction),
         rho_interaction_ci=as_interval(st.rho_interaction_ci),
         rho_block=finite_or_none(st.rho_block),
-        sign_crossings=counts["sign_crossing"] if measured else None,
-        strict=counts["strict"] if measured else None,
+        sign_crossings=counts[SIGN_CROSSING] if measured else None,
+        strict=counts[STRICT] if measured else None,
         new_sign_crossings=st.new_sign_crossings if measured else None,
         winner_count=st.winner_count if measured else None,
         additivity_rmse=finite_or_none(st.additivity_rmse),
@@ -385,10 +399,7 @@ def _evaluator_audit(
     rho_ci: dict[str, CI] = dict.fromkeys(factor_names, NAN_CI)
     peak_ci = NAN_CI
     if weights is not None and factor_names:
-        d_draws = bs.scene_mean_draws(np.stack([scene_dispersion(blocks[f]) for f in factor_names]), weights)
-        r_draws = bs.rho_draws(
-            np.stack([scene_level_variance(blocks[f]) for f in factor_names]), t.baseline, weights
-        )
+        r_draws, d_draws = engine.factor_draws(t, weights)
         for i, f in enumerate(factor_names):
             disp_ci[f] = _ci(d_draws[:, i])
             rho_ci[f] = _ci(r_draws[:, i])
@@ -451,6 +462,7 @@ def _evaluator_audit(
             means = dict(zip(fs.levels, level_means(fs.scores).tolist(), strict=True))
             effects = slot_effects(means, template_slots)
 
+    registered, registered_ci = _computed_statistics(t, weights)
     return EvaluatorAudit(
         evaluator=t.evaluator,
         prompt_free=t.prompt_free,
@@ -479,17 +491,31 @@ def _evaluator_audit(
         template_gain=gain,
         slot_effects=effects,
         blocks=block_results,
-        registered=_registered_statistics(t),
+        registered=registered,
+        registered_ci=registered_ci,
     )
 
 
-def _registered_statistics(t: EvaluatorScores) -> dict[str, float | Mapping[str, float]]:
-    """Every statistic registered with a ``compute`` (harness.vocab.metrics), on ``t``.
+def _statistic_failed(spec: MetricSpec, t: EvaluatorScores, exc: Exception) -> AuditError:
+    """The error of a statistic's ``compute`` (or ``draws``) that raised: a broken statistic
+    must stop the audit rather than pass as an undefined value."""
+    return AuditError(
+        f"registered statistic {spec.name!r} failed on evaluator {t.evaluator!r}: "
+        f"{type(exc).__name__}: {exc}",
+        where=getattr(spec.compute, "__qualname__", spec.name),
+        hint="fix the statistic's compute function; it receives an EvaluatorScores",
+    )
 
-    A statistic that raises is an :class:`AuditError` naming it: a broken statistic must stop
-    the audit rather than pass as an undefined value."""
+
+def _computed_statistics(
+    t: EvaluatorScores, weights: np.ndarray | None
+) -> tuple[dict[str, float | Mapping[str, float]], dict[str, CI | Mapping[str, CI]]]:
+    """Every metric row with a ``compute`` (harness.vocab.metrics) on ``t``, and its pointwise
+    95 % prompt-bootstrap interval from the metric engine's draws (none when the bootstrap
+    is off): ``(name → value or key → value, name → CI or key → CI)``."""
+    specs = computed_metrics()
     out: dict[str, float | Mapping[str, float]] = {}
-    for spec in computed_metrics():
+    for spec in specs:
         assert spec.compute is not None
         try:
             value = spec.compute(t)
@@ -500,13 +526,19 @@ def _registered_statistics(t: EvaluatorScores) -> dict[str, float | Mapping[str,
         except AuditError:
             raise
         except Exception as exc:  # user code: any failure, reported with its metric
-            raise AuditError(
-                f"registered statistic {spec.name!r} failed on evaluator {t.evaluator!r}: "
-                f"{type(exc).__name__}: {exc}",
-                where=getattr(spec.compute, "__qualname__", spec.name),
-                hint="fix the statistic's compute function; it receives an EvaluatorScores",
-            ) from exc
-    return out
+            raise _statistic_failed(spec, t, exc) from exc
+    cis: dict[str, CI | Mapping[str, CI]] = {}
+    if weights is None or not specs:
+        return out, cis
+    estimates = engine.computed_estimates(t, weights, specs, points=out,
+                                          guard=lambda spec, exc: _statistic_failed(spec, t, exc))
+    for spec in specs:
+        mine = [e for e in estimates if e.kind == spec.name]
+        if spec.key is None:
+            cis[spec.name] = _ci(mine[0].draws) if mine else NAN_CI
+        else:
+            cis[spec.name] = {str(e.subject): _ci(e.draws) for e in mine}
+    return out, cis
 
 
 def _block(t: EvaluatorScores, block: Any, weights: np.ndarray | None, ofat_env: Envelopes) -> BlockStats:

@@ -97,6 +97,9 @@ class EnvelopeCounts:
     stable_winner: str | None = None
 
 
+RegisteredInterval = Interval | None | Mapping[str, Interval | None]
+
+
 def as_interval(value: Any) -> Interval | None:
     """``[low, high]`` (or a pair) as an :class:`Interval`; ``None`` for anything else."""
     if value is None or isinstance(value, str | bytes | Mapping):
@@ -209,6 +212,15 @@ def as_registered(value: Any) -> Mapping[str, RegisteredValue]:
     out: dict[str, RegisteredValue] = {}
     for name, v in (value.items() if isinstance(value, Mapping) else ()):
         out[str(name)] = as_floats(v) if isinstance(v, Mapping) else finite_or_none(v)
+    return MappingProxyType(out)
+
+
+def as_registered_intervals(value: Any) -> Mapping[str, RegisteredInterval]:
+    """name → ``[lo, hi]`` (a scalar statistic) or key → ``[lo, hi]`` (a keyed one) as
+    :class:`Interval` values (read-only)."""
+    out: dict[str, RegisteredInterval] = {}
+    for name, v in (value.items() if isinstance(value, Mapping) else ()):
+        out[str(name)] = as_intervals(v) if isinstance(v, Mapping) else as_interval(v)
     return MappingProxyType(out)
 
 
@@ -359,6 +371,10 @@ class EvaluatorSummary:
     registered: Mapping[str, RegisteredValue] = field(default_factory=_empty)
     """Statistics registered with a ``compute`` (:func:`harness.vocab.metrics.register_metric`):
     name → value (a mapping key → value for a keyed one); empty when none is registered."""
+    registered_intervals: Mapping[str, RegisteredInterval] = field(default_factory=_empty)
+    """The 95 % bootstrap intervals of the ``registered`` statistics, from the metric engine's
+    draws (:mod:`harness.stats.engine`): name → interval, or key → interval for a keyed one;
+    serialised beside ``rho``'s under ``intervals``."""
 
     def __repr__(self) -> str:
         # short: pytest prints fixture values in a traceback, and the full field dump runs
@@ -406,6 +422,10 @@ class EvaluatorSummary:
                 }
             ),
             registered=as_registered(entry.get(REGISTERED)),
+            registered_intervals=as_registered_intervals(
+                {k: v for k, v in intervals.items() if k not in INTERVAL_METRICS}
+                if isinstance(intervals, Mapping) else {}
+            ),
         )
 
     def to_entry(self) -> dict[str, Any]:
@@ -442,15 +462,23 @@ class EvaluatorSummary:
             entry[REGISTERED] = {
                 k: dict(v) if isinstance(v, Mapping) else v for k, v in self.registered.items()
             }
-        if self.intervals:
+        if self.intervals or self.registered_intervals:
             entry["intervals"] = {
                 name: {k: _pair(ci) for k, ci in values.items()} for name, values in self.intervals.items()
+            } | {
+                name: {k: _pair(ci) for k, ci in v.items()} if isinstance(v, Mapping) else _pair(v)
+                for name, v in self.registered_intervals.items()
             }
         return entry
 
     def interval(self, name: str, key: str | None = None) -> Interval | None:
         """The 95 % interval of a metric (``interval("rho", "pitch")``), ``None`` when it has none."""
         spec = _spec(METRICS, name, key, self.evaluator)
+        if spec.compute is not None:
+            found = self.registered_intervals.get(name)
+            if key is None:
+                return None if isinstance(found, Mapping) else found
+            return found.get(str(key)) if isinstance(found, Mapping) else None
         if name == m.PEAK_RHO:
             return self.peak_rho_ci
         if name == m.INTERACTION_SHARE:

@@ -9,9 +9,11 @@ the built-in defaults and the layering derive from :data:`THRESHOLDS`.
 A :class:`MetricSpec` is one statistic of an evaluator: name (its ``summary.json`` key and
 the name checks use), label, unit, which direction is harmful, what its key is (a factor, a
 probe, a block, ...), the threshold gating it, the release-compare margin, and where it
-appears. The study's statistics are computed by ``stats/audit_stats.py``; a statistic
-registered from outside gives ``compute`` (a function of the evaluator's score arrays) and is
-computed, summarised, checked, carded, reported and compared from this row alone::
+appears. Every metric is estimated by the metric engine (``stats/engine.py``): the study's own
+by its ``STUDY`` estimators; a row with ``compute`` (a function of the evaluator's score
+arrays: a built-in statistic named ``"module:function"``, or one registered from outside) is
+computed, summarised with its interval, checked, carded, reported and compared from this row
+alone::
 
     from harness.vocab.metrics import MetricSpec, ThresholdSpec, register_metric
 
@@ -24,7 +26,10 @@ computed, summarised, checked, carded, reported and compared from this row alone
 ``compute(scores)`` takes a :class:`~harness.stats.table.EvaluatorScores` and returns a float
 (NaN when undefined) or, for a keyed metric, a mapping key → float. ``compute`` may also be
 ``"module:function"`` (a :class:`LazyCompute`, imported on first call): a built-in row here
-points at its statistic in ``harness/stats/`` that way.
+points at its statistic in ``harness/stats/`` that way. ``draws(scores, weights)``, optional
+and given the same ways, returns the statistic's prompt-bootstrap replicates ((B,), or key →
+(B,)) from the (B, P) prompt counts; without it the engine recomputes ``compute`` on each
+draw's resample of the scores.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from typing import TYPE_CHECKING, Literal
 from harness.vocab.registries import Lazy, Registry, VocabularyError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from harness.stats.table import EvaluatorScores
 
 Direction = Literal["max", "min"]
@@ -112,6 +119,9 @@ class ThresholdSpec:
 
 
 Compute = Callable[["EvaluatorScores"], float | Mapping[str, float]]
+#: ``draws(scores, weights)``: the statistic's prompt-bootstrap replicates, (B,) or key → (B,),
+#: from the (B, P) prompt counts of :func:`harness.stats.bootstrap.prompt_weights`.
+Draws = Callable[["EvaluatorScores", "np.ndarray"], "np.ndarray | Mapping[str, np.ndarray]"]
 
 
 #: A ``compute`` given as ``"module:function"``, imported on the first call (the stats modules
@@ -128,9 +138,10 @@ class MetricSpec:
     that gates it by default; ``key_thresholds`` per key where keys are gated differently
     (a probe-keyed metric takes its probe's threshold from the probe registry). ``margin``:
     the release-compare margin in the metric's unit (``None``: not compared). ``places``:
-    where it appears. ``compute``: for a statistic registered from outside the study's code
-    (see the module docstring); the study's own have none. ``summary_path``: where its value
-    sits in a ``summary.json`` evaluator entry when that is not its own name.
+    where it appears. ``compute``: for a statistic with its own function (see the module
+    docstring); the study's own have none (the engine's ``STUDY`` estimators compute them).
+    ``draws``: that statistic's vectorised bootstrap replicates (optional). ``summary_path``:
+    where its value sits in a ``summary.json`` evaluator entry when that is not its own name.
     """
 
     name: str
@@ -146,10 +157,15 @@ class MetricSpec:
     description: str = ""
     compute: Compute | str | None = None
     summary_path: tuple[str, ...] = ()
+    draws: Draws | str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.compute, str):  # "module:function", imported on first use
             object.__setattr__(self, "compute", LazyCompute(self.compute))
+        if isinstance(self.draws, str):
+            object.__setattr__(self, "draws", LazyCompute(self.draws))
+        if self.draws is not None and self.compute is None:
+            raise VocabularyError(f"metric {self.name!r}: draws needs a compute (its point estimate)")
         if self.harmful not in (1, -1):
             raise VocabularyError(f"metric {self.name!r}: harmful must be +1 or -1")
         unknown = set(self.places) - EVERYWHERE
