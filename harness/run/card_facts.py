@@ -4,7 +4,7 @@
 numbers and cards depend on, with the card facts (scenes, companion, each evaluator's identity,
 thresholds, baseline card, human agreement), the plain inputs :mod:`harness.cards.assemble`
 gets, so ``t3d-audit validate --deep`` rebuilds every card from the report alone.
-:class:`harness.run.session.AuditSession` delegates to one :class:`RunCards`.
+:class:`harness.run.session.AuditSession` owns one :class:`RunCards` (``session.cards``).
 """
 
 from __future__ import annotations
@@ -180,3 +180,7 @@ class RunCards:
                 evaluator_id, options, self.summaries.summary(evaluator_id), agreement
             )
         return self._cards[evaluator_id]
+
+    def card_id(self, evaluator_id: str) -> str:
+        """The evaluator's card id (``ecc-v1-sha256:…``)."""
+        return str(self.card(evaluator_id)["card_id"])

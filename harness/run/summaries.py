@@ -3,7 +3,7 @@
 Summaries are disk-cached under ``<cache dir>/summaries/<key>.json`` (sealed, written under a
 file lock), keyed by the sha256 of the records files, bootstrap, seed and the statistics'
 sources, so every worker and every rerun reuses them. :class:`harness.run.session.AuditSession`
-delegates to one :class:`SummaryCache`.
+owns one :class:`SummaryCache` (``session.summary_cache``).
 """
 
 from __future__ import annotations
