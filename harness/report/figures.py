@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.numbers import finite_or_nan
+from harness.stats.summary import BlockSummary, EvaluatorSummary
 from harness.vocab.factors import factor_names
-from harness.vocab.metrics import DISCRIMINATION, DISPERSION, ENVELOPES, INTERACTION_SHARE, PEAK_RHO
+from harness.vocab.metrics import DISCRIMINATION, DISPERSION, ENVELOPES
 from harness.vocab.probes import probe_names
 
 _PNG_META = {"Software": None}
@@ -144,10 +145,10 @@ def peak_rho_figure(summary: Mapping[str, Any]) -> tuple[Any, Any]:
     fig, ax = plt.subplots(figsize=(5.0, 0.9 + 0.3 * max(len(evs), 1)))
     top = 1.0
     for i, ev in enumerate(evs):
-        entry = summary["evaluators"][ev]
-        peak = _rho_shown(entry.get(PEAK_RHO))
-        ci = entry.get("peak_rho_ci") or [None, None]
-        lo, hi = _rho_shown(ci[0]), _rho_shown(ci[1])
+        typed = EvaluatorSummary.from_entry(ev, summary["evaluators"][ev])
+        peak = _rho_shown(typed.peak_rho)
+        lo, hi = typed.peak_rho_ci or (None, None)
+        lo, hi = _rho_shown(lo), _rho_shown(hi)
         if math.isfinite(lo) and math.isfinite(hi):
             ax.plot([lo, hi], [i, i], color=OKABE_ITO[5], linewidth=2.5, solid_capstyle="butt")
             top = max(top, hi)
@@ -218,17 +219,17 @@ def interaction_heatmap(summary: Mapping[str, Any], path: Path) -> Path | None:
     ``η² % / crossings``; ``None`` (nothing drawn) when no evaluator has blocks."""
     import numpy as np
 
-    entries = summary["evaluators"]
-    evs = sorted(e for e in entries if entries[e].get("blocks"))
-    blocks = sorted({b for e in evs for b in entries[e]["blocks"]})
+    typed = {e: EvaluatorSummary.from_entry(e, entry) for e, entry in summary["evaluators"].items()}
+    evs = sorted(e for e, s in typed.items() if s.blocks)
+    blocks = sorted({b for e in evs for b in typed[e].blocks})
     if not evs or not blocks:
         return None
     plt = pyplot()
 
-    def cell(e: str, b: str, key: str) -> float:
-        return finite_or_nan((entries[e]["blocks"].get(b) or {}).get(key))
+    def cell(e: str, b: str) -> BlockSummary:
+        return typed[e].blocks.get(b) or BlockSummary()
 
-    data = np.array([[cell(e, b, INTERACTION_SHARE) * 100 for b in blocks] for e in evs])
+    data = np.array([[finite_or_nan(cell(e, b).interaction_share) * 100 for b in blocks] for e in evs])
     fig, ax = plt.subplots(figsize=(2.4 + 1.4 * len(blocks), 1.2 + 0.35 * len(evs)))
     image = ax.imshow(np.ma.masked_invalid(data), cmap="magma", vmin=0.0, vmax=100.0, aspect="auto")
     ax.set_xticks(range(len(blocks)), [b.replace(":", " × ") for b in blocks], rotation=20, ha="right")
@@ -236,7 +237,7 @@ def interaction_heatmap(summary: Mapping[str, Any], path: Path) -> Path | None:
     for i, e in enumerate(evs):
         for j, b in enumerate(blocks):
             if math.isfinite(data[i, j]):
-                crossings = cell(e, b, "sign_crossings")
+                crossings = finite_or_nan(cell(e, b).sign_crossings)
                 text = f"{data[i, j]:.1f}%" + (f" / {crossings:.0f}×" if math.isfinite(crossings) else "")
                 ax.text(j, i, text, ha="center", va="center", fontsize=6,
                         color="white" if data[i, j] < 60 else "black")
