@@ -580,10 +580,7 @@ def audit_records(audit_session: AuditSession, audit_evaluator: str) -> pd.DataF
 def audit_summary(audit_session: AuditSession, audit_evaluator: str) -> EvaluatorSummary:
     """The evaluator's statistics, typed (``harness.stats.summary.EvaluatorSummary``), from its
     disk-cached summary entry (docs/formats.md "summary.json") with its bootstrap intervals."""
-    from harness.stats.summary import EvaluatorSummary
-
-    entry = _guard(lambda: audit_session.summary_cache.summary(audit_evaluator))
-    return EvaluatorSummary.from_entry(audit_evaluator, entry)
+    return _guard(lambda: audit_session.summary_cache.evaluator_summary(audit_evaluator))
 
 
 @pytest.fixture
@@ -630,9 +627,7 @@ def audit_card(audit_session: AuditSession, audit_evaluator: str) -> dict[str, A
 def audit_panel_summary(audit_session: AuditSession) -> PanelSummary:
     """The summary over every selected evaluator, typed (``harness.stats.summary.PanelSummary``:
     simultaneous band, reversals, every evaluator's summary)."""
-    from harness.stats.summary import PanelSummary
-
-    return PanelSummary.from_summary(_guard(lambda: audit_session.summary_cache.panel_summary()))
+    return _guard(lambda: audit_session.summary_cache.panel())
 
 
 #: Fixtures that returned raw summary dicts, removed in favour of the typed ones. A test that
@@ -688,9 +683,9 @@ def audit_check(
     def no_data() -> str | None:
         if evaluator == PANEL:
             return None
-        summary = audit_session.summary_cache.summary(evaluator)
-        if summary.get("failed_share") == 1.0:
-            return f"no successful records: all {summary['failed']} measurements failed"
+        summary = audit_session.summary_cache.evaluator_summary(evaluator)
+        if summary.failed_share == 1.0:
+            return f"no successful records: all {summary.failed} measurements failed"
         return None
 
     return AuditCheck(
@@ -702,20 +697,21 @@ def audit_check(
         declared=audit_session.options.thresholds.is_declared,
         no_data=no_data,
         blocks=lambda: len(audit_session.inputs.scene_set.prompt_ids),
-        absent=lambda name, key: _absent_reason(audit_session, name, key),
+        absent=lambda name, key: _absent_reason(audit_session.inputs, name, key),
     )
 
 
-def _absent_reason(session: AuditSession, name: str, key: str | None) -> str:
+def _absent_reason(inputs: Any, name: str, key: str | None) -> str:
     """Why this run does not measure metric ``name`` at ``key`` (the real cause, see
-    :func:`harness.run.notes.absent_reason`)."""
+    :func:`harness.run.notes.absent_reason`); ``inputs``: the run's
+    :class:`~harness.run.inputs.RunInputs` (its profile and scene set)."""
     from harness.run.notes import absent_reason
     from harness.stats.summary import metric_kind
 
-    profile = session.inputs.profile
+    profile = inputs.profile
     return f"{name}[{key}] is not measured in this run: " + absent_reason(
         metric_kind(name), key, profile=profile.name, profile_factors=profile.levels,
-        profile_probes=profile.probes, scene_kind=session.inputs.scene_set.kind,
+        profile_probes=profile.probes, scene_kind=inputs.scene_set.kind,
     )
 
 

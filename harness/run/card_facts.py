@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from harness.vocab.metrics import HUMAN_AGREEMENT
+
 if TYPE_CHECKING:
     from harness.checks.thresholds import Thresholds
     from harness.run.human import RunHumanRatings
@@ -91,7 +93,7 @@ class RunCards:
                     "thresholds": self._thresholds().for_evaluator(ev),
                     **({"baseline_card_id": self.baseline_card_ids[ev]}
                        if ev in self.baseline_card_ids else {}),
-                    **({"human_agreement": self.human.card_figures(ev)} if self.human.ratings else {}),
+                    **({HUMAN_AGREEMENT: self.human.card_figures(ev)} if self.human.ratings else {}),
                     **self._search_fact(ev),
                 }
                 for ev in sorted(evaluators)
