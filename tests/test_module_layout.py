@@ -4,6 +4,7 @@ contained. Every import counts, lazy ones inside functions and ``TYPE_CHECKING``
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache  # every rule reads the same files: parse each once
+def _imports(path: Path) -> frozenset[str]:
     """Every module ``path`` imports anywhere in its body (``from a import b`` gives a and a.b)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -25,7 +27,7 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
+    return frozenset(found)
 
 
 MODULES = {_module(p): p for p in sorted(HARNESS.rglob("*.py"))}
