@@ -18,6 +18,7 @@ from harness.measure.images import MeasureStats, measure
 from harness.measure.plan import build_plan
 from harness.protocol.configurations import get_profile
 from harness.report.writer import write_report
+from harness.run.result import run_result
 from harness.run.session import AuditOptions, AuditSession
 from harness.scenes.sceneset import SceneSet
 from harness.testing import BoxRasterizer, TinySpec, write_tiny_scene_set
@@ -49,11 +50,11 @@ def main() -> None:
             extra_evaluators=[spec, TinySpec("bench-pairs", grid=False)],
         )
         t = time.perf_counter()
-        for ev in session.specs:
-            session.summary(ev)
+        for ev in session.inputs.specs:
+            session.summary_cache.summary(ev)
         print(f"statistics (B=200, 2 evaluators): {time.perf_counter() - t:.3f} s")
         t = time.perf_counter()
-        written = write_report(session, sorted(session.specs), [])
+        written = write_report(run_result(session, sorted(session.inputs.specs)), [])
         files = sum(1 for p in written.directory.rglob("*") if p.is_file())
         print(f"report: {files} files in {time.perf_counter() - t:.3f} s")
 

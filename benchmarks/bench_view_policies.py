@@ -38,8 +38,8 @@ def main() -> None:
             profile=args.profile, evaluators=evaluators, cache_dir=args.cache_dir,
             bootstrap=args.bootstrap, view_policy=policy,
         ))
-        results[policy] = session.panel_result()
-        print(f"{policy}: {len(session.plan.renders)} renders planned, audit in "
+        results[policy] = session.summary_cache.panel_result()
+        print(f"{policy}: {len(session.inputs.plan.renders)} renders planned, audit in "
               f"{time.perf_counter() - t:.1f} s", flush=True)
     table = table_view_policies(results)
     print(table.to_markdown())

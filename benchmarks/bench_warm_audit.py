@@ -100,20 +100,25 @@ def report_steps(profile: str, repeat: int) -> list[tuple[str, float]]:
     main job's). A step that did not run (a cache hit) is left out."""
     from harness.checks.thresholds import Thresholds
     from harness.core.paths import default_cache_dir
+    from harness.measure import thumbs as measure_thumbs
     from harness.render import host
     from harness.report import html_page, thumbs, writer
+    from harness.run.card_facts import RunCards
+    from harness.run.inputs import RunInputs
+    from harness.run.result import run_result
     from harness.run.session import AuditOptions, AuditSession
+    from harness.run.summaries import SummaryCache
 
     steps = [
         (writer, "write_derived_cached", "derived files (summary, tables, figures)"),
-        (AuditSession, "panel_result", "  of which the panel result"),
+        (SummaryCache, "panel_result", "  of which the panel result"),
         (writer, "write_derived", "  of which computing and drawing them"),
-        (AuditSession, "card", "cards"),
-        (AuditSession, "thumbnails", "thumbnails (cache reads or encoding)"),
+        (RunCards, "card", "cards"),
+        (measure_thumbs, "thumb_images", "thumbnails (cache reads or encoding)"),
         (thumbs, "write_thumbs", "  of which writing them"),
         (writer, "_inputs", "manifest inputs (hashing)"),
         (writer, "build_manifest", "manifest outputs, source, packages"),
-        (AuditSession, "render_host", "render host"),
+        (RunInputs, "render_host", "render host"),
         (html_page, "write_html", "report.html"),
         (html_page, "page_key", "  of which hashing its inputs (page piece key)"),
         (html_page, "build_html", "  of which building the page"),
@@ -130,15 +135,15 @@ def report_steps(profile: str, repeat: int) -> list[tuple[str, float]]:
             options = AuditOptions(profile=profile, report_dir=Path(tmp), cache_dir=default_cache_dir(),
                                    thresholds=thresholds)
             session = AuditSession(options)
-            evaluators = sorted(session.specs)
+            evaluators = sorted(session.inputs.specs)
             for ev in evaluators:  # as the controller has them before it writes
-                session.records(ev)
+                session.record_cache.records(ev)
             timer = StepTimer()
             for owner, name, label in steps:
                 timer.wrap(owner, name, label)
             t = time.perf_counter()
             try:
-                writer.write_report(session, evaluators, [])
+                writer.write_report(run_result(session, evaluators), [])
             finally:
                 timer.undo()
             runs.append({"report writing (total)": time.perf_counter() - t, **timer.totals})

@@ -110,7 +110,8 @@ class WarmInProcess:
         try:
             session = _new_session(config)
             config.stash[SESSION_KEY] = session
-            cached = bool(session.specs) and all(session.records_cached(ev) for ev in session.specs)
+            specs = session.inputs.specs
+            cached = bool(specs) and all(session.record_cache.cached(ev) for ev in specs)
         except Exception:  # undecidable here: pytest_configure reports real problems
             return None
         if cached:  # the printed command line says `-n auto`: say what it became
@@ -132,7 +133,8 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         session.sink = ControllerSink()
     config.stash[SESSION_KEY] = session
-    session.announce_measurements(_uncaptured_line(config))
+    # where each measurement says it starts and ends: the terminal, past pytest's capture
+    session.record_cache.announce = _uncaptured_line(config)
     if not hasattr(config, "workerinput"):
         _check_selection(config, session)
     config.pluginmanager.register(_RunHooks(config), "t3d-audit-run")
@@ -203,7 +205,7 @@ def _check_selection(config: pytest.Config, session: AuditSession) -> None:
     if not (options.evaluators or options.thresholds.overrides):
         return
     try:
-        selected = list(session.specs)
+        selected = list(session.inputs.specs)
     except AuditError as exc:
         raise pytest.UsageError(f"t3d-audit: {exc}") from exc
     for pattern, _values in options.thresholds.overrides:
@@ -251,26 +253,26 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if "audit_evaluator" in names:
             metafunc.parametrize(
                 "audit_evaluator",
-                [pytest.param(e, id=e, marks=pytest.mark.xdist_group(e)) for e in session.specs],
+                [pytest.param(e, id=e, marks=pytest.mark.xdist_group(e)) for e in session.inputs.specs],
             )
-        profile = session.profile
+        profile = session.inputs.profile
         if "audit_factor" in names:
             factors = list(profile.levels)
-            metafunc.parametrize("audit_factor", _factor_params(session, factors))
+            metafunc.parametrize("audit_factor", _factor_params(session.inputs.scene_set.scenes, factors))
         if "audit_shared_factor" in names:
             from harness.vocab.factors import shared_factor_names
 
             shared = [f for f in profile.levels if f in shared_factor_names()]
-            metafunc.parametrize("audit_shared_factor", _factor_params(session, shared, ranks=True))
+            metafunc.parametrize("audit_shared_factor", _factor_params(session.inputs.scene_set.scenes, shared, ranks=True))
         if "audit_probe" in names:
             probes = list(profile.probes)
             metafunc.parametrize("audit_probe", probes, ids=probes)
         if "audit_block" in names:
-            metafunc.parametrize("audit_block", _block_params(session.named_profile))
+            metafunc.parametrize("audit_block", _block_params(session.inputs.named_profile))
         if "audit_presentation_probe" in names:
-            metafunc.parametrize("audit_presentation_probe", _presentation_params(session))
+            metafunc.parametrize("audit_presentation_probe", _presentation_params(session.options.view_policy))
         if "audit_saved_level" in names:  # --audit-profile-file's saved levels (docs/search.md)
-            saved = list(session.saved_levels)
+            saved = list(session.searches.saved_levels)
             metafunc.parametrize("audit_saved_level", saved, ids=saved, indirect=True)
     except AuditError as exc:
         problem = str(exc)
@@ -292,7 +294,7 @@ def factors_left_out(scenes: Sequence[Any]) -> dict[str, int]:
     return counts
 
 
-def _factor_params(session: Any, factors: list[str], ranks: bool = False) -> list[Any]:
+def _factor_params(scenes: Sequence[Any], factors: list[str], ranks: bool = False) -> list[Any]:
     """One parameter per factor. Scenes a factor cannot change are left out of that factor's
     checks only (:func:`factors_left_out`; the terminal summary says how many); a factor that
     can change no scene at all is skipped as "not applicable", never checked as a null effect.
@@ -300,7 +302,6 @@ def _factor_params(session: Any, factors: list[str], ranks: bool = False) -> lis
     with scenes it can change is not applicable either."""
     from harness.measure.plan import factors_not_applicable
 
-    scenes = session.scene_set.scenes
     counts = factors_left_out(scenes)
     params = []
     for f in factors:
@@ -322,7 +323,7 @@ def _factor_params(session: Any, factors: list[str], ranks: bool = False) -> lis
 def _left_out_of(session: Any) -> list[str]:
     """:func:`left_out_lines` of a run that loaded its scene set (a run of other tests loads
     nothing for it and says nothing)."""
-    inputs = getattr(session, "_inputs", None)
+    inputs = getattr(session, "inputs", None)
     if inputs is None or "scene_set" not in vars(inputs):
         return []
     return left_out_lines(inputs.scene_set.scenes)
@@ -348,13 +349,13 @@ def _block_params(profile: Any) -> list[Any]:
     return [pytest.param(None, id="no-blocks", marks=pytest.mark.skip(reason=reason))]
 
 
-def _presentation_params(session: Any) -> list[Any]:
+def _presentation_params(view_policy: str) -> list[Any]:
     """One parameter per presentation probe under ``--audit-view-policy=preset:NAME``; else one
     ``no-preset`` parameter that :func:`_drop_not_presented` removes before the run records its
     collected tests, so runs under other view policies keep their reports byte for byte."""
     from harness.peers.audit_probes import applicable_probes
 
-    probes = applicable_probes(session.options.view_policy)
+    probes = applicable_probes(view_policy)
     if probes:
         return [pytest.param(p, id=p) for p in probes]
     reason = "not applicable: the run audits under no protocol preset (--audit-view-policy=preset:NAME)"
@@ -381,7 +382,7 @@ def _searches(config: pytest.Config) -> bool:
     """Whether the run's profile declares a search block (an unreadable profile: the run's
     other checks say so, with their own message)."""
     try:
-        return audit_session_of(config).named_profile.search is not None
+        return audit_session_of(config).inputs.named_profile.search is not None
     except AuditError:
         return True
 
@@ -558,19 +559,19 @@ def _guard(fn: Callable[[], T]) -> T:
 @pytest.fixture(scope="session")
 def audit_profile(audit_session: AuditSession) -> Profile:
     """The protocol profile (``harness.protocol.configurations.Profile``)."""
-    return _guard(lambda: audit_session.profile)
+    return _guard(lambda: audit_session.inputs.profile)
 
 
 @pytest.fixture(scope="session")
 def audit_scene_set(audit_session: AuditSession) -> SceneSet:
     """The selected frozen scene set (``harness.scenes.sceneset.SceneSet``)."""
-    return _guard(lambda: audit_session.scene_set)
+    return _guard(lambda: audit_session.inputs.scene_set)
 
 
 @pytest.fixture(scope="session")
 def audit_render_plan(audit_session: AuditSession) -> Plan:
     """The measurement plan (``harness.measure.plan.Plan``): rows and the distinct renders."""
-    return _guard(lambda: audit_session.plan)
+    return _guard(lambda: audit_session.inputs.plan)
 
 
 @pytest.fixture(scope="session")
@@ -578,24 +579,21 @@ def audit_renders(audit_session: AuditSession) -> Callable[[ImageKey], np.ndarra
     """``image(row_image_key) -> (H, W, 3) uint8`` through the render cache (or a failure str)."""
     from harness.measure.images import ImageSource
 
-    source = ImageSource(audit_session.plan, audit_session.renderer)
+    source = ImageSource(audit_session.inputs.plan, audit_session.inputs.renderer)
     return source.rgb
 
 
 @pytest.fixture
 def audit_records(audit_session: AuditSession, audit_evaluator: str) -> pd.DataFrame:
     """The evaluator's tidy records (``pandas.DataFrame``), measured once and disk-cached."""
-    return _guard(lambda: audit_session.records(audit_evaluator))
+    return _guard(lambda: audit_session.record_cache.records(audit_evaluator))
 
 
 @pytest.fixture
 def audit_summary(audit_session: AuditSession, audit_evaluator: str) -> EvaluatorSummary:
     """The evaluator's statistics, typed (``harness.stats.summary.EvaluatorSummary``), from its
     disk-cached summary entry (docs/formats.md "summary.json") with its bootstrap intervals."""
-    from harness.stats.summary import EvaluatorSummary
-
-    entry = _guard(lambda: audit_session.summary(audit_evaluator))
-    return EvaluatorSummary.from_entry(audit_evaluator, entry)
+    return _guard(lambda: audit_session.summary_cache.evaluator_summary(audit_evaluator))
 
 
 @pytest.fixture
@@ -605,7 +603,7 @@ def audit_human_agreement(audit_session: AuditSession, audit_evaluator: str) -> 
     applicable (a skip, never a pass)."""
     if audit_session.options.human is None:
         pytest.skip("not applicable: no human ratings given (--audit-human)")
-    return _guard(lambda: audit_session.human_agreement(audit_evaluator))
+    return _guard(lambda: audit_session.human.agreement(audit_evaluator))
 
 
 @pytest.fixture
@@ -618,7 +616,7 @@ def audit_presentation(
     from harness.vocab.metrics import MIN_PRESENTATION_AGREEMENT
 
     threshold = audit_thresholds.get(MIN_PRESENTATION_AGREEMENT)
-    return _guard(lambda: presentation_check(audit_session, audit_evaluator, audit_presentation_probe, threshold))
+    return _guard(lambda: presentation_check(audit_session.inputs, audit_evaluator, audit_presentation_probe, threshold))
 
 
 @pytest.fixture
@@ -626,9 +624,9 @@ def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str,
     """The evaluator's search beyond the grid under the profile's ``search`` block
     (``t3d-audit search --json``'s document, docs/search.md), run once per evaluator and
     shared by workers; tests asking for it are collected only when the profile has the block."""
-    found = _guard(lambda: audit_session.search(audit_evaluator))
+    found = _guard(lambda: audit_session.searches.result(audit_evaluator))
     if found is None:  # collected anyway (e.g. a test file run with another plugin order)
-        pytest.skip(f"not applicable: profile {audit_session.named_profile.name!r} declares no search block")
+        pytest.skip(f"not applicable: profile {audit_session.inputs.named_profile.name!r} declares no search block")
     return found
 
 
@@ -636,22 +634,20 @@ def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str,
 def audit_saved_level(request: pytest.FixtureRequest, audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
     """A saved level of ``--audit-profile-file`` measured for the evaluator on the run's scenes
     against c0 (its objective's effect, 95 % paired prompt-bootstrap interval, threshold)."""
-    return _guard(lambda: audit_session.saved_level(audit_evaluator, request.param))
+    return _guard(lambda: audit_session.searches.saved_level(audit_evaluator, request.param))
 
 
 @pytest.fixture
 def audit_card(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
     """The evaluator's Evaluator Configuration Card (with its ``ecc-v1-sha256:`` id)."""
-    return _guard(lambda: audit_session.card(audit_evaluator))
+    return _guard(lambda: audit_session.cards.card(audit_evaluator))
 
 
 @pytest.fixture
 def audit_panel_summary(audit_session: AuditSession) -> PanelSummary:
     """The summary over every selected evaluator, typed (``harness.stats.summary.PanelSummary``:
     simultaneous band, reversals, every evaluator's summary)."""
-    from harness.stats.summary import PanelSummary
-
-    return PanelSummary.from_summary(_guard(lambda: audit_session.panel_summary()))
+    return _guard(lambda: audit_session.summary_cache.panel())
 
 
 #: Fixtures that returned raw summary dicts, removed in favour of the typed ones. A test that
@@ -687,7 +683,7 @@ def audit_panel() -> NoReturn:
 def audit_thresholds(request: pytest.FixtureRequest, audit_session: AuditSession) -> dict[str, float]:
     """Thresholds for the test's evaluator (overrides applied), or the global ones."""
     evaluator = request.getfixturevalue("audit_evaluator") if "audit_evaluator" in request.fixturenames else PANEL
-    return audit_session.thresholds_for(evaluator)
+    return audit_session.gate_thresholds.for_evaluator(evaluator)
 
 
 @pytest.fixture
@@ -702,14 +698,14 @@ def audit_check(
     request.node.stash[OUTCOMES_KEY] = outcomes
 
     def card_id() -> str:
-        return "" if evaluator == PANEL else audit_session.card_id(evaluator)
+        return "" if evaluator == PANEL else audit_session.cards.card_id(evaluator)
 
     def no_data() -> str | None:
         if evaluator == PANEL:
             return None
-        summary = audit_session.summary(evaluator)
-        if summary.get("failed_share") == 1.0:
-            return f"no successful records: all {summary['failed']} measurements failed"
+        summary = audit_session.summary_cache.evaluator_summary(evaluator)
+        if summary.failed_share == 1.0:
+            return f"no successful records: all {summary.failed} measurements failed"
         return None
 
     return AuditCheck(
@@ -720,21 +716,22 @@ def audit_check(
         skip=lambda reason: pytest.skip(reason),
         declared=audit_session.options.thresholds.is_declared,
         no_data=no_data,
-        blocks=lambda: len(audit_session.scene_set.prompt_ids),
-        absent=lambda name, key: _absent_reason(audit_session, name, key),
+        blocks=lambda: len(audit_session.inputs.scene_set.prompt_ids),
+        absent=lambda name, key: _absent_reason(audit_session.inputs, name, key),
     )
 
 
-def _absent_reason(session: AuditSession, name: str, key: str | None) -> str:
+def _absent_reason(inputs: Any, name: str, key: str | None) -> str:
     """Why this run does not measure metric ``name`` at ``key`` (the real cause, see
-    :func:`harness.run.notes.absent_reason`)."""
+    :func:`harness.run.notes.absent_reason`); ``inputs``: the run's
+    :class:`~harness.run.inputs.RunInputs` (its profile and scene set)."""
     from harness.run.notes import absent_reason
     from harness.stats.summary import metric_kind
 
-    profile = session.profile
+    profile = inputs.profile
     return f"{name}[{key}] is not measured in this run: " + absent_reason(
         metric_kind(name), key, profile=profile.name, profile_factors=profile.levels,
-        profile_probes=profile.probes, scene_kind=session.scene_set.kind,
+        profile_probes=profile.probes, scene_kind=inputs.scene_set.kind,
     )
 
 
@@ -744,8 +741,8 @@ def trim_note_of(session: AuditSession) -> str | None:
     from harness.run.notes import trim_note
 
     try:
-        audited = len(session.scene_set.prompt_ids)
+        audited = len(session.inputs.scene_set.prompt_ids)
     except AuditError:
         return None  # the run reports the problem itself, with its own message
     profiles = {name: p.prompts for name, p in load_profiles().items()}
-    return trim_note(session.named_profile.name, audited, session.prompts_available, profiles)
+    return trim_note(session.inputs.named_profile.name, audited, session.inputs.prompts_available, profiles)

@@ -165,8 +165,8 @@ def baseline_image_and_views(session: AuditSession) -> tuple[Any, list[Any]]:
     (an image evaluator's input under a multi-view policy, and what it was made from)."""
     from harness.measure.images import ImageSource
 
-    row = next(r for r in session.plan.rows if r.factor == "baseline")
-    source = ImageSource(session.plan, session.renderer)
+    row = next(r for r in session.inputs.plan.rows if r.factor == "baseline")
+    source = ImageSource(session.inputs.plan, session.inputs.renderer)
     (image,) = source.scored_images(row.image)
     return image, [source.rgb(v) for v in row.image.view_keys()]
 

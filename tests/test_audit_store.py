@@ -25,7 +25,7 @@ def test_a_read_only_store_reports_what_is_missing_and_how_to_fill_it(tmp_path):
     url = (tmp_path / "store").as_uri()
     session = _session(tmp_path, "a", url)
     with pytest.raises(StoreIncomplete) as err:
-        session.records("tiny-grid")
+        session.record_cache.records("tiny-grid")
     text = err.value.render()
     assert "score pairs that evaluator tiny-grid needs" in text
     assert f"t3d-audit materialize --profile smoke --store {url}" in text
@@ -37,15 +37,15 @@ def test_a_read_only_store_reports_what_is_missing_and_how_to_fill_it(tmp_path):
 def test_fill_local_publishes_then_a_fresh_reader_gets_identical_records(tmp_path):
     url = (tmp_path / "store").as_uri()
     filler = _session(tmp_path, "fill", url, fill="local")
-    filled = {e: filler.records(e) for e in ("tiny-grid", "tiny-pairs")}
-    assert filler.measure_stats["tiny-grid"].scored_pairs > 0
+    filled = {e: filler.record_cache.records(e) for e in ("tiny-grid", "tiny-pairs")}
+    assert filler.record_cache.measure_stats["tiny-grid"].scored_pairs > 0
     assert open_store(url).list("scores")
     reader = _session(tmp_path, "read", url)
     for evaluator, frame in filled.items():
-        assert reader.records(evaluator).equals(frame)
-        stats = reader.measure_stats[evaluator]
+        assert reader.record_cache.records(evaluator).equals(frame)
+        stats = reader.record_cache.measure_stats[evaluator]
         assert stats.scored_pairs == 0 and not stats.model_loaded
-        assert stats.cached_pairs == filler.measure_stats[evaluator].scored_pairs
+        assert stats.cached_pairs == filler.record_cache.measure_stats[evaluator].scored_pairs
 
 
 def test_store_options_are_validated_at_configure_time(pytester):

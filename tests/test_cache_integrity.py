@@ -262,7 +262,7 @@ def make_session(tmp_path: Path) -> AuditSession:
 def clean(tmp_path):
     """A session whose records and summary are cached, and what it computed."""
     session = make_session(tmp_path)
-    return tmp_path, session.records("tiny-grid"), session.summary("tiny-grid")
+    return tmp_path, session.record_cache.records("tiny-grid"), session.summary_cache.summary("tiny-grid")
 
 
 def test_edited_records_file_is_discarded_and_remeasured(clean):
@@ -273,10 +273,10 @@ def test_edited_records_file_is_discarded_and_remeasured(clean):
     write_records(edited, path)
     session = make_session(tmp_path)
     with pytest.warns(CacheCorruptionWarning, match="records cache entry"):
-        pd.testing.assert_frame_equal(session.records("tiny-grid"), records)
-    assert session.summary("tiny-grid") == summary
+        pd.testing.assert_frame_equal(session.record_cache.records("tiny-grid"), records)
+    assert session.summary_cache.summary("tiny-grid") == summary
     assert session.worker_facts()["cache_discarded"] == {"records": 1}
-    assert session.measure_stats["tiny-grid"].images > 0  # measured again
+    assert session.record_cache.measure_stats["tiny-grid"].images > 0  # measured again
 
 
 @pytest.mark.parametrize("damage", ["edit", "truncate"])
@@ -292,15 +292,15 @@ def test_bad_summaries_file_is_discarded_and_recomputed(clean, damage):
         path.write_bytes(data[:i] + (b"7" if data[i : i + 1] != b"7" else b"3") + data[i + 1 :])
     session = make_session(tmp_path)
     with pytest.warns(CacheCorruptionWarning, match="summaries cache entry"):
-        assert session.summary("tiny-grid") == summary
+        assert session.summary_cache.summary("tiny-grid") == summary
     assert session.worker_facts()["cache_discarded"] == {"summaries": 1}
-    assert make_session(tmp_path).summary("tiny-grid") == summary  # re-published, sound
+    assert make_session(tmp_path).summary_cache.summary("tiny-grid") == summary  # re-published, sound
 
 
 def test_clean_cache_reports_no_discards(clean):
     tmp_path, records, summary = clean
     session = make_session(tmp_path)
-    pd.testing.assert_frame_equal(session.records("tiny-grid"), records)
-    assert session.summary("tiny-grid") == summary
+    pd.testing.assert_frame_equal(session.record_cache.records("tiny-grid"), records)
+    assert session.summary_cache.summary("tiny-grid") == summary
     assert session.worker_facts()["cache_discarded"] == {}
-    assert "tiny-grid" not in session.measure_stats  # nothing measured: all from the cache
+    assert "tiny-grid" not in session.record_cache.measure_stats  # nothing measured: all from the cache

@@ -167,29 +167,29 @@ def _forge_records(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
 def test_forged_records_entry_is_served_with_plain_seals(tmp_path):
     """The attack of issue 26 item 4: without a key the forgery passes (hence --rescore)."""
     session = tiny_session(tmp_path, [TinySpec("tiny-grid")])
-    session.records("tiny-grid")
+    session.record_cache.records("tiny-grid")
     _forge_records(tmp_path)
-    served = tiny_session(tmp_path, [TinySpec("tiny-grid")]).records("tiny-grid")
+    served = tiny_session(tmp_path, [TinySpec("tiny-grid")]).record_cache.records("tiny-grid")
     assert served.loc[0, "score"] == pytest.approx(read_records(next((tmp_path / "cache" / "records").glob("*.csv"))).loc[0, "score"])
 
 
 def test_forged_records_entry_is_discarded_with_a_key(monkeypatch, tmp_path):
     monkeypatch.setenv(cacheseal.KEY_ENV, KEY_A)
-    clean = tiny_session(tmp_path, [TinySpec("tiny-grid")]).records("tiny-grid")
+    clean = tiny_session(tmp_path, [TinySpec("tiny-grid")]).record_cache.records("tiny-grid")
     _forge_records(tmp_path)
     session = tiny_session(tmp_path, [TinySpec("tiny-grid")])
     with pytest.warns(CacheCorruptionWarning, match="records cache entry .*no keyed seal"):
-        pd.testing.assert_frame_equal(session.records("tiny-grid"), clean)
+        pd.testing.assert_frame_equal(session.record_cache.records("tiny-grid"), clean)
     assert session.worker_facts()["cache_discarded"] == {"records": 1}
 
 
 def test_cache_sealed_with_one_key_is_recomputed_under_another(monkeypatch, tmp_path):
     monkeypatch.setenv(cacheseal.KEY_ENV, KEY_A)
-    clean = tiny_session(tmp_path, [TinySpec("tiny-grid")]).records("tiny-grid")
+    clean = tiny_session(tmp_path, [TinySpec("tiny-grid")]).record_cache.records("tiny-grid")
     monkeypatch.setenv(cacheseal.KEY_ENV, KEY_B)
     session = tiny_session(tmp_path, [TinySpec("tiny-grid")])
     with pytest.warns(CacheCorruptionWarning):
-        pd.testing.assert_frame_equal(session.records("tiny-grid"), clean)
+        pd.testing.assert_frame_equal(session.record_cache.records("tiny-grid"), clean)
     assert session.worker_facts()["cache_discarded"].get("records") == 1
 
 

@@ -24,7 +24,7 @@ def session(tmp_path_factory):
 
 
 def test_an_evaluator_without_protocol_effect_agrees_fully(session):
-    card = session.card("planted-robust")
+    card = session.cards.card("planted-robust")
     validate_card(card)
     check = card["companion_check"]
     assert check["kind"] == "geometry_grounded"
@@ -38,14 +38,14 @@ def test_an_evaluator_without_protocol_effect_agrees_fully(session):
 
 
 def test_a_layout_blind_evaluator_misses_the_broken_layouts(session):
-    scrambled = session.card("planted-bow")["companion_check"]["agreement"]["probes"]["scrambled"]
+    scrambled = session.cards.card("planted-bow")["companion_check"]["agreement"]["probes"]["scrambled"]
     # it sees which objects are there, not where: scrambles the companion flags look intact
     assert scrambled["drop_credit"] <= 0.7 and scrambled["n_edits"] > 0
 
 
 @pytest.mark.parametrize("evaluator", ["planted-robust", "planted-bow", "planted-pitch"])
 def test_the_prose_states_the_numbers_of_the_data(session, evaluator):
-    check = session.card(evaluator)["companion_check"]
+    check = session.cards.card(evaluator)["companion_check"]
     got, text = check["agreement"], check["details"]
     assert f"orders {100 * got['pair_agreement']:.0f}% of the {got['n_pairs']} within-prompt" in text
     assert f"Kendall tau-b {got['ranking_tau']:+.2f};" in text
@@ -55,7 +55,7 @@ def test_the_prose_states_the_numbers_of_the_data(session, evaluator):
 
 
 def test_the_companion_card_says_what_it_is(session):
-    check = session.card("companion")["companion_check"]
+    check = session.cards.card("companion")["companion_check"]
     assert check["kind"] == "geometry_grounded"
     assert check["details"].startswith("this evaluator is the symbolic companion `companion`")
     assert "agreement" not in check  # nothing to agree with: itself
@@ -65,7 +65,7 @@ def test_without_a_companion_the_field_is_not_reported(tmp_path):
     options = AuditOptions(
         profile="smoke", evaluators=("planted-robust",), cache_dir=tmp_path, bootstrap=20
     )
-    card = AuditSession(options).card("planted-robust")
+    card = AuditSession(options).cards.card("planted-robust")
     assert card["companion_check"]["kind"] == NOT_REPORTED
     assert any("companion" in m for m in card["released_or_missing_evidence"]["known_missing"])
 
@@ -74,7 +74,7 @@ def test_the_schema_rejects_malformed_agreement_data(session):
     from harness.cards import card_id
     from harness.core.errors import CardError
 
-    card = copy.deepcopy(session.card("planted-robust"))
+    card = copy.deepcopy(session.cards.card("planted-robust"))
     del card["companion_check"]["agreement"]["n_pairs"]
     card["card_id"] = card_id(card)
     with pytest.raises(CardError, match="n_pairs"):

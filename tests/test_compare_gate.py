@@ -239,7 +239,7 @@ def test_noise_floor_rerun_with_other_batch_size_and_threads(tmp_path):
             options = AuditOptions(profile="smoke", evaluators=("ref-vit-clip",), scenes=tmp_path / "scenes",
                                    cache_dir=tmp_path / f"cache-{batch}", batch_size=batch, device="cpu")
             session = AuditSession(options, renderer_factory=lambda _cache: BoxRasterizer())
-            runs.append(session.records("ref-vit-clip"))
+            runs.append(session.record_cache.records("ref-vit-clip"))
     finally:
         torch.set_num_threads(threads)
     key = ["scene_sha256", "factor", "level", "caption"]

@@ -23,6 +23,7 @@ from harness.core.paths import REPO_ROOT
 from harness.protocol.records import read_records, write_records
 from harness.release.baselines import load_release, release_problems, save_baseline, unpaired
 from harness.report.writer import write_report
+from harness.run.result import run_result
 from harness.run.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer
 
@@ -34,8 +35,8 @@ def reports(tmp_path_factory):
     options = AuditOptions(profile="smoke", evaluators=("planted-robust", "planted-bow"),
                            cache_dir=tmp / "cache", report_dir=tmp / "reports", bootstrap=20)  # fmt: skip
     session = AuditSession(options, renderer_factory=lambda _: BoxRasterizer())
-    both = write_report(session, ["planted-bow", "planted-robust"], []).directory
-    robust = write_report(session, ["planted-robust"], []).directory
+    both = write_report(run_result(session, ["planted-bow", "planted-robust"]), []).directory
+    robust = write_report(run_result(session, ["planted-robust"]), []).directory
     return {"both": both, "robust": robust}
 
 

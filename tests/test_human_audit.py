@@ -122,12 +122,12 @@ def test_human_thresholds_stay_out_of_runs_without_human_data(tmp_path):
     plain = Thresholds.from_table({k: v for k, v in gates.items() if k not in left_out})
     without = AuditSession(AuditOptions(profile="smoke", thresholds=full))
     assert without.gate_thresholds.to_dict() == plain.without(("max_interaction_share", "max_block_sign_crossings")).to_dict()
-    assert "min_human_agreement" not in without.thresholds_for("x")
-    assert without.human_source() is None
+    assert "min_human_agreement" not in without.gate_thresholds.for_evaluator("x")
+    assert without.human.source() is None
     scale = write_panel(tmp_path / "panel.csv")
     human = AuditSession(AuditOptions(profile="smoke", thresholds=full, human=HumanInput(tmp_path / "panel.csv", scale)))
-    assert human.thresholds_for("x")["max_human_agreement_drop"] == gates["max_human_agreement_drop"]
-    assert human.human_source()["simulated"] is True
+    assert human.gate_thresholds.for_evaluator("x")["max_human_agreement_drop"] == gates["max_human_agreement_drop"]
+    assert human.human.source()["simulated"] is True
 
 
 def test_run_id_depends_on_human_data_only_when_given():
@@ -154,7 +154,7 @@ def test_simulated_panel_recovers_alpha_and_ceiling_through_the_audit_session(tm
                            report_dir=tmp_path / "reports", bootstrap=400,
                            human=HumanInput(tmp_path / "panel.csv", scale))
     session = AuditSession(options, extra_evaluators=[companion_spec()])
-    found = session.human_agreement("companion")
+    found = session.human.agreement("companion")
     assert found["join"]["joined"] == 36 and found["human"]["raters"] == RATERS
     a_lo, a_hi = found["human"]["ci"]["krippendorff_alpha_interval"]
     assert a_lo <= RELIABILITY <= a_hi, (a_lo, a_hi)
@@ -162,7 +162,7 @@ def test_simulated_panel_recovers_alpha_and_ceiling_through_the_audit_session(tm
     assert c_lo <= noise_ceiling(RELIABILITY, RATERS) <= c_hi, (c_lo, c_hi)
     # the companion is protocol-invariant: every factor's agreement equals c0's
     assert all(abs(f["max_drop"]) < 1e-9 for f in found["factors"].values())
-    card = session.card("companion")
+    card = session.cards.card("companion")
     assert card["human_agreement"]["data"]["sha256"] == found["source"]["sha256"]
 
 

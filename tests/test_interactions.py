@@ -315,10 +315,10 @@ def test_block_thresholds_leave_ofat_runs_alone():
     assert full.without(block_thresholds()).to_dict() == plain.to_dict()
     smoke = AuditSession(AuditOptions(profile="smoke", thresholds=full))
     assert smoke.gate_thresholds.to_dict() == plain.to_dict()
-    assert "max_interaction_share" not in smoke.thresholds_for("xy")
+    assert "max_interaction_share" not in smoke.gate_thresholds.for_evaluator("xy")
     inter = AuditSession(AuditOptions(profile="interactions", thresholds=full))
     assert inter.gate_thresholds is full
-    assert inter.thresholds_for("xy")["max_block_sign_crossings"] == 1
+    assert inter.gate_thresholds.for_evaluator("xy")["max_block_sign_crossings"] == 1
 
 
 def test_validate_coverage_requires_every_block_cell():

@@ -17,6 +17,7 @@ from harness.protocol.configurations import get_profile
 from harness.report.terminal import render_table, rows_from
 from harness.report.validation import check_coverage, validate_report
 from harness.report.writer import write_report
+from harness.run.result import run_result
 from harness.run.session import AuditSession
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
@@ -35,7 +36,7 @@ def report(tmp_path_factory):
     mp.setenv("OPENAI_API_KEY", SECRET)
     try:
         session = make_session(tmp)
-        written = write_report(session, sorted(session.specs), [])
+        written = write_report(run_result(session, sorted(session.inputs.specs)), [])
     finally:
         mp.undo()
     return tmp, written
@@ -80,7 +81,7 @@ def test_rewriting_the_same_inputs_gives_identical_bytes(report):
     tmp, written = report
     before = {p.relative_to(written.directory): p.read_bytes() for p in written.directory.rglob("*") if p.is_file()}
     session = make_session(tmp)
-    again = write_report(session, sorted(session.specs), [])
+    again = write_report(run_result(session, sorted(session.inputs.specs)), [])
     assert again.directory == written.directory
     after = {p.relative_to(again.directory): p.read_bytes() for p in again.directory.rglob("*") if p.is_file()}
     before.pop(next(k for k in before if k.name == "manifest.json"))

@@ -4,6 +4,7 @@ contained. Every import counts, lazy ones inside functions and ``TYPE_CHECKING``
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache  # every rule reads the same files: parse each once
+def _imports(path: Path) -> frozenset[str]:
     """Every module ``path`` imports anywhere in its body (``from a import b`` gives a and a.b)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -25,7 +27,7 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
+    return frozenset(found)
 
 
 MODULES = {_module(p): p for p in sorted(HARNESS.rglob("*.py"))}
@@ -85,6 +87,37 @@ def test_cards_never_import_the_session():
     sessions = [m for m in MODULES if m.startswith("harness.run.")]
     assert "harness.run.session" in sessions
     assert [m for s in sessions for m in _importers_of(s) if m.startswith("harness.cards")] == []
+
+
+def test_the_report_and_the_release_gate_never_import_the_session():
+    """They take a typed run result (``harness.report.run_result.RunResult``,
+    ``harness.run.result.GatedRun``), never the session; the session forwards nothing."""
+    takers = [m for m in MODULES if m.startswith("harness.report") or m == "harness.release.gate"]
+    assert [m for m in _importers_of("harness.run.session") if m in takers] == []
+    from harness.run.session import AuditSession
+
+    own = {n for n, v in vars(AuditSession).items() if not n.startswith("__")}
+    assert own == {"gate_thresholds", "presents_probes", "run_id", "worker_facts"}, own
+
+
+def _private_uses(path: Path) -> list[str]:
+    """``obj._name`` on anything but ``self``/``cls``, and ``from harness.x import _name``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("harness"):
+            found += [f"{path.name}:{node.lineno}: {a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+@pytest.mark.parametrize("prefix", ["harness.report", "harness.run", "harness.cards", "harness.release",
+                                    "harness.plugin", "harness.commands.materialize"])
+def test_no_module_uses_another_modules_private_members(prefix):
+    hits = [h for m, p in MODULES.items() if m == prefix or m.startswith(prefix + ".") for h in _private_uses(p)]
+    assert hits == []
 
 
 #: The measurement side: what turns scenes into renders, images and scores.

@@ -171,21 +171,22 @@ def test_an_object_set_audits_into_a_valid_report(tmp_path: Path) -> None:
     (regression: validate counted those probes as missing rows)."""
     from harness.report.validation import validate_report
     from harness.report.writer import write_report
+    from harness.run.result import run_result
     from harness.testing import TinySpec
     from tests._audit_project import tiny_session
 
     _object_set(tmp_path / "scenes")  # where tiny_session looks
     session = tiny_session(tmp_path, [TinySpec("tiny-grid")])
-    assert session.profile.scene_kind == "object" and session.profile.c0.pitch_deg == 60.0
-    records = session.records("tiny-grid")
+    assert session.inputs.profile.scene_kind == "object" and session.inputs.profile.c0.pitch_deg == 60.0
+    records = session.record_cache.records("tiny-grid")
     base = records[records["factor"] == "baseline"]
-    assert sorted(base["caption"].unique()) == sorted(session.scene_set.prompts.values())
+    assert sorted(base["caption"].unique()) == sorted(session.inputs.scene_set.prompts.values())
     assert set(records.loc[records["factor"] == "probe", "level"]) <= {"worst_objects"}
-    written = write_report(session, ["tiny-grid"], [])
+    written = write_report(run_result(session, ["tiny-grid"]), [])
     manifest = json.loads((written.directory / "manifest.json").read_text())
     assert manifest["options"]["card_facts"]["scenes"]["kind"] == "object"
     na = manifest["options"]["probes_not_applicable"]
-    assert len(na) == len(session.scene_set.scenes)
+    assert len(na) == len(session.inputs.scene_set.scenes)
     assert all({"keep_half", "biggest_only", "scrambled"} <= set(v) for v in na.values())
     card = json.loads((written.directory / "cards" / "tiny-grid.json").read_text())
     assert card["render_protocol"]["camera"]["pitch_deg"] == 60.0

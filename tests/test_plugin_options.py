@@ -44,7 +44,7 @@ def test_plain():
 def test_options(audit_session):
     o = audit_session.options
     print("OPTIONS", o.profile, o.evaluators, o.bootstrap, o.seed, o.report_dir.name, o.cache_dir.name)
-    print("THRESHOLDS", audit_session.thresholds_for("tiny-grid"))
+    print("THRESHOLDS", audit_session.gate_thresholds.for_evaluator("tiny-grid"))
 """
 
 

@@ -67,13 +67,13 @@ def test_plan_scores_the_mean_of_the_preset_views(sessions):
     from harness.measure.images import ImageSource
 
     s = sessions["preset:3dcodebench"]
-    row = next(r for r in s.plan.rows if r.factor == "baseline")
+    row = next(r for r in s.inputs.plan.rows if r.factor == "baseline")
     assert len(row.image.views) == 4 and row.image.policy == "preset:3dcodebench"
     assert sorted(v.yaw_deg for v in row.image.views) == [45.0, 135.0, 225.0, 315.0]
-    views = ImageSource(s.plan, s.renderer).scored_images(row.image)
+    views = ImageSource(s.inputs.plan, s.inputs.renderer).scored_images(row.image)
     evaluator = TinySpec("tiny-pairs", grid=False).build()
     scores = [evaluator.score([im], [row.caption])[0].score for im in views]
-    rec = s.records("tiny-pairs")
+    rec = s.record_cache.records("tiny-pairs")
     got = rec[(rec.factor == "baseline") & (rec.generator == row.generator) & (rec.prompt_id == row.prompt_id)]
     assert got.score.item() == pytest.approx(math.fsum(scores) / 4, rel=1e-12)
     assert set(rec["view_policy"]) == {"preset:3dcodebench"}
@@ -89,16 +89,16 @@ def test_tiled_preset_scores_one_4_by_2_grid(sessions):
 def test_cards_record_the_preset_and_its_parameters(sessions):
     from harness.cards.card_format import validate_card
 
-    ids = {sessions["single"].card("tiny-grid")["card_id"]}
+    ids = {sessions["single"].cards.card("tiny-grid")["card_id"]}
     for policy in POLICIES:
-        card = sessions[policy].card("tiny-grid")
+        card = sessions[policy].cards.card("tiny-grid")
         validate_card(card)
         vp = card["view_policy"]
         assert vp["view_rule"] == policy and vp["protocol"] == get_preset(policy.split(":")[1]).to_dict()
         assert vp["policy"] == ("sheet" if policy.endswith("defectbench") else "averaged")
         ids.add(card["card_id"])
     assert len(ids) == 3
-    assert "protocol" not in sessions["single"].card("tiny-grid")["view_policy"]
+    assert "protocol" not in sessions["single"].cards.card("tiny-grid")["view_policy"]
 
 
 def test_records_accept_preset_policies_only():

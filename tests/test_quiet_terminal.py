@@ -96,12 +96,13 @@ def test_a_warm_run_says_the_printed_minus_n_auto_starts_no_workers(monkeypatch,
 
     from harness import plugin
 
-    session = types.SimpleNamespace(specs={"a": 1, "b": 2}, records_cached=lambda ev: True)
+    cache = types.SimpleNamespace(cached=lambda ev: True)
+    session = types.SimpleNamespace(inputs=types.SimpleNamespace(specs={"a": 1, "b": 2}), record_cache=cache)
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     monkeypatch.setattr(plugin, "_new_session", lambda config: session)
     config = types.SimpleNamespace(stash={})
     assert plugin.WarmInProcess().pytest_xdist_auto_num_workers(config) == 0
     assert "runs in this process (-n auto starts no workers)" in capsys.readouterr().out
-    session.records_cached = lambda ev: ev == "a"
+    cache.cached = lambda ev: ev == "a"
     assert plugin.WarmInProcess().pytest_xdist_auto_num_workers(config) is None
     assert capsys.readouterr().out == ""

@@ -151,7 +151,7 @@ def test_scoring_on_ray_stores_the_scores_the_local_backend_stores(ray_cluster, 
     again = score_plan(session("again", ray_url), backend="ray", log=lambda _: None)
     assert all(s.scored_pairs == 0 and not s.model_loaded for s in again.values())
     reader = session("read", ray_url, fill="none")  # pytest --audit-store reads them back
-    assert reader.records("tiny-grid").equals(session("read2", local_url, "none").records("tiny-grid"))
+    assert reader.record_cache.records("tiny-grid").equals(session("read2", local_url, "none").record_cache.records("tiny-grid"))
 
 
 def test_a_hung_render_times_out_its_actor_is_replaced_and_the_rest_completes(

@@ -15,6 +15,7 @@ from harness.core import cacheseal
 from harness.measure import thumbs as measure_thumbs
 from harness.report import html_page, pieces, writer
 from harness.report.writer import write_report
+from harness.run.result import run_result
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
 
@@ -35,7 +36,7 @@ def without_manifest(files: dict[str, bytes]) -> dict[str, bytes]:
 def cold(tmp_path):
     """A report written with empty piece caches: (session options' tmp root, its files)."""
     session = make_session(tmp_path)
-    written = write_report(session, sorted(session.specs), [])
+    written = write_report(run_result(session, sorted(session.inputs.specs)), [])
     return tmp_path, files_of(written.directory)
 
 
@@ -56,13 +57,13 @@ def test_a_warm_report_reuses_every_piece_and_is_byte_identical(cold, monkeypatc
     assert list((cache / pieces.PIECES_DIR / "derived").rglob("*.bin"))
     assert list((cache / pieces.PIECES_DIR / "html-sections").rglob("*.bin"))
     session = make_session(tmp)
-    _forbid(monkeypatch, type(session), "panel_result")  # no statistics on the controller
+    _forbid(monkeypatch, type(session.summary_cache), "panel_result")  # no statistics on the controller
     _forbid(monkeypatch, measure_thumbs, "encode_thumb")  # no thumbnail encoded
     _forbid(monkeypatch, writer, "write_derived")  # no table or figure drawn
     _forbid(monkeypatch, html_page, "build_html")  # the whole page came from its piece
     renders = []
-    monkeypatch.setattr(type(session.renderer), "render", lambda *a: renders.append(a) or 1 / 0)
-    again = write_report(session, sorted(session.specs), [])
+    monkeypatch.setattr(type(session.inputs.renderer), "render", lambda *a: renders.append(a) or 1 / 0)
+    again = write_report(run_result(session, sorted(session.inputs.specs)), [])
     assert renders == []  # thumbnails came from the thumbnail cache, not from the renders
     after = files_of(again.directory)
     assert without_manifest(after) == without_manifest(before)
@@ -76,33 +77,33 @@ def test_a_changed_page_reuses_its_thumbnail_sections(cold, monkeypatch, tmp_pat
     session = make_session(tmp)
     _forbid(monkeypatch, html_page, "_strips")  # results.json changed, the strips did not
     _forbid(monkeypatch, html_page, "_probe_pairs")
-    page = files_of(write_report(session, sorted(session.specs), [result]).directory)
+    page = files_of(write_report(run_result(session, sorted(session.inputs.specs)), [result]).directory)
     monkeypatch.undo()
     other = tmp_path_factory.mktemp("other-cache")
     fresh = make_session(tmp, cache_dir=other / "cache", report_dir=other / "reports")
-    assert files_of(write_report(fresh, sorted(fresh.specs), [result]).directory) == page
+    assert files_of(write_report(run_result(fresh, sorted(fresh.inputs.specs)), [result]).directory) == page
 
 
 def test_a_report_from_other_empty_caches_equals_the_cached_one(cold, tmp_path_factory):
     tmp, before = cold
     other = tmp_path_factory.mktemp("fresh-cache")
     session = make_session(tmp, cache_dir=other / "cache", report_dir=other / "reports")
-    fresh = files_of(write_report(session, sorted(session.specs), []).directory)
+    fresh = files_of(write_report(run_result(session, sorted(session.inputs.specs)), []).directory)
     assert fresh == before
 
 
 def test_changed_records_miss_the_derived_piece(cold):
     tmp, _ = cold
     session = make_session(tmp)
-    evaluators = sorted(session.specs)
-    key = writer.derived_key(session, evaluators)
-    assert key == writer.derived_key(make_session(tmp), evaluators)  # stable across sessions
-    assert writer.derived_key(session, evaluators[:1]) != key
-    assert writer.derived_key(make_session(tmp, bootstrap=21), evaluators) != key
+    evaluators = sorted(session.inputs.specs)
+    key = writer.derived_key(run_result(session, evaluators))
+    assert key == writer.derived_key(run_result(make_session(tmp), evaluators))  # stable across sessions
+    assert writer.derived_key(run_result(session, evaluators[:1])) != key
+    assert writer.derived_key(run_result(make_session(tmp, bootstrap=21), evaluators)) != key
     changed = tmp / "changed.csv"
-    changed.write_bytes(session.records_file(evaluators[0]).read_bytes().replace(b"ok", b"ko", 1))
-    session._records_files[evaluators[0]] = changed  # the same evaluator measured differently
-    assert writer.derived_key(session, evaluators) != key
+    changed.write_bytes(session.record_cache.file(evaluators[0]).read_bytes().replace(b"ok", b"ko", 1))
+    session.record_cache.files[evaluators[0]] = changed  # the same evaluator measured differently
+    assert writer.derived_key(run_result(session, evaluators)) != key
 
 
 def test_a_corrupt_thumbnail_is_discarded_recomputed_and_counted(cold):
@@ -113,7 +114,7 @@ def test_a_corrupt_thumbnail_is_discarded_recomputed_and_counted(cold):
     counted = cacheseal.discarded_counts().get("thumbs", 0)
     session = make_session(tmp)
     with pytest.warns(cacheseal.CacheCorruptionWarning, match="thumbs cache entry"):
-        again = write_report(session, sorted(session.specs), [])
+        again = write_report(run_result(session, sorted(session.inputs.specs)), [])
     assert cacheseal.discarded_counts()["thumbs"] == counted + 1
     assert entry.read_bytes() == sealed  # published again, equal bytes
     assert without_manifest(files_of(again.directory)) == without_manifest(before)
@@ -125,13 +126,13 @@ def test_a_corrupt_derived_piece_is_discarded_and_recomputed(cold):
     entry.write_bytes(entry.read_bytes().replace(b'"files"', b'"filez"', 1))
     session = make_session(tmp)
     with pytest.warns(cacheseal.CacheCorruptionWarning, match="report pieces"):
-        again = write_report(session, sorted(session.specs), [])
+        again = write_report(run_result(session, sorted(session.inputs.specs)), [])
     assert without_manifest(files_of(again.directory)) == without_manifest(before)
 
 
 def test_thumb_key_names_the_renders_background_and_size(tmp_path):
     session = make_session(tmp_path)
-    plan, renderer = session.plan, session.renderer
+    plan, renderer = session.inputs.plan, session.inputs.renderer
     images = [r.image for r in plan.rows if r.image is not None]
     fixed = measure_thumbs.fixed_key_inputs()
     keys = {measure_thumbs.thumb_key(plan, renderer, i, fixed=fixed) for i in images}

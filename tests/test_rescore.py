@@ -18,6 +18,7 @@ from harness.protocol.records import read_records, write_records
 from harness.report.validation import validate_report
 from harness.report.writer import write_report
 from harness.run.rescore import DEFAULT_TOLERANCE, compare_row, rescore_report, sample_records
+from harness.run.result import run_result
 from harness.run.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer, TinySpec
 from tests._audit_project import tiny_session
@@ -57,10 +58,10 @@ def _planted_report(tmp: Path, forge: bool) -> tuple[Path, tuple[str, ...] | Non
                            report_dir=tmp / "reports", bootstrap=20)  # fmt: skip
     session = AuditSession(options, renderer_factory=lambda _: BoxRasterizer())
     for ev in PLANTED:
-        session.records_file(ev)
+        session.record_cache.file(ev)
     key = forge_cached_records(tmp / "cache", "planted-robust") if forge else None
     session = AuditSession(options, renderer_factory=lambda _: BoxRasterizer())  # reads the cache
-    return write_report(session, list(PLANTED), []).directory, key
+    return write_report(run_result(session, list(PLANTED)), []).directory, key
 
 
 def test_forged_records_entry_passes_deep_validation_but_not_rescore(tmp_path, capsys):
@@ -88,10 +89,10 @@ def test_image_evaluator_is_re_rendered_and_re_scored(tmp_path):
     by rendering and scoring again in an empty cache."""
     spec = TinySpec("tiny-grid")
     session = tiny_session(tmp_path, [spec])
-    session.records_file("tiny-grid")
+    session.record_cache.file("tiny-grid")
     gen, pid, factor, level = forge_cached_records(tmp_path / "cache", "tiny-grid", delta=1e-3)
     session = tiny_session(tmp_path, [spec])
-    report = write_report(session, ["tiny-grid"], []).directory
+    report = write_report(run_result(session, ["tiny-grid"]), []).directory
     result = rescore_report(report, 10_000, scenes=tmp_path / "scenes",
                             renderer_factory=lambda _: BoxRasterizer(), extra_evaluators=[spec])  # fmt: skip
     assert result.sampled == {"tiny-grid": len(read_records(report / "scores" / "tiny-grid.csv"))}

@@ -26,6 +26,7 @@ from harness.core.errors import CardError
 from harness.report.html_page import build_html
 from harness.report.validation import check_report, validate_report
 from harness.report.writer import write_derived, write_report
+from harness.run.result import run_result
 from harness.run.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer
 
@@ -63,8 +64,8 @@ def written(tmp_path_factory):
     """A real report of two planted evaluators and the symbolic companion (smoke profile)."""
     tmp = tmp_path_factory.mktemp("deep")
     session = _session(tmp)
-    full = write_report(session, sorted(session.specs), []).directory
-    without_companion = write_report(session, ["planted-bow", "planted-robust"], []).directory
+    full = write_report(run_result(session, sorted(session.inputs.specs)), []).directory
+    without_companion = write_report(run_result(session, ["planted-bow", "planted-robust"]), []).directory
     return session, full, without_companion
 
 
@@ -165,7 +166,7 @@ def test_a_dropped_evaluator_is_flagged_even_when_everything_else_is_rewritten(c
     keep = ["companion", "planted-robust"]
     for sub in ("tables", "figures"):
         shutil.rmtree(copy / sub)
-    write_derived(session.panel_result(keep), copy)
+    write_derived(session.summary_cache.panel_result(keep), copy)
     results = json.loads((copy / "results.json").read_text())
     results["evaluators"] = keep
     (copy / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")

@@ -98,9 +98,9 @@ def test_single_plan_is_the_plan_without_a_policy(sessions):
     from harness.measure.plan import build_plan
 
     s = sessions["single"]
-    assert s.plan.key == build_plan(s.scene_set, s.profile).key
-    assert all(r.image is None or not r.image.views for r in s.plan.rows)
-    assert len({sessions[p].plan.key for p in VIEW_POLICIES}) == 4
+    assert s.inputs.plan.key == build_plan(s.inputs.scene_set, s.inputs.profile).key
+    assert all(r.image is None or not r.image.views for r in s.inputs.plan.rows)
+    assert len({sessions[p].inputs.plan.key for p in VIEW_POLICIES}) == 4
     assert len({sessions[p].run_id(["tiny-grid"]) for p in VIEW_POLICIES}) == 4
 
 
@@ -108,22 +108,22 @@ def test_mean4_and_max4_aggregate_the_view_scores(sessions):
     from harness.measure.images import ImageSource
 
     mean4, max4, single = (sessions[p] for p in ("mean4", "max4", "single"))
-    row = next(r for r in mean4.plan.rows if r.factor == "baseline")
-    source = ImageSource(mean4.plan, mean4.renderer)
+    row = next(r for r in mean4.inputs.plan.rows if r.factor == "baseline")
+    source = ImageSource(mean4.inputs.plan, mean4.inputs.renderer)
     evaluator = TinySpec("tiny-pairs", grid=False).build()
     views = source.scored_images(row.image)
     assert len(views) == 4
     scores = [evaluator.score([im], [row.caption])[0].score for im in views]
-    rec = mean4.records("tiny-pairs")
+    rec = mean4.record_cache.records("tiny-pairs")
     got = rec[(rec.factor == "baseline") & (rec.generator == row.generator)
               & (rec.prompt_id == row.prompt_id)].score.item()
     assert got == pytest.approx(math.fsum(scores) / 4, rel=1e-12)
-    rec = max4.records("tiny-pairs")
+    rec = max4.record_cache.records("tiny-pairs")
     got = rec[(rec.factor == "baseline") & (rec.generator == row.generator)
               & (rec.prompt_id == row.prompt_id)].score.item()
     assert got == pytest.approx(max(scores), rel=1e-12)
-    assert "view_policy" not in single.records("tiny-pairs").columns
-    assert set(mean4.records("tiny-pairs")["view_policy"]) == {"mean4"}
+    assert "view_policy" not in single.record_cache.records("tiny-pairs").columns
+    assert set(mean4.record_cache.records("tiny-pairs")["view_policy"]) == {"mean4"}
 
 
 def test_sheet4_scores_one_two_by_two_sheet(sessions):
@@ -139,18 +139,18 @@ def test_sheet4_scores_one_two_by_two_sheet(sessions):
 def test_cards_record_the_policy(sessions):
     from harness.cards.card_format import validate_card
 
-    single = sessions["single"].card("tiny-grid")
+    single = sessions["single"].cards.card("tiny-grid")
     assert single["view_policy"]["policy"] == "fixed" and "view_rule" not in single["view_policy"]
     ids = {single["card_id"]}
     for policy, word in (("mean4", "averaged"), ("max4", "selected"), ("sheet4", "sheet")):
-        card = sessions[policy].card("tiny-grid")
+        card = sessions[policy].cards.card("tiny-grid")
         validate_card(card)
         assert card["view_policy"]["policy"] == word and card["view_policy"]["view_rule"] == policy
         assert len(card["view_policy"]["declared_views"]) > len(single["view_policy"]["declared_views"])
-        assert sessions[policy].run_options(["tiny-grid"])["view_policy"] == policy
+        assert sessions[policy].cards.run_options(["tiny-grid"])["view_policy"] == policy
         ids.add(card["card_id"])
     assert len(ids) == 4
-    assert "view_policy" not in sessions["single"].run_options(["tiny-grid"])
+    assert "view_policy" not in sessions["single"].cards.run_options(["tiny-grid"])
 
 
 # ---------------------------------------------------------------------------- records
@@ -225,7 +225,7 @@ def test_report_splits_scores_by_view_policy(sessions, tmp_path):
     files = []
     for policy in ("mean4", "single"):
         path = tmp_path / f"{policy}.csv"
-        write_records(sessions[policy].records("tiny-grid"), path)
+        write_records(sessions[policy].record_cache.records("tiny-grid"), path)
         files.append(str(path))
     out = tmp_path / "out"
     assert cli_main(["report", "--scores", *files, "--out", str(out), "--bootstrap", "20"]) == 0

@@ -87,14 +87,14 @@ def test_records_cached_measures_nothing(tmp_path, monkeypatch):
     session = tiny_session(tmp_path, [TinySpec("tiny-grid")])
     import harness.measure.images as measure
 
-    assert session.records_cached("tiny-grid") is False
-    session.records_file("tiny-grid")  # measured once
+    assert session.record_cache.cached("tiny-grid") is False
+    session.record_cache.file("tiny-grid")  # measured once
     fresh = tiny_session(tmp_path, [TinySpec("tiny-grid")])
     monkeypatch.setattr(measure, "measure", lambda *a, **k: pytest.fail("records_cached measured"))
-    assert fresh.records_cached("tiny-grid") is True
+    assert fresh.record_cache.cached("tiny-grid") is True
     path = next((tmp_path / "cache" / "records").glob("*.csv"))
     path.write_bytes(path.read_bytes() + b"\n")  # fails its seal: not cached
-    assert tiny_session(tmp_path, [TinySpec("tiny-grid")]).records_cached("tiny-grid") is False
+    assert tiny_session(tmp_path, [TinySpec("tiny-grid")]).record_cache.cached("tiny-grid") is False
 
 
 def test_a_probe_edit_is_computed_once_per_scene_content(monkeypatch):

@@ -1,7 +1,7 @@
 """Build a card from plain run data: the run options with their card facts (as recorded in
 ``manifest.json#/options``), the evaluator's summary and its companion agreement.
 
-The audit session gathers those inputs (``AuditSession.run_options``, no paths of this
+The audit session gathers those inputs (``RunCards.run_options``, no paths of this
 machine) and ``validate --deep`` reads them back from a report directory; both hand them to
 :func:`assemble_card`, so the card is built one way. Nothing here knows about the session.
 """
@@ -88,7 +88,7 @@ def assemble_card(
     computed from its own records) and ``agreement`` (``CompanionAgreement`` with the run's
     companion; ``None`` when the run has none or this evaluator is the companion).
 
-    The one way cards are built: during the run (``AuditSession.card``) and by
+    The one way cards are built: during the run (``RunCards.card``) and by
     ``t3d-audit validate --deep`` from a report directory.
     """
     from harness.protocol.configurations import get_profile

@@ -42,20 +42,21 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
 
     from harness.measure.images import MeasureStats, measure_images, measurement_kind
 
-    specs = [s for s in session.specs.values() if measurement_kind(s) == "image"]
-    load = session._build_evaluator
+    inputs = session.inputs
+    specs = [s for s in inputs.specs.values() if measurement_kind(s) == "image"]
+    load = session.record_cache.build_evaluator
     if backend == "ray":
         from harness.backends.ray_cluster import connect
         from harness.backends.ray_score import ray_evaluator_loader
 
         load = ray_evaluator_loader(connect(address), device=device, batch_size=batch_size)
-    plan, renderer, cache_dir = session.plan, session.renderer, session.options.cache_dir
+    plan, renderer, cache_dir = inputs.plan, inputs.renderer, session.options.cache_dir
 
     def one(spec: Any) -> tuple[str, MeasureStats]:
         stats = MeasureStats()
         start = time.monotonic()
         measure_images(spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load,
-                       stats=stats, score_cache=session._score_cache())  # fmt: skip
+                       stats=stats, score_cache=inputs.score_cache())  # fmt: skip
         log(f"  {spec.id}: {stats.scored_pairs} pairs scored, {stats.cached_pairs} already "
             f"stored, {stats.failed_rows} failed rows ({time.monotonic() - start:.1f} s)")  # fmt: skip
         return spec.id, stats

@@ -30,14 +30,15 @@ _DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 MAX_SECONDS = 1e9
 
 
-def _raw(name: str, environ: Mapping[str, str] | None) -> str:
+def raw_value(name: str, environ: Mapping[str, str] | None) -> str:
+    """The variable ``name`` of ``environ`` (default: the process environment), stripped; ``""`` when unset."""
     return (os.environ if environ is None else environ).get(name, "").strip()
 
 
 def seconds(name: str, default: float, environ: Mapping[str, str] | None = None) -> float:
     """A positive number of seconds, at most :data:`MAX_SECONDS`, from ``$name`` (``default``
     when unset)."""
-    raw = _raw(name, environ)
+    raw = raw_value(name, environ)
     if not raw:
         return default
     value = float(raw) if _DECIMAL.fullmatch(raw) else math.nan
@@ -50,7 +51,7 @@ def seconds(name: str, default: float, environ: Mapping[str, str] | None = None)
 
 def count(name: str, default: int, environ: Mapping[str, str] | None = None, *, minimum: int = 0) -> int:
     """A whole number ``>= minimum`` from ``$name`` (``default`` when unset)."""
-    raw = _raw(name, environ)
+    raw = raw_value(name, environ)
     if not raw:
         return default
     value = int(raw) if _WHOLE.fullmatch(raw) else minimum - 1
@@ -82,7 +83,7 @@ def render_threads(environ: Mapping[str, str] | None = None) -> int:
 
 def flag(name: str, environ: Mapping[str, str] | None = None) -> bool:
     """An on/off switch from ``$name`` (:data:`FLAG_WORDS`, any case; unset: off)."""
-    raw = _raw(name, environ)
+    raw = raw_value(name, environ)
     if not raw:
         return False
     if raw.lower() not in FLAG_WORDS:
@@ -93,7 +94,7 @@ def flag(name: str, environ: Mapping[str, str] | None = None) -> bool:
 
 def render_device(environ: Mapping[str, str] | None = None) -> str:
     """Where renders run (``$T3D_AUDIT_RENDER_DEVICE``: cpu, the default, gpu or auto)."""
-    raw = _raw(RENDER_DEVICE_ENV, environ) or "cpu"
+    raw = raw_value(RENDER_DEVICE_ENV, environ) or "cpu"
     if raw not in RENDER_DEVICES:
         raise AuditError(f"{RENDER_DEVICE_ENV}={raw[:40]!r} is not one of {', '.join(RENDER_DEVICES)}",
                          where=RENDER_DEVICE_ENV, hint="unset it for cpu")  # fmt: skip

@@ -28,24 +28,25 @@ def applicable_probes(view_policy: str) -> tuple[str, ...]:
     return probe_names() if str(view_policy).startswith(PRESET_PREFIX) else ()
 
 
-def presentation_check(session: Any, evaluator_id: str, probe_name: str, threshold: float | None) -> ProbeResult:
-    """``probe_name``'s agreement for ``evaluator_id`` around the run's preset."""
+def presentation_check(inputs: Any, evaluator_id: str, probe_name: str, threshold: float | None) -> ProbeResult:
+    """``probe_name``'s agreement for ``evaluator_id`` around the run's preset;
+    ``inputs``: the run's inputs (``harness.run.inputs.RunInputs``: options, specs, scenes, renderer)."""
     from harness.peers.measure import score_protocols
     from harness.peers.rank_concordance import score_array
     from harness.protocol.presets import get_preset
     from harness.stats.bootstrap import prompt_weights
 
-    policy = str(session.options.view_policy)
+    policy = str(inputs.options.view_policy)
     if not policy.startswith(PRESET_PREFIX):
         raise ProtocolError(f"presentation probes need an audit under a preset, got view policy {policy!r}",
                             hint="run with --audit-view-policy=preset:NAME")  # fmt: skip
     (probe,) = parse_probes(probe_name)
     protocols = probe.protocols(get_preset(policy.removeprefix(PRESET_PREFIX)))
-    table = score_protocols(session.specs[evaluator_id], session.scene_set, protocols,
-                            template=session.profile.c0_template, cache_dir=session.options.cache_dir,
-                            renderer=session.renderer)  # fmt: skip
+    table = score_protocols(inputs.specs[evaluator_id], inputs.scene_set, protocols,
+                            template=inputs.profile.c0_template, cache_dir=inputs.options.cache_dir,
+                            renderer=inputs.renderer)  # fmt: skip
     names = tuple(q.name for q in protocols)
     scores, _generators, prompts = score_array(table, names)
-    draws = int(session.bootstrap)
-    weights = prompt_weights(len(prompts), draws, session.seed) if draws > 0 else None
+    draws = int(inputs.bootstrap)
+    weights = prompt_weights(len(prompts), draws, inputs.seed) if draws > 0 else None
     return probe_result(probe, scores[0], scores[1], weights, threshold=threshold)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from harness.release.baselines import Release
     from harness.release.comparison import Comparison
     from harness.release.margins import Margins
-    from harness.run.session import AuditSession
+    from harness.run.result import GatedRun
 
 OPTION = "audit_baseline"
 ALLOW_UNPAIRED = "audit_allow_unpaired"
@@ -58,7 +58,7 @@ class BaselineGate:
     release: Release
     pairs: dict[str, str]  # candidate (run) evaluator → baseline evaluator
     margins: Margins
-    session: AuditSession
+    run: GatedRun
     unpaired: dict[str, list[str]] = field(default_factory=dict)  # side → evaluators (gating)
     _done: dict[str, Comparison] = field(default_factory=dict)
 
@@ -67,16 +67,16 @@ class BaselineGate:
         if evaluator not in self._done:
             from harness.release.comparison import compare_records
 
-            boot = self.session.bootstrap
+            boot = self.run.bootstrap
             self._done[evaluator] = compare_records(
                 self.release.records,
-                self.session.records(evaluator),
+                self.run.records(evaluator),
                 baseline_evaluator=self.pairs[evaluator],
                 candidate_evaluator=evaluator,
                 margins=self.margins.for_evaluator(evaluator),
                 bootstrap=boot if boot >= 2 else DEFAULT_BOOTSTRAP,
-                seed=self.session.seed,
-                human=self.session.human_means(),
+                seed=self.run.seed,
+                human=self.run.human_means(),
             )
         return self._done[evaluator]
 
@@ -107,13 +107,13 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from harness.release.baselines import load_margins, load_release, unpaired
     from harness.release.comparison import evaluators_of
-    from harness.run.session import audit_session_of
+    from harness.run.result import gated_run
 
-    session = audit_session_of(config)
+    run = gated_run(config)
     try:
         release = load_release(path, role="baseline")
         margins = load_margins(Path(config.rootpath) / "pyproject.toml")
-        pairs = pair_with_baseline(session.specs, evaluators_of(release.records))
+        pairs = pair_with_baseline(run.specs, evaluators_of(release.records))
     except AuditError as exc:
         raise pytest.UsageError(f"--audit-baseline: {exc}") from exc
     if not pairs:
@@ -123,12 +123,12 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     for candidate, base in pairs.items():
         if base in release.card_ids:
-            session.baseline_card_ids[candidate] = release.card_ids[base]
+            run.baseline_card_ids[candidate] = release.card_ids[base]
     left_out: dict[str, list[str]] = {}
     if not config.getoption(ALLOW_UNPAIRED):
-        left_out = unpaired(sorted(evaluators_of(release.records)), sorted(session.specs),
+        left_out = unpaired(sorted(evaluators_of(release.records)), sorted(run.specs),
                             [(b, c) for c, b in pairs.items()])  # fmt: skip
-    config.stash[GATE_KEY] = BaselineGate(release, pairs, margins, session, left_out)
+    config.stash[GATE_KEY] = BaselineGate(release, pairs, margins, run, left_out)
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from harness.stats.table import pivot_records
 
     tables = pivot_records(gate.release.records)
-    human = gate.session.human_means() is not None
+    human = gate.run.human_means() is not None
     params = []
     for candidate, base in sorted(gate.pairs.items()):
         for kind, subject in planned_metrics(tables[base], human):

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.numbers import finite_or_nan
+from harness.stats.summary import BlockSummary, EvaluatorSummary
 from harness.vocab.factors import factor_names
-from harness.vocab.metrics import DISCRIMINATION, DISPERSION, ENVELOPES, INTERACTION_SHARE, PEAK_RHO
+from harness.vocab.metrics import DISCRIMINATION, DISPERSION, ENVELOPES
 from harness.vocab.probes import probe_names
 
 _PNG_META = {"Software": None}
@@ -54,7 +55,8 @@ def probes_measured(summary: Mapping[str, Any]) -> bool:
     )
 
 
-def _plt() -> Any:
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend (no display), imported when first drawn."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -72,7 +74,7 @@ def dispersion_heatmap(summary: Mapping[str, Any], path: Path) -> Path:
     """Evaluator × factor heatmap of D (percent); NaN cells left blank."""
     import numpy as np
 
-    plt = _plt()
+    plt = pyplot()
     evs = sorted(summary["evaluators"])
     factors = _ordered({f for e in evs for f in summary["evaluators"][e].get(DISPERSION, {})}, factor_names())
     data = np.array(
@@ -92,7 +94,7 @@ def dispersion_heatmap(summary: Mapping[str, Any], path: Path) -> Path:
                 ax.text(j, i, f"{data[i, j]:.1f}", ha="center", va="center", color=colour, fontsize=8)
     fig.colorbar(image, ax=ax, label="dispersion D (%)")
     ax.set_title("Score dispersion across factor levels")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path | None:
@@ -106,7 +108,7 @@ def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path | None:
         return None
     evs = sorted(summary["evaluators"])
     probes = _ordered({p for e in evs for p in summary["evaluators"][e].get(DISCRIMINATION, {})}, probe_names())
-    plt = _plt()
+    plt = pyplot()
     # at least 5 in wide: the title and the legend (below the axes) never cover the bars
     fig, ax = plt.subplots(figsize=(max(5.0, 1.5 + 0.6 * max(len(evs), 1) * max(len(probes), 1) / 2), 3.6))
     width = 0.8 / max(len(probes), 1)
@@ -122,7 +124,7 @@ def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path | None:
     ax.set_ylabel("directional discrimination (%)")
     ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.32))
     ax.set_title("Content probes: does the score drop\nwhen the scene is degraded?")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def peak_rho_intervals(summary: Mapping[str, Any], path: Path) -> Path:
@@ -133,20 +135,20 @@ def peak_rho_intervals(summary: Mapping[str, Any], path: Path) -> Path:
     ~1e-31) is drawn at 0 and labelled ``≈0`` instead of stretching a log axis over 30 decades.
     """
     fig, _ax = peak_rho_figure(summary)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def peak_rho_figure(summary: Mapping[str, Any]) -> tuple[Any, Any]:
     """The (figure, axes) of :func:`peak_rho_intervals`, unsaved."""
-    plt = _plt()
+    plt = pyplot()
     evs = sorted(summary["evaluators"])
     fig, ax = plt.subplots(figsize=(5.0, 0.9 + 0.3 * max(len(evs), 1)))
     top = 1.0
     for i, ev in enumerate(evs):
-        entry = summary["evaluators"][ev]
-        peak = _rho_shown(entry.get(PEAK_RHO))
-        ci = entry.get("peak_rho_ci") or [None, None]
-        lo, hi = _rho_shown(ci[0]), _rho_shown(ci[1])
+        typed = EvaluatorSummary.from_entry(ev, summary["evaluators"][ev])
+        peak = _rho_shown(typed.peak_rho)
+        lo, hi = typed.peak_rho_ci or (None, None)
+        lo, hi = _rho_shown(lo), _rho_shown(hi)
         if math.isfinite(lo) and math.isfinite(hi):
             ax.plot([lo, hi], [i, i], color=OKABE_ITO[5], linewidth=2.5, solid_capstyle="butt")
             top = max(top, hi)
@@ -181,7 +183,7 @@ def envelope_bars(summary: Mapping[str, Any], path: Path) -> Path:
     protocols is strict (one sign), crosses zero, or touches a tie."""
     import numpy as np
 
-    plt = _plt()
+    plt = pyplot()
     evs = sorted(summary["evaluators"])
     kinds = (("strict", "strict ordering"), ("sign_crossing", "sign crossing"), ("tie_boundary", "tie boundary"))
     fig, ax = plt.subplots(figsize=(5.0, 1.3 + 0.3 * max(len(evs), 1)))
@@ -197,10 +199,11 @@ def envelope_bars(summary: Mapping[str, Any], path: Path) -> Path:
     # beside the axes, not under them: below, it covered the x-axis label
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("Generator-pair margin envelopes across shared protocols")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
-def _save(fig: Any, path: Path) -> Path:
+def save_figure(fig: Any, path: Path) -> Path:
+    """Write ``fig`` as a PNG at ``path`` (deterministic bytes) and close it; returns ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
@@ -216,17 +219,17 @@ def interaction_heatmap(summary: Mapping[str, Any], path: Path) -> Path | None:
     ``η² % / crossings``; ``None`` (nothing drawn) when no evaluator has blocks."""
     import numpy as np
 
-    entries = summary["evaluators"]
-    evs = sorted(e for e in entries if entries[e].get("blocks"))
-    blocks = sorted({b for e in evs for b in entries[e]["blocks"]})
+    typed = {e: EvaluatorSummary.from_entry(e, entry) for e, entry in summary["evaluators"].items()}
+    evs = sorted(e for e, s in typed.items() if s.blocks)
+    blocks = sorted({b for e in evs for b in typed[e].blocks})
     if not evs or not blocks:
         return None
-    plt = _plt()
+    plt = pyplot()
 
-    def cell(e: str, b: str, key: str) -> float:
-        return finite_or_nan((entries[e]["blocks"].get(b) or {}).get(key))
+    def cell(e: str, b: str) -> BlockSummary:
+        return typed[e].blocks.get(b) or BlockSummary()
 
-    data = np.array([[cell(e, b, INTERACTION_SHARE) * 100 for b in blocks] for e in evs])
+    data = np.array([[finite_or_nan(cell(e, b).interaction_share) * 100 for b in blocks] for e in evs])
     fig, ax = plt.subplots(figsize=(2.4 + 1.4 * len(blocks), 1.2 + 0.35 * len(evs)))
     image = ax.imshow(np.ma.masked_invalid(data), cmap="magma", vmin=0.0, vmax=100.0, aspect="auto")
     ax.set_xticks(range(len(blocks)), [b.replace(":", " × ") for b in blocks], rotation=20, ha="right")
@@ -234,13 +237,13 @@ def interaction_heatmap(summary: Mapping[str, Any], path: Path) -> Path | None:
     for i, e in enumerate(evs):
         for j, b in enumerate(blocks):
             if math.isfinite(data[i, j]):
-                crossings = cell(e, b, "sign_crossings")
+                crossings = finite_or_nan(cell(e, b).sign_crossings)
                 text = f"{data[i, j]:.1f}%" + (f" / {crossings:.0f}×" if math.isfinite(crossings) else "")
                 ax.text(j, i, text, ha="center", va="center", fontsize=6,
                         color="white" if data[i, j] < 60 else "black")
     fig.colorbar(image, ax=ax, label="interaction share η² (%)")
     ax.set_title("Block interaction share η² / sign-crossing pairs")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def write_figures(summary: Mapping[str, Any], out_dir: Path) -> list[Path]:

@@ -48,7 +48,7 @@ from harness.core.bounded_input import read_json
 from harness.core.errors import AuditError
 from harness.report.thumbs import THUMB_DIR, read_index
 from harness.vocab.factors import factor_names
-from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
+from harness.vocab.metrics import HUMAN_AGREEMENT, MAX_TOP1, MIN_W, PEAK_RHO
 from harness.vocab.probes import probe_names
 
 HTML_NAME = "report.html"
@@ -287,8 +287,8 @@ def _search(data: ReportData) -> str:
 def _humans(data: ReportData) -> str:
     """Agreement with human ratings (``--audit-human``, from the cards): per evaluator the c0
     Pearson r against the raters' noise ceiling, and per factor the r at each level."""
-    found = {ev: c["human_agreement"] for ev, c in sorted(data.cards.items())
-             if isinstance(c, dict) and isinstance(c.get("human_agreement"), dict)}
+    found = {ev: c[HUMAN_AGREEMENT] for ev, c in sorted(data.cards.items())
+             if isinstance(c, dict) and isinstance(c.get(HUMAN_AGREEMENT), dict)}
     if not found:
         return ""
 

@@ -54,7 +54,18 @@ from harness.core.bounded_input import read_json
 from harness.core.csvcells import neutral
 from harness.core.errors import AuditError
 from harness.core.numbers import finite_or_none
-from harness.vocab.metrics import CONTENT_ACCURACY, FAILED_SHARE, MAX_TOP1, MIN_W, PEAK_RHO
+from harness.stats.summary import EvaluatorSummary
+from harness.vocab.metrics import (
+    CONTENT_ACCURACY,
+    FAILED_SHARE,
+    HUMAN_AGREEMENT,
+    MAX_TOP1,
+    MIN_W,
+    PEAK_RHO,
+)
+
+PEAK_RHO_CI = f"{PEAK_RHO}_ci"  # summary.json's key of peak_rho's 95 % interval
+DISCRIMINATION_COLUMN = "discrimination"  # the column of content_accuracy (mean over the probes)
 
 COLUMNS = (
     "rank", "evaluator", "run_id", "profile", PEAK_RHO, "peak_rho_low", "peak_rho_high", MIN_W,
@@ -64,7 +75,7 @@ COLUMNS = (
 LABELS = {
     "rank": "#", "evaluator": "evaluator", "run_id": "run", "profile": "profile",
     PEAK_RHO: "peak ρ", "peak_rho_low": "ρ CI low", "peak_rho_high": "ρ CI high",
-    MIN_W: "min W", MAX_TOP1: "top-1 changes", "discrimination": "discrimination",
+    MIN_W: "min W", MAX_TOP1: "top-1 changes", DISCRIMINATION_COLUMN: "discrimination",
     "c0_agreement": "c0 agreement", "competent": "c0 competent",
     "human_spearman": "human ρs", "human_pearson": "human r", FAILED_SHARE: "failed",
     "verdict": "verdict",
@@ -253,35 +264,61 @@ def read_run(report: Path, *, verify: bool = True) -> tuple[RunInfo, list[dict[s
         if not isinstance(entry, Mapping):
             continue
         at = f"{report / 'summary.json'}#/evaluators/{ev}"
-        ci = entry.get("peak_rho_ci") if isinstance(entry.get("peak_rho_ci"), list | tuple) else None
+        if counted is None:
+            _number(entry.get(FAILED_SHARE), f"{at}/{FAILED_SHARE}")
+        stats = EvaluatorSummary.from_entry(str(ev), _ranked_fields(entry, at))
+        ci = stats.peak_rho_ci
         comp = competence.get(ev, {})
         from_file = isinstance(human.get(ev), Mapping)
         h = human.get(ev) if from_file else _card_human(cards.get(ev))
         h_at = (f"{report / 'agreement.json'}#/evaluators/{ev}" if from_file
                 else f"{report / 'cards' / f'{ev}.json'}#/human_agreement/c0")  # fmt: skip
-        failed = counted.get(str(ev)) if counted is not None else _number(entry.get(FAILED_SHARE), f"{at}/{FAILED_SHARE}")
         rows.append({
             "evaluator": str(ev), "run_id": run.run_id, "profile": run.profile,
-            PEAK_RHO: _number(entry.get(PEAK_RHO), f"{at}/{PEAK_RHO}"),
-            "peak_rho_low": _number(ci[0], f"{at}/peak_rho_ci/0") if ci and len(ci) == 2 else None,
-            "peak_rho_high": _number(ci[1], f"{at}/peak_rho_ci/1") if ci and len(ci) == 2 else None,
-            MIN_W: _number(entry.get(MIN_W), f"{at}/{MIN_W}"),
-            MAX_TOP1: _count(entry.get(MAX_TOP1), f"{at}/{MAX_TOP1}"),
-            "discrimination": _number(entry.get(CONTENT_ACCURACY), f"{at}/{CONTENT_ACCURACY}"),
+            PEAK_RHO: stats.peak_rho,
+            "peak_rho_low": ci.low if ci else None,
+            "peak_rho_high": ci.high if ci else None,
+            MIN_W: stats.min_w,
+            MAX_TOP1: stats.max_top1,
+            DISCRIMINATION_COLUMN: stats.content_accuracy,
             "c0_agreement": finite_or_none(comp.get("pair_agreement")),
             "competent": comp.get("competent") if isinstance(comp.get("competent"), bool) else None,
             "human_spearman": _number(h.get("spearman"), f"{h_at}/spearman"),
             "human_pearson": _number(h.get("pearson"), f"{h_at}/pearson"),
-            FAILED_SHARE: failed,
+            FAILED_SHARE: counted.get(str(ev)) if counted is not None else stats.failed_share,
             "verdict": verdicts.get(str(ev), "not run"),
         })  # fmt: skip
     return run, rows
 
 
+#: The summary fields a leaderboard row reads (``summary.json#/evaluators/<id>``).
+RANKED_FIELDS = (PEAK_RHO, PEAK_RHO_CI, MIN_W, MAX_TOP1, CONTENT_ACCURACY, FAILED_SHARE)
+
+
+def _ranked_fields(entry: Mapping[str, Any], at: str) -> dict[str, Any]:
+    """The :data:`RANKED_FIELDS` of one evaluator's summary entry, for the typed reader
+    (:meth:`EvaluatorSummary.from_entry`), after refusing what the reader would quietly turn
+    into a number or drop: a value that is not a JSON number (a string such as ``"0.001"``, a
+    bool, an integer beyond the float range) or a ``max_top1`` that is not a count, naming the
+    file and the key. The entry's other fields are not ranked, so not read."""
+    _number(entry.get(PEAK_RHO), f"{at}/{PEAK_RHO}")
+    ci = entry.get(PEAK_RHO_CI)
+    if isinstance(ci, list | tuple) and len(ci) == 2:
+        for end in (0, 1):
+            _number(ci[end], f"{at}/{PEAK_RHO_CI}/{end}")
+    _number(entry.get(MIN_W), f"{at}/{MIN_W}")
+    _count(entry.get(MAX_TOP1), f"{at}/{MAX_TOP1}")
+    _number(entry.get(CONTENT_ACCURACY), f"{at}/{CONTENT_ACCURACY}")
+    fields = {name: entry[name] for name in RANKED_FIELDS if name in entry}
+    if not isinstance(ci, list | tuple):
+        fields.pop(PEAK_RHO_CI, None)  # an interval only as a JSON array
+    return fields
+
+
 def _card_human(card: Any) -> Mapping[str, Any]:
     """The c0 agreement (``spearman``, ``pearson``) an ``--audit-human`` run put on the card
     (``human_agreement.c0``); empty when the card has none."""
-    figures = card.get("human_agreement") if isinstance(card, Mapping) else None
+    figures = card.get(HUMAN_AGREEMENT) if isinstance(card, Mapping) else None
     c0 = figures.get("c0") if isinstance(figures, Mapping) else None
     return c0 if isinstance(c0, Mapping) else {}
 
@@ -304,7 +341,7 @@ def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return (
         unreliable, asc(row[PEAK_RHO]), desc(row[MIN_W]),
         asc(None if row[MAX_TOP1] is None else float(row[MAX_TOP1])),
-        desc(row["discrimination"]), desc(row["c0_agreement"]),
+        desc(row[DISCRIMINATION_COLUMN]), desc(row["c0_agreement"]),
     )  # fmt: skip
 
 
@@ -384,7 +421,7 @@ def render_markdown(board: Leaderboard) -> str:
 def render_text(board: Leaderboard) -> str:
     """A plain aligned table for the terminal."""
     cols = ("rank", "evaluator", "run_id", PEAK_RHO, "peak_rho_low", "peak_rho_high", MIN_W,
-            MAX_TOP1, "discrimination", "c0_agreement", "human_spearman", "verdict")  # fmt: skip
+            MAX_TOP1, DISCRIMINATION_COLUMN, "c0_agreement", "human_spearman", "verdict")  # fmt: skip
     table = [[LABELS[c] for c in cols]] + [[cell(getattr(r, c)) for c in cols] for r in board.rows]
     widths = [max(len(t[i]) for t in table) for i in range(len(cols))]
     out = ["  ".join(t[i].ljust(widths[i]) for i in range(len(cols))).rstrip() for t in table]

@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.report.figures import _plt, _save
+from harness.report.figures import pyplot, save_figure
 
 
 def trace_figure(doc: Mapping[str, Any], path: Path) -> Path:
     """Effect per trial (dots; failed trials as grey ticks at 0) and the best so far (line)."""
-    plt = _plt()
+    plt = pyplot()
     values = [math.nan if v is None else float(v) for v in doc.get("trace", [])]
     best, running = [], -math.inf
     for v in values:
@@ -44,12 +44,12 @@ def trace_figure(doc: Mapping[str, Any], path: Path) -> Path:
     ax.set_ylabel(str(doc.get("objective_label", "effect")))
     ax.set_title(f"Search trace: {doc.get('evaluator')} on {doc.get('profile')}, {doc.get('objective')}")
     ax.legend(fontsize=7, loc="lower right")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def worst_vs_c0_figure(c0: Any, worst: Any, scene: str, worst_text: str, path: Path) -> Path:
     """``c0`` and ``worst`` images (``(H, W, 3)`` uint8) of one scene side by side."""
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(6.4, 3.6))
     for ax, image, title in ((axes[0], c0, "c0"), (axes[1], worst, "worst configuration")):
         ax.imshow(image)
@@ -57,13 +57,13 @@ def worst_vs_c0_figure(c0: Any, worst: Any, scene: str, worst_text: str, path: P
         ax.axis("off")
     fig.suptitle(scene, fontsize=8)
     fig.text(0.5, 0.01, textwrap.fill(worst_text.replace(",", ", "), 110), ha="center", fontsize=5)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def flip_region_figure(points: Sequence[tuple[dict[str, float], bool | None]], x: str, y: str,
                        share_text: str, path: Path) -> Path:  # fmt: skip
     """Sample points on axes ``x`` and ``y``: flipping ones red, others grey, failed hollow."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.6, 3.8))
     for flag, style in ((False, {"color": "#bbbbbb", "s": 6}), (True, {"color": "#cc3311", "s": 14}),
                         (None, {"facecolors": "none", "edgecolors": "#555555", "s": 10})):  # fmt: skip
@@ -75,4 +75,4 @@ def flip_region_figure(points: Sequence[tuple[dict[str, float], bool | None]], x
     ax.set_ylabel(y)
     ax.set_title(share_text, fontsize=7)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from harness.core.fileio import json_text, write_text_atomic
 from harness.stats.audit_stats import AuditResult
-from harness.vocab.metrics import PEAK_RHO
+from harness.stats.summary import PanelSummary
 
 
 def summary_json(result: AuditResult) -> str:
@@ -24,19 +23,19 @@ def write_summary(result: AuditResult, path: str | Path) -> Path:
 
 def digest(result: AuditResult) -> str:
     """A few lines for the terminal: scale, failures, headline counts."""
-    s: dict[str, Any] = result.to_summary()
+    panel = PanelSummary.from_summary(result.to_summary())
     align = result.alignment
     n = len(align)
-    peak = sum(1 for k in align if (s["evaluators"][k][PEAK_RHO] or 0) > 1)
-    rev = s["reversals"]
-    q = s["simultaneous"]["q95"]
+    peak = sum(1 for k in align if (panel.evaluators[k].peak_rho or 0) > 1)
+    rev, band = panel.reversals, panel.band
+    q = band.q95
     return "\n".join(
         [
             f"{len(result.evaluators)} evaluators ({n} alignment), {result.n_records} records, "
             f"{result.n_failed} failed (excluded)",
-            f"peak rho > 1: {peak}/{n}; winner changes: {rev['descriptive']}/{n}; "
-            f"reversals pointwise {rev['pointwise']}/{n}, simultaneous {rev['simultaneous']}/{n}",
-            f"simultaneous band: J = {s['simultaneous']['contrasts']}, B = {s['simultaneous']['B']}, "
-            f"seed = {s['simultaneous']['seed']}, q95 = {q if q is None else round(q, 3)}",
+            f"peak rho > 1: {peak}/{n}; winner changes: {rev.descriptive}/{n}; "
+            f"reversals pointwise {rev.pointwise}/{n}, simultaneous {rev.simultaneous}/{n}",
+            f"simultaneous band: J = {band.contrasts}, B = {band.bootstrap}, "
+            f"seed = {band.seed}, q95 = {q if q is None else round(q, 3)}",
         ]
     )

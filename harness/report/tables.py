@@ -19,14 +19,16 @@ from typing import Any
 from harness.core.csvcells import neutral
 from harness.core.fileio import write_text_atomic
 from harness.stats.audit_stats import AuditResult, EvaluatorAudit
+from harness.stats.envelopes import SIGN_CROSSING, STRICT, TIE_BOUNDARY
 from harness.stats.reversals import Reversal
+from harness.stats.summary import Reversals
 from harness.vocab.factors import (
     factor_names,
     rendered_factor_names,
     shared_factor_names,
     short_label,
 )
-from harness.vocab.metrics import DISPERSION, RHO
+from harness.vocab.metrics import DISCRIMINATION, DISPERSION, RHO
 from harness.vocab.probes import PROBES, SCRAMBLED, probe_names
 
 DASH = "–"
@@ -101,8 +103,8 @@ def table01(result: AuditResult) -> Table:
     n = len(align)
     peak_gt1 = sum(1 for e in align if _finite(e.peak_rho) and e.peak_rho > 1)
     lb_gt1 = sum(1 for e in align if _finite(e.peak_rho_ci[0]) and e.peak_rho_ci[0] > 1)
-    counts = result.reversals.counts()
-    strict = [e.envelopes.counts()["strict"] for e in align]
+    counts = Reversals(**result.reversals.counts())
+    strict = [e.envelopes.counts()[STRICT] for e in align]
     n_pairs = len(align[0].envelopes.pairs) if align else 0
     n_proto = sorted({e.envelopes.n_protocols for e in align})
     scr = [
@@ -118,12 +120,12 @@ def table01(result: AuditResult) -> Table:
          "Peak ρ > 1 for this generator field."),
         ("Does this persist under prompt resampling?", f"{lb_gt1}/{n}" if boot else DASH,
          f"Bootstrap lower bound of peak ρ exceeds 1 (B = {boot})."),
-        ("Does the point-estimate winner change?", f"{counts['descriptive']}/{n}",
+        ("Does the point-estimate winner change?", f"{counts.descriptive}/{n}",
          "Across tested factor levels, without claiming a confirmed reversal."),
         ("Is an opposite pairwise ordering confirmed after search?",
-         f"{counts['simultaneous']}/{n}" if boot else DASH,
+         f"{counts.simultaneous}/{n}" if boot else DASH,
          f"Simultaneous band over {result.band.contrasts:,} contrasts "
-         f"(q95 = {num(result.band.q95, 3)}); pointwise: {counts['pointwise']}/{n}."),
+         f"(q95 = {num(result.band.q95, 3)}); pointwise: {counts.pointwise}/{n}."),
         ("Which pairwise orders survive all tested protocols?",
          f"{min(strict)}–{max(strict)}/{n_pairs}" if strict else DASH,
          f"Strict orders per alignment evaluator over {proto} protocols."),
@@ -234,8 +236,8 @@ def table09(result: AuditResult) -> Table:
     for ev in result.evaluators.values():
         c = ev.envelopes.counts()
         n = len(ev.envelopes.pairs)
-        rows.append((_name(ev), str(ev.envelopes.n_protocols), f"{c['strict']}/{n}",
-                     f"{c['sign_crossing']}/{n}", f"{c['tie_boundary']}/{n}",
+        rows.append((_name(ev), str(ev.envelopes.n_protocols), f"{c[STRICT]}/{n}",
+                     f"{c[SIGN_CROSSING]}/{n}", f"{c[TIE_BOUNDARY]}/{n}",
                      ev.stable_winner or "none"))
     return Table("table09_envelopes", "Table 9: Pairwise ordering over the tested protocols",
                  ("Evaluator", "Protocols", "Strict ordering", "Sign crossing", "Tie boundary",
@@ -254,7 +256,7 @@ def table10(result: AuditResult) -> Table:
                 f"{pct(o.strict_drop, 1)} {interval(st.ci['strict_drop'], pct, 1)}",
                 f"{pct(o.tie_rate, 1)} {interval(st.ci['tie'], pct, 1)}",
                 f"{pct(o.rise_rate, 1)} {interval(st.ci['rise'], pct, 1)}",
-                f"{pct(o.discrimination, 1)} {interval(st.ci['discrimination'], pct, 1)}",
+                f"{pct(o.discrimination, 1)} {interval(st.ci[DISCRIMINATION], pct, 1)}",
                 str(o.n_failed), str(o.n_zero),
                 f"[{pct(lo, 1)}, {pct(hi, 1)}]",
             ))

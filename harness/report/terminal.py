@@ -14,17 +14,22 @@ from typing import Any
 from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
 from harness.vocab.probes import SCRAMBLED
 
+# row keys of the table (display columns, not summary keys)
+CI_COLUMN = "peak_rho_ci"  # peak ρ's 95 % interval, "*" on a small sample
+FAILED_COLUMN = "failed"  # failed records, a count
+REGISTERED_KEY = "registered"  # registered statistics as text (a line under the table, not a column)
+
 COLUMNS = (
     ("evaluator", "evaluator", "<"),
     ("c0_agree", "c0 agree", ">"),
     ("c0_winner", "c0 winner", "<"),
     (PEAK_RHO, "peak ρ", ">"),
-    ("peak_rho_ci", "95% CI", ">"),
+    (CI_COLUMN, "95% CI", ">"),
     (MIN_W, "min W", ">"),
     (MAX_TOP1, "top-1s", ">"),
     (SCRAMBLED, "scramble", ">"),
     ("best_view", "best-view", ">"),
-    ("failed", "failed records", ">"),
+    (FAILED_COLUMN, "failed records", ">"),
     ("gate", "gate (audit tests)", "<"),
 )
 
@@ -72,8 +77,7 @@ def rows_from(
     }
     rows = []
     for ev in sorted(summary.get("evaluators", {})):
-        entry = summary["evaluators"][ev]
-        typed = EvaluatorSummary.from_entry(ev, entry)
+        typed = EvaluatorSummary.from_entry(ev, summary["evaluators"][ev])
         mine = [r for r in results if r.get("evaluator") == ev]
         failed = sum(1 for r in mine if r.get("outcome") == "failed")
         passed = sum(1 for r in mine if r.get("outcome") == "passed")
@@ -88,15 +92,15 @@ def rows_from(
                 ),
                 "c0_winner": str((contrast.get(ev) or {}).get("winner") or "—"),
                 PEAK_RHO: _f(typed.peak_rho),
-                "peak_rho_ci": f"[{_f(ci[0])}, {_f(ci[1])}]" + ("*" if small else ""),
+                CI_COLUMN: f"[{_f(ci[0])}, {_f(ci[1])}]" + ("*" if small else ""),
                 MIN_W: _f(typed.min_w),
                 MAX_TOP1: _f(typed.max_top1, "{:.0f}"),
                 SCRAMBLED: _f(typed.discrimination.get(SCRAMBLED), "{:.0%}"),
                 "best_view": _f(typed.best_view_inflation),
-                "failed": _f(entry.get("failed"), "{:.0f}"),
+                FAILED_COLUMN: _f(typed.failed, "{:.0f}"),
                 "gate": _gate(passed, failed, len(mine)),
                 **({"headline": contrast[ev]["headline"]} if ev in contrast else {}),
-                **({"registered": registered[ev]} if registered.get(ev) else {}),
+                **({REGISTERED_KEY: registered[ev]} if registered.get(ev) else {}),
             }
         )
     return rows
@@ -115,7 +119,7 @@ def dash_notes(rows: Sequence[Mapping[str, str]]) -> list[str]:
             "—: c0 winner needs a c0 agreement (see c0 agree); a statistic's — means this run's "
             "profile does not measure it, or it is undefined on its records (e.g. all failed)"
         )
-    if any(str(r.get("peak_rho_ci", "")).endswith("*") for r in rows):
+    if any(str(r.get(CI_COLUMN, "")).endswith("*") for r in rows):
         from harness.checks.wording import SMALL_SAMPLE_BLOCKS
 
         notes.append(
@@ -145,5 +149,5 @@ def render_table(rows: Sequence[Mapping[str, str]]) -> list[str]:
         return "  ".join(cells).rstrip()
 
     header = line({key: title for key, title, _ in COLUMNS})
-    registered = [f"{r['evaluator']} registered: {r['registered']}" for r in rows if r.get("registered")]
+    registered = [f"{r['evaluator']} registered: {r[REGISTERED_KEY]}" for r in rows if r.get(REGISTERED_KEY)]
     return [header, "-" * len(header), *(line(r) for r in rows), *registered]

@@ -3,7 +3,7 @@
 The report directory holds no renders of its own; the HTML report (:mod:`harness.report.html_page`)
 shows, per factor, one prompt's scenes across the factor's levels, and each probe edit next to
 the intact scene. The images come encoded from the measurement side
-(:func:`harness.measure.thumbs.thumb_images`, through ``AuditSession.thumbnails``); this module
+(:func:`harness.measure.thumbs.thumb_images`, handed in as ``RunResult.thumbnails``); this module
 only writes them here and reads the index back, so the HTML can be rebuilt from the report
 directory alone.
 

@@ -1,4 +1,5 @@
-"""Write ``reports/<run-id>/`` for a finished audit run (the controller does this, once).
+"""Write ``reports/<run-id>/`` for a finished audit run (the controller does this, once),
+from its typed :class:`~harness.report.run_result.RunResult` (never the session).
 
 Layout::
 
@@ -52,10 +53,9 @@ from harness.core.bounded_input import read_json
 from harness.core.errors import AuditError
 from harness.core.fileio import write_json_atomic
 from harness.core.paths import FIXTURES, PACKAGE_DIR, PROFILES_FILE, REPO_ROOT
-from harness.vocab.factors import PARAPHRASE
 
 if TYPE_CHECKING:
-    from harness.run.session import AuditSession
+    from harness.report.run_result import RunResult
     from harness.stats.audit_stats import AuditResult
 
 
@@ -107,18 +107,19 @@ def merge_results(
     return [merged[k] for k in sorted(merged)], kept
 
 
-def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, str]]:
-    scenes = session.scene_set
-    bases = {"scenes": Path(scenes.root), "fixtures": FIXTURES, "repo": REPO_ROOT}
+def _inputs(result: RunResult) -> list[dict[str, str]]:
+    """``manifest.json#/inputs``: every input file of the run, hashed, with its role."""
+    scenes = result.scene_inputs
+    bases = {"scenes": scenes.root, "fixtures": FIXTURES, "repo": REPO_ROOT}
     entries = []
-    for path in scenes.input_files():
+    for path in scenes.files:
         role = "asset" if path.suffix.lower() not in (".json",) else "scene"
         entries.append(file_entry(path, label=portable_label(path, bases), role=role))
-    manifest = Path(scenes.root) / "manifest.json"
+    manifest = scenes.root / "manifest.json"
     if manifest.is_file():
         entries.append(file_entry(manifest, label=portable_label(manifest, bases), role="scene-manifest"))
     para = paraphrase.bundled_file()
-    if para is not None and PARAPHRASE in session.profile.levels:
+    if para is not None and scenes.paraphrases:
         entries.append(file_entry(para, label=portable_label(para, bases), role="paraphrases"))
     lighting = FIXTURES / "lighting_scalars.json"
     if lighting.is_file():
@@ -126,16 +127,10 @@ def _inputs(session: AuditSession, evaluators: Sequence[str]) -> list[dict[str, 
     profiles = PROFILES_FILE
     if profiles.is_file():
         entries.append(file_entry(profiles, label=portable_label(profiles, bases), role="profiles"))
-    for ev in evaluators:
-        for weights in _weight_files(session.specs[ev]):
+    for ev in result.evaluators:
+        for weights in result.weight_files.get(ev, ()):
             entries.append(file_entry(weights, label=portable_label(weights, bases), role=f"weights:{ev}"))
     return entries
-
-
-def _weight_files(spec: Any) -> list[Path]:
-    """Local weight files of ``spec`` where known (hashed into the manifest)."""
-    ckpt = str(getattr(spec, "checkpoint", "") or "")
-    return [Path(ckpt)] if ckpt and Path(ckpt).is_file() else []
 
 
 def write_derived(result: AuditResult, directory: Path, *, figures: bool = True) -> tuple[dict[str, Any], list[str]]:
@@ -164,9 +159,9 @@ DERIVED_FILES = ("summary.json", "tables", "figures")
 DERIVED_PACKAGES = ("matplotlib", "numpy", "pandas", "pillow")
 
 
-def derived_key(session: AuditSession, evaluators: Sequence[str]) -> str:
+def derived_key(result: RunResult) -> str:
     """The ``derived`` piece's cache key: everything ``summary.json``, ``tables/`` and
-    ``figures/`` of ``evaluators`` are computed from. The records files' sha256 (the panel
+    ``figures/`` of the result's evaluators are computed from. The records files' sha256 (the panel
     result's data), bootstrap and seed, the lighting scalars file (Table 8), the sources of the
     statistics, the caption grammar (template slots), the lighting-scalars reader, the records
     reader and every report module (tables, figures, this writer), and the versions of
@@ -185,19 +180,17 @@ def derived_key(session: AuditSession, evaluators: Sequence[str]) -> str:
             PACKAGE_DIR / "measure" / "audit_inputs.py",  # template slots, default template, lighting scalars
             PACKAGE_DIR / "render" / "light_maps.py"]  # reads the lighting scalars
     return piece_key("derived", {
-        "records": {ev: sha256_file(session.records_file(ev)) for ev in sorted(evaluators)},
-        "bootstrap": session.bootstrap,
-        "seed": session.seed,
+        "records": {ev: sha256_file(result.records_files[ev]) for ev in sorted(result.evaluators)},
+        "bootstrap": result.bootstrap,
+        "seed": result.seed,
         "lighting": sha256_file(lighting) if lighting.is_file() else None,
         "code": source_hash(code),
         "packages": package_versions(DERIVED_PACKAGES),
     })
 
 
-def write_derived_cached(
-    session: AuditSession, evaluators: Sequence[str], directory: Path
-) -> tuple[dict[str, Any], list[str]]:
-    """:func:`write_derived` of the session's panel result over ``evaluators``, reused from the
+def write_derived_cached(result: RunResult, directory: Path) -> tuple[dict[str, Any], list[str]]:
+    """:func:`write_derived` of the run's panel result, reused from the
     ``derived`` report piece (:mod:`harness.report.pieces`) when :func:`derived_key` finds one:
     then the panel result is not computed and no table or figure is drawn. A write that left a
     note (a missing optional extra) is not stored."""
@@ -209,8 +202,8 @@ def write_derived_cached(
         write_files,
     )
 
-    key = derived_key(session, evaluators)
-    entries = piece_entries(session.options.cache_dir, "derived")
+    key = derived_key(result)
+    entries = piece_entries(result.cache_dir, "derived")
     payload = entries.get(key)
     if payload is not None:
         try:
@@ -220,7 +213,7 @@ def write_derived_cached(
         if files is not None and "summary.json" in files:
             write_files(directory, files)
             return json.loads(files["summary.json"]), []
-    summary, notes = write_derived(session.panel_result(list(evaluators)), directory)
+    summary, notes = write_derived(result.panel_result(), directory)
     if not notes:
         names: list[str] = []
         for name in DERIVED_FILES:
@@ -232,13 +225,12 @@ def write_derived_cached(
 
 
 def write_report(
-    session: AuditSession,
-    evaluators: Sequence[str],
+    run: RunResult,
     results: Sequence[dict[str, Any]],
     expected: set[str] | None = None,
     selection: str | None = None,
 ) -> WrittenReport:
-    """Write the report of ``evaluators`` with the audit ``results``; returns where it went.
+    """Write the report of the run's evaluators with the audit ``results``; returns where it went.
 
     ``expected``: the test keys the report should cover (every collected audit test of these
     evaluators, before ``-k``/``--lf`` deselection); default: the tests in ``results``.
@@ -246,24 +238,20 @@ def write_report(
     Such a run completes an earlier complete report of the same run id; on its own (pytest
     may not even collect the files it skips) it is marked partial.
     """
-    evaluators = sorted(evaluators)
-    if not evaluators:
-        raise AuditError("no evaluator was audited", where="report", hint="check -k / --audit-evaluators")
-    run_id = session.run_id(evaluators)
+    run_id = run.run_id
     if "/" in run_id or run_id in ("", ".", ".."):
         raise AuditError(f"run id {run_id!r} is not a plain directory name", where="--audit-run-id")
-    base = Path(session.options.report_dir)
+    base = run.report_dir
     base.mkdir(parents=True, exist_ok=True)
     # Runs of one run id (two pytest sessions on one --audit-report-dir) take turns: each reads
     # the results the previous one published, merges, and publishes; a writer's temp directory
     # is its own, so none deletes another's half-written files.
     with FileLock(str(base / f".{run_id}.lock")):
-        return _write_locked(session, evaluators, results, expected, selection, base, run_id)
+        return _write_locked(run, results, expected, selection, base, run_id)
 
 
 def _write_locked(
-    session: AuditSession,
-    evaluators: list[str],
+    run: RunResult,
     results: Sequence[dict[str, Any]],
     expected: set[str] | None,
     selection: str | None,
@@ -286,13 +274,12 @@ def _write_locked(
     tmp = base / f".tmp-{run_id}-{uuid.uuid4().hex[:12]}"
     tmp.mkdir()
     try:
-        summary, notes = _fill(session, evaluators, merged, run_id, complete, missing, selection, tmp)
+        summary, notes = _fill(run, merged, complete, missing, selection, tmp)
         _publish(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)  # nothing partial is left, let alone served
         raise
-    cards = {ev: session.card(ev) for ev in evaluators}
-    return WrittenReport(final, run_id, rows_from(summary, merged, cards), notes, missing, kept, complete)
+    return WrittenReport(final, run_id, rows_from(summary, merged, dict(run.cards)), notes, missing, kept, complete)
 
 
 def _publish(tmp: Path, final: Path) -> None:
@@ -309,25 +296,25 @@ def _publish(tmp: Path, final: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_searches(session: AuditSession, evaluators: Sequence[str], tmp: Path) -> None:
+def _write_searches(run: RunResult, tmp: Path) -> None:
     """Under a profile's search block: ``search/<evaluator>.json`` (the search's ``--json``
     document), ``search/<evaluator>_trace.png`` (:func:`search_figures.trace_figure`), and,
-    from what the session hands in, ``_worst_vs_c0.png`` (a discovery scene at c0 beside the
+    from what the run result hands in, ``_worst_vs_c0.png`` (a discovery scene at c0 beside the
     confirmed worst configuration) and ``_flip_region.png`` (the flip region's sample) for the
     report's search section; nothing otherwise (such reports keep their files)."""
-    if session.named_profile.search is None:
+    if run.searches is None:
         return
     from harness.report import search_figures
 
     folder = tmp / "search"
     folder.mkdir(parents=True, exist_ok=True)
-    for ev in evaluators:
-        doc = session.search(ev)
+    for ev in run.evaluators:
+        doc = run.searches.get(ev)
         if doc is None:
             continue
         write_json_atomic(folder / f"{ev}.json", doc)
         search_figures.trace_figure(doc, folder / f"{ev}_trace.png")
-        images, sample = session.search_figure_inputs(ev)  # arrays and numbers, handed in
+        images, sample = run.search_figures.get(ev, (None, None))
         if images is not None:
             search_figures.worst_vs_c0_figure(images.c0, images.worst, images.scene, images.text,
                                               folder / f"{ev}_worst_vs_c0.png")  # fmt: skip
@@ -337,10 +324,8 @@ def _write_searches(session: AuditSession, evaluators: Sequence[str], tmp: Path)
 
 
 def _fill(
-    session: AuditSession,
-    evaluators: list[str],
+    run: RunResult,
     merged: list[dict[str, Any]],
-    run_id: str,
     complete: bool,
     missing: list[str],
     selection: str | None,
@@ -348,23 +333,23 @@ def _fill(
 ) -> tuple[dict[str, Any], list[str]]:
     """Write every file of the report into ``tmp``; returns the summary and its notes."""
     from harness.report.html_page import write_html
-    from harness.report.pieces import thumb_entries
     from harness.report.thumbs import write_thumbs
 
+    evaluators = list(run.evaluators)
     for ev in evaluators:
         target = tmp / "scores" / f"{ev}.csv"
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(session.records_file(ev), target)
+        shutil.copyfile(run.records_files[ev], target)
 
-    summary, notes = write_derived_cached(session, evaluators, tmp)
+    summary, notes = write_derived_cached(run, tmp)
     for ev in evaluators:
         card_path = tmp / "cards" / f"{ev}.json"
         card_path.parent.mkdir(parents=True, exist_ok=True)
-        write_card(session.card(ev), card_path)
+        write_card(run.cards[ev], card_path)
     write_json_atomic(
         tmp / "results.json",
         {
-            "run_id": run_id,
+            "run_id": run.run_id,
             "evaluators": evaluators,
             "complete": complete,
             "missing": missing,
@@ -372,18 +357,17 @@ def _fill(
             "results": merged,
         },
     )
-    thumbnails = session.thumbnails(evaluators, cache=thumb_entries(session.options.cache_dir))
-    if thumbnails is not None:  # some evaluator scored renders
-        write_thumbs(thumbnails, tmp)
-    _write_searches(session, evaluators, tmp)
+    if run.thumbnails is not None:  # some evaluator scored renders
+        write_thumbs(run.thumbnails, tmp)
+    _write_searches(run, tmp)
     manifest = build_manifest(
-        run_id=run_id,
-        options=session.run_options(evaluators),
-        inputs=_inputs(session, evaluators),
+        run_id=run.run_id,
+        options=run.run_options,
+        inputs=_inputs(run),
         report_dir=tmp,
-        render_host=session.render_host(),
+        render_host=run.render_host,
     )
     write_manifest(manifest, tmp)
     # reads the finished directory; adds report.html to the manifest's outputs
-    write_html(tmp, session.options.cache_dir)
+    write_html(tmp, run.cache_dir)
     return summary, notes

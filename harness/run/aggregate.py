@@ -101,7 +101,7 @@ class ControllerSink:
         """Evaluators the report covers: those with results; all selected ones if panel tests ran."""
         ids = {r["evaluator"] for r in self.results.values() if r["evaluator"] != PANEL}
         if any(r["evaluator"] == PANEL for r in self.results.values()):
-            ids.update(session.specs)
+            ids.update(session.inputs.specs)
         return sorted(ids)
 
     def expected_tests(self, session: AuditSession, evaluators: list[str]) -> set[str]:
@@ -112,7 +112,7 @@ class ControllerSink:
         for fact in self.worker_facts:
             collected.update(fact.get("collected", {}))
         chosen = set(evaluators)
-        if chosen == set(session.specs):
+        if chosen == set(session.inputs.specs):
             chosen.add(PANEL)
         return {test for test, ev in collected.items() if ev in chosen}
 
@@ -141,12 +141,12 @@ class ControllerSink:
         if not self.results:
             return
         from harness.report.writer import write_report
+        from harness.run.result import run_result
 
         evaluators = self.evaluators(session)
         try:
             written = write_report(
-                session,
-                evaluators,
+                run_result(session, evaluators),
                 [self.results[k] for k in sorted(self.results)],
                 self.expected_tests(session, evaluators),
                 selection_of(config),
@@ -165,7 +165,7 @@ class ControllerSink:
         self.rows = written.terminal_rows
         from harness.checks.thresholds import looser_than_study
 
-        self.looser = {ev: found for ev in evaluators if (found := looser_than_study(session.thresholds_for(ev)))}
+        self.looser = {ev: found for ev in evaluators if (found := looser_than_study(session.gate_thresholds.for_evaluator(ev)))}
         self.missing = written.missing
         self.kept = written.kept
         self.complete = written.complete

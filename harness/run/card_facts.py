@@ -4,7 +4,7 @@
 numbers and cards depend on, with the card facts (scenes, companion, each evaluator's identity,
 thresholds, baseline card, human agreement), the plain inputs :mod:`harness.cards.assemble`
 gets, so ``t3d-audit validate --deep`` rebuilds every card from the report alone.
-:class:`harness.run.session.AuditSession` delegates to one :class:`RunCards`.
+:class:`harness.run.session.AuditSession` owns one :class:`RunCards` (``session.cards``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
+
+from harness.vocab.metrics import HUMAN_AGREEMENT
 
 if TYPE_CHECKING:
     from harness.checks.thresholds import Thresholds
@@ -91,7 +93,7 @@ class RunCards:
                     "thresholds": self._thresholds().for_evaluator(ev),
                     **({"baseline_card_id": self.baseline_card_ids[ev]}
                        if ev in self.baseline_card_ids else {}),
-                    **({"human_agreement": self.human.card_figures(ev)} if self.human.ratings else {}),
+                    **({HUMAN_AGREEMENT: self.human.card_figures(ev)} if self.human.ratings else {}),
                     **self._search_fact(ev),
                 }
                 for ev in sorted(evaluators)
@@ -183,3 +185,7 @@ class RunCards:
                 evaluator_id, options, self.summaries.summary(evaluator_id), agreement
             )
         return self._cards[evaluator_id]
+
+    def card_id(self, evaluator_id: str) -> str:
+        """The evaluator's card id (``ecc-v1-sha256:…``)."""
+        return str(self.card(evaluator_id)["card_id"])

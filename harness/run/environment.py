@@ -17,8 +17,8 @@ from harness.core.envvars import (
     RENDER_DEVICE_ENV,
     RENDER_THREADS_ENV,
     SCORER_DEADLINE_ENV,
-    _raw,
     flag,
+    raw_value,
     render_device,
     render_threads,
     scorer_deadline,
@@ -59,7 +59,7 @@ def _env(environ: Mapping[str, str] | None) -> dict[str, str]:
 def _store_options(environ: Mapping[str, str] | None) -> object:
     from harness.store.stores import OPTIONS_ENV
 
-    raw = _raw(OPTIONS_ENV, environ)
+    raw = raw_value(OPTIONS_ENV, environ)
     if not raw:
         return {}
     try:  # the bounded parser: "[[[[..." (up to 128 KiB in one variable) is no RecursionError

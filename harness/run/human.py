@@ -1,7 +1,7 @@
 """``--audit-human`` in a run: the ratings loaded once, their source facts, per-scene means, and
 each evaluator's agreement with them at every configuration (disk-cached with the summaries).
 
-:class:`harness.run.session.AuditSession` delegates to one :class:`RunHumanRatings`; the
+:class:`harness.run.session.AuditSession` owns one :class:`RunHumanRatings` (``session.human``); the
 computations are :mod:`harness.human.audit`'s.
 """
 

@@ -1,8 +1,8 @@
 """What one audit run measures: the resolved profile, scene set, measurement plan, evaluator
 specs and renderer (with ``--audit-store``: the store's renderer and score cache).
 
-Lazy: nothing loads until asked; :class:`harness.run.session.AuditSession` delegates to one
-:class:`RunInputs`.
+Lazy: nothing loads until asked; :class:`harness.run.session.AuditSession` owns one
+:class:`RunInputs` (``session.inputs``).
 """
 
 from __future__ import annotations

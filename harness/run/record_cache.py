@@ -3,8 +3,7 @@
 The records CSV lives under ``<cache dir>/records/<key>.csv``, keyed by the plan, the
 evaluator's identity and the renderer, written under a file lock (temp file + rename) and
 sealed by ``<key>.csv.seal`` (:mod:`harness.core.cacheseal`); a file that fails the check is
-discarded, reported and measured again. :class:`harness.run.session.AuditSession` delegates to
-one :class:`RecordsCache`.
+discarded, reported and measured again. :class:`harness.run.session.AuditSession` owns one :class:`RecordsCache` (``session.record_cache``).
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ def rescore_report(
         session = AuditSession(audit_options, renderer_factory=renderer_factory,
                                extra_evaluators=extra_evaluators, load_evaluator=load_evaluator)  # fmt: skip
         try:
-            plan, specs = session.plan, session.specs
+            plan, specs = session.inputs.plan, session.inputs.specs
         except AuditError as exc:
             return RescoreResult(problems=[f"rescore: cannot rebuild the run's inputs: {exc}"])
         if plan.key != options.get("plan_sha256"):
@@ -161,9 +161,9 @@ def rescore_report(
                     f"the report's is {str(want)[:12]}… (other weights or code): not rescored"
                 )
         images = {ev for ev in evaluators if measurement_kind(specs[ev]) == "image"}
-        if images and session.renderer_identity != options.get("renderer"):
+        if images and session.inputs.renderer_identity != options.get("renderer"):
             result.problems.append(
-                f"rescore: the renderer here is {session.renderer_identity!r}, the report's is "
+                f"rescore: the renderer here is {session.inputs.renderer_identity!r}, the report's is "
                 f"{options.get('renderer')!r}: image evaluators not rescored"
             )
             skip |= images
@@ -177,9 +177,9 @@ def rescore_report(
             for key in sorted(wanted - found):
                 result.problems.append(f"scores/{ev}.csv: {'/'.join(key[:2])} {key[2]}={key[3]}: "
                                        "not a measurement of the report's plan")  # fmt: skip
-            renderer = session.renderer if measurement_kind(specs[ev]) == "image" else None
+            renderer = session.inputs.renderer if measurement_kind(specs[ev]) == "image" else None
             fresh = measure(specs[ev], replace(plan, rows=rows), renderer,
-                            cache_dir=audit_options.cache_dir, load_evaluator=session._build_evaluator)  # fmt: skip
+                            cache_dir=audit_options.cache_dir, load_evaluator=session.record_cache.build_evaluator)  # fmt: skip
             by_key = {tuple(str(v) for v in row[list(KEY)]): row for _, row in fresh.iterrows()}
             for _, row in mine.iterrows():
                 key = tuple(str(row[c]) for c in KEY)

@@ -3,7 +3,7 @@
 Summaries are disk-cached under ``<cache dir>/summaries/<key>.json`` (sealed, written under a
 file lock), keyed by the sha256 of the records files, bootstrap, seed and the statistics'
 sources, so every worker and every rerun reuses them. :class:`harness.run.session.AuditSession`
-delegates to one :class:`SummaryCache`.
+owns one :class:`SummaryCache` (``session.summary_cache``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from harness.run.inputs import RunInputs
     from harness.run.record_cache import RecordsCache
     from harness.stats.audit_stats import AuditResult
+    from harness.stats.summary import EvaluatorSummary, PanelSummary
 
 
 def _stats_code_hash() -> str:
@@ -136,6 +137,18 @@ class SummaryCache:
             )
             self._summaries[evaluator_id] = full["evaluators"][evaluator_id]
         return self._summaries[evaluator_id]
+
+    def evaluator_summary(self, evaluator_id: str) -> EvaluatorSummary:
+        """:meth:`summary`, typed (the ``audit_summary`` fixture)."""
+        from harness.stats.summary import EvaluatorSummary
+
+        return EvaluatorSummary.from_entry(evaluator_id, self.summary(evaluator_id))
+
+    def panel(self, evaluator_ids: list[str] | None = None) -> PanelSummary:
+        """:meth:`panel_summary`, typed (the ``audit_panel_summary`` fixture)."""
+        from harness.stats.summary import PanelSummary
+
+        return PanelSummary.from_summary(self.panel_summary(evaluator_ids))
 
     def panel_records(self, evaluator_ids: list[str] | None = None) -> pd.DataFrame:
         import pandas as pd
