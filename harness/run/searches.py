@@ -61,7 +61,7 @@ class RunSearches:
         from harness.search.confirm import confirm
         from harness.search.evaluate import PointScorer
         from harness.search.objectives import parse_objective
-        from harness.search.run import _threshold
+        from harness.search.run import objective_threshold
         from harness.search.space import space_for
 
         level = self.saved_levels[name]
@@ -75,7 +75,7 @@ class RunSearches:
         finally:
             scorer.close()
         objective = parse_objective(level["objective"], scorer.generators)
-        threshold = _threshold(objective.threshold, self._thresholds(evaluator_id))
+        threshold = objective_threshold(objective.threshold, self._thresholds(evaluator_id))
         out: dict[str, Any] = {"name": name, **level, "objective_label": objective.label, "error": ""}
         failed = "" if base.ok and moved.ok else (base.error or moved.error)
         if failed or self.inputs.bootstrap < 1:

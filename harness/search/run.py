@@ -162,7 +162,9 @@ def _num(x: float) -> float | None:
 Progress = Callable[[int, float, int], None]  # (trials done, best effect so far, budget)
 
 
-def _threshold(name: str, thresholds: Mapping[str, float] | None) -> float:
+def objective_threshold(name: str, thresholds: Mapping[str, float] | None) -> float:
+    """The value of threshold ``name`` (a search objective's): the project's ``thresholds`` first,
+    else the registry's default."""
     from harness.vocab.metrics import THRESHOLDS
 
     if thresholds and name in thresholds:
@@ -294,7 +296,7 @@ def run_search(
         hb, hm = held.measure([c0, space.configuration(worst)])
         if hb.ok and hm.ok:
             held_conf = confirm(objective, hb.scores, hm.scores,
-                                threshold=_threshold(objective.threshold, thresholds),
+                                threshold=objective_threshold(objective.threshold, thresholds),
                                 bootstrap=bootstrap, seed=request.seed, min_prompts=MIN_PROMPTS)  # fmt: skip
         else:
             print(f"t3d-audit search: held-out measurement failed: {hb.error or hm.error}", file=sys.stderr)
