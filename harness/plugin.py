@@ -390,7 +390,7 @@ def _searches(config: pytest.Config) -> bool:
 def _saved_levels(config: pytest.Config) -> bool:
     """Whether ``--audit-profile-file`` gives the run's profile saved levels."""
     try:
-        return bool(audit_session_of(config).saved_levels)
+        return bool(audit_session_of(config).searches.saved_levels)
     except AuditError:
         return True
 
