@@ -313,13 +313,13 @@ def releases():
 
 
 def test_compare_a_release_that_loses_human_agreement_regresses(releases):
-    from harness.release.comparison import HUMAN_KINDS, REGRESSION, compare_records
+    from harness.release.comparison import REGRESSION, compare_records, human_kinds
 
     before, after, human = releases
     plain = compare_records(before, after, baseline_evaluator="release", candidate_evaluator="release",
                             bootstrap=400)
-    assert not {m.kind for m in plain.metrics} & set(HUMAN_KINDS)
-    assert not set(plain.margins) & set(HUMAN_KINDS)  # runs without ratings: documents unchanged
+    assert not {m.kind for m in plain.metrics} & set(human_kinds())
+    assert not set(plain.margins) & set(human_kinds())  # runs without ratings: documents unchanged
     got = compare_records(before, after, baseline_evaluator="release", candidate_evaluator="release",
                           bootstrap=400, human=human)
     by = {m.metric: m for m in got.metrics}

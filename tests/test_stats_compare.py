@@ -130,7 +130,7 @@ def test_unit_weights_reproduce_every_point_estimate():
     failed = records.groupby("prompt_id")["status"].apply(lambda s: (s == "failed").sum()).reindex(t.prompts)
     total = records.groupby("prompt_id").size().reindex(t.prompts)
     metrics = cmp.side_metrics(t, failed.to_numpy(float), total.to_numpy(float), np.ones((1, 6), dtype=np.int32))
-    assert {m.kind for m in metrics} == set(cmp.KINDS) - set(cmp.HUMAN_KINDS) - set(cmp.BLOCK_KINDS)
+    assert {m.kind for m in metrics} == set(cmp.KINDS) - set(cmp.human_kinds()) - set(cmp.block_kinds())
     for m in metrics:
         np.testing.assert_allclose(m.draws[0], m.point, rtol=1e-12, err_msg=cmp.metric_id(m.kind, m.subject))
 

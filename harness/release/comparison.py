@@ -21,7 +21,7 @@ releases, masks them jointly, builds the band and gives the verdicts.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -127,12 +127,15 @@ def _threshold_scope(spec: MetricSpec) -> str | None:
     return THRESHOLDS.get(spec.threshold).scope if spec.threshold in THRESHOLDS else None
 
 
-# compared only when human ratings are given (compare_records(human=...))
-HUMAN_KINDS: tuple[str, ...] = tuple(
-    s.name for s in METRICS if is_compared(s) and _threshold_scope(s) == "human"
-)
-# compared only when the records have factorial blocks (one comparison per block)
-BLOCK_KINDS: tuple[str, ...] = tuple(s.name for s in METRICS if is_compared(s) and s.key == "block")
+def human_kinds() -> tuple[str, ...]:
+    """The metrics compared only when human ratings are given (``compare_records(human=...)``),
+    read from the registry at the call (a metric registered later counts)."""
+    return tuple(s.name for s in METRICS if is_compared(s) and _threshold_scope(s) == "human")
+
+
+def block_kinds() -> tuple[str, ...]:
+    """The metrics compared only when the records have factorial blocks (one per block)."""
+    return tuple(s.name for s in METRICS if is_compared(s) and s.key == "block")
 
 
 def metric_id(kind: str, subject: str | None) -> str:
@@ -480,7 +483,7 @@ def compare_records(
     metric kind (``rho``) or ``kind.subject`` (``rho.pitch``) to its margin; missing ones
     take :data:`DEFAULT_MARGINS`. ``bootstrap`` B ≥ 2 prompt-block draws from ``seed``,
     shared by both releases. ``human`` maps (generator, prompt_id) to the mean human rating:
-    agreement with it becomes a metric (:data:`HUMAN_KINDS`; a release that loses agreement
+    agreement with it becomes a metric (:func:`human_kinds`; a release that loses agreement
     regresses). Raises :class:`CompareError` for an impossible pairing and
     :class:`harness.core.errors.RecordsError` for an unusable table.
     """
@@ -575,7 +578,7 @@ def compare_records(
         level=level,
         q=q,
         margins={k: margin_for(margins, k, None) for k in KINDS
-                 if (human is not None or k not in HUMAN_KINDS) and (b_t.blocks or k not in BLOCK_KINDS)} | {
+                 if (human is not None or k not in human_kinds()) and (b_t.blocks or k not in block_kinds())} | {
             k: float(v) for k, v in margins.items() if "." in k
         },
     )
@@ -603,25 +606,3 @@ def _excluded(b_rows: pd.DataFrame, c_rows: pd.DataFrame) -> int:
     if fb.empty and fc.empty:
         return 0
     return len(pd.concat([fb, fc], ignore_index=True).drop_duplicates())
-
-
-def compare_pairs(
-    baseline: pd.DataFrame,
-    candidate: pd.DataFrame,
-    pairs: Iterable[tuple[str, str]] | None = None,
-    **options: Any,
-) -> list[Comparison]:
-    """:func:`compare_records` for each (baseline id, candidate id) pair (default:
-    :func:`auto_pairs`). ``options`` go to :func:`compare_records`; ``margins`` may also be
-    a callable ``candidate id → margins`` for per-evaluator margins."""
-    chosen = list(pairs) if pairs else auto_pairs(baseline, candidate)
-    margins = options.pop("margins", None)
-    out = []
-    for b, c in chosen:
-        m = margins(c) if callable(margins) else margins
-        out.append(
-            compare_records(
-                baseline, candidate, baseline_evaluator=b, candidate_evaluator=c, margins=m, **options
-            )
-        )
-    return out

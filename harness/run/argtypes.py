@@ -84,7 +84,6 @@ def real(low: float, *, strict: bool = False) -> Callable[[str], float]:
 
 
 positive_int = integer(1)
-non_negative_int = integer(0)
 seed = integer(0, MAX_SEED)
 jobs = integer(1, MAX_JOBS)
 batch_size = integer(1, MAX_BATCH)

@@ -146,10 +146,6 @@ class EvaluatorAudit:
         return {f: r.top1_count if r.measured else None for f, r in self.rank.items()}
 
     @property
-    def winner_changed(self) -> bool:
-        return self.max_top1 >= 2
-
-    @property
     def discrimination(self) -> dict[str, float]:
         return {p: s.outcome.discrimination for p, s in self.probes.items()}
 

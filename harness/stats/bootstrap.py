@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.stats._nan import nanmean
-
 # The largest B the harness accepts anywhere: B x prompts weights and B-row draws stay within
 # memory at every profile (B = 100,000 recomputes a smoke report in about 3 s).
 MAX_BOOTSTRAP = 100_000
@@ -133,8 +131,3 @@ def margin_ci(scores: np.ndarray, weights: np.ndarray, level: float = 0.95) -> n
     flat = np.transpose(d, (1, 0, 2)).reshape(s.shape[1], -1)
     ci = percentile_ci(prompt_mean_draws(flat, weights), level)
     return ci.reshape(2, len(pairs), s.shape[2])
-
-
-def point_mean(values: np.ndarray) -> float:
-    """NaN-skipping mean of everything (the original-sample counterpart of the draws)."""
-    return float(nanmean(values))

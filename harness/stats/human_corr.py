@@ -24,8 +24,6 @@ from scipy import stats as sps
 
 from harness.stats.pair_bounds import check_pairs, pair_count
 
-ITEM_STATISTICS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
-
 
 def _finite_pair(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(x, dtype=np.float64)

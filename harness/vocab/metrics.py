@@ -238,10 +238,6 @@ def computed_metrics() -> tuple[MetricSpec, ...]:
     return METRICS.where(lambda m: m.compute is not None)
 
 
-def threshold_names() -> tuple[str, ...]:
-    return THRESHOLDS.names()
-
-
 def default_thresholds() -> dict[str, float]:
     """Every threshold with a default value: the study's built-in gate."""
     return {t.name: t.default for t in THRESHOLDS if t.default is not None}
