@@ -62,3 +62,17 @@ def base_inputs() -> dict[str, Any]:
         "thresholds": {"peak_rho_max": 1.0, "min_kendall_w": 0.5},
         "evidence": {"raw_score_files": ("released", "scores/tiny-a.csv")},
     }
+
+
+def card_of_stats(stats: dict[str, Any], thresholds: dict[str, float]) -> dict[str, Any]:
+    """A validated card built from one evaluator's ``summary_with_intervals`` entry, with
+    ``thresholds`` layered over the base inputs' (a registered statistic's card row)."""
+    from harness.cards.card_format import build_card, validate_card
+
+    inputs = base_inputs()
+    inputs["stats"] = stats
+    inputs["thresholds"] = {**inputs["thresholds"], **thresholds}
+    card = build_card(**inputs)
+    validate_card(card)
+    return card
+

@@ -126,18 +126,13 @@ def test_the_built_in_statistic_is_in_the_summary_with_an_interval_and_checked(b
 
 
 def test_the_built_in_statistic_is_on_the_card_and_in_the_tables(built_in, tmp_path):
-    from harness.cards import build_card, validate_card
     from harness.report.writer import write_derived
     from harness.stats.audit_stats import compute_audit, summary_with_intervals
-    from tests._card_inputs import base_inputs
+    from tests._card_inputs import card_of_stats
 
     result = compute_audit(_records(), bootstrap=50, seed=1)
     stats = next(iter(summary_with_intervals(result)["evaluators"].values()))
-    inputs = base_inputs()
-    inputs["stats"] = stats
-    inputs["thresholds"] = {**inputs["thresholds"], THRESHOLD: 10.0}
-    card = build_card(**inputs)
-    validate_card(card)
+    card = card_of_stats(stats, {THRESHOLD: 10.0})
     shown = card["registered_metrics"][NAME]
     assert shown["value"] == pytest.approx(stats["registered"][NAME]) and shown["passed"] is True
 

@@ -156,17 +156,12 @@ def _records_without_probe() -> pd.DataFrame:
 
 
 def test_the_card_carries_the_statistic_and_the_probe(extension):
-    from harness.cards import build_card, validate_card
     from harness.stats.audit_stats import compute_audit, summary_with_intervals
-    from tests._card_inputs import base_inputs
+    from tests._card_inputs import card_of_stats
 
     evaluators = summary_with_intervals(compute_audit(_records(), bootstrap=20))["evaluators"]
     stats = next(iter(evaluators.values()))
-    inputs = base_inputs()
-    inputs["stats"] = stats
-    inputs["thresholds"] = {**inputs["thresholds"], THRESHOLD: 0.25}
-    card = build_card(**inputs)
-    validate_card(card)
+    card = card_of_stats(stats, {THRESHOLD: 0.25})
     shown = card["registered_metrics"][METRIC]
     assert shown["value"] == pytest.approx(stats["registered"][METRIC])
     assert shown["threshold"] == THRESHOLD and shown["passed"] is True

@@ -564,6 +564,7 @@ def compare_records(
                 verdict=verdict(float(lo[j]), float(hi[j]), margin, kind.harmful),
             )
         )
+    human_only, block_only = human_kinds(), block_kinds()
     return Comparison(
         baseline_evaluator=baseline_evaluator,
         candidate_evaluator=candidate_evaluator,
@@ -578,7 +579,7 @@ def compare_records(
         level=level,
         q=q,
         margins={k: margin_for(margins, k, None) for k in KINDS
-                 if (human is not None or k not in human_kinds()) and (b_t.blocks or k not in block_kinds())} | {
+                 if (human is not None or k not in human_only) and (b_t.blocks or k not in block_only)} | {
             k: float(v) for k, v in margins.items() if "." in k
         },
     )
