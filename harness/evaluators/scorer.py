@@ -16,13 +16,18 @@ Shapes and units
 * scene input (``input = "scene"``): ``images`` is a list of
   :class:`~harness.evaluators.reference.items.ScoreItem` (frozen scene, prompt spec or ``None``
   where the scene set has none, caption, configuration), never rendered.
+* The scorer is built, called and closed on one persistent thread of its own
+  (:mod:`harness.evaluators.scorer_thread`), so handles bound to the thread that made them
+  keep working. ``images`` are read-only copies in a fresh list (an in-place edit raises
+  inside the scorer; the caller's arrays and later batches never see it).
 * Every batch has exactly ``batch_size`` rows (the last one padded by repeating its last row,
   the padding's scores dropped), so a score never depends on its batch-mates' count.
 * A batch that fails in any way is recorded ``failed`` for each of its rows, with the reason and
   a NaN score, never as a number: ``score_batch`` raising anything but ``KeyboardInterrupt``
   (``SystemExit`` included), running past its deadline (``$T3D_AUDIT_SCORER_DEADLINE`` seconds
   per batch, default 600; after one batch misses it the scorer is taken as hung and its later
-  batches fail at once), or returning anything but a flat sequence (list, tuple, 1-D array)
+  batches fail at once; a Python-level loop past it is stopped), changing its inputs in place
+  (images, or the lists it was given), or returning anything but a flat sequence (list, tuple, 1-D array)
   of ``batch_size`` real numbers. A single score that is a string, bytes, a bool, an array, not
   finite or outside ``score_range`` fails its row.
 * A failure reason never carries a secret: the values of environment variables whose names
@@ -36,7 +41,6 @@ from __future__ import annotations
 
 import itertools
 import numbers
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -45,6 +49,7 @@ from harness.core.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
 from harness.evaluators.builders import freeze_options
 from harness.evaluators.families import adapter_input
+from harness.evaluators.scorer_thread import ScorerThread, changed_inputs, frozen_inputs
 from harness.evaluators.secrets import Secret, environment_secrets, scrub_reason
 from harness.vocab.registries import Registry
 
@@ -254,33 +259,12 @@ def score_value(value: Any) -> float | str:
         return f"score is not a number ({type(exc).__name__})"
 
 
-class _Call:
-    """One ``score_batch`` call on a daemon thread, waited for at most a deadline."""
-
-    def __init__(self, fn: Callable[[], Any]):
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self._fn = fn
-        self.thread = threading.Thread(target=self._target, name="t3d-audit scorer", daemon=True)
-
-    def _target(self) -> None:
-        try:
-            self.result = self._fn()
-        except BaseException as exc:  # every failure is handed to the caller
-            self.error = exc
-
-    def run(self, deadline_s: float) -> bool:
-        """Whether the call finished within ``deadline_s`` seconds."""
-        self.thread.start()
-        self.thread.join(deadline_s)
-        return not self.thread.is_alive()
-
-
 class ScorerEvaluator:
     """The loaded evaluator around a :class:`Scorer` (family ``python`` / ``python_scene``)."""
 
     def __init__(self, spec: EvaluatorSpec, scorer: Scorer, batch_size: int, *,
-                 deadline_s: float | None = None, secrets: Sequence[Secret] | None = None):
+                 deadline_s: float | None = None, secrets: Sequence[Secret] | None = None,
+                 thread: ScorerThread | None = None):
         from harness.core.envvars import scorer_deadline
 
         self.spec = spec
@@ -293,6 +277,8 @@ class ScorerEvaluator:
         self.deadline_s = scorer_deadline() if deadline_s is None else float(deadline_s)
         self.secrets = list(environment_secrets() if secrets is None else secrets)
         self.hung: str | None = None  # why later batches are not run (a batch missed its deadline)
+        # every call of the scorer, and its close, on the thread it was built on (build())
+        self.thread = thread if thread is not None else ScorerThread(spec.id)
 
     def score(self, images: Sequence[np.ndarray], captions: Sequence[str]) -> list[ScoreResult]:
         """Score ``images[i]`` against ``captions[i]``; see the module docstring."""
@@ -316,22 +302,27 @@ class ScorerEvaluator:
         if self.hung:
             raise EvaluatorError(self.hung)
 
+        handed = frozen_inputs(batch)  # read-only copies: nothing reaches the caller's arrays
+        handed_list, handed_texts = list(handed), list(texts)
+
         def scored() -> list[float | str]:
             # the returned values are read and converted under the deadline too: iterating a
             # user sequence or calling a user __float__ may block as long as score_batch
-            values = batch_scores(self.scorer.score_batch(batch, texts), len(batch))
+            values = batch_scores(self.scorer.score_batch(handed_list, handed_texts), len(batch))
             return [score_value(v) for v in values]
 
-        call = _Call(scored)
-        if not call.run(self.deadline_s):
+        finished, result = self.thread.call(scored, self.deadline_s)
+        if not finished:
+            self.thread.cancel()  # a Python-level loop stops at its next bytecode (scorer_thread)
             self.hung = (f"not scored: an earlier batch passed the deadline of {self.deadline_s:g} s "
-                         "and still runs")  # fmt: skip
+                         "and was stopped")  # fmt: skip
             raise EvaluatorError(
                 f"score_batch passed its deadline of {self.deadline_s:g} s per batch "
                 "(T3D_AUDIT_SCORER_DEADLINE)")  # fmt: skip
-        if call.error is not None:
-            raise call.error
-        return call.result
+        changed = changed_inputs(batch, handed, handed_list, texts, handed_texts)
+        if changed:
+            raise EvaluatorError(changed)
+        return result
 
     def _run(self, inputs: list[Any], texts: list[str]) -> list[ScoreResult]:
         out: list[ScoreResult] = []
@@ -355,16 +346,19 @@ class ScorerEvaluator:
         return out
 
     def close(self) -> None:
-        """The scorer's ``close``, unless a batch still runs (then it is left alone); a close
-        that fails is ignored (every score is already recorded)."""
+        """The scorer's ``close`` on its thread, unless a batch passed its deadline (then it is
+        left alone); a close that fails or passes the deadline is ignored (every score is
+        already recorded). The thread ends after it."""
         if self.hung:
             return
         try:
-            self.scorer.close()
+            self.thread.call(self.scorer.close, self.deadline_s)
         except KeyboardInterrupt:
             raise
         except BaseException:  # nothing left to record
             pass
+        finally:
+            self.thread.stop()
 
 
 def build(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 32) -> ScorerEvaluator:
@@ -376,14 +370,17 @@ def build(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 32) ->
             hint="import the module that registers the Scorer (a conftest.py, an entry point in "
             "group t3d_audit.evaluators, or registry.register(MyScorer)) before scoring",
         )
-    try:
-        scorer = recipe.factory(device)
+    thread = ScorerThread(spec.id)
+    try:  # built on the thread that will call it: thread-bound handles made in __init__ work
+        _, scorer = thread.call(lambda: recipe.factory(device), None)
     except KeyboardInterrupt:
+        thread.stop()
         raise
     except BaseException as exc:  # SystemExit too: one line naming the evaluator
+        thread.stop()
         reason = scrub_reason(_failure(exc), environment_secrets(), REASON_LIMIT)
         raise EvaluatorError(
             f"evaluator {spec.id!r}: its Scorer could not be built: {reason}",
             hint="fix the Scorer's __init__ (run it alone to see the traceback)",
         ) from None
-    return ScorerEvaluator(spec, scorer, batch_size)
+    return ScorerEvaluator(spec, scorer, batch_size, thread=thread)
