@@ -631,6 +631,14 @@ def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str,
 
 
 @pytest.fixture
+def audit_repeatability(audit_session: AuditSession, audit_evaluator: str) -> Any:
+    """The evaluator's repeatability (``harness.measure.repeatability.Repeatability``): one c0
+    sample scored in batches of 1, in a batch of N and in a fresh process; measured once per
+    evaluator, shared by workers and cached across runs."""
+    return _guard(lambda: audit_session.repeatability.result(audit_evaluator))
+
+
+@pytest.fixture
 def audit_saved_level(request: pytest.FixtureRequest, audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
     """A saved level of ``--audit-profile-file`` measured for the evaluator on the run's scenes
     against c0 (its objective's effect, 95 % paired prompt-bootstrap interval, threshold)."""

@@ -107,10 +107,12 @@ ScorerFactory = Callable[[str], Scorer]
 
 @dataclass(frozen=True)
 class ScorerRecipe:
-    """How to build the Scorer registered as evaluator ``name``: ``factory(device)``."""
+    """How to build the Scorer registered as evaluator ``name``: ``factory(device)``; ``cls``:
+    its class (a fresh process rebuilds it from there, ``harness.measure.fresh_process``)."""
 
     name: str
     factory: ScorerFactory
+    cls: type[Scorer] | None = None
 
 
 #: The build recipes of the registered Scorers, by evaluator id (a test's scope restores them).
@@ -202,7 +204,8 @@ def add_scorer(obj: type[Scorer] | Scorer) -> EvaluatorSpec:
         spec = scorer_spec(obj)
         cls = obj
         factory = lambda device: cls(device)  # noqa: E731
-    RECIPES.register(ScorerRecipe(spec.id, factory), replace=True)
+    RECIPES.register(ScorerRecipe(spec.id, factory, type(obj) if isinstance(obj, Scorer) else obj),
+                     replace=True)
     return spec
 
 

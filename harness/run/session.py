@@ -11,6 +11,7 @@ callers use the parts directly (the session forwards nothing):
 * :mod:`harness.run.gate_thresholds`: the thresholds that can gate the run;
 * ``human`` (:mod:`harness.run.human`): ``--audit-human`` ratings and agreement;
 * ``searches`` (:mod:`harness.run.searches`): the profile's search beyond the grid;
+* ``repeatability`` (:mod:`harness.run.repeatability`): each evaluator's repeatability check, once;
 * ``cards`` (:mod:`harness.run.card_facts`): card facts, run options (``manifest.json#/options``), cards;
 * :mod:`harness.report.run_ids`: run ids (:meth:`AuditSession.run_id`);
 * :mod:`harness.run.workers`: what a worker reports to the controller.
@@ -42,6 +43,7 @@ from harness.run.card_facts import RunCards
 from harness.run.human import RunHumanRatings
 from harness.run.inputs import RunInputs
 from harness.run.record_cache import RecordsCache
+from harness.run.repeatability import RunRepeatability
 from harness.run.searches import RunSearches
 from harness.run.summaries import SummaryCache
 
@@ -102,6 +104,7 @@ class AuditSession:
         self.record_cache = RecordsCache(self.inputs, load_evaluator)
         self.summary_cache = SummaryCache(self.inputs, self.record_cache)
         self.human = RunHumanRatings(options.human, self.inputs, self.record_cache, self.summary_cache)
+        self.repeatability = RunRepeatability(self.inputs, self.record_cache)
         self.searches = RunSearches(self.inputs, lambda e: self.gate_thresholds.for_evaluator(e))
         self.baseline_card_ids: dict[str, str] = {}  # evaluator → previous release's card (--audit-baseline)
         self.cards = RunCards(self.inputs, self.record_cache, self.summary_cache, self.human,

@@ -371,3 +371,16 @@ THRESHOLDS.register(
                   "share of (generator pair, prompt) orders a presentation probe (untextured, normal map, "
                   "tiled, points) leaves unchanged", "presentation")
 )
+
+
+#: The repeatability check (``audit_tests/test_repeatability.py``, harness/measure/repeatability.py):
+#: the largest absolute difference between one sample of c0 inputs scored in batches of 1, in
+#: a batch of N and in a fresh process. 0 by default (bit for bit); a project sets a tolerance,
+#: e.g. for a GPU scorer, like any threshold (``[tool.t3d-audit.thresholds]`` or ``overrides``).
+REPEATABILITY = "repeatability"
+MAX_REPEATABILITY_DIFF = "max_repeatability_diff"
+THRESHOLDS.register(
+    ThresholdSpec(MAX_REPEATABILITY_DIFF, "max", 0.0,
+                  "largest absolute score difference when the same c0 inputs are scored again "
+                  "(batches of 1 and N, a fresh process)")
+)

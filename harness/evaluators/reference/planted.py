@@ -32,6 +32,10 @@ planted-interaction ``s + a * w(generator) * both(configuration)`` (``a = 0.5``,
                    factorial blocks of the ``interactions`` profile the effect is a pure
                    generator × protocol interaction that flips favoured and disfavoured pairs.
 planted-robust     ``s``: no protocol effect at all.
+planted-jitter     ``s + 0.05 * z_k`` with ``z_k`` standard normal seeded by the index ``k`` of
+                   the evaluator's ``score_items`` call: constant within one call, different
+                   between calls, so it fails the repeatability check and nothing else. Not
+                   in the registry (:data:`REPEATABILITY_PLANTED`).
 planted-pitch90    ``s + a * w(generator)`` at pitch 90° only (``a = 0.5``, ``w`` as for
                    planted-pitch), else ``s``: agreement with a panel simulated from the
                    companion collapses at eye level and nowhere else (yaw levels sit at 45°).
@@ -213,7 +217,28 @@ class InteractionShift:
         return self.amplitude * w
 
 
-Effect = PitchShift | PitchCollapse | TemplateBias | LightingBias | InteractionShift | NoEffect
+class CallNoise:
+    """Offset ``sigma * z_k``, ``z_k`` standard normal from a generator seeded with ``k``, the
+    index of this evaluator object's ``score_items`` call (0 for its first). Every row of one
+    call gets the same offset, so inside one measurement it is a constant shift that no
+    configuration or generator moves (the audit's other checks read it like planted-robust);
+    the same item scored in another call (a batch of another size) gets another number: the
+    known answer of the repeatability check (planted-jitter)."""
+
+    def __init__(self, sigma: float = 0.05):
+        self.sigma = sigma
+        self.calls = -1
+
+    def start_call(self) -> None:
+        self.calls += 1
+
+    def offset(self, item: ScoreItem) -> float:
+        import numpy as np
+
+        return self.sigma * float(np.random.default_rng(max(self.calls, 0)).standard_normal())
+
+
+Effect = PitchShift | PitchCollapse | TemplateBias | LightingBias | InteractionShift | NoEffect | CallNoise
 
 
 class PlantedEvaluator:
@@ -248,6 +273,9 @@ class PlantedEvaluator:
         self.spec = spec
 
     def score_items(self, items: Sequence[ScoreItem]) -> list[ScoreResult]:
+        start_call = getattr(self.effect, "start_call", None)
+        if start_call is not None:  # a per-call effect (planted-jitter)
+            start_call()
         offsets: list[float | str] = []
         for item in items:
             try:
@@ -293,6 +321,9 @@ PLANTED_IDS = (
 #: Planted effects outside the registry (a test registers them through a hook): the human
 #: agreement known answer (docs/human-agreement.md, "In an audit").
 EXTRA_PLANTED = ("planted-pitch90",)
+#: The repeatability check's known answer (per-call seeded noise, :class:`CallNoise`), outside
+#: the registry: :func:`harness.evaluators.reference.specs.repeatability_planted_specs`.
+REPEATABILITY_PLANTED = ("planted-jitter",)
 
 
 def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
@@ -311,6 +342,8 @@ def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
         return PlantedEvaluator(name, base, NoEffect(), spec=spec)
     if name == "planted-pitch90":
         return PlantedEvaluator(name, base, PitchCollapse(), spec=spec)
+    if name in REPEATABILITY_PLANTED:
+        return PlantedEvaluator(name, base, CallNoise(), spec=spec)
     if name in PRESET_PLANTED:
         return make_preset_planted(name, base, spec)
     if name in SEARCH_PLANTED:

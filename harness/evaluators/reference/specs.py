@@ -176,3 +176,16 @@ def search_planted_specs() -> list[EvaluatorSpec]:
                     model_name=f"companion + {name.removeprefix('planted-')} effect",
                     description=f"{name}: off-grid planted effect, the search's known answer")
             for name in SEARCH_PLANTED]  # fmt: skip
+
+
+def repeatability_planted_specs() -> list[EvaluatorSpec]:
+    """The repeatability check's known answer (``planted.REPEATABILITY_PLANTED``: planted-jitter,
+    seeded per-call noise), outside the registry; a project offers it through
+    ``pytest_audit_evaluators`` (docs/evaluators.md, "Repeatability")."""
+    from harness.evaluators.reference.planted import REPEATABILITY_PLANTED
+
+    base = next(s for s in planted_specs() if s.id == "planted-robust")
+    return [replace(base, id=name, options=(("effect", name),),
+                    model_name=f"companion + {name.removeprefix('planted-')} effect",
+                    description=f"{name}: per-call seeded noise, the repeatability check's known answer")
+            for name in REPEATABILITY_PLANTED]  # fmt: skip
