@@ -148,6 +148,7 @@ def assemble_card(
         baseline_card_id=ev_facts.get("baseline_card_id"),
         human_agreement=ev_facts.get(HUMAN_AGREEMENT),
         search=ev_facts.get("search"),
+        repeatability=ev_facts.get("repeatability"),
     )
 
 

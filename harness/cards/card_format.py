@@ -222,6 +222,7 @@ def build_card(
     view_policy: str = "single",
     human_agreement: Mapping[str, Any] | None = None,
     search: Mapping[str, Any] | None = None,
+    repeatability: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble a v1.0 card from plain data and stamp its id.
 
@@ -246,6 +247,9 @@ def build_card(
     :func:`harness.human.audit.card_figures`), recorded when given. ``search``: the profile's
     search beyond the grid (:func:`harness.run.searches.card_search`: space, budget, seed,
     objective, split, confirmed worst configuration), recorded only when a search ran.
+    ``repeatability``: the evaluator's repeatability check
+    (:func:`harness.run.repeatability.card_repeatability`: largest difference, where, sample,
+    batch sizes, tolerance, verdict), recorded when the run measured it.
     """
     from harness.stats.summary import EvaluatorSummary
 
@@ -365,6 +369,8 @@ def build_card(
         body[m.HUMAN_AGREEMENT] = dict(human_agreement)
     if search is not None:  # only with a profile's search block: other cards keep their ids
         body["search"] = dict(search)
+    if repeatability is not None:
+        body["repeatability"] = dict(repeatability)
     body = _clean(body)
     body["card_id"] = card_id(body)
     return body

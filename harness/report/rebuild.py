@@ -250,7 +250,7 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: boo
     ``figures=False`` skips redrawing the figures (most of the time of a small report)."""
     import pandas as pd
 
-    from harness.report.writer import write_derived
+    from harness.report.writer import add_repeatability, write_derived
 
     check = DeepCheck()
     if manifest is None:
@@ -286,7 +286,8 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: boo
         return check
     with tempfile.TemporaryDirectory(prefix="t3d-deep-") as tmp:
         out = Path(tmp)
-        write_derived(result, out, figures=figures_note is None)
+        summary, _ = write_derived(result, out, figures=figures_note is None)
+        add_repeatability(summary, options.get("card_facts"), out)
         check.problems += compare_file("summary.json", report / "summary.json", out / "summary.json")
         check.problems += compare_tree(report, out, "tables")
         if figures_note is None:

@@ -39,7 +39,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -151,6 +151,22 @@ def write_derived(result: AuditResult, directory: Path, *, figures: bool = True)
     if figures:
         write_figures(summary, directory / "figures")
     return summary, notes
+
+
+def add_repeatability(summary: dict[str, Any], card_facts: Mapping[str, Any] | None, directory: Path) -> dict[str, Any]:
+    """``summary`` with each evaluator's repeatability check (its card fact, ``manifest.json#/
+    options/card_facts/evaluators/<id>/repeatability``) under ``evaluators.<id>.repeatability``,
+    rewritten to ``directory/summary.json``; the summary as it was when no card fact has one.
+    The report writer and ``validate --deep`` both add it this way, from the same facts."""
+    facts = (card_facts or {}).get("evaluators") or {}
+    found = {ev: f["repeatability"] for ev, f in facts.items() if isinstance(f, Mapping) and "repeatability" in f}
+    if not found:
+        return summary
+    entries = summary.get("evaluators") or {}
+    summary = {**summary, "evaluators": {ev: ({**entry, "repeatability": found[ev]} if ev in found else entry)
+                                         for ev, entry in entries.items()}}  # fmt: skip
+    write_json_atomic(directory / "summary.json", summary)
+    return summary
 
 
 #: What :func:`write_derived` writes (report-relative): the ``derived`` report piece.
@@ -342,6 +358,7 @@ def _fill(
         shutil.copyfile(run.records_files[ev], target)
 
     summary, notes = write_derived_cached(run, tmp)
+    summary = add_repeatability(summary, run.run_options.get("card_facts"), tmp)
     for ev in evaluators:
         card_path = tmp / "cards" / f"{ev}.json"
         card_path.parent.mkdir(parents=True, exist_ok=True)

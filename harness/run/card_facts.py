@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from harness.run.human import RunHumanRatings
     from harness.run.inputs import RunInputs
     from harness.run.record_cache import RecordsCache
+    from harness.run.repeatability import RunRepeatability
     from harness.run.searches import RunSearches
     from harness.run.summaries import SummaryCache
 
@@ -36,6 +37,7 @@ class RunCards:
         thresholds: Callable[[], Thresholds],
         baseline_card_ids: dict[str, str],
         searches: RunSearches | None = None,
+        repeatability: RunRepeatability | None = None,
     ):
         self.inputs = inputs
         self.records = records
@@ -45,6 +47,7 @@ class RunCards:
         self.baseline_card_ids = baseline_card_ids  # evaluator → previous release's card
         self._cards: dict[str, dict[str, Any]] = {}
         self.searches = searches  # the profile's search beyond the grid (issue 40), if any
+        self.repeatability = repeatability  # each evaluator's repeatability check
 
     def companion_id(self) -> str | None:
         """The run's symbolic companion evaluator (the first by id), ``None`` when it has none."""
@@ -64,7 +67,8 @@ class RunCards:
              "companion": <companion evaluator id> | None,
              "evaluators": {id: {"identity": evaluator_fields(spec, served), "judge": bool,
                                  "thresholds": {name: value},
-                                 "baseline_card_id": <card id> (with --audit-baseline only)}}}
+                                 "baseline_card_id": <card id> (with --audit-baseline only),
+                                 "repeatability": card_repeatability(...)}}}
         """
         from harness.cards.assemble import NOT_REPORTED, evaluator_fields, served_models
         from harness.evaluators.families import keeps_responses
@@ -95,6 +99,7 @@ class RunCards:
                        if ev in self.baseline_card_ids else {}),
                     **({HUMAN_AGREEMENT: self.human.card_figures(ev)} if self.human.ratings else {}),
                     **self._search_fact(ev),
+                    **self._repeatability_fact(ev),
                 }
                 for ev in sorted(evaluators)
             },
@@ -109,6 +114,17 @@ class RunCards:
 
         document = self.searches.result(evaluator_id)
         return {"search": card_search(document)} if document is not None else {}
+
+    def _repeatability_fact(self, evaluator_id: str) -> dict[str, Any]:
+        """``{"repeatability": {...}}`` (:func:`harness.run.repeatability.card_repeatability`):
+        the evaluator's repeatability check with its tolerance (``max_repeatability_diff``)."""
+        if self.repeatability is None:
+            return {}
+        from harness.run.repeatability import card_repeatability
+        from harness.vocab.metrics import MAX_REPEATABILITY_DIFF
+
+        tolerance = self._thresholds().for_evaluator(evaluator_id).get(MAX_REPEATABILITY_DIFF)
+        return {"repeatability": card_repeatability(self.repeatability.result(evaluator_id), tolerance)}
 
     def _import_conventions_fact(self) -> dict[str, Any]:
         """``{"import_conventions": [...]}``: per distinct imported format and conventions

@@ -109,7 +109,7 @@ class AuditSession:
         self.baseline_card_ids: dict[str, str] = {}  # evaluator → previous release's card (--audit-baseline)
         self.cards = RunCards(self.inputs, self.record_cache, self.summary_cache, self.human,
                               lambda: self.gate_thresholds, self.baseline_card_ids,
-                              self.searches)  # fmt: skip
+                              self.searches, self.repeatability)  # fmt: skip
         self.collected_tests: dict[str, str] = {}  # audit test key -> evaluator id (or PANEL)
         self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
         # cache entries discarded before this session (an earlier run in the same process)
