@@ -158,3 +158,38 @@ def test_planted_jitter_is_one_offset_per_call():
     noise.start_call()
     second = noise.offset(None)
     assert len(first) == 1 and second not in first
+
+
+class _Backbone:
+    """Fixed unit embeddings (no torch): image i gets row i."""
+
+    def __init__(self, images):
+        import numpy as np
+
+        rng = np.random.default_rng(3)
+        self.img = rng.standard_normal((len(images), 512)).astype(np.float32)
+        self.img /= np.linalg.norm(self.img, axis=1, keepdims=True)
+        self.txt = rng.standard_normal((2, 512)).astype(np.float32)
+        self.txt /= np.linalg.norm(self.txt, axis=1, keepdims=True)
+
+    def text_embeddings(self, prompts):
+        return self.txt, [0, 1]
+
+    def image_embeddings(self, images):
+        images = list(images)
+        return self.img[[int(im[0, 0, 0]) for im in images]], list(range(len(images)))
+
+
+def test_clip_iqa_scores_an_image_alone_and_in_a_batch_bit_for_bit():
+    """Before: a (1, d) @ (d, 2) product took another BLAS kernel than (n, d) @ (d, 2), so
+    ref-clipiqa's batch-of-1 and batch-of-N scores differed in the last bit (5e-16)."""
+    import numpy as np
+
+    from harness.evaluators.clipiqa import ClipIqaEvaluator
+    from harness.evaluators.registry import get
+
+    images = [np.full((2, 2, 3), i, np.uint8) for i in range(64)]
+    ev = ClipIqaEvaluator(get("ref-clipiqa"), _Backbone(images))
+    together = ev.image_scores(images)
+    alone = np.concatenate([ev.image_scores([im]) for im in images])
+    assert together.tobytes() == alone.tobytes()

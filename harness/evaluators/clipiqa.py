@@ -47,7 +47,11 @@ class ClipIqaEvaluator:
         img, rows = self.backbone.image_embeddings(images)
         if not rows:
             return np.zeros(0)
-        logits = self.logit_scale * (img.astype(np.float64) @ self.anchors().T.astype(np.float64))
+        # row by row (a product summed over the last axis), not a matrix product: BLAS picks
+        # another kernel for one row than for many, so a batch of 1 and a batch of N differed
+        # in the last bit (the repeatability check, harness/measure/repeatability.py)
+        anchors = self.anchors().astype(np.float64)
+        logits = self.logit_scale * (img.astype(np.float64)[:, None, :] * anchors[None, :, :]).sum(axis=2)
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)

@@ -5,8 +5,8 @@ over the plan: each row's composited render, or for a scene evaluator its scene 
 its caption) is scored, bypassing the score cache,
 
 1. in this process, one row per call (batches of 1): the reference;
-2. in this process, every row in one call (a batch of N, N the sample size), by a second
-   build of the evaluator (so state left by pass 1 in one object cannot carry over);
+2. in this process, by the same evaluator object, every row in one call (a batch of N, N the
+   sample size): state the object keeps from call to call shows here;
 3. in a fresh process that imports and builds the evaluator anew
    (:mod:`harness.measure.fresh_process`), every row in one call.
 
@@ -116,20 +116,26 @@ def sample_inputs(spec: Any, plan: Plan, renderer: Renderer, rows: list[Row]) ->
     return images, captions
 
 
-def _pass(build: Callable[[], Any], inputs: list[Any], captions: list[str], batch: int,
-          scene: bool) -> list[float | None] | str:
-    """One in-process pass with a fresh build: scores, or the first failure's reason."""
+def _in_process(build: Callable[[], Any], inputs: list[Any], captions: list[str], batch_sizes: list[int],
+                scene: bool) -> dict[str, list[float | None]]:
+    """Passes 1 and 2 on one build (in that order); raises :class:`RuntimeError` naming the
+    pass and the first failed row's reason."""
     from harness.measure.fresh_process import score_batches
 
     evaluator = build()
+    passes: dict[str, list[float | None]] = {}
     try:
-        scores, errors = score_batches(evaluator, inputs, captions, batch, scene)
+        for name, batch in zip(PASSES[:2], batch_sizes, strict=True):
+            scores, errors = score_batches(evaluator, inputs, captions, batch, scene)
+            failed = next((e for e in errors if e), "")
+            if failed:
+                raise RuntimeError(f"{name}: a row failed: {failed}")
+            passes[name] = scores
     finally:
         close = getattr(evaluator, "close", None)
         if close is not None:
             close()
-    failed = next((e for e in errors if e), "")
-    return f"a row failed: {failed}" if failed else scores
+    return passes
 
 
 def compare(passes: dict[str, list[float | None]], labels: list[tuple[str, str]]) -> tuple[float, dict[str, Any] | None]:
@@ -151,8 +157,8 @@ def compare(passes: dict[str, list[float | None]], labels: list[tuple[str, str]]
 
 def measure_repeatability(spec: Any, plan: Plan, renderer: Renderer, *, build: Callable[[], Any],
                           device: str, fresh_timeout_s: float, size: int = SAMPLE_SIZE) -> Repeatability:
-    """Score the c0 sample three ways (module docstring) and compare; ``build()`` makes an
-    evaluator as the run does (called twice)."""
+    """Score the c0 sample three ways (module docstring) and compare; ``build()`` makes the
+    in-process evaluator as the run does (called once)."""
     from harness.evaluators.families import adapter_input
     from harness.measure.fresh_process import score_in_fresh_process
 
@@ -167,12 +173,7 @@ def measure_repeatability(spec: Any, plan: Plan, renderer: Renderer, *, build: C
     try:
         inputs, captions = sample_inputs(spec, plan, renderer, rows)
         started = time.monotonic()
-        passes: dict[str, list[float | None]] = {}
-        for name, batch in zip(PASSES[:2], batch_sizes, strict=True):
-            got = _pass(build, inputs, captions, batch, scene)
-            if isinstance(got, str):
-                raise RuntimeError(f"{name}: {got}")
-            passes[name] = got
+        passes = _in_process(build, inputs, captions, batch_sizes, scene)
         seconds["in_process"] = round(time.monotonic() - started, 3)
         started = time.monotonic()
         scores, errors = score_in_fresh_process(spec, inputs, captions, device=device, batch=n,
