@@ -11,7 +11,7 @@ never read or written.
 
 What the child imports (:func:`rebuild_imports`): the module of the spec's class when it is
 not an :class:`~harness.evaluators.base.EvaluatorSpec` (a duck-typed spec), the module of the
-family's ``build`` when it is a callable, and for a user Scorer (families ``python`` and
+family's ``build`` (a callable's module, or the module a ``"module:function"`` names), and for a user Scorer (families ``python`` and
 ``python_scene``) the module defining its class, whose recipe the child registers afresh. A
 module is imported by name, or from its file when its name does not find that file (a
 ``conftest.py``).
@@ -56,7 +56,12 @@ def rebuild_imports(spec: Any) -> list[dict[str, str]]:
     adapter = getattr(spec, "adapter", None)
     if adapter:
         build = get_family(adapter).build
-        found = _module_of(build) if callable(build) and not hasattr(build, "path") else None
+        path = getattr(build, "path", build if isinstance(build, str) else None)
+        if isinstance(path, str):  # "module:function": a plugin's family module registers itself
+            module = path.partition(":")[0]
+            found = None if module.startswith("harness.") else {"module": module, "file": ""}
+        else:
+            found = _module_of(build)
         if found:
             out.append(found)
         if adapter in ("python", "python_scene"):
