@@ -198,3 +198,13 @@ def test_a_generator_or_the_wrong_count_of_values_fails_every_row(returned, reas
     results = ev.score([_image(1)] * 2, ["a", "b"])
     assert [r.status for r in results] == ["failed", "failed"]
     assert all(reason in r.error for r in results)
+
+
+def test_a_second_close_returns_at_once():
+    ev = ScorerEvaluator(Legit.spec(), Legit(), 2, deadline_s=30)
+    ev.score([_image(1)], ["a"])
+    ev.close()
+    ev.thread.thread.join(5)
+    started = time.monotonic()
+    ev.close()  # the thread has ended: not a wait for the deadline
+    assert time.monotonic() - started < 5

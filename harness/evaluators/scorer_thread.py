@@ -77,8 +77,10 @@ class ScorerThread:
     def call(self, fn: Callable[[], Any], deadline_s: float | None) -> tuple[bool, Any]:
         """``(True, result)`` when ``fn`` finished on the thread within ``deadline_s`` seconds
         (``None``: no deadline); re-raises what it raised; ``(False, None)`` past the deadline."""
-        if not self.thread.is_alive() and self.thread.ident is None:
+        if self.thread.ident is None:
             self.thread.start()
+        elif not self.thread.is_alive():  # stopped or cancelled: nothing would ever run the call
+            raise RuntimeError("the scorer's thread has ended (closed, or stopped past its deadline)")
         job = _Job(fn)
         self._jobs.put(job)
         if not job.done.wait(deadline_s):
