@@ -25,7 +25,7 @@ from harness.cards.provenance import (
 from harness.core.errors import CardError
 from harness.report.html_page import build_html
 from harness.report.validation import check_report, validate_report
-from harness.report.writer import write_derived, write_report
+from harness.report.writer import add_repeatability, write_derived, write_report
 from harness.run.result import run_result
 from harness.run.session import AuditOptions, AuditSession
 from harness.testing import BoxRasterizer
@@ -104,6 +104,16 @@ def test_an_edited_summary_value_is_named_by_key(copy):
     assert "summary.json#/evaluators/planted-bow/peak_rho: 0.5 on disk, recomputed" in _lines(copy)
 
 
+def test_an_edited_repeatability_in_the_summary_is_named_by_key(copy):
+    summary = json.loads((copy / "summary.json").read_text())
+    assert summary["evaluators"]["planted-bow"]["repeatability"]["max_abs_diff"] == 0.0
+    summary["evaluators"]["planted-bow"]["repeatability"]["max_abs_diff"] = 0.25
+    (copy / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    rehash(copy)
+    assert validate_report(copy) == []
+    assert "summary.json#/evaluators/planted-bow/repeatability/max_abs_diff: 0.25 on disk" in _lines(copy)
+
+
 @pytest.mark.parametrize("suffix", [".md", ".csv"])
 def test_an_edited_table_cell_is_flagged(copy, suffix):
     path = copy / "tables" / f"table02_evaluators{suffix}"
@@ -166,7 +176,9 @@ def test_a_dropped_evaluator_is_flagged_even_when_everything_else_is_rewritten(c
     keep = ["companion", "planted-robust"]
     for sub in ("tables", "figures"):
         shutil.rmtree(copy / sub)
-    write_derived(session.summary_cache.panel_result(keep), copy)
+    summary, _ = write_derived(session.summary_cache.panel_result(keep), copy)
+    facts = json.loads((copy / "manifest.json").read_text())["options"]["card_facts"]
+    add_repeatability(summary, {"evaluators": {ev: facts["evaluators"][ev] for ev in keep}}, copy)
     results = json.loads((copy / "results.json").read_text())
     results["evaluators"] = keep
     (copy / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
