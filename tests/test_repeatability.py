@@ -8,6 +8,8 @@ import math
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.evaluators.registry import register
 from harness.measure import repeatability as rep
@@ -26,6 +28,16 @@ def test_compare_takes_the_largest_absolute_difference_from_the_batch_of_1_pass(
     assert compare({"batch of 1": [1.0], "batch of N": [1.0], "fresh process": [1.0]}, [("s", "c")]) == (0.0, None)
 
 
+@given(st.lists(st.tuples(st.floats(-1e6, 1e6), st.floats(-1e6, 1e6), st.floats(-1e6, 1e6)), min_size=1, max_size=8))
+def test_compare_is_the_largest_difference_and_zero_only_when_every_score_agrees(rows):
+    passes = {name: [r[i] for r in rows] for i, name in enumerate(PASSES)}
+    worst, where = compare(passes, [(f"s{i}", "c") for i in range(len(rows))])
+    assert worst == max(max(abs(r[1] - r[0]), abs(r[2] - r[0])) for r in rows)
+    assert (where is None) == (worst == 0.0)
+    if where is not None:
+        assert abs(where["value"] - where["reference"]) == worst
+
+
 def test_the_card_field_reads_the_tolerance_and_a_failure_is_never_repeatable():
     measured = Repeatability(0.25, {"pass": "fresh process"}, 4, [1, 4], "", {"in_process": 1.0})
     assert card_repeatability(measured, 0.3)["repeatable"] is True
@@ -33,6 +45,7 @@ def test_the_card_field_reads_the_tolerance_and_a_failure_is_never_repeatable():
     assert "seconds" not in card_repeatability(measured, 0.0)  # a card is a function of its inputs
     failed = Repeatability(None, None, 4, [1, 4], "fresh process: a row failed: down")
     assert card_repeatability(failed, math.inf)["repeatable"] is False
+    assert card_repeatability(measured, None)["repeatable"] is False  # undeclared: judged against 0
 
 
 def test_the_sample_is_c0_rows_spread_over_the_plan(tmp_path):
@@ -53,6 +66,11 @@ def test_a_deterministic_evaluator_is_repeatable_to_exactly_zero_and_cached(tmp_
     assert found.error == "" and found.max_abs_diff == 0.0 and found.where is None
     assert found.inputs == rep.SAMPLE_SIZE and found.batch_sizes == [1, rep.SAMPLE_SIZE]
     assert found.seconds["fresh_process"] > 0
+    from harness.cards.card_format import validate_card
+
+    card = session.cards.card(spec.id)
+    validate_card(card)  # the schema knows the field
+    assert card["repeatability"] == card_repeatability(found, None) and card["repeatability"]["repeatable"]
     (cached,) = (tmp_path / "cache" / "repeatability").glob("*.json")
 
     def refuse(*a, **k):

@@ -76,6 +76,9 @@ def test_planted_jitter_fails_the_repeatability_check_and_only_it(pytester, work
 
     report = report_dirs(root / "reports")[-1]
     card = json.loads((report / "cards" / "planted-jitter.json").read_text())
+    from harness.cards.card_format import validate_card
+
+    validate_card(card)
     rep = card["repeatability"]
     assert rep["repeatable"] is False and rep["max_abs_diff"] > 0 and rep["tolerance"] == 0.0
     assert rep["where"]["pass"] == "batch of N" and rep["batch_sizes"] == [1, 4]

@@ -88,6 +88,7 @@ def card_repeatability(result: Repeatability | None, tolerance: float | None) ->
     card ``repeatability``): no timing, so a card stays a function of its inputs."""
     if result is None:
         return None
+    limit = 0.0 if tolerance is None else tolerance  # undeclared: the built-in exact 0
     return {**result.to_dict(with_seconds=False), "tolerance": tolerance,
-            "repeatable": bool(result.measured and tolerance is not None
-                               and result.max_abs_diff is not None and result.max_abs_diff <= tolerance)}  # fmt: skip
+            "repeatable": bool(result.measured and result.max_abs_diff is not None
+                               and result.max_abs_diff <= limit)}  # fmt: skip
