@@ -23,6 +23,7 @@ PLACEHOLDER_IDS = {
     "clip-v1",  # docs/release-gate.md: two releases of a user's evaluator
     "clip-v2",
     "planted-offgrid",  # docs/search.md: the search's known answer, outside the registry
+    "planted-jitter",  # docs/evaluators.md: the repeatability check's known answer, outside the registry
 }
 
 

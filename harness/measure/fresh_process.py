@@ -101,20 +101,24 @@ def score_in_fresh_process(spec: Any, inputs: list[Any], captions: list[str], *,
 
 
 def _import(entry: dict[str, str]) -> Any:
+    """The module ``entry`` names: by name when that name finds its file (checked before any
+    module runs), else from the file under that name (a ``conftest.py``)."""
     name, file = entry["module"], entry.get("file", "")
     try:
-        module = importlib.import_module(name)
-        if not file or os.path.realpath(getattr(module, "__file__", "") or "") == os.path.realpath(file):
-            return module
-    except ImportError:
-        if not file:
-            raise
-    found = importlib.util.spec_from_file_location(name, file)
-    if found is None or found.loader is None:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        found = None
+    origin = getattr(found, "origin", None) or ""
+    if found is not None and (not file or os.path.realpath(origin) == os.path.realpath(file)):
+        return importlib.import_module(name)
+    if not file:
+        raise ImportError(f"no module named {name!r}")
+    by_file = importlib.util.spec_from_file_location(name, file)
+    if by_file is None or by_file.loader is None:
         raise ImportError(f"cannot import {name} from {file}")
-    module = importlib.util.module_from_spec(found)
+    module = importlib.util.module_from_spec(by_file)
     sys.modules[name] = module
-    found.loader.exec_module(module)
+    by_file.loader.exec_module(module)
     return module
 
 
