@@ -103,3 +103,20 @@ def test_a_tolerance_set_like_any_threshold_passes_the_noisy_member(pytester):
     _project(pytester, extra="max_repeatability_diff = 1.0\n")
     result = _run(pytester, "0")
     assert not [line for line in result.outlines if line.startswith("FAILED")], result.outlines[-30:]
+
+
+@pytest.mark.slow
+def test_a_scorer_defined_in_a_conftest_is_rebuilt_in_the_fresh_process(pytester):
+    from tests._audit_project import COLORSTAT_CONFTEST, make_project
+
+    root = make_project(pytester)
+    (root / "conftest.py").write_text(COLORSTAT_CONFTEST + "\n\ndef pytest_audit_renderer(config, cache_dir):\n"
+                                      "    from harness.testing import BoxRasterizer\n\n    return BoxRasterizer()\n")
+    result = pytester.runpytest_subprocess(
+        "audit_tests/test_repeatability.py", "-p", "no:cacheprovider", "-n", "0", "--audit-evaluators=colorstat",
+        "--audit-cache-dir", str(root / "cache"), "-rA", timeout=300,
+    )  # fmt: skip
+    result.stdout.fnmatch_lines(["PASSED*test_repeatability?colorstat?*"])
+    (report,) = report_dirs(root / "reports")
+    card = json.loads((report / "cards" / "colorstat.json").read_text())
+    assert card["repeatability"]["error"] == "" and card["repeatability"]["max_abs_diff"] == 0.0
