@@ -76,10 +76,13 @@ def rebuild_imports(spec: Any) -> list[dict[str, str]]:
 
 
 def score_in_fresh_process(spec: Any, inputs: list[Any], captions: list[str], *, device: str,
-                           batch: int, timeout_s: float) -> tuple[list[float | None], list[str]]:
-    """Scores and reasons of ``inputs`` (images or scene items) from a fresh process; raises
-    :class:`RuntimeError` with the reason when the child could not score at all."""
-    request = {"spec": spec, "inputs": inputs, "captions": captions, "device": device, "batch": batch}
+                           batch: int, build_batch_size: int, timeout_s: float) -> tuple[list[float | None], list[str]]:
+    """Scores and reasons of ``inputs`` (images or scene items) from a fresh process, ``batch``
+    rows per call, the evaluator built as the run builds it (``spec.build(device,
+    build_batch_size)``); raises :class:`RuntimeError` with the reason when the child could not
+    score at all."""
+    request = {"spec": spec, "inputs": inputs, "captions": captions, "device": device, "batch": batch,
+               "build_batch_size": build_batch_size}
     with tempfile.TemporaryDirectory(prefix="t3d-repeat-") as tmp:
         folder = Path(tmp)
         (folder / REQUEST_IMPORTS).write_text(json.dumps(rebuild_imports(spec)))
@@ -163,7 +166,7 @@ def _child(folder: Path) -> dict[str, Any]:
     from harness.evaluators.families import adapter_input
 
     scene = adapter_input(spec) == "scene"
-    evaluator = spec.build(device=request["device"], batch_size=request["batch"])
+    evaluator = spec.build(device=request["device"], batch_size=request["build_batch_size"])
     try:
         scores, errors = score_batches(evaluator, request["inputs"], request["captions"], request["batch"], scene)
     finally:

@@ -156,9 +156,11 @@ def compare(passes: dict[str, list[float | None]], labels: list[tuple[str, str]]
 
 
 def measure_repeatability(spec: Any, plan: Plan, renderer: Renderer, *, build: Callable[[], Any],
-                          device: str, fresh_timeout_s: float, size: int = SAMPLE_SIZE) -> Repeatability:
+                          device: str, build_batch_size: int, fresh_timeout_s: float,
+                          size: int = SAMPLE_SIZE) -> Repeatability:
     """Score the c0 sample three ways (module docstring) and compare; ``build()`` makes the
-    in-process evaluator as the run does (called once)."""
+    in-process evaluator as the run does (called once); the fresh process builds it with
+    ``spec.build(device, build_batch_size)``, the run's settings."""
     from harness.evaluators.families import adapter_input
     from harness.measure.fresh_process import score_in_fresh_process
 
@@ -177,6 +179,7 @@ def measure_repeatability(spec: Any, plan: Plan, renderer: Renderer, *, build: C
         seconds["in_process"] = round(time.monotonic() - started, 3)
         started = time.monotonic()
         scores, errors = score_in_fresh_process(spec, inputs, captions, device=device, batch=n,
+                                                build_batch_size=build_batch_size,
                                                 timeout_s=fresh_timeout_s)  # fmt: skip
         seconds["fresh_process"] = round(time.monotonic() - started, 3)
         failed = next((e for e in errors if e), "")
@@ -186,4 +189,6 @@ def measure_repeatability(spec: Any, plan: Plan, renderer: Renderer, *, build: C
     except Exception as exc:  # every way it cannot be measured is a failure with the reason
         return Repeatability(None, None, n, batch_sizes, str(exc)[:300] or type(exc).__name__, seconds)
     worst, where = compare(passes, labels)
+    if not math.isfinite(worst):  # two finite scores whose difference overflows a float
+        return Repeatability(None, where, n, batch_sizes, "the scores differ beyond the float range", seconds)
     return Repeatability(worst, where, n, batch_sizes, "", seconds)

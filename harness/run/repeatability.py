@@ -76,6 +76,7 @@ class RunRepeatability:
             result = measure_repeatability(
                 spec, self.inputs.plan, self.inputs.renderer,
                 build=lambda: self.record_cache.build_evaluator(spec), device=self.inputs.options.device,
+                build_batch_size=self.inputs.options.batch_size,
                 fresh_timeout_s=2 * scorer_deadline() + 60,
             )  # fmt: skip
             if result.measured:
