@@ -160,7 +160,7 @@ def test_a_busy_loop_past_the_deadline_is_a_failure_and_its_thread_stops_burning
     ev = ScorerEvaluator(BusyLoop.spec(), BusyLoop(), 1, deadline_s=0.3)
     results = ev.score([_image(1)] * 2, ["a", "b"])
     assert [r.status for r in results] == ["failed", "failed"]
-    assert "deadline of 0.3 s" in results[0].error and "stopped" in results[1].error
+    assert "deadline of 0.3 s" in results[0].error and "told to stop" in results[1].error
     ev.thread.thread.join(5)
     assert not ev.thread.thread.is_alive()
     after = BusyLoop.iterations[0]

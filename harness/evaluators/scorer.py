@@ -318,7 +318,7 @@ class ScorerEvaluator:
         if not finished:
             self.thread.cancel()  # a Python-level loop stops at its next bytecode (scorer_thread)
             self.hung = (f"not scored: an earlier batch passed the deadline of {self.deadline_s:g} s "
-                         "and was stopped")  # fmt: skip
+                         "and was told to stop")  # fmt: skip
             raise EvaluatorError(
                 f"score_batch passed its deadline of {self.deadline_s:g} s per batch "
                 "(T3D_AUDIT_SCORER_DEADLINE)")  # fmt: skip
