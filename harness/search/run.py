@@ -284,7 +284,7 @@ def run_search(
             best = max([best, *finite])
             if progress is not None:
                 progress(done, best, request.budget)
-        trials_all = list(log.trials)
+        trials_all = list(log.trials[:done])  # what this search asked for: never a line past it
     disc.close()  # one model in memory at a time: the held-out scorer loads its own
 
     ok = [t for t in trials_all if t.status == "ok" and math.isfinite(t.value)]
