@@ -194,7 +194,7 @@ def test_a_log_path_that_is_no_plain_file_is_refused_at_once(tmp_path, kind):
         path.mkdir()
     started = time.monotonic()
     for attempt in (lambda: read_log(path, KEY), lambda: TrialLog(path, KEY, {})):
-        with pytest.raises(TrialLogError, match="symlink|folder|not a regular file"):
+        with pytest.raises(TrialLogError, match=r"symlink|folder|not a regular file"):
             attempt()
     assert time.monotonic() - started < 5  # a FIFO is never opened for reading
     assert not (tmp_path / "nowhere").exists()
