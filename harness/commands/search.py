@@ -35,33 +35,50 @@ HELP = "search the protocol space beyond the grid for where a verdict breaks"
 def _split(text: str) -> Any:
     from harness.search.run import Split
 
-    discovery, _, held = str(text).partition("+")
+    discovery, plus, held = str(text).partition("+")
+    if not (plus and _ascii_digits(discovery) and _ascii_digits(held)):
+        raise argparse.ArgumentTypeError(
+            f"{_shown(text)}: write DISCOVERY+HELD_OUT prompt counts, e.g. 2+4")  # fmt: skip
     try:
         return Split(int(discovery), int(held))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--split {text!r}: write DISCOVERY+HELD_OUT prompt counts, e.g. 2+4") from None  # fmt: skip
     except AuditError as exc:
-        raise argparse.ArgumentTypeError(f"--split {text!r}: {exc.what}") from None
+        raise argparse.ArgumentTypeError(f"{_shown(text)}: {exc.what}") from None
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive integer")
-    return value
+def _ascii_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 30  # the range check speaks of size
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
+
+
+def _ranged(name: str) -> Any:
+    """The argparse type of whole-number option ``name`` (range: harness.protocol.search_limits)."""
+    from harness.protocol.search_limits import INT_RANGES, range_text
+
+    low, high = INT_RANGES[name]
+
+    def check(text: str) -> int:
+        value = int(text) if _ascii_digits(str(text).strip()) else None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{_shown(text)}: must be {range_text(name)}")
+        return value
+
+    check.__name__ = "integer"
+    return check
 
 
 def _seconds(text: str) -> float:
+    from harness.protocol.search_limits import MAX_WALL_TIME_S
+
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of seconds")
+    if not 0 < value <= MAX_WALL_TIME_S:  # NaN and inf fail too
+        raise argparse.ArgumentTypeError(
+            f"{_shown(text)}: must be a number of seconds in (0, {MAX_WALL_TIME_S:g}]")
     return value
 
 
@@ -70,17 +87,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="smoke", help="profile whose c0, scenes and generators to use")
     parser.add_argument("--objective", default=None,
                         help="shift, ranking or pair:A,B (default: the profile's search block, else shift)")
-    parser.add_argument("--budget", type=_positive, default=None,
+    parser.add_argument("--budget", type=_ranged("budget"), default=None,
                         help="configurations to evaluate (default: the profile's search block, else 40)")
-    parser.add_argument("--seed", type=argtypes.seed, default=None,
+    parser.add_argument("--seed", type=_ranged("seed"), default=None,
                         help="optimiser and bootstrap seed (default: the profile's search block, else 0)")
     parser.add_argument("--wall-time", type=_seconds, default=None, help="start no batch after SEC seconds")
-    parser.add_argument("--batch", type=_positive, default=8, help="points asked per batch (default 8)")
+    parser.add_argument("--batch", type=_ranged("batch"), default=8, help="points asked per batch (default 8)")
     parser.add_argument("--split", type=_split, default=None,
                         help="DISCOVERY+HELD_OUT prompt counts (default: the profile's prompts + as many, "
                         "at least 10; fewer than 6 held-out prompts: not confirmable)")
     parser.add_argument("--axes", default=None, help="comma-separated axes to search (default: all)")
-    parser.add_argument("--flip-region", type=int, default=None, metavar="N",
+    parser.add_argument("--flip-region", type=_ranged("flip_points"), default=None, metavar="N",
                         help="also estimate the flip region from N Sobol points (default: the profile's "
                         "search block, else 0: skip)")
     parser.add_argument("--scenes", type=argtypes.input_path, default=None, help="scene set (default: bundled)")
@@ -89,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="trial log (default: <cache>/search/<search key>.jsonl)")
     parser.add_argument("--backend", choices=("inline", "local", "ray"), default="inline",
                         help="where a batch's renders run: inline (here), local (--jobs processes), ray")
-    parser.add_argument("--jobs", type=_positive, default=None, help="local processes or Ray actors")
+    parser.add_argument("--jobs", type=argtypes.jobs, default=None, help="local processes or Ray actors")
     parser.add_argument("--store", default=None, help="render store URL every Ray node reaches")
     parser.add_argument("--address", type=argtypes.ray_address, default=None, help="Ray cluster address")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -174,9 +191,6 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "ray" and not args.store:
         print("t3d-audit search: --backend ray needs --store URL (a store every node reaches)",
               file=sys.stderr)  # fmt: skip
-        return 2
-    if args.flip_region is not None and args.flip_region < 0:
-        print("t3d-audit search: --flip-region must be >= 0", file=sys.stderr)
         return 2
     if (args.save_level is None) != (args.into is None):
         print("t3d-audit search: --save-level NAME and --into FILE go together", file=sys.stderr)

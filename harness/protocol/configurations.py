@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import ProtocolError
+from harness.core.errors import AuditError, ProtocolError
 from harness.core.hashing import sha256_json
 from harness.vocab.factors import (
     CHROMATIC_RGB,
@@ -639,19 +639,25 @@ def _parse_search(raw: Any, where: str) -> SearchBlock:
     if not isinstance(objective, str) or not objective:
         raise ProtocolError(f"'objective' must be shift, ranking or pair:A,B, got {objective!r}",
                             where=f"{where}/objective")  # fmt: skip
+    from harness.protocol.search_limits import check_int
+
     counts = {}
-    for key, low in (("budget", 1), ("seed", 0), ("flip_points", 0)):
-        value = raw.get(key, getattr(block, key))
-        if type(value) is not int or value < low:
-            raise ProtocolError(f"'{key}' must be an integer >= {low}, got {value!r}", where=f"{where}/{key}")
-        counts[key] = value
+    for key, limit in (("budget", "budget"), ("seed", "seed"), ("flip_points", "flip_points")):
+        try:
+            counts[key] = check_int(limit, raw.get(key, getattr(block, key)), where=f"{where}/{key}")
+        except AuditError as exc:
+            raise ProtocolError(exc.what, where=exc.where) from None
     split = raw.get("split")
     if split is not None:
-        ok = isinstance(split, list) and len(split) == 2 and all(type(v) is int for v in split)
-        if not ok or split[0] < 1 or split[1] < 2:
-            raise ProtocolError(f"'split' must be [discovery >= 1, held-out >= 2] prompt counts, got {split!r}",
-                                where=f"{where}/split")  # fmt: skip
-        split = (split[0], split[1])
+        ok = isinstance(split, list) and len(split) == 2
+        try:
+            if not ok:
+                raise AuditError(f"'split' must be [discovery, held-out] prompt counts, got {split!r}")
+            split = (check_int("discovery", split[0], where=f"{where}/split/0"),
+                     check_int("held_out", split[1], where=f"{where}/split/1"))  # fmt: skip
+        except AuditError as exc:
+            raise ProtocolError(exc.what, where=exc.where or f"{where}/split",
+                                hint="[discovery >= 1, held-out >= 2] prompt counts") from None  # fmt: skip
     return SearchBlock(objective, counts["budget"], split, counts["seed"], counts["flip_points"])
 
 
