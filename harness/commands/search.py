@@ -195,6 +195,10 @@ def run(args: argparse.Namespace) -> int:
     if (args.save_level is None) != (args.into is None):
         print("t3d-audit search: --save-level NAME and --into FILE go together", file=sys.stderr)
         return 2
+    if args.save_level is not None:  # a bad name or target is refused before the search, not after
+        from harness.search.saved_levels import check_save_target
+
+        check_save_target(args.into, args.profile, args.save_level)
     cache_dir = Path(args.cache_dir or default_cache_dir())
     cache_root: Path | str = args.store or cache_dir / "renders"
     spec = resolve_spec(args.evaluator)
