@@ -86,7 +86,7 @@ def test_into_a_target_that_is_no_plain_file_is_refused(tmp_path, kind):
         os.mkfifo(path)
     else:
         path = type(path)(os.devnull)
-    with pytest.raises(SavedLevelError, match="symlink|folder|not a regular file"):
+    with pytest.raises(SavedLevelError, match=r"symlink|folder|not a regular file"):
         save_level(path, "smoke", "offgrid", POINT)
     assert not outside.exists() or outside.read_text() == "{}"
 
