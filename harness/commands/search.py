@@ -199,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
         from harness.search.saved_levels import check_save_target
 
         check_save_target(args.into, args.profile, args.save_level)
+    if args.out is not None:
+        check_out(Path(args.out))
     cache_dir = Path(args.cache_dir or default_cache_dir())
     cache_root: Path | str = args.store or cache_dir / "renders"
     spec = resolve_spec(args.evaluator)
@@ -248,6 +250,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The files ``--out`` writes (each replaced atomically: a symlink there is replaced, never
+#: written through).
+OUT_NAMES = ("search.json", "search_trace.png", "search_worst_vs_c0.png", "search_flip_region.png")
+
+
+def check_out(out: Path) -> None:
+    """:class:`AuditError` when one of :data:`OUT_NAMES` in ``out`` is taken by something other
+    than a plain file (a folder, a symlink, a FIFO or device): checked before the search."""
+    import os
+    import stat
+
+    for name in OUT_NAMES:
+        try:
+            mode = os.lstat(out / name).st_mode
+        except FileNotFoundError:
+            continue
+        except NotADirectoryError:
+            raise AuditError(f"{out} is not a folder", where="--out", hint="name a folder") from None
+        if not stat.S_ISREG(mode):
+            kind = "a symlink" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a plain file"
+            raise AuditError(f"{out / name} is {kind}; the search writes a file there", where="--out",
+                             hint="remove it, or give --out another folder")  # fmt: skip
+
+
 def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = None) -> list[Path]:
     """``search.json`` and the search figures (:mod:`harness.report.search_figures`) in
     ``out``: the trace; the first discovery scene rendered at c0 beside the worst
@@ -257,6 +283,7 @@ def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = N
     from harness.scenes.scene_source import load_scene_set
     from harness.search.figure_inputs import flip_sample, worst_images
 
+    check_out(out)
     out.mkdir(parents=True, exist_ok=True)
     doc = result.to_dict()
     written = [out / "search.json"]

@@ -635,11 +635,12 @@ def _parse_search(raw: Any, where: str) -> SearchBlock:
         raise ProtocolError(f"unknown search key(s) {unknown}", where=where,
                             hint=f"allowed: {sorted(SEARCH_KEYS)}")  # fmt: skip
     block = SearchBlock()
-    objective = raw.get("objective", block.objective)
-    if not isinstance(objective, str) or not objective:
-        raise ProtocolError(f"'objective' must be shift, ranking or pair:A,B, got {objective!r}",
-                            where=f"{where}/objective")  # fmt: skip
-    from harness.protocol.search_limits import check_int
+    from harness.protocol.search_limits import check_int, check_objective_form
+
+    try:
+        objective = check_objective_form(raw.get("objective", block.objective), where=f"{where}/objective")
+    except AuditError as exc:
+        raise ProtocolError(exc.what, where=exc.where) from None
 
     counts = {}
     for key, limit in (("budget", "budget"), ("seed", "seed"), ("flip_points", "flip_points")):

@@ -1,4 +1,4 @@
-"""The ranges of a search's numbers: one table read by ``t3d-audit search``'s options, a
+"""The ranges of a search's numbers and the form of its objective: one table read by ``t3d-audit search``'s options, a
 profile's ``search`` block and :func:`harness.search.run.run_search` (docs/search.md "Limits").
 
 Each bound keeps a search's memory and files small whatever the user types: the optimiser's
@@ -10,6 +10,7 @@ beyond any scene set is refused before anything is loaded.
 from __future__ import annotations
 
 import math
+import re
 
 from harness.core.errors import AuditError
 
@@ -57,3 +58,24 @@ def check_wall_time(value: object, where: str) -> float:
         raise AuditError(f"the wall time must be a number of seconds in (0, {MAX_WALL_TIME_S:g}], "
                          f"got {value!r}", where=where)  # fmt: skip
     return float(value)  # type: ignore[arg-type]
+
+
+#: A generator name as a scene file may write it (harness.scenes.load), at most 100 characters.
+_GENERATOR = r"[A-Za-z0-9][A-Za-z0-9._~+-]{0,99}"
+#: ``shift``, ``ranking`` or ``pair:A,B``: all an objective may be, wherever it is written
+#: (so no markup, formula or control character reaches a card, a report or a test id).
+OBJECTIVE_FORM = re.compile(rf"shift|ranking|pair:[ \t]*{_GENERATOR}[ \t]*,[ \t]*{_GENERATOR}[ \t]*")
+
+
+def check_objective_form(text: object, where: str) -> str:
+    """``text`` when it has the form of an objective (:data:`OBJECTIVE_FORM`; two distinct
+    names for a pair); else :class:`~harness.core.errors.AuditError`."""
+    ok = isinstance(text, str) and OBJECTIVE_FORM.fullmatch(text) is not None
+    if ok and str(text).startswith("pair:"):
+        first, second = (n.strip() for n in str(text)[5:].split(","))
+        ok = first != second
+    if not ok:
+        shown = repr(text) if len(repr(text)) <= 60 else repr(text)[:57] + "..."
+        raise AuditError(f"objective {shown} is not shift, ranking or pair:A,B (two distinct generator "
+                         "names: letters, digits, '.', '_', '~', '+', '-')", where=where)  # fmt: skip
+    return str(text)

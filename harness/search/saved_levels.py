@@ -22,7 +22,7 @@ checked by ``test_saved_level`` against the threshold of its objective.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -224,8 +224,11 @@ def load_profile_file(path: str | Path) -> dict[str, SavedProfile]:
     path = Path(path)
     bundled = _bundled_raw()
     found = {name: _parse(name, data, path, bundled) for name, data in _read(path).items()}
-    for saved in found.values():
-        saved_configurations(saved, where=str(path))
+    for name, saved in found.items():
+        configurations = saved_configurations(saved, where=str(path))
+        # each point in its printed form (a hand-written one may space or order its axes freely)
+        found[name] = SavedProfile(saved.profile, {level: replace(value, point=configurations[level].level)
+                                                   for level, value in saved.saved.items()})  # fmt: skip
     return found
 
 
@@ -258,12 +261,12 @@ def saved_configurations(saved: SavedProfile, where: str = "saved_levels") -> di
 def _check_objective(text: str, where: str) -> None:
     """``shift``, ``ranking`` or ``pair:A,B`` in form (the generators are checked against the
     run's scene set when the level is measured)."""
-    kind, sep, rest = text.partition(":")
-    names = [n.strip() for n in rest.split(",")]
-    ok = text in ("shift", "ranking") or (kind == "pair" and sep and len(names) == 2 and all(names)
-                                          and names[0] != names[1])  # fmt: skip
-    if not ok:
-        raise SavedLevelError(f"objective {text!r} is not shift, ranking or pair:A,B", where=where)
+    from harness.protocol.search_limits import check_objective_form
+
+    try:
+        check_objective_form(text, where)
+    except AuditError as exc:
+        raise SavedLevelError(exc.what, where=where) from None
 
 
 def check_save_target(path: str | Path, profile: str, level: str) -> dict[str, Any]:
