@@ -174,6 +174,14 @@ class RenderConfig:
     # (factor, level) pairs off the factor's default, sorted; keyed only when not empty
     extras: tuple[tuple[str, str], ...] = ()
 
+    def __post_init__(self) -> None:
+        # one render, one key: a whole number or -0.0 in a float field is keyed as its float
+        # (30 and 30.0, -0.0 and 0.0 are the same render; canonical JSON would tell them apart)
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type in ("float", "float | None") and isinstance(value, int | float) and not isinstance(value, bool):
+                object.__setattr__(self, f.name, float(value) + 0.0)
+
     def extra(self, factor: str, default: str) -> str:
         """The level of render factor ``factor`` kept in :attr:`extras` (``default`` when unset):
         how the renderer reads a factor registered without a field of its own."""
