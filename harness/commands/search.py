@@ -69,6 +69,18 @@ def _ranged(name: str) -> Any:
     return check
 
 
+def _axes(text: str) -> tuple[str, ...]:
+    """``--axes``: comma-separated axis names, each once (checked against the space later)."""
+    names = tuple(part.strip() for part in str(text).split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{_shown(text)}: an empty axis name; write names joined by commas, "
+                                         "e.g. pitch,colour_temperature")  # fmt: skip
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise argparse.ArgumentTypeError(f"{_shown(text)}: axis {_shown(twice)} is named twice")
+    return names
+
+
 def _seconds(text: str) -> float:
     from harness.protocol.search_limits import MAX_WALL_TIME_S
 
@@ -96,7 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", type=_split, default=None,
                         help="DISCOVERY+HELD_OUT prompt counts (default: the profile's prompts + as many, "
                         "at least 10; fewer than 6 held-out prompts: not confirmable)")
-    parser.add_argument("--axes", default=None, help="comma-separated axes to search (default: all)")
+    parser.add_argument("--axes", type=_axes, default=None, help="comma-separated axes to search (default: all)")
     parser.add_argument("--flip-region", type=_ranged("flip_points"), default=None, metavar="N",
                         help="also estimate the flip region from N Sobol points (default: the profile's "
                         "search block, else 0: skip)")
@@ -204,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
     cache_dir = Path(args.cache_dir or default_cache_dir())
     cache_root: Path | str = args.store or cache_dir / "renders"
     spec = resolve_spec(args.evaluator)
-    axes = tuple(a.strip() for a in args.axes.split(",")) if args.axes else None
+    axes = args.axes
     request = request_from(args, spec.id, axes)
     bar: Any = None
 

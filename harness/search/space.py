@@ -205,7 +205,7 @@ def space_for(profile: Profile, names: Sequence[str] | None = None) -> Space:
         known = {a.name for a in axes}
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise ProtocolError(f"unknown search axis {unknown[0]!r}", where="--axes",
+            raise ProtocolError(f"unknown search axis {_shown(unknown[0])}", where="--axes",
                                 hint=f"axes: {', '.join(a.name for a in axes)}")  # fmt: skip
         axes = [a for a in axes if a.name in set(names)]
     base = profile.configuration("baseline", "c0")
