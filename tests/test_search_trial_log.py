@@ -244,3 +244,19 @@ def test_a_trial_line_appended_to_a_finished_searchs_log_changes_nothing(tmp_pat
     assert after.confirmed and after.worst == before.worst
     assert [t.point for t in after.trials] == [t.point for t in before.trials]
     assert sha256_bytes(log.read_bytes()) != sha256_bytes((tmp_path / "log.jsonl.discarded").read_bytes())
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "notes"])
+def test_a_log_no_search_may_write_is_refused_before_any_work(tmp_path, kind):
+    log = tmp_path / "log.jsonl"
+    if kind == "fifo":
+        os.mkfifo(log)
+    elif kind == "folder":
+        log.mkdir()
+    else:
+        log.write_text("my notes\nmore notes\n")
+    spec = next(s for s in search_planted_specs() if s.id == "planted-offgrid")
+    cache = tmp_path / "cache"
+    with pytest.raises(TrialLogError):
+        run_search(SearchRequest("planted-offgrid", **SMOKE), cache_dir=cache, spec=spec, log_path=log)
+    assert not cache.exists()  # no scene set loaded, no c0 measured

@@ -37,7 +37,7 @@ from harness.search.evaluate import Measured, PointScorer, Prefetch
 from harness.search.flip_region import FlipRegion, flip_region, flipped, sobol_points
 from harness.search.objectives import Objective, parse_objective
 from harness.search.space import Point, Space, space_for
-from harness.search.trial_log import Trial, TrialLog, TrialLogError
+from harness.search.trial_log import Trial, TrialLog, TrialLogError, check_log_target
 
 SEARCH_VERSION = 1
 HELD_OUT = 10  # the default held-out prompts (docs/search.md "Confirmation": measured rates)
@@ -224,6 +224,8 @@ def run_search(
 
     started = time.perf_counter()
     check_request(request)
+    if log_path is not None:
+        check_log_target(Path(log_path))  # a FIFO, symlink or foreign file: before any work
     spec = spec if spec is not None else registry.get(request.evaluator)
     named = get_profile(request.profile)
     full = load_scene_set(scenes, cache_dir)

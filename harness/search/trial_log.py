@@ -233,6 +233,24 @@ def _not_a_log(path: Path) -> TrialLogError:
                          where=f"{path}:1", hint="give --log another path; the file was left as it is")  # fmt: skip
 
 
+def check_log_target(path: Path) -> None:
+    """Refuse, before a search does any work, a ``--log`` path no search may write: a symlink,
+    FIFO, device, socket or folder, or an existing file that is no trial log
+    (:class:`TrialLogError`). Whose search a log is, is checked when it is opened."""
+    path = Path(path)
+    if not _refuse_odd_path(path):
+        return
+    try:
+        data = bounded_input.read_bytes(path, what="trial log")
+    except OSError as exc:
+        raise TrialLogError(f"cannot read the trial log: {exc.strerror or exc}", where=str(path)) from None
+    first, newline, _ = data.partition(b"\n")
+    if newline:
+        _header(first, path)
+    elif data and not data.startswith(b'{"key":"'):
+        raise _not_a_log(path)
+
+
 def read_log(path: Path, key: str) -> list[Trial]:
     """The verified trials of the log at ``path`` written for search ``key`` (``[]`` when
     absent). A torn last line is dropped. :class:`TrialLogError` when the file is not a trial
