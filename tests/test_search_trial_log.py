@@ -260,3 +260,17 @@ def test_a_log_no_search_may_write_is_refused_before_any_work(tmp_path, kind):
     with pytest.raises(TrialLogError):
         run_search(SearchRequest("planted-offgrid", **SMOKE), cache_dir=cache, spec=spec, log_path=log)
     assert not cache.exists()  # no scene set loaded, no c0 measured
+
+
+trial_values = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.just(math.nan))
+
+
+@given(values=st.lists(trial_values, max_size=12), points=st.text(min_size=1, max_size=40))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_every_written_trial_reads_back_exactly(tmp_path, values, points):
+    path = tmp_path / "round.jsonl"
+    path.unlink(missing_ok=True)
+    trials = [Trial(i, i // 4, f"{points}{i}", v, "ok" if math.isfinite(v) else "failed",
+                    "" if math.isfinite(v) else "failed here", 0.5) for i, v in enumerate(values)]  # fmt: skip
+    _write(path, trials)
+    assert _same(read_log(path, KEY), trials)
