@@ -274,3 +274,17 @@ def test_every_written_trial_reads_back_exactly(tmp_path, values, points):
                     "" if math.isfinite(v) else "failed here", 0.5) for i, v in enumerate(values)]  # fmt: skip
     _write(path, trials)
     assert _same(read_log(path, KEY), trials)
+
+
+@pytest.mark.parametrize("kind", ["symlink", "folder"])
+def test_a_lock_file_that_is_a_symlink_or_folder_is_refused_and_nothing_written_through(tmp_path, kind):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    lock = tmp_path / "t.jsonl.lock"
+    if kind == "symlink":
+        lock.symlink_to(outside)
+    else:
+        lock.mkdir()
+    with pytest.raises(TrialLogError, match="cannot lock the trial log"):
+        TrialLog(tmp_path / "t.jsonl", KEY, {})
+    assert outside.read_text() == "keep me" and not (tmp_path / "t.jsonl").exists()

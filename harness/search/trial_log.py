@@ -270,8 +270,14 @@ class TrialLog:
         self.path = Path(path)
         self.key = key
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = FileLock(str(self.path.with_name(self.path.name + LOCK_SUFFIX)))
-        self._lock.acquire()
+        lock_path = self.path.with_name(self.path.name + LOCK_SUFFIX)
+        self._lock = FileLock(str(lock_path))
+        try:
+            self._lock.acquire()
+        except OSError as exc:  # a symlink (never followed), a folder or a device in its place
+            what = "its lock file is a symlink" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+            raise TrialLogError(f"cannot lock the trial log: {what}", where=str(lock_path),
+                                hint="remove it; a search creates its own") from None  # fmt: skip
         try:
             self._open(header)
         except BaseException:
