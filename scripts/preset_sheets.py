@@ -41,7 +41,7 @@ def main() -> None:
         for render_pass in p.passes:
             for view, cfg in zip(p.shown_views, p.render_configs(render_pass), strict=True):
                 rgba = renderer.render(scene, Path(scene_set.root), scene_set.identity(scene.id), cfg)
-                im = Image.fromarray(composite(rgba, background_rgb(p.background)))
+                im = Image.fromarray(composite(rgba, background_rgb(p.pass_background(render_pass))))
                 draw = ImageDraw.Draw(im)
                 label = f"{view.elevation_deg:g}/{view.azimuth_deg:g}" + ("" if render_pass == "shaded" else " N")
                 draw.rectangle((0, 0, 6 * len(label) + 2, 10), fill=(255, 255, 255))

@@ -84,9 +84,9 @@ def scene_images(renderer: Any, scene_set: SceneSet, scene: Any, protocol: Proto
     """The images the evaluator sees for ``scene`` ((H, W, 3) uint8 each), or the failure."""
     from harness.render.composite import composite
 
-    rgb = background_rgb(protocol.background)
     per_pass = []
     for render_pass in protocol.passes:
+        rgb = background_rgb(protocol.pass_background(render_pass))
         images = []
         for cfg in protocol.render_configs(render_pass):
             try:

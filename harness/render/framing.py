@@ -176,6 +176,45 @@ def solve_camera(
     )
 
 
+#: How a fixed camera distance is measured on the scene box (``RenderConfig.distance_unit``).
+DISTANCE_UNITS = ("half_side", "side", "radius")
+
+
+def box_unit(box: Box, unit: str) -> float:
+    """Metres of one ``unit`` of ``box``: half its largest side, its largest side, or half its
+    diagonal (the radius of the sphere through its corners)."""
+    size = np.asarray(box.hi) - np.asarray(box.lo)
+    if unit == "half_side":
+        return float(size.max()) / 2.0
+    if unit == "side":
+        return float(size.max())
+    if unit == "radius":
+        return float(np.linalg.norm(size)) / 2.0
+    raise ValueError(f"unknown distance unit {unit!r}; use one of {', '.join(DISTANCE_UNITS)}")
+
+
+def fixed_camera(box: Box, lens_mm: float, pitch_deg: float, yaw_deg: float, distance_m: float) -> CameraPose:
+    """A source's camera: ``distance_m`` from the box centre along direction (pitch, yaw),
+    looking at the centre with no lens shift, whatever share of the frame the box then fills
+    (a narrow lens crops it, a far camera leaves it small)."""
+    if not (lens_mm > 0 and math.isfinite(distance_m) and distance_m > 0):
+        raise ValueError(f"lens_mm and distance_m must be > 0, got {lens_mm}, {distance_m}")
+    rot = rotation(pitch_deg, yaw_deg)
+    forward = -rot[:, 2]
+    centre = box.centre
+    depth = (box.corners() - centre) @ forward
+    diagonal = float(np.linalg.norm(np.asarray(box.hi) - np.asarray(box.lo)))
+    near = min(NEAR_M, 0.1 * diagonal, distance_m / 10.0)
+    return CameraPose(
+        location=tuple((centre - distance_m * forward).tolist()),  # type: ignore[arg-type]
+        rotation_euler=(math.radians(pitch_deg), 0.0, math.radians(yaw_deg)),
+        lens_mm=float(lens_mm),
+        shift=(0.0, 0.0),
+        clip=(min(0.01, near / 2), (distance_m + float(depth.max())) * 1.5 + 1.0),
+        distance=distance_m,
+    )
+
+
 def projected_extent(box: Box, pose: CameraPose) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) (2,) corners of the projected box in the shifted frame ([-0.5, 0.5] is inside)."""
     rot = rotation(math.degrees(pose.rotation_euler[0]), math.degrees(pose.rotation_euler[2]))
