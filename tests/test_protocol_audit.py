@@ -43,8 +43,11 @@ def sessions(tmp_path_factory):
 def test_preset_policy_views_keep_the_configuration_s_other_settings():
     cfg = Configuration("lighting", "night", RenderConfig(resolution_px=224, lighting="night", pitch_deg=0.0))
     views = policy_views(cfg, "preset:mate3d", 0.0)
+    # the poles turned as PyTorch3D's look_at turns them (image right on -x: yaw 180)
     assert [(v.pitch_deg, v.yaw_deg) for v in views] == [(90.0, 0.0), (90.0, 90.0), (90.0, 180.0), (90.0, 270.0),
-                                                         (0.0, 0.0), (180.0, 0.0)]
+                                                         (0.0, 180.0), (180.0, 180.0)]
+    assert {(v.camera_distance, v.distance_unit) for v in views} == {(2.0, "radius")}  # dist=2, unit sphere
+    assert [v.focal_length_mm for v in views] == pytest.approx([18.0 / math.tan(math.radians(30.0))] * 6)  # fov 60
     assert {(v.resolution_px, v.lighting, v.ambient) for v in views} == {(224, "night", 0.8)}
     gpt = policy_views(cfg, "preset:gpteval3d", 0.0)
     assert [v.render_pass for v in gpt] == ["shaded"] * 4 + ["normal"] * 4

@@ -275,7 +275,7 @@ def test_protocol_preset_json(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["name"] == "3dcodebench"
     assert [(v["elevation"], v["azimuth"]) for v in data["views"]] == [(18.434949, a) for a in (135.0, 225.0, 315.0, 45.0)]
-    assert (data["frame"], data["camera_distance"], data["distance_unit"]) == ("blender", 1.897366596, "side")
+    assert (data["frame"], data["framing"]) == ("blender", {"camera_distance": 1.897366596, "unit": "side"})
     assert main(["protocol", "--preset", "t3bench", "--json"]) == 0
     assert {v["fov"] for v in json.loads(capsys.readouterr().out)["views"]} == {60.0, 45.0, 36.0, 30.0, 24.0}
 

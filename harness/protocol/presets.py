@@ -175,8 +175,8 @@ class Protocol:
             "icosphere": list(self.icosphere) if self.icosphere else None,
             "samples": self.samples,
             "frame": self.frame,
-            "camera_distance": self.camera_distance,
-            "distance_unit": self.distance_unit if self.camera_distance is not None else None,
+            "framing": "fill" if self.camera_distance is None
+            else {"camera_distance": self.camera_distance, "unit": self.distance_unit},
             "normal_background": self.normal_background,
             "disclosed": sorted(self.disclosed),
         }
