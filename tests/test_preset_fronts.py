@@ -14,27 +14,12 @@ import numpy as np
 import pytest
 
 from harness.protocol.presets import get_preset
-from harness.scenes.model import SCENE_SCHEMA_V2, Room, Scene, SceneObject, scene_identity
-from tests._render_helpers import _BOX_OBJ
+from harness.scenes.marked_cube import marked_cube, panel_masks, panel_shares, write_assets
+from harness.scenes.model import scene_identity
 
 pytestmark = pytest.mark.slow
 
-PANELS = {"grey": (0.5, 0.5, 0.5), "red": (0.9, 0.05, 0.05), "green": (0.05, 0.8, 0.1),
-          "blue": (0.05, 0.1, 0.9), "yellow": (0.9, 0.8, 0.05)}  # fmt: skip
 SMALL = {"resolution_px": 64, "samples": 4}
-
-
-def marked_cube() -> Scene:
-    """A 1 m grey cube (bottom centre at the origin) with coloured panels 4 cm proud of it."""
-    objects = (
-        SceneObject("body", "cube", "assets/grey.obj", (0.0, 0.0, 0.0), 0.0, (1.0, 1.0, 1.0)),
-        SceneObject("front", "panel", "assets/red.obj", (0.0, -0.52, 0.2), 0.0, (0.6, 0.04, 0.6)),
-        SceneObject("right", "panel", "assets/green.obj", (0.52, 0.0, 0.2), 0.0, (0.04, 0.6, 0.6)),
-        SceneObject("back", "panel", "assets/blue.obj", (0.0, 0.52, 0.2), 0.0, (0.6, 0.04, 0.6)),
-        SceneObject("top", "tab", "assets/yellow.obj", (0.0, -0.3, 1.0), 0.0, (0.6, 0.3, 0.04)),
-    )
-    return Scene("marked.cube", "gen", "p01", "a marked cube", "unit-test", Room((2.0, 2.0), 2.0), objects,
-                 schema=SCENE_SCHEMA_V2, kind="object", ground=False)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -43,25 +28,13 @@ def render(tmp_path_factory):
     from harness.render.blender import get_renderer
 
     root: Path = tmp_path_factory.mktemp("fronts")
-    (root / "assets").mkdir()
-    for name, (r, g, b) in PANELS.items():
-        (root / "assets" / f"{name}.obj").write_text(_BOX_OBJ.format(name=name), encoding="utf-8")
-        (root / "assets" / f"{name}.mtl").write_text(f"newmtl {name}\nKd {r} {g} {b}\n", encoding="utf-8")
+    write_assets(root)
     renderer, scene = get_renderer(), marked_cube()
     identity = scene_identity(scene, root)
     return lambda cfg: renderer.render(scene, root, identity, cfg)
 
 
-def shares(rgba: np.ndarray) -> dict[str, float]:
-    """The share of the object's pixels (alpha > 0) each panel colour covers (a channel at
-    least 1.6 times both others; yellow: red and green both 1.6 times blue)."""
-    px = rgba[rgba[..., 3] > 0][:, :3].astype(float) + 1.0
-    r, g, b = px[:, 0], px[:, 1], px[:, 2]
-    k = 1.6
-    masks = {"red": (r > k * g) & (r > k * b), "green": (g > k * r) & (g > k * b),
-             "blue": (b > k * r) & (b > k * g), "yellow": (r > k * b) & (g > k * b) & (r < k * g)}  # fmt: skip
-    masks["red"] &= ~masks["yellow"]
-    return {name: float(m.mean()) for name, m in masks.items()}
+shares = panel_shares
 
 
 def first_view(name: str, index: int = 0, render_pass: str = "shaded"):
@@ -111,10 +84,7 @@ def test_mate3d_first_view_is_the_front_and_its_top_view_has_the_front_up(render
     s = shares(render(first_view("mate3d")))
     assert s["red"] > 0.2 and s["green"] == 0.0 and s["blue"] == 0.0, s
     # PyTorch3D's look_at at elev 90: image up is the asset's front, so the front tab is on top
-    top = render(first_view("mate3d", index=4))
-    px = top[..., :3].astype(float) + 1.0
-    yellow = (px[..., 0] > 1.6 * px[..., 2]) & (px[..., 1] > 1.6 * px[..., 2]) & (top[..., 3] > 0)
-    rows = np.nonzero(yellow)[0]
+    rows = np.nonzero(panel_masks(render(first_view("mate3d", index=4)))["yellow"])[0]
     assert rows.size and rows.mean() < 32, rows.mean() if rows.size else None
 
 
