@@ -270,7 +270,7 @@ PRESETS: dict[str, Protocol] = {
             aggregation="mean",
             frame="threestudio",
             normal_background="0",  # comp_normal = (n + 1) / 2 * opacity: black where empty
-            disclosed=frozenset({"views", "resolution", "passes", "tiling", "frame"}),
+            disclosed=frozenset({"views", "resolution", "passes", "tiling"}),
         ),
         Protocol(
             name="t3bench",
@@ -286,7 +286,7 @@ PRESETS: dict[str, Protocol] = {
             camera_distance=2.2,  # Radius = 2.2, the mesh scaled to max |coordinate| 1
             distance_unit="half_side",
             disclosed=frozenset({"views", "elevation", "azimuth", "fov", "resolution", "ambient",
-                                 "background", "aggregation", "framing"}),
+                                 "background", "aggregation", "frame", "framing"}),
         ),
         Protocol(
             name="t3bench-caption",
@@ -302,7 +302,7 @@ PRESETS: dict[str, Protocol] = {
             camera_distance=4.84,  # icosphere(radius=2.2) and then vertices *= 2.2
             distance_unit="half_side",
             disclosed=frozenset({"views", "elevation", "azimuth", "fov", "resolution", "ambient",
-                                 "background", "framing"}),
+                                 "background", "frame", "framing"}),
         ),
         Protocol(
             name="mate3d",
@@ -317,7 +317,7 @@ PRESETS: dict[str, Protocol] = {
             camera_distance=2.0,  # dist=2, vertices scaled into the unit sphere about the centroid
             distance_unit="radius",
             disclosed=frozenset({"views", "elevation", "azimuth", "fov", "resolution", "ambient",
-                                 "background", "frame", "framing"}),
+                                 "background", "framing"}),
         ),
         _DEFECTBENCH,
         replace(
