@@ -285,3 +285,38 @@ def test_protocol_unknown_preset_exits_2(capsys):
 
     assert main(["protocol", "--preset", "nope"]) == 2
     assert "unknown protocol preset 'nope'" in capsys.readouterr().err
+
+
+def _harness_axes(view):
+    """(camera direction, image right) of a harness view, from its elevation and azimuth."""
+    e, a = math.radians(view.elevation_deg), math.radians(view.azimuth_deg)
+    return (np.array([math.cos(e) * math.sin(a), -math.cos(e) * math.cos(a), math.sin(e)]),
+            np.array([math.cos(a), math.sin(a), 0.0]))
+
+
+@given(st.floats(-1.0, 1.0), st.floats(-1.0, 1.0), st.floats(-1.0, 1.0),
+       st.sampled_from(["blender", "threestudio", "y-up-front-z"]))
+def test_source_cameras_keep_direction_and_image_right(x, y, z, frame):
+    """Any T3Bench-style look-at camera, in any frame: the harness view looks from the same
+    (turned) direction and has the same (turned) image-right axis, poles included."""
+    from harness.protocol.source_cameras import FRAMES, pyrender_lookat_view
+
+    v = np.array([x, y, z])
+    if np.linalg.norm(v) < 1e-3:
+        return
+    rot = FRAMES[frame]
+    f = v / np.linalg.norm(v)
+    up = np.array([0.0, 0.0, 1.0]) if abs(f[2]) < 0.99 else np.array([0.0, 1.0, 0.0])
+    right = -np.cross(up, -v)
+    right /= np.linalg.norm(right)
+    at_pole = abs(round(math.degrees(math.asin(max(-1.0, min(1.0, (rot @ f)[2])))), 6)) == 90.0
+    d = rot @ f
+    level_right = np.array([-d[1], d[0], 0.0]) / max(np.hypot(d[0], d[1]), 1e-12)  # a harness camera's right
+    if not (at_pole or float((rot @ right) @ level_right) >= 1.0 - 1e-6):
+        with pytest.raises(ProtocolError, match="rolled"):  # an up off the harness's up rolls the picture
+            pyrender_lookat_view(v, frame)
+        return
+    view = pyrender_lookat_view(v, frame)
+    direction, image_right = _harness_axes(view)
+    assert np.allclose(direction, rot @ f, atol=1e-5)
+    assert np.allclose(image_right, rot @ right, atol=1e-5)
