@@ -33,7 +33,7 @@ COLUMNS = ("preset", "generator", "prompt_id", "scene_id", "score", "status", "e
 
 def view_configurations(protocol: Protocol, template: str, render_pass: str = "shaded") -> list[Configuration]:
     """The full configuration of each shown view (factor ``preset``, level the preset name)."""
-    return [Configuration(FACTOR, protocol.name, cfg, protocol.background, template)
+    return [Configuration(FACTOR, protocol.name, cfg, protocol.pass_background(render_pass), template)
             for cfg in protocol.render_configs(render_pass)]  # fmt: skip
 
 

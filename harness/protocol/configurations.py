@@ -131,6 +131,9 @@ def block_factors() -> tuple[str, ...]:
 #: and the scene box fills 1 - 0.15 of the frame (``harness.render.framing.FILL``).
 NEUTRAL_TEMPERATURE_K = 6500.0
 DEFAULT_FRAMING_MARGIN = 0.15
+#: How a source's fixed camera distance is measured on the scene box (``RenderConfig.distance_unit``):
+#: half its largest side, its largest side, half its diagonal.
+DISTANCE_UNITS = ("half_side", "side", "radius")
 
 #: The study's render fields: always part of a render key. Fields added later are keyed only
 #: when set off their default (:meth:`RenderConfig.to_dict`).

@@ -24,7 +24,12 @@ import numpy as np
 
 from harness.core.errors import ProtocolError
 from harness.protocol.cameras import View, icosphere, render_config
-from harness.protocol.configurations import Configuration, RenderConfig, register_policy_family
+from harness.protocol.configurations import (
+    DISTANCE_UNITS,
+    Configuration,
+    RenderConfig,
+    register_policy_family,
+)
 from harness.protocol.source_cameras import (
     FRAMES,
     blender_track_view,
@@ -39,8 +44,7 @@ PASSES = ("shaded", "normal")
 PARAMETERS = ("views", "elevation", "azimuth", "fov", "resolution", "lighting", "ambient",
               "background", "passes", "texture", "geometry", "tiling", "aggregation", "frame",
               "framing")  # fmt: skip
-#: How a fixed camera distance is measured (``harness.render.framing.DISTANCE_UNITS``).
-DISTANCE_UNITS = ("half_side", "side", "radius")
+
 
 
 @dataclass(frozen=True)

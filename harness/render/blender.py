@@ -36,7 +36,6 @@ from PIL import Image
 
 from harness.core.hashing import sha256_file
 from harness.protocol.configurations import (
-    DEFAULT_FRAMING_MARGIN,
     LIGHTING_MAPS,
     NEUTRAL_TEMPERATURE_K,
     RenderConfig,
@@ -592,7 +591,10 @@ class BlenderRenderer:
 
         if built.world is not None and cfg.ambient is None:  # a uniform ambient world has no map to turn or tint
             _light(built.world, cfg)
-        pose = self._pose(built, scene, cfg)
+        try:
+            pose = framing.camera_pose(built.box, cfg)
+        except ValueError as exc:
+            raise RenderFailed(str(exc), scene_id=scene.id, cfg=cfg) from None
         cam = built.camera
         if tuple(cam.location) != pose.location or tuple(cam.rotation_euler) != pose.rotation_euler:
             cam.location = pose.location
@@ -608,21 +610,6 @@ class BlenderRenderer:
         hidden = framing.hidden_walls(built.room_size, pose.location)
         for wname, ob in built.walls.items():
             _set(ob, "hide_render", wname in hidden)
-
-    @staticmethod
-    def _pose(built: _Built, scene: Scene, cfg: RenderConfig) -> framing.CameraPose:
-        """The camera: auto-framed, or a source's fixed distance (``cfg.camera_distance``)."""
-        if cfg.camera_distance is None:
-            fill = framing.FILL if cfg.framing_margin == DEFAULT_FRAMING_MARGIN else 1.0 - cfg.framing_margin
-            return framing.solve_camera(built.box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg, fill)
-        if cfg.distance_unit not in framing.DISTANCE_UNITS or not (
-            math.isfinite(cfg.camera_distance) and cfg.camera_distance > 0
-        ):
-            raise RenderFailed(f"camera distance {cfg.camera_distance!r} {cfg.distance_unit!r} is not a distance > 0 "
-                               "in a known unit", scene_id=scene.id, cfg=cfg,
-                               hint=f"use a number > 0 and one of {', '.join(framing.DISTANCE_UNITS)}")  # fmt: skip
-        metres = cfg.camera_distance * framing.box_unit(built.box, cfg.distance_unit)
-        return framing.fixed_camera(built.box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg, metres)
 
     def _presentation(self, built: _Built, cfg: RenderConfig) -> None:
         """The presentation settings (``RenderConfig.render_pass``, ``texture``, ``ambient``);

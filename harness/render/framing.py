@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.protocol.cameras import SENSOR_WIDTH_MM
+from harness.protocol.configurations import DEFAULT_FRAMING_MARGIN, DISTANCE_UNITS, RenderConfig
 from harness.scenes.model import Scene
 
 FILL = 0.85  # larger projected box side as a fraction of the frame side
@@ -176,10 +177,6 @@ def solve_camera(
     )
 
 
-#: How a fixed camera distance is measured on the scene box (``RenderConfig.distance_unit``).
-DISTANCE_UNITS = ("half_side", "side", "radius")
-
-
 def box_unit(box: Box, unit: str) -> float:
     """Metres of one ``unit`` of ``box``: half its largest side, its largest side, or half its
     diagonal (the radius of the sphere through its corners)."""
@@ -213,6 +210,22 @@ def fixed_camera(box: Box, lens_mm: float, pitch_deg: float, yaw_deg: float, dis
         clip=(min(0.01, near / 2), (distance_m + float(depth.max())) * 1.5 + 1.0),
         distance=distance_m,
     )
+
+
+def camera_pose(box: Box, cfg: RenderConfig) -> CameraPose:
+    """The camera of render configuration ``cfg`` on ``box``: auto-framed (``framing_margin``),
+    or a source's fixed camera (``camera_distance`` ``distance_unit`` s of the box). Raises
+    ``ValueError`` naming the bad setting."""
+    if cfg.camera_distance is None:
+        fill = FILL if cfg.framing_margin == DEFAULT_FRAMING_MARGIN else 1.0 - cfg.framing_margin
+        return solve_camera(box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg, fill)
+    if cfg.distance_unit not in DISTANCE_UNITS or not (
+        math.isfinite(cfg.camera_distance) and cfg.camera_distance > 0
+    ):
+        raise ValueError(f"camera distance {cfg.camera_distance!r} {cfg.distance_unit!r} is not a distance > 0 "
+                         f"in one of {', '.join(DISTANCE_UNITS)}")  # fmt: skip
+    metres = cfg.camera_distance * box_unit(box, cfg.distance_unit)
+    return fixed_camera(box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg, metres)
 
 
 def projected_extent(box: Box, pose: CameraPose) -> tuple[np.ndarray, np.ndarray]:
