@@ -12,6 +12,8 @@ Conventions (metres, z up, room floor centred on the origin):
 - **Auto-framing**: the camera distance is solved so that the larger side of the projected
   scene box is ``FILL`` of the frame, and the lens shift centres the projected box, whatever
   the focal length, pitch or yaw.
+- **Fixed camera** (a protocol preset's source camera, :func:`fixed_camera`): the camera
+  stands a given distance from the box centre, unshifted, and the box fills what it fills.
 - **Dollhouse**: a wall is hidden when the camera lies on the outer side of its plane, i.e.
   when its outward normal faces the camera; exactly those walls can stand between the camera
   and the room interior.
