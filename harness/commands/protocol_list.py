@@ -70,8 +70,8 @@ def _preset(args: argparse.Namespace) -> int:
     d = preset.to_dict()
     print(f"{preset.name}: {preset.title}")
     print(f"source: {preset.source}")
-    for key in ("resolution_px", "lighting", "ambient", "background", "passes", "texture", "tiling",
-                "aggregation", "samples", "disclosed"):
+    for key in ("resolution_px", "lighting", "ambient", "background", "normal_background", "passes", "texture",
+                "tiling", "aggregation", "samples", "frame", "framing", "disclosed"):
         print(f"{key}: {d[key]}")
     print("view\televation\tazimuth\tfov\tshown")
     shown = set(preset.shown) if preset.shown else set(range(len(preset.views)))

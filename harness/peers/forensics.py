@@ -81,6 +81,8 @@ def neighbours(p: Protocol) -> list[Candidate]:
     add("geometry", "points" if p.geometry == "mesh" else "mesh", geometry="points" if p.geometry == "mesh" else "mesh")
     for passes in (("shaded",), ("shaded", "normal")):
         add("passes", "+".join(passes), passes=passes)
+    if p.camera_distance is not None:
+        add("framing", "fill", camera_distance=None)
     if p.tiling is not None:
         add("tiling", "none", tiling=None)
     else:

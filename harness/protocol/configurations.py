@@ -131,6 +131,9 @@ def block_factors() -> tuple[str, ...]:
 #: and the scene box fills 1 - 0.15 of the frame (``harness.render.framing.FILL``).
 NEUTRAL_TEMPERATURE_K = 6500.0
 DEFAULT_FRAMING_MARGIN = 0.15
+#: How a source's fixed camera distance is measured on the scene box (``RenderConfig.distance_unit``):
+#: half its largest side, its largest side, half its diagonal.
+DISTANCE_UNITS = ("half_side", "side", "radius")
 
 #: The study's render fields: always part of a render key. Fields added later are keyed only
 #: when set off their default (:meth:`RenderConfig.to_dict`).
@@ -164,6 +167,15 @@ class RenderConfig:
     texture: bool = True
     ambient: float | None = None
     geometry: str = "mesh"
+    # a source's fixed camera (protocol presets; keyed only off their defaults):
+    # ``camera_distance`` None auto-frames (the scene box fills the frame); a number places
+    # the camera that many ``distance_unit`` s from the box centre, lens unshifted, as the
+    # source does ("half_side": half the box's largest side, "side": that side, "radius":
+    # half the box diagonal). ``normal_frame``: the source frame (``source_cameras.FRAMES``)
+    # whose axes the normal pass colours, "blender" being the harness's own
+    camera_distance: float | None = None
+    distance_unit: str = "half_side"
+    normal_frame: str = "blender"
     # added after the study's eight (issue 40, the search's continuous space): keyed only off
     # their defaults, and at their defaults the renderer does exactly what it did before
     light_rotation_deg: float = 0.0  # turn of the environment map about the vertical axis
