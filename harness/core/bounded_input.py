@@ -106,9 +106,12 @@ def read_bytes(path: str | Path, *, limit: int | None = None, what: str = "file"
     limit; ``OSError`` as ``open`` raises it for a missing or unreadable file.
     """
     limit = max_bytes() if limit is None else limit
-    fd, _size = _open_checked(path, limit, what)
+    fd, size = _open_checked(path, limit, what)
     with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
+        # read(n) allocates n bytes up front: ask for the size found, more only if it grew
+        data = handle.read(size + 1)
+        if len(data) > size:
+            data += handle.read(limit + 1 - len(data))
     if len(data) > limit:  # grew while being read
         raise _too_big(path, what, limit)
     return data
