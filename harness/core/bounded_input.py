@@ -6,7 +6,11 @@ file gets one clear line instead of a traceback or an unbounded allocation:
 
 * only a **regular file** is read (a device such as ``/dev/zero``, a FIFO or a folder is
   refused before any byte is read), and at most :func:`max_bytes` bytes of it
-  (``$T3D_AUDIT_MAX_INPUT_BYTES``, default 256 MiB; ``K``/``M``/``G`` suffixes are binary);
+  (``$T3D_AUDIT_MAX_INPUT_BYTES``, default 256 MiB; ``K``/``M``/``G`` suffixes are binary):
+  the size is taken by ``fstat`` on the opened descriptor before reading (:func:`checked_size`
+  and :func:`read_head` read no body at all; mesh and asset files go through
+  ``harness.scenes.meshbytes``), and at most the bound + 1 bytes are read, so a file that
+  grows while read is refused too;
 * JSON nested deeper than :func:`max_depth` levels (``$T3D_AUDIT_MAX_JSON_DEPTH``, default
   200) is refused by a pre-scan of the bracket depth (strings skipped) before Python's
   ``json`` parses it, so the parser's recursion never reaches Python's limit; a

@@ -323,12 +323,11 @@ def check_finite_vertices(path: Path | str, fmt: str) -> None:
         xyz = [verts.get(axis) for axis in "xyz"]
         if any(a is None for a in xyz):
             raise ImportError_("PLY vertex element has no x, y and z", path=path)
-        coords = np.stack(xyz, axis=1)
+        bad = ~(np.isfinite(xyz[0]) & np.isfinite(xyz[1]) & np.isfinite(xyz[2]))  # no stacked copy
     elif fmt == "stl":
-        coords = _stl_vertices(path)
+        bad = ~np.all(np.isfinite(_stl_vertices(path)), axis=1)
     else:
         return
-    bad = ~np.all(np.isfinite(coords), axis=1)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise ImportError_(
@@ -342,7 +341,7 @@ _STL_VERTEX = re.compile(rb"^\s*vertex\s+(\S+)\s+(\S+)\s+(\S+)", re.MULTILINE)
 
 
 def _stl_vertices(path: Path) -> np.ndarray:
-    """(N, 3) float64 vertex coordinates of a binary or ASCII STL file."""
+    """(N, 3) vertex coordinates of a binary (float32, as stored) or ASCII (float64) STL file."""
     import numpy as np
 
     data = mesh_bytes(path, "STL file")
@@ -350,7 +349,7 @@ def _stl_vertices(path: Path) -> np.ndarray:
         (n,) = struct.unpack_from("<I", data, 80)
         facets = np.frombuffer(data, dtype=np.dtype([("normal", "<f4", 3), ("v", "<f4", (3, 3)),
                                                      ("attr", "<u2")]), count=n, offset=84)
-        return facets["v"].reshape(-1, 3).astype(np.float64)
+        return facets["v"].reshape(-1, 3)
     rows = []
     for m in _STL_VERTEX.finditer(data):
         try:
