@@ -28,6 +28,8 @@ from harness.scenes.importers.dispatch import import_file
 from tests._gltf_docs import glb, triangle
 from tests._public_data import GENERATOR_OUTPUTS
 
+pytest_plugins = ["pytester"]
+
 GIB = 1 << 30
 BOUND = "T3D_AUDIT_MAX_INPUT_BYTES"
 
@@ -469,3 +471,23 @@ def test_check_size_reports_the_size_and_reads_nothing(tmp_path: Path) -> None:
     assert bounded_input.checked_size(path, limit=4 * GIB) == 3 * GIB
     head, size = bounded_input.read_head(path, 8, limit=4 * GIB)
     assert head == b"\0" * 8 and size == 3 * GIB
+
+
+# -- an audit whose scene set holds an oversized asset ----------------------------------------------
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_audit_refuses_an_oversized_asset_in_one_line(pytester: pytest.Pytester,
+                                                         workers: str) -> None:
+    from tests._audit_project import make_project, run_audit
+
+    root = make_project(pytester)
+    asset = sorted((root / "scenes" / "assets").glob("*.obj"))[0]
+    os.truncate(asset, 4 * GIB)  # the same text, then a sparse 4 GiB body
+    result = run_audit(pytester, f"big{workers}", "-n", workers)
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret != 0
+    lines = [ln for ln in out.splitlines() if "over the input limit" in ln]
+    assert lines and f"assets/{asset.name}" in lines[0], out[-2000:]
+    assert "4294967296 bytes" in lines[0] and BOUND in lines[0]
+    assert "Traceback" not in out and "MemoryError" not in out
