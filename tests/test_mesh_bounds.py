@@ -491,3 +491,20 @@ def test_an_audit_refuses_an_oversized_asset_in_one_line(pytester: pytest.Pytest
     assert lines and f"assets/{asset.name}" in lines[0], out[-2000:]
     assert "4294967296 bytes" in lines[0] and BOUND in lines[0]
     assert "Traceback" not in out and "MemoryError" not in out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(size=st.integers(0, 1 << 34), bound=st.integers(1, 1 << 34))
+def test_the_bound_refuses_exactly_the_files_above_it(tmp_path: Path, size: int, bound: int) -> None:
+    from harness.scenes.meshbytes import mesh_size
+
+    path = _sparse(tmp_path / "any.ply", b"", size)
+    os.environ[BOUND] = str(bound)
+    try:
+        if size > bound:
+            with pytest.raises(ImportError_, match=f"is {size} bytes, over the input limit of {bound} "):
+                mesh_size(path)
+        else:
+            assert mesh_size(path) == size
+    finally:
+        del os.environ[BOUND]

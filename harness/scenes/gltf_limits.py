@@ -211,8 +211,12 @@ class _Checker:
         size = mesh_size(path, "glTF buffer or image file")
         if size == 0:
             return b""
-        with path.open("rb") as fh:
-            self.maps.append(mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_READ))
+        try:
+            with path.open("rb") as fh:
+                self.maps.append(mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_READ))
+        except (OSError, ValueError) as exc:  # e.g. it shrank since it was sized
+            raise ImportError_(f"cannot map the glTF buffer or image file: {exc}",
+                               path=path) from None
         return self.maps[-1]
 
     def _file(self, uri: str) -> Path:
