@@ -208,7 +208,7 @@ def test_asset_map_patterns_expand_bare_names() -> None:
 
 
 def test_the_fast_obj_reader_never_sizes_an_array_by_a_huge_token() -> None:
-    from harness.scenes.importers.meshobject import _fast_vertices
+    from harness.scenes.importers.objbox import fast_vertices as _fast_vertices
 
     # a finite number 10 000 characters long: np.array of these bytes would be 4 tokens x
     # 10 000 bytes; with 150 000 such lines, 149 GiB

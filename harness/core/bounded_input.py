@@ -6,7 +6,11 @@ file gets one clear line instead of a traceback or an unbounded allocation:
 
 * only a **regular file** is read (a device such as ``/dev/zero``, a FIFO or a folder is
   refused before any byte is read), and at most :func:`max_bytes` bytes of it
-  (``$T3D_AUDIT_MAX_INPUT_BYTES``, default 256 MiB; ``K``/``M``/``G`` suffixes are binary);
+  (``$T3D_AUDIT_MAX_INPUT_BYTES``, default 256 MiB; ``K``/``M``/``G`` suffixes are binary):
+  the size is taken by ``fstat`` on the opened descriptor before reading (:func:`checked_size`
+  and :func:`read_head` read no body at all; mesh and asset files go through
+  ``harness.scenes.meshbytes``), and at most the bound + 1 bytes are read, so a file that
+  grows while read is refused too;
 * JSON nested deeper than :func:`max_depth` levels (``$T3D_AUDIT_MAX_JSON_DEPTH``, default
   200) is refused by a pre-scan of the bracket depth (strings skipped) before Python's
   ``json`` parses it, so the parser's recursion never reaches Python's limit; a
@@ -106,6 +110,37 @@ def read_bytes(path: str | Path, *, limit: int | None = None, what: str = "file"
     limit; ``OSError`` as ``open`` raises it for a missing or unreadable file.
     """
     limit = max_bytes() if limit is None else limit
+    fd, size = _open_checked(path, limit, what)
+    with os.fdopen(fd, "rb") as handle:
+        # read(n) allocates n bytes up front: ask for the size found, more only if it grew
+        data = handle.read(size + 1)
+        if len(data) > size:
+            data += handle.read(limit + 1 - len(data))
+    if len(data) > limit:  # grew while being read
+        raise _too_big(path, what, limit)
+    return data
+
+
+def checked_size(path: str | Path, *, limit: int | None = None, what: str = "file") -> int:
+    """The size in bytes of the regular file ``path`` (``fstat`` on its opened descriptor, so
+    a sparse file counts its apparent size), reading no byte of it. Raises as
+    :func:`read_bytes` does: not a regular file, or over ``limit`` (default :func:`max_bytes`)."""
+    fd, size = _open_checked(path, max_bytes() if limit is None else limit, what)
+    os.close(fd)
+    return size
+
+
+def read_head(path: str | Path, count: int, *, limit: int | None = None,
+              what: str = "file") -> tuple[bytes, int]:
+    """(the first ``count`` bytes, the size in bytes) of the regular file ``path``, refused
+    as :func:`read_bytes` refuses it when the whole file is over ``limit``."""
+    fd, size = _open_checked(path, max_bytes() if limit is None else limit, what)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(count), size
+
+
+def _open_checked(path: str | Path, limit: int, what: str) -> tuple[int, int]:
+    """A read-only descriptor of the regular file ``path`` and its size (at most ``limit``)."""
     # O_NONBLOCK: opening a FIFO with no writer must not hang before the type check
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -114,19 +149,16 @@ def read_bytes(path: str | Path, *, limit: int | None = None, what: str = "file"
             raise InputFileError(f"the {what} is not a regular file (a device, FIFO or folder)",
                                  path=path, hint="name a plain file")
         if info.st_size > limit:
-            raise _too_big(path, what, limit)
+            raise _too_big(path, what, limit, info.st_size)
     except BaseException:
         os.close(fd)
         raise
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:  # grew while being read
-        raise _too_big(path, what, limit)
-    return data
+    return fd, info.st_size
 
 
-def _too_big(path: str | Path, what: str, limit: int) -> InputFileError:
-    return InputFileError(f"the {what} is over the input limit of {limit} bytes", path=path,
+def _too_big(path: str | Path, what: str, limit: int, size: int | None = None) -> InputFileError:
+    found = f"is {size} bytes, " if size is not None else "grew while read, "
+    return InputFileError(f"the {what} {found}over the input limit of {limit} bytes", path=path,
                           hint=f"raise ${MAX_BYTES_ENV} if the file is meant to be this large",
                           code=errno.EFBIG)
 

@@ -179,6 +179,14 @@ class BlenderRenderer:
             raise AssetImportFailed(
                 f"asset file {path} of object {obj_id} does not exist", scene_id=scene.id
             )
+        from harness.core.errors import ImportError_
+        from harness.scenes.meshbytes import mesh_size
+
+        try:  # sized on its handle: Blender's importers never see a file over the input bound
+            mesh_size(path, "asset file")
+        except ImportError_ as exc:
+            raise AssetImportFailed(f"asset {path} (object {obj_id}): {exc.what}",
+                                    scene_id=scene.id, hint=exc.hint) from None
         digest = sha256_file(path)
         cache_key = (str(path), digest)
         if cache_key in self._assets:
