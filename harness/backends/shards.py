@@ -6,23 +6,22 @@ the failed shards (``--shards 3,7``) and a rerun resumes each from the store. A 
 holds whole scene groups where it can (a scene is built into Blender once per shard); a
 group larger than the shard size is split.
 
-The shard size comes from the cost model (:mod:`harness.measure.cost_estimate`): as many
-renders as fill half the job time limit at the measured seconds per render, so a shard
-finishes well inside its limit on a node as fast as the calibration's.
+The shard size comes from the cost model (:func:`harness.measure.cluster_estimate.renders_per_shard`):
+as many renders as fill half the job time limit at the measured seconds per render, so a
+shard finishes well inside its limit on a node as fast as the calibration's.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from harness.core.errors import AuditError
+from harness.measure.cluster_estimate import groups_per_shard, renders_per_shard
+
+__all__ = ["chunks", "format_shards", "groups_per_shard", "parse_shards", "render_shards", "renders_per_shard"]
 
 T = TypeVar("T")
-
-#: the share of a job's time limit a shard is sized to fill
-TIME_SHARE = 0.5
 
 
 def render_shards(requests: Sequence[T], size: int, identity: Any = lambda r: r.identity) -> list[list[T]]:
@@ -52,19 +51,6 @@ def chunks(items: Sequence[T], size: int) -> list[list[T]]:
     if size < 1:
         raise ValueError(f"shard size must be at least 1, got {size}")
     return [list(items[i : i + size]) for i in range(0, len(items), size)]
-
-
-def renders_per_shard(seconds_per_render: float, time_limit_min: float) -> int:
-    """Renders that fill :data:`TIME_SHARE` of a ``time_limit_min`` job at
-    ``seconds_per_render`` each (at least 1)."""
-    if seconds_per_render <= 0:
-        return 1
-    return max(1, math.floor(time_limit_min * 60 * TIME_SHARE / seconds_per_render))
-
-
-def groups_per_shard(seconds_per_group: float, time_limit_min: float) -> int:
-    """Scene groups per score shard, the same way (at least 1)."""
-    return renders_per_shard(seconds_per_group, time_limit_min)
 
 
 def parse_shards(text: str) -> frozenset[int]:

@@ -242,24 +242,3 @@ class _NoCache:
 
     def contains(self, key: str) -> bool:
         return False
-
-
-def retry_command(argv: Sequence[str], failed: Sequence[int], shard_size: int) -> str:
-    """The command line that reruns only the ``failed`` shards: ``argv`` with any earlier
-    ``--shards``/``--shard-size`` replaced."""
-    import shlex
-
-    out: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        if arg in ("--shards", "--shard-size"):
-            skip = True
-            continue
-        if arg.startswith(("--shards=", "--shard-size=")):
-            continue
-        out.append(arg)
-    out += ["--shard-size", str(shard_size), "--shards", format_shards(failed)]
-    return "t3d-audit " + " ".join(shlex.quote(a) for a in out)
