@@ -24,6 +24,9 @@ from typing import Any
 from harness.backends.slurm_options import SlurmOptions, make_executor, require_submitit
 
 POLL_S = 0.2
+#: seconds a local job's result file is waited for after its process ended (submitit waits
+#: 15 s, for a shared filesystem's caches; a killed job never writes one)
+LOCAL_RESULTS_TIMEOUT_S = 2
 
 
 class ShardBody:
@@ -74,9 +77,12 @@ def run_shards(
     limit = 1 if options.executor == "debug" else options.array_parallelism
 
     def finish(i: int, job: Any) -> None:
-        try:
-            value = job.result()
-        except Exception as exc:  # one shard's failure is its own: retried, then recorded
+        try:  # exception() first: a debug job's result() would open a debugger on failure
+            exc = job.exception()
+            value = job.result() if exc is None else None
+        except Exception as raised:  # a job that never completed (killed, cancelled)
+            exc = raised
+        if exc is not None:  # one shard's failure is its own: retried, then recorded
             run.failed_attempts[i] += 1
             why = describe_failure(exc)
             final = run.failed_attempts[i] >= options.max_failures
@@ -99,7 +105,9 @@ def run_shards(
             inflight.update(zip(batch, jobs, strict=True))
         while queue and len(inflight) < limit:
             i = queue.popleft()
-            inflight[i] = executor.submit(body, *args[i])
+            inflight[i] = job = executor.submit(body, *args[i])
+            if options.executor == "local":  # results on a local disk: no wait for NFS caches
+                job._results_timeout_s = LOCAL_RESULTS_TIMEOUT_S
         if options.executor == "debug":  # a debug job runs when its result is asked for
             done = list(inflight)
         else:

@@ -1,0 +1,165 @@
+"""The Slurm backend through submitit's ``debug`` (in process) and ``local`` (one process per
+job) executors, no Slurm needed:
+
+* a shard whose job fails is resubmitted, and one that fails ``max_failures`` times is
+  reported failed with its error, never as a result; a local job killed mid-run
+  (``os._exit``) is resubmitted and its rerun finishes the shard;
+* scoring as score shards (tiny numpy evaluators, the box rasterizer) stores exactly the
+  records the local backend stores, and a retry of chosen shards scores only what is missing;
+* the aggregated run: an audit (``-n 0`` and ``-n 2``) that only reads a store the Slurm
+  backend filled writes a report byte-identical to the inline audit's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.testing import TinySpec
+from tests._audit_project import comparable_files, make_project, report_dir, run_audit, tiny_session
+from tests._distributed import need
+
+pytest_plugins = ["pytester"]
+
+SPECS = [TinySpec("tiny-grid"), TinySpec("tiny-pairs", grid=False)]
+
+
+@pytest.fixture(autouse=True)
+def _submitit():
+    need("submitit")
+
+
+class Flaky:
+    """A job body that fails its first ``fails`` attempts per shard (attempts counted in files
+    under ``folder``, as they run in other processes), then returns ``value * 10``.
+    ``exit_first``: the first attempt ends its process abruptly, as a killed job."""
+
+    def __init__(self, folder: str, fails: int, exit_first: bool = False):
+        self.folder, self.fails, self.exit_first = folder, fails, exit_first
+
+    def __call__(self, value: int) -> int:
+        tally = Path(self.folder) / f"attempts-{value}"
+        n = len(tally.read_text()) if tally.exists() else 0
+        tally.write_text("x" * (n + 1))
+        if n < self.fails:
+            if self.exit_first:
+                os._exit(1)
+            raise RuntimeError(f"attempt {n + 1} of shard {value} failed")
+        return value * 10
+
+
+def _options(tmp_path, executor, **over):
+    from harness.backends.slurm_options import SlurmOptions
+
+    return SlurmOptions(executor=executor, folder=str(tmp_path / "jobs"), **over)
+
+
+@pytest.mark.parametrize("executor", ["debug", "local"])
+def test_a_failed_shard_is_resubmitted_until_it_succeeds(tmp_path, executor):
+    from harness.backends.slurm_jobs import run_shards
+
+    failures = []
+    run = run_shards(_options(tmp_path, executor, max_failures=3), "t", Flaky(str(tmp_path), fails=1),
+                     {0: (1,), 1: (2,)}, on_failure=lambda i, why, final: failures.append((i, final)))  # fmt: skip
+    assert run.results == {0: 10, 1: 20} and run.failed == {}
+    assert sorted(failures) == [(0, False), (1, False)]
+    assert run.failed_attempts == {0: 1, 1: 1}
+
+
+def test_a_shard_failing_max_failures_times_is_reported_failed_not_as_a_result(tmp_path):
+    from harness.backends.slurm_jobs import run_shards
+
+    run = run_shards(_options(tmp_path, "debug", max_failures=2), "t", Flaky(str(tmp_path), fails=5),
+                     {0: (1,), 1: (2,)})  # fmt: skip
+    assert run.results == {}
+    assert run.failed == {0: "RuntimeError: attempt 2 of shard 1 failed",
+                          1: "RuntimeError: attempt 2 of shard 2 failed"}  # fmt: skip
+    assert (tmp_path / "attempts-1").read_text() == "xx"  # exactly max_failures attempts
+
+
+@pytest.mark.slow
+def test_a_killed_local_job_is_resubmitted_and_finishes(tmp_path):
+    from harness.backends.slurm_jobs import run_shards
+
+    opts = _options(tmp_path, "local", max_failures=2, array_parallelism=2)
+    run = run_shards(opts, "t", Flaky(str(tmp_path), fails=1, exit_first=True), {0: (1,), 1: (2,), 2: (3,)})
+    assert run.results == {0: 10, 1: 20, 2: 30}
+    assert run.failed_attempts == {0: 1, 1: 1, 2: 1}
+
+
+def _session(tmp_path, tag, store, fill="local"):
+    return tiny_session(tmp_path, SPECS, store=store, store_fill=fill, cache_dir=tmp_path / f"cache-{tag}")
+
+
+def _records(tmp_path, url):
+    reader = _session(tmp_path, "read", url, fill="none")
+    return {e: reader.record_cache.records(e) for e in ("tiny-grid", "tiny-pairs")}
+
+
+@pytest.mark.parametrize("executor", ["debug", pytest.param("local", marks=pytest.mark.slow)])
+def test_score_shards_store_the_records_the_local_backend_stores(tmp_path, executor):
+    from harness.commands.materialize import score_plan
+
+    inline_url, slurm_url = (tmp_path / "inline").as_uri(), (tmp_path / f"slurm-{executor}").as_uri()
+    inline = score_plan(_session(tmp_path, "inline", inline_url), backend="local")
+    report: dict = {}
+    opts = _options(tmp_path, executor, score_shard_groups=2)
+    stats = score_plan(_session(tmp_path, executor, slurm_url), backend="slurm", slurm={"options": opts},
+                       shard_report=report, log=lambda text: None)  # fmt: skip
+    assert report == {"failed": {}, "size": 2}
+    for evaluator in ("tiny-grid", "tiny-pairs"):
+        assert stats[evaluator].scored_pairs == inline[evaluator].scored_pairs > 0
+    expected = _records(tmp_path, inline_url)
+    got = _records(tmp_path, slurm_url)
+    for evaluator, frame in expected.items():
+        assert got[evaluator].equals(frame)
+
+
+def test_a_retry_of_chosen_score_shards_scores_only_those(tmp_path):
+    from harness.commands.materialize import score_plan
+
+    url = (tmp_path / "store").as_uri()
+    opts = _options(tmp_path, "debug", score_shard_groups=1)
+    first = score_plan(_session(tmp_path, "a", url), backend="slurm",
+                       slurm={"options": opts, "only_shards": frozenset({0})}, log=lambda t: None)  # fmt: skip
+    assert first["tiny-grid"].scored_pairs > 0 and first["tiny-pairs"].scored_pairs == 0
+    rest = score_plan(_session(tmp_path, "b", url), backend="slurm", slurm={"options": opts}, log=lambda t: None)
+    # shard 0 (tiny-grid's first scene group) was stored: the full run found it, redid nothing
+    assert rest["tiny-grid"].cached_pairs == first["tiny-grid"].scored_pairs
+    full = score_plan(_session(tmp_path, "c", (tmp_path / "ref").as_uri()), backend="local")
+    assert rest["tiny-grid"].scored_pairs + first["tiny-grid"].scored_pairs == full["tiny-grid"].scored_pairs
+
+
+def _fill_with_slurm(root: Path, url: str, executor: str) -> None:
+    """Score the pytester project's plan into ``url`` on the Slurm backend (its conftest's
+    renderer and evaluators, its pyproject's profile and scenes)."""
+    from harness.backends.slurm_options import SlurmOptions
+    from harness.commands.materialize import score_plan
+    from harness.run.session import AuditOptions, AuditSession
+    from harness.testing import BoxRasterizer
+
+    options = AuditOptions(profile="smoke", evaluators=("tiny-*",), scenes=root / "scenes",
+                           cache_dir=root / "cache-slurm-fill", store=url, store_fill="local")  # fmt: skip
+    session = AuditSession(options, renderer_factory=lambda _: BoxRasterizer(), extra_evaluators=SPECS)
+    report: dict = {}
+    opts = SlurmOptions(executor=executor, folder=str(root / "jobs"), score_shard_groups=3, array_parallelism=2)
+    score_plan(session, backend="slurm", slurm={"options": opts}, shard_report=report, log=lambda t: None)
+    assert report["failed"] == {}
+
+
+@pytest.mark.slow
+def test_an_audit_reading_a_store_the_slurm_backend_filled_matches_the_inline_audit(pytester):
+    """The aggregated run: the store filled by score shards on the local executor (two
+    processes at once), then read by ``-n 0`` and ``-n 2`` audits that compute nothing; their
+    reports are byte-identical to an inline audit's (no store)."""
+    root = make_project(pytester)
+    url = (root / "store").as_uri()
+    _fill_with_slurm(root, url, "local")
+    inline = run_audit(pytester, "inline", "-n", "0")
+    assert inline.ret == 0, inline.stdout.str()[-3000:]
+    for tag, workers in (("read0", "0"), ("read2", "2")):
+        read = run_audit(pytester, tag, "-n", workers, f"--audit-store={url}")
+        assert read.ret == 0, read.stdout.str()[-3000:]
+        assert comparable_files(report_dir(root, tag)) == comparable_files(report_dir(root, "inline"))
