@@ -163,3 +163,102 @@ def test_an_audit_reading_a_store_the_slurm_backend_filled_matches_the_inline_au
         read = run_audit(pytester, tag, "-n", workers, f"--audit-store={url}")
         assert read.ret == 0, read.stdout.str()[-3000:]
         assert comparable_files(report_dir(root, tag)) == comparable_files(report_dir(root, "inline"))
+
+
+def test_warm_on_slurm_from_the_command_line_checks_the_shard_numbers(tmp_path, capsys):
+    """The CLI plumbing (flags over the project table, submitit, the plan's shards): a shard
+    number the plan does not have is one line naming the shard size to pass."""
+    from harness.cli import main
+
+    code = main(["warm", "--profile", "smoke", "--backend", "slurm", "--slurm-executor", "debug",
+                 "--slurm-folder", str(tmp_path / "jobs"), "--store", (tmp_path / "s").as_uri(),
+                 "--shard-size", "100", "--shards", "2,5"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code != 0 and "no shard 2,5: the plan has 2 shards of 100 renders" in err
+    assert "--shard-size" in err and "Traceback" not in err
+
+
+# -- renders through Blender: a job killed mid-run, resumed from the store --------------------
+
+
+@pytest.fixture(scope="module")
+def smoke_subset():
+    """Render requests: the first smoke scene under c0, two more configs and one probe, at
+    48 px and 2 samples (as the Ray backend's tests)."""
+    from dataclasses import replace
+
+    pytest.importorskip("bpy")
+    from harness.protocol.configurations import get_profile
+    from harness.render.cache_warmer import resolve_jobs
+    from harness.render.render_inputs import apply_probe, load_profile_scenes
+    from harness.render.render_plan import render_plan
+
+    profile = get_profile("smoke")
+    sset = load_profile_scenes(profile)
+    scene = sset.scenes[0]
+    jobs = render_plan(profile, [scene])
+    same_res = [j for j in jobs if j.probe is None and j.cfg.resolution_px == profile.c0.resolution_px]
+    jobs = [*same_res[:3], next(j for j in jobs if j.probe == "keep_half")]
+    small = [replace(j, cfg=replace(j.cfg, resolution_px=48, samples=2)) for j in jobs]
+    requests, failures = resolve_jobs(small, [scene], sset.root, probe_fn=apply_probe)
+    assert failures == [] and len(requests) == 4
+    return requests
+
+
+def _pngs(url: str) -> dict[str, bytes]:
+    from harness.store import open_store
+
+    store = open_store(url)
+    return {k.split("/")[-2]: store.read(k) for k in store.list("renders/objects") if k.endswith("/image.png")}
+
+
+@pytest.fixture(scope="module")
+def reference_pngs(smoke_subset, tmp_path_factory):
+    """The renders of an undisturbed run (debug executor, in this process)."""
+    from harness.backends.slurm_options import SlurmOptions
+    from harness.backends.slurm_render import warm_slurm
+
+    root = tmp_path_factory.mktemp("reference")
+    url = (root / "store").as_uri()
+    opts = SlurmOptions(executor="debug", shard_size=2, folder=str(root / "jobs"))
+    result = warm_slurm(smoke_subset, url, options=opts)
+    assert (result.rendered, result.failures, result.shards) == (4, [], 2)
+    return _pngs(url)
+
+
+@pytest.mark.slow
+def test_a_job_killed_mid_render_is_resubmitted_and_redoes_no_finished_render(smoke_subset, reference_pngs,
+                                                                             tmp_path):  # fmt: skip
+    from harness.backends.slurm_options import SlurmOptions
+    from harness.backends.slurm_render import warm_slurm
+
+    url = (tmp_path / "store").as_uri()
+    opts = SlurmOptions(executor="local", shard_size=2, folder=str(tmp_path / "jobs"), max_failures=2)
+    # the first job to start publishes one render, then dies inside its second (lease held)
+    result = warm_slurm(smoke_subset, url, options=opts, fault_marker=str(tmp_path / "fault"), fault_after=1)
+    assert (tmp_path / "fault").exists()
+    assert result.failures == [] and result.failed_shards == {}
+    assert (result.rendered, result.retries) == (4, 1)
+    assert result.resumed == 1  # the killed job's finished render was found, not redone
+    assert _pngs(url) == reference_pngs  # byte-identical to the undisturbed run
+    again = warm_slurm(smoke_subset, url, options=opts)
+    assert (again.rendered, again.cached) == (0, 4)
+
+
+@pytest.mark.slow
+def test_a_shard_out_of_attempts_is_failed_and_its_retry_renders_only_what_is_missing(smoke_subset,
+                                                                                     reference_pngs, tmp_path):  # fmt: skip
+    from harness.backends.slurm_options import SlurmOptions
+    from harness.backends.slurm_render import warm_slurm
+
+    url = (tmp_path / "store").as_uri()
+    opts = SlurmOptions(executor="local", shard_size=2, folder=str(tmp_path / "jobs"), max_failures=1)
+    result = warm_slurm(smoke_subset, url, options=opts, fault_marker=str(tmp_path / "fault"), fault_after=1)
+    assert list(result.failed_shards) in ([0], [1])
+    (shard,) = result.failed_shards
+    assert len(result.failures) == 1  # its one unpublished render is a failure, not a score
+    assert f"render shard {shard} failed 1 times" in result.failures[0]
+    assert result.rendered == 3 and len(_pngs(url)) == 3
+    retry = warm_slurm(smoke_subset, url, options=opts, only_shards=frozenset({shard}))
+    assert (retry.total, retry.cached, retry.rendered, retry.failures) == (2, 1, 1, [])
+    assert _pngs(url) == reference_pngs

@@ -198,3 +198,25 @@ def test_plan_estimate_on_a_cluster_without_costs_uses_the_shipped_calibration(c
     out = capsys.readouterr().out
     assert "provenance: shipped default calibration (a shared 2-core x86_64 CPU, not a cluster node)" in out
     assert "on ray: 2 node(s) x 2 cores" in out and "calibration:     shipped default" in out
+
+
+def test_submitit_only_under_backends_and_imported_lazily():
+    """submitit is optional (the ``slurm`` extra): only ``harness/backends/`` imports it, never
+    at module level, so every module imports without it."""
+    import ast
+
+    from harness.core.paths import REPO_ROOT
+
+    for path in sorted((REPO_ROOT / "harness").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names}  # fmt: skip
+        names |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                  and node.module}  # fmt: skip
+        top = {alias.name.split(".")[0] for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)
+               for alias in getattr(node, "names", [])}  # fmt: skip
+        top |= {node.module.split(".")[0] for node in tree.body if isinstance(node, ast.ImportFrom) and node.module}
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        assert "submitit" not in top, f"{rel} imports submitit at load"
+        if "submitit" in names:
+            assert rel.startswith("harness/backends/"), rel
