@@ -262,3 +262,32 @@ def test_a_shard_out_of_attempts_is_failed_and_its_retry_renders_only_what_is_mi
     retry = warm_slurm(smoke_subset, url, options=opts, only_shards=frozenset({shard}))
     assert (retry.total, retry.cached, retry.rendered, retry.failures) == (2, 1, 1, [])
     assert _pngs(url) == reference_pngs
+
+
+def test_slurm_executor_without_slurm_is_one_line(tmp_path, monkeypatch):
+    from harness.backends.slurm_jobs import run_shards
+    from harness.core.errors import AuditError
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no srun, no sbatch
+    with pytest.raises(AuditError) as err:
+        run_shards(_options(tmp_path, "slurm"), "t", Flaky(str(tmp_path), 0), {0: (1,)})
+    text = err.value.render()
+    assert "cannot submit to Slurm" in text and "--slurm-executor local" in text and "\n" not in text
+
+
+def test_slurm_executor_gets_the_options_as_sbatch_parameters(tmp_path, monkeypatch):
+    from harness.backends.slurm_options import make_executor
+
+    srun = tmp_path / "bin" / "srun"
+    srun.parent.mkdir()
+    srun.write_text("#!/bin/sh\nexit 0\n")
+    srun.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{srun.parent}:{os.environ['PATH']}")
+    opts = _options(tmp_path, "slurm", partition="gpu", time_limit_min=90, gpus_per_task=1, cpus_per_task=8,
+                    mem_gb=32.0, array_parallelism=16, max_failures=4)  # fmt: skip
+    executor = make_executor(opts, "t3d-render")
+    params = executor._executor.parameters
+    assert params["partition"] == "gpu" and params["time"] == 90 and params["array_parallelism"] == 16
+    assert params["cpus_per_task"] == 8 and params["mem"] == "32GB" and params["job_name"] == "t3d-render"
+    assert params.get("gpus_per_node", params.get("gres")) in (1, "gpu:1")
+    assert executor._executor.max_num_timeout == 4  # preemptions/timeouts requeued up to max_failures

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.backends.ray_cluster import BackendError
 from harness.backends.slurm_options import SlurmOptions, make_executor, require_submitit
 
 POLL_S = 0.2
@@ -101,7 +102,12 @@ def run_shards(
         if options.executor == "slurm" and queue:  # one array; Slurm runs `limit` at once
             batch = list(queue)
             queue.clear()
-            jobs = executor.map_array(body, *zip(*(args[i] for i in batch), strict=True))
+            try:
+                jobs = executor.map_array(body, *zip(*(args[i] for i in batch), strict=True))
+            except Exception as exc:  # sbatch missing or refusing (partition, limits, account)
+                raise BackendError(f"cannot submit to Slurm: {describe_failure(exc)}", where="--backend slurm",
+                                   hint="run on a Slurm login node (sbatch on PATH) with a valid "
+                                   "--partition and --time-limit, or pass --slurm-executor local") from exc  # fmt: skip
             inflight.update(zip(batch, jobs, strict=True))
         while queue and len(inflight) < limit:
             i = queue.popleft()

@@ -125,8 +125,7 @@ def make_executor(options: SlurmOptions, name: str) -> Any:
     submitit = require_submitit()
     folder = Path(options.folder).expanduser().resolve() / "%j"
     if options.executor == "debug":
-        executor = submitit.DebugExecutor(folder)
-        return executor
+        return submitit.DebugExecutor(folder)
     params: dict[str, Any] = {"timeout_min": options.time_limit_min, "cpus_per_task": options.cpus_per_task,
                               "gpus_per_node": options.gpus_per_task, "name": name}  # fmt: skip
     if options.mem_gb:
@@ -137,9 +136,10 @@ def make_executor(options: SlurmOptions, name: str) -> Any:
         return executor
     try:
         executor = submitit.AutoExecutor(folder, cluster="slurm", slurm_max_num_timeout=options.max_failures)
-    except RuntimeError as exc:
+    except RuntimeError as exc:  # no srun/sbatch here
         raise BackendError(f"cannot submit to Slurm: {exc}", where="--backend slurm",
-                           hint="run on a Slurm login node (sbatch on PATH), or --slurm-executor local") from exc  # fmt: skip
+                           hint="run on a Slurm login node (srun and sbatch on PATH), or pass "
+                           "--slurm-executor local to run the jobs on this machine") from exc  # fmt: skip
     slurm = {"slurm_array_parallelism": options.array_parallelism}
     if options.partition:
         slurm["slurm_partition"] = options.partition
