@@ -220,3 +220,24 @@ def test_submitit_only_under_backends_and_imported_lazily():
         assert "submitit" not in top, f"{rel} imports submitit at load"
         if "submitit" in names:
             assert rel.startswith("harness/backends/"), rel
+
+
+def test_score_shards_are_sized_from_the_costliest_group():
+    from types import SimpleNamespace as NS
+
+    from harness.backends.slurm_score import group_seconds
+
+    rows = [NS(group="g1", image="a", caption="x"), NS(group="g1", image="a", caption="y"),
+            NS(group="g1", image="b", caption="x"), NS(group="g1", image="b", caption="x"),
+            NS(group="g1", image=None, caption="z"), NS(group="g2", image="c", caption="x")]  # fmt: skip
+
+    class Plan:
+        def groups(self):
+            yield "g1", rows[:5]
+            yield "g2", rows[5:]
+
+    text, free = NS(id="t", needs_text=True), NS(id="f", needs_text=False)
+    # g1: 3 distinct pairs (a,x) (a,y) (b,x), 2 images; at 2 s a pair the text evaluator costs 6 s
+    assert group_seconds(Plan(), [text], {"t": 2.0}) == 6.0
+    assert group_seconds(Plan(), [free], {"f": 2.0}) == 4.0
+    assert group_seconds(Plan(), [text, free], {"f": 5.0}) == 10.0  # t uncalibrated: left out

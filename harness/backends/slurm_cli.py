@@ -80,6 +80,24 @@ def seconds_per_render(args: argparse.Namespace, cpus_per_task: int) -> float:
     return float(costs["render"]["marginal_s"]) * cores / max(1, cpus_per_task)
 
 
+def scoring_seconds_per_pair(args: argparse.Namespace, gpus_per_task: int, cpus_per_task: int) -> dict[str, float]:
+    """Seconds per score pair in one job, per calibrated evaluator, from ``--costs`` or the
+    shipped calibration: its GPU timing when the job has a GPU, else its CPU timing spread
+    over the job's cores."""
+    from harness.measure.cluster_estimate import load_calibration
+
+    costs, _ = load_calibration(getattr(args, "costs", None))
+    cores = int(costs.get("host", {}).get("cores", 1))
+    out: dict[str, float] = {}
+    for evaluator, devices in costs.get("scoring", {}).items():
+        gpu = next((m for d, m in devices.items() if d.startswith("cuda")), None)
+        if gpus_per_task and gpu is not None:
+            out[evaluator] = float(gpu["per_pair_s"])
+        elif "cpu" in devices:
+            out[evaluator] = float(devices["cpu"]["per_pair_s"]) * cores / max(1, cpus_per_task)
+    return out
+
+
 def slurm_warm_options(args: argparse.Namespace) -> dict[str, Any]:
     """``warm_on(..., **options)`` for ``--backend slurm``."""
     options = options_from_args(args)

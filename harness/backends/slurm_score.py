@@ -58,6 +58,20 @@ class ScoreShard(ShardBody):
         return stats
 
 
+def group_seconds(plan: Any, specs: list, per_pair_s: dict[str, float]) -> float:
+    """Seconds the costliest scene group takes the slowest calibrated evaluator: its distinct
+    pairs (image x caption; images alone for a prompt-free evaluator) x seconds per pair."""
+    worst = 0.0
+    for _, rows in plan.groups():
+        images = {r.image for r in rows if r.image is not None}
+        pairs = {(r.image, r.caption) for r in rows if r.image is not None}
+        for spec in specs:
+            if spec.id in per_pair_s:
+                n = len(pairs) if getattr(spec, "needs_text", True) else len(images)
+                worst = max(worst, n * per_pair_s[spec.id])
+    return worst
+
+
 def _add(total: MeasureStats, part: MeasureStats) -> None:
     for name in ("images", "renders", "scored_pairs", "cached_pairs", "reused_pairs", "failed_rows",
                  "missing_pairs"):  # fmt: skip
@@ -71,16 +85,21 @@ def score_slurm(
     *,
     options: SlurmOptions,
     seconds_per_group: float | None = None,
+    per_pair_s: dict[str, float] | None = None,
     only_shards: frozenset[int] | None = None,
     log: Callable[[str], None] = print,
 ) -> SlurmScoreResult:
     """Score every image evaluator in ``specs`` into the store of ``session`` (which has
     ``--audit-store`` and fill ``local``) in Slurm jobs. Shards are numbered over the
     evaluators in order, each evaluator's groups cut into ``options.score_shard_groups``
-    groups (else :func:`groups_per_shard` of ``seconds_per_group`` and the time limit);
+    groups (else :func:`groups_per_shard` of ``seconds_per_group``, or of the largest
+    group's cost at the calibrated ``per_pair_s`` (evaluator id -> seconds per pair in one
+    job), and the time limit);
     ``only_shards`` restricts the run to those numbers (a retry)."""
     inputs = session.inputs
     groups = [g for g, _ in inputs.plan.groups()]
+    if seconds_per_group is None and per_pair_s:
+        seconds_per_group = group_seconds(inputs.plan, specs, per_pair_s)
     size = options.score_shard_groups or groups_per_shard(seconds_per_group or DEFAULT_SECONDS_PER_GROUP,
                                                           options.time_limit_min)  # fmt: skip
     pieces = chunks(groups, size)

@@ -137,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
 
 def slurm_score_options(args: argparse.Namespace) -> dict[str, Any]:
     """:func:`harness.backends.slurm_score.score_slurm`'s options from the command line."""
-    from harness.backends.slurm_cli import options_from_args
+    from harness.backends.slurm_cli import options_from_args, scoring_seconds_per_pair
 
-    return {"options": options_from_args(args), "only_shards": args.score_shards}
+    options = options_from_args(args)
+    per_pair = scoring_seconds_per_pair(args, options.gpus_per_task, options.cpus_per_task)
+    return {"options": options, "only_shards": args.score_shards, "per_pair_s": per_pair}
