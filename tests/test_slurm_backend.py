@@ -291,3 +291,17 @@ def test_slurm_executor_gets_the_options_as_sbatch_parameters(tmp_path, monkeypa
     assert params["cpus_per_task"] == 8 and params["mem"] == "32GB" and params["job_name"] == "t3d-render"
     assert params.get("gpus_per_node", params.get("gres")) in (1, "gpu:1")
     assert executor._executor.max_num_timeout == 4  # preemptions/timeouts requeued up to max_failures
+
+
+def test_a_preempted_or_timed_out_shard_is_requeued_with_the_same_arguments():
+    """What submitit does on a Slurm time limit or preemption: it asks the job's callable for
+    its checkpoint and requeues that; ours is the same shard, which resumes from the store."""
+    import submitit
+
+    from harness.backends.slurm_render import RenderShard
+    from harness.backends.slurm_score import ScoreShard
+
+    for body, args in ((RenderShard(), ("file:///s", [], 60.0, "cpu", 1, "/o/t-0.txt")),
+                       (ScoreShard(), (None, None, [], "tiny-grid", ["g1"]))):  # fmt: skip
+        requeued = submitit.helpers.DelayedSubmission(body, *args)._checkpoint_function()
+        assert requeued is not None and requeued.function is body and requeued.args == args
