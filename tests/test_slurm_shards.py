@@ -241,3 +241,8 @@ def test_score_shards_are_sized_from_the_costliest_group():
     assert group_seconds(Plan(), [text], {"t": 2.0}) == 6.0
     assert group_seconds(Plan(), [free], {"f": 2.0}) == 4.0
     assert group_seconds(Plan(), [text, free], {"f": 5.0}) == 10.0  # t uncalibrated: left out
+
+
+def test_plan_backend_without_estimate_is_one_line(capsys):
+    assert main(["plan", "--profile", "smoke", "--backend", "slurm"]) == 2
+    assert "--backend estimates a cluster's cost: add --estimate" in capsys.readouterr().err

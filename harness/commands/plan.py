@@ -63,6 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.render.render_inputs import load_profile_scenes
 
+    if args.backend is not None and not args.estimate:
+        import sys
+
+        print("t3d-audit plan: --backend estimates a cluster's cost: add --estimate", file=sys.stderr)
+        return 2
     profile = get_profile(args.profile)
     if args.prompts is not None:
         profile = replace(profile, prompts=args.prompts)
