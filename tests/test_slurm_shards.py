@@ -53,7 +53,7 @@ def test_shard_numbers_round_trip_through_the_command_line(numbers):
 def test_shard_numbers_collapse_runs_and_bad_ones_are_one_line():
     assert format_shards([12, 3, 10, 11, 7]) == "3,7,10-12"
     assert parse_shards("3, 7,10-12") == {3, 7, 10, 11, 12}
-    for bad in ("x", "5-2", "-1", ","):
+    for bad in ("x", "5-2", "-1", ",", "3-", "1.5"):
         with pytest.raises(AuditError) as err:
             parse_shards(bad)
         assert "--shards" in err.value.render() and "\n" not in err.value.render()

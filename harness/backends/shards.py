@@ -59,9 +59,9 @@ def parse_shards(text: str) -> frozenset[int]:
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        lo, _, hi = part.partition("-")
+        lo, dash, hi = part.partition("-")
         try:
-            first, last = int(lo), int(hi or lo)
+            first, last = int(lo), int(hi if dash else lo)
         except ValueError:
             raise AuditError(f"not a shard number or range: {part!r}", where="--shards",
                              hint="give numbers and ranges, e.g. --shards 3,7,10-12") from None  # fmt: skip
