@@ -56,7 +56,7 @@ def _options(tmp_path, executor, **over):
     return SlurmOptions(executor=executor, folder=str(tmp_path / "jobs"), **over)
 
 
-@pytest.mark.parametrize("executor", ["debug", "local"])
+@pytest.mark.parametrize("executor", ["debug", pytest.param("local", marks=pytest.mark.slow)])
 def test_a_failed_shard_is_resubmitted_until_it_succeeds(tmp_path, executor):
     from harness.backends.slurm_jobs import run_shards
 
