@@ -246,3 +246,10 @@ def test_score_shards_are_sized_from_the_costliest_group():
 def test_plan_backend_without_estimate_is_one_line(capsys):
     assert main(["plan", "--profile", "smoke", "--backend", "slurm"]) == 2
     assert "--backend estimates a cluster's cost: add --estimate" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["-1", "", "x", "4-2"])
+def test_a_bad_shards_flag_is_a_usage_error(value, capsys):
+    assert main(["warm", "--profile", "smoke", "--backend", "slurm", "--store", "/tmp/x", "--shards", value]) == 2
+    err = capsys.readouterr().err
+    assert "--shards" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -36,7 +36,7 @@ def _shards(text: str) -> frozenset[int]:
     try:
         return parse_shards(text)
     except AuditError as exc:
-        raise argparse.ArgumentTypeError(exc.message) from None
+        raise argparse.ArgumentTypeError(f"{exc.what} ({exc.hint})" if exc.hint else exc.what) from None
 
 
 def add_slurm_arguments(parser: argparse.ArgumentParser) -> None:
