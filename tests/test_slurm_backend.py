@@ -305,3 +305,38 @@ def test_a_preempted_or_timed_out_shard_is_requeued_with_the_same_arguments():
                        (ScoreShard(), (None, None, [], "tiny-grid", ["g1"]))):  # fmt: skip
         requeued = submitit.helpers.DelayedSubmission(body, *args)._checkpoint_function()
         assert requeued is not None and requeued.function is body and requeued.args == args
+
+
+@pytest.mark.slow
+def test_a_local_job_killed_from_outside_resumes_from_the_store(smoke_subset, reference_pngs, tmp_path):
+    """SIGKILL a running local-executor job (its pid read from the shard's owners file) once
+    it has published a render and holds the lease of the next: the shard is resubmitted, the
+    new attempt breaks the dead lease, finds the finished render and does only the rest."""
+    import signal
+    import threading
+    import time
+
+    from harness.backends.slurm_options import SlurmOptions
+    from harness.backends.slurm_render import warm_slurm
+
+    url = (tmp_path / "store").as_uri()
+    opts = SlurmOptions(executor="local", shard_size=4, folder=str(tmp_path / "jobs"), max_failures=2)
+    out: dict = {}
+    runner = threading.Thread(target=lambda: out.update(result=warm_slurm(
+        smoke_subset, url, options=opts, fault_marker=str(tmp_path / "fault"), fault_after=1, fault_mode="hang")))
+    runner.start()
+    owners = tmp_path / "jobs" / "owners"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not (len(_pngs(url)) == 1 and owners.is_dir() and any(owners.iterdir())):
+        time.sleep(0.2)
+    time.sleep(3.0)  # the job is now inside its second render, which never publishes
+    assert len(_pngs(url)) == 1
+    (owner_file,) = owners.iterdir()
+    pid = int(owner_file.read_text().split()[0].rsplit(":", 1)[1])
+    os.kill(pid, signal.SIGKILL)
+    runner.join(timeout=300)
+    result = out["result"]
+    assert result.failures == [] and result.retries == 1
+    assert (result.rendered, result.resumed) == (4, 1)  # 1 found from the killed attempt, 3 made
+    assert _pngs(url) == reference_pngs
+    assert len(owner_file.read_text().split()) == 2  # two attempts, the second broke the first's lease

@@ -59,12 +59,13 @@ class RenderShard(ShardBody):
     """Job body: render one shard's requests into the store (see the module docstring).
 
     ``fault_marker`` is a fault-injection hook for tests: the first attempt to create that
-    file ends its process abruptly after ``fault_after`` published renders, in the middle of
-    the next one (rendered, not published, its lease held), as a killed job would."""
+    file stops after ``fault_after`` published renders, in the middle of the next one
+    (rendered, not published, its lease held): ``fault_mode`` ``exit`` ends its process
+    abruptly, as a killed job; ``hang`` never returns, for a test to kill it from outside."""
 
     def __call__(self, store_url: str, requests: list[RenderRequest], timeout_s: float, device: str,
                  threads: int, owners: str, fault_marker: str | None = None,
-                 fault_after: int = 1) -> list[tuple[str, str | None]]:  # fmt: skip
+                 fault_after: int = 1, fault_mode: str = "exit") -> list[tuple[str, str | None]]:  # fmt: skip
         from harness.render.cache_warmer import init_render_process
         from harness.render.service import RenderService
 
@@ -73,7 +74,7 @@ class RenderShard(ShardBody):
         cache = service.cache
         _break_dead_leases(cache, requests, device, Path(owners))
         if fault_marker and _claim(fault_marker):
-            _arm_fault(service, fault_after)
+            _arm_fault(service, fault_after, fault_mode)
         out: list[tuple[str, str | None]] = [("", None)] * len(requests)
         todo = list(range(len(requests)))
         deadline = time.monotonic() + timeout_s + leases_ttl_grace()
@@ -116,7 +117,7 @@ def _claim(marker: str) -> bool:
     return True
 
 
-def _arm_fault(service: Any, after: int) -> None:
+def _arm_fault(service: Any, after: int, mode: str) -> None:
     real = service._render_fn
 
     def dying(*args: Any) -> Any:
@@ -124,8 +125,10 @@ def _arm_fault(service: Any, after: int) -> None:
 
         def render_then_die() -> Any:
             image = fn()
-            if service.rendered > after:
-                os._exit(1)  # mid-run: rendered, not published, lease still held
+            if service.rendered > after:  # mid-run: rendered, not published, lease still held
+                while mode == "hang":
+                    time.sleep(60)
+                os._exit(1)
             return image
 
         return render_then_die
@@ -161,6 +164,7 @@ def warm_slurm(
     log: Callable[[str], None] | None = None,
     fault_marker: str | None = None,
     fault_after: int = 1,
+    fault_mode: str = "exit",
 ) -> SlurmWarmResult:
     """Render every request missing from the store at ``store_url`` in Slurm jobs; returns
     the counts and the shards that failed.
@@ -203,7 +207,7 @@ def warm_slurm(
     name = f"t3d-render-{cache.store.url.rstrip('/').rsplit('/', 1)[-1] or 'store'}"
     threads = options.cpus_per_task
     args = {i: (store_url, s, timeout_s, device, threads, str(owners_file(options.folder, name, i)),
-                fault_marker, fault_after) for i, s in todo.items()}  # fmt: skip
+                fault_marker, fault_after, fault_mode) for i, s in todo.items()}  # fmt: skip
     say(f"{len(todo)} of {len(shards)} render shards to run ({size} renders per shard, "
         f"{options.executor} executor)")
 
