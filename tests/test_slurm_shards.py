@@ -17,8 +17,13 @@ from harness.backends.slurm_cli import report_failed_shards, retry_command
 from harness.backends.slurm_options import SlurmOptions, load_options, require_submitit
 from harness.cli import main
 from harness.core.errors import AuditError
-from harness.measure.cluster_estimate import DEFAULT_CALIBRATION, Cluster, cluster_estimate
-from harness.measure.cluster_estimate import load_calibration, renders_per_shard
+from harness.measure.cluster_estimate import (
+    DEFAULT_CALIBRATION,
+    Cluster,
+    cluster_estimate,
+    load_calibration,
+    renders_per_shard,
+)
 from harness.measure.cost_estimate import PlanCounts
 
 
