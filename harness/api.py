@@ -416,8 +416,9 @@ def search(
     ``worst.configuration`` (``pitch`` in degrees among its fields), ``discovery``,
     ``held_out`` (estimate, interval, ``confirmable`` and ``reason``), ``optimism`` and
     ``confirmed``. ``backend``: where a batch's missing renders are made first: ``inline``
-    (here, one by one), ``local`` (``jobs`` processes) or ``ray`` (needs ``store``, a render
-    store every node reaches).
+    (here, one by one), ``local`` (``jobs`` processes), ``ray`` or ``slurm`` (both need
+    ``store``, a render store every node reaches; slurm reads ``[tool.t3d-audit.slurm]`` of
+    ``./pyproject.toml``).
     """
     from harness.commands.search import prefetch_for, project_thresholds, request_from, resolve_spec
     from harness.core.paths import default_cache_dir
@@ -429,8 +430,8 @@ def search(
                                  batch=batch, wall_time=wall_time,
                                  split=Split(*split) if split else None, flip_region=flip_points)  # fmt: skip
     request = request_from(options, spec.id, tuple(axes) if axes else None)
-    if backend == "ray" and not store:
-        raise AuditError("backend 'ray' needs store, a render store every node reaches", where="store")
+    if backend in ("ray", "slurm") and not store:
+        raise AuditError(f"backend {backend!r} needs store, a render store every node reaches", where="store")
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
     cache_root: Path | str = store or cache / "renders"
     result = run_search(request, scenes=Path(scenes) if scenes else None, cache_dir=cache,

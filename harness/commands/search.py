@@ -13,7 +13,9 @@ share of the space (N Sobol points) where the pair's order, or the c0 winner, fl
 
 The trial log (``--log``, default under the cache) makes a killed search resumable: rerun the
 same command. ``--backend ray`` renders each batch's missing renders on a Ray cluster (the
-store given by ``--store``), ``--backend local --jobs N`` in N local processes.
+store given by ``--store``), ``--backend slurm`` as Slurm jobs through submitit (the same
+store; Slurm flags or ``[tool.t3d-audit.slurm]``), ``--backend local --jobs N`` in N local
+processes.
 
 Exit status: 0 searched (confirmed or not; ``--json``'s ``confirmed`` says which), 2 bad input.
 """
@@ -116,11 +118,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="audit cache directory")
     parser.add_argument("--log", type=argtypes.output_file, default=None,
                         help="trial log (default: <cache>/search/<search key>.jsonl)")
-    parser.add_argument("--backend", choices=("inline", "local", "ray"), default="inline",
-                        help="where a batch's renders run: inline (here), local (--jobs processes), ray")
+    parser.add_argument("--backend", choices=("inline", "local", "ray", "slurm"), default="inline",
+                        help="where a batch's renders run: inline (here), local (--jobs processes), ray, slurm")
     parser.add_argument("--jobs", type=argtypes.jobs, default=None, help="local processes or Ray actors")
     parser.add_argument("--store", default=None, help="render store URL every Ray node reaches")
     parser.add_argument("--address", type=argtypes.ray_address, default=None, help="Ray cluster address")
+    from harness.backends.slurm_cli import add_slurm_arguments
+
+    add_slurm_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--out", type=argtypes.output_dir, default=None,
                         help="also write search.json and the figures (trace, worst beside c0, flip region) here")
@@ -160,18 +165,24 @@ def project_thresholds(pyproject: Path) -> Any:
     return layered(table, where=f"{pyproject}: [tool.t3d-audit.thresholds]")
 
 
-def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address: str | None = None) -> Any:
+def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address: str | None = None,
+                 slurm: dict[str, Any] | None = None) -> Any:  # fmt: skip
     """What renders a batch's missing renders before it is measured: nothing for ``inline``
     (they render one by one as measured), else :func:`harness.backends.warm_on` on ``backend``
-    (``local``: ``jobs`` processes; ``ray``: the cluster at ``address``)."""
+    (``local``: ``jobs`` processes; ``ray``: the cluster at ``address``; ``slurm``: jobs with
+    the options ``slurm``, see :func:`harness.backends.slurm_render.warm_slurm`)."""
     if backend == "inline":
         return None
     from harness.backends import BACKENDS, warm_on
 
     if backend not in BACKENDS:
         raise AuditError(f"unknown backend {backend!r}", where="--backend",
-                         hint="use inline, local or ray")  # fmt: skip
-    options = {"address": address} if backend == "ray" else {}
+                         hint="use inline, local, ray or slurm")  # fmt: skip
+    options: dict[str, Any] = {"address": address} if backend == "ray" else {}
+    if backend == "slurm":  # default: [tool.t3d-audit.slurm] of ./pyproject.toml
+        from harness.backends.slurm_options import load_options
+
+        options = dict(slurm) if slurm is not None else {"options": load_options()}
 
     def prefetch(requests: Any) -> None:
         warm_on(backend, requests, cache_root, jobs=jobs, **options)
@@ -200,8 +211,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.render.renderer import default_renderer
     from harness.search.run import run_search
 
-    if args.backend == "ray" and not args.store:
-        print("t3d-audit search: --backend ray needs --store URL (a store every node reaches)",
+    if args.backend in ("ray", "slurm") and not args.store:
+        print(f"t3d-audit search: --backend {args.backend} needs --store URL (a store every node reaches)",
               file=sys.stderr)  # fmt: skip
         return 2
     if (args.save_level is None) != (args.into is None):
@@ -236,7 +247,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_search(request, scenes=args.scenes, cache_dir=cache_dir, log_path=args.log,
                             renderer=default_renderer(cache_root), spec=spec,
-                            prefetch=prefetch_for(args.backend, cache_root, args.jobs, args.address),
+                            prefetch=prefetch_for(args.backend, cache_root, args.jobs, args.address,
+                                                  _slurm_options(args)),
                             progress=progress,
                             thresholds=project_thresholds(Path("pyproject.toml")).for_evaluator(spec.id))  # fmt: skip
     finally:
@@ -342,3 +354,14 @@ def render_text(doc: dict[str, Any]) -> str:
     t = doc["timing"]
     lines.append(f"wall {t['wall_s']:.1f} s, measuring {t['measure_s']:.1f} s; trial log {doc['log']}")
     return "\n".join(lines)
+
+
+def _slurm_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The Slurm options of ``--backend slurm`` (``None`` for the other backends)."""
+    if args.backend != "slurm":
+        return None
+    from harness.backends.slurm_cli import slurm_warm_options
+    from harness.backends.slurm_options import require_submitit
+
+    require_submitit()
+    return {**slurm_warm_options(args), "only_shards": None}
