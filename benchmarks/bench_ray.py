@@ -36,8 +36,7 @@ def _requests(prompts: int | None):
         profile = replace(profile, prompts=prompts)
     sset = load_profile_scenes(profile)
     jobs = render_plan(profile, list(sset.scenes))
-    requests, failed = resolve_jobs(jobs, list(sset.scenes), sset.root,
-                                    identity_of=lambda s: sset.identity(s.id), probe_fn=apply_probe)  # fmt: skip
+    requests, failed = resolve_jobs(jobs, list(sset.scenes), sset.root, probe_fn=apply_probe)
     return requests, failed
 
 
