@@ -240,12 +240,12 @@ def pooled_draws(
     # float32 is exact while every partial sum of the quadratic form stays below 2²⁴
     exact = float(np.max(n_w, initial=0.0)) ** 2 < 2.0**24
     rows = counts.shape[1]
-    forms = _quad(w, pair_a, pair_b, counts.reshape(counts.shape[0], -1), exact).reshape(-1, rows, e_count)
-    kq, txq, aq = forms[:, 0], forms[:, 1], forms[:, 2]
-    if y_ties is None:
-        tyq = forms[:, 3]
-    else:  # no missing score: the human ties are the same pairs for every series
-        tyq = np.broadcast_to(_quad(w, pair_a, pair_b, y_ties[:, None], exact), kq.shape)
+    flat = counts.reshape(counts.shape[0], -1)
+    if y_ties is not None:  # no missing score: the human ties are the same pairs for every series
+        flat = np.concatenate((flat, y_ties[:, None].astype(np.float32)), axis=1)
+    forms = _quad(w, pair_a, pair_b, flat, exact)
+    kq, txq, aq = (forms[:, : rows * e_count].reshape(-1, rows, e_count)[:, r] for r in range(3))
+    tyq = np.broadcast_to(forms[:, -1:], kq.shape) if y_ties is not None else forms[:, 3 * e_count :]
     with np.errstate(invalid="ignore", divide="ignore"):
         den_b = np.sqrt((n0 - txq - dup) * (n0 - tyq - dup))
         out["kendall_tau_b"] = np.where(den_b > 0, kq / den_b, np.nan)

@@ -261,7 +261,7 @@ def _grouped_epsilons(xs: np.ndarray, y: np.ndarray, groups, chunk: int) -> np.n
 
 
 def tie_calibrated_epsilons(
-    x: np.ndarray, y: np.ndarray, groups: Sequence | np.ndarray | None = None, chunk: int = 8
+    x: np.ndarray, y: np.ndarray, groups: Sequence | np.ndarray | None = None, chunk: int = 32
 ) -> np.ndarray:
     """ε of :func:`tie_calibrated_accuracy` for many series at once: (E, n), (n,) → (E,).
 
@@ -270,7 +270,7 @@ def tie_calibrated_epsilons(
     (set A of metric differences) and loses one when the metric ordered it rightly (set D), so
     the accuracy curve only rises at values of A: sorting A (the human-tie pairs, the same pairs
     for every series) and counting D below each value by a search is enough, with no sort of all
-    n(n−1)/2 differences. Vectorised over chunks of series.
+    n(n−1)/2 differences. Vectorised over chunks of ``chunk`` series.
     """
     xs = np.atleast_2d(np.asarray(x, dtype=np.float64))
     y = np.asarray(y, dtype=np.float64)
@@ -282,42 +282,64 @@ def tie_calibrated_epsilons(
                     what="pairwise accuracy")
     else:
         check_pairs(pair_count([n]), what="pairwise accuracy")
-    i, j = np.triu_indices(n, k=1) if groups is None else (np.empty(0, int), np.empty(0, int))
-    dy = y[i] - y[j]
-    tie = dy == 0
-    ti, tj = i[tie], j[tie]
-    ci, cj, sy = i[~tie], j[~tie], np.sign(dy[~tie])
     rows = np.flatnonzero(full)
     if groups is not None:
         out[rows] = _grouped_epsilons(xs[rows], y, groups, chunk)
-        rows = rows[:0]
-    if ti.size and rows.size:
-        for c0 in range(0, rows.size, chunk):
-            r = rows[c0 : c0 + chunk]
-            xr = xs[r]
-            a = np.sort(np.abs(xr[:, ti] - xr[:, tj]), axis=1)  # (C, |A|)
-            dx = xr[:, ci] - xr[:, cj]
-            conc = np.sign(dx) * sy > 0
-            absdx = np.abs(dx)
-            lost = np.empty_like(a)
-            # Only the K = |A| + 1 smallest |Δ| of D can matter, so a partition (linear) and a
-            # sort of K values replace the sort of all of D (issue 39, item 6). Exact: a count
-            # truncated at K scores gained − K ≤ −1, and such a value never decides, because
-            # either A's smallest value is 0 (no rightly ordered pair has |Δ| ≤ 0, so it scores
-            # ≥ 1) or it is > 0 and any best ≤ 0 gives ε = 0 below.
-            cap = a.shape[1] + 1
-            for k in range(r.size):  # pairs the metric ordered rightly with |Δ| ≤ each value of A
-                d = absdx[k][conc[k]]
-                if d.size > cap:
-                    d = np.partition(d, cap - 1)[:cap]
-                lost[k] = np.searchsorted(np.sort(d), a[k], side="right")
-            gained = np.arange(1, a.shape[1] + 1, dtype=np.float64)[None, :]
-            last = np.concatenate((a[:, 1:] != a[:, :-1], np.ones((r.size, 1), dtype=bool)), axis=1)
-            value = np.where(last, gained - lost, -np.inf)
-            best = np.argmax(value, axis=1)
-            best_val = value[np.arange(r.size), best]
-            start_wins = (a[:, 0] > 0) & (best_val <= 0)  # ε = 0 (value 0) comes first
-            out[r] = np.where(start_wins, 0.0, a[np.arange(r.size), best])
+    elif rows.size:
+        out[rows] = _pooled_epsilons(xs[rows], y, chunk)
     for e in np.flatnonzero(~full):
         out[e] = tie_calibrated_accuracy(xs[e], y, groups).epsilon
+    return out
+
+
+def _pooled_epsilons(xs: np.ndarray, y: np.ndarray, chunk: int) -> np.ndarray:
+    """Pooled ε of complete series: xs (E, n) finite, y (n,) finite → (E,).
+
+    Items sorted by y fall into runs of equal human rating: the pairs within a run are A, and
+    every item of a run against every item of the later runs is a human-ordered pair whose
+    metric difference z = x_later − x_earlier is rightly ordered (in D) when z > 0, so D comes
+    from one broadcast subtraction per run, with no gather and no per-pair sign.
+    """
+    order = np.argsort(y, kind="stable")
+    ys = y[order]
+    run_starts = np.flatnonzero(np.append(True, ys[1:] != ys[:-1]))
+    run_ends = np.append(run_starts[1:], ys.size)
+    ti, tj = np.triu_indices(ys.size, k=1)
+    tie = ys[ti] == ys[tj]
+    ti, tj = ti[tie], tj[tie]
+    later = [(int(s), int(e)) for s, e in zip(run_starts, run_ends, strict=True) if e < ys.size]
+    n_d = sum((e - s) * (ys.size - e) for s, e in later)
+    out = np.zeros(xs.shape[0])
+    if not ti.size:
+        return out
+    # Only the K = |A| + 1 smallest values of D can matter, so a partition (linear) and a sort
+    # of K values replace the sort of all of D. Exact: a count truncated at K scores
+    # gained − K ≤ −1, and such a value never decides, because either A's smallest value is 0
+    # (no rightly ordered pair has |Δ| ≤ 0, so it scores ≥ 1) or it is > 0 and any best ≤ 0
+    # gives ε = 0 below.
+    cap = ti.size + 1
+    gained = np.arange(1, ti.size + 1, dtype=np.float64)[None, :]
+    for c0 in range(0, xs.shape[0], chunk):
+        xr = xs[c0 : c0 + chunk][:, order]
+        c = xr.shape[0]
+        a = np.sort(np.abs(xr[:, tj] - xr[:, ti]), axis=1)  # (C, |A|)
+        z = np.empty((c, n_d))
+        at = 0
+        for s, e in later:  # every item of a run against every item after the run
+            size = (e - s) * (ys.size - e)
+            np.subtract(xr[:, None, e:], xr[:, s:e, None], out=z[:, at : at + size].reshape(c, e - s, -1))
+            at += size
+        z = np.where(z > 0, z, np.inf)  # only rightly ordered pairs can be lost by tying them
+        if n_d > cap:
+            z = np.partition(z, cap - 1, axis=1)[:, :cap]
+        z.sort(axis=1)
+        lost = np.empty_like(a)
+        for k in range(c):  # rightly ordered pairs with |Δ| ≤ each value of A
+            lost[k] = np.searchsorted(z[k], a[k], side="right")
+        last = np.concatenate((a[:, 1:] != a[:, :-1], np.ones((c, 1), dtype=bool)), axis=1)
+        value = np.where(last, gained - lost, -np.inf)
+        best = np.argmax(value, axis=1)
+        best_val = value[np.arange(c), best]
+        start_wins = (a[:, 0] > 0) & (best_val <= 0)  # ε = 0 (value 0) comes first
+        out[c0 : c0 + c] = np.where(start_wins, 0.0, a[np.arange(c), best])
     return out
