@@ -6,6 +6,7 @@ arrays in, a JSON-ready dict out.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -27,6 +28,18 @@ def _f(v: float) -> float | None:
 def _ci(draws: np.ndarray, level: float) -> list:
     lo, hi = percentile_ci(draws, level)
     return [_f(lo), _f(hi)]
+
+
+def _column_ci(draws: np.ndarray, level: float) -> np.ndarray:
+    """:func:`harness.stats.bootstrap.percentile_ci` of (B, C) draws → (2, C), the same values,
+    taken on a (C, B) copy so that each column's partition runs over contiguous memory."""
+    a = (1.0 - level) / 2.0
+    d = np.ascontiguousarray(np.asarray(draws, dtype=np.float64).T)
+    if np.isfinite(d).all():
+        return np.quantile(d, [a, 1.0 - a], axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanquantile(d, [a, 1.0 - a], axis=1)
 
 
 def epsilons(scores: np.ndarray, human: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
@@ -73,7 +86,7 @@ def series_agreement(
             draws = hb.grouped_draws(hb.per_block_values(xc, y, blocks, n_blocks, eps), w)
         else:
             draws = hb.pooled_draws(xc, y, blocks, w, eps)
-        cis = {k: percentile_ci(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
+        cis = {k: _column_ci(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
         for e in range(xc.shape[0]):
             i = c0 + e
             reasons, refuse, refuse_ci = dg.series_reasons(int(n_ok[i]), int(spanned[i]), bool(y_hi[i] == y_lo[i]))
