@@ -10,8 +10,9 @@ Inputs, shared by every function:
 
 A draw holds prompt p ``w_p`` times, with all its items. Pair statistics (Kendall's τ, pairwise
 accuracy) are exact for the resampled multiset: pairs across two copies of one item are ties
-on both sides. Every pair count is a quadratic form ``wᵀ S w`` in the prompt counts, with S the
-(P, P) matrix of per-prompt-pair sums, so a draw costs O(P²) whatever n is.
+on both sides. Every pair count is a quadratic form Σ_{p≤q} w_p w_q U_pq in the prompt counts,
+with U the sums over the unordered item pairs of each pair of prompts (P(P+1)/2 of them), so a
+draw costs O(P²) whatever n is, and the forms of every draw and series are one matrix product.
 
 Two statistics are resampled with a documented simplification: Spearman's ρ uses the full-sample
 midranks (the Pearson correlation of the original ranks in each draw; ranks are not recomputed
@@ -272,7 +273,7 @@ def _row_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
     Constancy is tested on the values themselves: centring a constant row on its floating-point
     mean leaves rounding residue whose "correlation" (often ≈ 0) would otherwise be averaged in
-    as a real value (issue 39, item 3).
+    as a real value.
     """
     constant = (x.max(axis=1) == x.min(axis=1)) | np.broadcast_to(y.max(axis=-1) == y.min(axis=-1), x.shape[:1])
     xc = x - x.mean(axis=1, keepdims=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from harness.stats import human_rank as hr
 from harness.stats import human_reliability as rel
 from harness.stats.bootstrap import percentile_ci, prompt_weights
 
+# chunks are independent and numpy releases the GIL in its loops, partitions and sorts, so two
+# threads keep two cores busy; each chunk's result does not depend on the thread that ran it
+WORKERS = 2
 KEYS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
 
 
@@ -57,6 +61,7 @@ def series_agreement(
     grouped: bool = False,
     level: float = 0.95,
     chunk: int = 256,
+    workers: int = WORKERS,
 ) -> list[dict]:
     """Agreement of every series with intervals.
 
@@ -66,6 +71,10 @@ def series_agreement(
     (reasons from :mod:`harness.stats.human_degenerate`: a degenerate series has its statistics
     or its intervals ``None`` rather than a number without meaning). With ``grouped`` the
     statistics are computed within each block and averaged.
+
+    Series are computed ``chunk`` at a time (the floating-point moment sums of Pearson and
+    Spearman are matrix products whose rounding can depend on the number of series in them, so
+    the chunk is part of the result's last digit), ``workers`` chunks at once in threads.
     """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     groups = blocks if grouped else None
@@ -78,8 +87,8 @@ def series_agreement(
     spanned = np.array([np.unique(blk[row]).size for row in both])
     y_hi = np.where(both, y[None, :], -np.inf).max(axis=1, initial=-np.inf)
     y_lo = np.where(both, y[None, :], np.inf).min(axis=1, initial=np.inf)
-    out = []
-    for c0 in range(0, x.shape[0], chunk):  # bounded memory: (B, chunk) draws at a time
+
+    def one_chunk(c0: int) -> tuple[np.ndarray, dict, dict]:
         xc = x[c0 : c0 + chunk]
         eps = epsilons(xc, y, groups)
         if grouped:
@@ -87,15 +96,21 @@ def series_agreement(
         else:
             draws = hb.pooled_draws(xc, y, blocks, w, eps)
         cis = {k: _column_ci(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
-        for e in range(xc.shape[0]):
-            i = c0 + e
-            reasons, refuse, refuse_ci = dg.series_reasons(int(n_ok[i]), int(spanned[i]), bool(y_hi[i] == y_lo[i]))
-            entry = {"n": int(n_ok[i])}
-            entry.update({k: None if refuse else _f(draws[k][0, e]) for k in KEYS})
-            entry["pairwise_epsilon"] = None if refuse else _f(eps[e])
-            entry["ci"] = {k: [None, None] if refuse_ci else [_f(cis[k][0, e]), _f(cis[k][1, e])] for k in KEYS}
-            entry["flags"] = reasons
-            out.append(entry)
+        return eps, {k: draws[k][0] for k in KEYS}, cis
+
+    out = []
+    starts = range(0, x.shape[0], chunk)  # bounded memory: (B, chunk) draws per chunk in flight
+    with ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
+        for c0, (eps, point, cis) in zip(starts, pool.map(one_chunk, starts), strict=True):
+            for e in range(eps.size):
+                i = c0 + e
+                reasons, refuse, refuse_ci = dg.series_reasons(int(n_ok[i]), int(spanned[i]), bool(y_hi[i] == y_lo[i]))
+                entry = {"n": int(n_ok[i])}
+                entry.update({k: None if refuse else _f(point[k][e]) for k in KEYS})
+                entry["pairwise_epsilon"] = None if refuse else _f(eps[e])
+                entry["ci"] = {k: [None, None] if refuse_ci else [_f(cis[k][0, e]), _f(cis[k][1, e])] for k in KEYS}
+                entry["flags"] = reasons
+                out.append(entry)
     return out
 
 
