@@ -78,11 +78,12 @@ def test_pooled_draws_equal_the_reference_with_unused_blocks_and_one_item_per_bl
     _assert_same(hb.pooled_draws(scores, human, blocks, w, eps), ref.pooled_draws(scores, human, blocks, w, eps))
 
 
-def test_pooled_draws_sliced_quadratic_forms_equal_the_reference(monkeypatch):
+def test_pooled_draws_in_slices_of_block_pairs_and_series_equal_the_reference(monkeypatch):
     scores, human, blocks = _panel(5, 6, 8, 4, holes=0.1)
     w = _weights(8, 25, 2)
     eps = hc.tie_calibrated_epsilons(scores, human)
     monkeypatch.setattr(hb, "OUTER_BUDGET", 30)  # a few block pairs per GEMM
+    monkeypatch.setattr(hb, "COUNT_BUDGET", 400)  # two series' pair counts at a time
     _assert_same(hb.pooled_draws(scores, human, blocks, w, eps), ref.pooled_draws(scores, human, blocks, w, eps))
 
 

@@ -32,7 +32,8 @@ from harness.stats.bootstrap import prompt_mean_draws
 from harness.stats.pair_bounds import check_cells, check_pairs, pair_count
 
 POOLED = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
-OUTER_BUDGET = 6e7  # B × (block pairs) features w_p·w_q per quadratic-form GEMM (240 MB float32)
+OUTER_BUDGET = 2e7  # B × (block pairs) features w_p·w_q per quadratic-form GEMM (160 MB float64)
+COUNT_BUDGET = 4e6  # (block pairs × 4 × series) pair counts held at once (16 MB float32)
 PAIR_BUDGET = 2e5  # (block items × later items × series) per step of the pair stage (in cache)
 
 
@@ -98,35 +99,49 @@ def _ranks(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def _quad(w: np.ndarray, pair_a: np.ndarray, pair_b: np.ndarray, counts: np.ndarray, exact: bool) -> np.ndarray:
-    """Σ_{p≤q} w_p w_q U_pq per draw and series: w (B, P), U (K, C) over the K block pairs
-    (pair_a[k], pair_b[k]), pair_a ≤ pair_b → (B, C).
+def _quadratic_forms(w: np.ndarray, pair_a: np.ndarray, pair_b: np.ndarray, exact: bool):
+    """The map U (K, C) → (B, C), Σ_{p≤q} w_p w_q U_pq per draw and series, for w (B, P) and the
+    K block pairs (pair_a[k], pair_b[k]), pair_a ≤ pair_b, each U a whole-number pair count.
 
-    One GEMM per slice of :data:`OUTER_BUDGET` features w_p·w_q; float32 when ``exact`` (every
-    operand a small integer and every partial sum below 2²⁴, so products and sums are exact),
-    float64 otherwise (exact below 2⁵³). The result is the same integer whatever the slicing.
+    Up to :data:`OUTER_BUDGET` features w_p·w_q: one GEMM against them, float32 when ``exact``
+    (every operand and partial sum an integer below 2²⁴), else float64 (exact below 2⁵³). More
+    (many prompts): per series the symmetric (P, P) matrix S with S_pp = 2U_pp, and ½ wᵀSw by a
+    float64 GEMM, exact below 2⁵³. Every path gives the same integers.
     """
-    dtype = np.float32 if exact else np.float64
-    out = np.zeros((w.shape[0], counts.shape[1]))
-    step = max(1, int(OUTER_BUDGET // max(w.shape[0], 1)))
-    for k0 in range(0, pair_a.size, step):
-        k1 = min(k0 + step, pair_a.size)
-        features = (w[:, pair_a[k0:k1]] * w[:, pair_b[k0:k1]]).astype(dtype)
-        out += features @ counts[k0:k1].astype(dtype, copy=False)
-    return out
+    if w.shape[0] * pair_a.size <= OUTER_BUDGET:
+        dtype = np.float32 if exact else np.float64
+        features = (w[:, pair_a] * w[:, pair_b]).astype(dtype)
+        return lambda counts: (features @ counts.astype(dtype, copy=False)).astype(np.float64)
+    present = np.unique(np.concatenate((pair_a, pair_b)))
+    ia, ib = np.searchsorted(present, pair_a), np.searchsorted(present, pair_b)
+    diagonal = ia[ia == ib]
+    wp = w[:, present]
+
+    def forms(counts: np.ndarray) -> np.ndarray:
+        out = np.empty((w.shape[0], counts.shape[1]))
+        s = np.zeros((present.size, present.size))
+        for c in range(counts.shape[1]):
+            s[ia, ib] = counts[:, c]
+            s[ib, ia] = counts[:, c]
+            s[diagonal, diagonal] *= 2.0
+            out[:, c] = 0.5 * np.einsum("bp,bp->b", wp @ s, wp)
+        return out
+
+    return forms
 
 
 def _pair_block_counts(
     x: np.ndarray, y: np.ndarray, blk: np.ndarray, mask: np.ndarray, eps: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Pair counts of every series per pair of prompt blocks, each unordered item pair once.
 
     ``x`` (E, n), ``y`` (n,), ``blk`` (n,) sorted, ``mask`` (E, n) finite scores, ``eps`` (E,).
     Returns ``counts`` (K, R, E) float32: rows concordant − discordant, metric ties, accurate
     pairs at ε (a human tie the metric ties, or an order it gets right by more than ε) and, with
-    missing scores (R = 4), human ties; ``pair_a``, ``pair_b`` (K,) the blocks (p ≤ q) of each
-    of the K pairs of present blocks; ``y_ties`` (K,) the human ties when nothing is missing
-    (the same for every series), else ``None``. Pairs within a block count i < j only.
+    missing scores (R = 4), human ties, for the K = P'(P'+1)/2 pairs (p ≤ q) of the P' present
+    blocks in the row-major order of ``np.triu_indices(P')``; ``y_ties`` (K,) the human ties when
+    nothing is missing (the same for every series), else ``None``. Pairs within a block count
+    i < j only.
 
     With z = Δx·sign(Δy), a pair is concordant when z > 0, discordant when z < 0, and rightly
     ordered beyond ε when z > ε; a missing score makes Δx NaN, which every comparison rejects.
@@ -139,12 +154,11 @@ def _pair_block_counts(
     present, starts = np.unique(blk, return_index=True)
     ends = np.append(starts[1:], n)
     n_p = present.size
-    pair_a = np.concatenate([np.full(n_p - a, present[a]) for a in range(n_p)]).astype(np.int64)
-    pair_b = np.concatenate([present[a:] for a in range(n_p)]).astype(np.int64)
+    n_pairs = n_p * (n_p + 1) // 2
     offsets = np.concatenate(([0], np.cumsum(np.arange(n_p, 0, -1))))
     rows = 4 if holes else 3
-    counts = np.empty((pair_a.size, rows, e_count), dtype=np.float32)
-    y_ties = None if holes else np.empty(pair_a.size)
+    counts = np.empty((n_pairs, rows, e_count), dtype=np.float32)
+    y_ties = None if holes else np.empty(n_pairs)
     widest = int(np.max(ends - starts, initial=1))
     chunk = max(1, int(PAIR_BUDGET // max(widest * n, 1)))
     eps = np.asarray(eps, dtype=np.float64)
@@ -177,7 +191,7 @@ def _pair_block_counts(
             counts[out, 2, c0:c1] = right + _tie_sums(np.abs(tied) <= ec, tie_bounds)
             if holes:
                 counts[out, 3, c0:c1] = _tie_sums(~np.isnan(tied), tie_bounds)
-    return counts, pair_a, pair_b, y_ties
+    return counts, y_ties
 
 
 def _block_sums(per_item: np.ndarray, seg: np.ndarray) -> np.ndarray:
@@ -237,16 +251,24 @@ def pooled_draws(
     dup = (w * (w - 1.0) / 2.0) @ n_pe.T
     n0 = n_w * (n_w - 1.0) / 2.0
     check_cells(n, n, what="pairwise matrix of the pooled bootstrap")
-    counts, pair_a, pair_b, y_ties = _pair_block_counts(x, y, blk, mask, eps)
     # float32 is exact while every partial sum of the quadratic form stays below 2²⁴
     exact = float(np.max(n_w, initial=0.0)) ** 2 < 2.0**24
-    rows = counts.shape[1]
-    flat = counts.reshape(counts.shape[0], -1)
-    if y_ties is not None:  # no missing score: the human ties are the same pairs for every series
-        flat = np.concatenate((flat, y_ties[:, None].astype(np.float32)), axis=1)
-    forms = _quad(w, pair_a, pair_b, flat, exact)
-    kq, txq, aq = (forms[:, : rows * e_count].reshape(-1, rows, e_count)[:, r] for r in range(3))
-    tyq = np.broadcast_to(forms[:, -1:], kq.shape) if y_ties is not None else forms[:, 3 * e_count :]
+    kq, txq, aq, tyq = (np.empty((w.shape[0], e_count)) for _ in range(4))
+    present = np.unique(blk)
+    pair_a, pair_b = np.triu_indices(present.size)
+    quad = _quadratic_forms(w, present[pair_a], present[pair_b], exact)
+    group = max(1, int(COUNT_BUDGET // max(4 * pair_a.size, 1)))
+    for g0 in range(0, e_count, group):  # bounded memory with many prompts: (K, 4, group) counts
+        sl = slice(g0, min(g0 + group, e_count))
+        size = sl.stop - sl.start
+        counts, y_ties = _pair_block_counts(x[sl], y, blk, mask[sl], eps[sl])
+        rows = counts.shape[1]
+        flat = counts.reshape(counts.shape[0], -1)
+        if y_ties is not None:  # no missing score: the human ties are the same pairs for every series
+            flat = np.concatenate((flat, y_ties[:, None].astype(np.float32)), axis=1)
+        forms = quad(flat)
+        kq[:, sl], txq[:, sl], aq[:, sl] = (forms[:, : rows * size].reshape(-1, rows, size)[:, r] for r in range(3))
+        tyq[:, sl] = forms[:, -1:] if y_ties is not None else forms[:, 3 * size :]
     with np.errstate(invalid="ignore", divide="ignore"):
         den_b = np.sqrt((n0 - txq - dup) * (n0 - tyq - dup))
         out["kendall_tau_b"] = np.where(den_b > 0, kq / den_b, np.nan)
