@@ -136,7 +136,7 @@ def _pair_block_counts(
     """Pair counts of every series per pair of prompt blocks, each unordered item pair once.
 
     ``x`` (E, n), ``y`` (n,), ``blk`` (n,) sorted, ``mask`` (E, n) finite scores, ``eps`` (E,).
-    Returns ``counts`` (K, R, E) float32: rows concordant − discordant, metric ties, accurate
+    Returns ``counts`` (K, R, E) (float32 when exact): rows concordant − discordant, metric ties, accurate
     pairs at ε (a human tie the metric ties, or an order it gets right by more than ε) and, with
     missing scores (R = 4), human ties, for the K = P'(P'+1)/2 pairs (p ≤ q) of the P' present
     blocks in the row-major order of ``np.triu_indices(P')``; ``y_ties`` (K,) the human ties when
@@ -157,9 +157,10 @@ def _pair_block_counts(
     n_pairs = n_p * (n_p + 1) // 2
     offsets = np.concatenate(([0], np.cumsum(np.arange(n_p, 0, -1))))
     rows = 4 if holes else 3
-    counts = np.empty((n_pairs, rows, e_count), dtype=np.float32)
-    y_ties = None if holes else np.empty(n_pairs)
     widest = int(np.max(ends - starts, initial=1))
+    # a count is at most widest² (two blocks' items): float32 holds it exactly below 2²⁴
+    counts = np.empty((n_pairs, rows, e_count), dtype=np.float32 if widest * widest < 2**24 else np.float64)
+    y_ties = None if holes else np.empty(n_pairs)
     chunk = max(1, int(PAIR_BUDGET // max(widest * n, 1)))
     eps = np.asarray(eps, dtype=np.float64)
     for a in range(n_p):
@@ -265,7 +266,7 @@ def pooled_draws(
         rows = counts.shape[1]
         flat = counts.reshape(counts.shape[0], -1)
         if y_ties is not None:  # no missing score: the human ties are the same pairs for every series
-            flat = np.concatenate((flat, y_ties[:, None].astype(np.float32)), axis=1)
+            flat = np.concatenate((flat, y_ties[:, None].astype(flat.dtype)), axis=1)
         forms = quad(flat)
         kq[:, sl], txq[:, sl], aq[:, sl] = (forms[:, : rows * size].reshape(-1, rows, size)[:, r] for r in range(3))
         tyq[:, sl] = forms[:, -1:] if y_ties is not None else forms[:, 3 * size :]
