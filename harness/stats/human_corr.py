@@ -24,6 +24,8 @@ from scipy import stats as sps
 
 from harness.stats.pair_bounds import check_pairs, pair_count
 
+EPSILON_BUDGET = 2e6  # series × human-ordered pairs per step of the pooled ε search (16 MB float64)
+
 
 def _finite_pair(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(x, dtype=np.float64)
@@ -319,6 +321,7 @@ def _pooled_epsilons(xs: np.ndarray, y: np.ndarray, chunk: int) -> np.ndarray:
     # gives ε = 0 below.
     cap = ti.size + 1
     gained = np.arange(1, ti.size + 1, dtype=np.float64)[None, :]
+    chunk = max(1, min(int(chunk), int(EPSILON_BUDGET // max(n_d, 1))))  # (chunk, |D|) arrays
     for c0 in range(0, xs.shape[0], chunk):
         xr = xs[c0 : c0 + chunk][:, order]
         c = xr.shape[0]
