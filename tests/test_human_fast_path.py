@@ -180,3 +180,9 @@ def test_draws_are_the_scipy_statistics_of_the_resampled_items(seed, prompts, pe
             for name, want in (("pearson", want_r), ("kendall_tau_b", want_tau)):
                 got = d[name][b, e]
                 assert (np.isnan(got) and np.isnan(want)) or got == pytest.approx(want, abs=1e-9), name
+
+
+def test_epsilons_one_series_per_step_equal_the_reference(monkeypatch):
+    scores, human, _ = _panel(8, 9, 10, 5, quantise=True)
+    monkeypatch.setattr(hc, "EPSILON_BUDGET", 10)  # fewer pairs than one series has: one per step
+    assert np.array_equal(hc.tie_calibrated_epsilons(scores, human), ref.tie_calibrated_epsilons(scores, human))
