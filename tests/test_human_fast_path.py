@@ -186,3 +186,18 @@ def test_epsilons_one_series_per_step_equal_the_reference(monkeypatch):
     scores, human, _ = _panel(8, 9, 10, 5, quantise=True)
     monkeypatch.setattr(hc, "EPSILON_BUDGET", 10)  # fewer pairs than one series has: one per step
     assert np.array_equal(hc.tie_calibrated_epsilons(scores, human), ref.tie_calibrated_epsilons(scores, human))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), draws=st.integers(1, 300), columns=st.integers(1, 6),
+       nan_share=st.sampled_from([0.0, 0.3, 1.0]), rounded=st.booleans(),
+       level=st.sampled_from([0.5, 0.9, 0.95, 0.99]))
+def test_interval_by_sorting_equals_percentile_ci_bit_for_bit(seed, draws, columns, nan_share, rounded, level):
+    from harness.stats.bootstrap import percentile_ci
+
+    rng = np.random.default_rng(seed)
+    d = rng.normal(size=(draws, columns))
+    d = np.round(d, 1) if rounded else d
+    d[rng.random(d.shape) < nan_share] = np.nan
+    got = hs._column_ci(d, level)
+    assert np.array_equal(got, percentile_ci(d, level), equal_nan=True)
