@@ -23,6 +23,7 @@ per-prompt values with the prompt counts as weights.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 
 import numpy as np
@@ -99,6 +100,9 @@ def _ranks(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return out
 
 
+_FEATURES: dict[tuple, np.ndarray] = {}  # the last weights' w_p·w_q features (one entry)
+
+
 def _quadratic_forms(w: np.ndarray, pair_a: np.ndarray, pair_b: np.ndarray, exact: bool):
     """The map U (K, C) → (B, C), Σ_{p≤q} w_p w_q U_pq per draw and series, for w (B, P) and the
     K block pairs (pair_a[k], pair_b[k]), pair_a ≤ pair_b, each U a whole-number pair count.
@@ -110,7 +114,13 @@ def _quadratic_forms(w: np.ndarray, pair_a: np.ndarray, pair_b: np.ndarray, exac
     """
     if w.shape[0] * pair_a.size <= OUTER_BUDGET:
         dtype = np.float32 if exact else np.float64
-        features = (w[:, pair_a] * w[:, pair_b]).astype(dtype)
+        key = (w.shape, hashlib.sha1(w.tobytes()).digest(), hashlib.sha1(pair_a.tobytes() + pair_b.tobytes()).digest(),
+               np.dtype(dtype).str)
+        features = _FEATURES.get(key)
+        if features is None:  # the chunks of one study share the weights: built once for all
+            features = (w[:, pair_a] * w[:, pair_b]).astype(dtype)
+            _FEATURES.clear()
+            _FEATURES[key] = features
         return lambda counts: (features @ counts.astype(dtype, copy=False)).astype(np.float64)
     present = np.unique(np.concatenate((pair_a, pair_b)))
     ia, ib = np.searchsorted(present, pair_a), np.searchsorted(present, pair_b)
