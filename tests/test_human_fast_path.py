@@ -201,3 +201,26 @@ def test_interval_by_sorting_equals_percentile_ci_bit_for_bit(seed, draws, colum
     d[rng.random(d.shape) < nan_share] = np.nan
     got = hs._column_ci(d, level)
     assert np.array_equal(got, percentile_ci(d, level), equal_nan=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 120), cap=st.integers(1, 60),
+       shape=st.sampled_from(["normal", "rounded", "clustered", "reversed"]), levels=st.integers(2, 40))
+def test_smallest_rightly_ordered_differences_equal_a_brute_force(seed, n, cap, shape, levels):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, levels, n).astype(float)
+    x = y[None, :] + rng.normal(0, 2, (3, n))
+    if shape == "rounded":
+        x = np.round(x)
+    elif shape == "clustered":  # a dense cluster makes close pairs far apart in metric order
+        x[:, : n // 2] = rng.normal(0, 1e-3, (3, n // 2))
+    elif shape == "reversed":  # few close pairs rightly ordered: the search widens, up to all pairs
+        x = -y[None, :] + rng.normal(0, 0.5, (3, n))
+    got = hc._smallest_rightly_ordered(x, y, cap)
+    i, j = np.triu_indices(n, k=1)
+    for row, want_row in zip(got, x, strict=True):
+        dx = want_row[j] - want_row[i]
+        right = np.sort(np.abs(dx[np.sign(dx) * np.sign(y[j] - y[i]) > 0]))[:cap]
+        want = np.full(cap, np.inf)
+        want[: right.size] = right
+        assert np.array_equal(row, want)

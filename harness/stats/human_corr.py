@@ -24,7 +24,7 @@ from scipy import stats as sps
 
 from harness.stats.pair_bounds import check_pairs, pair_count
 
-EPSILON_BUDGET = 2e6  # series × human-ordered pairs per step of the pooled ε search (16 MB float64)
+EPSILON_BUDGET = 2e6  # series × pairs per array of the pooled ε search (16 MB float64)
 
 
 def _finite_pair(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -297,52 +297,72 @@ def tie_calibrated_epsilons(
 def _pooled_epsilons(xs: np.ndarray, y: np.ndarray, chunk: int) -> np.ndarray:
     """Pooled ε of complete series: xs (E, n) finite, y (n,) finite → (E,).
 
-    Items sorted by y fall into runs of equal human rating: the pairs within a run are A, and
-    every item of a run against every item of the later runs is a human-ordered pair whose
-    metric difference z = x_later − x_earlier is rightly ordered (in D) when z > 0, so D comes
-    from one broadcast subtraction per run, with no gather and no per-pair sign.
+    A (the human-tie pairs) is the same pairs for every series: one gather and a sort. Of D
+    (the rightly ordered pairs) only the K = |A| + 1 smallest metric differences can matter.
+    Exact: a count truncated at K scores gained − K ≤ −1, and such a value never decides,
+    because either A's smallest value is 0 (no rightly ordered pair has |Δ| ≤ 0, so it scores
+    ≥ 1) or it is > 0 and any best ≤ 0 gives ε = 0 below. Those K come from the pairs close in
+    metric order (:func:`_smallest_rightly_ordered`), not from all n(n−1)/2.
     """
-    order = np.argsort(y, kind="stable")
-    ys = y[order]
-    run_starts = np.flatnonzero(np.append(True, ys[1:] != ys[:-1]))
-    run_ends = np.append(run_starts[1:], ys.size)
-    ti, tj = np.triu_indices(ys.size, k=1)
-    tie = ys[ti] == ys[tj]
+    ti, tj = np.triu_indices(y.size, k=1)
+    tie = y[ti] == y[tj]
     ti, tj = ti[tie], tj[tie]
-    later = [(int(s), int(e)) for s, e in zip(run_starts, run_ends, strict=True) if e < ys.size]
-    n_d = sum((e - s) * (ys.size - e) for s, e in later)
     out = np.zeros(xs.shape[0])
     if not ti.size:
         return out
-    # Only the K = |A| + 1 smallest values of D can matter, so a partition (linear) and a sort
-    # of K values replace the sort of all of D. Exact: a count truncated at K scores
-    # gained − K ≤ −1, and such a value never decides, because either A's smallest value is 0
-    # (no rightly ordered pair has |Δ| ≤ 0, so it scores ≥ 1) or it is > 0 and any best ≤ 0
-    # gives ε = 0 below.
     cap = ti.size + 1
     gained = np.arange(1, ti.size + 1, dtype=np.float64)[None, :]
-    chunk = max(1, min(int(chunk), int(EPSILON_BUDGET // max(n_d, 1))))  # (chunk, |D|) arrays
+    chunk = max(1, min(int(chunk), int(EPSILON_BUDGET // cap)))  # (chunk, K) arrays
     for c0 in range(0, xs.shape[0], chunk):
-        xr = xs[c0 : c0 + chunk][:, order]
+        xr = xs[c0 : c0 + chunk]
         c = xr.shape[0]
         a = np.sort(np.abs(xr[:, tj] - xr[:, ti]), axis=1)  # (C, |A|)
-        z = np.empty((c, n_d))
-        at = 0
-        for s, e in later:  # every item of a run against every item after the run
-            size = (e - s) * (ys.size - e)
-            np.subtract(xr[:, None, e:], xr[:, s:e, None], out=z[:, at : at + size].reshape(c, e - s, -1))
-            at += size
-        z = np.where(z > 0, z, np.inf)  # only rightly ordered pairs can be lost by tying them
-        if n_d > cap:
-            z = np.partition(z, cap - 1, axis=1)[:, :cap]
-        z.sort(axis=1)
+        d = _smallest_rightly_ordered(xr, y, cap)
         lost = np.empty_like(a)
         for k in range(c):  # rightly ordered pairs with |Δ| ≤ each value of A
-            lost[k] = np.searchsorted(z[k], a[k], side="right")
+            lost[k] = np.searchsorted(d[k], a[k], side="right")
         last = np.concatenate((a[:, 1:] != a[:, :-1], np.ones((c, 1), dtype=bool)), axis=1)
         value = np.where(last, gained - lost, -np.inf)
         best = np.argmax(value, axis=1)
         best_val = value[np.arange(c), best]
         start_wins = (a[:, 0] > 0) & (best_val <= 0)  # ε = 0 (value 0) comes first
         out[c0 : c0 + c] = np.where(start_wins, 0.0, a[np.arange(c), best])
+    return out
+
+
+def _smallest_rightly_ordered(xr: np.ndarray, y: np.ndarray, cap: int) -> np.ndarray:
+    """The ``cap`` smallest metric differences of rightly ordered pairs, ascending, +inf where a
+    series has fewer: xr (C, n) finite, y (n,) → (C, cap).
+
+    In each series' metric order a pair g places apart has difference x_(i+g) − x_(i) ≥ 0, and it
+    is rightly ordered when that is > 0 and the humans rate the later item higher. Gaps 1..G
+    hold every pair whose difference is below m = min_i x_(i+G+1) − x_(i); when the cap-th
+    smallest rightly ordered difference found is below m, no pair further apart can change the
+    result. Series where it is not double G, up to all pairs.
+    """
+    c, n = xr.shape
+    order = np.argsort(xr, axis=1, kind="stable")
+    xo = np.take_along_axis(xr, order, axis=1)
+    yo = y[order]
+    out = np.full((c, cap), np.inf)
+    pending = np.arange(c)
+    gap = min(n - 1, max(8, -(-4 * cap // max(n, 1))))
+    while pending.size:
+        xp, yp = xo[pending], yo[pending]
+        step = max(1, int(EPSILON_BUDGET // max(gap * n, 1)))
+        for r0 in range(0, pending.size, step):  # (rows, pairs) arrays within the budget
+            rows = slice(r0, r0 + step)
+            xg, yg = xp[rows], yp[rows]
+            diffs = np.concatenate([xg[:, g:] - xg[:, :-g] for g in range(1, gap + 1)], axis=1)
+            higher = np.concatenate([yg[:, g:] > yg[:, :-g] for g in range(1, gap + 1)], axis=1)
+            diffs = np.where(higher & (diffs > 0), diffs, np.inf)
+            if diffs.shape[1] > cap:
+                diffs = np.partition(diffs, cap - 1, axis=1)[:, :cap]
+            diffs.sort(axis=1)
+            out[pending[rows], : diffs.shape[1]] = diffs
+        if gap >= n - 1:
+            break
+        reach = (xp[:, gap + 1 :] - xp[:, : n - gap - 1]).min(axis=1)  # the closest pair further apart
+        pending = pending[~(out[pending, cap - 1] < reach)]
+        gap = min(n - 1, 2 * gap)
     return out
