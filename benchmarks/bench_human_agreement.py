@@ -17,7 +17,7 @@ Per scale:
 4. ``epsilon_search`` (already inside ``pooled``, shown alone): the pooled ε search.
 
 Reference check: the outputs of 1 and 2 are compared, as JSON text (every printed digit), with
-the frozen pre-vectorisation implementation (``tests/_human_reference.py``), timed the same way:
+the frozen plain reference implementation (``tests/_human_reference.py``), timed the same way:
 at the smaller scale always, at study scale with ``--check-study`` (about a minute more).
 ``--quick`` runs the smaller scale only.
 """

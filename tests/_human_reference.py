@@ -1,11 +1,11 @@
-"""The human-agreement statistics as they were before the vectorised fast path: a frozen
-reference the fast path must reproduce to the last digit (tests and
+"""A plain reference implementation of the pooled human-agreement statistics, frozen: the
+vectorised path in ``harness.stats`` must reproduce it to the last digit (tests and
 ``benchmarks/bench_human_agreement.py``).
 
 Pooled bootstrap (:func:`pooled_draws`): every ordered item pair of a few series at a time as
 (series, n, n) arrays, block sums by two GEMMs with the block indicator, quadratic forms over
 all P² block pairs. Pooled ε search (:func:`tie_calibrated_epsilons`): gathered pair
-differences and a partition per series. :func:`series_agreement` assembles both as
+differences of every pair and a partition per series. :func:`series_agreement` assembles both as
 ``harness.stats.human_summary.series_agreement`` does. Nothing here is used by the harness.
 """
 
