@@ -237,3 +237,37 @@ def test_strict_pairs_is_opt_in_a_skip_by_default_and_a_gate_once_declared(pytes
               if "test_strict_pairs" in r["test"]]  # fmt: skip
     assert strict and {r["outcome"] for r in strict} == {"failed"}
     assert all(c["threshold_name"] == "min_strict_pairs" for r in strict for c in r["checks"])
+
+
+EXITING_CONFTESTS = {
+    "os._exit at import": "import os\nos._exit(0)\n",
+    "sys.exit at import": "import sys\nsys.exit(0)\n",
+    "os._exit at session end": "import os\n\n\ndef pytest_sessionfinish(session):\n    os._exit(0)\n",
+    "sys.exit in a hook": "import sys\n\n\ndef pytest_collection_finish(session):\n    sys.exit(0)\n",
+}
+
+
+@pytest.mark.parametrize("how", list(EXITING_CONFTESTS))
+@pytest.mark.parametrize("evaluators", [[], ["--evaluators", "tiny-grid"]], ids=["all", "chosen"])
+def test_user_code_exiting_zero_never_passes_the_gate(pytester, how, evaluators):
+    # regression: a conftest calling sys.exit(0) made `audit --gate` exit 0 with no output,
+    # no report and no verdict
+    import os
+    import subprocess
+    import sys
+
+    from harness.core.paths import REPO_ROOT
+
+    root = make_project(pytester)
+    (root / "conftest.py").write_text((root / "conftest.py").read_text() + "\n" + EXITING_CONFTESTS[how])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "audit", "--gate", "--no-warm", "--profile", "smoke",
+         "--workers", "0", *evaluators, "--cache-dir", str(root / "cache"), "--", "-p", "no:cacheprovider"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out[-3000:]
+    assert "verdict PASS" not in out, out[-3000:]
+    if "hook" not in how:  # pytest prints its own INTERNALERROR for a hook's SystemExit
+        assert "Traceback" not in out, out[-3000:]
