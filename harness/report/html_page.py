@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.core.bounded_input import read_json
+from harness.core.bounded_input import read_report_json as read_json
 from harness.core.errors import AuditError
 from harness.report.thumbs import THUMB_DIR, read_index
 from harness.vocab.factors import factor_names
