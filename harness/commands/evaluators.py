@@ -17,9 +17,9 @@ max_text_tokens, options``) plus ``identity_hash``, ``weights_available``, ``des
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
+
+from harness.core.jsonout import print_json
 
 HELP = "list registered evaluators"
 
@@ -51,8 +51,7 @@ def run(args: argparse.Namespace) -> int:
             }
             for spec in specs
         ]
-        json.dump(payload, sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(payload)
         return 0
     for spec in specs:
         fields = (
