@@ -63,7 +63,7 @@ def count(name: str, default: int, environ: Mapping[str, str] | None = None, *, 
     # a length check first: int() of over 4300 digits raises its own ValueError
     value = int(raw) if _WHOLE.fullmatch(raw) and len(raw) <= _COUNT_DIGITS else minimum - 1
     if not minimum <= value <= maximum:
-        raise AuditError(f"{name}={raw[:40]!r} is not a whole number in [{minimum}, {maximum}]",
+        raise AuditError(f"{name}={raw[:40]!r} is not a whole number >= {minimum} and <= {maximum}",
                          where=name, hint="give a count, or unset it for the default")  # fmt: skip
     return value
 

@@ -286,7 +286,7 @@ def preset_names(text: str, *, at_least: int = 1, repeats: bool = False) -> list
     elif len(set(names)) != len(names):
         problem = f"names {next(n for n in names if names.count(n) > 1)!r} twice"
     elif len(names) < at_least:
-        problem = f"needs {at_least} or more names"
+        problem = f"needs {'two' if at_least == 2 else at_least} or more distinct names"
     if problem is not None:
         raise ProtocolError(f"--presets {text[:200]!r} {problem}", where="--presets",
                             hint=f"e.g. mate3d,3d-defectbench ({known})")  # fmt: skip

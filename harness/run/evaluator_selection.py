@@ -69,7 +69,10 @@ def _check_offered(obj: object, source: str) -> None:
             f"{source} offered a {type(obj).__name__}, which is neither a Scorer nor an evaluator spec",
             hint="return a list of Scorer classes, Scorer instances or evaluator specs",
         )
-    check_evaluator_id(getattr(obj, "id", None), where=source)
+    try:
+        check_evaluator_id(getattr(obj, "id", None), where="pytest_audit_evaluators")
+    except EvaluatorError as exc:
+        raise EvaluatorError(f"{exc.what}; offered by {source}", where=exc.where, hint=exc.hint) from None
 
 
 def _refuse_clashes(offered: Sequence[tuple[object, str]]) -> None:
