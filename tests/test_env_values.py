@@ -160,3 +160,14 @@ def test_the_largest_accepted_values_are_read():
     assert render_threads({"T3D_AUDIT_RENDER_THREADS": "1024"}) == 1024
     assert bounded_input.max_bytes({"T3D_AUDIT_MAX_INPUT_BYTES": "1024G"}) == 1 << 40
     assert resource_limits.memory_limit({"T3D_AUDIT_MEMORY_LIMIT": "1024T"}) == 1 << 50
+
+
+def test_a_store_options_value_of_escaped_quotes_is_refused_at_once():
+    # regression: the JSON depth pre-scan was quadratic on escaped quotes; a 200 KB value of
+    # T3D_AUDIT_STORE_OPTIONS stalled every command's start for minutes
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(AuditError, match="T3D_AUDIT_STORE_OPTIONS"):
+        check_environment({"T3D_AUDIT_STORE_OPTIONS": '{"a": "' + '\\"' * 100_000})
+    assert time.perf_counter() - started < 5.0
