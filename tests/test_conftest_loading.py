@@ -110,3 +110,24 @@ def test_broken_addopts_are_one_error(tmp_path, addopts):
     root = _project(tmp_path / "proj", TINY.format("[TinySpec('tiny-a')]"), pyproject)
     with pytest.raises(EvaluatorError, match="could not load"):
         pe.project_specs(root)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "class S:\n    id = 'only-id'\n",
+        "from harness.testing import TinySpec\n\n\nclass S(TinySpec):\n"
+        "    def weights_available(self):\n        raise RuntimeError('no')\n",
+        "from harness.testing import TinySpec\n\n\nclass S(TinySpec):\n"
+        "    def identity(self):\n        return {'id': self.id, 'junk': object()}\n",
+    ],
+    ids=["only-an-id", "raising-field", "unserialisable-identity"],
+)
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])
+def test_a_junk_spec_offered_by_a_hook_is_one_line_in_evaluators(tmp_path, spec, json_flag):
+    conftest = spec + "\n\ndef pytest_audit_evaluators(config):\n    return [S('tiny-junk')]\n"
+    conftest = conftest.replace("S('tiny-junk')", "S()") if "only-id" in spec else conftest
+    done = _cli(_project(tmp_path / "proj", conftest), "evaluators", *json_flag)
+    assert done.returncode == 2 and done.stdout == "", done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "cannot be listed" in done.stderr or "not JSON serializable" in done.stderr
