@@ -143,8 +143,11 @@ def _load_error(error: BaseException | None, code: Any, where: Path) -> Evaluato
 
 def _within_deadline(call: Callable[[], T]) -> T:
     """``call()``, interrupted by :class:`_LoadTimeout` after :data:`LOAD_DEADLINE_S` seconds
-    when this is the main thread (signals reach only it); unbounded elsewhere."""
+    when this is the main thread (signals reach only it) and no other interval timer is set
+    (there is one ``ITIMER_REAL`` per process); unbounded otherwise."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        return call()
+    if signal.getitimer(signal.ITIMER_REAL)[0] > 0:  # a caller's own alarm runs: leave it be
         return call()
 
     def expire(signum: int, frame: Any) -> None:
