@@ -131,3 +131,14 @@ def test_a_junk_spec_offered_by_a_hook_is_one_line_in_evaluators(tmp_path, spec,
     assert done.returncode == 2 and done.stdout == "", done.stderr[-2000:]
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "cannot be listed" in done.stderr or "not JSON serializable" in done.stderr
+
+
+def test_a_weights_folder_the_file_system_refuses_lists_no_weights(tmp_path, monkeypatch, capsys):
+    # regression: a 5,000-character T3D_AUDIT_WEIGHTS_DIR made `evaluators` end in an OSError
+    from harness.cli import main
+
+    monkeypatch.setenv("T3D_AUDIT_WEIGHTS_DIR", "/tmp/" + "a" * 5000)
+    monkeypatch.chdir(tmp_path)  # no project here: the registry alone
+    assert main(["evaluators", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed and all(isinstance(e["weights_available"], bool) for e in listed)

@@ -89,12 +89,15 @@ def _listed(spec: Any, row: Callable[[Any], T]) -> T:
     except Exception as exc:
         raise EvaluatorError(
             f"evaluator {getattr(spec, 'id', '?')!r} cannot be listed: {type(exc).__name__}: {str(exc)[:200]}",
-            where="pytest_audit_evaluators",
-            hint="an offered spec needs id, needs_text, identity() and identity_hash (docs/evaluators.md)",
+            hint="a spec a pytest_audit_evaluators hook offers needs id, needs_text, identity() and "
+            "identity_hash (docs/evaluators.md)",
         ) from None
 
 
 def _weights_available(spec: Any) -> bool:
     """A hook's duck-typed spec without ``weights_available`` needs no weights."""
     check = getattr(spec, "weights_available", None)
-    return bool(check()) if callable(check) else True
+    try:
+        return bool(check()) if callable(check) else True
+    except OSError:  # a weights folder the file system refuses (a name too long): none there
+        return False
