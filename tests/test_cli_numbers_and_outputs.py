@@ -137,3 +137,17 @@ def test_every_json_option_of_the_cli_prints_through_the_strict_printer():
                 dumps = [a for a in node.args if isinstance(a, ast.Call) and getattr(a.func, "attr", "") == "dumps"]
             offenders += [f"{path.name}:{node.lineno}" for call in dumps if not strict_call(call)]
     assert offenders == []
+
+
+@pytest.mark.parametrize("generator", ["", " ", "nobody"])
+def test_reproduce_refuses_an_unknown_or_empty_generator_in_one_line(capsys, generator):
+    # regression: --generator "" skipped the check and ended in a ValueError traceback
+    err = _one_line_error(capsys, ["reproduce", "--evaluator", "preset-tiling", "--score", "0.5",
+                                   "--generator", generator, "--presets", "mate3d", *FAST])  # fmt: skip
+    assert "is not in the scored scenes" in err
+
+
+def test_concordance_refuses_a_probe_named_twice(capsys):
+    err = _one_line_error(capsys, ["concordance", "--evaluator", "preset-tiling", "--presets", "mate3d,3dcodebench",
+                                   "--probes", "tiled,tiled", *FAST])  # fmt: skip
+    assert "--probes" in err and "twice" in err

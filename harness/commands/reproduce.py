@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     table = score_protocols(inputs.spec, inputs.scene_set, [c.protocol for c in candidates],
                             template=inputs.template, cache_dir=inputs.cache_dir)  # fmt: skip
     scores, generators, prompts = score_array(table, tuple(c.protocol.name for c in candidates))
-    for g in (*(ordering or ()), *([args.generator] if args.generator else [])):
+    for g in (*(ordering or ()), *([args.generator] if args.generator is not None else [])):
         if g not in generators:
             raise ProtocolError(f"generator {g!r} is not in the scored scenes", where="--ordering/--generator",
                                 hint=f"use some of {', '.join(generators)}")  # fmt: skip
