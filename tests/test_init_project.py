@@ -189,3 +189,16 @@ def test_force_keeps_a_copy_of_every_file_it_replaces(tmp_path, capsys):
     assert (tmp_path / "pyproject.toml.bak").read_text() == own
     assert "replaced conftest.py (the previous one is kept as conftest.py.bak.1)" in out
     assert "pytest_audit_evaluators" in (tmp_path / "conftest.py").read_text()
+
+
+def test_force_says_it_writes_through_a_link_and_keeps_the_target_s_old_text(tmp_path, capsys):
+    shared = tmp_path / "shared" / "conftest.py"
+    shared.parent.mkdir()
+    shared.write_text("# shared\n")
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "conftest.py").symlink_to(shared)
+    assert main(["init", str(root), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert f"replaced conftest.py through its link, in {shared}" in out
+    assert (root / "conftest.py").is_symlink() and (root / "conftest.py.bak").read_text() == "# shared\n"

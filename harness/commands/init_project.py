@@ -246,7 +246,8 @@ def run(args: argparse.Namespace) -> int:
     for path in [todo.pyproject, *todo.files]:
         verb = "replaced" if path in todo.replaced else "wrote"
         kept = f" (the previous one is kept as {backups[path].relative_to(root).as_posix()})" if path in backups else ""
-        print(f"t3d-audit init: {verb} {path.relative_to(root).as_posix()}{kept}")
+        through = f" through its link, in {os.path.realpath(path)}" if path.is_symlink() else ""
+        print(f"t3d-audit init: {verb} {path.relative_to(root).as_posix()}{through}{kept}")
     print(f"\nNext, in {shlex.quote(str(root))}:")
     print(f"  {next_commands()[0]}   # a quick check: the study's audit + {AUDIT_DIR}/ on colorstat")
     print(f"  {next_commands()[1]}   # the study's protocol (profile in pyproject.toml)")
