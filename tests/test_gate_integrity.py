@@ -262,6 +262,17 @@ _FAST_EXITS = {("os._exit at import", "all"), ("sys.exit at import", "chosen")}
 def test_user_code_exiting_zero_never_passes_the_gate(pytester, how, evaluators):
     # regression: a conftest calling sys.exit(0) made `audit --gate` exit 0 with no output,
     # no report and no verdict
+    _assert_gate_fails(pytester, how, [*evaluators, "--workers", "0"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["os._exit at import", "os._exit at session end"])
+def test_user_code_exiting_zero_never_passes_the_gate_with_xdist_workers(pytester, how):
+    pytest.importorskip("xdist")
+    _assert_gate_fails(pytester, how, ["--workers", "2"])
+
+
+def _assert_gate_fails(pytester, how: str, options: list[str]) -> None:
     import os
     import subprocess
     import sys
@@ -273,7 +284,7 @@ def test_user_code_exiting_zero_never_passes_the_gate(pytester, how, evaluators)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
         [sys.executable, "-m", "harness", "audit", "--gate", "--no-warm", "--profile", "smoke",
-         "--workers", "0", *evaluators, "--cache-dir", str(root / "cache"), "--", "-p", "no:cacheprovider"],
+         *options, "--cache-dir", str(root / "cache"), "--", "-p", "no:cacheprovider"],
         cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     out = done.stdout + done.stderr
