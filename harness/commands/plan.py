@@ -15,10 +15,10 @@ output names as such.
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import replace
 from pathlib import Path
 
+from harness.core.jsonout import print_json
 from harness.protocol.configurations import get_profile
 from harness.render.render_plan import plan_summary, render_plan
 from harness.run import argtypes
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     jobs = render_plan(profile, scenes, view_policy=args.view_policy)
     summary = plan_summary(profile, jobs, args.view_policy)
     if args.json:
-        print(json.dumps({**summary, "jobs": [j.to_dict() for j in jobs]}, indent=1))
+        print_json({**summary, "jobs": [j.to_dict() for j in jobs]}, ensure_ascii=True)
         return 0
     counts = set(summary["per_scene"].values())
     per = counts.pop() if len(counts) == 1 else f"{min(counts)}..{max(counts)}"

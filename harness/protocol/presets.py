@@ -356,13 +356,34 @@ def get_preset(name: str) -> Protocol:
     return PRESETS[name]
 
 
+def preset_names(text: str, *, at_least: int = 1, repeats: bool = False) -> list[str]:
+    """The preset names of a ``--presets`` list (``"a,b"``): at least ``at_least`` of them,
+    each known, none empty (``"a,,b"``, a trailing comma) nor repeated (with ``repeats``, a
+    repeated name counts once); a :class:`ProtocolError` naming the first problem otherwise."""
+    known = f"of {', '.join(PRESETS)}"
+    names = [n.strip() for n in text.split(",")]
+    if repeats:
+        names = list(dict.fromkeys(names))
+    problem = None
+    if any(not n for n in names):
+        problem = "has an empty item"
+    elif len(set(names)) != len(names):
+        problem = f"names {next(n for n in names if names.count(n) > 1)!r} twice"
+    elif len(names) < at_least:
+        problem = f"needs {'two' if at_least == 2 else at_least} or more distinct names"
+    if problem is not None:
+        raise ProtocolError(f"--presets {text[:200]!r} {problem}", where="--presets",
+                            hint=f"e.g. mate3d,3d-defectbench ({known})")  # fmt: skip
+    for name in names:
+        if name not in PRESETS:
+            raise ProtocolError(f"--presets names an unknown preset {name[:80]!r}", where="--presets",
+                                hint=f"use some {known}")  # fmt: skip
+    return names
+
+
 def parse_presets(text: str) -> tuple[Protocol, ...]:
     """``"a,b"`` → the presets (at least two, no repeats) for ``--presets``."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if len(names) < 2 or len(set(names)) != len(names):
-        raise ProtocolError(f"--presets needs two or more distinct names, got {text!r}",
-                            where="--presets", hint=f"e.g. mate3d,3d-defectbench (of {', '.join(PRESETS)})")  # fmt: skip
-    return tuple(get_preset(n) for n in names)
+    return tuple(get_preset(n) for n in preset_names(text, at_least=2))
 
 
 # ---------------------------------------------------------------------------------------------
