@@ -128,7 +128,8 @@ def read_bytes(path: str | Path, *, limit: int | None = None, what: str = "file"
         # that grows while read, or states size 0 as /proc files do, is still cut at the limit
         chunks = [handle.read(size + 1)]
         total = len(chunks[0])
-        while total <= limit and (chunk := handle.read(min(_CHUNK, limit + 1 - total))):
+        # read(n) sets n bytes aside even at the end of the file: go on only past the stated size
+        while size < total <= limit and (chunk := handle.read(min(_CHUNK, limit + 1 - total))):
             chunks.append(chunk)
             total += len(chunk)
     if total > limit:  # grew while being read
