@@ -425,6 +425,7 @@ def search(
     from harness.render.renderer import default_renderer
     from harness.search.run import Split, run_search
 
+    split, axes = _search_split_and_axes(split, axes)
     spec = resolve_spec(evaluator)
     options = argparse.Namespace(profile=profile, objective=objective, budget=budget, seed=seed,
                                  batch=batch, wall_time=wall_time,
@@ -440,3 +441,24 @@ def search(
                         prefetch=prefetch_for(backend, cache_root, jobs),
                         thresholds=project_thresholds(Path("pyproject.toml")).for_evaluator(spec.id))  # fmt: skip
     return result.to_dict()
+
+
+def _search_split_and_axes(split: object, axes: object) -> tuple[tuple[int, int] | None, tuple[str, ...] | None]:
+    """``search``'s ``split`` as a (discovery, held-out) pair and ``axes`` as distinct non-empty
+    names, or an :class:`AuditError` naming the argument (the counts' ranges are checked by
+    ``Split`` itself, the axis names against the space by the search)."""
+    if split is not None:
+        pair = tuple(split) if isinstance(split, list | tuple) else ()
+        if len(pair) != 2:
+            raise AuditError(f"split must be (discovery, held_out) prompt counts, e.g. (2, 4); got {split!r:.60}",
+                             where="split")  # fmt: skip
+        split = pair
+    if axes is not None:
+        names = tuple(axes) if isinstance(axes, list | tuple) else None
+        if names is None or not all(isinstance(n, str) and n.strip() for n in names):
+            raise AuditError(f"axes must be a list of axis names, e.g. ['pitch']; got {axes!r:.60}", where="axes")
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:
+            raise AuditError(f"axis {twice!r:.40} is named twice", where="axes")
+        axes = names
+    return split, axes  # type: ignore[return-value]

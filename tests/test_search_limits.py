@@ -131,3 +131,21 @@ def test_the_bootstrap_bound_is_the_statistics_bound():
     from harness.stats.bootstrap import MAX_BOOTSTRAP
 
     assert search_limits.MAX_BOOTSTRAP == MAX_BOOTSTRAP
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("split", (1, 2, 3), "split must be (discovery, held_out)"),
+    ("split", "2+4", "split must be (discovery, held_out)"),
+    ("axes", "pitch", "axes must be a list of axis names"),
+    ("axes", ["pitch", ""], "axes must be a list of axis names"),
+    ("axes", ["pitch", 3], "axes must be a list of axis names"),
+    ("axes", ["pitch", "pitch"], "named twice"),
+])
+def test_the_api_refuses_a_malformed_split_or_axes_in_one_error(field, value, words):
+    # regression: harness.api.search passed split and axes through, so (1, 2, 3) was a TypeError
+    from harness import api
+    from harness.core.errors import AuditError
+
+    with pytest.raises(AuditError) as caught:
+        api.search("no-such-evaluator-is-looked-up-first", **{field: value})
+    assert words in str(caught.value) and "\n" not in caught.value.what
