@@ -149,3 +149,23 @@ def test_the_api_refuses_a_malformed_split_or_axes_in_one_error(field, value, wo
     with pytest.raises(AuditError) as caught:
         api.search("no-such-evaluator-is-looked-up-first", **{field: value})
     assert words in str(caught.value) and "\n" not in caught.value.what
+
+
+def test_the_audits_search_lock_as_a_symlink_is_one_error_not_followed(tmp_path):
+    # regression: the audit's per-evaluator search lock was taken with a bare FileLock, so a
+    # symlink in its place ended the audit's search test in an OSError traceback
+    from types import SimpleNamespace
+
+    from harness.protocol.configurations import get_profile
+    from harness.run.searches import RunSearches
+
+    profile = get_profile("smoke")
+    block = SimpleNamespace(objective="shift", budget=4, seed=0, split=None, flip_points=0)
+    inputs = SimpleNamespace(named_profile=SimpleNamespace(name=profile.name, search=block),
+                             options=SimpleNamespace(cache_dir=tmp_path, scenes=None))
+    (tmp_path / "search").mkdir()
+    outside = tmp_path / "outside.txt"
+    (tmp_path / "search" / "audit-ev.lock").symlink_to(outside)
+    with pytest.raises(SearchError) as caught:
+        RunSearches(inputs, thresholds=lambda ev: {})._run("ev")  # type: ignore[arg-type]
+    assert "symlink" in str(caught.value) and not outside.exists()
