@@ -26,7 +26,6 @@ from pathlib import Path
 
 
 def _requests(prompts: int | None):
-    from harness.commands.warm import _identity
     from harness.protocol.configurations import get_profile
     from harness.render.cache_warmer import resolve_jobs
     from harness.render.render_inputs import apply_probe, load_profile_scenes
@@ -37,8 +36,7 @@ def _requests(prompts: int | None):
         profile = replace(profile, prompts=prompts)
     sset = load_profile_scenes(profile)
     jobs = render_plan(profile, list(sset.scenes))
-    requests, failed = resolve_jobs(jobs, list(sset.scenes), sset.root,
-                                    identity_of=lambda s: _identity(sset, s), probe_fn=apply_probe)  # fmt: skip
+    requests, failed = resolve_jobs(jobs, list(sset.scenes), sset.root, probe_fn=apply_probe)
     return requests, failed
 
 

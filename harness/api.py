@@ -416,21 +416,23 @@ def search(
     ``worst.configuration`` (``pitch`` in degrees among its fields), ``discovery``,
     ``held_out`` (estimate, interval, ``confirmable`` and ``reason``), ``optimism`` and
     ``confirmed``. ``backend``: where a batch's missing renders are made first: ``inline``
-    (here, one by one), ``local`` (``jobs`` processes) or ``ray`` (needs ``store``, a render
-    store every node reaches).
+    (here, one by one), ``local`` (``jobs`` processes), ``ray`` or ``slurm`` (both need
+    ``store``, a render store every node reaches; slurm reads ``[tool.t3d-audit.slurm]`` of
+    ``./pyproject.toml``).
     """
     from harness.commands.search import prefetch_for, project_thresholds, request_from, resolve_spec
     from harness.core.paths import default_cache_dir
     from harness.render.renderer import default_renderer
     from harness.search.run import Split, run_search
 
+    split, axes = _search_split_and_axes(split, axes)
     spec = resolve_spec(evaluator)
     options = argparse.Namespace(profile=profile, objective=objective, budget=budget, seed=seed,
                                  batch=batch, wall_time=wall_time,
                                  split=Split(*split) if split else None, flip_region=flip_points)  # fmt: skip
     request = request_from(options, spec.id, tuple(axes) if axes else None)
-    if backend == "ray" and not store:
-        raise AuditError("backend 'ray' needs store, a render store every node reaches", where="store")
+    if backend in ("ray", "slurm") and not store:
+        raise AuditError(f"backend {backend!r} needs store, a render store every node reaches", where="store")
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
     cache_root: Path | str = store or cache / "renders"
     result = run_search(request, scenes=Path(scenes) if scenes else None, cache_dir=cache,
@@ -439,3 +441,24 @@ def search(
                         prefetch=prefetch_for(backend, cache_root, jobs),
                         thresholds=project_thresholds(Path("pyproject.toml")).for_evaluator(spec.id))  # fmt: skip
     return result.to_dict()
+
+
+def _search_split_and_axes(split: object, axes: object) -> tuple[tuple[int, int] | None, tuple[str, ...] | None]:
+    """``search``'s ``split`` as a (discovery, held-out) pair and ``axes`` as distinct non-empty
+    names, or an :class:`AuditError` naming the argument (the counts' ranges are checked by
+    ``Split`` itself, the axis names against the space by the search)."""
+    if split is not None:
+        pair = tuple(split) if isinstance(split, list | tuple) else ()
+        if len(pair) != 2:
+            raise AuditError(f"split must be (discovery, held_out) prompt counts, e.g. (2, 4); got {split!r:.60}",
+                             where="split")  # fmt: skip
+        split = pair
+    if axes is not None:
+        names = tuple(axes) if isinstance(axes, list | tuple) else None
+        if names is None or not all(isinstance(n, str) and n.strip() for n in names):
+            raise AuditError(f"axes must be a list of axis names, e.g. ['pitch']; got {axes!r:.60}", where="axes")
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:
+            raise AuditError(f"axis {twice!r:.40} is named twice", where="axes")
+        axes = names
+    return split, axes  # type: ignore[return-value]

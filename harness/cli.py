@@ -129,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     try:
         args = parser.parse_args(rest)
+        args.argv = [name, *rest]  # the command line as given (a retry command repeats it)
     except argparse.ArgumentError as exc:
         print(f"t3d-audit {name}: error: {one_line(option_error(exc))} (see 't3d-audit {name} --help')",
               file=sys.stderr)  # fmt: skip

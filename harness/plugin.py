@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # fixture types only: none of these is imported when the plug
 
     from harness.checks.assertions import AuditCheck
     from harness.measure.plan import ImageKey, Plan
+    from harness.peers.presentation_probes import ProbeResult
     from harness.protocol.configurations import Profile
     from harness.scenes.sceneset import SceneSet
     from harness.stats.summary import EvaluatorSummary, PanelSummary
@@ -609,7 +610,7 @@ def audit_human_agreement(audit_session: AuditSession, audit_evaluator: str) -> 
 @pytest.fixture
 def audit_presentation(
     audit_session: AuditSession, audit_evaluator: str, audit_presentation_probe: str, audit_thresholds: dict[str, float]
-) -> Any:
+) -> ProbeResult:
     """The evaluator's presentation probe ``audit_presentation_probe`` around the run's preset
     (``harness.peers.presentation_probes.ProbeResult``: agreement, interval, threshold)."""
     from harness.peers.audit_probes import presentation_check

@@ -2,7 +2,8 @@
 extra to install, where it is absent.
 
 ``T3D_AUDIT_REQUIRE_DISTRIBUTED=1`` (set by ``.ci/run``, whose tox environment installs every
-extra) turns a missing ``distributed`` package into a failure instead (``tests/_distributed.py``).
+extra) turns a missing ``distributed`` or ``slurm`` package into a failure instead
+(``tests/_distributed.py``).
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ EXTRA_OF = {
     "ray": "distributed",
     "fsspec": "distributed",
     "s3fs": "distributed",
+    "submitit": "slurm",
     "moto": "dev",
     "playwright": "dev",
 }
 REQUIRE_DISTRIBUTED_ENV = "T3D_AUDIT_REQUIRE_DISTRIBUTED"
-#: what the distributed tests need (moto, of the dev extra, runs their S3 server)
-DISTRIBUTED = frozenset({"ray", "fsspec", "s3fs", "moto"})
+#: what the distributed tests need (moto, of the dev extra, runs their S3 server; submitit, of
+#: the slurm extra, the Slurm backend's local and debug executors)
+DISTRIBUTED = frozenset({"ray", "fsspec", "s3fs", "moto", "submitit"})
 
 
 def reason(module: str) -> str:

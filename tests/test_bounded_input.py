@@ -208,7 +208,7 @@ def test_asset_map_patterns_expand_bare_names() -> None:
 
 
 def test_the_fast_obj_reader_never_sizes_an_array_by_a_huge_token() -> None:
-    from harness.scenes.importers.meshobject import _fast_vertices
+    from harness.scenes.importers.objbox import fast_vertices as _fast_vertices
 
     # a finite number 10 000 characters long: np.array of these bytes would be 4 tokens x
     # 10 000 bytes; with 150 000 such lines, 149 GiB
@@ -456,3 +456,93 @@ def test_a_gltf_uri_too_long_for_the_file_system_is_one_line(tmp_path: Path, cap
                  "--prompt-id", "p", "--prompt", "x"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "not found" in err and len(err) < 400
+
+
+# ------------------------------------------------------------ the pre-scan on hostile strings
+
+
+@pytest.mark.parametrize("text", ['"' + '\\"' * 100_000, '"' + '\\"' * 100_000 + "\\", '["' + '\\"' * 100_000])
+def test_escaped_quotes_are_scanned_in_linear_time(text: str) -> None:
+    # regression: the string pattern could fail, and was retried from every later quote: 200 KB
+    # of escaped quotes took over 100 s (T3D_AUDIT_STORE_OPTIONS stalled every command)
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(json.JSONDecodeError):
+        bi.loads(text)
+    assert time.perf_counter() - started < 5.0
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet='[]{}"\\,:a1 ', max_size=60))
+def test_the_depth_scan_agrees_with_the_parser_on_any_text(text: str) -> None:
+    """Whatever the text, loads gives json's value, json's error, or the depth error when the
+    parser's own nesting of the text is deeper than the limit."""
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        with pytest.raises(ValueError):
+            bi.loads(text, limit=3)
+        return
+    if bi.json_depth(text) <= 3:
+        assert bi.loads(text, limit=3) == expected
+    else:
+        with pytest.raises(bi.JsonDepthError):
+            bi.loads(text, limit=3)
+
+
+@pytest.mark.parametrize("limit", [1, 5, 200])
+def test_depth_exactly_at_the_limit_passes_and_one_more_fails(limit: int) -> None:
+    at = "[" * limit + '"]]]}}}"' + "]" * limit
+    wide = "[" + ",".join([at] * 50) + "]"
+    assert bi.loads(at, limit=limit) is not None
+    assert bi.loads(wide, limit=limit + 1) is not None
+    with pytest.raises(bi.JsonDepthError):
+        bi.loads(wide, limit=limit)
+
+
+def test_thousands_of_brackets_inside_strings_do_not_count() -> None:
+    text = json.dumps({"caption": "[" * 50_000 + "{" * 50_000, "k": ["]" * 10_000]})
+    assert bi.loads(text, limit=2)["k"] == ["]" * 10_000]
+
+
+def test_a_file_that_states_size_zero_is_read_to_its_end_within_the_limit(tmp_path: Path) -> None:
+    proc = Path("/proc/self/status")
+    if not proc.is_file():
+        pytest.skip("no /proc")
+    assert b"Name:" in bi.read_bytes(proc)
+    with pytest.raises(bi.InputFileError, match="over the input limit"):
+        bi.read_bytes(proc, limit=10)
+    link = tmp_path / "link"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(bi.InputFileError, match="not a regular file"):
+        bi.read_bytes(link)
+
+
+def test_a_file_that_grows_while_read_is_cut_at_the_limit(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "grows.json"
+    path.write_bytes(b"[1]")
+    real_fstat = os.fstat
+
+    def stale_fstat(fd: int) -> os.stat_result:  # the size as it was before the file grew
+        result = real_fstat(fd)
+        path.write_bytes(b"[" + b"1," * 100 + b"1]")
+        return result
+
+    monkeypatch.setattr(bi.os, "fstat", stale_fstat)
+    with pytest.raises(bi.InputFileError, match="over the input limit"):
+        bi.read_bytes(path, limit=50)
+
+
+def test_the_report_s_own_files_are_not_held_to_a_low_user_depth(tmp_path: Path, monkeypatch) -> None:
+    # regression: with T3D_AUDIT_MAX_JSON_DEPTH=2 a partial rerun could not read its own
+    # results.json (depth 3), took it for absent, and replaced the earlier results
+    from harness.report.writer import previous_results
+
+    monkeypatch.setenv(bi.MAX_DEPTH_ENV, "2")
+    (tmp_path / "results.json").write_text(json.dumps(
+        {"complete": True, "results": [{"test": "t", "details": {"rho": [1, 2]}}]}))  # fmt: skip
+    kept, complete = previous_results(tmp_path)
+    assert complete and kept[0]["test"] == "t"
+    with pytest.raises(bi.JsonDepthError):  # a file the user names is still bounded
+        bi.read_json(tmp_path / "results.json")

@@ -122,3 +122,52 @@ def test_a_deadline_too_long_to_wait_on_is_refused(name):
     with pytest.raises(AuditError, match=name):
         check_environment({name: "1e300"})
     check_environment({name: "86400"})
+
+
+HOSTILE = ["9" * 5000, "1" * 400 + ".5", "-1", "nan", "NaN", "-0", "inf", "1e400", "\u00e9", "\x00", "9" * 30]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_hostile_values_are_one_audit_error_or_a_value(name, value):
+    # regression: 5,000-digit values of the count and size variables ended in a ValueError or
+    # OverflowError traceback at every command's start
+    try:
+        check_environment({name: value})
+    except AuditError as exc:
+        assert name in str(exc) and "\n" not in str(exc)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("T3D_AUDIT_RENDER_THREADS", "9" * 5000), ("T3D_AUDIT_RENDER_THREADS", "1025"),
+     ("T3D_AUDIT_MAX_INPUT_BYTES", "9" * 5000), ("T3D_AUDIT_MAX_INPUT_BYTES", "2T"),
+     ("T3D_AUDIT_MAX_JSON_DEPTH", "9" * 5000), ("T3D_AUDIT_MEMORY_LIMIT", "9" * 5000),
+     ("T3D_AUDIT_MEMORY_LIMIT", "1" * 400 + ".5"), ("T3D_AUDIT_MEMORY_LIMIT", "2000T")],
+)  # fmt: skip
+def test_huge_values_are_refused_in_one_line_by_every_command(monkeypatch, capsys, tmp_path, name, value):
+    monkeypatch.setenv(name, value)
+    assert main(["init", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert name in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert len(err) < 400  # the value is quoted cut short, not in full
+
+
+def test_the_largest_accepted_values_are_read():
+    from harness.core import bounded_input
+    from harness.render import resource_limits
+
+    assert render_threads({"T3D_AUDIT_RENDER_THREADS": "1024"}) == 1024
+    assert bounded_input.max_bytes({"T3D_AUDIT_MAX_INPUT_BYTES": "1024G"}) == 1 << 40
+    assert resource_limits.memory_limit({"T3D_AUDIT_MEMORY_LIMIT": "1024T"}) == 1 << 50
+
+
+def test_a_store_options_value_of_escaped_quotes_is_refused_at_once():
+    # regression: the JSON depth pre-scan was quadratic on escaped quotes; a 200 KB value of
+    # T3D_AUDIT_STORE_OPTIONS stalled every command's start for minutes
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(AuditError, match="T3D_AUDIT_STORE_OPTIONS"):
+        check_environment({"T3D_AUDIT_STORE_OPTIONS": '{"a": "' + '\\"' * 100_000})
+    assert time.perf_counter() - started < 5.0

@@ -237,3 +237,81 @@ def test_strict_pairs_is_opt_in_a_skip_by_default_and_a_gate_once_declared(pytes
               if "test_strict_pairs" in r["test"]]  # fmt: skip
     assert strict and {r["outcome"] for r in strict} == {"failed"}
     assert all(c["threshold_name"] == "min_strict_pairs" for r in strict for c in r["checks"])
+
+
+EXITING_CONFTESTS = {
+    "os._exit at import": "import os\nos._exit(0)\n",
+    "sys.exit at import": "import sys\nsys.exit(0)\n",
+    "os._exit at session end": "import os\n\n\ndef pytest_sessionfinish(session):\n    os._exit(0)\n",
+    "sys.exit in a hook": "import sys\n\n\ndef pytest_collection_finish(session):\n    sys.exit(0)\n",
+}
+
+
+# the default run keeps one case of each defect (os._exit in the pytest run, sys.exit while the
+# CLI loads the conftest for --evaluators); the rest of the matrix is slow
+_FAST_EXITS = {("os._exit at import", "all"), ("sys.exit at import", "chosen")}
+
+
+@pytest.mark.parametrize(
+    ("how", "evaluators"),
+    [pytest.param(how, chosen, id=f"{name}-{how}",
+                  marks=() if (how, name) in _FAST_EXITS else pytest.mark.slow)
+     for how in EXITING_CONFTESTS
+     for name, chosen in (("all", []), ("chosen", ["--evaluators", "tiny-grid"]))],
+)  # fmt: skip
+def test_user_code_exiting_zero_never_passes_the_gate(pytester, how, evaluators):
+    # regression: a conftest calling sys.exit(0) made `audit --gate` exit 0 with no output,
+    # no report and no verdict
+    _assert_gate_fails(pytester, how, [*evaluators, "--workers", "0"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["os._exit at import", "os._exit at session end"])
+def test_user_code_exiting_zero_never_passes_the_gate_with_xdist_workers(pytester, how):
+    pytest.importorskip("xdist")
+    _assert_gate_fails(pytester, how, ["--workers", "2"])
+
+
+def _assert_gate_fails(pytester, how: str, options: list[str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from harness.core.paths import REPO_ROOT
+
+    root = make_project(pytester)
+    (root / "conftest.py").write_text((root / "conftest.py").read_text() + "\n" + EXITING_CONFTESTS[how])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "audit", "--gate", "--no-warm", "--profile", "smoke",
+         *options, "--cache-dir", str(root / "cache"), "--", "-p", "no:cacheprovider"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out[-3000:]
+    assert "verdict PASS" not in out, out[-3000:]
+    if "hook" not in how:  # pytest prints its own INTERNALERROR for a hook's SystemExit
+        assert "Traceback" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("workers", ["0", pytest.param("2", marks=pytest.mark.slow)])
+def test_a_passing_gated_audit_still_exits_zero_with_its_verdict_and_report(pytester, workers):
+    """The gated audit runs in a forked child: its pass, its output and its report come through."""
+    import os
+    import subprocess
+    import sys
+
+    from harness.core.paths import REPO_ROOT
+
+    root = make_project(pytester)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "audit", "--gate", "--no-warm", "--profile", "smoke",
+         "--workers", workers, "--cache-dir", str(root / "cache"), "--report-dir", str(root / "reports"),
+         "--", "-p", "no:cacheprovider"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-3000:]
+    assert done.stdout.strip().splitlines()[-1].startswith("t3d-audit audit: verdict PASS"), out[-2000:]
+    assert (report_dirs(root / "reports")[-1] / "results.json").is_file()

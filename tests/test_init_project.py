@@ -156,3 +156,49 @@ def test_a_pyproject_too_long_or_deep_for_the_parser_is_one_line_and_nothing_is_
     err = capsys.readouterr().err
     assert "pyproject.toml" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "conftest.py").exists() and not (tmp_path / "audits").exists()
+
+
+@pytest.mark.parametrize("target", ["conftest.py", "audits", f"audits/test_{'{name}'}.py", ".github"])
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_dangling_symlink_target_is_refused_in_one_line_and_nothing_is_written(tmp_path, capsys, target, force):
+    # regression: a dangling conftest.py link was written through (creating its target
+    # wherever it pointed) without a word
+    from harness.commands.init_project import AUDIT_NAME
+
+    outside = tmp_path / "outside" / "elsewhere.py"
+    root = tmp_path / "proj"
+    link = root / target.format(name=AUDIT_NAME)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(outside)
+    assert main(["init", str(root), *force]) == 2
+    err = capsys.readouterr().err
+    assert "dangling symlink" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert link.is_symlink() and not outside.exists() and not (tmp_path / "outside").exists()
+    assert not (root / "pyproject.toml").exists()
+
+
+def test_force_keeps_a_copy_of_every_file_it_replaces(tmp_path, capsys):
+    (tmp_path / "conftest.py").write_text("# mine\n")
+    (tmp_path / "conftest.py.bak").write_text("# an older backup of mine\n")
+    own = '[project]\nname = "mine"\n[tool.t3d-audit]\nprofile = "smoke"\n'
+    (tmp_path / "pyproject.toml").write_text(own)
+    assert main(["init", str(tmp_path), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "conftest.py.bak").read_text() == "# an older backup of mine\n"
+    assert (tmp_path / "conftest.py.bak.1").read_text() == "# mine\n"
+    assert (tmp_path / "pyproject.toml.bak").read_text() == own
+    assert "replaced conftest.py (the previous one is kept as conftest.py.bak.1)" in out
+    assert "pytest_audit_evaluators" in (tmp_path / "conftest.py").read_text()
+
+
+def test_force_says_it_writes_through_a_link_and_keeps_the_target_s_old_text(tmp_path, capsys):
+    shared = tmp_path / "shared" / "conftest.py"
+    shared.parent.mkdir()
+    shared.write_text("# shared\n")
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "conftest.py").symlink_to(shared)
+    assert main(["init", str(root), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert f"replaced conftest.py through its link, in {shared}" in out
+    assert (root / "conftest.py").is_symlink() and (root / "conftest.py.bak").read_text() == "# shared\n"

@@ -43,8 +43,11 @@ def sessions(tmp_path_factory):
 def test_preset_policy_views_keep_the_configuration_s_other_settings():
     cfg = Configuration("lighting", "night", RenderConfig(resolution_px=224, lighting="night", pitch_deg=0.0))
     views = policy_views(cfg, "preset:mate3d", 0.0)
+    # the poles turned as PyTorch3D's look_at turns them (image right on -x: yaw 180)
     assert [(v.pitch_deg, v.yaw_deg) for v in views] == [(90.0, 0.0), (90.0, 90.0), (90.0, 180.0), (90.0, 270.0),
-                                                         (0.0, 0.0), (180.0, 0.0)]
+                                                         (0.0, 180.0), (180.0, 180.0)]
+    assert {(v.camera_distance, v.distance_unit) for v in views} == {(2.0, "radius")}  # dist=2, unit sphere
+    assert [v.focal_length_mm for v in views] == pytest.approx([18.0 / math.tan(math.radians(30.0))] * 6)  # fov 60
     assert {(v.resolution_px, v.lighting, v.ambient) for v in views} == {(224, "night", 0.8)}
     gpt = policy_views(cfg, "preset:gpteval3d", 0.0)
     assert [v.render_pass for v in gpt] == ["shaded"] * 4 + ["normal"] * 4
@@ -132,3 +135,28 @@ def test_unknown_preset_option_is_a_usage_error(pytester):
     result = run_audit(pytester, "badpreset", "-n", "0", "--audit-view-policy=preset:nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "unknown protocol preset in 'preset:nope'" in result.stderr.str()
+
+
+def test_preset_normal_pass_keeps_its_own_background_under_the_audit():
+    """GPTEval3D's normals are composited on black (threestudio's ``(n + 1) / 2 * opacity``)
+    whatever the configuration's background; its RGB views keep the configuration's."""
+    from types import SimpleNamespace
+
+    from harness.measure.images import ImageSource
+    from harness.measure.plan import ImageKey
+    from harness.protocol.presets import configuration_views
+
+    class EmptyRenderer:  # every render transparent but one opaque grey pixel
+        def render(self, scene, root, identity, cfg):
+            rgba = np.zeros((cfg.resolution_px, cfg.resolution_px, 4), np.uint8)
+            rgba[0, 0] = (90, 90, 90, 255)
+            return rgba
+
+    cfg = Configuration("background", "128", RenderConfig(resolution_px=16), background="128")
+    views = configuration_views(cfg, "gpteval3d")
+    plan = SimpleNamespace(scenes={"s": SimpleNamespace(scene=None, identity="x")}, root=".")
+    key = ImageKey("s", views[0], "128", views, "preset:gpteval3d")
+    (sheet,) = ImageSource(plan, EmptyRenderer()).scored_images(key)
+    assert sheet.shape == (64, 32, 3)  # the RGB 2 x 2 sheet above the normal sheet
+    assert np.all(sheet[1:32, 1:16] == 128) and np.all(sheet[33:, 1:16] == 0)
+    assert tuple(sheet[32, 0]) == (90, 90, 90)  # the normal pass's opaque pixel is kept

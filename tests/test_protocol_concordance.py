@@ -80,7 +80,7 @@ def test_neighbours_move_one_parameter_each():
     assert cands[0].parameter == "" and cands[0].protocol == get_preset("mate3d")
     params = {c.parameter for c in cands[1:]}
     assert {"elevation", "azimuth", "fov", "resolution", "ambient", "background", "texture", "passes",
-            "geometry", "tiling", "aggregation"} <= params
+            "geometry", "tiling", "aggregation", "framing"} <= params
     for c in cands[1:]:
         changed = {k for k, v in c.protocol.to_dict().items() if v != get_preset("mate3d").to_dict()[k]}
         assert changed - {"name"} and len(changed - {"name", "views"}) <= 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -41,12 +42,18 @@ def test_gpteval3d_renders_120_views_and_shows_four_with_normals_in_2x2_sheets()
     p = get_preset("gpteval3d")
     assert len(p.views) == 120 and p.shown == (0, 30, 60, 90)
     assert {v.elevation_deg for v in p.views} == {15.0} and {v.fov_deg for v in p.views} == {70.0}
-    # threestudio's test azimuths linspace(0, 360, 120) from +x; views 0, 30, 60, 90 are
-    # 0, 90.756, 181.513, 272.269 degrees there, +90 in the harness's convention (0 = -y)
+    # threestudio's test azimuths linspace(0, 360, 120) from +x, where its assets face: views
+    # 0, 30, 60, 90 are 0, 90.756, 181.513, 272.269 degrees from the front, and the harness's
+    # azimuth is measured from the front too (0 = the -y side an asset faces)
     step = 360.0 / 119
-    assert azimuths(p.shown_views) == pytest.approx(sorted((90 + step * k) % 360 for k in (0, 30, 60, 90)))
-    assert azimuths(p.shown_views) == pytest.approx([2.268908, 90.0, 180.756303, 271.512605])
+    assert [v.azimuth_deg for v in p.shown_views] == pytest.approx([step * k for k in (0, 30, 60, 90)])
+    assert [v.azimuth_deg for v in p.shown_views] == pytest.approx([0.0, 90.756303, 181.512605, 272.268908])
     assert p.passes == ("shaded", "normal") and p.tiling == (2, 2) and p.resolution_px == 512
+    # comp_normal = (n + 1) / 2 * opacity: normals on black, coloured in threestudio's axes
+    assert p.pass_background("normal") == "0" and p.pass_background("shaded") == "255"
+    normal = p.render_configs("normal")[0]
+    assert normal.normal_frame == "threestudio" and p.render_configs("shaded")[0].normal_frame == "blender"
+    assert p.camera_distance is None  # auto-framed: the generators size their assets
 
 
 def test_t3bench_quality_is_162_icosphere_points_times_5_fovs_at_512_px():
@@ -58,6 +65,18 @@ def test_t3bench_quality_is_162_icosphere_points_times_5_fovs_at_512_px():
     assert len({(v.elevation_deg, v.azimuth_deg) for v in p.views}) == 162
     assert p.aggregation == "icosphere_max" and p.ambient == 1.0 and p.background == "0"
     assert p.resolution_px == 512
+    # Radius = 2.2 with the mesh scaled to max |coordinate| 1: a fixed camera, not auto-framing
+    assert (p.camera_distance, p.distance_unit) == (2.2, "half_side")
+    assert {c.camera_distance for c in p.render_configs()} == {2.2}
+    # vertex 0 = (-1, t, 0) / |.| in threestudio's frame (assets face +x) looks at the asset's
+    # left-back side; in the harness frame (assets face -y) that camera sits at azimuth 121.7
+    v0 = p.views[0]
+    assert v0.elevation_deg == 0.0 and v0.azimuth_deg == pytest.approx(90 + ICOSAHEDRON_ELEVATION)
+    # the poles: pyrender's look-at takes +y as up there; the harness turns its camera to match
+    points, _ = icosphere(2)
+    top, bottom = (int(np.argmax(points[:, 2])), int(np.argmin(points[:, 2])))
+    assert p.views[top * 5] == View(90.0, 270.0, 60.0)  # image up = threestudio +y = harness +x
+    assert p.views[bottom * 5] == View(-90.0, 90.0, 60.0)  # image right = threestudio -x = harness +y
 
 
 def test_t3bench_caption_views_are_the_12_icosahedron_vertices():
@@ -66,6 +85,8 @@ def test_t3bench_caption_views_are_the_12_icosahedron_vertices():
     e1, e2 = round(ICOSAHEDRON_ELEVATION, 3), round(90 - ICOSAHEDRON_ELEVATION, 3)
     assert elevations == {0.0: 4, e1: 2, -e1: 2, e2: 2, -e2: 2}
     assert {v.fov_deg for v in p.views} == {60.0}
+    # icosphere(subdivisions=0, radius=Radius) and then vertices *= Radius: 2.2 x 2.2
+    assert p.camera_distance == pytest.approx(4.84) and p.distance_unit == "half_side"
 
 
 def test_mate3d_six_axis_aligned_views_ambient_08_on_white():
@@ -76,6 +97,13 @@ def test_mate3d_six_axis_aligned_views_ambient_08_on_white():
         dirs.add(tuple(round(x) for x in (math.cos(e) * math.sin(a), -math.cos(e) * math.cos(a), math.sin(e))))
     assert dirs == {(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)}
     assert p.ambient == 0.8 and p.background == "255" and p.aggregation == "mean"
+    # util_projection.py: (0, 0) first (PyTorch3D's azimuth 0 is +z, an OBJ asset's front);
+    # FoVPerspectiveCameras' default fov 60; dist 2 around vertices in the unit sphere
+    assert p.views[:4] == tuple(View(0.0, a, 60.0) for a in (0.0, 90.0, 180.0, 270.0))
+    assert {v.fov_deg for v in p.views} == {60.0} and p.resolution_px == 512
+    assert (p.camera_distance, p.distance_unit) == (2.0, "radius")
+    # at the poles look_at_rotation's fallback leaves the image's right on -x, its up on the front
+    assert p.views[4:] == (View(90.0, 180.0, 60.0), View(-90.0, 180.0, 60.0))
 
 
 def test_defectbench_eight_views_at_5_degrees_tiled_4_by_2_on_white():
@@ -89,9 +117,15 @@ def test_defectbench_eight_views_at_5_degrees_tiled_4_by_2_on_white():
         assert p.resolution_px == 1024 and p.texture is textured
 
 
-def test_3dcodebench_four_canonical_azimuths():
+def test_3dcodebench_turntable_frames_5_15_25_35():
+    # core/render.py: camera (1.8 cos t, 1.8 sin t, 0.6) x extent, t = 9 degrees x frame, in
+    # Blender's frame (the harness's): t = 45 is the +x+y quadrant, harness azimuth 135
     p = get_preset("3dcodebench")
-    assert azimuths(p.views) == [45.0, 135.0, 225.0, 315.0]
+    assert [v.azimuth_deg for v in p.views] == [135.0, 225.0, 315.0, 45.0]
+    assert {v.elevation_deg for v in p.views} == {round(math.degrees(math.atan2(0.6, 1.8)), 6)}  # 18.43
+    assert {v.fov_deg for v in p.views} == {None}  # lens 50 mm: the harness's default lens
+    assert p.camera_distance == pytest.approx(math.hypot(1.8, 0.6)) and p.distance_unit == "side"
+    assert p.background == "0" and p.resolution_px == 512
 
 
 def test_every_preset_names_its_source_and_disclosed_parameters():
@@ -129,10 +163,34 @@ def test_bad_view_values_are_one_line_errors():
 
 
 def test_presets_share_render_keys_where_they_share_a_view():
-    # T3Bench's quality views at its widest lens are its caption views: one render each
-    quality = {c.key for c in get_preset("t3bench").render_configs()}
-    caption = {c.key for c in get_preset("t3bench-caption").render_configs()}
-    assert caption <= quality and len(caption) == 12
+    # T3Bench's caption cameras point along its quality cameras at the widest lens, but stand
+    # 2.2 times farther (4.84 against 2.2): the same directions, different renders
+    quality = get_preset("t3bench").render_configs()
+    caption = get_preset("t3bench-caption").render_configs()
+    assert {(c.pitch_deg, c.yaw_deg) for c in caption} <= {(c.pitch_deg, c.yaw_deg) for c in quality}
+    assert not {c.key for c in caption} & {c.key for c in quality}
+    # 3D-DefectBench's two aspects share every shaded camera key but the texture setting
+    shaded = {replace(c, texture=True).key for c in get_preset("3d-defectbench-geometry").render_configs()}
+    assert shaded == {c.key for c in get_preset("3d-defectbench").render_configs()}
+
+
+def test_source_camera_conventions_hand_computed():
+    from harness.protocol.source_cameras import blender_track_view, pytorch3d_view, threestudio_view
+
+    # threestudio: azimuth 90 is on +y, the asset's left (it faces +x) = the harness's +x side
+    assert threestudio_view(0.0, 90.0) == View(0.0, 90.0)
+    assert pytorch3d_view(0.0, 90.0) == View(0.0, 90.0)  # PyTorch3D azimuth 90: camera on +x, kept by the glTF turn
+    assert blender_track_view(np.array([0.0, -2.0, 0.0])) == View(0.0, 0.0)  # Blender's front view
+    with pytest.raises(ProtocolError, match="unknown source frame"):
+        get_preset("mate3d").__class__(**{**_fields(get_preset("mate3d")), "frame": "z-down"})
+    with pytest.raises(ProtocolError, match="camera_distance"):
+        get_preset("mate3d").__class__(**{**_fields(get_preset("mate3d")), "camera_distance": -1.0})
+
+
+def _fields(p):
+    from dataclasses import fields
+
+    return {f.name: getattr(p, f.name) for f in fields(p)}
 
 
 def test_new_render_fields_move_no_existing_key():
@@ -216,7 +274,8 @@ def test_protocol_preset_json(capsys):
     assert main(["protocol", "--preset", "3dcodebench", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["name"] == "3dcodebench"
-    assert [(v["elevation"], v["azimuth"]) for v in data["views"]] == [(30.0, a) for a in (45.0, 135.0, 225.0, 315.0)]
+    assert [(v["elevation"], v["azimuth"]) for v in data["views"]] == [(18.434949, a) for a in (135.0, 225.0, 315.0, 45.0)]
+    assert (data["frame"], data["framing"]) == ("blender", {"camera_distance": 1.897366596, "unit": "side"})
     assert main(["protocol", "--preset", "t3bench", "--json"]) == 0
     assert {v["fov"] for v in json.loads(capsys.readouterr().out)["views"]} == {60.0, 45.0, 36.0, 30.0, 24.0}
 
@@ -226,3 +285,38 @@ def test_protocol_unknown_preset_exits_2(capsys):
 
     assert main(["protocol", "--preset", "nope"]) == 2
     assert "unknown protocol preset 'nope'" in capsys.readouterr().err
+
+
+def _harness_axes(view):
+    """(camera direction, image right) of a harness view, from its elevation and azimuth."""
+    e, a = math.radians(view.elevation_deg), math.radians(view.azimuth_deg)
+    return (np.array([math.cos(e) * math.sin(a), -math.cos(e) * math.cos(a), math.sin(e)]),
+            np.array([math.cos(a), math.sin(a), 0.0]))
+
+
+@given(st.floats(-1.0, 1.0), st.floats(-1.0, 1.0), st.floats(-1.0, 1.0),
+       st.sampled_from(["blender", "threestudio", "y-up-front-z"]))
+def test_source_cameras_keep_direction_and_image_right(x, y, z, frame):
+    """Any T3Bench-style look-at camera, in any frame: the harness view looks from the same
+    (turned) direction and has the same (turned) image-right axis, poles included."""
+    from harness.protocol.source_cameras import FRAMES, pyrender_lookat_view
+
+    v = np.array([x, y, z])
+    if np.linalg.norm(v) < 1e-3:
+        return
+    rot = FRAMES[frame]
+    f = v / np.linalg.norm(v)
+    up = np.array([0.0, 0.0, 1.0]) if abs(f[2]) < 0.99 else np.array([0.0, 1.0, 0.0])
+    right = -np.cross(up, -v)
+    right /= np.linalg.norm(right)
+    at_pole = abs(round(math.degrees(math.asin(max(-1.0, min(1.0, (rot @ f)[2])))), 6)) == 90.0
+    d = rot @ f
+    level_right = np.array([-d[1], d[0], 0.0]) / max(np.hypot(d[0], d[1]), 1e-12)  # a harness camera's right
+    if not (at_pole or float((rot @ right) @ level_right) >= 1.0 - 1e-6):
+        with pytest.raises(ProtocolError, match="rolled"):  # an up off the harness's up rolls the picture
+            pyrender_lookat_view(v, frame)
+        return
+    view = pyrender_lookat_view(v, frame)
+    direction, image_right = _harness_axes(view)
+    assert np.allclose(direction, rot @ f, atol=1e-5)
+    assert np.allclose(image_right, rot @ right, atol=1e-5)

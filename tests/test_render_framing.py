@@ -143,3 +143,25 @@ def test_solve_camera_rejects_bad_input():
 def test_pose_euler_matches_rotation():
     pose = framing.solve_camera(ROOM_BOX, 35.0, 60.0, 225.0)
     assert pose.rotation_euler == pytest.approx((math.radians(60), 0.0, math.radians(225)))
+
+
+def test_box_units_hand_computed():
+    box = framing.Box((-1.0, -2.0, 0.0), (1.0, 2.0, 4.0))  # sides 2, 4, 4
+    assert framing.box_unit(box, "half_side") == 2.0
+    assert framing.box_unit(box, "side") == 4.0
+    assert framing.box_unit(box, "radius") == pytest.approx(math.sqrt(4 + 16 + 16) / 2)  # 3.0
+    with pytest.raises(ValueError, match="unknown distance unit"):
+        framing.box_unit(box, "diameter")
+
+
+def test_fixed_camera_stands_at_the_distance_unshifted_whatever_the_lens():
+    box = framing.Box((-1.0, -1.0, 0.0), (1.0, 1.0, 2.0))
+    for lens in (20.0, 50.0, 200.0):
+        pose = framing.fixed_camera(box, lens, 90.0, 0.0, 4.4)  # eye level, front (-y) side
+        assert pose.location == pytest.approx((0.0, -4.4, 1.0))
+        assert pose.shift == (0.0, 0.0) and pose.distance == 4.4 and pose.lens_mm == lens
+    # seen square-on at 4.4 m, the 2 m face (1.4 m to 3.4 m deep) spans 2 / 3.4 x lens / 36 of the frame
+    lo, hi = framing.projected_extent(box, framing.fixed_camera(box, 50.0, 90.0, 0.0, 4.4))
+    assert hi[0] - lo[0] == pytest.approx(2.0 / 3.4 * 50.0 / 36.0)
+    with pytest.raises(ValueError):
+        framing.fixed_camera(box, 50.0, 90.0, 0.0, 0.0)

@@ -69,6 +69,10 @@ def test_bad_presentation_values_fail_with_the_reason(render):
         render(replace(TOP_DOWN, render_pass="depth"))
     with pytest.raises(RenderFailed, match="ambient level"):
         render(replace(TOP_DOWN, ambient=-1.0))
+    with pytest.raises(RenderFailed, match="camera distance"):
+        render(replace(TOP_DOWN, camera_distance=2.0, distance_unit="metres"))
+    with pytest.raises(RenderFailed, match="unknown normal frame 'z-down'"):
+        render(replace(TOP_DOWN, render_pass="normal", normal_frame="z-down"))
 
 
 def test_points_geometry_keeps_colour_changes_pixels_and_switches_back(render):

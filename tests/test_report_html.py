@@ -11,6 +11,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.cards.provenance import load_manifest, output_entries, write_manifest
 from harness.cli import main
 from harness.report.html_page import build_html
@@ -64,7 +66,11 @@ def test_validate_deep_flags_an_edited_page_even_when_rehashed(report):
 
 
 def test_a_report_without_thumbs_still_gets_a_page(report):
+    # a report written without thumbnails: no thumbs/ folder and none listed in its manifest
     shutil.rmtree(report / "thumbs")
+    manifest = load_manifest(report)
+    manifest["outputs"] = [e for e in manifest["outputs"] if not e["path"].startswith("thumbs/")]
+    write_manifest(manifest, report)
     assert main(["html", str(report)]) == 0
     text = (report / "report.html").read_text()
     assert "no thumbnail in this report" in text and "<img data-thumb" not in text
@@ -202,3 +208,37 @@ def test_the_page_in_chromium(report, tmp_path):
     assert shot.stat().st_size > 10_000
     outside = [u for u in requests if not u.startswith(("file:", "data:"))]
     assert outside == []
+
+
+@pytest.mark.parametrize("edit", ["summary.json", "results.json", "scores", "cards", "remove"])
+def test_html_refuses_to_rebless_an_edited_report(report, capsys, edit):
+    # regression: `t3d-audit html DIR` rewrote the manifest's hashes from whatever was on disk,
+    # so an edited report passed `validate` again after its page was rebuilt
+    if edit in ("scores", "cards"):
+        target = next((report / edit).iterdir())
+    else:
+        target = report / ("summary.json" if edit == "remove" else edit)
+    manifest_before = (report / "manifest.json").read_bytes()
+    page_before = (report / "report.html").read_bytes()
+    if edit == "remove":
+        target.unlink()
+    else:
+        target.write_bytes(target.read_bytes().replace(b"0", b"1", 1) + b" ")
+    assert main(["html", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert "changed after it was written" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert (report / "manifest.json").read_bytes() == manifest_before
+    assert (report / "report.html").read_bytes() == page_before
+    assert check_report(report)[0] != []  # still caught by validate
+
+
+def test_html_rehashes_only_its_page_and_the_comparison(report):
+    (report / "notes.txt").write_text("added by hand")
+    page = report / "report.html"
+    page.write_text("stale page")
+    assert main(["html", str(report)]) == 0
+    listed = {e["path"]: e["sha256"] for e in load_manifest(report)["outputs"]}
+    assert "notes.txt" not in listed  # an added file is not blessed either
+    assert any("notes.txt: not listed" in p for p in check_report(report)[0])
+    (report / "notes.txt").unlink()
+    assert check_report(report)[0] == []  # the rebuilt page's hash was recorded

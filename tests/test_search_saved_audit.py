@@ -83,7 +83,7 @@ BAD = [
     ("bad point", {"smoke": {"saved_levels": {"a": "pitch=1,nonsense=2"}}}, "unknown axis"),
     ("bad objective", {"smoke": {"saved_levels": {"a": {"point": "pitch=1", "objective": "pair:x"}}}},
      "is not shift, ranking or pair:A,B"),
-    ("bad search block", {"smoke": {"search": {"budget": 0}}}, "'budget' must be an integer >= 1"),
+    ("bad search block", {"smoke": {"search": {"budget": 0}}}, r"'budget' must be a whole number in \[1, 100000\], got 0"),
 ]  # fmt: skip
 
 

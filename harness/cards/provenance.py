@@ -207,3 +207,24 @@ def verify_outputs(report_dir: Path, manifest: Mapping[str, Any]) -> list[str]:
     for rel in sorted(set(on_disk) - set(listed)):
         problems.append(f"{rel}: not listed in manifest.json")
     return problems
+
+
+def refuse_edited_outputs(report_dir: Path, manifest: Mapping[str, Any], *, keep: Iterable[str]) -> None:
+    """A :class:`CardError` when a file the manifest lists (those of ``keep``, the files about
+    to be rewritten or listed, aside) is missing or differs from its recorded sha256: an
+    edited report is never re-blessed by rewriting the manifest. Files it does not list are
+    left to ``t3d-audit validate``, which reports them."""
+    outputs = manifest.get("outputs")
+    if not isinstance(outputs, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("sha256"), str) for e in outputs
+    ):
+        raise CardError("manifest.json has no valid outputs list, so the report cannot be verified",
+                        where=report_dir, hint="run `t3d-audit validate` on it")  # fmt: skip
+    kept = tuple(f"{name}:" for name in keep)
+    problems = [p for p in verify_outputs(report_dir, manifest)
+                if not p.startswith(kept) and not p.endswith("not listed in manifest.json")]  # fmt: skip
+    if problems:
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        raise CardError(f"the report was changed after it was written ({problems[0]}{more}), so it "
+                        "is not rebuilt or re-listed", where=report_dir,
+                        hint="rerun the audit, or see every change with `t3d-audit validate`")  # fmt: skip

@@ -8,8 +8,10 @@ and ``[tool.t3d-audit]``, and the report lands in its ``reports/<run-id>/`` what
 the same renders, so without the warm step one worker renders while the others wait on its
 per-key locks. Without ``--gate`` a completed
 audit exits 0 even when audit assertions fail (fragility is the finding, not an error); with
-``--gate`` a failing assertion exits 1, as a release gate needs. Errors (bad options, a crash,
-nothing collected) always exit non-zero. With ``--workers auto`` a warm run (every evaluator's
+``--gate`` a failing assertion exits 1, as a release gate needs, and so does a run that ends
+without a report and its verdict, whatever the project's code does (``sys.exit``, ``os._exit``:
+the gated audit runs in a child process, :mod:`harness.run.gate_guard`). Errors (bad options,
+a crash, nothing collected) always exit non-zero. With ``--workers auto`` a warm run (every evaluator's
 records already cached) runs in this one process instead of starting workers
 (:class:`harness.plugin.WarmInProcess`); the report is the same.
 """
@@ -147,6 +149,16 @@ def project_scenes(invocation_dir: Path) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The audit; with ``--gate`` in a forked child whose exit the parent checks
+    (:mod:`harness.run.gate_guard`: user code calling ``os._exit(0)`` is no pass)."""
+    if args.gate:
+        from harness.run.gate_guard import in_guarded_child
+
+        return in_guarded_child(lambda: _audit(args))
+    return _audit(args)
+
+
+def _audit(args: argparse.Namespace) -> int:
     import pytest
 
     from harness.cli import main as cli_main

@@ -6,7 +6,9 @@ presets with a prompt-bootstrap interval, and the generator pairs whose order de
 preset (confirmed by the study's simultaneous band). ``--json``: ``{"evaluator", "profile",
 "protocols": {name: protocol}, "rankings", "kendall_tau", "disagreements", ...}``.
 ``--out DIR`` also writes ``concordance.json``, ``scores.csv`` and the figure
-``concordance.png`` there. ``--max-views``/``--resolution``/``--samples`` scale every preset
+``concordance.png`` there, each replaced atomically (a link already at one of those names is
+replaced by the file, its target untouched; a name taken by a folder is refused before any
+render). ``--max-views``/``--resolution``/``--samples`` scale every preset
 down (the protocols in the output are the scaled ones).
 
 ``--probes all|NAME,...`` also runs the presentation probes around the first preset
@@ -17,13 +19,15 @@ the evaluator's verdict depends on the presentation alone (agreement below the t
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+import io
 import time
+from pathlib import Path
 
+from harness.core.jsonout import print_json
 from harness.run import argtypes
 
 HELP = "rank generators under several protocol presets and find where their winners disagree"
+OUTPUT_NAMES = ("concordance.json", "scores.csv", "concordance.png")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.core.csvcells import neutral
-    from harness.core.fileio import write_json_atomic
+    from harness.core.fileio import write_bytes_atomic, write_json_atomic, write_text_atomic
+    from harness.core.jsonout import strict
     from harness.peers.inputs import presentation_threshold, resolve
     from harness.peers.measure import score_protocols
     from harness.peers.presentation_probes import parse_probes, probe_result
@@ -50,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.stats.bootstrap import prompt_weights
 
     start = time.monotonic()
+    if args.out is not None:
+        check_output_names(args.out, OUTPUT_NAMES)  # before any render: a name taken by a folder
     inputs = resolve(args)
     protocols = tuple(inputs.scaled(p, args) for p in parse_presets(args.presets))
     probes = parse_probes(args.probes) if args.probes is not None else ()
@@ -73,14 +80,17 @@ def run(args: argparse.Namespace) -> int:
         payload["presentation_probes"] = {"preset": protocols[0].name, "results": [r.to_dict() for r in probe_results]}
     rc = 1 if any(not r.passed for r in probe_results) else 0
     if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(args.out / "concordance.json", payload)
-        # generator names, prompt ids and a user scorer's failure reasons are user text
-        table.rename(columns=neutral).map(neutral).to_csv(args.out / "scores.csv", index=False)
-        figure(result, args.out / "concordance.png")
+        # each file replaced atomically: a link already at the name is replaced, never written
+        # through to its target; generator names, prompt ids and a user scorer's failure
+        # reasons are user text, written inert for a spreadsheet
+        write_json_atomic(args.out / "concordance.json", strict(payload))
+        csv = table.rename(columns=neutral).map(neutral).to_csv(index=False)
+        write_text_atomic(args.out / "scores.csv", csv)
+        image = io.BytesIO()
+        figure(result, image)
+        write_bytes_atomic(args.out / "concordance.png", image.getvalue())
     if args.json:
-        json.dump(payload, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(payload, ensure_ascii=True)
         return rc
     print(f"{inputs.spec.id} on {inputs.profile}: {len(generators)} generators x {result.n_prompts} prompts, "
           f"{payload['failed_scenes']} failed scenes, {time.monotonic() - start:.1f} s")  # fmt: skip
@@ -99,3 +109,16 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         print(f"  -> {args.out}/concordance.json, scores.csv, concordance.png")
     return rc
+
+
+def check_output_names(folder: Path, names: tuple[str, ...]) -> None:
+    """Refuse, in one line, an output name already taken by a folder (or anything but a file
+    or a link) in ``folder``; a link is fine (it is replaced, its target untouched)."""
+    from harness.core.errors import AuditError
+
+    for name in names:
+        target = folder / name
+        if target.is_symlink() or not target.exists() or target.is_file():
+            continue
+        raise AuditError(f"{name} is taken by a folder (or a device) in the output folder",
+                         where=str(target), hint="move it away, or give another --out")  # fmt: skip

@@ -17,11 +17,13 @@ max_text_tokens, options``) plus ``identity_hash``, ``weights_available``, ``des
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from harness.core.jsonout import print_json
 
 HELP = "list registered evaluators"
+T = TypeVar("T")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,32 +44,60 @@ def run(args: argparse.Namespace) -> int:
         chosen = {s.id for s in select_evaluators(args.patterns, offered)}
         specs = [s for s in specs if s.id in chosen]
     if args.json:
-        payload = [
-            {
-                **spec.identity(),
-                "identity_hash": spec.identity_hash,
-                "weights_available": _weights_available(spec),
-                "description": getattr(spec, "description", ""),
-            }
-            for spec in specs
-        ]
-        json.dump(payload, sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json([_listed(spec, _json_row) for spec in specs])
         return 0
-    for spec in specs:
-        fields = (
-            spec.id,
-            str(getattr(spec, "family", "") or "pytest_audit_evaluators"),
-            str(getattr(spec, "model_name", "")),
-            str(getattr(spec, "checkpoint", "")),
-            "weights:yes" if _weights_available(spec) else "weights:no",
-            "text" if spec.needs_text else "no-text",
-        )
+    rows = [_listed(spec, _text_row) for spec in specs]  # every row first: an error prints no half list
+    for fields in rows:
         print("\t".join(fields))
     return 0
+
+
+def _json_row(spec: Any) -> dict[str, Any]:
+    import json
+
+    from harness.core.jsonout import strict
+
+    row = {
+        **spec.identity(),
+        "identity_hash": spec.identity_hash,
+        "weights_available": _weights_available(spec),
+        "description": getattr(spec, "description", ""),
+    }
+    json.dumps(strict(row), allow_nan=False)  # a value JSON cannot hold: TypeError, here
+    return row
+
+
+def _text_row(spec: Any) -> tuple[str, ...]:
+    return (
+        spec.id,
+        str(getattr(spec, "family", "") or "pytest_audit_evaluators"),
+        str(getattr(spec, "model_name", "")),
+        str(getattr(spec, "checkpoint", "")),
+        "weights:yes" if _weights_available(spec) else "weights:no",
+        "text" if spec.needs_text else "no-text",
+    )
+
+
+def _listed(spec: Any, row: Callable[[Any], T]) -> T:
+    """``row(spec)``; a spec a project's hook offered that lacks a field or raises in one (a
+    duck-typed spec needs ``id``, ``needs_text``, ``identity()``, ``identity_hash``) is an
+    :class:`EvaluatorError` naming it, not a traceback."""
+    from harness.core.errors import EvaluatorError
+
+    try:
+        return row(spec)
+    except Exception as exc:
+        raise EvaluatorError(
+            f"evaluator {getattr(spec, 'id', '?')!r} cannot be listed: {type(exc).__name__}: {str(exc)[:200]}",
+            hint="a spec a pytest_audit_evaluators hook offers needs id, needs_text, identity() and "
+            "identity_hash (docs/evaluators.md)",
+        ) from None
 
 
 def _weights_available(spec: Any) -> bool:
     """A hook's duck-typed spec without ``weights_available`` needs no weights."""
     check = getattr(spec, "weights_available", None)
-    return bool(check()) if callable(check) else True
+    try:
+        return bool(check()) if callable(check) else True
+    except OSError:  # a weights folder the file system refuses (a name too long): none there
+        return False

@@ -1,7 +1,8 @@
 """``t3d-audit html REPORT_DIR``: (re)write a report directory's self-contained ``report.html``.
 
 Reads the report directory alone (never the caches), so a copied or downloaded report can be
-given its page anywhere; the manifest's outputs are updated to list the page.
+given its page anywhere. The manifest is verified first: a listed file that was edited or removed
+is refused in one line and nothing is written; only the page's own sha256 is updated.
 """
 
 from __future__ import annotations

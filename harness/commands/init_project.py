@@ -9,10 +9,12 @@ Writes into DIR (default: the working folder):
 * ``.github/workflows/t3d-audit.yml``: a CI job that caches renders and gates on the verdict.
 
 A file that exists, or a pyproject that already has ``[tool.t3d-audit]``, stops the command
-before anything is written unless ``--force`` (then the file is replaced; in ``pyproject.toml``
+before anything is written unless ``--force`` (then the file is replaced after a copy of it is
+kept as ``<name>.bak``, or ``.bak.1``, ...; in ``pyproject.toml``
 only the ``tool.t3d-audit`` table is, edited with tomlkit so the rest of the file, its line
 endings, its mode and a symlink to it are kept). Every target is checked (readable UTF-8 TOML,
-not a directory) before the first byte is written. It prints the commands to run next; they pass as
+not a directory, not a dangling symlink: init would neither write where it points nor replace
+it) before the first byte is written. It prints the commands to run next; they pass as
 printed (tests/test_init_project.py runs them).
 """
 
@@ -151,6 +153,11 @@ def _check_targets(root: Path, files: dict[Path, str]) -> None:
     is a file. Raises :class:`AuditError` naming the first that cannot, before anything is
     written."""
     for path in files:
+        for link in (path, *(root / parent for parent in path.relative_to(root).parents)):
+            if link.is_symlink() and not link.exists():  # where it points may be anywhere
+                raise AuditError(f"is a dangling symlink (to {os.readlink(link)!r}); init writes "
+                                 "neither through it nor over it", where=str(link),
+                                 hint="point it at a file, or remove it, then run t3d-audit init again")  # fmt: skip
         if path.exists() and not path.is_file():
             raise AuditError("is not a regular file", where=str(path),
                              hint="move it aside, then run t3d-audit init again")
@@ -213,16 +220,34 @@ def write_through(path: Path, text: str) -> None:
     write_text_atomic(target, text, mode=mode)
 
 
+def back_up(path: Path) -> Path:
+    """Copy the file ``path`` (a symlink's target) to the first free ``<name>.bak``,
+    ``<name>.bak.1``, ... beside it, mode kept; returns the copy's path."""
+    from harness.core.fileio import write_bytes_atomic
+
+    target = Path(os.path.realpath(path))
+    backup, n = path.with_name(f"{path.name}.bak"), 0
+    while backup.exists() or backup.is_symlink():
+        n += 1
+        backup = path.with_name(f"{path.name}.bak.{n}")
+    write_bytes_atomic(backup, target.read_bytes(), mode=stat.S_IMODE(target.stat().st_mode))
+    return backup
+
+
 def run(args: argparse.Namespace) -> int:
     root = Path(args.directory).resolve()
     todo = plan(root, args.force)
+    # --force replaces a user's file only after a copy of it is kept
+    backups = {path: back_up(path) for path in todo.replaced}
     for path, text in todo.files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         write_through(path, text)
     write_through(todo.pyproject, todo.pyproject_text)
     for path in [todo.pyproject, *todo.files]:
         verb = "replaced" if path in todo.replaced else "wrote"
-        print(f"t3d-audit init: {verb} {path.relative_to(root).as_posix()}")
+        kept = f" (the previous one is kept as {backups[path].relative_to(root).as_posix()})" if path in backups else ""
+        through = f" through its link, in {os.path.realpath(path)}" if path.is_symlink() else ""
+        print(f"t3d-audit init: {verb} {path.relative_to(root).as_posix()}{through}{kept}")
     print(f"\nNext, in {shlex.quote(str(root))}:")
     print(f"  {next_commands()[0]}   # a quick check: the study's audit + {AUDIT_DIR}/ on colorstat")
     print(f"  {next_commands()[1]}   # the study's protocol (profile in pyproject.toml)")

@@ -1,10 +1,12 @@
 """``t3d-audit materialize``: fill a store with everything an audit reads, renders then scores.
 
-Renders the profile's plan into ``--store`` (as ``warm --store``, on ``--backend local`` or
-``ray``), then scores every distinct image x caption pair of each selected image evaluator
+Renders the profile's plan into ``--store`` (as ``warm --store``, on ``--backend local``,
+``ray`` or ``slurm``), then scores every distinct image x caption pair of each selected image evaluator
 into the store's score cache (scene evaluators read scene files and need nothing stored).
 Resumable and shared: entries already in the store are skipped, and several machines can
 materialize into one store at once. Afterwards ``pytest --audit-store=URL`` only reads.
+On ``slurm`` the scoring runs as score shards (an evaluator's scene groups, one job each);
+failed shards are listed with the command that retries only them.
 """
 
 from __future__ import annotations
@@ -34,10 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def score_plan(session: Any, *, backend: str = "local", address: str | None = None,
                device: str = "auto", batch_size: int = 32,
-               log: Any = print) -> dict[str, Any]:  # fmt: skip
+               log: Any = print, slurm: dict[str, Any] | None = None,
+               shard_report: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """Score every image evaluator of ``session`` (which has ``--audit-store`` and fill
     ``local``) into its store; returns evaluator id -> ``MeasureStats``. On ``ray`` each
-    evaluator is one scoring actor, all evaluators at once."""
+    evaluator is one scoring actor, all evaluators at once. On ``slurm`` (``slurm``: the
+    keyword arguments of :func:`harness.backends.slurm_score.score_slurm`) score shards run
+    as jobs; ``shard_report`` gets ``failed`` (shard -> why) and ``size`` (groups per shard)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from harness.measure.images import MeasureStats, measure_images, measurement_kind
@@ -45,6 +50,18 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
     inputs = session.inputs
     specs = [s for s in inputs.specs.values() if measurement_kind(s) == "image"]
     load = session.record_cache.build_evaluator
+    if backend == "slurm":
+        from harness.backends.slurm_options import SlurmOptions
+        from harness.backends.slurm_score import score_slurm
+
+        slurm = {"options": SlurmOptions(), **(slurm or {})}
+        result = score_slurm(session, specs, log=log, **slurm)
+        for spec_id, stats in result.stats.items():
+            log(f"  {spec_id}: {stats.scored_pairs} pairs scored, {stats.cached_pairs} already "
+                f"stored, {stats.failed_rows} failed rows")  # fmt: skip
+        if shard_report is not None:
+            shard_report.update(failed=result.failed_shards, size=result.shard_groups)
+        return result.stats
     if backend == "ray":
         from harness.backends.ray_cluster import connect
         from harness.backends.ray_score import ray_evaluator_loader
@@ -102,10 +119,26 @@ def run(args: argparse.Namespace) -> int:
     session = AuditSession(options)
     print(f"scoring into {url}/scores ({args.backend} backend):", flush=True)
     start = time.monotonic()
+    shards: dict[str, Any] = {}
     stats = score_plan(session, backend=args.backend, address=args.address,
-                       device=args.score_device, batch_size=args.batch_size)  # fmt: skip
+                       device=args.score_device, batch_size=args.batch_size,
+                       slurm=slurm_score_options(args) if args.backend == "slurm" else None,
+                       shard_report=shards)  # fmt: skip
     scored = sum(s.scored_pairs for s in stats.values())
     print(f"done in {time.monotonic() - start:.1f} s: {scored} pairs scored for "
           f"{len(stats)} image evaluators")  # fmt: skip
     failed = sum(s.failed_rows for s in stats.values())
-    return 1 if code or failed else 0
+    if shards.get("failed"):
+        from harness.backends.slurm_cli import report_failed_shards
+
+        report_failed_shards("score", shards["failed"], shards["size"], args)
+    return 1 if code or failed or shards.get("failed") else 0
+
+
+def slurm_score_options(args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`harness.backends.slurm_score.score_slurm`'s options from the command line."""
+    from harness.backends.slurm_cli import options_from_args, scoring_seconds_per_pair
+
+    options = options_from_args(args)
+    per_pair = scoring_seconds_per_pair(args, options.gpus_per_task, options.cpus_per_task)
+    return {"options": options, "only_shards": args.score_shards, "per_pair_s": per_pair}

@@ -5,15 +5,20 @@ and GPU-hours, from per-render and per-pair costs measured on this machine by a 
 calibration (cached per machine under ``<cache dir>/calibration``) or read from a costs file
 (``--costs FILE``, written by ``--calibrate-out FILE`` on the machine that measured it, with
 its provenance). See :mod:`harness.measure.cost_estimate`.
+
+``--backend slurm|ray --nodes N --gpus G`` adds the cluster's wall time, node-hours and shard
+counts (:mod:`harness.measure.cluster_estimate`), from ``--costs FILE`` (a calibration of the
+cluster's nodes) or, without it, the shipped calibration of a 2-core x86_64 CPU, which the
+output names as such.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import replace
 from pathlib import Path
 
+from harness.core.jsonout import print_json
 from harness.protocol.configurations import get_profile
 from harness.render.render_plan import plan_summary, render_plan
 from harness.run import argtypes
@@ -42,11 +47,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--evaluators", type=argtypes.name_list, default=None,
                         help="image evaluators to cost (default: the profile's, else default's)")  # fmt: skip
     parser.add_argument("--recalibrate", action="store_true", help="ignore cached calibration")
+    cluster = parser.add_argument_group("cluster estimate (with --estimate)")
+    cluster.add_argument("--backend", choices=("slurm", "ray"), default=None,
+                         help="also estimate wall time, node-hours and shards on this backend")  # fmt: skip
+    cluster.add_argument("--nodes", type=argtypes.positive_int, default=1, help="nodes (default 1)")
+    cluster.add_argument("--gpus", type=argtypes.integer(0), default=0, help="GPUs per node (default 0)")
+    cluster.add_argument("--cpus-per-node", type=argtypes.positive_int, default=None,
+                         help="CPU cores per node (default: the calibration's)")  # fmt: skip
+    cluster.add_argument("--cpus-per-task", type=argtypes.positive_int, default=1,
+                         help="cores per render job or actor (default 1)")  # fmt: skip
+    cluster.add_argument("--time-limit", type=argtypes.positive_int, default=60,
+                         help="Slurm: minutes per job; shards fill half of it (default 60)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.render.render_inputs import load_profile_scenes
 
+    if args.backend is not None and not args.estimate:
+        import sys
+
+        print("t3d-audit plan: --backend estimates a cluster's cost: add --estimate", file=sys.stderr)
+        return 2
     profile = get_profile(args.profile)
     if args.prompts is not None:
         profile = replace(profile, prompts=args.prompts)
@@ -56,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     jobs = render_plan(profile, scenes, view_policy=args.view_policy)
     summary = plan_summary(profile, jobs, args.view_policy)
     if args.json:
-        print(json.dumps({**summary, "jobs": [j.to_dict() for j in jobs]}, indent=1))
+        print_json({**summary, "jobs": [j.to_dict() for j in jobs]}, ensure_ascii=True)
         return 0
     counts = set(summary["per_scene"].values())
     per = counts.pop() if len(counts) == 1 else f"{min(counts)}..{max(counts)}"
@@ -91,6 +112,10 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
     if args.costs is not None:
         costs = ce.read_costs(args.costs)
         source = f"costs file {args.costs}"
+    elif args.backend is not None and args.calibrate_out is None:  # a cluster is not this machine
+        from harness.measure.cluster_estimate import load_calibration
+
+        costs, source = load_calibration(None)
     else:
         devices = ["cpu"] + (["cuda"] if _has_cuda() else [])
         key = sha256_json({"host": ce.host(), "c0": profile.c0.to_dict(), "plan": plan.key,
@@ -140,7 +165,37 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
                       for e, devs in costs.get("scoring", {}).items() for d, m in devs.items()))  # fmt: skip
     print(f"  provenance: {source}; {h.get('cpu_model', '?')} ({h.get('node', '?')}), "
           f"Blender {h.get('blender', '?')}, measured {costs.get('measured_at', '?')}")  # fmt: skip
+    if args.backend is not None:
+        _cluster(args, counts, costs, specs)
     return 0
+
+
+def _cluster(args: argparse.Namespace, counts, costs: dict, specs: list) -> None:
+    """The cluster block of ``--estimate --backend``."""
+    from harness.measure.cluster_estimate import Cluster, cluster_estimate
+
+    cores = args.cpus_per_node or int(costs.get("host", {}).get("cores", 1))
+    cluster = Cluster(args.backend, args.nodes, args.gpus, cores, args.cpus_per_task, args.time_limit)
+    est = cluster_estimate(counts, costs, specs, cluster)
+    print(f"on {args.backend}: {args.nodes} node(s) x {cores} cores, {args.gpus} GPU(s) per node, "
+          f"{args.cpus_per_task} core(s) per render task ({est['slots']} render slots)")  # fmt: skip
+    if args.backend == "slurm":
+        print(f"  render shards:   {est['render_shards']} jobs of up to {est['shard_size']} renders "
+              f"({est['waves']} wave(s) of {est['slots']}; {args.time_limit} min time limit, "
+              f"{est['job_start_s']:.0f} s job start each)")  # fmt: skip
+        print(f"  score shards:    {est['score_shards']} jobs (whole scene groups, one evaluator each)")
+    else:
+        print(f"  render tasks:    {est['renders']} (one per render on long-lived actors; "
+              f"{est['ray_start_s']:.0f} s Ray start)")  # fmt: skip
+    where = f"on {args.nodes * args.gpus} GPU(s): {', '.join(est['scored_on_gpu'])}" if est["scored_on_gpu"] \
+        else "on the nodes' CPUs (no GPU or no GPU measurement)"  # fmt: skip
+    print(f"  wall time:       {est['wall_h']:.2f} h (renders {est['render_wall_h']:.2f} h, "
+          f"scoring {est['score_wall_h']:.2f} h {where})")  # fmt: skip
+    print(f"  node-hours:      {est['node_hours']:.1f}")
+    if note := costs.get("note"):
+        print(f"  calibration:     {note}")
+    for evaluator_id in est["not_measured"]:
+        print(f"  not measured:    {evaluator_id}: no cost in the calibration; left out of the hours above")
 
 
 def _cached_costs(path: Path) -> dict | None:

@@ -13,8 +13,8 @@ preset object (``views``: ``{"elevation", "azimuth", "fov"?}`` in degrees).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+
+from harness.core.jsonout import print_json
 
 HELP = "list a profile's configuration family"
 
@@ -50,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
             }
             for c in configs
         ]
-        json.dump(payload, sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(payload)
         return 0
     print("factor\tlevel\tconfiguration_id\tconfig_hash")
     for c in configs:
@@ -64,14 +63,13 @@ def _preset(args: argparse.Namespace) -> int:
 
     preset = get_preset(args.preset)
     if args.json:
-        json.dump(preset.to_dict(), sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(preset.to_dict())
         return 0
     d = preset.to_dict()
     print(f"{preset.name}: {preset.title}")
     print(f"source: {preset.source}")
-    for key in ("resolution_px", "lighting", "ambient", "background", "passes", "texture", "tiling",
-                "aggregation", "samples", "disclosed"):
+    for key in ("resolution_px", "lighting", "ambient", "background", "normal_background", "passes", "texture",
+                "tiling", "aggregation", "samples", "frame", "framing", "disclosed"):
         print(f"{key}: {d[key]}")
     print("view\televation\tazimuth\tfov\tshown")
     shown = set(preset.shown) if preset.shown else set(range(len(preset.views)))

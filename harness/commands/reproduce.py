@@ -11,9 +11,9 @@ first. ``--margin`` defaults to half a unit in the reported score's last digit. 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
+
+from harness.core.jsonout import print_json
 
 HELP = "find the protocol presets and nearby protocols consistent with a reported score or ordering"
 
@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.run import argtypes
 
     what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--score", default=None, help="the reported score (as printed, e.g. 27.23)")
+    what.add_argument("--score", type=argtypes.reported_number, default=None,
+                      help="the reported score (as printed, e.g. 27.23; a finite number)")
     what.add_argument("--ordering", default=None, help="a reported generator ordering, best first: A>B>C")
     parser.add_argument("--margin", type=argtypes.real(0.0), default=None,
                         help="how far from --score still counts (default: half its last digit)")
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.peers.inputs import resolve
     from harness.peers.measure import score_protocols
     from harness.peers.rank_concordance import score_array
-    from harness.protocol.presets import PRESETS, get_preset
+    from harness.protocol.presets import PRESETS, get_preset, preset_names
 
     start = time.monotonic()
     ordering = parse_ordering(args.ordering) if args.ordering is not None else None
@@ -55,17 +56,13 @@ def run(args: argparse.Namespace) -> int:
         margin_default = reported_margin(args.score)
         score = float(args.score)
     margin = args.margin if args.margin is not None else (margin_default if score is not None else 0.0)
-    names = list(dict.fromkeys(n.strip() for n in args.presets.split(",") if n.strip())) if args.presets \
-        else list(PRESETS)  # fmt: skip
-    if not names:
-        raise ProtocolError(f"--presets {args.presets!r} names no preset", where="--presets",
-                            hint=f"use some of {', '.join(PRESETS)}")  # fmt: skip
+    names = preset_names(args.presets, repeats=True) if args.presets is not None else list(PRESETS)
     inputs = resolve(args)
     candidates = [c for n in names for c in neighbours(inputs.scaled(get_preset(n), args))]
     table = score_protocols(inputs.spec, inputs.scene_set, [c.protocol for c in candidates],
                             template=inputs.template, cache_dir=inputs.cache_dir)  # fmt: skip
     scores, generators, prompts = score_array(table, tuple(c.protocol.name for c in candidates))
-    for g in (*(ordering or ()), *([args.generator] if args.generator else [])):
+    for g in (*(ordering or ()), *([args.generator] if args.generator is not None else [])):
         if g not in generators:
             raise ProtocolError(f"generator {g!r} is not in the scored scenes", where="--ordering/--generator",
                                 hint=f"use some of {', '.join(generators)}")  # fmt: skip
@@ -88,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
         "protocols": {c.protocol.name: c.protocol.to_dict() for c in candidates if not c.parameter},
     }  # fmt: skip
     if args.json:
-        json.dump(payload, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(payload, ensure_ascii=True)
         return 0
     what = f"score {args.score} ± {margin:g}" + (f" ({args.generator})" if args.generator else "") \
         if ordering is None else "ordering " + " > ".join(ordering)  # fmt: skip

@@ -13,7 +13,9 @@ share of the space (N Sobol points) where the pair's order, or the c0 winner, fl
 
 The trial log (``--log``, default under the cache) makes a killed search resumable: rerun the
 same command. ``--backend ray`` renders each batch's missing renders on a Ray cluster (the
-store given by ``--store``), ``--backend local --jobs N`` in N local processes.
+store given by ``--store``), ``--backend slurm`` as Slurm jobs through submitit (the same
+store; Slurm flags or ``[tool.t3d-audit.slurm]``), ``--backend local --jobs N`` in N local
+processes.
 
 Exit status: 0 searched (confirmed or not; ``--json``'s ``confirmed`` says which), 2 bad input.
 """
@@ -35,33 +37,62 @@ HELP = "search the protocol space beyond the grid for where a verdict breaks"
 def _split(text: str) -> Any:
     from harness.search.run import Split
 
-    discovery, _, held = str(text).partition("+")
+    discovery, plus, held = str(text).partition("+")
+    if not (plus and _ascii_digits(discovery) and _ascii_digits(held)):
+        raise argparse.ArgumentTypeError(
+            f"{_shown(text)}: write DISCOVERY+HELD_OUT prompt counts, e.g. 2+4")  # fmt: skip
     try:
         return Split(int(discovery), int(held))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--split {text!r}: write DISCOVERY+HELD_OUT prompt counts, e.g. 2+4") from None  # fmt: skip
     except AuditError as exc:
-        raise argparse.ArgumentTypeError(f"--split {text!r}: {exc.what}") from None
+        raise argparse.ArgumentTypeError(f"{_shown(text)}: {exc.what}") from None
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive integer")
-    return value
+def _ascii_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 30  # the range check speaks of size
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
+
+
+def _ranged(name: str) -> Any:
+    """The argparse type of whole-number option ``name`` (range: harness.protocol.search_limits)."""
+    from harness.protocol.search_limits import INT_RANGES, range_text
+
+    low, high = INT_RANGES[name]
+
+    def check(text: str) -> int:
+        value = int(text) if _ascii_digits(str(text).strip()) else None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{_shown(text)}: must be {range_text(name)}")
+        return value
+
+    check.__name__ = "integer"
+    return check
+
+
+def _axes(text: str) -> tuple[str, ...]:
+    """``--axes``: comma-separated axis names, each once (checked against the space later)."""
+    names = tuple(part.strip() for part in str(text).split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{_shown(text)}: an empty axis name; write names joined by commas, "
+                                         "e.g. pitch,colour_temperature")  # fmt: skip
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise argparse.ArgumentTypeError(f"{_shown(text)}: axis {_shown(twice)} is named twice")
+    return names
 
 
 def _seconds(text: str) -> float:
+    from harness.protocol.search_limits import MAX_WALL_TIME_S
+
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of seconds")
+    if not 0 < value <= MAX_WALL_TIME_S:  # NaN and inf fail too
+        raise argparse.ArgumentTypeError(
+            f"{_shown(text)}: must be a number of seconds in (0, {MAX_WALL_TIME_S:g}]")
     return value
 
 
@@ -70,28 +101,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="smoke", help="profile whose c0, scenes and generators to use")
     parser.add_argument("--objective", default=None,
                         help="shift, ranking or pair:A,B (default: the profile's search block, else shift)")
-    parser.add_argument("--budget", type=_positive, default=None,
+    parser.add_argument("--budget", type=_ranged("budget"), default=None,
                         help="configurations to evaluate (default: the profile's search block, else 40)")
-    parser.add_argument("--seed", type=argtypes.seed, default=None,
+    parser.add_argument("--seed", type=_ranged("seed"), default=None,
                         help="optimiser and bootstrap seed (default: the profile's search block, else 0)")
     parser.add_argument("--wall-time", type=_seconds, default=None, help="start no batch after SEC seconds")
-    parser.add_argument("--batch", type=_positive, default=8, help="points asked per batch (default 8)")
+    parser.add_argument("--batch", type=_ranged("batch"), default=8, help="points asked per batch (default 8)")
     parser.add_argument("--split", type=_split, default=None,
                         help="DISCOVERY+HELD_OUT prompt counts (default: the profile's prompts + as many, "
                         "at least 10; fewer than 6 held-out prompts: not confirmable)")
-    parser.add_argument("--axes", default=None, help="comma-separated axes to search (default: all)")
-    parser.add_argument("--flip-region", type=int, default=None, metavar="N",
+    parser.add_argument("--axes", type=_axes, default=None, help="comma-separated axes to search (default: all)")
+    parser.add_argument("--flip-region", type=_ranged("flip_points"), default=None, metavar="N",
                         help="also estimate the flip region from N Sobol points (default: the profile's "
                         "search block, else 0: skip)")
     parser.add_argument("--scenes", type=argtypes.input_path, default=None, help="scene set (default: bundled)")
     parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="audit cache directory")
     parser.add_argument("--log", type=argtypes.output_file, default=None,
                         help="trial log (default: <cache>/search/<search key>.jsonl)")
-    parser.add_argument("--backend", choices=("inline", "local", "ray"), default="inline",
-                        help="where a batch's renders run: inline (here), local (--jobs processes), ray")
-    parser.add_argument("--jobs", type=_positive, default=None, help="local processes or Ray actors")
+    parser.add_argument("--backend", choices=("inline", "local", "ray", "slurm"), default="inline",
+                        help="where a batch's renders run: inline (here), local (--jobs processes), ray, slurm")
+    parser.add_argument("--jobs", type=argtypes.jobs, default=None, help="local processes or Ray actors")
     parser.add_argument("--store", default=None, help="render store URL every Ray node reaches")
     parser.add_argument("--address", type=argtypes.ray_address, default=None, help="Ray cluster address")
+    from harness.backends.slurm_cli import add_slurm_arguments
+
+    add_slurm_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--out", type=argtypes.output_dir, default=None,
                         help="also write search.json and the figures (trace, worst beside c0, flip region) here")
@@ -131,18 +165,24 @@ def project_thresholds(pyproject: Path) -> Any:
     return layered(table, where=f"{pyproject}: [tool.t3d-audit.thresholds]")
 
 
-def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address: str | None = None) -> Any:
+def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address: str | None = None,
+                 slurm: dict[str, Any] | None = None) -> Any:  # fmt: skip
     """What renders a batch's missing renders before it is measured: nothing for ``inline``
     (they render one by one as measured), else :func:`harness.backends.warm_on` on ``backend``
-    (``local``: ``jobs`` processes; ``ray``: the cluster at ``address``)."""
+    (``local``: ``jobs`` processes; ``ray``: the cluster at ``address``; ``slurm``: jobs with
+    the options ``slurm``, see :func:`harness.backends.slurm_render.warm_slurm`)."""
     if backend == "inline":
         return None
     from harness.backends import BACKENDS, warm_on
 
     if backend not in BACKENDS:
         raise AuditError(f"unknown backend {backend!r}", where="--backend",
-                         hint="use inline, local or ray")  # fmt: skip
-    options = {"address": address} if backend == "ray" else {}
+                         hint="use inline, local, ray or slurm")  # fmt: skip
+    options: dict[str, Any] = {"address": address} if backend == "ray" else {}
+    if backend == "slurm":  # default: [tool.t3d-audit.slurm] of ./pyproject.toml
+        from harness.backends.slurm_options import load_options
+
+        options = dict(slurm) if slurm is not None else {"options": load_options()}
 
     def prefetch(requests: Any) -> None:
         warm_on(backend, requests, cache_root, jobs=jobs, **options)
@@ -171,20 +211,23 @@ def run(args: argparse.Namespace) -> int:
     from harness.render.renderer import default_renderer
     from harness.search.run import run_search
 
-    if args.backend == "ray" and not args.store:
-        print("t3d-audit search: --backend ray needs --store URL (a store every node reaches)",
+    if args.backend in ("ray", "slurm") and not args.store:
+        print(f"t3d-audit search: --backend {args.backend} needs --store URL (a store every node reaches)",
               file=sys.stderr)  # fmt: skip
-        return 2
-    if args.flip_region is not None and args.flip_region < 0:
-        print("t3d-audit search: --flip-region must be >= 0", file=sys.stderr)
         return 2
     if (args.save_level is None) != (args.into is None):
         print("t3d-audit search: --save-level NAME and --into FILE go together", file=sys.stderr)
         return 2
+    if args.save_level is not None:  # a bad name or target is refused before the search, not after
+        from harness.search.saved_levels import check_save_target
+
+        check_save_target(args.into, args.profile, args.save_level)
+    if args.out is not None:
+        check_out(Path(args.out))
     cache_dir = Path(args.cache_dir or default_cache_dir())
     cache_root: Path | str = args.store or cache_dir / "renders"
     spec = resolve_spec(args.evaluator)
-    axes = tuple(a.strip() for a in args.axes.split(",")) if args.axes else None
+    axes = args.axes
     request = request_from(args, spec.id, axes)
     bar: Any = None
 
@@ -204,7 +247,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_search(request, scenes=args.scenes, cache_dir=cache_dir, log_path=args.log,
                             renderer=default_renderer(cache_root), spec=spec,
-                            prefetch=prefetch_for(args.backend, cache_root, args.jobs, args.address),
+                            prefetch=prefetch_for(args.backend, cache_root, args.jobs, args.address,
+                                                  _slurm_options(args)),
                             progress=progress,
                             thresholds=project_thresholds(Path("pyproject.toml")).for_evaluator(spec.id))  # fmt: skip
     finally:
@@ -230,6 +274,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The files ``--out`` writes (each replaced atomically: a symlink there is replaced, never
+#: written through).
+OUT_NAMES = ("search.json", "search_trace.png", "search_worst_vs_c0.png", "search_flip_region.png")
+
+
+def check_out(out: Path) -> None:
+    """:class:`AuditError` when one of :data:`OUT_NAMES` in ``out`` is taken by something other
+    than a plain file (a folder, a symlink, a FIFO or device): checked before the search."""
+    import os
+    import stat
+
+    for name in OUT_NAMES:
+        try:
+            mode = os.lstat(out / name).st_mode
+        except FileNotFoundError:
+            continue
+        except NotADirectoryError:
+            raise AuditError(f"{out} is not a folder", where="--out", hint="name a folder") from None
+        if not stat.S_ISREG(mode):
+            kind = "a symlink" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a plain file"
+            raise AuditError(f"{out / name} is {kind}; the search writes a file there", where="--out",
+                             hint="remove it, or give --out another folder")  # fmt: skip
+
+
 def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = None) -> list[Path]:
     """``search.json`` and the search figures (:mod:`harness.report.search_figures`) in
     ``out``: the trace; the first discovery scene rendered at c0 beside the worst
@@ -239,6 +307,7 @@ def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = N
     from harness.scenes.scene_source import load_scene_set
     from harness.search.figure_inputs import flip_sample, worst_images
 
+    check_out(out)
     out.mkdir(parents=True, exist_ok=True)
     doc = result.to_dict()
     written = [out / "search.json"]
@@ -285,3 +354,14 @@ def render_text(doc: dict[str, Any]) -> str:
     t = doc["timing"]
     lines.append(f"wall {t['wall_s']:.1f} s, measuring {t['measure_s']:.1f} s; trial log {doc['log']}")
     return "\n".join(lines)
+
+
+def _slurm_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The Slurm options of ``--backend slurm`` (``None`` for the other backends)."""
+    if args.backend != "slurm":
+        return None
+    from harness.backends.slurm_cli import slurm_warm_options
+    from harness.backends.slurm_options import require_submitit
+
+    require_submitit()
+    return {**slurm_warm_options(args), "only_shards": None}

@@ -8,8 +8,8 @@ Text output: one line per template, ``id<TAB>text`` (no padding; the text keeps 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+
+from harness.core.jsonout import print_json
 
 HELP = "list the 337 caption templates"
 
@@ -24,8 +24,7 @@ def run(args: argparse.Namespace) -> int:
     rows = templates()
     if args.json:
         payload = [{"id": t.id, "text": t.text, "slots": t.slots} for t in rows]
-        json.dump(payload, sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(payload)
         return 0
     for t in rows:
         print(f"{t.id}\t{t.text}")

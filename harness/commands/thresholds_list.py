@@ -11,9 +11,9 @@ registration order (``default`` null when there is none).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
+
+from harness.core.jsonout import print_json
 
 HELP = "list the known thresholds with their built-in values"
 
@@ -34,8 +34,7 @@ def rows() -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     table = rows()
     if args.json:
-        json.dump(table, sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(table)
         return 0
     width = max(len("name"), *(len(r["name"]) for r in table))
     print(f"{'name':<{width}}  dir  {'default':>7}  {'scope':<6}  description")

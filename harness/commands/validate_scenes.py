@@ -14,9 +14,8 @@ Any problem is reported as one typed error line (file, JSON pointer, reason) wit
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
+from harness.core.jsonout import print_json
 from harness.run import argtypes
 
 HELP = "validate a scene set against its manifest"
@@ -57,8 +56,7 @@ def run(args: argparse.Namespace) -> int:
             "generators": list(scene_set.generators),
             "prompts": len(scene_set.prompt_ids),
         }
-        json.dump(payload, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(payload, ensure_ascii=True)
         return 0
     gens = scene_set.generators
     print(

@@ -13,7 +13,11 @@ Ctrl-C or a crash continues where it stopped. ``--jobs N`` renders in N processe
 fsspec URL; renders under ``<URL>/renders``) instead of the local cache directory; machines
 sharing it coordinate with lease markers. ``--backend ray [--address auto|ray://HOST:PORT]``
 renders on a Ray cluster (one Blender state per actor; needs ``--store`` and
-``pip install 't3d-audit[distributed]'``).
+``pip install 't3d-audit[distributed]'``). ``--backend slurm`` submits the renders as Slurm
+job arrays through submitit (shards of the plan, one job each; settings from
+``[tool.t3d-audit.slurm]`` or the Slurm flags; needs ``--store`` and
+``pip install 't3d-audit[slurm]'``); failed shards are listed with the command that retries
+only them.
 """
 
 from __future__ import annotations
@@ -85,11 +89,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--backend``, ``--address``, ``--store``, ``--cpus-per-actor``, ``--retries`` (shared
-    by ``warm`` and ``materialize``)."""
+    """``--backend``, ``--address``, ``--store``, ``--cpus-per-actor``, ``--retries`` and the
+    Slurm flags (shared by ``warm`` and ``materialize``)."""
+    from harness.backends.slurm_cli import add_slurm_arguments
+
     parser.add_argument(
-        "--backend", choices=("local", "ray"), default="local",
-        help="where renders run: local processes (default) or a Ray cluster",
+        "--backend", choices=("local", "ray", "slurm"), default="local",
+        help="where renders run: local processes (default), a Ray cluster or Slurm job arrays",
     )  # fmt: skip
     parser.add_argument(
         "--address", type=argtypes.ray_address, default=None,
@@ -103,6 +109,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--cpus-per-actor", type=argtypes.jobs, default=1, help="Ray: CPUs (Cycles threads) per render actor")
     parser.add_argument("--retries", type=argtypes.retries, default=2, help="Ray: retries of a render whose worker died")
+    add_slurm_arguments(parser)
 
 
 def store_url(value: str | None) -> str | None:
@@ -117,10 +124,11 @@ def run(args: argparse.Namespace) -> int:
     from harness.render.render_inputs import load_profile_scenes
 
     store = store_url(args.store)
-    if args.backend == "ray" and store is None:
-        print("t3d-audit warm: --backend ray needs --store URL (a store every node reaches, "
-              "e.g. s3://bucket/prefix or file:///shared/dir)", file=sys.stderr)  # fmt: skip
+    if args.backend in ("ray", "slurm") and store is None:
+        print(f"t3d-audit warm: --backend {args.backend} needs --store URL (a store every node "
+              "reaches, e.g. s3://bucket/prefix or file:///shared/dir)", file=sys.stderr)  # fmt: skip
         return 2
+    options = backend_options(args)
     if store is not None and args.cache_dir is not None:
         print("t3d-audit warm: give --store or --cache-dir, not both", file=sys.stderr)
         return 2
@@ -149,9 +157,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = warm_on(
             args.backend, requests, cache_root, jobs=args.jobs, timeout_s=args.timeout,
-            device=args.device, progress=tick, on_start=on_start,
-            **({"address": args.address, "cpus_per_actor": args.cpus_per_actor,
-                "retries": args.retries} if args.backend == "ray" else {}),
+            device=args.device, progress=tick, on_start=on_start, **options,
         )  # fmt: skip
     finally:
         if bar is not None:
@@ -165,4 +171,22 @@ def run(args: argparse.Namespace) -> int:
     )
     for reason in result.failures:
         print(f"  failed: {reason}", file=sys.stderr)
+    if failed_shards := getattr(result, "failed_shards", None):
+        from harness.backends.slurm_cli import report_failed_shards
+
+        report_failed_shards("render", failed_shards, result.shard_size, args)
     return 1 if result.failures else 0
+
+
+def backend_options(args: argparse.Namespace) -> dict:
+    """``warm_on``'s backend options from the command line (Ray's flags, or the Slurm
+    options with ``[tool.t3d-audit.slurm]`` under them)."""
+    if args.backend == "ray":
+        return {"address": args.address, "cpus_per_actor": args.cpus_per_actor, "retries": args.retries}
+    if args.backend == "slurm":
+        from harness.backends.slurm_cli import slurm_warm_options
+        from harness.backends.slurm_options import require_submitit
+
+        require_submitit()  # one line naming the extra, before the plan is built
+        return slurm_warm_options(args)
+    return {}

@@ -28,6 +28,11 @@ _DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # seconds: the most a deadline may be (about 31 years); 1e300 passed the finite check, then
 # every wait on it raised OverflowError ("timestamp out of range for platform time_t")
 MAX_SECONDS = 1e9
+# the largest count a variable takes unless its reader says less, and the digits read of one
+MAX_COUNT = 1_000_000
+_COUNT_DIGITS = 18
+# Blender's own ceiling on render threads (BLENDER_MAX_THREADS)
+MAX_RENDER_THREADS = 1024
 
 
 def raw_value(name: str, environ: Mapping[str, str] | None) -> str:
@@ -49,15 +54,17 @@ def seconds(name: str, default: float, environ: Mapping[str, str] | None = None)
     return value
 
 
-def count(name: str, default: int, environ: Mapping[str, str] | None = None, *, minimum: int = 0) -> int:
-    """A whole number ``>= minimum`` from ``$name`` (``default`` when unset)."""
+def count(name: str, default: int, environ: Mapping[str, str] | None = None, *, minimum: int = 0,
+          maximum: int = MAX_COUNT) -> int:
+    """A whole number in ``[minimum, maximum]`` from ``$name`` (``default`` when unset)."""
     raw = raw_value(name, environ)
     if not raw:
         return default
-    value = int(raw) if _WHOLE.fullmatch(raw) else minimum - 1
-    if value < minimum:
-        raise AuditError(f"{name}={raw[:40]!r} is not a whole number >= {minimum}", where=name,
-                         hint="give a count, or unset it for the default")  # fmt: skip
+    # a length check first: int() of over 4300 digits raises its own ValueError
+    value = int(raw) if _WHOLE.fullmatch(raw) and len(raw) <= _COUNT_DIGITS else minimum - 1
+    if not minimum <= value <= maximum:
+        raise AuditError(f"{name}={raw[:40]!r} is not a whole number >= {minimum} and <= {maximum}",
+                         where=name, hint="give a count, or unset it for the default")  # fmt: skip
     return value
 
 
@@ -77,8 +84,9 @@ RENDER_DEVICES = ("cpu", "gpu", "auto")
 
 def render_threads(environ: Mapping[str, str] | None = None) -> int:
     """Threads per rendering process (``$T3D_AUDIT_RENDER_THREADS``; 0, the default: Cycles'
-    automatic choice); a negative or non-integer value is an error."""
-    return count(RENDER_THREADS_ENV, 0, environ, minimum=0)
+    automatic choice, up to :data:`MAX_RENDER_THREADS`); a negative, non-integer or larger value
+    is an error."""
+    return count(RENDER_THREADS_ENV, 0, environ, minimum=0, maximum=MAX_RENDER_THREADS)
 
 
 def flag(name: str, environ: Mapping[str, str] | None = None) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -98,7 +98,11 @@ class ImageSource:
         if image.views and image.policy in AGGREGATES:
             return [self.rgb(v) for v in image.view_keys()]
         if image.views and (protocol := policy_protocol(image.policy)) is not None:
-            return preset_images(protocol, [self.rgb(v) for v in image.view_keys()])
+            # a pass with a background of its own (GPTEval3D's normals on black) keeps it
+            views = [replace(v, background=protocol.pass_background(v.render.render_pass))
+                     if protocol.normal_background is not None and v.render.render_pass == "normal" else v
+                     for v in image.view_keys()]  # fmt: skip
+            return preset_images(protocol, [self.rgb(v) for v in views])
         return [self.rgb(image)]
 
 

@@ -81,6 +81,8 @@ def neighbours(p: Protocol) -> list[Candidate]:
     add("geometry", "points" if p.geometry == "mesh" else "mesh", geometry="points" if p.geometry == "mesh" else "mesh")
     for passes in (("shaded",), ("shaded", "normal")):
         add("passes", "+".join(passes), passes=passes)
+    if p.camera_distance is not None:
+        add("framing", "fill", camera_distance=None)
     if p.tiling is not None:
         add("tiling", "none", tiling=None)
     else:
@@ -120,10 +122,16 @@ def reported_margin(text: str) -> float:
     """Half a unit in the last digit of a reported number (``"27.23"`` → 0.005): the rounding
     the number was published with, the default margin."""
     try:
-        exponent = Decimal(text.strip()).as_tuple().exponent
-    except InvalidOperation:
-        raise ProtocolError(f"--score {text!r} is not a number", where="--score") from None
-    return 0.5 * 10.0 ** int(exponent) if isinstance(exponent, int) else 0.0
+        number = Decimal(text.strip())
+        exponent = number.as_tuple().exponent  # "n"/"F" for NaN and infinity
+        margin = 0.5 * 10.0 ** int(exponent) if number.is_finite() else math.nan
+        finite = math.isfinite(float(number)) and math.isfinite(margin)
+    except (InvalidOperation, OverflowError, ValueError):  # "abc"; 10.0 ** 400 overflows
+        finite = False
+    if not finite:
+        raise ProtocolError(f"--score {text[:40]!r} is not a number, or not a finite one", where="--score",
+                            hint="give the score as printed, e.g. 27.23")  # fmt: skip
+    return margin
 
 
 def parse_ordering(text: str) -> tuple[str, ...]:

@@ -12,19 +12,21 @@ from harness.core.errors import EvaluatorError
 from harness.protocol.presets import Protocol
 from harness.run import argtypes
 
+MAX_VIEWS = 100_000  # --max-views: no preset has more views; a larger number is a typo
+
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--evaluator", required=True, help="evaluator id (registry, or preset-tiling / preset-viewspike)")
     parser.add_argument("--profile", default="smoke", help="profile whose prompts and generators are scored")
     parser.add_argument("--scenes", type=argtypes.input_path, default=None, help="scene set (default: the bundled one)")
     parser.add_argument("--cache-dir", type=argtypes.output_dir, default=None, help="render and score cache directory")
-    parser.add_argument("--max-views", type=argtypes.integer(1), default=None,
+    parser.add_argument("--max-views", type=argtypes.integer(1, MAX_VIEWS), default=None,
                         help="score at most this many views per preset (icosphere presets drop subdivision levels)")
     parser.add_argument("--resolution", type=argtypes.integer(16, 8192), default=None,
                         help="render every preset at this many pixels instead of its own")
-    parser.add_argument("--samples", type=argtypes.integer(1), default=None, help="Cycles samples per view")
+    parser.add_argument("--samples", type=argtypes.samples, default=None, help="Cycles samples per view")
     parser.add_argument("--bootstrap", type=argtypes.integer(10, 100_000), default=1000, help="prompt-bootstrap draws")
-    parser.add_argument("--seed", type=argtypes.integer(0), default=0, help="bootstrap seed")
+    parser.add_argument("--seed", type=argtypes.seed, default=0, help="bootstrap seed")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 

@@ -33,7 +33,7 @@ COLUMNS = ("preset", "generator", "prompt_id", "scene_id", "score", "status", "e
 
 def view_configurations(protocol: Protocol, template: str, render_pass: str = "shaded") -> list[Configuration]:
     """The full configuration of each shown view (factor ``preset``, level the preset name)."""
-    return [Configuration(FACTOR, protocol.name, cfg, protocol.background, template)
+    return [Configuration(FACTOR, protocol.name, cfg, protocol.pass_background(render_pass), template)
             for cfg in protocol.render_configs(render_pass)]  # fmt: skip
 
 
@@ -84,9 +84,9 @@ def scene_images(renderer: Any, scene_set: SceneSet, scene: Any, protocol: Proto
     """The images the evaluator sees for ``scene`` ((H, W, 3) uint8 each), or the failure."""
     from harness.render.composite import composite
 
-    rgb = background_rgb(protocol.background)
     per_pass = []
     for render_pass in protocol.passes:
+        rgb = background_rgb(protocol.pass_background(render_pass))
         images = []
         for cfg in protocol.render_configs(render_pass):
             try:

@@ -87,6 +87,9 @@ def parse_probes(text: str) -> tuple[PresentationProbe, ...]:
     if unknown or not names:
         raise ProtocolError(f"unknown presentation probe(s) {unknown or text!r}", where="--probes",
                             hint=f"use all or some of {', '.join(by_name)}")  # fmt: skip
+    if len(set(names)) != len(names):  # each probe once: a repeat would be scored and counted twice
+        raise ProtocolError(f"--probes {text[:200]!r} names a probe twice", where="--probes",
+                            hint=f"use all or some of {', '.join(by_name)}, each once")  # fmt: skip
     return tuple(by_name[n] for n in names)
 
 

@@ -170,8 +170,10 @@ def figure(result: Concordance, path) -> None:
     for gen in result.generators:
         ranks = [r.order.index(gen) + 1 for r in result.rankings]
         ax.plot(xs, ranks, marker="o", color="tab:red" if gen in flagged else "0.55", lw=1.5)
-        ax.annotate(gen, (xs[-1], ranks[-1]), xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
-    ax.set_xticks(list(xs), result.presets, fontsize=8)
+        # parse_math off: a generator named "$\\frac$" is text, not mathtext to typeset (or fail on)
+        ax.annotate(gen, (xs[-1], ranks[-1]), xytext=(6, 0), textcoords="offset points", va="center",
+                    fontsize=8, parse_math=False)  # fmt: skip
+    ax.set_xticks(list(xs), result.presets, fontsize=8, parse_math=False)
     ax.set_yticks(range(1, len(result.generators) + 1))
     ax.invert_yaxis()
     ax.set_ylabel("rank (1 = best)")

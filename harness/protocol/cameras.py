@@ -3,10 +3,10 @@
 A view is a camera direction around the scene: ``elevation_deg`` above the horizon (−90 below,
 +90 straight above), ``azimuth_deg`` about the vertical axis (0 = the front camera on the
 scene's −y side, 90 = on its +x side, counter-clockwise seen from above; the harness's yaw),
-and an optional vertical field of view ``fov_deg``. The harness frames the scene itself (the
-camera distance is solved so the scene fills the frame, :mod:`harness.render.framing`), so a
-source's camera radius is recorded in the docs but only the direction and the lens change the
-picture.
+and an optional vertical field of view ``fov_deg``. The camera distance is not part of a view:
+the harness frames the scene itself (:mod:`harness.render.framing`) unless a preset gives its
+source's fixed distance (``Protocol.camera_distance``); a source's cameras become views in
+:mod:`harness.protocol.source_cameras`.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import ProtocolError
+from harness.core.errors import AuditError, ProtocolError
 from harness.core.hashing import sha256_json
 from harness.vocab.factors import (
     CHROMATIC_RGB,
@@ -131,6 +131,9 @@ def block_factors() -> tuple[str, ...]:
 #: and the scene box fills 1 - 0.15 of the frame (``harness.render.framing.FILL``).
 NEUTRAL_TEMPERATURE_K = 6500.0
 DEFAULT_FRAMING_MARGIN = 0.15
+#: How a source's fixed camera distance is measured on the scene box (``RenderConfig.distance_unit``):
+#: half its largest side, its largest side, half its diagonal.
+DISTANCE_UNITS = ("half_side", "side", "radius")
 
 #: The study's render fields: always part of a render key. Fields added later are keyed only
 #: when set off their default (:meth:`RenderConfig.to_dict`).
@@ -164,6 +167,15 @@ class RenderConfig:
     texture: bool = True
     ambient: float | None = None
     geometry: str = "mesh"
+    # a source's fixed camera (protocol presets; keyed only off their defaults):
+    # ``camera_distance`` None auto-frames (the scene box fills the frame); a number places
+    # the camera that many ``distance_unit`` s from the box centre, lens unshifted, as the
+    # source does ("half_side": half the box's largest side, "side": that side, "radius":
+    # half the box diagonal). ``normal_frame``: the source frame (``source_cameras.FRAMES``)
+    # whose axes the normal pass colours, "blender" being the harness's own
+    camera_distance: float | None = None
+    distance_unit: str = "half_side"
+    normal_frame: str = "blender"
     # added after the study's eight (issue 40, the search's continuous space): keyed only off
     # their defaults, and at their defaults the renderer does exactly what it did before
     light_rotation_deg: float = 0.0  # turn of the environment map about the vertical axis
@@ -173,6 +185,14 @@ class RenderConfig:
     # a render factor registered without a field of its own (harness.vocab.factors.on_render):
     # (factor, level) pairs off the factor's default, sorted; keyed only when not empty
     extras: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        # one render, one key: a whole number or -0.0 in a float field is keyed as its float
+        # (30 and 30.0, -0.0 and 0.0 are the same render; canonical JSON would tell them apart)
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type in ("float", "float | None") and isinstance(value, int | float) and not isinstance(value, bool):
+                object.__setattr__(self, f.name, float(value) + 0.0)
 
     def extra(self, factor: str, default: str) -> str:
         """The level of render factor ``factor`` kept in :attr:`extras` (``default`` when unset):
@@ -635,23 +655,30 @@ def _parse_search(raw: Any, where: str) -> SearchBlock:
         raise ProtocolError(f"unknown search key(s) {unknown}", where=where,
                             hint=f"allowed: {sorted(SEARCH_KEYS)}")  # fmt: skip
     block = SearchBlock()
-    objective = raw.get("objective", block.objective)
-    if not isinstance(objective, str) or not objective:
-        raise ProtocolError(f"'objective' must be shift, ranking or pair:A,B, got {objective!r}",
-                            where=f"{where}/objective")  # fmt: skip
+    from harness.protocol.search_limits import check_int, check_objective_form
+
+    try:
+        objective = check_objective_form(raw.get("objective", block.objective), where=f"{where}/objective")
+    except AuditError as exc:
+        raise ProtocolError(exc.what, where=exc.where) from None
+
     counts = {}
-    for key, low in (("budget", 1), ("seed", 0), ("flip_points", 0)):
-        value = raw.get(key, getattr(block, key))
-        if type(value) is not int or value < low:
-            raise ProtocolError(f"'{key}' must be an integer >= {low}, got {value!r}", where=f"{where}/{key}")
-        counts[key] = value
+    for key, limit in (("budget", "budget"), ("seed", "seed"), ("flip_points", "flip_points")):
+        try:
+            counts[key] = check_int(limit, raw.get(key, getattr(block, key)), where=f"{where}/{key}")
+        except AuditError as exc:
+            raise ProtocolError(exc.what, where=exc.where) from None
     split = raw.get("split")
     if split is not None:
-        ok = isinstance(split, list) and len(split) == 2 and all(type(v) is int for v in split)
-        if not ok or split[0] < 1 or split[1] < 2:
-            raise ProtocolError(f"'split' must be [discovery >= 1, held-out >= 2] prompt counts, got {split!r}",
-                                where=f"{where}/split")  # fmt: skip
-        split = (split[0], split[1])
+        ok = isinstance(split, list) and len(split) == 2
+        try:
+            if not ok:
+                raise AuditError(f"'split' must be [discovery, held-out] prompt counts, got {split!r}")
+            split = (check_int("discovery", split[0], where=f"{where}/split/0"),
+                     check_int("held_out", split[1], where=f"{where}/split/1"))  # fmt: skip
+        except AuditError as exc:
+            raise ProtocolError(exc.what, where=exc.where or f"{where}/split",
+                                hint="[discovery >= 1, held-out >= 2] prompt counts") from None  # fmt: skip
     return SearchBlock(objective, counts["budget"], split, counts["seed"], counts["flip_points"])
 
 

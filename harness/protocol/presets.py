@@ -3,7 +3,10 @@
 A :class:`Protocol` is one frozen declaration: the views (elevation, azimuth, field of view),
 which of them the evaluator is shown, resolution, lighting (a studio map or a uniform ambient
 level), background, passes (shaded, normal map), texture on or off, tiling into one image and
-the aggregation over views. ``disclosed`` names the parameters the source states; every other
+the aggregation over views, and the source's frame and framing: which way its assets face
+(``frame``, :mod:`~harness.protocol.source_cameras`), whether its camera stands at a fixed
+distance (``camera_distance`` in ``distance_unit`` s of the scene box) or the harness
+auto-frames, and the background of its normal pass. ``disclosed`` names the parameters the source states; every other
 value is this harness's stated assumption (docs/protocols.md cites each source), and
 reproduction forensics (``forensics.py``) perturbs exactly those.
 
@@ -13,18 +16,35 @@ Every preset's views are ordinary :class:`~harness.protocol.configurations.Rende
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from harness.core.errors import ProtocolError
-from harness.protocol.cameras import View, direction_view, icosphere, render_config
-from harness.protocol.configurations import Configuration, RenderConfig, register_policy_family
+from harness.protocol.cameras import View, icosphere, render_config
+from harness.protocol.configurations import (
+    DISTANCE_UNITS,
+    Configuration,
+    RenderConfig,
+    register_policy_family,
+)
+from harness.protocol.source_cameras import (
+    FRAMES,
+    blender_track_view,
+    pyrender_lookat_view,
+    pytorch3d_view,
+    threestudio_view,
+)
 from harness.protocol.view_reduce import aggregate, check_aggregation
 
 PASSES = ("shaded", "normal")
 #: Parameters a protocol declares (the names ``disclosed`` and forensics use).
 PARAMETERS = ("views", "elevation", "azimuth", "fov", "resolution", "lighting", "ambient",
-              "background", "passes", "texture", "geometry", "tiling", "aggregation")  # fmt: skip
+              "background", "passes", "texture", "geometry", "tiling", "aggregation", "frame",
+              "framing")  # fmt: skip
+
 
 
 @dataclass(frozen=True)
@@ -38,6 +58,12 @@ class Protocol:
     ``geometry``: ``"points"`` draws the scene's objects as surface samples.
     ``passes``: one image per pass and view, stacked pass by pass when tiled (GPTEval3D's RGB
     sheet above its normal sheet); untiled, every pass of every view is one score.
+    ``frame``: the source's world frame (:data:`~harness.protocol.source_cameras.FRAMES`): its
+    views are already turned into the harness frame, and its normal pass colours the normal
+    in that frame's axes. ``camera_distance``: ``None`` auto-frames (the scene box fills 85 %
+    of the frame); a number is the source's camera radius in ``distance_unit`` s of the scene
+    box (``half_side``, ``side`` or ``radius``; :func:`harness.render.framing.box_unit`).
+    ``normal_background``: the level the normal pass is composited on (``None``: ``background``).
     """
 
     name: str
@@ -56,6 +82,10 @@ class Protocol:
     aggregation: str = "mean"
     icosphere: tuple[int, int] | None = None
     samples: int = 16
+    frame: str = "blender"
+    camera_distance: float | None = None
+    distance_unit: str = "half_side"
+    normal_background: str | None = None
     disclosed: frozenset[str] = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:
@@ -74,6 +104,14 @@ class Protocol:
                                 where=where)  # fmt: skip
         if self.aggregation == "icosphere_max" and self.icosphere is None:
             raise ProtocolError("icosphere_max needs icosphere views", where=where)
+        if self.frame not in FRAMES:
+            raise ProtocolError(f"unknown source frame {self.frame!r}", where=where,
+                                hint=f"use one of {', '.join(FRAMES)}")  # fmt: skip
+        if self.distance_unit not in DISTANCE_UNITS or (
+            self.camera_distance is not None and not self.camera_distance > 0
+        ):
+            raise ProtocolError("camera_distance must be > 0 (or None) in one of " + ", ".join(DISTANCE_UNITS),
+                                where=where)  # fmt: skip
         if unknown := set(self.disclosed) - set(PARAMETERS):
             raise ProtocolError(f"unknown disclosed parameters {sorted(unknown)}", where=where)
 
@@ -84,12 +122,27 @@ class Protocol:
     def base_render(self) -> RenderConfig:
         """The render settings every view shares (camera set per view by :meth:`render_configs`)."""
         return RenderConfig(resolution_px=self.resolution_px, lighting=self.lighting, samples=self.samples,
-                            texture=self.texture, ambient=self.ambient, geometry=self.geometry)  # fmt: skip
+                            texture=self.texture, ambient=self.ambient, geometry=self.geometry,
+                            camera_distance=self.camera_distance, distance_unit=self.distance_unit)  # fmt: skip
+
+    def presentation(self, render: RenderConfig, render_pass: str) -> RenderConfig:
+        """``render`` with this protocol's presentation and framing for ``render_pass`` (the
+        normal frame only on the normal pass, so shaded views stay shared render-cache entries)."""
+        return replace(render, render_pass=render_pass, texture=self.texture, ambient=self.ambient,
+                       geometry=self.geometry, camera_distance=self.camera_distance,
+                       distance_unit=self.distance_unit,
+                       normal_frame=self.frame if render_pass == "normal" else "blender")  # fmt: skip
 
     def render_configs(self, render_pass: str = "shaded") -> tuple[RenderConfig, ...]:
         """One render configuration per shown view, for ``render_pass``."""
-        base = replace(self.base_render(), render_pass=render_pass)
+        base = self.presentation(self.base_render(), render_pass)
         return tuple(render_config(v, base) for v in self.shown_views)
+
+    def pass_background(self, render_pass: str) -> str:
+        """The background level the images of ``render_pass`` are composited on."""
+        if render_pass == "normal" and self.normal_background is not None:
+            return self.normal_background
+        return self.background
 
     def images_per_scene(self) -> int:
         """Scores per scene before aggregation: 1 when tiled, else views × passes."""
@@ -125,6 +178,10 @@ class Protocol:
             "aggregation": self.aggregation,
             "icosphere": list(self.icosphere) if self.icosphere else None,
             "samples": self.samples,
+            "frame": self.frame,
+            "framing": "fill" if self.camera_distance is None
+            else {"camera_distance": self.camera_distance, "unit": self.distance_unit},
+            "normal_background": self.normal_background,
             "disclosed": sorted(self.disclosed),
         }
 
@@ -160,9 +217,10 @@ class Protocol:
 
 
 def icosphere_views(subdivisions: int, fovs: tuple[float, ...]) -> tuple[View, ...]:
-    """Icosphere vertices × lenses, vertex-major (T3Bench's ``{idx:03d}_{cam_idx}.png``)."""
+    """Icosphere vertices × lenses, vertex-major (T3Bench's ``{idx:03d}_{cam_idx}.png``): each
+    vertex a T3Bench look-at camera on a mesh in threestudio's frame (assets face +x)."""
     points, _ = icosphere(subdivisions)
-    return tuple(replace(direction_view(p), fov_deg=f) for p in points for f in fovs)
+    return tuple(replace(pyrender_lookat_view(p, "threestudio"), fov_deg=f) for p in points for f in fovs)
 
 
 def _ring(elevation: float, azimuths: tuple[float, ...], fov: float | None = None) -> tuple[View, ...]:
@@ -173,8 +231,19 @@ def _ring(elevation: float, azimuths: tuple[float, ...], fov: float | None = Non
 T3BENCH_FOVS = (60.0, 45.0, 36.0, 30.0, 24.0)
 # threestudio's test cameras (threestudio/data/uncond.py; GPTEval3D's 120 views per asset):
 # n_test_views 120, eval_elevation_deg 15, eval_fovy_deg 70, 512 px, test azimuths
-# torch.linspace(0, 360, 120) measured from +x; the harness measures from -y, so +90 degrees
-GPTEVAL3D_VIEWS = _ring(15.0, tuple(round((90.0 + 360.0 * i / 119) % 360.0, 6) for i in range(120)), 70.0)
+# torch.linspace(0, 360, 120) from +x, where threestudio's assets face: azimuth 0 is the front
+GPTEVAL3D_VIEWS = tuple(threestudio_view(15.0, 360.0 * i / 119, 70.0) for i in range(120))
+# HyperScore projection/util_projection.py: render_view_list (elev, azim), look_at_view_transform
+# (dist=2) with FoVPerspectiveCameras' default fov of 60 degrees
+MATE3D_VIEWS = tuple(pytorch3d_view(e, a, 60.0) for e, a in ((0, 0), (0, 90), (0, 180), (0, -90), (90, 0), (-90, 0)))
+# 3DCodeBench core/render.py: camera at (1.8 cos t, 1.8 sin t, 0.6) x extent, t = 9 degrees x frame,
+# frames 5, 15, 25, 35, tracked to the centre; lens 50 mm (the harness's default lens)
+CODEBENCH_RADIUS, CODEBENCH_HEIGHT = 1.8, 0.6
+CODEBENCH_VIEWS = tuple(
+    blender_track_view(np.array([CODEBENCH_RADIUS * math.cos(math.radians(9.0 * f)),
+                                 CODEBENCH_RADIUS * math.sin(math.radians(9.0 * f)), CODEBENCH_HEIGHT]))
+    for f in (5, 15, 25, 35)
+)  # fmt: skip
 
 
 _DEFECTBENCH = Protocol(
@@ -203,6 +272,8 @@ PRESETS: dict[str, Protocol] = {
             passes=("shaded", "normal"),
             tiling=(2, 2),  # create_square_images(ncols=2), RGB sheet above the normal sheet
             aggregation="mean",
+            frame="threestudio",
+            normal_background="0",  # comp_normal = (n + 1) / 2 * opacity: black where empty
             disclosed=frozenset({"views", "resolution", "passes", "tiling"}),
         ),
         Protocol(
@@ -215,8 +286,11 @@ PRESETS: dict[str, Protocol] = {
             background="0",  # bg_color=[0, 0, 0]
             aggregation="icosphere_max",
             icosphere=(2, len(T3BENCH_FOVS)),
+            frame="threestudio",  # meshes exported by threestudio, loaded by trimesh as they are
+            camera_distance=2.2,  # Radius = 2.2, the mesh scaled to max |coordinate| 1
+            distance_unit="half_side",
             disclosed=frozenset({"views", "elevation", "azimuth", "fov", "resolution", "ambient",
-                                 "background", "aggregation"}),
+                                 "background", "aggregation", "frame", "framing"}),
         ),
         Protocol(
             name="t3bench-caption",
@@ -228,19 +302,26 @@ PRESETS: dict[str, Protocol] = {
             background="0",
             aggregation="mean",
             icosphere=(0, 1),
+            frame="threestudio",
+            camera_distance=4.84,  # icosphere(radius=2.2) and then vertices *= 2.2
+            distance_unit="half_side",
             disclosed=frozenset({"views", "elevation", "azimuth", "fov", "resolution", "ambient",
-                                 "background"}),
+                                 "background", "frame", "framing"}),
         ),
         Protocol(
             name="mate3d",
             title="MATE-3D / HyperScore (Zhang et al., 2024): six axis-aligned views",
-            source="MATE-3D, arXiv:2412.11170, Sec. 3 (rendering)",
-            views=(*_ring(0.0, (0.0, 90.0, 180.0, 270.0)), View(90.0, 0.0), View(-90.0, 0.0)),
-            resolution_px=512,
-            ambient=0.8,
-            background="255",
+            source="github.com/zhangyujie-1998/HyperScore: projection/util_projection.py; MATE-3D, arXiv:2412.11170",
+            views=MATE3D_VIEWS,
+            resolution_px=512,  # RasterizationSettings(image_size=512)
+            ambient=0.8,  # AmbientLights(ambient_color=0.8)
+            background="255",  # BlendParams(background_color=(1, 1, 1))
             aggregation="mean",
-            disclosed=frozenset({"views", "elevation", "azimuth", "ambient", "background"}),
+            frame="y-up-front-z",  # OBJ loaded as it is; PyTorch3D's azimuth 0 is on +z
+            camera_distance=2.0,  # dist=2, vertices scaled into the unit sphere about the centroid
+            distance_unit="radius",
+            disclosed=frozenset({"views", "elevation", "azimuth", "fov", "resolution", "ambient",
+                                 "background", "framing"}),
         ),
         _DEFECTBENCH,
         replace(
@@ -252,13 +333,16 @@ PRESETS: dict[str, Protocol] = {
         ),
         Protocol(
             name="3dcodebench",
-            title="3DCodeBench (2026): four canonical azimuths rendered in Blender, SigLIP-2",
-            source="3DCodeBench, arXiv, App. A.7 (azimuths 45, 135, 225, 315) and B.1 (Blender 5.0)",
-            views=_ring(30.0, (45.0, 135.0, 225.0, 315.0)),
-            resolution_px=512,
-            background="255",
+            title="3DCodeBench (2026): four turntable views rendered in Blender, SigLIP-2",
+            source="github.com/llada60/3dcodebench: core/render.py, metrics/image_similarity.py",
+            views=CODEBENCH_VIEWS,
+            resolution_px=512,  # --resolution default 512
+            background="0",  # transparent film, PNG read with convert("RGB"): black where empty
             aggregation="mean",
-            disclosed=frozenset({"views", "azimuth"}),
+            frame="blender",
+            camera_distance=round(math.hypot(CODEBENCH_RADIUS, CODEBENCH_HEIGHT), 9),
+            distance_unit="side",  # extent = the largest side of the scene's bounding box
+            disclosed=frozenset({"views", "elevation", "azimuth", "fov", "resolution", "framing"}),
         ),
     )
 }
@@ -272,13 +356,34 @@ def get_preset(name: str) -> Protocol:
     return PRESETS[name]
 
 
+def preset_names(text: str, *, at_least: int = 1, repeats: bool = False) -> list[str]:
+    """The preset names of a ``--presets`` list (``"a,b"``): at least ``at_least`` of them,
+    each known, none empty (``"a,,b"``, a trailing comma) nor repeated (with ``repeats``, a
+    repeated name counts once); a :class:`ProtocolError` naming the first problem otherwise."""
+    known = f"of {', '.join(PRESETS)}"
+    names = [n.strip() for n in text.split(",")]
+    if repeats:
+        names = list(dict.fromkeys(names))
+    problem = None
+    if any(not n for n in names):
+        problem = "has an empty item"
+    elif len(set(names)) != len(names):
+        problem = f"names {next(n for n in names if names.count(n) > 1)!r} twice"
+    elif len(names) < at_least:
+        problem = f"needs {'two' if at_least == 2 else at_least} or more distinct names"
+    if problem is not None:
+        raise ProtocolError(f"--presets {text[:200]!r} {problem}", where="--presets",
+                            hint=f"e.g. mate3d,3d-defectbench ({known})")  # fmt: skip
+    for name in names:
+        if name not in PRESETS:
+            raise ProtocolError(f"--presets names an unknown preset {name[:80]!r}", where="--presets",
+                                hint=f"use some {known}")  # fmt: skip
+    return names
+
+
 def parse_presets(text: str) -> tuple[Protocol, ...]:
     """``"a,b"`` → the presets (at least two, no repeats) for ``--presets``."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if len(names) < 2 or len(set(names)) != len(names):
-        raise ProtocolError(f"--presets needs two or more distinct names, got {text!r}",
-                            where="--presets", hint=f"e.g. mate3d,3d-defectbench (of {', '.join(PRESETS)})")  # fmt: skip
-    return tuple(get_preset(n) for n in names)
+    return tuple(get_preset(n) for n in preset_names(text, at_least=2))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -317,8 +422,7 @@ def configuration_views(cfg: Configuration, name: str) -> tuple[RenderConfig, ..
     p = get_preset(name)
     out = []
     for render_pass in p.passes:
-        base = replace(preset_quality(cfg.render, p), render_pass=render_pass, texture=p.texture,
-                       ambient=p.ambient, geometry=p.geometry)  # fmt: skip
+        base = p.presentation(preset_quality(cfg.render, p), render_pass)
         out += [render_config(v, base) for v in p.shown_views]
     return tuple(out)
 

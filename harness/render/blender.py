@@ -36,7 +36,6 @@ from PIL import Image
 
 from harness.core.hashing import sha256_file
 from harness.protocol.configurations import (
-    DEFAULT_FRAMING_MARGIN,
     LIGHTING_MAPS,
     NEUTRAL_TEMPERATURE_K,
     RenderConfig,
@@ -180,6 +179,14 @@ class BlenderRenderer:
             raise AssetImportFailed(
                 f"asset file {path} of object {obj_id} does not exist", scene_id=scene.id
             )
+        from harness.core.errors import ImportError_
+        from harness.scenes.meshbytes import mesh_size
+
+        try:  # sized on its handle: Blender's importers never see a file over the input bound
+            mesh_size(path, "asset file")
+        except ImportError_ as exc:
+            raise AssetImportFailed(f"asset {path} (object {obj_id}): {exc.what}",
+                                    scene_id=scene.id, hint=exc.hint) from None
         digest = sha256_file(path)
         cache_key = (str(path), digest)
         if cache_key in self._assets:
@@ -592,8 +599,10 @@ class BlenderRenderer:
 
         if built.world is not None and cfg.ambient is None:  # a uniform ambient world has no map to turn or tint
             _light(built.world, cfg)
-        fill = framing.FILL if cfg.framing_margin == DEFAULT_FRAMING_MARGIN else 1.0 - cfg.framing_margin
-        pose = framing.solve_camera(built.box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg, fill)
+        try:
+            pose = framing.camera_pose(built.box, cfg)
+        except ValueError as exc:
+            raise RenderFailed(str(exc), scene_id=scene.id, cfg=cfg) from None
         cam = built.camera
         if tuple(cam.location) != pose.location or tuple(cam.rotation_euler) != pose.rotation_euler:
             cam.location = pose.location
@@ -633,7 +642,12 @@ class BlenderRenderer:
             bg.inputs["Color"].default_value = (1.0, 1.0, 1.0, 1.0)
             _set(bg.inputs["Strength"], "default_value", float(cfg.ambient))
         if cfg.render_pass == "normal":
-            override, transform = self._normal_material(), "Raw"  # 0.5·n + 0.5 written as is
+            from harness.protocol.source_cameras import FRAMES
+
+            if cfg.normal_frame not in FRAMES:
+                raise RenderFailed(f"unknown normal frame {cfg.normal_frame!r}", scene_id=built.scene_id, cfg=cfg,
+                                   hint=f"use one of {', '.join(FRAMES)}")  # fmt: skip
+            override, transform = self._normal_material(cfg.normal_frame), "Raw"  # 0.5·n + 0.5 as is
         elif not cfg.texture:
             override, transform = self._material("untextured", settings.DEFAULT_OBJECT_RGB), built.view_transform
         else:
@@ -692,11 +706,15 @@ class BlenderRenderer:
         bscene.collection.objects.link(ob)
         return ob
 
-    def _normal_material(self) -> Any:
-        """Emission of the world-space shading normal mapped to colour, ``0.5 * n + 0.5``."""
-        if "normal" not in self._materials:
+    def _normal_material(self, frame: str = "blender") -> Any:
+        """Emission of the world-space shading normal mapped to colour, ``0.5 * n + 0.5``, the
+        normal written in the axes of source frame ``frame`` (``source_cameras.FRAMES``)."""
+        from harness.protocol.source_cameras import FRAMES
+
+        name = "normal" if frame == "blender" else f"normal:{frame}"
+        if name not in self._materials:
             bpy = _bpy()
-            mat = bpy.data.materials.new("t3d:normal")
+            mat = bpy.data.materials.new(f"t3d:{name}")
             mat.use_fake_user = True
             if mat.node_tree is None:  # Blender < 5 needs use_nodes
                 mat.use_nodes = True
@@ -709,11 +727,21 @@ class BlenderRenderer:
             remap.inputs[2].default_value = (0.5, 0.5, 0.5)
             emission = nodes.new("ShaderNodeEmission")
             out = nodes.new("ShaderNodeOutputMaterial")
-            links.new(geometry.outputs["Normal"], remap.inputs[0])
+            normal = geometry.outputs["Normal"]
+            if frame != "blender":  # source axis i is column i of the frame rotation: n_i = column_i · n
+                combine = nodes.new("ShaderNodeCombineXYZ")
+                for axis, column in enumerate(FRAMES[frame].T):
+                    dot = nodes.new("ShaderNodeVectorMath")
+                    dot.operation = "DOT_PRODUCT"
+                    dot.inputs[1].default_value = tuple(float(c) for c in column)
+                    links.new(normal, dot.inputs[0])
+                    links.new(dot.outputs["Value"], combine.inputs[axis])
+                normal = combine.outputs["Vector"]
+            links.new(normal, remap.inputs[0])
             links.new(remap.outputs["Vector"], emission.inputs["Color"])
             links.new(emission.outputs["Emission"], out.inputs["Surface"])
-            self._materials["normal"] = mat
-        return self._materials["normal"]
+            self._materials[name] = mat
+        return self._materials[name]
 
     def hidden_walls(self, scene: Scene, scene_root: Path, identity: str, cfg: RenderConfig) -> set[str]:
         """Names of the walls hidden for ``cfg`` in the built scene (for tests)."""

@@ -12,6 +12,8 @@ Conventions (metres, z up, room floor centred on the origin):
 - **Auto-framing**: the camera distance is solved so that the larger side of the projected
   scene box is ``FILL`` of the frame, and the lens shift centres the projected box, whatever
   the focal length, pitch or yaw.
+- **Fixed camera** (a protocol preset's source camera, :func:`fixed_camera`): the camera
+  stands a given distance from the box centre, unshifted, and the box fills what it fills.
 - **Dollhouse**: a wall is hidden when the camera lies on the outer side of its plane, i.e.
   when its outward normal faces the camera; exactly those walls can stand between the camera
   and the room interior.
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.protocol.cameras import SENSOR_WIDTH_MM
+from harness.protocol.configurations import DEFAULT_FRAMING_MARGIN, DISTANCE_UNITS, RenderConfig
 from harness.scenes.model import Scene
 
 FILL = 0.85  # larger projected box side as a fraction of the frame side
@@ -174,6 +177,57 @@ def solve_camera(
         clip=(min(0.01, near / 2), far * 1.5 + 1.0),
         distance=d,
     )
+
+
+def box_unit(box: Box, unit: str) -> float:
+    """Metres of one ``unit`` of ``box``: half its largest side, its largest side, or half its
+    diagonal (the radius of the sphere through its corners)."""
+    size = np.asarray(box.hi) - np.asarray(box.lo)
+    if unit == "half_side":
+        return float(size.max()) / 2.0
+    if unit == "side":
+        return float(size.max())
+    if unit == "radius":
+        return float(np.linalg.norm(size)) / 2.0
+    raise ValueError(f"unknown distance unit {unit!r}; use one of {', '.join(DISTANCE_UNITS)}")
+
+
+def fixed_camera(box: Box, lens_mm: float, pitch_deg: float, yaw_deg: float, distance_m: float) -> CameraPose:
+    """A source's camera: ``distance_m`` from the box centre along direction (pitch, yaw),
+    looking at the centre with no lens shift, whatever share of the frame the box then fills
+    (a narrow lens crops it, a far camera leaves it small)."""
+    if not (lens_mm > 0 and math.isfinite(distance_m) and distance_m > 0):
+        raise ValueError(f"lens_mm and distance_m must be > 0, got {lens_mm}, {distance_m}")
+    rot = rotation(pitch_deg, yaw_deg)
+    forward = -rot[:, 2]
+    centre = box.centre
+    depth = (box.corners() - centre) @ forward
+    diagonal = float(np.linalg.norm(np.asarray(box.hi) - np.asarray(box.lo)))
+    near = min(NEAR_M, 0.1 * diagonal, distance_m / 10.0)
+    return CameraPose(
+        location=tuple((centre - distance_m * forward).tolist()),  # type: ignore[arg-type]
+        rotation_euler=(math.radians(pitch_deg), 0.0, math.radians(yaw_deg)),
+        lens_mm=float(lens_mm),
+        shift=(0.0, 0.0),
+        clip=(min(0.01, near / 2), (distance_m + float(depth.max())) * 1.5 + 1.0),
+        distance=distance_m,
+    )
+
+
+def camera_pose(box: Box, cfg: RenderConfig) -> CameraPose:
+    """The camera of render configuration ``cfg`` on ``box``: auto-framed (``framing_margin``),
+    or a source's fixed camera (``camera_distance`` ``distance_unit`` s of the box). Raises
+    ``ValueError`` naming the bad setting."""
+    if cfg.camera_distance is None:
+        fill = FILL if cfg.framing_margin == DEFAULT_FRAMING_MARGIN else 1.0 - cfg.framing_margin
+        return solve_camera(box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg, fill)
+    if cfg.distance_unit not in DISTANCE_UNITS or not (
+        math.isfinite(cfg.camera_distance) and cfg.camera_distance > 0
+    ):
+        raise ValueError(f"camera distance {cfg.camera_distance!r} {cfg.distance_unit!r} is not a distance > 0 "
+                         f"in one of {', '.join(DISTANCE_UNITS)}")  # fmt: skip
+    metres = cfg.camera_distance * box_unit(box, cfg.distance_unit)
+    return fixed_camera(box, cfg.focal_length_mm, cfg.pitch_deg, cfg.yaw_deg, metres)
 
 
 def projected_extent(box: Box, pose: CameraPose) -> tuple[np.ndarray, np.ndarray]:

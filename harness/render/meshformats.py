@@ -235,9 +235,10 @@ def splat_mesh(bpy: Any, path: Path | str) -> tuple[Any, tuple[np.ndarray, np.nd
     sigma), ``Col`` (linear DC colour) and ``alpha``, drawn by :func:`splat_node_group` (the
     renderer adds it to each object); and the exact box of the ellipsoids
     (:func:`splat_bounds`)."""
-    from harness.scenes.fileformats import read_ply_vertices
+    from harness.scenes.fileformats import SPLAT_PROPERTIES, read_ply_vertices
 
-    s = splat_arrays(read_ply_vertices(path))
+    # the fields a splat is drawn from: never the 45 f_rest_* columns of an SH-degree-3 file
+    s = splat_arrays(read_ply_vertices(path, ("x", "y", "z", *SPLAT_PROPERTIES)))
     n = len(s["alpha"])
     if n == 0:
         raise RuntimeError("the splat file has no finite splats")
@@ -381,9 +382,9 @@ def import_parts(
 
     path = Path(path)
     if fmt == "ply" and variant == "splats" and measure_only:
-        from harness.scenes.fileformats import read_ply_vertices
+        from harness.scenes.fileformats import SPLAT_PROPERTIES, read_ply_vertices
 
-        s = splat_arrays(read_ply_vertices(path))
+        s = splat_arrays(read_ply_vertices(path, ("x", "y", "z", *SPLAT_PROPERTIES)))
         if not len(s["alpha"]):
             raise RuntimeError("the splat file has no finite splats")
         lo, hi = splat_bounds(s)

@@ -35,6 +35,7 @@ MEMORY_ENV = "T3D_AUDIT_MEMORY_LIMIT"
 IMPORT_TIMEOUT_ENV = "T3D_AUDIT_IMPORT_TIMEOUT"
 RENDER_DEADLINE_ENV = "T3D_AUDIT_RENDER_DEADLINE"
 DEFAULT_MEMORY = 8 << 30  # bytes of address space: bpy alone maps about 1.3 GB
+MAX_MEMORY = 1 << 50  # the largest settable limit (1 PiB; setrlimit takes at most 2**63)
 DEFAULT_IMPORT_TIMEOUT_S = 600.0
 MAX_SECONDS = 1e9  # a longer deadline overflows time_t in setitimer and lock waits
 
@@ -53,14 +54,16 @@ def memory_limit(environ: dict[str, str] | None = None) -> int | None:
     if raw.lower() in ("0", "off", "none"):
         return None
     match = _SIZE.fullmatch(raw)
-    # "0.5" would round to a limit of 0 bytes (every child killed at once), unlike "0" (off)
-    if match is None or int(float(match.group(1)) * _UNITS[match.group(2).upper()]) < 1:
+    size = float(match.group(1)) * _UNITS[match.group(2).upper()] if match else 0.0
+    # "0.5" would round to a limit of 0 bytes (every child killed at once), unlike "0" (off);
+    # 5,000 digits read as inf, which int() cannot convert
+    if not 1 <= size <= MAX_MEMORY:
         raise AuditError(
-            f"{raw!r} is not a size",
+            f"{raw[:40]!r} is not a size up to 1024T",
             where=MEMORY_ENV,
             hint="bytes with an optional K, M, G or T suffix (e.g. 8G), or 0 for no limit",
         )
-    return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+    return int(size)
 
 
 def import_timeout(environ: dict[str, str] | None = None) -> float:

@@ -203,11 +203,18 @@ def envelope_bars(summary: Mapping[str, Any], path: Path) -> Path:
 
 
 def save_figure(fig: Any, path: Path) -> Path:
-    """Write ``fig`` as a PNG at ``path`` (deterministic bytes) and close it; returns ``path``."""
+    """Write ``fig`` as a PNG at ``path`` (deterministic bytes) and close it; returns ``path``.
+    Published atomically (:func:`harness.core.fileio.write_bytes_atomic`): a symlink at ``path``
+    is replaced, never written through."""
+    import io
+
+    from harness.core.fileio import write_bytes_atomic
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, format="png", dpi=DPI, metadata=_PNG_META)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata=_PNG_META)
+    write_bytes_atomic(path, buffer.getvalue())
     import matplotlib.pyplot as plt
 
     plt.close(fig)

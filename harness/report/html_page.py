@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.core.bounded_input import read_json
+from harness.core.bounded_input import read_report_json as read_json
 from harness.core.errors import AuditError
 from harness.report.thumbs import THUMB_DIR, read_index
 from harness.vocab.factors import factor_names
@@ -839,24 +839,40 @@ def build_html(report: Path, cache_dir: Path | None = None) -> str:
     )
 
 
+# files `t3d-audit html` may (re)list in the manifest: the page, and the comparison that
+# `compare --out` writes into a report directory for the page to show (docs/release-gate.md)
+RELISTED = (HTML_NAME, "comparison.json", "comparison.md")
+
+
 def write_html(report: Path, cache_dir: Path | None = None) -> Path:
     """Write ``<report>/report.html`` (temporary file, then rename) and, when the report has a
-    manifest, list it among the manifest's outputs; returns its path. ``cache_dir``: the page
-    and its sections come from the report-piece cache where their inputs are unchanged
-    (:func:`cached_page`)."""
-    import os
+    manifest, record the sha256 of the files of :data:`RELISTED` among its outputs; returns
+    the page's path. ``cache_dir``: the page and its sections come from the report-piece cache
+    where their inputs are unchanged (:func:`cached_page`).
 
-    from harness.cards.provenance import load_manifest, output_entries, write_manifest
+    The manifest is verified first: any other file it lists that is missing or whose sha256
+    differs (an edited report) is a :class:`~harness.core.errors.CardError` and nothing is
+    written, so rebuilding the page never re-blesses an edited report."""
+    import os
+    from pathlib import PurePosixPath
+
+    from harness.cards.provenance import load_manifest, refuse_edited_outputs, write_manifest
+    from harness.core.hashing import sha256_file
 
     report = Path(report)
     path = report / HTML_NAME
+    manifest = load_manifest(report) if (report / "manifest.json").is_file() else None
+    if manifest is not None:
+        refuse_edited_outputs(report, manifest, keep=RELISTED)
     text = cached_page(report, cache_dir)
     tmp = report / f".{HTML_NAME}.tmp"
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-    if (report / "manifest.json").is_file():
-        manifest = load_manifest(report)
-        outputs = output_entries(report)
+    if manifest is not None:
+        outputs = [e for e in manifest["outputs"] if e["path"] not in RELISTED]
+        outputs += [{"path": name, "sha256": sha256_file(report / name)} for name in RELISTED
+                    if (report / name).is_file()]  # fmt: skip
+        outputs.sort(key=lambda e: PurePosixPath(e["path"]))  # output_entries' order
         if manifest.get("outputs") != outputs:
             manifest["outputs"] = outputs
             write_manifest(manifest, report)

@@ -50,7 +50,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core.bounded_input import read_json
+from harness.core.bounded_input import read_report_json as read_json
 from harness.core.csvcells import neutral
 from harness.core.errors import AuditError
 from harness.core.numbers import finite_or_none

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.core import bounded_input
-from harness.core.bounded_input import read_json
+from harness.core.bounded_input import read_report_json as read_json
 from harness.core.errors import AuditError
 from harness.measure.audit_inputs import audit_result
 from harness.protocol.records import read_records
@@ -82,7 +82,7 @@ def compare_file(rel: str, disk: Path, rebuilt: Path) -> list[str]:
         return []
     if rel.endswith(".json"):
         try:
-            on_disk = bounded_input.loads(got, where=disk)
+            on_disk = bounded_input.loads(got, where=disk, limit=bounded_input.DEPTH_CEILING)
         except ValueError as exc:
             return [f"{rel}: not valid JSON ({exc}); differs from the file recomputed from scores/"]
         keys = list(json_differences(on_disk, json.loads(want)))

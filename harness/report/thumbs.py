@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.core.bounded_input import read_json
+from harness.core.bounded_input import read_report_json as read_json
 from harness.core.fileio import write_json_atomic
 from harness.core.hashing import sha256_bytes
 

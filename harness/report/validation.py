@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from harness.core.bounded_input import read_json
+from harness.core.bounded_input import read_report_json as read_json
 from harness.vocab.factors import PARAPHRASE, TEMPLATE
 
 KEY = ["evaluator", "generator", "prompt_id", "factor", "level"]

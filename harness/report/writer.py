@@ -49,7 +49,7 @@ from filelock import FileLock
 from harness.captions import paraphrase
 from harness.cards.card_format import write_card
 from harness.cards.provenance import build_manifest, file_entry, portable_label, write_manifest
-from harness.core.bounded_input import read_json
+from harness.core.bounded_input import read_report_json as read_json
 from harness.core.errors import AuditError
 from harness.core.fileio import write_json_atomic
 from harness.core.paths import FIXTURES, PACKAGE_DIR, PROFILES_FILE, REPO_ROOT

@@ -83,6 +83,20 @@ def real(low: float, *, strict: bool = False) -> Callable[[str], float]:
     return check
 
 
+# a number as a paper prints it: ASCII decimal, optional sign, fraction and exponent
+_REPORTED = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
+
+
+def reported_number(text: str) -> str:
+    """A reported score as printed (``27.23``, ``-0.5``, ``3.1e-2``): a finite ASCII decimal
+    number, kept as text so its last digit sets the default margin. ``nan``, ``inf``, ``1e400``
+    (infinite as a float) and exponents of four digits or more are refused."""
+    value = str(text).strip()
+    if len(value) > 100 or not _REPORTED.fullmatch(value) or not math.isfinite(float(value)):
+        raise Error(f"must be a finite decimal number as reported (e.g. 27.23), got {_shown(text)}")
+    return value
+
+
 positive_int = integer(1)
 seed = integer(0, MAX_SEED)
 jobs = integer(1, MAX_JOBS)

@@ -97,4 +97,10 @@ def check_environment(environ: Mapping[str, str] | None = None) -> None:
     env = os.environ if environ is None else environ
     for name in sorted(READERS):
         if env.get(name, "").strip():
-            READERS[name](env)
+            try:
+                READERS[name](env)
+            except AuditError:
+                raise
+            except (ValueError, OverflowError, TypeError, MemoryError) as exc:  # a reader's gap
+                raise AuditError(f"{name} has a value that cannot be read ({type(exc).__name__})",
+                                 where=name, hint="give a plain value, or unset it") from None  # fmt: skip

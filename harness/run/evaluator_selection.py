@@ -29,7 +29,14 @@ def offered_specs(config: Any) -> list[object]:
         if impl.hookwrapper or getattr(impl, "wrapper", False):
             continue
         result = impl.function(**{name: config for name in impl.argnames})
+        if result is not None and not isinstance(result, (list, tuple)):
+            raise EvaluatorError(
+                f"{_hook_source(impl)} returned a {type(result).__name__}, not a list",
+                hint="return a list of Scorer classes, Scorer instances or evaluator specs",
+            )
         offered += [(obj, _hook_source(impl)) for obj in (result or [])]
+    for obj, source in offered:
+        _check_offered(obj, source)
     _refuse_clashes(offered)
     return hook_specs(obj for obj, _source in offered)
 
@@ -50,15 +57,45 @@ def _identity_hash(obj: object) -> tuple[str | None, str | None]:
     return getattr(obj, "id", None), getattr(obj, "identity_hash", None)
 
 
+def _check_offered(obj: object, source: str) -> None:
+    """One object a hook offered: a Scorer class or instance, or anything with a valid ``id``
+    (an :class:`EvaluatorError` naming the hook otherwise)."""
+    from harness.evaluators.scorer import Scorer
+
+    if isinstance(obj, Scorer) or (isinstance(obj, type) and issubclass(obj, Scorer)):
+        return  # its name is checked when its spec is made
+    if not hasattr(obj, "id"):
+        raise EvaluatorError(
+            f"{source} offered a {type(obj).__name__}, which is neither a Scorer nor an evaluator spec",
+            hint="return a list of Scorer classes, Scorer instances or evaluator specs",
+        )
+    try:
+        check_evaluator_id(getattr(obj, "id", None), where="pytest_audit_evaluators")
+    except EvaluatorError as exc:
+        raise EvaluatorError(f"{exc.what}; offered by {source}", where=exc.where, hint=exc.hint) from None
+
+
 def _refuse_clashes(offered: Sequence[tuple[object, str]]) -> None:
+    """An id offered with two identities, or two ids that differ only in letter case (one
+    folder on a case-insensitive file system), raises :class:`EvaluatorError`."""
+    registered = {s.id: s for s in registry.all_specs()}
+    folded = {key.casefold(): key for key in registered}
     seen: dict[str, tuple[str | None, str]] = {}
     for obj, source in offered:
         evaluator_id, identity = _identity_hash(obj)
         if not isinstance(evaluator_id, str):
             continue  # an invalid id is reported by the id check, with its own words
+        twin = folded.setdefault(evaluator_id.casefold(), evaluator_id)
+        if twin != evaluator_id:
+            raise EvaluatorError(
+                f"evaluator id {evaluator_id!r} offered by {source} differs from the id "
+                f"{twin!r} only in letter case",
+                hint="rename it: ids that differ only in case share a folder on a "
+                "case-insensitive file system",
+            )
         other = seen.get(evaluator_id)
         if other is None:
-            held = {s.id: s for s in registry.all_specs()}.get(evaluator_id)
+            held = registered.get(evaluator_id)
             if held is not None:
                 other = (held.identity_hash, registry.source_of(evaluator_id) or "register()")
         if other is not None and other[0] != identity:

@@ -16,6 +16,7 @@ run's scenes against c0 with its objective, and ``test_saved_level`` checks it l
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -110,7 +111,7 @@ class RunSearches:
     def _run(self, evaluator_id: str) -> dict[str, Any]:
         from filelock import FileLock
 
-        from harness.search.run import SearchRequest, Split, run_search
+        from harness.search.run import SearchError, SearchRequest, Split, run_search
 
         block = self.inputs.named_profile.search
         assert block is not None
@@ -121,10 +122,19 @@ class RunSearches:
         )  # fmt: skip
         locks = options.cache_dir / "search"
         locks.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(locks / f"audit-{evaluator_id}.lock")):
+        lock = FileLock(str(locks / f"audit-{evaluator_id}.lock"))
+        try:
+            lock.acquire()
+        except OSError as exc:  # a symlink (never followed), a folder or a device in its place
+            what = "it is a symlink" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+            raise SearchError(f"cannot lock the audit's search of {evaluator_id!r}: {what}",
+                              where=lock.lock_file, hint="remove it; the audit creates its own") from None  # fmt: skip
+        try:
             result = run_search(request, scenes=options.scenes, cache_dir=options.cache_dir,
                                 renderer=self.inputs.renderer, spec=self.inputs.specs[evaluator_id],
                                 thresholds=self._thresholds(evaluator_id))  # fmt: skip
+        finally:
+            lock.release()
         self._results[evaluator_id] = result
         return result.to_dict()
 

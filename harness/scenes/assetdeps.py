@@ -33,6 +33,7 @@ from pathlib import Path
 
 from harness.core.errors import SceneError
 from harness.scenes import assetrefs  # the parsers; this module decides and follows
+from harness.scenes.meshbytes import mesh_bytes, mesh_size
 
 MAX_FILES = 4096  # files one asset may pull in, in all
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -108,6 +109,7 @@ def dependency_files(
             if dep is None or dep in seen:
                 continue
             seen.add(dep)
+            mesh_size(dep, "file the asset pulls in", error=error)  # within the input bound
             found.append(dep)
             if len(found) > MAX_FILES:
                 raise error(f"asset pulls in over {MAX_FILES} files", path=asset_file)
@@ -155,14 +157,7 @@ def _references(path: Path, error: type[SceneError], kind: str | None = None) ->
 
 
 def _read(path: Path, error: type[SceneError]) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(assetrefs.LAYER_MAX + 1)
-    except OSError as exc:
-        raise error(f"cannot read asset file: {exc.strerror or exc}", path=path) from None
-    if len(data) > assetrefs.LAYER_MAX:
-        raise error(f"asset file over {assetrefs.LAYER_MAX} bytes", path=path)
-    return data
+    return mesh_bytes(path, "asset file", error=error)  # within the input bound
 
 
 def _check_usdz(path: Path, error: type[SceneError]) -> None:
@@ -241,12 +236,13 @@ def copy_dependencies(src: Path, dest_dir: Path, write) -> list[str]:
     ``src``'s folder; ``write(target, data)`` writes one file (temp + rename). Returns those
     relative POSIX paths. Raises ImportError_ naming a reference outside ``src``'s folder."""
     from harness.core.errors import ImportError_
+    from harness.scenes.meshbytes import mesh_bytes
 
     base = src.parent.resolve()
     out = []
     for dep in dependency_files(base, src.resolve(), error=ImportError_):
         rel = dep.relative_to(base)
-        write(dest_dir / rel, dep.read_bytes())
+        write(dest_dir / rel, mesh_bytes(dep, "file the asset pulls in"))
         out.append(rel.as_posix())
     return out
 

@@ -15,7 +15,9 @@ reference is allowed (inside the scene set) and follows it.
 * PLY, STL: none (they cannot reference files). glTF is read by
   ``harness.scenes.importers.gltf_io.dependencies``.
 
-Hostile input gets :class:`harness.core.errors.SceneError`; sizes are bounded (:data:`LAYER_MAX`).
+Hostile input gets :class:`harness.core.errors.SceneError`; sizes are bounded by the one input
+bound (``$T3D_AUDIT_MAX_INPUT_BYTES``, ``harness.core.bounded_input.max_bytes``): a USDC token
+table, and a USDZ's layers together once decompressed.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ import struct
 import zipfile
 from pathlib import Path
 
+from harness.core import bounded_input
 from harness.core.errors import SceneError
 
-LAYER_MAX = 256 << 20  # bytes: a USD layer (or token table) larger than this is refused
 _MTL_KEYS = ("map_", "bump", "disp", "decal", "refl", "norm")
 _USDA_ASSET = re.compile(rb"@@@(.*?)@@@|@([^@\r\n]*)@")
 # USDA strings (triple-quoted too) and comments, each matched from its opening; an asset path
@@ -121,19 +123,26 @@ def _looks_like_file(token: str) -> bool:
 def usdz_layers(path: Path) -> dict[str, bytes]:
     """Entry name -> bytes of every USD layer inside the USDZ package ``path``.
 
-    Raises SceneError for an unreadable package or a layer over :data:`LAYER_MAX` bytes.
+    Raises SceneError for an unreadable package or layers over the input bound together
+    once decompressed (read at most bound + 1 bytes: a zip header's sizes are not trusted).
     """
+    limit = bounded_input.max_bytes()
     try:
         with zipfile.ZipFile(path) as package:
             out: dict[str, bytes] = {}
+            left = limit
             for info in package.infolist():
                 if not info.filename.lower().endswith((".usd", ".usda", ".usdc")):
                     continue
-                if info.file_size > LAYER_MAX:
-                    raise SceneError(f"USDZ layer {info.filename!r} is over {LAYER_MAX} bytes",
-                                     path=path, hint="split or simplify the stage")
                 with package.open(info) as handle:
-                    out[info.filename] = handle.read(LAYER_MAX + 1)[:LAYER_MAX]
+                    data = b"" if info.file_size > left else handle.read(left + 1)
+                if info.file_size > left or len(data) > left:
+                    raise SceneError(
+                        f"USDZ layers up to {info.filename!r} are over the input limit of "
+                        f"{limit} bytes once decompressed", path=path,
+                        hint=f"split or simplify the stage, or raise ${bounded_input.MAX_BYTES_ENV}")
+                out[info.filename] = data
+                left -= len(data)
             return out
     except (OSError, zipfile.BadZipFile, RuntimeError, ValueError) as exc:
         raise SceneError(f"unreadable USDZ package: {exc}", path=path) from None
@@ -178,7 +187,7 @@ def _crate_tokens(data: bytes, where: Path | str) -> list[str]:
             table = data[start + 16 : start + 16 + length]
         else:
             usize, csize = struct.unpack_from("<QQ", data, start + 8)
-            if usize > LAYER_MAX or csize > LAYER_MAX:
+            if max(usize, csize) > bounded_input.max_bytes():
                 raise bad("token table over the size limit")
             table = _fast_decompress(data[start + 24 : start + 24 + csize], usize, bad)
     except struct.error:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.errors import ImportError_
+from harness.scenes.meshbytes import mesh_bytes, mesh_head
 
 if TYPE_CHECKING:
     import numpy as np
@@ -230,9 +231,9 @@ def _zip_usd(path: Path) -> bool:
 
 
 def _head(path: Path, size: int) -> bytes:
-    """The first ``size`` bytes of ``path`` (never the whole file)."""
-    with path.open("rb") as handle:
-        return handle.read(size)
+    """The first ``size`` bytes of ``path`` (never the whole file; refused over the input
+    bound, ``harness.scenes.meshbytes``)."""
+    return mesh_head(path, size)[0]
 
 
 def _by_content(path: Path, head: bytes, size: int) -> Detected | None:
@@ -268,9 +269,8 @@ def detect_format(path: Path | str) -> Detected:
             raise ImportError_("not a regular file (a device, FIFO or folder)", path=path,
                                hint="name a plain file")
         raise ImportError_("file not found", path=path)
-    size = path.stat().st_size
-    with path.open("rb") as fh:
-        head = fh.read(_PROBE)
+    # sized on the opened handle and refused over the input bound before any importer runs
+    head, size = mesh_head(path, _PROBE, "mesh or scene file")
     suffix = path.suffix.lower()
     by_ext = next((f for f, exts in EXTENSIONS.items() if suffix in exts), None)
     found = _by_content(path, head, size)
@@ -319,16 +319,15 @@ def check_finite_vertices(path: Path | str, fmt: str) -> None:
                  if any(t.startswith("list:") for _, t in props)]
         if "vertex" not in names or (lists and lists[0] <= names.index("vertex")):
             return  # a layout read_ply_vertices does not take: the measured box is checked
-        verts = read_ply_vertices(path)
+        verts = read_ply_vertices(path, ("x", "y", "z"))
         xyz = [verts.get(axis) for axis in "xyz"]
         if any(a is None for a in xyz):
             raise ImportError_("PLY vertex element has no x, y and z", path=path)
-        coords = np.stack(xyz, axis=1)
+        bad = ~(np.isfinite(xyz[0]) & np.isfinite(xyz[1]) & np.isfinite(xyz[2]))  # no stacked copy
     elif fmt == "stl":
-        coords = _stl_vertices(path)
+        bad = ~np.all(np.isfinite(_stl_vertices(path)), axis=1)
     else:
         return
-    bad = ~np.all(np.isfinite(coords), axis=1)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise ImportError_(
@@ -342,15 +341,15 @@ _STL_VERTEX = re.compile(rb"^\s*vertex\s+(\S+)\s+(\S+)\s+(\S+)", re.MULTILINE)
 
 
 def _stl_vertices(path: Path) -> np.ndarray:
-    """(N, 3) float64 vertex coordinates of a binary or ASCII STL file."""
+    """(N, 3) vertex coordinates of a binary (float32, as stored) or ASCII (float64) STL file."""
     import numpy as np
 
-    data = path.read_bytes()
+    data = mesh_bytes(path, "STL file")
     if _is_binary_stl(data[:84], len(data)):
         (n,) = struct.unpack_from("<I", data, 80)
         facets = np.frombuffer(data, dtype=np.dtype([("normal", "<f4", 3), ("v", "<f4", (3, 3)),
                                                      ("attr", "<u2")]), count=n, offset=84)
-        return facets["v"].reshape(-1, 3).astype(np.float64)
+        return facets["v"].reshape(-1, 3)
     rows = []
     for m in _STL_VERTEX.finditer(data):
         try:
@@ -361,18 +360,26 @@ def _stl_vertices(path: Path) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64).reshape(-1, 3)
 
 
-def read_ply_vertices(path: Path | str) -> dict[str, np.ndarray]:
-    """The ``vertex`` element of a PLY file as property name -> (N,) float64 array.
+def read_ply_vertices(path: Path | str,
+                      properties: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
+    """The ``vertex`` element of a PLY file as property name -> (N,) float64 array (only the
+    named ``properties`` when given; those the file lacks are left out).
 
     Scalar properties only; the vertex element must come before any element with list
-    properties (true of point clouds and 3DGS splat files). Raises ImportError_ otherwise or
-    when the body is shorter than the header says.
+    properties (true of point clouds and 3DGS splat files). The file is read within the input
+    bound (``harness.scenes.meshbytes``) and a header declaring more rows than its body can
+    hold is refused before any array is allocated. Peak memory: the file's bytes plus 8 bytes
+    per value returned (an ASCII body is parsed row by row, never split into one string per
+    line). Raises ImportError_ otherwise or when the body is shorter than the header says.
     """
+    import io
+
     import numpy as np
 
     path = Path(path)
-    data = path.read_bytes()
+    data = mesh_bytes(path, "PLY file")
     header = ply_header(data, path)
+    check_ply_body(header, len(data), path)
     skip = 0
     for name, count, props in header.elements:
         if any(t.startswith("list:") for _, t in props):
@@ -381,22 +388,26 @@ def read_ply_vertices(path: Path | str) -> dict[str, np.ndarray]:
             break
         if name == "vertex":
             break
-        skip += count * sum(np.dtype(_PLY_TYPES[t]).itemsize for _, t in props)
+        # rows (ASCII) or bytes (binary) of the elements before the vertex element
+        skip += count if header.fmt == "ascii" else count * sum(
+            np.dtype(_PLY_TYPES[t]).itemsize for _, t in props)
     vertex = header.element("vertex")
     if vertex is None or vertex[1] == 0:
         raise ImportError_("PLY file has no vertices", path=path)
     _, count, props = vertex
+    wanted = [(i, p) for i, (p, _) in enumerate(props) if properties is None or p in properties]
     try:
         if header.fmt == "ascii":
-            text = data[header.data_offset:].decode("ascii").splitlines()
-            rows = np.loadtxt(text[:count], dtype=np.float64, ndmin=2)
-            if rows.shape != (count, len(props)):
+            body = io.BytesIO(memoryview(data)[header.data_offset:])
+            rows = np.loadtxt(body, dtype=np.float64, ndmin=2, max_rows=count, skiprows=skip,
+                              usecols=[i for i, _ in wanted] or None)
+            if rows.shape != (count, len(wanted)):
                 raise ValueError("row count or width")
-            return {p: rows[:, i] for i, (p, _) in enumerate(props)}
+            return {p: rows[:, k] for k, (_, p) in enumerate(wanted)}
         order = "<" if header.fmt == "binary_little_endian" else ">"
         dtype = np.dtype([(p, order + _PLY_TYPES[t]) for p, t in props])
         table = np.frombuffer(data, dtype=dtype, count=count, offset=header.data_offset + skip)
-    except (KeyError, ValueError) as exc:
+    except (KeyError, ValueError, IndexError) as exc:
         raise ImportError_(f"PLY vertex data unreadable: {exc}", path=path,
                            hint="the file is truncated or its header lies") from None
-    return {p: table[p].astype(np.float64) for p, _ in props}
+    return {p: table[p].astype(np.float64) for _, p in wanted}

@@ -54,6 +54,7 @@ from harness.scenes.importers.gltf_io import (
     dependencies,
     read_gltf,
 )
+from harness.scenes.meshbytes import mesh_size
 
 COMPONENT_BYTES = {5120: 1, 5121: 1, 5122: 2, 5123: 2, 5125: 4, 5126: 4}
 INDEX_DTYPES = {5121: "<u1", 5123: "<u2", 5125: "<u4"}
@@ -206,10 +207,16 @@ class _Checker:
         return 28 + json_len, struct.unpack_from("<I", chunk, 0)[0]
 
     def _map(self, path: Path) -> Any:
-        if path.stat().st_size == 0:
+        """``path`` mapped (not read) as far as its size within the input bound."""
+        size = mesh_size(path, "glTF buffer or image file")
+        if size == 0:
             return b""
-        with path.open("rb") as fh:
-            self.maps.append(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+        try:
+            with path.open("rb") as fh:
+                self.maps.append(mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_READ))
+        except (OSError, ValueError) as exc:  # e.g. it shrank since it was sized
+            raise ImportError_(f"cannot map the glTF buffer or image file: {exc}",
+                               path=path) from None
         return self.maps[-1]
 
     def _file(self, uri: str) -> Path:
@@ -236,9 +243,10 @@ class _Checker:
             else:
                 target = self._file(uri)
                 try:
-                    real = target.stat().st_size
+                    target.stat()
                 except OSError:
                     raise self.fail(f"buffer file {uri!r} not found", f"/buffers/{i}/uri") from None
+                real = mesh_size(target, "glTF buffer file")
                 what = f"file {uri!r}"
             if length > real:
                 raise self.fail(

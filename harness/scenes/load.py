@@ -349,7 +349,8 @@ def check_asset_path(
     error: type[SceneError] = SceneError,
     kind: str = "asset",
 ) -> Path:
-    """Resolve a relative POSIX path under ``root``; raise ``error`` if unsafe or missing.
+    """Resolve a relative POSIX path under ``root``; raise ``error`` if unsafe, missing or over
+    the input bound (``$T3D_AUDIT_MAX_INPUT_BYTES``, checked without reading the file).
 
     ``root`` must already be resolved (absolute, symlinks followed). Returns the resolved file.
     ``kind`` names the file in messages ("asset", "scene file").
@@ -401,6 +402,11 @@ def check_asset_path(
             pointer=where,
             hint=f"expected it under {root}",
         )
+    try:  # sized on its opened handle: an asset over the input bound never reaches Blender
+        bounded_input.checked_size(resolved, what=kind if kind.endswith("file") else f"{kind} file")
+    except OSError as exc:  # InputFileError too: over the bound, or not a regular file
+        raise error(f"{kind} {asset!r}: {getattr(exc, 'what', exc.strerror)}", path=path,
+                    pointer=where, hint=getattr(exc, "hint", None)) from None
     return resolved
 
 

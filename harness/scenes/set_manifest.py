@@ -85,7 +85,7 @@ def build_manifest(root: Path | str, scene_paths: Any) -> dict[str, Any]:
     for raw in scene_paths:
         rel = _relative(root, raw)
         check_asset_path(rel, root, path=rel, kind="scene file")
-        data = (root / rel).read_bytes()
+        data = bounded_input.read_bytes(root / rel, what="scene file")
         scene = parse_scene(data, path=root / rel, root=root, checked_assets=checked)
         check_set_invariants(scene, rel, by_id, by_cell, prompts)
         scenes.append(

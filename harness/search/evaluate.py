@@ -24,8 +24,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.captions import realize
+from harness.evaluators.secrets import environment_secrets, scrub_reason
 from harness.measure.images import MeasureStats, measure, measurement_kind
 from harness.measure.plan import ImageKey, Plan, PlannedScene, Row
+
+ERROR_LIMIT = 1000  # characters of a failed measurement's reason (trial log, stderr, test message)
 
 if TYPE_CHECKING:
     from harness.protocol.configurations import Configuration
@@ -147,7 +150,10 @@ class PointScorer:
                 m.scores[gi[rec.generator], pi[rec.prompt_id]] = float(rec.score)
             elif not m.error:
                 m.error = f"{rec.generator}/{rec.prompt_id}: {rec.error}"
+        secrets = environment_secrets()
         for m in out:
             if not m.error and not np.isfinite(m.scores).all():
                 m.error = "no score for some scene (the scene set lacks a generator × prompt cell)"
+            # the reason reaches the trial log, stderr and a test's message: no key, one line
+            m.error = scrub_reason(" ".join(m.error.split()), secrets, ERROR_LIMIT)
         return [out[index[(c.factor, c.level)]] for c in asked]

@@ -59,14 +59,19 @@ def flipped(generators: Sequence[str], pair: tuple[str, str] | None, base: np.nd
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
-    """95 % Wilson score interval of a share ``k / n``."""
+    """95 % Wilson score interval of a share ``k / n`` (``0 <= k <= n``). Its lower bound at
+    ``k = 0`` is exactly 0 and its upper bound at ``k = n`` exactly 1: in floating point
+    ``centre - half`` leaves a rounding residue there (5.55e-17 for 0 of 3), which a gate
+    ``<= 0`` would read as flips."""
     if n == 0:
         return math.nan, math.nan
     p = k / n
     den = 1 + Z95**2 / n
     centre = (p + Z95**2 / (2 * n)) / den
     half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / den
-    return max(0.0, centre - half), min(1.0, centre + half)
+    lo = 0.0 if k == 0 else min(max(0.0, centre - half), p)
+    hi = 1.0 if k == n else max(min(1.0, centre + half), p)
+    return lo, hi
 
 
 @dataclass(frozen=True)

@@ -130,10 +130,14 @@ def parse_objective(text: str, generators: tuple[str, ...]) -> Objective:
     if kind == PAIR and sep:
         names = tuple(n.strip() for n in rest.split(","))
         if len(names) != 2 or names[0] == names[1] or not all(names):
-            raise ObjectiveError(f"malformed pair objective {text!r}", where="--objective", hint=hint)
+            raise ObjectiveError(f"malformed pair objective {_shown(text)}", where="--objective", hint=hint)
         unknown = [n for n in names if n not in generators]
         if unknown:
-            raise ObjectiveError(f"generator {unknown[0]!r} is not in the scene set", where="--objective",
+            raise ObjectiveError(f"generator {_shown(unknown[0])} is not in the scene set", where="--objective",
                                  hint=f"generators: {', '.join(generators)}")  # fmt: skip
         return Objective(PAIR, generators, (names[0], names[1]))
-    raise ObjectiveError(f"unknown objective {text!r}", where="--objective", hint=hint)
+    raise ObjectiveError(f"unknown objective {_shown(text)}", where="--objective", hint=hint)
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    return repr(text) if len(text) <= limit else repr(text[: limit - 3] + "...")

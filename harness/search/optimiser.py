@@ -45,8 +45,18 @@ def parametrization(space: Space, seed: int) -> Any:
     n = len(space.axes)
     out = ng.p.Array(init=np.full(n, 0.5)).set_bounds(0.0, 1.0, method="clipping")
     out = out.set_mutation(sigma=1.0 / 6.0)
-    out.random_state.seed(seed)
+    out.random_state.seed(legacy_seed(seed))
     return out
+
+
+def legacy_seed(seed: int) -> int | list[int]:
+    """``seed`` (any whole number in ``[0, 2**63 - 1]``) as numpy's legacy ``RandomState``
+    takes it: below 2**32 the number itself (the streams searches have always used), above it
+    its 32-bit words, low first (an array seed: another initialisation, so no two seeds of the
+    range share a stream)."""
+    if seed < 2**32:
+        return seed
+    return [(seed >> shift) & 0xFFFFFFFF for shift in range(0, seed.bit_length(), 32)]
 
 
 #: The outer share of each side of the optimiser's cube that maps onto the domain's bound:

@@ -31,12 +31,13 @@ from typing import Any
 
 from harness.core.errors import AuditError
 from harness.core.hashing import sha256_json
+from harness.protocol.search_limits import check_int, check_wall_time
 from harness.search.confirm import MIN_PROMPTS, Confirmation, confirm
 from harness.search.evaluate import Measured, PointScorer, Prefetch
 from harness.search.flip_region import FlipRegion, flip_region, flipped, sobol_points
 from harness.search.objectives import Objective, parse_objective
 from harness.search.space import Point, Space, space_for
-from harness.search.trial_log import Trial, TrialLog, TrialLogError
+from harness.search.trial_log import Trial, TrialLog, TrialLogError, check_log_target
 
 SEARCH_VERSION = 1
 HELD_OUT = 10  # the default held-out prompts (docs/search.md "Confirmation": measured rates)
@@ -54,11 +55,12 @@ class Split:
     held_out: int
 
     def __post_init__(self) -> None:
-        if self.discovery < 1 or self.held_out < 2:
-            raise SearchError(
-                f"split needs >= 1 discovery and >= 2 held-out prompts, got {self.discovery}+{self.held_out}",
-                where="split", hint="a held-out interval needs at least two prompts to resample",
-            )  # fmt: skip
+        for name in ("discovery", "held_out"):
+            try:
+                check_int(name, getattr(self, name), where="split")
+            except AuditError as exc:
+                raise SearchError(exc.what, where="split",
+                                  hint="a held-out interval needs at least two prompts to resample") from None  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,22 @@ def search_key(request: SearchRequest, spec_identity: str, space: Space, objecti
     })  # fmt: skip
 
 
+def check_request(request: SearchRequest) -> None:
+    """:class:`SearchError` naming the first number of ``request`` outside its range
+    (:mod:`harness.protocol.search_limits`), before any work."""
+    try:
+        for name in ("budget", "batch", "seed", "flip_points"):
+            check_int(name, getattr(request, name), where=f"search {name}")
+        if request.wall_time is not None:
+            check_wall_time(request.wall_time, where="search wall_time")
+        if request.bootstrap is not None:
+            check_int("bootstrap", request.bootstrap, where="search bootstrap")
+    except SearchError:
+        raise
+    except AuditError as exc:
+        raise SearchError(exc.what, where=exc.where) from None
+
+
 def run_search(
     request: SearchRequest,
     *,
@@ -205,8 +223,9 @@ def run_search(
     from harness.scenes.scene_source import load_scene_set
 
     started = time.perf_counter()
-    if request.budget < 1 or request.batch < 1:
-        raise SearchError("budget and batch must be >= 1", where="--budget/--batch")
+    check_request(request)
+    if log_path is not None:
+        check_log_target(Path(log_path))  # a FIFO, symlink or foreign file: before any work
     spec = spec if spec is not None else registry.get(request.evaluator)
     named = get_profile(request.profile)
     full = load_scene_set(scenes, cache_dir)
@@ -284,7 +303,7 @@ def run_search(
             best = max([best, *finite])
             if progress is not None:
                 progress(done, best, request.budget)
-        trials_all = list(log.trials)
+        trials_all = list(log.trials[:done])  # what this search asked for: never a line past it
     disc.close()  # one model in memory at a time: the held-out scorer loads its own
 
     ok = [t for t in trials_all if t.status == "ok" and math.isfinite(t.value)]

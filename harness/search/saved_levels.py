@@ -22,7 +22,7 @@ checked by ``test_saved_level`` against the threshold of its objective.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,8 @@ from harness.protocol.configurations import (
 SAVED_KEY = "saved_levels"
 #: What a profile file may add to a bundled profile (every other key must equal the bundled one).
 ADDED_KEYS = frozenset({SAVED_KEY, "search"})
+#: The most saved levels one profile of a file may hold (each is measured in every audit).
+MAX_SAVED_LEVELS = 1000
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
@@ -83,21 +85,84 @@ def _bundled_raw() -> dict[str, Any]:
     return json.loads(PROFILES_FILE.read_text(encoding="utf-8"))
 
 
-def _read(path: Path) -> dict[str, Any]:
-    from harness.core.bounded_input import read_json
+_READ_HINT = "give a JSON file written by 't3d-audit search --save-level NAME --into FILE'"
 
+
+def _read(path: Path) -> dict[str, Any]:
+    """The user profile file ``path`` as JSON: bounded (harness.core.bounded_input), without
+    NaN or Infinity, and with no key given twice in one object (JSON would keep the last)."""
+    from harness.core.bounded_input import loads, read_text
+
+    text = ""
     try:
-        raw = read_json(path)
+        text = read_text(path, what="profile file")
+        raw = loads(text, where=path, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except _DuplicateKey as exc:
+        lines = _lines_of(text, exc.key)
+        at = f" (lines {', '.join(map(str, lines[:-1]))} and {lines[-1]})" if len(lines) > 1 else ""
+        shown = repr(exc.key) if len(exc.key) <= 80 else repr(exc.key[:77] + "...")
+        raise SavedLevelError(f"{shown} is given twice in one object{at}: JSON would keep only the last, "
+                              "so the first would vanish", where=str(path),
+                              hint="remove or rename one of them") from None  # fmt: skip
     except AuditError as exc:
-        raise SavedLevelError(f"cannot read profile file: {exc.what}", where=str(path),
-                              hint="give a JSON file written by 't3d-audit search --save-level NAME --into FILE'") from None  # fmt: skip
+        raise SavedLevelError(f"cannot read profile file: {exc.what}", where=str(path), hint=_READ_HINT) from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise SavedLevelError(f"cannot read profile file: {exc}", where=str(path),
-                              hint="give a JSON file written by 't3d-audit search --save-level NAME --into FILE'") from None  # fmt: skip
+        raise SavedLevelError(f"cannot read profile file: {exc}", where=str(path), hint=_READ_HINT) from None
     if not isinstance(raw, dict):
         raise SavedLevelError("a profile file maps profile name -> profile", where=str(path),
                               hint='e.g. {"smoke": {"saved_levels": {"NAME": {"point": "...", "objective": "..."}}}}')  # fmt: skip
     return raw
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _lines_of(text: str, key: str) -> list[int]:
+    """The 1-based lines where ``key`` is written as an object key (``"key":``)."""
+    import json
+    import re
+
+    pattern = re.compile(r'(?<!\\)' + re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:")
+    found = [text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)]
+    if len(found) < 2:  # written with escapes (\u0041): name the key only
+        escaped = re.compile(re.escape(json.dumps(key)) + r"\s*:")
+        found += [text.count("\n", 0, m.start()) + 1 for m in escaped.finditer(text)]
+    return sorted(set(found))[:4]
+
+
+def _refuse_odd_target(path: Path, what: str) -> None:
+    """:class:`SavedLevelError` when ``path`` is a symlink, folder, FIFO, device or socket
+    (a missing file passes: the caller decides whether it may be created)."""
+    import os
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise SavedLevelError(f"cannot read the {what}: {exc.strerror}", where=str(path)) from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a symlink" if stat.S_ISLNK(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode) \
+            else "not a regular file (a FIFO, socket or device)"  # fmt: skip
+        raise SavedLevelError(f"the {what} is {kind}", where=str(path),
+                              hint="name a plain JSON file of your own")  # fmt: skip
 
 
 def _level(name: str, value: Any, where: str) -> SavedLevel:
@@ -139,6 +204,9 @@ def _parse(name: str, data: Any, path: Path, bundled: dict[str, Any] | None = No
     if not isinstance(levels, dict):
         raise SavedLevelError(f"'{SAVED_KEY}' must map level name -> printed search point",
                               where=f"{where}/{SAVED_KEY}")  # fmt: skip
+    if len(levels) > MAX_SAVED_LEVELS:
+        raise SavedLevelError(f"{len(levels)} saved levels, more than {MAX_SAVED_LEVELS}", where=f"{where}/{SAVED_KEY}",
+                              hint="each level is measured in every audit: keep the ones still worth checking")  # fmt: skip
     saved = {level: _level(level, value, f"{where}/{SAVED_KEY}") for level, value in levels.items()}
     return SavedProfile(profile, saved)
 
@@ -156,8 +224,11 @@ def load_profile_file(path: str | Path) -> dict[str, SavedProfile]:
     path = Path(path)
     bundled = _bundled_raw()
     found = {name: _parse(name, data, path, bundled) for name, data in _read(path).items()}
-    for saved in found.values():
-        saved_configurations(saved, where=str(path))
+    for name, saved in found.items():
+        configurations = saved_configurations(saved, where=str(path))
+        # each point in its printed form (a hand-written one may space or order its axes freely)
+        found[name] = SavedProfile(saved.profile, {level: replace(value, point=configurations[level].level)
+                                                   for level, value in saved.saved.items()})  # fmt: skip
     return found
 
 
@@ -190,29 +261,50 @@ def saved_configurations(saved: SavedProfile, where: str = "saved_levels") -> di
 def _check_objective(text: str, where: str) -> None:
     """``shift``, ``ranking`` or ``pair:A,B`` in form (the generators are checked against the
     run's scene set when the level is measured)."""
-    kind, sep, rest = text.partition(":")
-    names = [n.strip() for n in rest.split(",")]
-    ok = text in ("shift", "ranking") or (kind == "pair" and sep and len(names) == 2 and all(names)
-                                          and names[0] != names[1])  # fmt: skip
-    if not ok:
-        raise SavedLevelError(f"objective {text!r} is not shift, ranking or pair:A,B", where=where)
+    from harness.protocol.search_limits import check_objective_form
+
+    try:
+        check_objective_form(text, where)
+    except AuditError as exc:
+        raise SavedLevelError(exc.what, where=where) from None
+
+
+def check_save_target(path: str | Path, profile: str, level: str) -> dict[str, Any]:
+    """Check, before any search, that saved level ``level`` of bundled profile ``profile`` can
+    be written into the user file ``path``: the name is valid, the target is not the bundled
+    file, a symlink, a folder or another kind of file, and an existing file is a t3d-audit
+    profile file (every profile in it reads back); returns the file's JSON (``{}`` when absent).
+    :class:`SavedLevelError` naming what is wrong otherwise."""
+    path = Path(path)
+    _check_name(level, "--save-level")
+    if profile not in _bundled_raw():
+        raise SavedLevelError(f"profile {profile!r} is not bundled", where="--profile")
+    _refuse_odd_target(path, "--into file")
+    if path.resolve() == PROFILES_FILE.resolve():
+        raise SavedLevelError("refusing to write the bundled profiles file", where=str(path),
+                              hint="name a profile file of your own with --into")  # fmt: skip
+    if not path.exists():
+        return {}
+    raw = _read(path)
+    try:
+        bundled = _bundled_raw()
+        for name, data in raw.items():
+            saved_configurations(_parse(name, data, path, bundled), where=str(path))
+    except SavedLevelError as exc:
+        raise SavedLevelError(f"not a t3d-audit profile file, left as it is: {exc.what}", where=exc.where or str(path),
+                              hint="name a profile file of your own (or a new file) with --into") from None  # fmt: skip
+    return raw
 
 
 def save_level(path: str | Path, profile: str, level: str, point: str, objective: str | None = None) -> Path:
     """Write ``point`` (a printed search point of ``profile``'s space, found with ``objective``)
     as saved level ``level`` of bundled profile ``profile`` in the user file ``path`` (created
-    when absent; other profiles and levels kept, a level of the same name replaced). Returns
-    ``path``."""
+    when absent; other profiles and levels kept, a level of the same name replaced); the target
+    is checked first (:func:`check_save_target`). Returns ``path``."""
     from harness.core.fileio import write_json_atomic
 
     path = Path(path)
-    if path.resolve() == PROFILES_FILE.resolve():
-        raise SavedLevelError("refusing to write the bundled profiles file", where=str(path),
-                              hint="name a profile file of your own with --into")  # fmt: skip
-    _check_name(level, "--save-level")
-    raw = _read(path) if path.exists() else {}
-    if profile not in _bundled_raw():
-        raise SavedLevelError(f"profile {profile!r} is not bundled", where="--profile")
+    raw = check_save_target(path, profile, level)
     entry = dict(raw.get(profile, {}))
     entry[SAVED_KEY] = {**entry.get(SAVED_KEY, {}), level: SavedLevel(level, point, objective).to_json()}
     raw[profile] = entry

@@ -52,7 +52,7 @@ class Axis:
         if self.domain.kind == "choice":
             if text not in self.choices:
                 raise ProtocolError(
-                    f"{self.name}={text!r} is not one of its {len(self.choices)} choices",
+                    f"{self.name}={_shown(text)} is not one of its {len(self.choices)} choices",
                     where=where, hint=f"use one of {', '.join(self.choices[:12])}"
                     + (", ..." if len(self.choices) > 12 else ""),
                 )  # fmt: skip
@@ -64,7 +64,7 @@ class Axis:
         lo, hi = self.domain.low, self.domain.high
         if not lo <= value <= hi:
             raise ProtocolError(
-                f"{self.name}={text!r} is outside its domain [{lo:g}, {hi:g}] {self.domain.unit}".rstrip(),
+                f"{self.name}={_shown(text)} is outside its domain [{lo:g}, {hi:g}] {self.domain.unit}".rstrip(),
                 where=where, hint="give a number inside the domain",
             )  # fmt: skip
         return self.domain.text(value)
@@ -89,6 +89,11 @@ class Axis:
 
 
 Point = tuple[str, ...]  # one printed value per axis, in Space.names order
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """``text`` quoted for an error message, cut to ``limit`` characters."""
+    return repr(text) if len(text) <= limit else repr(text[: limit - 3] + "...")
 
 
 @dataclass(frozen=True)
@@ -117,8 +122,9 @@ class Space:
         """The base configuration as a point."""
         return tuple(a.value_of(self.base) for a in self.axes)
 
-    def point(self, values: Mapping[str, float | str]) -> Point:
-        """A point from axis → value (floats are quantised); axes not given keep c0's value."""
+    def point(self, values: Mapping[str, float | str], where: str = "point") -> Point:
+        """A point from axis → value (floats are quantised); axes not given keep c0's value.
+        ``where`` names the point in errors (a file and JSON path)."""
         unknown = sorted(set(values) - set(self.names))
         if unknown:
             raise ProtocolError(f"unknown axis {unknown[0]!r}", where="space",
@@ -127,7 +133,7 @@ class Space:
         for axis, default in zip(self.axes, self.c0, strict=True):
             v = values.get(axis.name, default)
             out.append(axis.domain.text(v) if axis.domain.kind == "float" and not isinstance(v, str)
-                       else axis.parse(str(v), where=f"point/{axis.name}"))  # fmt: skip
+                       else axis.parse(str(v), where=f"{where}/{axis.name}"))  # fmt: skip
         return tuple(out)
 
     def text(self, point: Point) -> str:
@@ -142,15 +148,15 @@ class Space:
         for part in str(text).split(SEPARATOR):
             name, sep, value = part.strip().partition("=")
             if not sep or not name or not value:
-                raise ProtocolError(f"malformed search point {text!r}: {part!r}", where=where, hint=hint)
+                raise ProtocolError(f"malformed search point {_shown(text)}: {_shown(part)}", where=where, hint=hint)
             if name in values:
-                raise ProtocolError(f"axis {name!r} given twice", where=where, hint=hint)
+                raise ProtocolError(f"axis {_shown(name)} given twice", where=where, hint=hint)
             values[name] = value
         unknown = sorted(set(values) - set(self.names))
         if unknown:
-            raise ProtocolError(f"unknown axis {unknown[0]!r}", where=where,
+            raise ProtocolError(f"unknown axis {_shown(unknown[0])}", where=where,
                                 hint=f"axes: {', '.join(self.names)}")  # fmt: skip
-        return self.point(values)
+        return self.point(values, where)
 
     def configuration(self, point: Point) -> Configuration:
         """The configuration of ``point``: factor ``search``, level its printed form."""
@@ -199,7 +205,7 @@ def space_for(profile: Profile, names: Sequence[str] | None = None) -> Space:
         known = {a.name for a in axes}
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise ProtocolError(f"unknown search axis {unknown[0]!r}", where="--axes",
+            raise ProtocolError(f"unknown search axis {_shown(unknown[0])}", where="--axes",
                                 hint=f"axes: {', '.join(a.name for a in axes)}")  # fmt: skip
         axes = [a for a in axes if a.name in set(names)]
     base = profile.configuration("baseline", "c0")

@@ -10,8 +10,9 @@ Inputs, shared by every function:
 
 A draw holds prompt p ``w_p`` times, with all its items. Pair statistics (Kendall's τ, pairwise
 accuracy) are exact for the resampled multiset: pairs across two copies of one item are ties
-on both sides. Every pair count is a quadratic form ``wᵀ S w`` in the prompt counts, with S the
-(P, P) matrix of per-prompt-pair sums, so a draw costs O(P²) whatever n is.
+on both sides. Every pair count is a quadratic form Σ_{p≤q} w_p w_q U_pq in the prompt counts,
+with U the sums over the unordered item pairs of each pair of prompts (P(P+1)/2 of them), so a
+draw costs O(P²) whatever n is, and the forms of every draw and series are one matrix product.
 
 Two statistics are resampled with a documented simplification: Spearman's ρ uses the full-sample
 midranks (the Pearson correlation of the original ranks in each draw; ranks are not recomputed
@@ -22,6 +23,7 @@ per-prompt values with the prompt counts as weights.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 
 import numpy as np
@@ -31,10 +33,9 @@ from harness.stats.bootstrap import prompt_mean_draws
 from harness.stats.pair_bounds import check_cells, check_pairs, pair_count
 
 POOLED = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
-OUTER_BUDGET = 6e7  # B × P² elements of the outer-product weights (240 MB float32)
-PAIR_BUDGET = 8e5  # (series × n × n) elements per chunk of the pair stage (~6 MB float64: in cache)
-GEMM_SERIES = 256  # series per quadratic-form GEMM of the pair stage
-GROUP_BUDGET = 4e6  # elements of that group's (4, series, P, P) block sums (32 MB float64)
+OUTER_BUDGET = 2e7  # B × (block pairs) features w_p·w_q per quadratic-form GEMM (160 MB float64)
+COUNT_BUDGET = 4e6  # (block pairs × 4 × series) pair counts held at once (16 MB float32)
+PAIR_BUDGET = 2e5  # (block items × later items × series) per step of the pair stage (in cache)
 
 
 def _prepare(scores: np.ndarray, human: np.ndarray, blocks: np.ndarray, n_blocks: int):
@@ -99,14 +100,121 @@ def _ranks(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def _quad(ww: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """wᵀ S w per draw and series: ww (B, P²) the outer products w⊗w, S (C, P, P) → (B, C).
+_FEATURES: dict[tuple, np.ndarray] = {}  # the last weights' w_p·w_q features (one entry)
 
-    One float32 GEMM: every operand is a small integer (S holds whole pair counts), so the
-    products and sums are exact while they stay below 2²⁴.
+
+def _quadratic_forms(w: np.ndarray, pair_a: np.ndarray, pair_b: np.ndarray, exact: bool):
+    """The map U (K, C) → (B, C), Σ_{p≤q} w_p w_q U_pq per draw and series, for w (B, P) and the
+    K block pairs (pair_a[k], pair_b[k]), pair_a ≤ pair_b, each U a whole-number pair count.
+
+    Up to :data:`OUTER_BUDGET` features w_p·w_q: one GEMM against them, float32 when ``exact``
+    (every operand and partial sum an integer below 2²⁴), else float64 (exact below 2⁵³). More
+    (many prompts): per series the symmetric (P, P) matrix S with S_pp = 2U_pp, and ½ wᵀSw by a
+    float64 GEMM, exact below 2⁵³. Every path gives the same integers.
     """
-    flat = s.reshape(s.shape[0], -1).T.astype(np.float32)
-    return (ww @ flat).astype(np.float64)
+    if w.shape[0] * pair_a.size <= OUTER_BUDGET:
+        dtype = np.float32 if exact else np.float64
+        key = (w.shape, hashlib.sha1(w.tobytes()).digest(), hashlib.sha1(pair_a.tobytes() + pair_b.tobytes()).digest(),
+               np.dtype(dtype).str)
+        features = _FEATURES.get(key)
+        if features is None:  # the chunks of one study share the weights: built once for all
+            features = (w[:, pair_a] * w[:, pair_b]).astype(dtype)
+            _FEATURES.clear()
+            _FEATURES[key] = features
+        return lambda counts: (features @ counts.astype(dtype, copy=False)).astype(np.float64)
+    present = np.unique(np.concatenate((pair_a, pair_b)))
+    ia, ib = np.searchsorted(present, pair_a), np.searchsorted(present, pair_b)
+    diagonal = ia[ia == ib]
+    wp = w[:, present]
+
+    def forms(counts: np.ndarray) -> np.ndarray:
+        out = np.empty((w.shape[0], counts.shape[1]))
+        s = np.zeros((present.size, present.size))
+        for c in range(counts.shape[1]):
+            s[ia, ib] = counts[:, c]
+            s[ib, ia] = counts[:, c]
+            s[diagonal, diagonal] *= 2.0
+            out[:, c] = 0.5 * np.einsum("bp,bp->b", wp @ s, wp)
+        return out
+
+    return forms
+
+
+def _pair_block_counts(
+    x: np.ndarray, y: np.ndarray, blk: np.ndarray, mask: np.ndarray, eps: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Pair counts of every series per pair of prompt blocks, each unordered item pair once.
+
+    ``x`` (E, n), ``y`` (n,), ``blk`` (n,) sorted, ``mask`` (E, n) finite scores, ``eps`` (E,).
+    Returns ``counts`` (K, R, E) (float32 when exact): rows concordant − discordant, metric ties, accurate
+    pairs at ε (a human tie the metric ties, or an order it gets right by more than ε) and, with
+    missing scores (R = 4), human ties, for the K = P'(P'+1)/2 pairs (p ≤ q) of the P' present
+    blocks in the row-major order of ``np.triu_indices(P')``; ``y_ties`` (K,) the human ties when
+    nothing is missing (the same for every series), else ``None``. Pairs within a block count
+    i < j only.
+
+    With z = Δx·sign(Δy), a pair is concordant when z > 0, discordant when z < 0, and rightly
+    ordered beyond ε when z > ε; a missing score makes Δx NaN, which every comparison rejects.
+    Items are compared block against all later items with the series on the fast axis, in
+    chunks of series whose (items, items, series) arrays stay in cache.
+    """
+    e_count, n = x.shape
+    holes = not mask.all()
+    xt = np.ascontiguousarray(np.where(mask, x, np.nan).T)  # (n, E)
+    present, starts = np.unique(blk, return_index=True)
+    ends = np.append(starts[1:], n)
+    n_p = present.size
+    n_pairs = n_p * (n_p + 1) // 2
+    offsets = np.concatenate(([0], np.cumsum(np.arange(n_p, 0, -1))))
+    rows = 4 if holes else 3
+    widest = int(np.max(ends - starts, initial=1))
+    # a count is at most widest² (two blocks' items): float32 holds it exactly below 2²⁴
+    counts = np.empty((n_pairs, rows, e_count), dtype=np.float32 if widest * widest < 2**24 else np.float64)
+    y_ties = None if holes else np.empty(n_pairs)
+    chunk = max(1, int(PAIR_BUDGET // max(widest * n, 1)))
+    eps = np.asarray(eps, dtype=np.float64)
+    for a in range(n_p):
+        s, e = int(starts[a]), int(ends[a])
+        m, rest = e - s, n - s
+        seg = starts[a:] - s  # each later block's first item, relative to s
+        dy = y[s:e, None] - y[None, s:]
+        keep = np.ones((m, rest), dtype=bool)
+        keep[:, :m] = np.triu(keep[:, :m], k=1)  # within the block, i < j only
+        sy = np.where(keep, np.sign(dy), 0.0)
+        ti, tj = np.nonzero(keep & (dy == 0))
+        order = np.argsort(tj, kind="stable")
+        ti, tj = ti[order], tj[order]
+        tie_bounds = np.searchsorted(tj, np.append(seg, rest))
+        if y_ties is not None:
+            y_ties[offsets[a] : offsets[a + 1]] = np.diff(tie_bounds)
+        out = slice(offsets[a], offsets[a + 1])
+        for c0 in range(0, e_count, chunk):
+            c1 = min(c0 + chunk, e_count)
+            dx = xt[s:e, None, c0:c1] - xt[None, s:, c0:c1]  # (m, rest, C)
+            dx[:, :m][~keep[:, :m]] = np.nan
+            z = dx * sy[:, :, None]
+            ec = eps[c0:c1]
+            conc = _block_sums((z > 0).sum(axis=0), seg) - _block_sums((z < 0).sum(axis=0), seg)
+            counts[out, 0, c0:c1] = conc
+            counts[out, 1, c0:c1] = _block_sums((dx == 0).sum(axis=0), seg)
+            tied = dx[ti, tj]  # (T, C): the human ties, ordered by later block
+            right = _block_sums((z > ec).sum(axis=0), seg)
+            counts[out, 2, c0:c1] = right + _tie_sums(np.abs(tied) <= ec, tie_bounds)
+            if holes:
+                counts[out, 3, c0:c1] = _tie_sums(~np.isnan(tied), tie_bounds)
+    return counts, y_ties
+
+
+def _block_sums(per_item: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """Sums of consecutive item rows per block: (items, C), (blocks,) first rows → (blocks, C)."""
+    return np.add.reduceat(per_item, seg, axis=0)
+
+
+def _tie_sums(hit: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Counts of ``hit`` (T, C) between consecutive ``bounds`` (blocks + 1,) → (blocks, C)."""
+    cum = np.zeros((hit.shape[0] + 1, hit.shape[1]), dtype=np.int64)
+    np.cumsum(hit, axis=0, out=cum[1:])
+    return cum[bounds[1:]] - cum[bounds[:-1]]
 
 
 def _distinct_present(values: np.ndarray, blk: np.ndarray, present_w: np.ndarray) -> np.ndarray:
@@ -154,89 +262,24 @@ def pooled_draws(
     dup = (w * (w - 1.0) / 2.0) @ n_pe.T
     n0 = n_w * (n_w - 1.0) / 2.0
     check_cells(n, n, what="pairwise matrix of the pooled bootstrap")
-    dy = y[:, None] - y[None, :]
-    sy = np.sign(dy).astype(np.int8)
-    ty = dy == 0
-    chunk = max(1, int(PAIR_BUDGET // max(n * n, 1)))
-    kq = np.empty((w.shape[0], e_count))
-    txq = np.empty_like(kq)
-    tyq = np.empty_like(kq)
-    aq = np.empty_like(kq)
-    # the diagonal (an item with itself) is tied on both sides and tied at any ε ≥ 0
-    diag = np.zeros((e_count, n_blocks, n_blocks))
-    diag[:, np.arange(n_blocks), np.arange(n_blocks)] = n_pe
-
-    # Few prompts: one GEMM against the (B, P²) outer products. Many prompts (e.g. one block
-    # per item): (B, P²) would not fit, so each series is w @ S, then a row-wise dot with w.
-    outer = w.shape[0] * n_blocks * n_blocks <= OUTER_BUDGET
+    # float32 is exact while every partial sum of the quadratic form stays below 2²⁴
     exact = float(np.max(n_w, initial=0.0)) ** 2 < 2.0**24
-    ww = None
-    if outer:
-        ww = (w[:, :, None] * w[:, None, :]).reshape(w.shape[0], -1)
-        ww = ww.astype(np.float32) if exact else ww
-
-    # Block sums of the (C, n, n) pair arrays as two float32 GEMMs with the (n, P) block
-    # indicator, Mᵀ Q M: exact (entries are small integer counts, far below 2²⁴) and several
-    # times faster than two reduceat passes over int8 arrays (issue 39, item 6).
-    onehot = np.zeros((n, n_blocks), dtype=np.float32)
-    onehot[np.arange(n), blk] = 1.0
-
-    def reduce(q: np.ndarray) -> np.ndarray:
-        c = q.shape[0]
-        half = (q.reshape(c * n, n).astype(np.float32) @ onehot).reshape(c, n, n_blocks)
-        return np.matmul(onehot.T, half).astype(np.float64)
-
-    def quad(s: np.ndarray) -> np.ndarray:  # s holds doubled counts (both orders of a pair)
-        if ww is None:
-            return 0.5 * np.stack([np.einsum("bp,bp->b", w @ s_c, w) for s_c in s], axis=1)
-        if exact:
-            return 0.5 * _quad(ww, s)
-        return 0.5 * (ww @ s.reshape(s.shape[0], -1).T)
-
-    all_y = quad(reduce(ty[None].view(np.int8)) - diag[:1])[:, 0] if mask.all() else None
-    # Two chunk sizes: the (c, n, n) pair arrays of a few series stay in cache (memory traffic,
-    # not arithmetic, bounds this stage), while the quadratic forms run as one GEMM per group
-    # of series so the (B, P²) outer products are read once per group, not once per few series.
-    group = max(chunk, min(GEMM_SERIES, int(GROUP_BUDGET // (4 * n_blocks * n_blocks))))
-    for g0 in range(0, e_count, group):
-        g1 = min(g0 + group, e_count)
-        sums = np.zeros((4, g1 - g0, n_blocks, n_blocks))  # concordance, x ties, accuracy, y ties
-        for c0 in range(g0, g1, chunk):
-            sl = slice(c0, min(c0 + chunk, g1))
-            at = slice(c0 - g0, sl.stop - g0)
-            holes = not mask[sl].all()
-            xc = np.where(mask[sl], x[sl], 0.0)
-            # signs and ties straight from comparisons (x_i > x_j exactly when x_i − x_j > 0):
-            # one byte per pair written instead of an 8-byte difference; the difference itself
-            # is formed only for the series whose ε is above 0
-            gt = xc[:, :, None] > xc[:, None, :]
-            lt = xc[:, :, None] < xc[:, None, :]
-            sx = gt.view(np.int8) - lt.view(np.int8)
-            conc = sx * sy
-            xtie = ~(gt | lt)
-            tied = xtie.copy()
-            wide = np.flatnonzero(eps[sl] > 0)
-            if wide.size:
-                xw = xc[wide]
-                tied[wide] = np.abs(xw[:, :, None] - xw[:, None, :]) <= eps[sl][wide][:, None, None]
-            acc = np.where(tied, ty, conc > 0)
-            if holes:
-                pm = mask[sl][:, :, None] & mask[sl][:, None, :]
-                conc = conc * pm
-                xtie &= pm
-                acc &= pm
-            d = diag[sl]
-            sums[0, at] = reduce(conc)
-            sums[1, at] = reduce(xtie.view(np.int8)) - d
-            sums[2, at] = reduce(acc.view(np.int8)) - d
-            if all_y is None:
-                sums[3, at] = reduce((ty & pm).view(np.int8) if holes else np.broadcast_to(
-                    ty.view(np.int8), (sl.stop - sl.start, n, n))) - d
-        sg = slice(g0, g1)
-        kq[:, sg] = quad(sums[0])
-        txq[:, sg] = quad(sums[1])
-        aq[:, sg] = quad(sums[2])
-        tyq[:, sg] = all_y[:, None] if all_y is not None else quad(sums[3])
+    kq, txq, aq, tyq = (np.empty((w.shape[0], e_count)) for _ in range(4))
+    present = np.unique(blk)
+    pair_a, pair_b = np.triu_indices(present.size)
+    quad = _quadratic_forms(w, present[pair_a], present[pair_b], exact)
+    group = max(1, int(COUNT_BUDGET // max(4 * pair_a.size, 1)))
+    for g0 in range(0, e_count, group):  # bounded memory with many prompts: (K, 4, group) counts
+        sl = slice(g0, min(g0 + group, e_count))
+        size = sl.stop - sl.start
+        counts, y_ties = _pair_block_counts(x[sl], y, blk, mask[sl], eps[sl])
+        rows = counts.shape[1]
+        flat = counts.reshape(counts.shape[0], -1)
+        if y_ties is not None:  # no missing score: the human ties are the same pairs for every series
+            flat = np.concatenate((flat, y_ties[:, None].astype(flat.dtype)), axis=1)
+        forms = quad(flat)
+        kq[:, sl], txq[:, sl], aq[:, sl] = (forms[:, : rows * size].reshape(-1, rows, size)[:, r] for r in range(3))
+        tyq[:, sl] = forms[:, -1:] if y_ties is not None else forms[:, 3 * size :]
     with np.errstate(invalid="ignore", divide="ignore"):
         den_b = np.sqrt((n0 - txq - dup) * (n0 - tyq - dup))
         out["kendall_tau_b"] = np.where(den_b > 0, kq / den_b, np.nan)
@@ -263,7 +306,7 @@ def _row_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
     Constancy is tested on the values themselves: centring a constant row on its floating-point
     mean leaves rounding residue whose "correlation" (often ≈ 0) would otherwise be averaged in
-    as a real value (issue 39, item 3).
+    as a real value.
     """
     constant = (x.max(axis=1) == x.min(axis=1)) | np.broadcast_to(y.max(axis=-1) == y.min(axis=-1), x.shape[:1])
     xc = x - x.mean(axis=1, keepdims=True)

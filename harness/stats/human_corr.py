@@ -24,6 +24,8 @@ from scipy import stats as sps
 
 from harness.stats.pair_bounds import check_pairs, pair_count
 
+EPSILON_BUDGET = 2e6  # series × pairs per array of the pooled ε search (16 MB float64)
+
 
 def _finite_pair(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(x, dtype=np.float64)
@@ -261,7 +263,7 @@ def _grouped_epsilons(xs: np.ndarray, y: np.ndarray, groups, chunk: int) -> np.n
 
 
 def tie_calibrated_epsilons(
-    x: np.ndarray, y: np.ndarray, groups: Sequence | np.ndarray | None = None, chunk: int = 8
+    x: np.ndarray, y: np.ndarray, groups: Sequence | np.ndarray | None = None, chunk: int = 32
 ) -> np.ndarray:
     """ε of :func:`tie_calibrated_accuracy` for many series at once: (E, n), (n,) → (E,).
 
@@ -270,7 +272,7 @@ def tie_calibrated_epsilons(
     (set A of metric differences) and loses one when the metric ordered it rightly (set D), so
     the accuracy curve only rises at values of A: sorting A (the human-tie pairs, the same pairs
     for every series) and counting D below each value by a search is enough, with no sort of all
-    n(n−1)/2 differences. Vectorised over chunks of series.
+    n(n−1)/2 differences. Vectorised over chunks of ``chunk`` series.
     """
     xs = np.atleast_2d(np.asarray(x, dtype=np.float64))
     y = np.asarray(y, dtype=np.float64)
@@ -282,42 +284,85 @@ def tie_calibrated_epsilons(
                     what="pairwise accuracy")
     else:
         check_pairs(pair_count([n]), what="pairwise accuracy")
-    i, j = np.triu_indices(n, k=1) if groups is None else (np.empty(0, int), np.empty(0, int))
-    dy = y[i] - y[j]
-    tie = dy == 0
-    ti, tj = i[tie], j[tie]
-    ci, cj, sy = i[~tie], j[~tie], np.sign(dy[~tie])
     rows = np.flatnonzero(full)
     if groups is not None:
         out[rows] = _grouped_epsilons(xs[rows], y, groups, chunk)
-        rows = rows[:0]
-    if ti.size and rows.size:
-        for c0 in range(0, rows.size, chunk):
-            r = rows[c0 : c0 + chunk]
-            xr = xs[r]
-            a = np.sort(np.abs(xr[:, ti] - xr[:, tj]), axis=1)  # (C, |A|)
-            dx = xr[:, ci] - xr[:, cj]
-            conc = np.sign(dx) * sy > 0
-            absdx = np.abs(dx)
-            lost = np.empty_like(a)
-            # Only the K = |A| + 1 smallest |Δ| of D can matter, so a partition (linear) and a
-            # sort of K values replace the sort of all of D (issue 39, item 6). Exact: a count
-            # truncated at K scores gained − K ≤ −1, and such a value never decides, because
-            # either A's smallest value is 0 (no rightly ordered pair has |Δ| ≤ 0, so it scores
-            # ≥ 1) or it is > 0 and any best ≤ 0 gives ε = 0 below.
-            cap = a.shape[1] + 1
-            for k in range(r.size):  # pairs the metric ordered rightly with |Δ| ≤ each value of A
-                d = absdx[k][conc[k]]
-                if d.size > cap:
-                    d = np.partition(d, cap - 1)[:cap]
-                lost[k] = np.searchsorted(np.sort(d), a[k], side="right")
-            gained = np.arange(1, a.shape[1] + 1, dtype=np.float64)[None, :]
-            last = np.concatenate((a[:, 1:] != a[:, :-1], np.ones((r.size, 1), dtype=bool)), axis=1)
-            value = np.where(last, gained - lost, -np.inf)
-            best = np.argmax(value, axis=1)
-            best_val = value[np.arange(r.size), best]
-            start_wins = (a[:, 0] > 0) & (best_val <= 0)  # ε = 0 (value 0) comes first
-            out[r] = np.where(start_wins, 0.0, a[np.arange(r.size), best])
+    elif rows.size:
+        out[rows] = _pooled_epsilons(xs[rows], y, chunk)
     for e in np.flatnonzero(~full):
         out[e] = tie_calibrated_accuracy(xs[e], y, groups).epsilon
+    return out
+
+
+def _pooled_epsilons(xs: np.ndarray, y: np.ndarray, chunk: int) -> np.ndarray:
+    """Pooled ε of complete series: xs (E, n) finite, y (n,) finite → (E,).
+
+    A (the human-tie pairs) is the same pairs for every series: one gather and a sort. Of D
+    (the rightly ordered pairs) only the K = |A| + 1 smallest metric differences can matter.
+    Exact: a count truncated at K scores gained − K ≤ −1, and such a value never decides,
+    because either A's smallest value is 0 (no rightly ordered pair has |Δ| ≤ 0, so it scores
+    ≥ 1) or it is > 0 and any best ≤ 0 gives ε = 0 below. Those K come from the pairs close in
+    metric order (:func:`_smallest_rightly_ordered`), not from all n(n−1)/2.
+    """
+    ti, tj = np.triu_indices(y.size, k=1)
+    tie = y[ti] == y[tj]
+    ti, tj = ti[tie], tj[tie]
+    out = np.zeros(xs.shape[0])
+    if not ti.size:
+        return out
+    cap = ti.size + 1
+    gained = np.arange(1, ti.size + 1, dtype=np.float64)[None, :]
+    chunk = max(1, min(int(chunk), int(EPSILON_BUDGET // cap)))  # (chunk, K) arrays
+    for c0 in range(0, xs.shape[0], chunk):
+        xr = xs[c0 : c0 + chunk]
+        c = xr.shape[0]
+        a = np.sort(np.abs(xr[:, tj] - xr[:, ti]), axis=1)  # (C, |A|)
+        d = _smallest_rightly_ordered(xr, y, cap)
+        lost = np.empty_like(a)
+        for k in range(c):  # rightly ordered pairs with |Δ| ≤ each value of A
+            lost[k] = np.searchsorted(d[k], a[k], side="right")
+        last = np.concatenate((a[:, 1:] != a[:, :-1], np.ones((c, 1), dtype=bool)), axis=1)
+        value = np.where(last, gained - lost, -np.inf)
+        best = np.argmax(value, axis=1)
+        best_val = value[np.arange(c), best]
+        start_wins = (a[:, 0] > 0) & (best_val <= 0)  # ε = 0 (value 0) comes first
+        out[c0 : c0 + c] = np.where(start_wins, 0.0, a[np.arange(c), best])
+    return out
+
+
+def _smallest_rightly_ordered(xr: np.ndarray, y: np.ndarray, cap: int) -> np.ndarray:
+    """The ``cap`` smallest metric differences of rightly ordered pairs, ascending, +inf where a
+    series has fewer: xr (C, n) finite, y (n,) → (C, cap).
+
+    In each series' metric order a pair g places apart has difference x_(i+g) − x_(i) ≥ 0, and it
+    is rightly ordered when that is > 0 and the humans rate the later item higher. Gaps 1..G
+    hold every pair whose difference is below m = min_i x_(i+G+1) − x_(i); when the cap-th
+    smallest rightly ordered difference found is below m, no pair further apart can change the
+    result. Series where it is not double G, up to all pairs.
+    """
+    c, n = xr.shape
+    order = np.argsort(xr, axis=1, kind="stable")
+    xo = np.take_along_axis(xr, order, axis=1)
+    yo = y[order]
+    out = np.full((c, cap), np.inf)
+    pending = np.arange(c)
+    gap = min(n - 1, max(8, -(-4 * cap // max(n, 1))))
+    while pending.size:
+        xp, yp = xo[pending], yo[pending]
+        step = max(1, int(EPSILON_BUDGET // max(gap * n, 1)))
+        for r0 in range(0, pending.size, step):  # (rows, pairs) arrays within the budget
+            rows = slice(r0, r0 + step)
+            xg, yg = xp[rows], yp[rows]
+            diffs = np.concatenate([xg[:, g:] - xg[:, :-g] for g in range(1, gap + 1)], axis=1)
+            higher = np.concatenate([yg[:, g:] > yg[:, :-g] for g in range(1, gap + 1)], axis=1)
+            diffs = np.where(higher & (diffs > 0), diffs, np.inf)
+            if diffs.shape[1] > cap:
+                diffs = np.partition(diffs, cap - 1, axis=1)[:, :cap]
+            diffs.sort(axis=1)
+            out[pending[rows], : diffs.shape[1]] = diffs
+        if gap >= n - 1:
+            break
+        reach = (xp[:, gap + 1 :] - xp[:, : n - gap - 1]).min(axis=1)  # the closest pair further apart
+        pending = pending[~(out[pending, cap - 1] < reach)]
+        gap = min(n - 1, 2 * gap)
     return out

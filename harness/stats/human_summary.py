@@ -7,6 +7,7 @@ arrays in, a JSON-ready dict out.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from harness.stats import human_rank as hr
 from harness.stats import human_reliability as rel
 from harness.stats.bootstrap import percentile_ci, prompt_weights
 
+# chunks are independent and numpy releases the GIL in its loops, partitions and sorts, so two
+# threads keep two cores busy; each chunk's result does not depend on the thread that ran it
+WORKERS = 2
 KEYS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
 
 
@@ -27,6 +31,36 @@ def _f(v: float) -> float | None:
 def _ci(draws: np.ndarray, level: float) -> list:
     lo, hi = percentile_ci(draws, level)
     return [_f(lo), _f(hi)]
+
+
+def _column_ci(draws: np.ndarray, level: float) -> np.ndarray:
+    """:func:`harness.stats.bootstrap.percentile_ci` of (B, C) draws → (2, C), the same values.
+
+    One sort per column instead of numpy's partitions, then numpy's own "linear" quantile rule
+    step for step (virtual index (m − 1)·q over the m non-NaN draws, its floor and the next
+    index, and ``_lerp``'s two-sided interpolation), so every bit agrees: NaN draws are skipped
+    as ``nanquantile`` skips them, and a column without a draw gives NaN.
+    """
+    a = (1.0 - level) / 2.0
+    q = np.array([a, 1.0 - a])
+    d = np.array(np.asarray(draws, dtype=np.float64).T, order="C")  # (C, B), a copy
+    d.sort(axis=1)  # NaN last
+    m = (~np.isnan(d)).sum(axis=1)[:, None]  # (C, 1)
+    virtual = (m - 1) * q[None, :]  # (C, 2)
+    prev = np.floor(virtual)
+    nxt = prev + 1
+    above = virtual >= m - 1
+    prev[above] = nxt[above] = -1  # the last non-NaN draw
+    below = virtual < 0
+    prev[below] = nxt[below] = 0
+    gamma = virtual - prev
+    rows = np.arange(d.shape[0])[:, None]
+    lo = d[rows, np.where(prev < 0, m + prev, prev).astype(np.intp)]
+    hi = d[rows, np.where(nxt < 0, m + nxt, nxt).astype(np.intp)]
+    diff = hi - lo
+    with np.errstate(invalid="ignore"):
+        out = np.where(gamma >= 0.5, hi - diff * (1 - gamma), lo + diff * gamma)
+    return np.where(m > 0, out, np.nan).T
 
 
 def epsilons(scores: np.ndarray, human: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
@@ -44,6 +78,7 @@ def series_agreement(
     grouped: bool = False,
     level: float = 0.95,
     chunk: int = 256,
+    workers: int = WORKERS,
 ) -> list[dict]:
     """Agreement of every series with intervals.
 
@@ -53,6 +88,10 @@ def series_agreement(
     (reasons from :mod:`harness.stats.human_degenerate`: a degenerate series has its statistics
     or its intervals ``None`` rather than a number without meaning). With ``grouped`` the
     statistics are computed within each block and averaged.
+
+    Series are computed ``chunk`` at a time (the floating-point moment sums of Pearson and
+    Spearman are matrix products whose rounding can depend on the number of series in them, so
+    the chunk is part of the result's last digit), ``workers`` chunks at once in threads.
     """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     groups = blocks if grouped else None
@@ -65,24 +104,31 @@ def series_agreement(
     spanned = np.array([np.unique(blk[row]).size for row in both])
     y_hi = np.where(both, y[None, :], -np.inf).max(axis=1, initial=-np.inf)
     y_lo = np.where(both, y[None, :], np.inf).min(axis=1, initial=np.inf)
-    out = []
-    for c0 in range(0, x.shape[0], chunk):  # bounded memory: (B, chunk) draws at a time
+
+    def one_chunk(c0: int) -> tuple[np.ndarray, dict, dict]:
         xc = x[c0 : c0 + chunk]
         eps = epsilons(xc, y, groups)
         if grouped:
             draws = hb.grouped_draws(hb.per_block_values(xc, y, blocks, n_blocks, eps), w)
         else:
             draws = hb.pooled_draws(xc, y, blocks, w, eps)
-        cis = {k: percentile_ci(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
-        for e in range(xc.shape[0]):
-            i = c0 + e
-            reasons, refuse, refuse_ci = dg.series_reasons(int(n_ok[i]), int(spanned[i]), bool(y_hi[i] == y_lo[i]))
-            entry = {"n": int(n_ok[i])}
-            entry.update({k: None if refuse else _f(draws[k][0, e]) for k in KEYS})
-            entry["pairwise_epsilon"] = None if refuse else _f(eps[e])
-            entry["ci"] = {k: [None, None] if refuse_ci else [_f(cis[k][0, e]), _f(cis[k][1, e])] for k in KEYS}
-            entry["flags"] = reasons
-            out.append(entry)
+        cis = {k: _column_ci(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
+        return eps, {k: draws[k][0] for k in KEYS}, cis
+
+    out = []
+    starts = range(0, x.shape[0], chunk)  # bounded memory: (B, chunk) draws per chunk in flight
+    with ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
+        results = pool.map(one_chunk, starts) if workers > 1 else map(one_chunk, starts)
+        for c0, (eps, point, cis) in zip(starts, results, strict=True):
+            for e in range(eps.size):
+                i = c0 + e
+                reasons, refuse, refuse_ci = dg.series_reasons(int(n_ok[i]), int(spanned[i]), bool(y_hi[i] == y_lo[i]))
+                entry = {"n": int(n_ok[i])}
+                entry.update({k: None if refuse else _f(point[k][e]) for k in KEYS})
+                entry["pairwise_epsilon"] = None if refuse else _f(eps[e])
+                entry["ci"] = {k: [None, None] if refuse_ci else [_f(cis[k][0, e]), _f(cis[k][1, e])] for k in KEYS}
+                entry["flags"] = reasons
+                out.append(entry)
     return out
 
 

@@ -255,7 +255,7 @@ def room_from_points(
 
 def write_bytes_atomic(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` (creating parents) unless identical bytes are already there."""
-    if target.is_file() and target.read_bytes() == data:
+    if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
         return
     fileio.write_bytes_atomic(target, data)
 

@@ -58,6 +58,7 @@ from harness.scenes.importers.common import (
 from harness.scenes.importers.gltf_io import Gltf, dependencies, read_gltf
 from harness.scenes.limits import LENGTH_MAX
 from harness.scenes.load import validate_scene
+from harness.scenes.meshbytes import mesh_bytes
 from harness.scenes.model import KIND_OBJECT, KIND_ROOM, SCENE_SCHEMA_V2, Room, Scene
 
 _ARCH = re.compile(r"^(floor|wall|ceiling)", re.IGNORECASE)
@@ -137,9 +138,10 @@ def copy_gltf(g: Gltf, out_root: Path, folder: str) -> str:
     """Copy the file and its dependencies to ``assets/<folder>/``; returns the asset path."""
     deps = dependencies(g)
     rel = f"assets/{folder}/{g.path.name}"
-    write_bytes_atomic(out_root / rel, g.path.read_bytes())
-    for dep in deps:
-        write_bytes_atomic(out_root / f"assets/{folder}/{dep}", (g.path.parent / dep).read_bytes())
+    write_bytes_atomic(out_root / rel, mesh_bytes(g.path, "glTF file"))
+    for dep in deps:  # each within the input bound, as check_gltf sized them
+        write_bytes_atomic(out_root / f"assets/{folder}/{dep}",
+                           mesh_bytes(g.path.parent / dep, "glTF buffer or image file"))
     return rel
 
 
@@ -255,7 +257,8 @@ def _room_scene(
                 rel = f"assets/{folder}/{stem}-{n}.glb"
                 n += 1
             taken.add(rel)
-            write_bytes_atomic(out_root / rel, Path(entry["asset"]).read_bytes())
+            # Blender's export of one node: a decoded (e.g. Draco) mesh can outgrow its source
+            write_bytes_atomic(out_root / rel, mesh_bytes(entry["asset"], "exported object GLB"))
             label = labels.get(name) or _extras_label(extras) or _BLENDER_SUFFIX.sub("", name) or "object"
             pending.append((sanitize_id(name, f"obj{k}"), label, rel, placement))
     if not pending:

@@ -21,10 +21,12 @@ from typing import Any
 from harness.core import bounded_input
 from harness.core.errors import AuditError, ImportError_
 from harness.render.gltfscene import SUPPORTED_EXTENSIONS
+from harness.scenes.meshbytes import mesh_bytes, mesh_head
 
 _GLB_MAGIC = 0x46546C67  # "glTF"
 _CHUNK_JSON = 0x4E4F534A  # "JSON"
 _CHUNK_BIN = 0x004E4942  # "BIN\0"
+GLB_MAX_CHUNKS = 1024  # a GLB holds a JSON and a BIN chunk; extensions may add a few more
 
 # What to do about a required extension Blender's importer cannot decode.
 _EXTENSION_HINTS = {
@@ -129,16 +131,16 @@ def _reject_constant(literal: str) -> Any:
 
 
 def read_gltf(path: Path | str) -> Gltf:
-    """Read a ``.glb`` (binary) or ``.gltf`` (JSON) file."""
+    """Read a ``.glb`` (binary) or ``.gltf`` (JSON) file: its JSON only (a GLB's chunk
+    headers are walked, its BIN chunk is not read). The file is sized on its opened handle and
+    refused above the input bound (``harness.scenes.meshbytes``) before any byte of its body
+    is read."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ImportError_(f"cannot read glTF file: {exc.strerror or exc}", path=path) from None
-    if raw[:4] == struct.pack("<I", _GLB_MAGIC):
-        json_bytes, _ = _split_glb(raw, path)
+    head, size = mesh_head(path, 20, "glTF file")
+    if head[:4] == struct.pack("<I", _GLB_MAGIC):
+        json_bytes = _glb_json(path, head, size)
     else:
-        json_bytes = raw
+        json_bytes = mesh_bytes(path, "glTF file")
     check_json_size(json_bytes, path)
     try:
         doc = bounded_input.loads(json_bytes.decode("utf-8"), parse_constant=_reject_constant)
@@ -215,25 +217,39 @@ def dependencies(g: Gltf) -> list[str]:
     return out
 
 
-def _split_glb(raw: bytes, path: Path) -> tuple[bytes, bytes | None]:
-    if len(raw) < 20:
+def _glb_json(path: Path, head: bytes, size: int) -> bytes:
+    """The JSON chunk of the GLB ``path`` whose first 20 bytes are ``head`` and whose size is
+    ``size``; every chunk header is checked to lie inside the file, no chunk body is read but
+    the JSON's."""
+    if len(head) < 20:
         raise ImportError_("truncated GLB header", path=path)
-    _, version, length = struct.unpack_from("<III", raw, 0)
+    _, version, length = struct.unpack_from("<III", head, 0)
     if version != 2:
         raise ImportError_(f"unsupported GLB container version {version}", path=path)
-    if length != len(raw):
-        raise ImportError_(f"GLB length field {length} != file size {len(raw)}", path=path)
-    offset, chunks = 12, []
-    while offset < len(raw):
-        if offset + 8 > len(raw):
-            raise ImportError_("truncated GLB chunk header", path=path)
-        size, kind = struct.unpack_from("<II", raw, offset)
-        start, end = offset + 8, offset + 8 + size
-        if end > len(raw):
-            raise ImportError_("GLB chunk runs past the end of the file", path=path)
-        chunks.append((kind, raw[start:end]))
-        offset = end
-    if not chunks or chunks[0][0] != _CHUNK_JSON:
-        raise ImportError_("GLB does not start with a JSON chunk", path=path)
-    bin_chunk = chunks[1][1] if len(chunks) > 1 and chunks[1][0] == _CHUNK_BIN else None
-    return chunks[0][1], bin_chunk
+    if length != size:
+        raise ImportError_(f"GLB length field {length} != file size {size}", path=path)
+    offset, first = 12, None
+    with path.open("rb") as handle:
+        for _ in range(GLB_MAX_CHUNKS):
+            if offset >= size:
+                break
+            handle.seek(offset)
+            chunk = handle.read(8)
+            if len(chunk) < 8:
+                raise ImportError_("truncated GLB chunk header", path=path)
+            chunk_size, kind = struct.unpack_from("<II", chunk)
+            if offset + 8 + chunk_size > size:
+                raise ImportError_("GLB chunk runs past the end of the file", path=path)
+            first = first or (kind, offset + 8, chunk_size)
+            offset += 8 + chunk_size
+        else:
+            if offset < size:
+                raise ImportError_(f"GLB holds more than {GLB_MAX_CHUNKS} chunks", path=path,
+                                   hint="a GLB holds a JSON chunk and at most a few others")
+        if first is None or first[0] != _CHUNK_JSON:
+            raise ImportError_("GLB does not start with a JSON chunk", path=path)
+        handle.seek(first[1])
+        data = handle.read(first[2])
+    if len(data) != first[2]:
+        raise ImportError_("the GLB file shrank while it was read", path=path)
+    return data

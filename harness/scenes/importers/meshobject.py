@@ -29,52 +29,22 @@ import numpy as np
 from harness.core.errors import ImportError_
 from harness.scenes.fileformats import Detected, check_finite_vertices, detect_format
 from harness.scenes.importers.conventions import Conventions, display_scale, source_record
+from harness.scenes.importers.objbox import blocks, obj_box
+from harness.scenes.meshbytes import mesh_bytes
 from harness.scenes.model import Scene
 
-_MAX_NUMBER_CHARS = 64  # longest token the vectorised OBJ reader takes (a float needs < 32)
 _OBJ_COLOUR_WIDTH = 7  # "v x y z r g b": the vertex-colour extension TripoSR and trimesh write
 
-def _measure_obj(path: Path) -> dict[str, Any]:
-    """Box of an OBJ's ``v`` lines and its colour source: ``material`` (an ``mtllib`` that
-    exists), ``vertex`` (``v x y z r g b`` lines) or ``none``."""
-    raw = path.read_bytes()
-    lines = raw.splitlines()
-    vlines = [ln for ln in lines if ln.startswith(b"v ")]
-    verts = _fast_vertices(vlines)
-    if verts is None:  # ragged or malformed: the line-by-line reader names the bad line
-        from harness.scenes.importers.scenestate import _obj_vertices
 
-        verts = _obj_vertices(raw, path)
-    colour = "vertex" if vlines and len(vlines[0].split()) >= _OBJ_COLOUR_WIDTH else "none"
-    for line in lines:
-        if line.startswith(b"mtllib ") and any(
-            (path.parent / name.decode("utf-8", "replace")).is_file() for name in line.split()[1:]
-        ):
-            colour = "material"
-            break
-    return {"lo": verts.min(0).tolist(), "hi": verts.max(0).tolist(), "colour": colour}
-
-
-def _fast_vertices(vlines: list[bytes]) -> np.ndarray | None:
-    """(N, 3) positions of ``v`` lines that all have the same number of finite numbers;
-    None otherwise (then the careful reader runs)."""
-    if not vlines:
-        return None
-    width = len(vlines[0].split())
-    tokens = b" ".join(vlines).split()
-    # np.array of bytes is a fixed-width array as wide as the longest token: one 1 MB token
-    # among 150 000 would ask for 150 GB. Numbers are never that long; the careful reader
-    # names the line.
-    if max(map(len, tokens)) > _MAX_NUMBER_CHARS:
-        return None
-    try:
-        table = np.array(tokens)
-        if table.size != width * len(vlines):
-            return None
-        numbers = table.reshape(len(vlines), width)[:, 1:4].astype(np.float64)
-    except ValueError:
-        return None
-    return numbers if np.all(np.isfinite(numbers)) else None
+def _measure_obj(path: Path, raw: bytes) -> dict[str, Any]:
+    """Box of an OBJ's ``v`` lines (``raw``: the file's bytes) and its colour source:
+    ``material`` (an ``mtllib`` that exists), ``vertex`` (``v x y z r g b`` lines) or
+    ``none``. Measured block by block (``objbox``): memory beyond ``raw`` stays bounded."""
+    box = obj_box(raw, path)
+    colour = "vertex" if box.width >= _OBJ_COLOUR_WIDTH else "none"
+    if any((path.parent / name).is_file() for name in box.mtllibs):
+        colour = "material"
+    return {"lo": box.lo.tolist(), "hi": box.hi.tolist(), "colour": colour}
 
 
 def rebase_obj(raw: bytes, axes: np.ndarray) -> bytes:
@@ -86,16 +56,19 @@ def rebase_obj(raw: bytes, axes: np.ndarray) -> bytes:
     def flip(value: str) -> str:
         return value[1:] if value.startswith("-") else "-" + value
 
-    out = []
-    for line in raw.decode("utf-8", errors="replace").splitlines():
-        if line.lstrip().startswith("v"):
-            parts = line.split()
-            if parts[0] in ("v", "vn") and len(parts) >= 4:
-                xyz = parts[1:4]
-                new = [flip(xyz[k]) if neg else xyz[k] for k, neg in perm]
-                line = " ".join([parts[0], *new, *parts[4:]])
-        out.append(line)
-    return ("\n".join(out) + "\n").encode("utf-8")
+    chunks = []
+    for block in blocks(raw):  # block by block: a few blocks of text beside raw and the result
+        out = []
+        for line in block.decode("utf-8", errors="replace").splitlines():
+            if line.lstrip().startswith("v"):
+                parts = line.split()
+                if parts[0] in ("v", "vn") and len(parts) >= 4:
+                    xyz = parts[1:4]
+                    new = [flip(xyz[k]) if neg else xyz[k] for k, neg in perm]
+                    line = " ".join([parts[0], *new, *parts[4:]])
+            out.append(line)
+        chunks.append(("\n".join(out) + "\n").encode("utf-8"))
+    return b"".join(chunks) or b"\n"
 
 
 def import_object_file(
@@ -136,8 +109,10 @@ def import_object_file(
     # refused before Blender reads anything
     dependency_files(path.parent.resolve(), path.resolve(), error=ImportError_)
     check_finite_vertices(path, found.format)
+    # read once within the input bound: measured (OBJ) and copied from these bytes
+    raw = mesh_bytes(path, f"{found.label} file")
     if found.format == "obj":  # read in Python, as the sceneState importer does: no Blender
-        result = _measure_obj(path)
+        result = _measure_obj(path, raw)
     else:
         (result,) = run_jobs(
             [{"op": "measure", "file": str(path.resolve()), "format": found.format,
@@ -161,7 +136,6 @@ def import_object_file(
                           path=path, pointer="")
     folder = f"assets/{sanitize_id(asset_dir or path.stem, 'object')}"
     rel = f"{folder}/{path.name}"
-    raw = path.read_bytes()
     if rebase:
         if not placement.is_identity:
             raw = rebase_obj(raw, np.asarray(placement.axes))

@@ -77,7 +77,9 @@ from harness.scenes.importers.common import (
     write_bytes_atomic,
 )
 from harness.scenes.importers.gltf_io import read_gltf
+from harness.scenes.importers.objbox import obj_box
 from harness.scenes.load import validate_scene
+from harness.scenes.meshbytes import mesh_bytes
 from harness.scenes.model import SCENE_SCHEMA_V2, Scene
 
 SCENE_VERSION = "scene@1.0.2"
@@ -390,8 +392,9 @@ class _MeshCache:
         key = (source, asset_id)
         if key not in self._mesh:
             src = self._file[key]
-            raw = src.read_bytes()
-            self._mesh[key] = (src, _obj_vertices(raw, src), raw)
+            raw = mesh_bytes(src, "OBJ asset")  # within the input bound, sized on its handle
+            box = obj_box(raw, src)
+            self._mesh[key] = (src, np.stack([box.lo, box.hi]), raw)
         return self._mesh[key]
 
     def bounds(self, source: str, asset_id: str, pointer: str) -> tuple[np.ndarray, np.ndarray]:
@@ -417,23 +420,6 @@ class _MeshCache:
         _copy_materials(src, raw, self.out_root / folder)
         write_bytes_atomic(self.out_root / rel, data)
         return rel
-
-
-def _obj_vertices(raw: bytes, path: Path) -> np.ndarray:
-    verts = []
-    for n, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), start=1):
-        if line.startswith("v "):
-            parts = line.split()
-            try:
-                xyz = [float(v) for v in parts[1:4]]
-            except ValueError:
-                xyz = []
-            if len(xyz) != 3 or not all(math.isfinite(v) for v in xyz):
-                raise ImportError_(f"bad vertex on line {n}", path=path)
-            verts.append(xyz)
-    if not verts:
-        raise ImportError_("OBJ asset has no vertices", path=path)
-    return np.array(verts)
 
 
 def _rebase_obj(raw: bytes, axes: np.ndarray) -> bytes:
