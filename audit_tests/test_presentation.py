@@ -1,4 +1,4 @@
-"""Does the verdict depend on the presentation alone? (issue 41, docs/protocols.md)
+"""Does the verdict depend on the presentation alone? (docs/protocols.md)
 
 Under ``--audit-view-policy=preset:NAME`` each presentation probe (textured vs untextured, shaded
 vs normal map, separate views vs one tiled grid, mesh vs points) scores the scenes twice around

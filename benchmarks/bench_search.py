@@ -1,4 +1,4 @@
-"""Cost of a search beyond the grid (issue 40) through real Blender renders and pixel scoring.
+"""Cost of a search beyond the grid through real Blender renders and pixel scoring.
 
 Runs ``run_search`` for a pixel-only scorer (the image's warmth) on the smoke scenes over the
 whole space and prints: wall time, the time spent measuring (rendering and scoring, cached or

@@ -175,7 +175,7 @@ def pooled_draws(
 
     # Block sums of the (C, n, n) pair arrays as two float32 GEMMs with the (n, P) block
     # indicator, Mᵀ Q M: exact (entries are small integer counts, far below 2²⁴) and several
-    # times faster than two reduceat passes over int8 arrays (issue 39, item 6).
+    # times faster than two reduceat passes over int8 arrays.
     onehot = np.zeros((n, n_blocks), dtype=np.float32)
     onehot[np.arange(n), blk] = 1.0
 
@@ -297,7 +297,7 @@ def tie_calibrated_epsilons(
             absdx = np.abs(dx)
             lost = np.empty_like(a)
             # Only the K = |A| + 1 smallest |Δ| of D can matter, so a partition (linear) and a
-            # sort of K values replace the sort of all of D (issue 39, item 6). Exact: a count
+            # sort of K values replace the sort of all of D. Exact: a count
             # truncated at K scores gained − K ≤ −1, and such a value never decides, because
             # either A's smallest value is 0 (no rightly ordered pair has |Δ| ≤ 0, so it scores
             # ≥ 1) or it is > 0 and any best ≤ 0 gives ε = 0 below.

@@ -1,4 +1,4 @@
-"""Readers with bounds (issue 36, item 3): one bounded reader of user JSON/text files, regular
+"""Readers with bounds: one bounded reader of user JSON/text files, regular
 files only, memory-bounded pairwise statistics and non-finite geometry refused.
 
 Every hostile file is built in ``tmp_path``; none allocates more than a few MB, so a
@@ -383,7 +383,7 @@ def test_a_pyproject_nested_too_deeply_is_a_toml_error(tmp_path: Path) -> None:
     assert bi.read_toml(path) == {"tool": {"t3d-audit": {"scenes": "s"}}}
 
 
-# ------------------------------------------------------------------------------ held-out (issue 36)
+# ------------------------------------------------------------------------------ held-out
 
 
 def test_an_integer_too_long_for_python_is_a_json_error_not_a_traceback(tmp_path: Path, capsys) -> None:
@@ -413,7 +413,7 @@ def test_human_ratings_and_votes_json_go_through_the_bounded_reader(tmp_path: Pa
 
 
 def test_a_pyproject_integer_too_long_is_a_toml_error(tmp_path: Path) -> None:
-    """Held-out (issue 36): the audit's, compare's and the plugin's pyproject readers catch
+    """Regression: the audit's, compare's and the plugin's pyproject readers catch
     TOMLDecodeError; tomllib raised a plain ValueError for 5000 digits."""
     import tomllib
 
@@ -424,7 +424,7 @@ def test_a_pyproject_integer_too_long_is_a_toml_error(tmp_path: Path) -> None:
 
 
 def test_a_model_id_or_asset_map_path_too_long_for_the_file_system_is_one_line(tmp_path: Path, capsys) -> None:
-    """Held-out (issue 36): a sceneState modelId of 5000 characters made Path.is_file() raise
+    """Regression: a sceneState modelId of 5000 characters made Path.is_file() raise
     OSError (ENAMETOOLONG) while the assets were looked up: a traceback."""
     import sys
 
@@ -447,7 +447,7 @@ def test_a_model_id_or_asset_map_path_too_long_for_the_file_system_is_one_line(t
 
 
 def test_a_gltf_uri_too_long_for_the_file_system_is_one_line(tmp_path: Path, capsys) -> None:
-    """Held-out (issue 36): a 5000-character buffer uri made Path.is_file() raise OSError
+    """Regression: a 5000-character buffer uri made Path.is_file() raise OSError
     (ENAMETOOLONG): a traceback instead of "not found"."""
     gltf = tmp_path / "m.gltf"
     gltf.write_text(json.dumps({"asset": {"version": "2.0"},

@@ -165,7 +165,7 @@ def _forge_records(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
 
 
 def test_forged_records_entry_is_served_with_plain_seals(tmp_path):
-    """The attack of issue 26 item 4: without a key the forgery passes (hence --rescore)."""
+    """A forged records entry: without a key the forgery passes (hence --rescore)."""
     session = tiny_session(tmp_path, [TinySpec("tiny-grid")])
     session.record_cache.records("tiny-grid")
     _forge_records(tmp_path)

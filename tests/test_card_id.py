@@ -104,7 +104,7 @@ def test_an_undefined_statistic_is_stated_not_reported():
 
 
 def test_a_card_over_fewer_than_ten_prompts_says_its_intervals_are_indicative():
-    # regression (issue 31): the small-sample rule was shown in the terminal, page and compare,
+    # regression: the small-sample rule was shown in the terminal, page and compare,
     # but a card, the artifact people share, carried no mark
     from harness.cards import validate_card
 

@@ -1,5 +1,5 @@
 """Regression tests: bad option values and bad input files are one-line usage or typed errors
-(exit 2; 4 under pytest), raised before any work starts (issue 26, items 7 and 8).
+(exit 2; 4 under pytest), raised before any work starts.
 
 Each case gave a traceback, or started rendering/scoring/the whole audit before refusing.
 """

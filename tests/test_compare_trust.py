@@ -1,4 +1,4 @@
-"""``compare`` and ``--audit-baseline`` trust nothing (issue 26, item 5): a release directory
+"""``compare`` and ``--audit-baseline`` trust nothing: a release directory
 whose manifest or cards do not verify is refused, an evaluator on only one side fails the gate
 unless ``--allow-unpaired``, and a ``--config`` that does not exist is an error.
 

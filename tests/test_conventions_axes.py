@@ -1,4 +1,4 @@
-"""Every signed up axis, per-file conventions (issue 37 item 11)."""
+"""Every signed up axis, per-file conventions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""No CSV the harness writes holds a cell a spreadsheet would run as a formula (issue 36,
-item 6); the records file gets its free text back exactly."""
+"""No CSV the harness writes holds a cell a spreadsheet would run as a formula; the
+records file gets its free text back exactly."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_report_tables_and_leaderboard_csv_are_inert(tmp_path, monkeypatch):
     assert _formula_cells(ranking.render_csv(board)) == []
 
 
-# held-out (issue 36): the full-width formula starts, and a CSV writer added after the fix
+# Regression: the full-width formula starts, and a CSV writer added after the fix
 @pytest.mark.parametrize("cell", ['＝HYPERLINK("http://x")', "＋1+cmd", "－x", "＠SUM(A1)"])
 def test_full_width_formula_starts_are_neutral(cell):
     assert neutral(cell) == "'" + cell and restore(neutral(cell)) == cell

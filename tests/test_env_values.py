@@ -1,5 +1,5 @@
 """Every T3D_AUDIT_* value is checked in one place, at the start of a command or a pytest run
-(issue 36, item 6): a bad value is one line naming the variable, before any work."""
+(item 6): a bad value is one line naming the variable, before any work."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_every_variable_the_code_reads_with_a_value_is_checked():
     assert not unchecked, f"add a reader to harness.run.environment.READERS for {sorted(unchecked)}"
 
 
-# held-out (issue 36): int()/float() read "٣" (Arabic-Indic 3) and "1_0" as numbers, and
+# Regression: int()/float() read "٣" (Arabic-Indic 3) and "1_0" as numbers, and
 # int("²") raises ValueError although "²".isdigit() is True (a traceback at every command's start)
 NUMERIC = ["T3D_AUDIT_RENDER_THREADS", "T3D_AUDIT_SCORER_DEADLINE", "T3D_AUDIT_IMPORT_TIMEOUT",
            "T3D_AUDIT_RENDER_DEADLINE", "T3D_AUDIT_MEMORY_LIMIT", "T3D_AUDIT_MAX_INPUT_BYTES",
@@ -96,7 +96,7 @@ def test_ascii_spellings_still_read():
 
 @pytest.mark.parametrize("raw", ["[" * 50_000, '{"a": ' * 50_000])
 def test_store_options_nested_too_deeply_is_one_error_not_a_recursion_error(monkeypatch, raw):
-    """Held-out (issue 36): T3D_AUDIT_STORE_OPTIONS went through a bare json.loads (a variable
+    """Regression: T3D_AUDIT_STORE_OPTIONS went through a bare json.loads (a variable
     holds up to 128 KiB): a RecursionError traceback at every command's start."""
     from harness.store.stores import StoreError, _options_from_env
 
@@ -109,7 +109,7 @@ def test_store_options_nested_too_deeply_is_one_error_not_a_recursion_error(monk
 
 @pytest.mark.parametrize("value", ["0.5", "0.4B"])
 def test_a_memory_limit_rounding_to_zero_bytes_is_refused(value):
-    """Held-out (issue 36): "0" turns the limit off, but "0.5" was read as a limit of 0 bytes
+    """Regression: "0" turns the limit off, but "0.5" was read as a limit of 0 bytes
     (every Blender child would die at its first allocation)."""
     with pytest.raises(AuditError, match="T3D_AUDIT_MEMORY_LIMIT"):
         check_environment({"T3D_AUDIT_MEMORY_LIMIT": value})
@@ -117,7 +117,7 @@ def test_a_memory_limit_rounding_to_zero_bytes_is_refused(value):
 
 @pytest.mark.parametrize("name", ["T3D_AUDIT_SCORER_DEADLINE", "T3D_AUDIT_IMPORT_TIMEOUT", "T3D_AUDIT_RENDER_DEADLINE"])
 def test_a_deadline_too_long_to_wait_on_is_refused(name):
-    """Held-out (issue 36): 1e300 s is finite, so it passed; then every scorer batch failed with
+    """Regression: 1e300 s is finite, so it passed; then every scorer batch failed with
     OverflowError (lock wait) and a warm worker's setitimer raised."""
     with pytest.raises(AuditError, match=name):
         check_environment({name: "1e300"})

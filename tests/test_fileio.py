@@ -85,7 +85,7 @@ def test_every_json_output_refuses_nan_and_keeps_the_old_file(tmp_path, bad):
 
 @pytest.mark.parametrize("mask", [0o022, 0o027, 0o002])
 def test_published_files_get_the_mode_open_would_give_them(tmp_path, mask):
-    # regression (issue 37): mkstemp's temp files are 0600 and os.replace kept that mode, so a
+    # regression: mkstemp's temp files are 0600 and os.replace kept that mode, so a
     # report held 0600 and 0644 files side by side depending on which writer made each
     old = os.umask(mask)
     try:

@@ -211,7 +211,7 @@ def test_strict_pairs_is_opt_in_a_skip_by_default_and_a_gate_once_declared(pytes
     selection = ("-n", "0", "-k", "test_strict_pairs or test_sign_crossings")
     default = run_audit(pytester, "default", *selection, "-ra")
     assert default.ret == pytest.ExitCode.OK, default.stdout.str()[-1500:]
-    # regression (issue 37): one SKIPPED line per evaluator for a threshold nobody declared;
+    # regression: one SKIPPED line per evaluator for a threshold nobody declared;
     # now one line names it, and the final counts still count every skip
     out = default.stdout.str()
     assert not [line for line in default.stdout.lines if line.startswith("SKIPPED") and "min_strict_pairs" in line]

@@ -1,6 +1,6 @@
 """glTF/GLB bounds checked before Blender reads a file (``harness.scenes.gltf_limits``).
 
-The attacks of issue 26 item 3 (an accessor of 2**31 - 1 elements in a 404-byte file, 200,000
+Hostile files (an accessor of 2**31 - 1 elements in a 404-byte file, 200,000
 nodes, a 30000 x 30000 PNG texture, a 1 TiB buffer declared for 36 bytes) are refused in
 milliseconds with one-line errors naming the field; the Khronos samples still pass.
 """

@@ -2,7 +2,7 @@
 
 Hand-computed values for the envelope, drop and split statistics; the run id and thresholds of
 runs without human data unchanged; bad human inputs exit 4 at configure time; and the known
-answer of issue 29 part 5 on a simulated panel (raters = the symbolic companion's c0 scores plus
+answer on a simulated panel (raters = the symbolic companion's c0 scores plus
 independent noise at a declared reliability): the recovered alpha and ceiling cover the planted
 values, and planted-pitch90 (agreement collapses at pitch 90) fails exactly its pitch stability
 check, with ``-n 0`` and ``-n 2``.

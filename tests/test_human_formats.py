@@ -1,6 +1,5 @@
 """Public human-judgment formats: TIFA v1.0, DSG (TIFA160), StanfordT23D, MATE-3D and
-GPTEval3D votes, each checked against its published values where the data is present
-(issue 37 item 12)."""
+GPTEval3D votes, each checked against its published values where the data is present."""
 
 from __future__ import annotations
 

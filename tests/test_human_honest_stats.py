@@ -1,4 +1,4 @@
-"""Honest statistics for human agreement across many levels (issue 39).
+"""Honest statistics for human agreement across many levels.
 
 Independent references (scipy.stats.pearsonr per group, a naive loop bootstrap, a loop max-t)
 held against the vectorised code to 1e-9; a null simulation (no level differs from c0) that

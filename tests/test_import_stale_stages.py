@@ -1,4 +1,4 @@
-"""Staging folders left by a killed import are removed by the next import (issue 26 item 9).
+"""Staging folders left by a killed import are removed by the next import.
 
 ``import-scenes`` killed with SIGKILL left ``.set.import-XXXX`` next to the set for good. Stage
 names now carry their owner (pid and host), so the next import into the same set removes them.

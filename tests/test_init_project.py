@@ -79,7 +79,7 @@ def test_a_pyproject_that_is_not_toml_is_an_error_naming_it(tmp_path, capsys):
     assert "pyproject.toml" in capsys.readouterr().err
 
 
-# --- issue 36 item 5: --force edits the pyproject as TOML and keeps what the user set up
+# --- --force edits the pyproject as TOML and keeps what the user set up
 
 _OWN_FORMS = {
     "inline": '[project]\nname = "mine"\n[tool]\nt3d-audit = {profile = "smoke"}\nruff = {line-length = 99}\n',
@@ -149,7 +149,7 @@ def test_a_target_in_the_way_stops_init_before_anything_is_written(tmp_path, cap
 
 @pytest.mark.parametrize("value", ["1" * 5000, "[" * 3000 + "]" * 3000])
 def test_a_pyproject_too_long_or_deep_for_the_parser_is_one_line_and_nothing_is_written(tmp_path, capsys, value):
-    """Held-out (issue 36): tomllib raises a plain ValueError for an integer over 4300 digits
+    """Regression: tomllib raises a plain ValueError for an integer over 4300 digits
     and RecursionError for deep arrays; init called tomllib directly: a traceback."""
     (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "mine"\nseed = {value}\n')
     assert main(["init", str(tmp_path), "--force"]) == 2

@@ -1,5 +1,5 @@
 """Served model ids that echo the API key in an encoded, doubled, interleaved or split form are
-never stored (issue 36, item 6): the class of encodings, not one example each."""
+never stored: the class of encodings, not one example each."""
 
 from __future__ import annotations
 

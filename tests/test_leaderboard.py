@@ -146,7 +146,7 @@ def test_the_style_hash_matches_the_inline_style(tmp_path):
     assert f"'sha256-{digest}'" in html.unescape(page)
 
 
-# --- issue 36 item 4: values are JSON numbers or refused; the failed share outranks
+# --- values are JSON numbers or refused; the failed share outranks
 
 @pytest.mark.parametrize("bad", ["0.001", True, 10**400, [0.5], {"v": 1}])
 def test_a_value_that_is_not_a_json_number_is_refused_naming_it(tmp_path, bad):

@@ -1,4 +1,4 @@
-"""The leaderboard ranks only what verifies (issue 36, item 4): each run passes
+"""The leaderboard ranks only what verifies: each run passes
 ``t3d-audit validate``'s checks first, one directory is one run however it is named, the
 failed share is counted from the score files and outranks the statistics, and a value that is
 not a JSON number is refused, not ranked."""

@@ -1,5 +1,5 @@
-"""A threshold looser than the study's is marked so in the card and the report (issue 36,
-item 6); the study's own values and stricter ones leave both as they were."""
+"""A threshold looser than the study's is marked so in the card and the report; the
+study's own values and stricter ones leave both as they were."""
 
 from __future__ import annotations
 

@@ -368,7 +368,7 @@ def test_material_missing_from_old_manifest_is_reported(tmp_path: Path) -> None:
 
 
 def test_material_outside_root_is_refused(tmp_path: Path, tmp_path_factory) -> None:
-    # issue 36: an outside material used to be ignored, so it reached the render unhashed
+    # regression: an outside material used to be ignored, so it reached the render unhashed
     from harness.scenes.assetdeps import asset_dependencies
 
     write_scene_set(tmp_path, manifest=False)

@@ -241,7 +241,7 @@ def test_evaluators_without_a_served_model_keep_ten_columns(plan, tmp_path):
 
 
 def test_an_empty_score_cache_serves_no_pair_and_repeats_count_as_reused(plan, tmp_path):
-    # regression (issue 37): "30 pairs from the score cache" on an empty cache: a pair the plan
+    # regression: "30 pairs from the score cache" on an empty cache: a pair the plan
     # repeats (scored in one group, met again in another) was counted as a cache hit
     from harness.measure.images import MeasureStats
 

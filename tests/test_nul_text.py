@@ -1,4 +1,4 @@
-"""NUL and other C0 control characters in records and scenes (issue 26 item 9).
+"""NUL and other C0 control characters in records and scenes.
 
 docs/formats.md forbids NUL in every records cell; pandas' CSV reader cut a cell at its first
 NUL, so ``caption\\0x`` was read back as ``caption`` and accepted. Scene prompts, prompt sources

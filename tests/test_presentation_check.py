@@ -1,4 +1,4 @@
-"""The presentation probes as an audit check (issue 41, item 3): ``min_presentation_agreement``
+"""The presentation probes as an audit check: ``min_presentation_agreement``
 in the metric registry (scope ``presentation``, out of other runs' ids), its project override,
 and ``audit_tests/test_presentation.py`` end to end with planted evaluators (no renders):
 ``preset-tiling`` fails the tiled probe, the protocol-invariant ``planted-robust`` passes all."""

@@ -1,5 +1,5 @@
-"""harness.core.progress: a bar on a terminal, plain lines in a log (issue 37: the warm step's tqdm
-bar written to a log was one 77 kB line of carriage returns)."""
+"""harness.core.progress: a bar on a terminal, plain lines in a log (a tqdm
+bar written to a log would be one long line of carriage returns)."""
 
 from __future__ import annotations
 

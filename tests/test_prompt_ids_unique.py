@@ -1,5 +1,5 @@
 """A prompt id given twice in a prompts file is refused naming both places, in every form of
-the file (issue 36, item 6): JSON's object form would otherwise keep the last silently."""
+the file: JSON's object form would otherwise keep the last silently."""
 
 from __future__ import annotations
 

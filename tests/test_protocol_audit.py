@@ -1,4 +1,4 @@
-"""An audit under a protocol preset (``--audit-view-policy preset:NAME``, issue 41): the plan
+"""An audit under a protocol preset (``--audit-view-policy preset:NAME``): the plan
 looks at every configuration with the preset's views and presentation, the preset's reduction
 makes the score, a tiled preset scores one grid, the records carry the policy and the card
 records the preset and its parameters. Tiny scenes, the box rasterizer, tiny evaluators."""

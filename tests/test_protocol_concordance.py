@@ -1,4 +1,4 @@
-"""Cross-protocol concordance and reproduction forensics (issue 41): the known answers with
+"""Cross-protocol concordance and reproduction forensics: the known answers with
 planted evaluators (no rendering), the statistics against hand-computed values, the commands."""
 
 from __future__ import annotations

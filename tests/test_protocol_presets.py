@@ -1,4 +1,4 @@
-"""Protocol presets (issue 41): each preset's views against its source's camera description,
+"""Protocol presets: each preset's views against its source's camera description,
 the view → render mapping, the aggregations, tiling and the `protocol --preset` command."""
 
 from __future__ import annotations

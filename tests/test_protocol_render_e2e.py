@@ -1,4 +1,4 @@
-"""Protocol presets end to end with real renders and a real image evaluator (issue 41): two
+"""Protocol presets end to end with real renders and a real image evaluator: two
 bundled scenes, tiny renders (64 px, 1 sample), ref-vit-clip. Marked slow."""
 
 from __future__ import annotations

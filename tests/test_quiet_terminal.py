@@ -43,7 +43,7 @@ def test_a_failing_check_prints_one_line_and_the_last_line_names_the_report(pyte
     assert outcomes["failed"] == len(checks) + 2  # the checks and the broken test, per evaluator
     report = report_dir(root, f"quiet{workers}")  # not the run id's .lock file beside it
     assert lines[-1] == f"t3d-audit report: {report} (open {report / 'report.html'})"
-    # regression (issue 37): a run that measures (no warm step) said nothing for minutes; each
+    # regression: a run that measures (no warm step) said nothing for minutes; each
     # evaluator's measurement now says when it starts and ends, past the capture, from workers too
     err = result.stderr.str()
     for evaluator in ("tiny-grid", "tiny-pairs"):
@@ -76,7 +76,7 @@ def test_the_audit_commands_verdict_line_names_the_report(tmp_path):
 
 
 def test_the_traceback_hint_is_spelt_for_the_command_the_user_ran():
-    # regression (issue 37): after `t3d-audit audit` the hint said pytest's `-v`
+    # regression: after `t3d-audit audit` the hint said pytest's `-v`
     import types
 
     from harness.plugin import WarmInProcess
@@ -90,7 +90,7 @@ def test_the_traceback_hint_is_spelt_for_the_command_the_user_ran():
 
 
 def test_a_warm_run_says_the_printed_minus_n_auto_starts_no_workers(monkeypatch, capsys):
-    # regression (issue 37): the command line printed `-n auto` and nothing said that a warm
+    # regression: the command line printed `-n auto` and nothing said that a warm
     # run (every records file cached) then ran in one process
     import types
 

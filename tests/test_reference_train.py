@@ -189,7 +189,7 @@ def _bar_values(card: dict) -> dict:
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "issue 19 (blocked): the committed weights miss bars (see the cards' quality_bars_failed and "
+    "the committed weights miss bars (see the cards' quality_bars_failed and "
     "docs/reference-evaluators.md); strict, so meeting them turns this into a failure to remove "
     "the mark"))  # fmt: skip
 @pytest.mark.parametrize("model_id", sorted(RECIPES))

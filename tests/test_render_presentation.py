@@ -1,4 +1,4 @@
-"""The renderer's presentation settings (issue 41): normal-map pass, texture off, uniform
+"""The renderer's presentation settings: normal-map pass, texture off, uniform
 ambient light. Tiny renders (48 px, 2 samples) of the three-box test room. Marked slow."""
 
 from __future__ import annotations

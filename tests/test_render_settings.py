@@ -19,7 +19,7 @@ def test_render_threads(monkeypatch, raw, want):
 
 @pytest.mark.parametrize("raw", ["-2", "-3"])
 def test_render_threads_rejects_negative_counts(monkeypatch, raw):
-    # regression (issue 36): a negative count was taken as 0 (Cycles' automatic) silently
+    # regression: a negative count was taken as 0 (Cycles' automatic) silently
     monkeypatch.setenv(THREADS_ENV, raw)
     with pytest.raises(RenderError, match=f"{THREADS_ENV}='{raw}' is not a whole number >= 0"):
         render_threads()

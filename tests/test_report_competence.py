@@ -24,7 +24,7 @@ def test_competent_yet_moved_reads_as_the_headline():
         "in the same order; its winner faithful, the companion's faithful), yet changing the camera, "
         "lighting, background or caption wording changes its winner (3 different winners across "
         "the levels of one setting)")
-    # the technical names live in the tooltip, not in the words (issue 37)
+    # the technical names live in the tooltip, not in the words
     assert c["terms"] == ("c0 (default configuration) pair agreement 80%, Kendall tau-b +0.60; "
                           "peak rho 2.50, min Kendall W 0.40, 3 distinct top-1 generators over one factor")
 

@@ -1,4 +1,4 @@
-"""Two pytest runs writing one report directory at once (issue 26, item 10), and a full disk
+"""Two pytest runs writing one report directory at once, and a full disk
 while the report is written (item 6).
 
 The concurrent runs are two real pytest processes on the tiny audit project with the same

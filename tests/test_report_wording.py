@@ -1,4 +1,4 @@
-"""The report's words say what is true (issue 37): each count labelled by what it counts, the
+"""The report's words say what is true: each count labelled by what it counts, the
 same way in the terminal and the verdict matrix; table sizes pluralised and the failures table
 saying "none failed"; counts without decimals; a factor strip's caption about the prompt it
 shows; FAIL called expected only for the bundled evaluators."""

@@ -1,6 +1,6 @@
 """``t3d-audit validate --rescore N``: a forged cache entry resealed with a plain sha256 yields a
 self-consistent report that ``validate --deep`` accepts; re-scoring a sample from the scenes and
-the evaluators catches it (issue 26, item 4)."""
+the evaluators catches it."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Memory and time bounds of the processes that run Blender (``harness.render.resource_limits``).
 
-Issue 26 item 3: a 404-byte glTF drove an import to 23.9 GB and Blender died of SIGABRT with no
-message. The measuring child now starts under an address-space limit and a deadline, and a
+A 404-byte glTF can drive an import to tens of GB, and Blender then dies of SIGABRT with no
+message. The measuring child starts under an address-space limit and a deadline, and a
 breach comes back as a typed error naming the limit and its variable.
 """
 

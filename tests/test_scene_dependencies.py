@@ -1,4 +1,4 @@
-"""Every file a scene reads is inside the scene set (issue 36, item 1).
+"""Every file a scene reads is inside the scene set.
 
 Hostile assets are built in ``tmp_path``: an OBJ whose ``mtllib`` or MTL texture is absolute,
 a URI, a Windows path, percent-encoded, ``..`` or a symlink out; USD layers whose sublayers,
@@ -358,7 +358,7 @@ def test_a_missing_map_found_by_its_name_beside_the_material_counts(tmp_path: Pa
 @pytest.mark.parametrize("line", ["map_Kd -s 1 1 1 ../out dir/x.png", "bump -bm 0.5 ../out dir/x.png",
                                   "disp -o 0 0 -mm 0 1 ../out dir/x.png"])
 def test_options_before_a_name_with_spaces_do_not_hide_an_escape(tmp_path: Path, line: str) -> None:
-    """Held-out (issue 36): Blender reads the options, then the rest of the line as one name;
+    """Regression: Blender reads the options, then the rest of the line as one name;
     the last word ("dir/x.png") and the rest with the options ("-s 1 1 1 ../out dir/x.png",
     whose "-s 1 1 1 .." is a folder name) both resolve inside, "../out dir/x.png" does not."""
     (tmp_path / "out dir").mkdir()
@@ -369,7 +369,7 @@ def test_options_before_a_name_with_spaces_do_not_hide_an_escape(tmp_path: Path,
 
 
 def test_an_at_sign_in_a_usda_string_cannot_hide_an_asset_path(tmp_path: Path) -> None:
-    """Held-out (issue 36): '"a@b";' then '@/abs/geom.usda@' on one line paired the string's
+    """Regression: '"a@b";' then '@/abs/geom.usda@' on one line paired the string's
     "@" with the asset's opening one; the folder held a file of that odd name, so the
     outside layer was never seen."""
     (tmp_path / "geom.usda").write_text(GEOM)
@@ -386,7 +386,7 @@ def test_an_at_sign_in_a_usda_string_cannot_hide_an_asset_path(tmp_path: Path) -
 
 
 def test_a_material_library_not_named_mtl_is_still_read(tmp_path: Path) -> None:
-    """Held-out (issue 36): Blender opens whatever file an OBJ's mtllib names; one named
+    """Regression: Blender opens whatever file an OBJ's mtllib names; one named
     "mat.txt" was copied but never read, so its outside texture was not seen."""
     (tmp_path / "evil.png").write_bytes(b"\x89PNG outside")
     src = tmp_path / "src"
@@ -403,7 +403,7 @@ def test_a_material_library_not_named_mtl_is_still_read(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sep", ["\x0c", "\x0b", "\x1c", "\x85"])
 def test_a_line_break_python_knows_cannot_hide_a_second_mtllib(tmp_path: Path, sep: str) -> None:
-    """Held-out (issue 36): Python's splitlines() breaks "mtllib m.mtl<FF>/abs/evil.mtl" in two
+    """Regression: Python's splitlines() breaks "mtllib m.mtl<FF>/abs/evil.mtl" in two
     (the second half no statement), while Blender splits at "\\n" only and may read the form
     feed as a space: two libraries, one outside."""
     (tmp_path / "evil.mtl").write_text("newmtl m\nKd 1 0 0\n")

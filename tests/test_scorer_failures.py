@@ -208,7 +208,7 @@ def _raise(exc):
     (lambda n: [_FloatRaises(), _FloatRaises()], "not a number (RuntimeError)"),
 ])
 def test_held_out_misbehaviour_is_a_failed_batch_not_a_traceback_or_a_hang(returned, reason):
-    """Held-out (issue 36): an exception whose str() raises, a sequence whose length lies
+    """Regression: an exception whose str() raises, a sequence whose length lies
     over an endless iterator, a numbers.Real whose __float__ raises anything."""
     _, results = _scores(returned)
     assert [r.status for r in results] == ["failed", "failed"]
@@ -230,7 +230,7 @@ def _fullwidth(text):
     lambda k: "".join(f"\\U{ord(c):08x}" for c in k),             # \U escapes
 ])  # fmt: skip
 def test_held_out_echo_forms_of_the_key_are_withheld(form):
-    """Held-out (issue 36): forms a dump, a repr or a debug print writes the key in."""
+    """Regression: forms a dump, a repr or a debug print writes the key in."""
     reason = scrub_reason(f"RuntimeError: auth failed: {form(KEY)}", [Secret(KEY)], 280)
     assert reason == "failure reason withheld: it carried the API key"
 
@@ -246,7 +246,7 @@ def test_ordinary_numbers_and_hex_in_a_reason_are_kept():
     {"batch_size": "8"}, {"batch_size": True}, {"batch_size": 10**9},
 ])  # fmt: skip
 def test_a_batch_size_given_as_an_option_is_checked_like_the_attribute(declared):
-    """Held-out (issue 36): the evaluator reads ``batch_size`` from its options, but only the
+    """Regression: the evaluator reads ``batch_size`` from its options, but only the
     class attribute was checked."""
     cls = type("Sized", (Returns,), {"name": "sized", "options": declared, "batch_size": None})
     with pytest.raises(EvaluatorError, match="batch_size must be"):
@@ -255,7 +255,7 @@ def test_a_batch_size_given_as_an_option_is_checked_like_the_attribute(declared)
 
 @pytest.mark.parametrize("declared", [(0.0, 1.0, 2.0), (None, 1.0), ("0", "1"), (False, True), 5])
 def test_a_malformed_score_range_is_an_evaluator_error(declared):
-    """Held-out (issue 36): a NaN range was an EvaluatorError, but three items or a None was a
+    """Regression: a NaN range was an EvaluatorError, but three items or a None was a
     ValueError/TypeError (an INTERNALERROR from a hook) and strings or booleans were read as
     numbers."""
     cls = type("Ranged", (Returns,), {"name": "ranged", "score_range": declared})
@@ -264,7 +264,7 @@ def test_a_malformed_score_range_is_an_evaluator_error(declared):
 
 
 def test_an_option_integer_too_long_for_the_identity_hash_is_refused_at_declaration():
-    """Held-out (issue 36): options={"seed": 10**5000} was accepted, then identity_hash()
+    """Regression: options={"seed": 10**5000} was accepted, then identity_hash()
     raised ValueError (over 4300 digits) wherever the evaluator was first hashed."""
     cls = type("Seeded", (Returns,), {"name": "seeded", "options": {"seed": 10**5000}})
     with pytest.raises(EvaluatorError, match="option 'seed'"):
@@ -286,7 +286,7 @@ class _SlowToRead:
 
 
 def test_reading_the_returned_values_is_under_the_deadline_too():
-    """Held-out (issue 36): score_batch returned at once, but iterating its result (and a user
+    """Regression: score_batch returned at once, but iterating its result (and a user
     __float__) ran in the caller with no deadline."""
     started = time.monotonic()
     _, results = _scores(lambda n: _SlowToRead(), deadline_s=0.5)

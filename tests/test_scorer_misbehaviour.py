@@ -1,6 +1,6 @@
 """A user scorer that misbehaves (exits, hangs, raises while built, returns what is not a
 score) becomes failed records with scrubbed reasons, or a one-line error naming it; the gate
-never passes without a verdict (issue 36, item 2)."""
+never passes without a verdict."""
 
 from __future__ import annotations
 

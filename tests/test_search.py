@@ -1,4 +1,4 @@
-"""The search beyond the grid (issue 40): space, objectives, confirmation, trial log, flip
+"""The search beyond the grid: space, objectives, confirmation, trial log, flip
 region, and the known answers on planted evaluators (which read the configuration, so no
 render is made here; tests/test_search_render.py renders)."""
 
@@ -199,7 +199,7 @@ def _null(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_two_held_out_prompts_are_not_confirmable():
-    """Regression (issue 40): with 2 held-out prompts the former rule, a plain 95 % percentile
+    """Regression: with 2 held-out prompts the former rule, a plain 95 % percentile
     interval, put its lower bound above 0 for about a quarter of null matrices (both prompts'
     effects positive: 1/4). Now 2 prompts give no verdict at all, the reason in the JSON."""
     obj = parse_objective("pair:a,b", GENS)

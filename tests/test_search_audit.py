@@ -1,4 +1,4 @@
-"""The search inside an audit run (issue 40 item 5): ``audit_tests/test_search.py`` under the
+"""The search inside an audit run: ``audit_tests/test_search.py`` under the
 ``search-smoke`` profile, with planted evaluators (they read scenes: no renders).
 
 planted-offgrid's fragility lies off every grid (pitch 50–60° under light below 3500 K): the

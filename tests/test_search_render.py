@@ -1,4 +1,4 @@
-"""The search through real Blender renders and a pixel-based scorer (issue 40).
+"""The search through real Blender renders and a pixel-based scorer.
 
 A scorer that reads only pixels (the image's warmth, mean red minus blue) cannot see a
 configuration: the search must render each point, score the image and still find the warm

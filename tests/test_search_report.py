@@ -1,4 +1,4 @@
-"""The search in the audit's report (issue 40 item 6) and the flip check's words.
+"""The search in the audit's report and the flip check's words.
 
 report.html's search section shows, beside the trace, the confirmed worst configuration's render
 next to c0's for the same scene and the flip-region figure, from files the report writer draws

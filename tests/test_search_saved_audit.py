@@ -1,4 +1,4 @@
-"""A saved level becomes a regression check (issue 40 item 5, docs/search.md "Saved levels in
+"""A saved level becomes a regression check (docs/search.md "Saved levels in
 an audit"): ``t3d-audit search ... --save-level NAME --into FILE`` then ``pytest audit_tests
 --audit-profile P --audit-profile-file FILE`` measures the level on the run's prompts, and
 ``test_saved_level`` fails for the evaluator whose fragility it is (planted-offgrid) and passes

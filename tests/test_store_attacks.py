@@ -1,4 +1,4 @@
-"""Tampering with and racing on a shared store (issue 26, item 10), on a moto S3 server on
+"""Tampering with and racing on a shared store, on a moto S3 server on
 127.0.0.1 and on a local store alike.
 
 Tampering: an edited payload with a recomputed plain seal (served with plain seals, caught

@@ -102,7 +102,7 @@ def test_a_missing_extra_skips_naming_it_and_fails_where_ci_requires_it(monkeypa
 
 
 def test_the_readme_commands_install_with_uv_and_leave_the_checkout_clean():
-    # regression (issue 37): pip resolved the environment in 113-594 s; tox wrote a `.venv`
+    # regression: pip resolved the environment in 113-594 s; tox wrote a `.venv`
     # redirect file that left the checkout dirty; the main job ended on "congratulations :)"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("## The two commands", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
@@ -122,7 +122,7 @@ def test_the_readme_commands_install_with_uv_and_leave_the_checkout_clean():
 
 
 def test_the_readme_explains_every_planted_evaluator_a_smoke_run_audits():
-    # regression (issue 37): the smoke run audited six planted-* evaluators the README never named
+    # regression: the smoke run audited six planted-* evaluators the README never named
     from harness.evaluators.reference.planted import PLANTED_IDS
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

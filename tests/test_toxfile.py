@@ -1,4 +1,4 @@
-"""toxfile.py hands pip's index configuration to uv (issue 37): uv never reads pip.conf, so
+"""toxfile.py hands pip's index configuration to uv: uv never reads pip.conf, so
 without this tox-uv would resolve from PyPI alone and could pull another torch build."""
 
 from __future__ import annotations

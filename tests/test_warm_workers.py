@@ -43,7 +43,7 @@ def test_auto_starts_workers_only_while_records_are_missing(pytester, monkeypatc
     cold_files = comparable_files(report_dir(root, "a"))
     warm = run_audit(pytester, "a", "-n", "auto", "--dist", "loadgroup")
     assert not WORKERS.search(warm.stdout.str()), "a warm run started workers"
-    # ... and says so, since the command line it printed reads `-n auto` (issue 37)
+    # ... and says so, since the command line it printed reads `-n auto`
     assert "so the audit runs in this process (-n auto starts no workers)" in warm.stdout.str()
     assert "runs in this process" not in cold.stdout.str()
     warm.stdout.fnmatch_lines(["*t3d-audit summary*", "*report: *reports-a*"])

@@ -67,14 +67,14 @@ def human_thresholds() -> tuple[str, ...]:
 
 
 def search_thresholds() -> tuple[str, ...]:
-    """Thresholds that gate only a search (a profile's ``search`` block, issue 40): a run
+    """Thresholds that gate only a search (a profile's ``search`` block): a run
     without one leaves them out of its run id, manifest and cards in the same way."""
     return scoped_thresholds("search")
 
 
 def presentation_thresholds() -> tuple[str, ...]:
-    """Thresholds that gate only the presentation probes of an audit under a protocol preset
-    (issue 41): a run under any other view policy leaves them out of its run id, manifest and
+    """Thresholds that gate only the presentation probes of an audit under a protocol preset:
+    a run under any other view policy leaves them out of its run id, manifest and
     cards in the same way."""
     return scoped_thresholds("presentation")
 

@@ -1,4 +1,4 @@
-"""The presentation probes inside an audit under a protocol preset (issue 41, item 3).
+"""The presentation probes inside an audit under a protocol preset.
 
 ``audit_tests/test_presentation.py`` asks, per evaluator and probe, for
 :func:`presentation_check`: the preset's two presentations (``presentation_probes.PROBES``)

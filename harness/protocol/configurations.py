@@ -41,7 +41,7 @@ YAW_PITCH_DEG = 45.0  # yaw is swept at 45° pitch: at top-down it is mostly an 
 
 #: The record factor of factorial-block cells; its level names the cell (:func:`cell_level`).
 BLOCK = "block"
-#: The record factor of a search point (issue 40); its level is the point's printed form,
+#: The record factor of a search point; its level is the point's printed form,
 #: ``name=value`` pairs joined by commas (:mod:`harness.search.space`).
 SEARCH = "search"
 BLOCK_SEPARATOR = ":"  # block id: its factors in record order, "lighting:pitch"
@@ -159,7 +159,7 @@ class RenderConfig:
     samples: int = 16
     seed: int = 0
     denoise: bool = False
-    # presentation (issue 41; keyed only off their defaults): ``render_pass`` "shaded" or
+    # presentation (keyed only off their defaults): ``render_pass`` "shaded" or
     # "normal" (world-space normals as colour), ``texture`` False renders every surface in the
     # default grey, ``ambient`` a uniform white world of that strength instead of the map,
     # ``geometry`` "points" draws the scene's objects as points sampled on their surfaces
@@ -176,7 +176,7 @@ class RenderConfig:
     camera_distance: float | None = None
     distance_unit: str = "half_side"
     normal_frame: str = "blender"
-    # added after the study's eight (issue 40, the search's continuous space): keyed only off
+    # added after the study's eight (the search's continuous space): keyed only off
     # their defaults, and at their defaults the renderer does exactly what it did before
     light_rotation_deg: float = 0.0  # turn of the environment map about the vertical axis
     light_strength: float = 1.0  # multiplier of the environment's strength
@@ -630,7 +630,7 @@ def _parse_blocks(raw: Any, levels: dict[str, tuple[str, ...]], where: str) -> t
 
 @dataclass(frozen=True)
 class SearchBlock:
-    """A profile's ``search`` block (issue 40, docs/search.md): the defaults of ``t3d-audit
+    """A profile's ``search`` block (docs/search.md): the defaults of ``t3d-audit
     search --profile P``: ``objective`` (``shift``, ``ranking``, ``pair:A,B``), ``budget``
     (configurations), ``split`` (discovery, held-out prompt counts; ``None``: the profile's
     prompts and as many again), ``seed``, ``flip_points`` (Sobol points, 0: none)."""

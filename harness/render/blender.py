@@ -91,7 +91,7 @@ class _Built:
 
 @dataclass
 class _World:
-    """The world's node tree and the nodes the search's light settings use (issue 40): linked
+    """The world's node tree and the nodes the search's light settings use: linked
     into the tree only while a setting is off its default, so a default render's world is the
     study's (environment colour straight into the background)."""
 

@@ -46,7 +46,7 @@ class RunCards:
         self._thresholds = thresholds  # the gate thresholds (resolved lazily)
         self.baseline_card_ids = baseline_card_ids  # evaluator → previous release's card
         self._cards: dict[str, dict[str, Any]] = {}
-        self.searches = searches  # the profile's search beyond the grid (issue 40), if any
+        self.searches = searches  # the profile's search beyond the grid, if any
         self.repeatability = repeatability  # each evaluator's repeatability check
 
     def companion_id(self) -> str | None:

@@ -1,4 +1,4 @@
-"""The run's searches beyond the grid (issue 40, docs/search.md "In an audit").
+"""The run's searches beyond the grid (docs/search.md "In an audit").
 
 A profile with a ``search`` block has every selected evaluator searched once per run, with the
 block's objective, budget, split, seed and flip points, on the run's scenes, cache and

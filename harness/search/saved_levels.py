@@ -1,4 +1,4 @@
-"""Confirmed worst configurations saved into a profile file as named levels (issue 40 item 5),
+"""Confirmed worst configurations saved into a profile file as named levels,
 and that file read back by the audit (``--audit-profile-file``, docs/search.md).
 
 ``t3d-audit search ... --save-level NAME --into FILE`` writes the confirmed worst point into a

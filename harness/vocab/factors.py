@@ -54,7 +54,7 @@ On = Literal["render", "configuration"]
 
 @dataclass(frozen=True)
 class Domain:
-    """The searchable domain of a factor or setting, beside its grid levels (issue 40).
+    """The searchable domain of a factor or setting, beside its grid levels.
 
     ``kind`` ``float``: a value in ``[low, high]`` (``unit``), printed and quantised to
     ``digits`` decimals (negative: to tens, hundreds, ...), so that nearby points coincide and
@@ -319,7 +319,7 @@ def short_label(name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Search settings: render settings with a searchable domain but no grid levels (issue 40)
+# Search settings: render settings with a searchable domain but no grid levels
 
 #: Names of the search-only settings, one constant each.
 LIGHT_ROTATION = "light_rotation"

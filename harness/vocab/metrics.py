@@ -90,7 +90,7 @@ MAX_INTERACTION_SHARE = "max_interaction_share"
 MAX_BLOCK_SIGN_CROSSINGS = "max_block_sign_crossings"
 MIN_HUMAN_AGREEMENT = "min_human_agreement"
 MAX_HUMAN_AGREEMENT_DROP = "max_human_agreement_drop"
-#: The search's thresholds (issue 40; scope ``search``: only a profile with a search block).
+#: The search's thresholds (scope ``search``: only a profile with a search block).
 MAX_WORST_CASE_RHO = "max_worst_case_rho"
 MAX_WORST_CASE_RANKING_DISTANCE = "max_worst_case_ranking_distance"
 MAX_WORST_CASE_PAIR_REVERSAL = "max_worst_case_pair_reversal"
@@ -360,7 +360,7 @@ PANEL_METRICS.register(
 )
 
 
-#: The presentation probes' threshold (issue 41; scope ``presentation``: only an audit under a
+#: The presentation probes' threshold (scope ``presentation``: only an audit under a
 #: protocol preset, ``--audit-view-policy=preset:NAME``). The statistic, *presentation
 #: agreement*, is the share of (generator pair, prompt) comparisons whose order a presentation
 #: change (``harness.peers.presentation_probes``) leaves unchanged.

@@ -359,7 +359,7 @@ def build(spec, *, device: str = "auto", batch_size: int = 32) -> PlantedEvaluat
 
 
 # ---------------------------------------------------------------------------------------------
-# Protocol-preset known answers (issue 41, docs/protocols.md); outside the registry and the
+# Protocol-preset known answers (docs/protocols.md); outside the registry and the
 # default panel: ``preset_planted_specs()`` (specs.py) hands them to the preset commands.
 #
 # preset-tiling     ``s + a * w(generator)`` when the views are tiled into one image
@@ -422,7 +422,7 @@ def make_preset_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvalu
 
 
 # ---------------------------------------------------------------------------------------------
-# Off-grid planted effects: known answers of the search beyond the grid (issue 40)
+# Off-grid planted effects: known answers of the search beyond the grid
 
 
 @dataclass(frozen=True)
