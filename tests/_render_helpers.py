@@ -4,26 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.scenes.marked_cube import BOX_OBJ
 from harness.scenes.model import Room, Scene, SceneObject
-
-_BOX_OBJ = """mtllib {name}.mtl
-o {name}
-v -0.5 -0.5 0
-v 0.5 -0.5 0
-v 0.5 0.5 0
-v -0.5 0.5 0
-v -0.5 -0.5 1
-v 0.5 -0.5 1
-v 0.5 0.5 1
-v -0.5 0.5 1
-usemtl {name}
-f 1 4 3 2
-f 5 6 7 8
-f 1 2 6 5
-f 2 3 7 6
-f 3 4 8 7
-f 4 1 5 8
-"""
 
 COLOURS = {"red": (0.9, 0.05, 0.05), "green": (0.05, 0.8, 0.1), "blue": (0.05, 0.1, 0.9)}
 
@@ -33,7 +15,7 @@ def write_box_assets(root: Path) -> None:
     folder = root / "assets" / "box"
     folder.mkdir(parents=True, exist_ok=True)
     for name, (r, g, b) in COLOURS.items():
-        (folder / f"{name}.obj").write_text(_BOX_OBJ.format(name=name), encoding="utf-8")
+        (folder / f"{name}.obj").write_text(BOX_OBJ.format(name=name), encoding="utf-8")
         (folder / f"{name}.mtl").write_text(
             f"newmtl {name}\nKd {r} {g} {b}\n", encoding="utf-8"
         )

@@ -13,7 +13,8 @@ from harness.measure.cost_estimate import PlanCounts, estimate
 
 
 def test_backend_ray_without_ray_installed_says_how_to_install(monkeypatch):
-    from harness.backends.ray_cluster import BackendError, require_ray
+    from harness.backends.ray_cluster import require_ray
+    from harness.backends.shared import BackendError
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(BackendError) as err:
@@ -34,8 +35,8 @@ def test_warm_takes_store_or_cache_dir_not_both(tmp_path, capsys):
 
 def test_ray_backend_refuses_a_plain_local_path(tmp_path):
     pytest.importorskip("ray")
-    from harness.backends.ray_cluster import BackendError
     from harness.backends.ray_render import warm_ray
+    from harness.backends.shared import BackendError
 
     with pytest.raises(BackendError, match="needs a shared store URL"):
         warm_ray([], str(tmp_path))

@@ -85,7 +85,7 @@ def test_a_dead_renderers_lease_blocks_until_it_expires(tmp_path, monkeypatch):
 
 
 def test_an_unknown_backend_is_a_clear_error(tmp_path):
-    from harness.backends.ray_cluster import BackendError
+    from harness.backends.shared import BackendError
 
     with pytest.raises(BackendError, match="unknown backend 'dask'"):
         warm_on("dask", [], tmp_path)

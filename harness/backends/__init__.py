@@ -63,7 +63,7 @@ def warm_on(
         backend_options.setdefault("options", SlurmOptions())
         return warm_slurm(requests, str(location), timeout_s=timeout_s, device=device,
                           progress=progress, on_start=on_start, **backend_options)  # fmt: skip
-    from harness.backends.ray_cluster import BackendError
+    from harness.backends.shared import BackendError
 
     raise BackendError(f"unknown backend {backend!r}", where="--backend",
                        hint=f"choose one of {', '.join(BACKENDS)}")  # fmt: skip

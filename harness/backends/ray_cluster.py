@@ -6,15 +6,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from harness.core.errors import AuditError
+from harness.backends.shared import BackendError
 
 INSTALL_HINT = "pip install 't3d-audit[distributed]'"
 #: environment variables every Ray worker gets from the driver (store access, harness settings)
 FORWARDED_PREFIXES = ("T3D_AUDIT_", "AWS_", "GOOGLE_", "AZURE_", "FSSPEC_", "HF_", "TRANSFORMERS_")
-
-
-class BackendError(AuditError):
-    """A compute backend cannot be used (not installed, cannot connect, workers lost)."""
 
 
 def require_ray() -> Any:

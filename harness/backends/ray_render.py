@@ -27,10 +27,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.backends.ray_cluster import BackendError, cluster_cpus, connect
+from harness.backends.ray_cluster import cluster_cpus, connect
+from harness.backends.shared import BackendError, shared_render_cache
 from harness.core.errors import RenderError
 from harness.render.cache_warmer import WarmResult, begin_warm, check_device, scene_groups
-from harness.render.render_store import PREFIX, StoreRenderCache, open_render_cache
+from harness.render.render_store import PREFIX
 from harness.render.service import RenderRequest
 from harness.store import leases
 
@@ -144,13 +145,7 @@ def warm_ray(
     killed and counts as a failure.
     """
     check_device(device)
-    cache = open_render_cache(store_url)
-    if not isinstance(cache, StoreRenderCache):
-        raise BackendError(
-            f"--backend ray needs a shared store URL, got the local path {store_url!r}",
-            where="--store",
-            hint=f"pass --store file://{os.path.abspath(store_url)} (or an s3:// URL)",
-        )
+    cache = shared_render_cache(store_url, "ray")
     todo, result = begin_warm(requests, cache, device, on_start)
     tick = progress or (lambda n: None)
     if not todo:

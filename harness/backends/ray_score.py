@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.backends.ray_cluster import BackendError
+from harness.backends.shared import BackendError
 
 
 class ScoreWorker:

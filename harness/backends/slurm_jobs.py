@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.backends.ray_cluster import BackendError
+from harness.backends.shared import BackendError
 from harness.backends.slurm_options import SlurmOptions, make_executor, require_submitit
 
 POLL_S = 0.2

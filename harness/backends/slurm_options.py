@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from harness.backends.ray_cluster import BackendError
+from harness.backends.shared import BackendError
 
 INSTALL_HINT = "pip install 't3d-audit[slurm]'"
 EXECUTORS = ("slurm", "local", "debug")

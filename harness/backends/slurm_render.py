@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.backends.ray_cluster import BackendError
 from harness.backends.shards import format_shards, render_shards, renders_per_shard
+from harness.backends.shared import BackendError, shared_render_cache
 from harness.backends.slurm_jobs import ShardBody, run_shards
 from harness.backends.slurm_options import SlurmOptions
 from harness.core.errors import RenderError
 from harness.render.cache_warmer import WarmResult, check_device, pending
-from harness.render.render_store import PREFIX, StoreRenderCache, open_render_cache
+from harness.render.render_store import PREFIX, StoreRenderCache
 from harness.render.service import RenderRequest
 from harness.store import leases
 
@@ -174,13 +174,7 @@ def warm_slurm(
     and the time limit. ``only_shards`` restricts the run to those shard numbers (a retry).
     ``WarmResult.rendered`` counts renders this run made, ``retries`` resubmitted shards."""
     check_device(device)
-    cache = open_render_cache(store_url)
-    if not isinstance(cache, StoreRenderCache):
-        raise BackendError(
-            f"--backend slurm needs a shared store URL, got the local path {store_url!r}",
-            where="--store",
-            hint=f"pass --store file://{os.path.abspath(store_url)} on a filesystem every node mounts (or an s3:// URL)",
-        )
+    cache = shared_render_cache(store_url, "slurm")
     size = options.shard_size or renders_per_shard(seconds_per_render or DEFAULT_SECONDS_PER_RENDER,
                                                    options.time_limit_min)  # fmt: skip
     cache.prune_tmp()

@@ -282,18 +282,14 @@ OUT_NAMES = ("search.json", "search_trace.png", "search_worst_vs_c0.png", "searc
 def check_out(out: Path) -> None:
     """:class:`AuditError` when one of :data:`OUT_NAMES` in ``out`` is taken by something other
     than a plain file (a folder, a symlink, a FIFO or device): checked before the search."""
-    import os
-    import stat
+    from harness.core.fileio import not_a_plain_file
 
     for name in OUT_NAMES:
         try:
-            mode = os.lstat(out / name).st_mode
-        except FileNotFoundError:
-            continue
+            kind = not_a_plain_file(out / name)
         except NotADirectoryError:
             raise AuditError(f"{out} is not a folder", where="--out", hint="name a folder") from None
-        if not stat.S_ISREG(mode):
-            kind = "a symlink" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a plain file"
+        if kind is not None:
             raise AuditError(f"{out / name} is {kind}; the search writes a file there", where="--out",
                              hint="remove it, or give --out another folder")  # fmt: skip
 

@@ -185,6 +185,25 @@ def read_text(path: str | Path, *, encoding: str = "utf-8", errors: str = "stric
     return read_bytes(path, limit=limit, what=what).decode(encoding, errors)
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object gave ``key`` twice (``json`` alone would keep the last, silently)."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for ``json``: the object as a dict, or :class:`DuplicateKeyError`
+    for a key given twice."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
 def json_depth(data: str | bytes) -> int:
     """The deepest bracket nesting of JSON text, strings not counted (0 for a scalar)."""
     brackets = _brackets(data)

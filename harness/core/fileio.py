@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -39,6 +40,22 @@ def give_plain_file_mode(fd: int) -> None:
     0666 less the umask (0644 under the usual 022), so every published file has the same
     mode however it was written."""
     os.fchmod(fd, 0o666 & ~current_umask())
+
+
+def not_a_plain_file(path: str | Path) -> str | None:
+    """What stands at ``path`` when it is not a regular file, in words ("a symlink", dangling or
+    not; "a folder"; "not a regular file (a FIFO, socket or device)"), else ``None`` (a regular
+    file, or nothing there). Reads ``lstat`` only, so a link is never followed; other
+    ``OSError``s propagate."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    return "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket or device)"
 
 
 def write_bytes_atomic(path: str | Path, data: bytes, *, mode: int | None = None) -> None:

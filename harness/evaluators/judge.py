@@ -57,6 +57,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harness.core.bounded_input import DuplicateKeyError, unique_object
 from harness.core.errors import EvaluatorError
 from harness.core.ids import SERVED_MODEL_ID, UNRECOGNISED_MODEL
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
@@ -75,27 +76,12 @@ class ParseError(ValueError):
     """The API answered, but not in the strict response contract."""
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json`` object hook: a key given twice is an error (``json`` would keep the last)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
 
 def strict_json(text: str | bytes, what: str) -> Any:
     """``json.loads`` that rejects duplicate keys; :class:`ParseError` naming ``what``."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_object)
-    except _DuplicateKey as exc:
+        return json.loads(text, object_pairs_hook=unique_object)
+    except DuplicateKeyError as exc:
         name = repr(exc.key) if exc.key in CONTRACT_KEYS else "a key"
         raise ParseError(f"{what} has {'the key ' if exc.key in CONTRACT_KEYS else ''}{name} twice") from None
 

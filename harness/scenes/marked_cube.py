@@ -27,7 +27,8 @@ PANELS: dict[str, tuple[tuple[float, float, float], str]] = {
 #: a channel is a panel's when it is at least this many times the others (+1 against zero)
 DOMINANCE = 1.6
 
-_BOX_OBJ = """mtllib {name}.mtl
+#: a unit box standing on z = 0 as an OBJ with one material named ``{name}``
+BOX_OBJ = """mtllib {name}.mtl
 o {name}
 v -0.5 -0.5 0
 v 0.5 -0.5 0
@@ -52,7 +53,7 @@ def write_assets(root: Path) -> None:
     folder = root / "assets"
     folder.mkdir(parents=True, exist_ok=True)
     for name, ((r, g, b), _) in PANELS.items():
-        (folder / f"{name}.obj").write_text(_BOX_OBJ.format(name=name), encoding="utf-8")
+        (folder / f"{name}.obj").write_text(BOX_OBJ.format(name=name), encoding="utf-8")
         (folder / f"{name}.mtl").write_text(f"newmtl {name}\nKd {r} {g} {b}\n", encoding="utf-8")
 
 

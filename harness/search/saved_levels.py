@@ -91,13 +91,13 @@ _READ_HINT = "give a JSON file written by 't3d-audit search --save-level NAME --
 def _read(path: Path) -> dict[str, Any]:
     """The user profile file ``path`` as JSON: bounded (harness.core.bounded_input), without
     NaN or Infinity, and with no key given twice in one object (JSON would keep the last)."""
-    from harness.core.bounded_input import loads, read_text
+    from harness.core.bounded_input import DuplicateKeyError, loads, read_text, unique_object
 
     text = ""
     try:
         text = read_text(path, what="profile file")
-        raw = loads(text, where=path, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-    except _DuplicateKey as exc:
+        raw = loads(text, where=path, object_pairs_hook=unique_object, parse_constant=_no_constant)
+    except DuplicateKeyError as exc:
         lines = _lines_of(text, exc.key)
         at = f" (lines {', '.join(map(str, lines[:-1]))} and {lines[-1]})" if len(lines) > 1 else ""
         shown = repr(exc.key) if len(exc.key) <= 80 else repr(exc.key[:77] + "...")
@@ -112,21 +112,6 @@ def _read(path: Path) -> dict[str, Any]:
         raise SavedLevelError("a profile file maps profile name -> profile", where=str(path),
                               hint='e.g. {"smoke": {"saved_levels": {"NAME": {"point": "...", "objective": "..."}}}}')  # fmt: skip
     return raw
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
 
 
 def _no_constant(name: str) -> Any:
@@ -149,18 +134,13 @@ def _lines_of(text: str, key: str) -> list[int]:
 def _refuse_odd_target(path: Path, what: str) -> None:
     """:class:`SavedLevelError` when ``path`` is a symlink, folder, FIFO, device or socket
     (a missing file passes: the caller decides whether it may be created)."""
-    import os
-    import stat
+    from harness.core.fileio import not_a_plain_file
 
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
+        kind = not_a_plain_file(path)
     except OSError as exc:
         raise SavedLevelError(f"cannot read the {what}: {exc.strerror}", where=str(path)) from None
-    if not stat.S_ISREG(info.st_mode):
-        kind = "a symlink" if stat.S_ISLNK(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode) \
-            else "not a regular file (a FIFO, socket or device)"  # fmt: skip
+    if kind is not None:
         raise SavedLevelError(f"the {what} is {kind}", where=str(path),
                               hint="name a plain JSON file of your own")  # fmt: skip
 

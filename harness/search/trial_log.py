@@ -41,6 +41,7 @@ from filelock import FileLock
 
 from harness.core import bounded_input, cacheseal
 from harness.core.errors import AuditError
+from harness.core.fileio import not_a_plain_file
 from harness.core.hashing import canonical_json, sha256_bytes
 
 LOG_VERSION = 2  # 2: every line sealed (version 1 logs are discarded and measured afresh)
@@ -161,17 +162,13 @@ def _refuse_odd_path(path: Path) -> bool:
     """Whether ``path`` exists (as a regular file); :class:`TrialLogError` for a symlink
     (dangling or not), FIFO, device, socket or folder."""
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return False
+        kind = not_a_plain_file(path)
     except OSError as exc:
         raise TrialLogError(f"cannot read the trial log: {exc.strerror}", where=str(path)) from None
-    if not stat.S_ISREG(info.st_mode):
-        kind = "a symlink" if stat.S_ISLNK(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode) \
-            else "not a regular file (a FIFO, socket or device)"  # fmt: skip
+    if kind is not None:
         raise TrialLogError(f"the trial log is {kind}", where=str(path),
                             hint="give --log a path to a plain file, or to none yet")  # fmt: skip
-    return True
+    return path.exists()
 
 
 def _read(path: Path, key: str) -> _Read:
