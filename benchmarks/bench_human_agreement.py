@@ -47,7 +47,7 @@ def _peak_rss_mb() -> float:
 def _inputs(n_conf: int):
     import numpy as np
 
-    from harness.stats import human_summary as hs
+    from harness.human import agreement_table as hs
 
     rng = np.random.default_rng(0)
     n = N_GEN * N_PROMPTS
@@ -69,8 +69,8 @@ def run_scale(scale: str, check: bool) -> dict:
     """Time one scale in this process; with ``check`` also the reference, after the peak RSS."""
     import numpy as np
 
-    from harness.stats import human_corr as hc
-    from harness.stats import human_summary as hs
+    from harness.human import agreement_table as hs
+    from harness.human import item_agreement as hc
 
     scores, ratings, blocks, weights = _inputs(SCALES[scale])
     human = ratings.mean(axis=1)

@@ -1,7 +1,7 @@
 """A simulated rater panel for the bundled smoke scenes, written as a generic ratings table.
 
 The raters are the symbolic companion's c0 scores plus independent noise at a declared
-single-rating reliability (:func:`harness.stats.human_reliability.simulate_panel`); no render,
+single-rating reliability (:func:`harness.human.rater_reliability.simulate_panel`); no render,
 no model. The file's ``source`` column says ``simulated`` on every row.
 """
 
@@ -37,7 +37,7 @@ def write_panel(
 ) -> str:
     """Write the simulated ratings table of ``profile``'s scenes to ``path``; returns the scale
     to declare (LOW-HIGH)."""
-    from harness.stats.human_reliability import simulate_panel
+    from harness.human.rater_reliability import simulate_panel
 
     truth = companion_c0(profile)
     panel = simulate_panel(truth["score"].to_numpy(dtype=np.float64), raters, reliability, seed=seed)

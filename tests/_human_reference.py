@@ -6,7 +6,7 @@ Pooled bootstrap (:func:`pooled_draws`): every ordered item pair of a few series
 (series, n, n) arrays, block sums by two GEMMs with the block indicator, quadratic forms over
 all P² block pairs. Pooled ε search (:func:`tie_calibrated_epsilons`): gathered pair
 differences of every pair and a partition per series. :func:`series_agreement` assembles both as
-``harness.stats.human_summary.series_agreement`` does. Nothing here is used by the harness.
+``harness.human.agreement_table.series_agreement`` does. Nothing here is used by the harness.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from harness.stats import human_bootstrap as hb
-from harness.stats import human_corr as hc
-from harness.stats import human_degenerate as dg
+from harness.human import agreement_draws as hb
+from harness.human import degenerate as dg
+from harness.human import item_agreement as hc
 from harness.stats.bootstrap import percentile_ci
 from harness.stats.pair_bounds import check_cells, check_pairs, pair_count
 
@@ -335,7 +335,7 @@ def series_agreement(
     ``scores`` (E, n), ``human`` (n,) mean rating, ``blocks`` (n,) prompt index, ``weights``
     (B, P). Returns one dict per series with the keys n, pearson, spearman, kendall_tau_b,
     kendall_tau_c, pairwise_accuracy, pairwise_epsilon, ``ci`` {key: [lo, hi]} and ``flags``
-    (reasons from :mod:`harness.stats.human_degenerate`: a degenerate series has its statistics
+    (reasons from :mod:`harness.human.degenerate`: a degenerate series has its statistics
     or its intervals ``None`` rather than a number without meaning). With ``grouped`` the
     statistics are computed within each block and averaged.
     """

@@ -286,7 +286,7 @@ def test_finite_ply_and_stl_pass_the_check(tmp_path: Path) -> None:
 
 
 def test_pooled_pairwise_accuracy_refuses_above_the_bound_before_allocating() -> None:
-    from harness.stats import human_corr as hc
+    from harness.human import item_agreement as hc
     from harness.stats.pair_bounds import MAX_PAIRS
 
     n = 7_100  # 25.2 million pairs: ~3 GB through the ε search
@@ -302,7 +302,7 @@ def test_pooled_pairwise_accuracy_refuses_above_the_bound_before_allocating() ->
 
 
 def test_the_bounds_are_hand_computed(monkeypatch) -> None:
-    from harness.stats import human_corr as hc
+    from harness.human import item_agreement as hc
     from harness.stats import pair_bounds
 
     assert pair_bounds.pair_count([1, 2, 5]) == 0 + 1 + 10

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.stats import human_protocol as hp
-from harness.stats.human_bootstrap import pearson_draws, pooled_draws
-from harness.stats.human_reliability import noise_ceiling
+from harness.human import protocol_dependence as hp
+from harness.human.agreement_draws import pearson_draws, pooled_draws
+from harness.human.rater_reliability import noise_ceiling
 from tests._human_panel import RATERS, RELIABILITY, write_panel
 
 pytest_plugins = ["pytester"]

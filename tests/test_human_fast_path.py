@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from harness.stats import human_bootstrap as hb
-from harness.stats import human_corr as hc
-from harness.stats import human_summary as hs
+from harness.human import agreement_draws as hb
+from harness.human import agreement_table as hs
+from harness.human import item_agreement as hc
 from tests import _human_reference as ref
 
 KEYS = hb.POOLED

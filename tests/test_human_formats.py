@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.core.errors import HumanDataError
+from harness.human import item_agreement as hc
 from harness.human.data import Scale, validate_ratings
 from harness.human.formats import (
     dsg_item_score,
@@ -25,7 +26,6 @@ from harness.human.formats import (
 )
 from harness.human.importers import detect_format, import_human, read_votes_file
 from harness.human.join import join_scores
-from harness.stats import human_corr as hc
 from tests._human_data import TIFA_PUBLISHED, human_data
 
 # j-min/DSG @ 7330119a README.md "Human correlation on TIFA-160" (Spearman, Kendall to 3 dp)

@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from harness.stats import human_bootstrap as hb
-from harness.stats import human_corr as hc
-from harness.stats import human_protocol as hp
-from harness.stats import human_summary as hs
+from harness.human import agreement_draws as hb
+from harness.human import agreement_table as hs
+from harness.human import item_agreement as hc
+from harness.human import protocol_dependence as hp
 from harness.stats.bootstrap import prompt_weights
 from harness.stats.simultaneous import few_cluster_inflation, max_t_band
 from tests._human_data import human_data
@@ -301,8 +301,8 @@ def test_one_item_has_no_alpha():
 
 
 def test_raters_on_different_scales_are_flagged_and_standardising_fixes_alpha():
-    from harness.stats.human_degenerate import standardize_raters
-    from harness.stats.human_reliability import krippendorff_alpha
+    from harness.human.degenerate import standardize_raters
+    from harness.human.rater_reliability import krippendorff_alpha
 
     rng = np.random.default_rng(0)
     true = rng.normal(size=40)
@@ -395,7 +395,7 @@ def test_truncated_epsilon_search_equals_the_single_search(seed, n, levels, nois
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 100_000), st.integers(2, 5), st.integers(2, 7))
 def test_vectorised_within_prompt_statistics_equal_the_scalar_definitions(seed, n_groups, per_group):
-    """Row-wise distinct counts (τ-c) and ranks (Spearman) against human_corr per group."""
+    """Row-wise distinct counts (τ-c) and ranks (Spearman) against item_agreement per group."""
     rng = np.random.default_rng(seed)
     n = n_groups * per_group
     blocks = np.repeat(np.arange(n_groups), per_group)

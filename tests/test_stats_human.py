@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from harness.stats import human_bootstrap as hb
-from harness.stats import human_corr as hc
-from harness.stats import human_rank as hr
-from harness.stats import human_reliability as rel
+from harness.human import agreement_draws as hb
+from harness.human import generator_agreement as hr
+from harness.human import item_agreement as hc
+from harness.human import rater_reliability as rel
 
 NAN = np.nan
 
@@ -270,7 +270,7 @@ def test_batched_epsilon_search_matches_the_single_search(seed, n, quantise):
 
 
 def test_series_agreement_points_equal_the_scalar_statistics():
-    from harness.stats import human_summary as hs
+    from harness.human import agreement_table as hs
 
     rng = np.random.default_rng(21)
     blocks = np.repeat(np.arange(6), 4)
@@ -345,7 +345,7 @@ def test_pairwise_accuracy_bounds_and_perfect_metric(seed):
 
 
 def test_simulated_panel_recovers_the_planted_reliability_within_intervals():
-    from harness.stats import human_summary as hs
+    from harness.human import agreement_table as hs
 
     rng = np.random.default_rng(7)
     blocks = np.repeat(np.arange(50), 6)  # 6 generators x 50 prompts, like the bundled scenes

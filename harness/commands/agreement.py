@@ -117,7 +117,7 @@ def simulated_ratings(args: argparse.Namespace):
     from harness.human.data import Ratings, Scale
     from harness.human.importers import read_scores_any as read_scores
     from harness.human.join import C0_NAME
-    from harness.stats.human_reliability import simulate_panel
+    from harness.human.rater_reliability import simulate_panel
 
     parts = args.simulate_panel.split(":")
     try:
@@ -177,9 +177,9 @@ def compute(ratings, args: argparse.Namespace, votes=None) -> dict:
     import numpy as np
 
     from harness.core.errors import HumanDataError
+    from harness.human import agreement_table as hs
     from harness.human.importers import read_scores_any as read_scores
     from harness.human.join import C0_NAME, join_scores
-    from harness.stats import human_summary as hs
 
     dims = ratings.dimensions()
     dim = args.dimension or ("overall" if "overall" in dims else (dims[0] if len(dims) == 1 else None))
@@ -190,7 +190,7 @@ def compute(ratings, args: argparse.Namespace, votes=None) -> dict:
     items, _raters, matrix = ratings.matrix(dim)
     standardized = bool(getattr(args, "standardize_raters", False))
     if standardized:
-        from harness.stats.human_degenerate import standardize_raters
+        from harness.human.degenerate import standardize_raters
 
         matrix = standardize_raters(matrix)
     group_of = ratings.column_of(args.group_by) if args.group_by else ratings.prompt_of()

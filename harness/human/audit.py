@@ -5,8 +5,8 @@ The ratings file is a generic ratings table (docs/formats.md "Human ratings") or
 format (``.json``: StanfordT23D); its scale comes from ``--audit-human-scale`` or from the
 format. It joins the records on ``(generator, prompt_id)`` (or ``item_id`` on ``prompt_id``),
 as ``t3d-audit agreement`` does (:mod:`harness.human.join`). Statistics:
-:mod:`harness.stats.human_summary` (c0, every statistic with intervals, the raters' noise
-ceiling) and :mod:`harness.stats.human_protocol` (per-configuration Pearson r, envelopes and
+:mod:`harness.human.agreement_table` (c0, every statistic with intervals, the raters' noise
+ceiling) and :mod:`harness.human.protocol_dependence` (per-configuration Pearson r, envelopes and
 largest drops per factor, the best configuration on a prompt split). JSON-ready output.
 """
 
@@ -129,11 +129,11 @@ def evaluator_agreement(
     (:func:`best_configuration`), ``bootstrap``, ``intervals`` (:data:`INTERVAL_KINDS`)."""
     import numpy as np
 
+    from harness.human import agreement_table as hs
+    from harness.human import protocol_dependence as hp
+    from harness.human.degenerate import MIN_ITEMS
     from harness.human.join import C0_NAME, join_scores, read_scores
-    from harness.stats import human_protocol as hp
-    from harness.stats import human_summary as hs
     from harness.stats.bootstrap import percentile_ci
-    from harness.stats.human_degenerate import MIN_ITEMS
 
     items, _raters, matrix = ratings.matrix(dimension)
     frame = read_scores(records_file)

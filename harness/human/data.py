@@ -230,7 +230,7 @@ class Votes:
     source: str
 
     def arrays(self) -> tuple[list[str], list[str], dict[str, np.ndarray]]:
-        """(generators, prompts, {"a", "b", "outcome", "block"}) for :mod:`harness.stats.human_rank`."""
+        """(generators, prompts, {"a", "b", "outcome", "block"}) for :mod:`harness.human.generator_agreement`."""
         f = self.frame
         gens = sorted(set(f["generator_a"]) | set(f["generator_b"]))
         prompts = sorted(set(f["prompt_id"]))

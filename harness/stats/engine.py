@@ -31,11 +31,11 @@ import numpy as np
 
 from harness.core.errors import AuditError
 from harness.core.numbers import finite_or_nan
+from harness.human.protocol_dependence import configuration_draws
 from harness.stats import bootstrap as bs
 from harness.stats._nan import nanmax, nanmean, nanmin
 from harness.stats.dispersion import dispersion, scene_dispersion
 from harness.stats.envelopes import SIGN_CROSSING, STRICT, envelopes, generator_pairs
-from harness.stats.human_protocol import configuration_draws
 from harness.stats.interactions import scene_sums_of_squares, shares, zero_tolerance
 from harness.stats.probe_stats import pair_credit, probe_outcome
 from harness.stats.rank import kendall_w, rank_stability
@@ -366,7 +366,7 @@ def _failed(s: Sample) -> list[Estimate]:
 
 
 def _human(s: Sample) -> list[Estimate]:
-    """Human agreement at c0 and its largest drop per factor (harness.stats.human_protocol);
+    """Human agreement at c0 and its largest drop per factor (harness.human.protocol_dependence);
     none without human ratings."""
     if s.human is None:
         return []

@@ -4,7 +4,7 @@ Inputs of one evaluator: ``scores`` (C, n) over C configurations of the audit (r
 the default render) and the same n human-rated items, ``human`` (n,) the mean rating,
 ``blocks`` (n,) each item's prompt index (0..P−1), ``weights`` (B, P) the study's prompt-block
 counts. The agreement statistic is Pearson r with the mean rating: the unit of the raters'
-noise ceiling (:func:`harness.stats.human_reliability.noise_ceiling`).
+noise ceiling (:func:`harness.human.rater_reliability.noise_ceiling`).
 
 - :func:`factor_envelopes`: per factor, agreement at each level, its envelope [min, max] and
   the *largest drop from c0* over the levels, ``max_l (r_c0 − r_l)``, with a paired bootstrap
@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from harness.human.agreement_draws import pearson_draws
 from harness.stats._nan import nanmax
 from harness.stats.bootstrap import prompt_weights
-from harness.stats.human_bootstrap import pearson_draws
 from harness.stats.simultaneous import max_t_band
 
 SPLIT_RULE = (
@@ -66,10 +66,10 @@ def paired_drop_draws(
     compared with c0 on those same items, not with c0 on all of them: otherwise the drop mixes
     the protocol's effect with a change of items. Row 0 is the estimate, rows 1.. the paired
     draws; column ``c0_row`` is 0 wherever c0 itself is defined. Fewer than
-    :data:`harness.stats.human_degenerate.MIN_ITEMS` shared items give NaN (no drop: r of two
+    :data:`harness.human.degenerate.MIN_ITEMS` shared items give NaN (no drop: r of two
     points is ±1 whatever the scores).
     """
-    from harness.stats.human_degenerate import MIN_ITEMS
+    from harness.human.degenerate import MIN_ITEMS
 
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     both = np.isfinite(x) & np.isfinite(x[c0_row])[None, :] & np.isfinite(np.asarray(human, dtype=np.float64))

@@ -1,7 +1,7 @@
 """When a human-agreement figure would be a number without meaning: the reasons, one line each.
 
 Every function returns the reasons (plain sentences, what and why) a figure is refused or
-flagged; the assembly (:mod:`harness.stats.human_summary`) sets refused figures to ``None`` and
+flagged; the assembly (:mod:`harness.human.agreement_table`) sets refused figures to ``None`` and
 lists the reasons under ``flags``. Nothing here computes a statistic.
 
 - fewer than :data:`MIN_ITEMS` items: a correlation of 2 points is ±1 whatever the scores;

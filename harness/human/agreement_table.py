@@ -11,11 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from harness.stats import human_bootstrap as hb
-from harness.stats import human_corr as hc
-from harness.stats import human_degenerate as dg
-from harness.stats import human_rank as hr
-from harness.stats import human_reliability as rel
+from harness.human import agreement_draws as hb
+from harness.human import degenerate as dg
+from harness.human import generator_agreement as hr
+from harness.human import item_agreement as hc
+from harness.human import rater_reliability as rel
 from harness.stats.bootstrap import percentile_ci, prompt_weights
 
 # chunks are independent and numpy releases the GIL in its loops, partitions and sorts, so two
@@ -85,7 +85,7 @@ def series_agreement(
     ``scores`` (E, n), ``human`` (n,) mean rating, ``blocks`` (n,) prompt index, ``weights``
     (B, P). Returns one dict per series with the keys n, pearson, spearman, kendall_tau_b,
     kendall_tau_c, pairwise_accuracy, pairwise_epsilon, ``ci`` {key: [lo, hi]} and ``flags``
-    (reasons from :mod:`harness.stats.human_degenerate`: a degenerate series has its statistics
+    (reasons from :mod:`harness.human.degenerate`: a degenerate series has its statistics
     or its intervals ``None`` rather than a number without meaning). With ``grouped`` the
     statistics are computed within each block and averaged.
 

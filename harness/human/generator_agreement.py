@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.human.item_agreement import kendall_tau
 from harness.stats._nan import nanmean
-from harness.stats.human_corr import kendall_tau
 
 
 def generator_kendall(evaluator_means: np.ndarray, human_means: np.ndarray) -> float:

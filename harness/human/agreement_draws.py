@@ -350,7 +350,7 @@ def per_block_values(
 
     ``epsilon`` (E,) is the global ε of the grouped tie calibration.
     """
-    from harness.stats import human_corr as hc
+    from harness.human import item_agreement as hc
 
     x, y, blk, mask = _prepare(scores, human, blocks, n_blocks)
     e_count = x.shape[0]
