@@ -106,11 +106,11 @@ def main() -> None:
     import numpy as np
     import ray
 
-    from harness.backends.ray_render import warm_ray
-    from harness.backends.ray_score import ray_evaluator_loader
-    from harness.backends.slurm_jobs import run_shards
-    from harness.backends.slurm_options import SlurmOptions
-    from harness.backends.slurm_render import warm_slurm
+    from harness.backends.ray.render import warm_ray
+    from harness.backends.ray.score import ray_evaluator_loader
+    from harness.backends.slurm.jobs import run_shards
+    from harness.backends.slurm.options import SlurmOptions
+    from harness.backends.slurm.render import warm_slurm
     from harness.render.cache_warmer import warm
     from harness.run.evaluator_selection import select_evaluators
 

@@ -50,7 +50,7 @@ def main() -> None:
 
     import ray
 
-    from harness.backends.ray_render import warm_ray
+    from harness.backends.ray.render import warm_ray
     from harness.render.cache_warmer import scene_groups, warm
     from harness.render.render_cache import RenderCache
     from harness.store import open_store

@@ -13,7 +13,7 @@ from harness.measure.cost_estimate import PlanCounts, estimate
 
 
 def test_backend_ray_without_ray_installed_says_how_to_install(monkeypatch):
-    from harness.backends.ray_cluster import require_ray
+    from harness.backends.ray.cluster import require_ray
     from harness.backends.shared import BackendError
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
@@ -35,7 +35,7 @@ def test_warm_takes_store_or_cache_dir_not_both(tmp_path, capsys):
 
 def test_ray_backend_refuses_a_plain_local_path(tmp_path):
     pytest.importorskip("ray")
-    from harness.backends.ray_render import warm_ray
+    from harness.backends.ray.render import warm_ray
     from harness.backends.shared import BackendError
 
     with pytest.raises(BackendError, match="needs a shared store URL"):

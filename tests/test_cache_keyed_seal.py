@@ -206,7 +206,7 @@ def test_an_unusable_key_is_a_usage_error_before_any_work(pytester, monkeypatch)
 
 
 def test_ray_workers_get_the_key_settings(monkeypatch):
-    from harness.backends.ray_cluster import forwarded_env
+    from harness.backends.ray.cluster import forwarded_env
 
     monkeypatch.setenv(cacheseal.KEY_FILE_ENV, "/keys/cache.key")
     assert forwarded_env()[cacheseal.KEY_FILE_ENV] == "/keys/cache.key"

@@ -75,7 +75,7 @@ def _store_pngs(url: str) -> dict[str, bytes]:
 
 def test_ray_renders_are_byte_identical_to_the_local_backend(ray_cluster, smoke_subset, local_pngs,
                                                              tmp_path):  # fmt: skip
-    from harness.backends.ray_render import warm_ray
+    from harness.backends.ray.render import warm_ray
 
     url = (tmp_path / "store").as_uri()
     ticks = []
@@ -91,7 +91,7 @@ def test_ray_renders_are_byte_identical_to_the_local_backend(ray_cluster, smoke_
 
 def test_a_worker_killed_mid_run_is_retried_with_an_identical_result(ray_cluster, smoke_subset,
                                                                     local_pngs, tmp_path):  # fmt: skip
-    from harness.backends.ray_render import warm_ray
+    from harness.backends.ray.render import warm_ray
 
     url = (tmp_path / "store").as_uri()
     marker = tmp_path / "killed-once"
@@ -104,7 +104,7 @@ def test_a_worker_killed_mid_run_is_retried_with_an_identical_result(ray_cluster
 
 def test_two_concurrent_warm_runs_on_one_store_make_no_duplicate_renders(ray_cluster, smoke_subset,
                                                                         local_pngs, tmp_path):  # fmt: skip
-    from harness.backends.ray_render import warm_ray
+    from harness.backends.ray.render import warm_ray
 
     url = (tmp_path / "store").as_uri()
     results: dict[str, object] = {}
@@ -156,7 +156,7 @@ def test_scoring_on_ray_stores_the_scores_the_local_backend_stores(ray_cluster, 
 
 def test_a_hung_render_times_out_its_actor_is_replaced_and_the_rest_completes(
         ray_cluster, smoke_subset, local_pngs, tmp_path):  # fmt: skip
-    from harness.backends.ray_render import warm_ray
+    from harness.backends.ray.render import warm_ray
 
     url = (tmp_path / "store").as_uri()
     result = warm_ray(smoke_subset, url, actors=1, timeout_s=15, timeout_grace_s=0,
@@ -183,7 +183,7 @@ def test_a_render_actor_starts_blender_before_it_gets_work(tmp_path):
     pytest.importorskip("bpy")
     from harness.core.paths import REPO_ROOT
 
-    code = ("from harness.backends.ray_render import RenderWorker\n"
+    code = ("from harness.backends.ray.render import RenderWorker\n"
             "from harness.render import blender\n"
             f"w = RenderWorker({(tmp_path / 'store').as_uri()!r}, 60.0, 'cpu', 1)\n"
             "assert not blender._RENDERERS\n"

@@ -51,14 +51,14 @@ class Flaky:
 
 
 def _options(tmp_path, executor, **over):
-    from harness.backends.slurm_options import SlurmOptions
+    from harness.backends.slurm.options import SlurmOptions
 
     return SlurmOptions(executor=executor, folder=str(tmp_path / "jobs"), **over)
 
 
 @pytest.mark.parametrize("executor", ["debug", pytest.param("local", marks=pytest.mark.slow)])
 def test_a_failed_shard_is_resubmitted_until_it_succeeds(tmp_path, executor):
-    from harness.backends.slurm_jobs import run_shards
+    from harness.backends.slurm.jobs import run_shards
 
     failures = []
     run = run_shards(_options(tmp_path, executor, max_failures=3), "t", Flaky(str(tmp_path), fails=1),
@@ -69,7 +69,7 @@ def test_a_failed_shard_is_resubmitted_until_it_succeeds(tmp_path, executor):
 
 
 def test_a_shard_failing_max_failures_times_is_reported_failed_not_as_a_result(tmp_path):
-    from harness.backends.slurm_jobs import run_shards
+    from harness.backends.slurm.jobs import run_shards
 
     run = run_shards(_options(tmp_path, "debug", max_failures=2), "t", Flaky(str(tmp_path), fails=5),
                      {0: (1,), 1: (2,)})  # fmt: skip
@@ -81,7 +81,7 @@ def test_a_shard_failing_max_failures_times_is_reported_failed_not_as_a_result(t
 
 @pytest.mark.slow
 def test_a_killed_local_job_is_resubmitted_and_finishes(tmp_path):
-    from harness.backends.slurm_jobs import run_shards
+    from harness.backends.slurm.jobs import run_shards
 
     opts = _options(tmp_path, "local", max_failures=2, array_parallelism=2)
     run = run_shards(opts, "t", Flaky(str(tmp_path), fails=1, exit_first=True), {0: (1,), 1: (2,), 2: (3,)})
@@ -135,7 +135,7 @@ def test_a_retry_of_chosen_score_shards_scores_only_those(tmp_path):
 def _fill_with_slurm(root: Path, url: str, executor: str) -> None:
     """Score the pytester project's plan into ``url`` on the Slurm backend (its conftest's
     renderer and evaluators, its pyproject's profile and scenes)."""
-    from harness.backends.slurm_options import SlurmOptions
+    from harness.backends.slurm.options import SlurmOptions
     from harness.commands.materialize import score_plan
     from harness.run.session import AuditOptions, AuditSession
     from harness.testing import BoxRasterizer
@@ -215,8 +215,8 @@ def _pngs(url: str) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def reference_pngs(smoke_subset, tmp_path_factory):
     """The renders of an undisturbed run (debug executor, in this process)."""
-    from harness.backends.slurm_options import SlurmOptions
-    from harness.backends.slurm_render import warm_slurm
+    from harness.backends.slurm.options import SlurmOptions
+    from harness.backends.slurm.render import warm_slurm
 
     root = tmp_path_factory.mktemp("reference")
     url = (root / "store").as_uri()
@@ -229,8 +229,8 @@ def reference_pngs(smoke_subset, tmp_path_factory):
 @pytest.mark.slow
 def test_a_job_killed_mid_render_is_resubmitted_and_redoes_no_finished_render(smoke_subset, reference_pngs,
                                                                              tmp_path):  # fmt: skip
-    from harness.backends.slurm_options import SlurmOptions
-    from harness.backends.slurm_render import warm_slurm
+    from harness.backends.slurm.options import SlurmOptions
+    from harness.backends.slurm.render import warm_slurm
 
     url = (tmp_path / "store").as_uri()
     opts = SlurmOptions(executor="local", shard_size=2, folder=str(tmp_path / "jobs"), max_failures=2)
@@ -248,8 +248,8 @@ def test_a_job_killed_mid_render_is_resubmitted_and_redoes_no_finished_render(sm
 @pytest.mark.slow
 def test_a_shard_out_of_attempts_is_failed_and_its_retry_renders_only_what_is_missing(smoke_subset,
                                                                                      reference_pngs, tmp_path):  # fmt: skip
-    from harness.backends.slurm_options import SlurmOptions
-    from harness.backends.slurm_render import warm_slurm
+    from harness.backends.slurm.options import SlurmOptions
+    from harness.backends.slurm.render import warm_slurm
 
     url = (tmp_path / "store").as_uri()
     opts = SlurmOptions(executor="local", shard_size=2, folder=str(tmp_path / "jobs"), max_failures=1)
@@ -265,7 +265,7 @@ def test_a_shard_out_of_attempts_is_failed_and_its_retry_renders_only_what_is_mi
 
 
 def test_slurm_executor_without_slurm_is_one_line(tmp_path, monkeypatch):
-    from harness.backends.slurm_jobs import run_shards
+    from harness.backends.slurm.jobs import run_shards
     from harness.core.errors import AuditError
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no srun, no sbatch
@@ -276,7 +276,7 @@ def test_slurm_executor_without_slurm_is_one_line(tmp_path, monkeypatch):
 
 
 def test_slurm_executor_gets_the_options_as_sbatch_parameters(tmp_path, monkeypatch):
-    from harness.backends.slurm_options import make_executor
+    from harness.backends.slurm.options import make_executor
 
     srun = tmp_path / "bin" / "srun"
     srun.parent.mkdir()
@@ -298,8 +298,8 @@ def test_a_preempted_or_timed_out_shard_is_requeued_with_the_same_arguments():
     its checkpoint and requeues that; ours is the same shard, which resumes from the store."""
     import submitit
 
-    from harness.backends.slurm_render import RenderShard
-    from harness.backends.slurm_score import ScoreShard
+    from harness.backends.slurm.render import RenderShard
+    from harness.backends.slurm.score import ScoreShard
 
     for body, args in ((RenderShard(), ("file:///s", [], 60.0, "cpu", 1, "/o/t-0.txt")),
                        (ScoreShard(), (None, None, [], "tiny-grid", ["g1"]))):  # fmt: skip
@@ -316,8 +316,8 @@ def test_a_local_job_killed_from_outside_resumes_from_the_store(smoke_subset, re
     import threading
     import time
 
-    from harness.backends.slurm_options import SlurmOptions
-    from harness.backends.slurm_render import warm_slurm
+    from harness.backends.slurm.options import SlurmOptions
+    from harness.backends.slurm.render import warm_slurm
 
     url = (tmp_path / "store").as_uri()
     opts = SlurmOptions(executor="local", shard_size=4, folder=str(tmp_path / "jobs"), max_failures=2)

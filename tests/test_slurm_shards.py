@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.backends.shards import chunks, format_shards, parse_shards, render_shards
-from harness.backends.slurm_cli import report_failed_shards, retry_command
-from harness.backends.slurm_options import SlurmOptions, load_options, require_submitit
+from harness.backends.slurm.cli import report_failed_shards, retry_command
+from harness.backends.slurm.options import SlurmOptions, load_options, require_submitit
 from harness.cli import main
 from harness.core.errors import AuditError
 from harness.measure.cluster_estimate import (
@@ -230,7 +230,7 @@ def test_submitit_only_under_backends_and_imported_lazily():
 def test_score_shards_are_sized_from_the_costliest_group():
     from types import SimpleNamespace as NS
 
-    from harness.backends.slurm_score import group_seconds
+    from harness.backends.slurm.score import group_seconds
 
     rows = [NS(group="g1", image="a", caption="x"), NS(group="g1", image="a", caption="y"),
             NS(group="g1", image="b", caption="x"), NS(group="g1", image="b", caption="x"),

@@ -42,22 +42,22 @@ def warm_on(
     ``backend``. ``jobs``: worker processes (local, default 1) or render actors (ray, default
     the cluster's CPUs / ``cpus_per_actor``; unused on slurm). ``backend_options``: for ray
     ``address``, ``cpus_per_actor``, ``gpus_per_actor``, ``retries`` (see
-    :func:`harness.backends.ray_render.warm_ray`); for slurm ``options`` (a
-    :class:`~harness.backends.slurm_options.SlurmOptions`), ``seconds_per_render``,
-    ``only_shards``, ``log`` (see :func:`harness.backends.slurm_render.warm_slurm`)."""
+    :func:`harness.backends.ray.render.warm_ray`); for slurm ``options`` (a
+    :class:`~harness.backends.slurm.options.SlurmOptions`), ``seconds_per_render``,
+    ``only_shards``, ``log`` (see :func:`harness.backends.slurm.render.warm_slurm`)."""
     if backend == "local":
         from harness.render.cache_warmer import warm
 
         return warm(requests, location, jobs=jobs or 1, timeout_s=timeout_s, device=device,
                     progress=progress, on_start=on_start)  # fmt: skip
     if backend == "ray":
-        from harness.backends.ray_render import warm_ray
+        from harness.backends.ray.render import warm_ray
 
         return warm_ray(requests, str(location), actors=jobs, timeout_s=timeout_s, device=device,
                         progress=progress, on_start=on_start, **backend_options)  # fmt: skip
     if backend == "slurm":
-        from harness.backends.slurm_options import SlurmOptions, require_submitit
-        from harness.backends.slurm_render import warm_slurm
+        from harness.backends.slurm.options import SlurmOptions, require_submitit
+        from harness.backends.slurm.render import warm_slurm
 
         require_submitit()
         backend_options.setdefault("options", SlurmOptions())

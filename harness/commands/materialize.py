@@ -41,7 +41,7 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
     """Score every image evaluator of ``session`` (which has ``--audit-store`` and fill
     ``local``) into its store; returns evaluator id -> ``MeasureStats``. On ``ray`` each
     evaluator is one scoring actor, all evaluators at once. On ``slurm`` (``slurm``: the
-    keyword arguments of :func:`harness.backends.slurm_score.score_slurm`) score shards run
+    keyword arguments of :func:`harness.backends.slurm.score.score_slurm`) score shards run
     as jobs; ``shard_report`` gets ``failed`` (shard -> why) and ``size`` (groups per shard)."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -51,8 +51,8 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
     specs = [s for s in inputs.specs.values() if measurement_kind(s) == "image"]
     load = session.record_cache.build_evaluator
     if backend == "slurm":
-        from harness.backends.slurm_options import SlurmOptions
-        from harness.backends.slurm_score import score_slurm
+        from harness.backends.slurm.options import SlurmOptions
+        from harness.backends.slurm.score import score_slurm
 
         slurm = {"options": SlurmOptions(), **(slurm or {})}
         result = score_slurm(session, specs, log=log, **slurm)
@@ -63,8 +63,8 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
             shard_report.update(failed=result.failed_shards, size=result.shard_groups)
         return result.stats
     if backend == "ray":
-        from harness.backends.ray_cluster import connect
-        from harness.backends.ray_score import ray_evaluator_loader
+        from harness.backends.ray.cluster import connect
+        from harness.backends.ray.score import ray_evaluator_loader
 
         load = ray_evaluator_loader(connect(address), device=device, batch_size=batch_size)
     plan, renderer, cache_dir = inputs.plan, inputs.renderer, session.options.cache_dir
@@ -129,15 +129,15 @@ def run(args: argparse.Namespace) -> int:
           f"{len(stats)} image evaluators")  # fmt: skip
     failed = sum(s.failed_rows for s in stats.values())
     if shards.get("failed"):
-        from harness.backends.slurm_cli import report_failed_shards
+        from harness.backends.slurm.cli import report_failed_shards
 
         report_failed_shards("score", shards["failed"], shards["size"], args)
     return 1 if code or failed or shards.get("failed") else 0
 
 
 def slurm_score_options(args: argparse.Namespace) -> dict[str, Any]:
-    """:func:`harness.backends.slurm_score.score_slurm`'s options from the command line."""
-    from harness.backends.slurm_cli import options_from_args, scoring_seconds_per_pair
+    """:func:`harness.backends.slurm.score.score_slurm`'s options from the command line."""
+    from harness.backends.slurm.cli import options_from_args, scoring_seconds_per_pair
 
     options = options_from_args(args)
     per_pair = scoring_seconds_per_pair(args, options.gpus_per_task, options.cpus_per_task)

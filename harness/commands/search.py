@@ -123,7 +123,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=argtypes.jobs, default=None, help="local processes or Ray actors")
     parser.add_argument("--store", default=None, help="render store URL every Ray node reaches")
     parser.add_argument("--address", type=argtypes.ray_address, default=None, help="Ray cluster address")
-    from harness.backends.slurm_cli import add_slurm_arguments
+    from harness.backends.slurm.cli import add_slurm_arguments
 
     add_slurm_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -170,7 +170,7 @@ def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address
     """What renders a batch's missing renders before it is measured: nothing for ``inline``
     (they render one by one as measured), else :func:`harness.backends.warm_on` on ``backend``
     (``local``: ``jobs`` processes; ``ray``: the cluster at ``address``; ``slurm``: jobs with
-    the options ``slurm``, see :func:`harness.backends.slurm_render.warm_slurm`)."""
+    the options ``slurm``, see :func:`harness.backends.slurm.render.warm_slurm`)."""
     if backend == "inline":
         return None
     from harness.backends import BACKENDS, warm_on
@@ -180,7 +180,7 @@ def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address
                          hint="use inline, local, ray or slurm")  # fmt: skip
     options: dict[str, Any] = {"address": address} if backend == "ray" else {}
     if backend == "slurm":  # default: [tool.t3d-audit.slurm] of ./pyproject.toml
-        from harness.backends.slurm_options import load_options
+        from harness.backends.slurm.options import load_options
 
         options = dict(slurm) if slurm is not None else {"options": load_options()}
 
@@ -356,8 +356,8 @@ def _slurm_options(args: argparse.Namespace) -> dict[str, Any] | None:
     """The Slurm options of ``--backend slurm`` (``None`` for the other backends)."""
     if args.backend != "slurm":
         return None
-    from harness.backends.slurm_cli import slurm_warm_options
-    from harness.backends.slurm_options import require_submitit
+    from harness.backends.slurm.cli import slurm_warm_options
+    from harness.backends.slurm.options import require_submitit
 
     require_submitit()
     return {**slurm_warm_options(args), "only_shards": None}

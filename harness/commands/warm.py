@@ -91,7 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     """``--backend``, ``--address``, ``--store``, ``--cpus-per-actor``, ``--retries`` and the
     Slurm flags (shared by ``warm`` and ``materialize``)."""
-    from harness.backends.slurm_cli import add_slurm_arguments
+    from harness.backends.slurm.cli import add_slurm_arguments
 
     parser.add_argument(
         "--backend", choices=("local", "ray", "slurm"), default="local",
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     for reason in result.failures:
         print(f"  failed: {reason}", file=sys.stderr)
     if failed_shards := getattr(result, "failed_shards", None):
-        from harness.backends.slurm_cli import report_failed_shards
+        from harness.backends.slurm.cli import report_failed_shards
 
         report_failed_shards("render", failed_shards, result.shard_size, args)
     return 1 if result.failures else 0
@@ -184,8 +184,8 @@ def backend_options(args: argparse.Namespace) -> dict:
     if args.backend == "ray":
         return {"address": args.address, "cpus_per_actor": args.cpus_per_actor, "retries": args.retries}
     if args.backend == "slurm":
-        from harness.backends.slurm_cli import slurm_warm_options
-        from harness.backends.slurm_options import require_submitit
+        from harness.backends.slurm.cli import slurm_warm_options
+        from harness.backends.slurm.options import require_submitit
 
         require_submitit()  # one line naming the extra, before the plan is built
         return slurm_warm_options(args)

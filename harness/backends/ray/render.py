@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.backends.ray_cluster import cluster_cpus, connect
+from harness.backends.ray.cluster import cluster_cpus, connect
 from harness.backends.shared import BackendError, shared_render_cache
 from harness.core.errors import RenderError
 from harness.render.cache_warmer import WarmResult, begin_warm, check_device, scene_groups

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.backends.shards import chunks, groups_per_shard
-from harness.backends.slurm_jobs import ShardBody, run_shards
-from harness.backends.slurm_options import SlurmOptions
+from harness.backends.slurm.jobs import ShardBody, run_shards
+from harness.backends.slurm.options import SlurmOptions
 from harness.measure.images import MeasureStats
 
 #: seconds one scene group's scoring is assumed to take when no calibration sizes the shards

@@ -24,8 +24,8 @@ from typing import Any
 
 from harness.backends.shards import format_shards, render_shards, renders_per_shard
 from harness.backends.shared import BackendError, shared_render_cache
-from harness.backends.slurm_jobs import ShardBody, run_shards
-from harness.backends.slurm_options import SlurmOptions
+from harness.backends.slurm.jobs import ShardBody, run_shards
+from harness.backends.slurm.options import SlurmOptions
 from harness.core.errors import RenderError
 from harness.render.cache_warmer import WarmResult, check_device, pending
 from harness.render.render_store import PREFIX, StoreRenderCache

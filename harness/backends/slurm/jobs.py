@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.backends.shared import BackendError
-from harness.backends.slurm_options import SlurmOptions, make_executor, require_submitit
+from harness.backends.slurm.options import SlurmOptions, make_executor, require_submitit
 
 POLL_S = 0.2
 #: seconds a local job's result file is waited for after its process ended (submitit waits

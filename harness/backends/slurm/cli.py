@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends.shards import format_shards, parse_shards
-from harness.backends.slurm_options import EXECUTORS, SlurmOptions, load_options
+from harness.backends.slurm.options import EXECUTORS, SlurmOptions, load_options
 from harness.run import argtypes
 
 #: flag -> SlurmOptions field

@@ -1,0 +1,1 @@
+"""Ray backend: the connection (`cluster`), render actors (`render`) and scoring actors (`score`)."""
