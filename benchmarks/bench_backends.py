@@ -34,7 +34,7 @@ def slice_requests(fraction: float, resolution: int, samples: int) -> tuple[list
     from harness.commands.warm import audit_requests
     from harness.measure.plan import build_plan
     from harness.protocol.configurations import get_profile
-    from harness.render.render_inputs import load_profile_scenes
+    from harness.render.scene_inputs import load_profile_scenes
 
     profile = get_profile("paper")
     sset = load_profile_scenes(profile)

@@ -22,7 +22,7 @@ from harness.core.hashing import sha256_bytes
 from harness.evaluators.cache import ScoreCache
 from harness.protocol.configurations import RenderConfig
 from harness.protocol.records import read_records, write_records
-from harness.render.render_cache import META, RenderCache, decode_png
+from harness.render.cache import META, RenderCache, decode_png
 from harness.run.record_cache import _records_ok
 from harness.run.summaries import _read_summary
 
@@ -64,7 +64,7 @@ def bench_render(root: Path, n: int) -> None:
             assert cache.get(key) is not None
 
     def checks_only() -> None:  # what verification adds: sha256 of the PNG plus the meta checks
-        from harness.render.render_cache import _check_meta
+        from harness.render.cache import _check_meta
 
         for key in keys:
             entry = cache.entry_dir(key)

@@ -28,8 +28,8 @@ from pathlib import Path
 def _requests(prompts: int | None):
     from harness.protocol.configurations import get_profile
     from harness.render.cache_warmer import resolve_jobs
-    from harness.render.render_inputs import apply_probe, load_profile_scenes
-    from harness.render.render_plan import render_plan
+    from harness.render.job_plan import render_plan
+    from harness.render.scene_inputs import apply_probe, load_profile_scenes
 
     profile = get_profile("smoke")
     if prompts is not None:
@@ -51,8 +51,8 @@ def main() -> None:
     import ray
 
     from harness.backends.ray.render import warm_ray
+    from harness.render.cache import RenderCache
     from harness.render.cache_warmer import scene_groups, warm
-    from harness.render.render_cache import RenderCache
     from harness.store import open_store
 
     requests, failed = _requests(args.prompts)

@@ -37,7 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from harness.protocol.configurations import get_profile
-from harness.render.render_inputs import load_scene_file
+from harness.render.scene_inputs import load_scene_file
 from harness.render.service import RenderService
 from harness.scenes.model import scene_identity
 scene, root = load_scene_file(Path(sys.argv[2]))
@@ -63,7 +63,7 @@ from mathutils import Matrix
 sys.path.insert(0, sys.argv[1])
 from harness.protocol.configurations import get_profile
 from harness.render import framing, settings
-from harness.render.render_inputs import load_scene_file
+from harness.render.scene_inputs import load_scene_file
 scene, root = load_scene_file(Path(sys.argv[2]))
 sizes, repeat = json.loads(sys.argv[3]), int(sys.argv[4])
 c0 = get_profile("default").c0
@@ -169,8 +169,8 @@ def bench_harness_side(sizes: list[int]) -> None:
 
     from harness.protocol.configurations import RenderConfig
     from harness.render import framing
-    from harness.render.render_cache import RenderCache, decode_png, encode_png
-    from harness.render.render_inputs import load_scene_file
+    from harness.render.cache import RenderCache, decode_png, encode_png
+    from harness.render.scene_inputs import load_scene_file
 
     print("== harness-side work per render (no Blender; incompressible noise = worst case), ms")
     scene, _ = load_scene_file(DEFAULT_SCENE)
@@ -221,10 +221,10 @@ def bench_warm_default_cached() -> None:
     import numpy as np
 
     from harness.protocol.configurations import get_profile
+    from harness.render.cache import RenderCache
     from harness.render.cache_warmer import resolve_jobs
-    from harness.render.render_cache import RenderCache
-    from harness.render.render_inputs import apply_probe, load_profile_scenes
-    from harness.render.render_plan import render_plan
+    from harness.render.job_plan import render_plan
+    from harness.render.scene_inputs import apply_probe, load_profile_scenes
 
     with tempfile.TemporaryDirectory() as tmp:
         profile = get_profile("default")
@@ -241,7 +241,7 @@ def bench_warm_default_cached() -> None:
 
 def bench_plan() -> None:
     from harness.protocol.configurations import load_profiles
-    from harness.render.render_plan import per_scene_counts, render_plan
+    from harness.render.job_plan import per_scene_counts, render_plan
     from harness.scenes.model import Room, Scene
 
     print("== render plan size per scene")

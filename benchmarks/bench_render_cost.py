@@ -38,7 +38,7 @@ def main() -> None:
     from harness.measure.plan import build_plan
     from harness.protocol.configurations import get_profile
     from harness.render.blender import get_renderer
-    from harness.render.render_inputs import load_scene_file
+    from harness.render.scene_inputs import load_scene_file
     from harness.scenes.model import scene_identity
     from harness.scenes.scene_source import load_scene_set
 

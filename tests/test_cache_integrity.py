@@ -23,7 +23,7 @@ from harness.core.cacheseal import CacheCorruptionWarning, CorruptEntry
 from harness.evaluators.cache import CachedEvaluator, EmbeddingCache, ScoreCache
 from harness.protocol.configurations import RenderConfig
 from harness.protocol.records import read_records, write_records
-from harness.render.render_cache import RenderCache
+from harness.render.cache import RenderCache
 from harness.run.record_cache import _records_ok
 from harness.run.session import AuditSession
 from harness.run.summaries import _read_summary
@@ -304,3 +304,15 @@ def test_clean_cache_reports_no_discards(clean):
     assert session.summary_cache.summary("tiny-grid") == summary
     assert session.worker_facts()["cache_discarded"] == {}
     assert "tiny-grid" not in session.record_cache.measure_stats  # nothing measured: all from the cache
+
+
+def test_the_summary_key_follows_the_human_statistics_the_engine_reads(monkeypatch):
+    """The metric engine reads human agreement draws from ``human/protocol_dependence.py``: a
+    change there makes cached summaries anew, as a change under ``stats/`` does."""
+    from harness.run import summaries
+
+    real = summaries.sha256_file
+    before = summaries._stats_code_hash()
+    monkeypatch.setattr(summaries, "sha256_file", lambda p: "changed" if Path(p).name == "protocol_dependence.py"
+                        else real(p))
+    assert summaries._stats_code_hash() != before

@@ -20,7 +20,7 @@ from harness.core.cacheseal import CacheCorruptionWarning, CacheKeyError, Corrup
 from harness.core.hashing import canonical_json, sha256_bytes
 from harness.protocol.configurations import RenderConfig
 from harness.protocol.records import read_records, write_records
-from harness.render.render_cache import RenderCache
+from harness.render.cache import RenderCache
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
 

@@ -139,7 +139,7 @@ def test_a_real_x_up_triposr_obj_stands_upright(tmp_path: Path) -> None:
 
 
 def _imported_box(tmp_path: Path, *conv: str):
-    from harness.render.render_inputs import load_scene_file
+    from harness.render.scene_inputs import load_scene_file
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     obj = tmp_path / "m.obj"

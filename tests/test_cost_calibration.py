@@ -40,7 +40,7 @@ def _fake_render(profile, scene_set, cache_dir=None):
 
 @pytest.fixture(scope="module")
 def smoke_plan():
-    from harness.render.render_inputs import load_profile_scenes
+    from harness.render.scene_inputs import load_profile_scenes
 
     profile = get_profile("smoke")
     scene_set = load_profile_scenes(profile, None)

@@ -283,7 +283,7 @@ def test_the_store_is_a_leaf_the_caches_build_on():
         if name.startswith("harness.store"):
             outside = {t for t in targets if t != "harness.store" and not t.startswith("harness.store.")}
             assert outside <= allowed, (name, outside - allowed)
-    assert {"harness.render.render_cache", "harness.render.render_store", "harness.evaluators.cache",
+    assert {"harness.render.cache", "harness.render.store_cache", "harness.evaluators.cache",
             "harness.evaluators.score_store"} <= set(_importers_of("harness.store"))  # fmt: skip
     assert [m for m in _importers_of("harness.backends") if not m.startswith(
         ("harness.backends", "harness.commands"))] == []  # fmt: skip

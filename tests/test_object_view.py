@@ -30,7 +30,7 @@ from harness.protocol.configurations import (
     load_profiles,
     parse_cell,
 )
-from harness.render.render_plan import render_plan
+from harness.render.job_plan import render_plan
 from harness.scenes.load import parse_scene
 from harness.scenes.sceneset import SceneSet
 from tests._scene_helpers import scene_doc, write_assets

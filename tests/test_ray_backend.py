@@ -19,11 +19,11 @@ from dataclasses import replace
 import pytest
 
 from harness.protocol.configurations import get_profile
+from harness.render.cache import RenderCache
 from harness.render.cache_warmer import resolve_jobs, warm
-from harness.render.render_cache import RenderCache
-from harness.render.render_inputs import apply_probe, load_profile_scenes
-from harness.render.render_plan import render_plan
-from harness.render.render_store import StoreRenderCache
+from harness.render.job_plan import render_plan
+from harness.render.scene_inputs import apply_probe, load_profile_scenes
+from harness.render.store_cache import StoreRenderCache
 from harness.store import open_store
 from tests._distributed import need
 

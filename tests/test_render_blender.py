@@ -15,6 +15,7 @@ from harness.core.hashing import sha256_bytes
 from harness.protocol.configurations import RenderConfig
 from harness.render import framing
 from harness.render.blender import validate_scene
+from harness.render.cache import encode_png
 from harness.render.composite import composite
 from harness.render.failures import (
     AssetImportFailed,
@@ -22,7 +23,6 @@ from harness.render.failures import (
     RenderTimeout,
     SceneInvalid,
 )
-from harness.render.render_cache import encode_png
 from harness.render.settings import THREADS_ENV
 from harness.scenes.model import scene_identity
 from tests._render_helpers import box_scene, write_box_assets
@@ -90,7 +90,7 @@ def test_byte_identical_in_a_fresh_process(renderer, scene_root, threads):
         "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
         "from tests._render_helpers import box_scene;"
         "from harness.render.blender import get_renderer;"
-        "from harness.render.render_cache import encode_png; from harness.core.hashing import sha256_bytes;"
+        "from harness.render.cache import encode_png; from harness.core.hashing import sha256_bytes;"
         "from harness.protocol.configurations import RenderConfig; from harness.scenes.model import scene_identity;"
         "root = Path(sys.argv[2]); s = box_scene();"
         "im = get_renderer().render(s, root, scene_identity(s, root), RenderConfig(resolution_px=48, samples=2));"

@@ -15,7 +15,7 @@ from harness.core.cacheseal import CacheCorruptionWarning
 from harness.core.errors import RenderError
 from harness.protocol.configurations import RenderConfig
 from harness.render import settings
-from harness.render.render_cache import RenderCache, decode_png, encode_png
+from harness.render.cache import RenderCache, decode_png, encode_png
 
 CFG = RenderConfig(resolution_px=32, samples=2)
 IDENT = "a" * 64
@@ -37,7 +37,7 @@ def test_key_is_stable_and_covers_every_input(monkeypatch):
         RenderCache.key(IDENT, CFG, device="gpu"),
     }
     monkeypatch.setattr(settings, "RENDERER_REVISION", "test-rev")
-    import harness.render.render_cache as cache_mod
+    import harness.render.cache as cache_mod
 
     monkeypatch.setattr(cache_mod, "RENDERER_REVISION", "test-rev")
     others.add(RenderCache.key(IDENT, CFG))

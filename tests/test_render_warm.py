@@ -10,10 +10,10 @@ import pytest
 
 from harness.protocol.configurations import get_profile
 from harness.render import blender
+from harness.render.cache import RenderCache
 from harness.render.cache_warmer import pending, resolve_jobs, warm
 from harness.render.failures import NothingVisible
-from harness.render.render_cache import RenderCache
-from harness.render.render_plan import render_plan
+from harness.render.job_plan import render_plan
 from harness.scenes.model import Room, Scene
 
 

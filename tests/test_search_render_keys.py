@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.protocol.configurations import RenderConfig, get_profile
-from harness.render.render_cache import render_key
+from harness.render.cache import render_key
 from harness.search.space import space_for
 
 SPACE = space_for(get_profile("smoke"))

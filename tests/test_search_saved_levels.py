@@ -9,7 +9,7 @@ import pytest
 
 from harness.cli import main
 from harness.protocol.configurations import PROFILES_FILE, get_profile
-from harness.render.render_cache import render_key
+from harness.render.cache import render_key
 from harness.search.saved_levels import (
     SavedLevelError,
     load_profile_file,

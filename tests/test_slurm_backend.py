@@ -190,8 +190,8 @@ def smoke_subset():
     pytest.importorskip("bpy")
     from harness.protocol.configurations import get_profile
     from harness.render.cache_warmer import resolve_jobs
-    from harness.render.render_inputs import apply_probe, load_profile_scenes
-    from harness.render.render_plan import render_plan
+    from harness.render.job_plan import render_plan
+    from harness.render.scene_inputs import apply_probe, load_profile_scenes
 
     profile = get_profile("smoke")
     sset = load_profile_scenes(profile)

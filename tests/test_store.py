@@ -15,8 +15,8 @@ import pytest
 from harness.core.cacheseal import CacheCorruptionWarning, discarded_counts
 from harness.evaluators.score_store import StoreScoreCache, open_score_cache
 from harness.protocol.configurations import RenderConfig
-from harness.render.render_cache import RenderCache
-from harness.render.render_store import BUSY, CACHED, RENDERED, StoreRenderCache, open_render_cache
+from harness.render.cache import RenderCache
+from harness.render.store_cache import BUSY, CACHED, RENDERED, StoreRenderCache, open_render_cache
 from harness.store import LocalStore, is_url, leases, open_store
 from tests._distributed import moto_s3
 from tests._extras import need
@@ -200,7 +200,7 @@ def test_a_key_leased_elsewhere_is_busy_then_cached(store):
 
 
 def test_read_only_render_store_reports_the_miss(store):
-    from harness.render.render_store import StoreMissing
+    from harness.render.store_cache import StoreMissing
 
     cache = StoreRenderCache(store, read_only=True)
     key = cache.key("ident", RenderConfig(32, samples=1))

@@ -21,8 +21,8 @@ from harness.core.cacheseal import CacheCorruptionWarning
 from harness.core.hashing import canonical_json, sha256_bytes, sha256_json
 from harness.evaluators.score_store import StoreScoreCache
 from harness.protocol.configurations import RenderConfig
-from harness.render.render_cache import encode_png
-from harness.render.render_store import StoreRenderCache
+from harness.render.cache import encode_png
+from harness.render.store_cache import StoreRenderCache
 from harness.store import leases, open_store
 from tests._distributed import moto_s3
 

@@ -21,8 +21,8 @@ from harness.core.cacheseal import KEY_ENV, KEY_FILE_ENV, CacheCorruptionWarning
 from harness.evaluators.cache import ScoreCache
 from harness.evaluators.score_store import StoreScoreCache, open_score_cache
 from harness.protocol.configurations import RenderConfig
-from harness.render.render_cache import RenderCache, RenderCacheBase
-from harness.render.render_store import StoreMissing, StoreRenderCache, open_render_cache
+from harness.render.cache import RenderCache, RenderCacheBase
+from harness.render.store_cache import StoreMissing, StoreRenderCache, open_render_cache
 from harness.store import (
     LayeredStore,
     LocalStore,

@@ -15,8 +15,8 @@ from harness.backends import warm_on
 from harness.protocol.configurations import get_profile
 from harness.render import blender
 from harness.render.cache_warmer import resolve_jobs
-from harness.render.render_plan import render_plan
-from harness.render.render_store import StoreRenderCache
+from harness.render.job_plan import render_plan
+from harness.render.store_cache import StoreRenderCache
 from harness.scenes.model import Room, Scene
 from harness.store import leases, open_store
 

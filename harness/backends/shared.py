@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from harness.core.errors import AuditError
 
 if TYPE_CHECKING:
-    from harness.render.render_store import StoreRenderCache
+    from harness.render.store_cache import StoreRenderCache
 
 
 class BackendError(AuditError):
@@ -20,7 +20,7 @@ def shared_render_cache(store_url: str, backend: str) -> StoreRenderCache:
     """The render cache on the store at ``store_url`` that every node of ``backend`` (``ray``,
     ``slurm``) reads and writes; :class:`BackendError` for a local path, which other nodes
     cannot reach."""
-    from harness.render.render_store import StoreRenderCache, open_render_cache
+    from harness.render.store_cache import StoreRenderCache, open_render_cache
 
     cache = open_render_cache(store_url)
     if not isinstance(cache, StoreRenderCache):

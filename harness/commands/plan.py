@@ -20,7 +20,7 @@ from pathlib import Path
 
 from harness.core.jsonout import print_json
 from harness.protocol.configurations import get_profile
-from harness.render.render_plan import plan_summary, render_plan
+from harness.render.job_plan import plan_summary, render_plan
 from harness.run import argtypes
 
 
@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.render.render_inputs import load_profile_scenes
+    from harness.render.scene_inputs import load_profile_scenes
 
     if args.backend is not None and not args.estimate:
         import sys

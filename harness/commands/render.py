@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     from harness.protocol.configurations import background_rgb
     from harness.render.composite import composite
-    from harness.render.render_inputs import load_scene_file
+    from harness.render.scene_inputs import load_scene_file
     from harness.render.service import RenderService
     from harness.scenes.model import scene_identity
 

@@ -42,7 +42,7 @@ def audit_requests(sset, profile, view_policy: str) -> tuple[list, list[str]]:
     does not apply to a scene (an object scene) or a factor that cannot change it (lighting on
     3D Gaussian splats) has no row there, so nothing is rendered for it."""
     from harness.measure.plan import build_plan
-    from harness.render.render_inputs import PROBE_SEED
+    from harness.render.scene_inputs import PROBE_SEED
     from harness.render.service import RenderRequest
 
     plan = build_plan(sset, profile, probe_seed=PROBE_SEED, view_policy=view_policy)
@@ -121,7 +121,7 @@ def store_url(value: str | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.backends import warm_on
-    from harness.render.render_inputs import load_profile_scenes
+    from harness.render.scene_inputs import load_profile_scenes
 
     store = store_url(args.store)
     if args.backend in ("ray", "slurm") and store is None:

@@ -57,7 +57,7 @@ class PlanCounts:
 def plan_counts(profile: Any, scene_set: Any) -> tuple[PlanCounts, Any]:
     """The counts and the measurement plan (``harness.measure.plan.Plan``)."""
     from harness.measure.plan import build_plan
-    from harness.render.render_plan import render_plan
+    from harness.render.job_plan import render_plan
 
     profile = profile.for_scene_kind(scene_set.kind)
     jobs = render_plan(profile, list(scene_set.scenes))

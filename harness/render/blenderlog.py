@@ -102,7 +102,7 @@ def current_log_dir() -> Path:
     """The folder set by :func:`set_log_dir`, else ``<default render cache dir>/logs``."""
     if _DIR:
         return _DIR[0]
-    from harness.render.render_cache import default_render_cache_dir
+    from harness.render.cache import default_render_cache_dir
 
     return default_render_cache_dir() / "logs"
 

@@ -22,11 +22,11 @@ from typing import Any
 
 from harness.core.errors import AuditError, RenderError
 from harness.render import resource_limits
-from harness.render.render_cache import RenderCache
-from harness.render.render_plan import RenderJob
-from harness.render.render_store import StoreRenderCache, open_render_cache
+from harness.render.cache import RenderCache
+from harness.render.job_plan import RenderJob
 from harness.render.service import RenderRequest, RenderService
 from harness.render.settings import THREADS_ENV, core_share
+from harness.render.store_cache import StoreRenderCache, open_render_cache
 from harness.scenes.model import Scene, scene_identity
 
 Progress = Callable[[int], None]  # called with the number of renders just finished
@@ -230,7 +230,7 @@ def warm(
     on_start: Callable[[int, int], None] | None = None,
 ) -> WarmResult:
     """Render every request missing from the cache at ``cache_root`` (a local render-cache
-    directory, or a store URL: see :func:`harness.render.render_store.open_render_cache`);
+    directory, or a store URL: see :func:`harness.render.store_cache.open_render_cache`);
     returns the counts.
 
     ``jobs`` worker processes (1: in this process). ``on_start(cached, to_render)`` is called

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from harness.protocol.configurations import RenderConfig
-from harness.render.render_cache import RenderCache, default_render_cache_dir, key_inputs
-from harness.render.render_store import LEASE_MARGIN_S, StoreRenderCache, open_render_cache
+from harness.render.cache import RenderCache, default_render_cache_dir, key_inputs
+from harness.render.store_cache import LEASE_MARGIN_S, StoreRenderCache, open_render_cache
 from harness.scenes.model import Scene
 
 DEFAULT_TIMEOUT_S = 600.0

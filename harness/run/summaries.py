@@ -29,14 +29,15 @@ if TYPE_CHECKING:
 def _stats_code_hash() -> str:
     """Hash of the statistics sources: cached summaries are invalid once the maths changes.
 
-    The pure statistics (``stats/``), the typed summary that serialises them, the number
-    reader and the metric registry (which statistics exist, their keys)."""
+    The pure statistics (``stats/`` and the human-agreement statistics of ``human/``, whose
+    draws the metric engine reads), the typed summary that serialises them, the number reader
+    and the metric registry (which statistics exist, their keys)."""
     import harness.stats as stats_pkg
 
     root = Path(stats_pkg.__file__).parent
     harness_dir = root.parent
     files = [
-        *sorted(root.glob("*.py")),
+        *sorted(root.glob("*.py")), *sorted((harness_dir / "human").glob("*.py")),
         harness_dir / "core" / "numbers.py", harness_dir / "vocab" / "metrics.py",
     ]
     return sha256_json({str(p.relative_to(harness_dir)): sha256_file(p) for p in files})

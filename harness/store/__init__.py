@@ -5,7 +5,7 @@ directory (a path or ``file://DIR``) or any fsspec URL (``s3://bucket/prefix``,
 ``gs://bucket/prefix``, ...). :func:`open_store` picks the implementation;
 :mod:`harness.store.layers` wraps one read-only (:class:`ReadOnlyStore`) or layers a local one
 over a shared one (:class:`LayeredStore`). The caches built on a store (the render cache,
-``harness.render.render_cache``, and the score cache, ``harness.evaluators.cache``: one
+``harness.render.cache``, and the score cache, ``harness.evaluators.cache``: one
 implementation each, whatever the store) keep the same guarantees on every store:
 content-addressed keys, whole-or-nothing publication, verified reads (seals), and no duplicate
 work across machines (:mod:`harness.store.leases`).

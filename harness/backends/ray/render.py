@@ -31,8 +31,8 @@ from harness.backends.ray.cluster import cluster_cpus, connect
 from harness.backends.shared import BackendError, shared_render_cache
 from harness.core.errors import RenderError
 from harness.render.cache_warmer import WarmResult, begin_warm, check_device, scene_groups
-from harness.render.render_store import PREFIX
 from harness.render.service import RenderRequest
+from harness.render.store_cache import PREFIX
 from harness.store import leases
 
 TIMEOUT_GRACE_S = 30.0

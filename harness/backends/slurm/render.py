@@ -28,8 +28,8 @@ from harness.backends.slurm.jobs import ShardBody, run_shards
 from harness.backends.slurm.options import SlurmOptions
 from harness.core.errors import RenderError
 from harness.render.cache_warmer import WarmResult, check_device, pending
-from harness.render.render_store import PREFIX, StoreRenderCache
 from harness.render.service import RenderRequest
+from harness.render.store_cache import PREFIX, StoreRenderCache
 from harness.store import leases
 
 BUSY_RETRY_S = 0.5

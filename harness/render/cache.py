@@ -7,7 +7,7 @@ only the store and how writers coordinate:
 * :class:`RenderCache` (``RenderCache(dir)``, the zero-config default): a
   :class:`~harness.store.LocalStore` at ``dir``, entries at ``<dir>/objects/<key[:2]>/<key>/``,
   per-key file locks under ``<dir>/locks`` (released by the OS when a process dies).
-* :class:`harness.render.render_store.StoreRenderCache` (``StoreRenderCache(store)``): any
+* :class:`harness.render.store_cache.StoreRenderCache` (``StoreRenderCache(store)``): any
   store (``file://``, ``s3://``, a :class:`~harness.store.ReadOnlyStore`, a
   :class:`~harness.store.LayeredStore`), entries under ``renders/``, lease markers with an
   expiry between machines (:mod:`harness.store.leases`).

@@ -1,11 +1,11 @@
 """The render cache on a shared :class:`harness.store.Store` (any fsspec URL, a local dir, a
 read-only view of one, or a local layer over a shared one).
 
-:class:`StoreRenderCache` is :class:`harness.render.render_cache.RenderCacheBase`, the one
+:class:`StoreRenderCache` is :class:`harness.render.cache.RenderCacheBase`, the one
 render-cache implementation, with renders under ``<store>/renders`` and lease markers
 (:mod:`harness.store.leases`) instead of file locks between writers, so machines sharing the
 store never render one key twice. Same keys, layout and entry format as the local
-:class:`~harness.render.render_cache.RenderCache`, so a directory filled by either is read by
+:class:`~harness.render.cache.RenderCache`, so a directory filled by either is read by
 the other.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.render.render_cache import (  # noqa: F401  (re-exported: callers import them here)
+from harness.render.cache import (  # noqa: F401  (re-exported: callers import them here)
     BUSY,
     CACHED,
     LEASE_MARGIN_S,
