@@ -18,7 +18,7 @@ from harness.measure.images import MeasureStats, measure
 from harness.measure.plan import build_plan
 from harness.protocol.configurations import get_profile
 from harness.report.writer import write_report
-from harness.run.result import run_result
+from harness.run.outputs import run_result
 from harness.run.session import AuditOptions, AuditSession
 from harness.scenes.sceneset import SceneSet
 from harness.testing import BoxRasterizer, TinySpec, write_tiny_scene_set

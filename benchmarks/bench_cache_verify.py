@@ -24,7 +24,7 @@ from harness.protocol.configurations import RenderConfig
 from harness.protocol.records import read_records, write_records
 from harness.render.cache import META, RenderCache, decode_png
 from harness.run.record_cache import _records_ok
-from harness.run.summaries import _read_summary
+from harness.run.summary_cache import _read_summary
 
 
 def render_like(seed: int, size: int = 224) -> np.ndarray:

@@ -34,10 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness.evaluators.reference import planted
 from harness.evaluators.reference.planted import InvariantNoise
 from harness.evaluators.reference.specs import search_planted_specs
-from harness.search import run as search_run
+from harness.search import pipeline as search_run
 from harness.search.confirm import LEVEL, effect_draws
 from harness.search.flip_region import wilson
-from harness.search.run import SearchRequest, Split, run_search
+from harness.search.pipeline import SearchRequest, Split, run_search
 from harness.stats.bootstrap import ci_tuple
 
 NOISE_ID = "planted-noise"

@@ -29,7 +29,7 @@ import numpy as np
 
 from harness.evaluators import registry
 from harness.evaluators.scorer import Scorer, scorer_spec
-from harness.search.run import SearchRequest, Split, run_search
+from harness.search.pipeline import SearchRequest, Split, run_search
 
 
 class Warmth(Scorer):

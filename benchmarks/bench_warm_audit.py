@@ -105,9 +105,9 @@ def report_steps(profile: str, repeat: int) -> list[tuple[str, float]]:
     from harness.report import html_page, thumbs, writer
     from harness.run.card_facts import RunCards
     from harness.run.inputs import RunInputs
-    from harness.run.result import run_result
+    from harness.run.outputs import run_result
     from harness.run.session import AuditOptions, AuditSession
-    from harness.run.summaries import SummaryCache
+    from harness.run.summary_cache import SummaryCache
 
     steps = [
         (writer, "write_derived_cached", "derived files (summary, tables, figures)"),

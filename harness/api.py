@@ -423,7 +423,7 @@ def search(
     from harness.commands.search import prefetch_for, project_thresholds, request_from, resolve_spec
     from harness.core.paths import default_cache_dir
     from harness.render.renderer import default_renderer
-    from harness.search.run import Split, run_search
+    from harness.search.pipeline import Split, run_search
 
     split, axes = _search_split_and_axes(split, axes)
     spec = resolve_spec(evaluator)

@@ -5,7 +5,7 @@ Unless ``T3D_AUDIT_CACHE_DIR`` names a cache on purpose, or tox already points
 per-user cache folder; subprocesses inherit it.
 
 Every test runs inside its own scope of every registry (metrics, thresholds, factors,
-settings, probes, evaluator families and specs; ``harness.vocab.registries.scoped``): what a
+settings, probes, evaluator families and specs; ``harness.vocab.registry_type.scoped``): what a
 test registers, replaces or removes is put back when it ends, so a test's names never reach
 another test or the product's vocabulary (and each xdist worker is its own process).
 """
@@ -44,7 +44,7 @@ def registries() -> Iterator[None]:
     here, once per process, so that a test which reloads it (``SPECS.reset()``) under a
     patched entry-point table is put back to the real one."""
     from harness.evaluators.registry import SPECS
-    from harness.vocab.registries import scoped
+    from harness.vocab.registry_type import scoped
 
     len(SPECS)  # loaded (once per process): restoring then gives back exactly these rows
     with scoped():

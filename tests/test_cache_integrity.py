@@ -26,7 +26,7 @@ from harness.protocol.records import read_records, write_records
 from harness.render.cache import RenderCache
 from harness.run.record_cache import _records_ok
 from harness.run.session import AuditSession
-from harness.run.summaries import _read_summary
+from harness.run.summary_cache import _read_summary
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
 
@@ -309,10 +309,10 @@ def test_clean_cache_reports_no_discards(clean):
 def test_the_summary_key_follows_the_human_statistics_the_engine_reads(monkeypatch):
     """The metric engine reads human agreement draws from ``human/protocol_dependence.py``: a
     change there makes cached summaries anew, as a change under ``stats/`` does."""
-    from harness.run import summaries
+    from harness.run import summary_cache
 
-    real = summaries.sha256_file
-    before = summaries._stats_code_hash()
-    monkeypatch.setattr(summaries, "sha256_file", lambda p: "changed" if Path(p).name == "protocol_dependence.py"
+    real = summary_cache.sha256_file
+    before = summary_cache._stats_code_hash()
+    monkeypatch.setattr(summary_cache, "sha256_file", lambda p: "changed" if Path(p).name == "protocol_dependence.py"
                         else real(p))
-    assert summaries._stats_code_hash() != before
+    assert summary_cache._stats_code_hash() != before

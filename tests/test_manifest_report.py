@@ -17,7 +17,7 @@ from harness.protocol.configurations import get_profile
 from harness.report.terminal import render_table, rows_from
 from harness.report.validation import check_coverage, validate_report
 from harness.report.writer import write_report
-from harness.run.result import run_result
+from harness.run.outputs import run_result
 from harness.run.session import AuditSession
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session

@@ -93,7 +93,7 @@ def test_cards_never_import_the_session():
 
 def test_the_report_and_the_release_gate_never_import_the_session():
     """They take a typed run result (``harness.report.run_result.RunResult``,
-    ``harness.run.result.GatedRun``), never the session; the session forwards nothing."""
+    ``harness.run.outputs.GatedRun``), never the session; the session forwards nothing."""
     takers = [m for m in MODULES if m.startswith("harness.report") or m == "harness.release.gate"]
     assert [m for m in _importers_of("harness.run.session") if m in takers] == []
     from harness.run.session import AuditSession

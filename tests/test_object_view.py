@@ -171,7 +171,7 @@ def test_an_object_set_audits_into_a_valid_report(tmp_path: Path) -> None:
     (regression: validate counted those probes as missing rows)."""
     from harness.report.validation import validate_report
     from harness.report.writer import write_report
-    from harness.run.result import run_result
+    from harness.run.outputs import run_result
     from harness.testing import TinySpec
     from tests._audit_project import tiny_session
 

@@ -18,7 +18,7 @@ import pytest
 
 from harness.core.errors import EvaluatorError
 from harness.core.paths import REPO_ROOT
-from harness.vocab.registries import Lazy, Registry, VocabularyError, all_registries, scoped
+from harness.vocab.registry_type import Lazy, Registry, VocabularyError, all_registries, scoped
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from harness.core import cacheseal
 from harness.measure import thumbs as measure_thumbs
 from harness.report import html_page, pieces, writer
 from harness.report.writer import write_report
-from harness.run.result import run_result
+from harness.run.outputs import run_result
 from harness.testing import TinySpec
 from tests._audit_project import tiny_session
 

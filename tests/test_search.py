@@ -39,7 +39,7 @@ from harness.search.objectives import (
     parse_objective,
     shift_rho,
 )
-from harness.search.run import SearchRequest, Split, run_search
+from harness.search.pipeline import SearchRequest, Split, run_search
 from harness.search.space import space_for
 from harness.search.trial_log import Trial, TrialLog, TrialLogError, read_log
 from harness.stats.bootstrap import ci_tuple

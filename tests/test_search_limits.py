@@ -16,7 +16,7 @@ from harness.protocol.configurations import ProtocolError, _parse_search
 from harness.protocol.search_limits import INT_RANGES, MAX_SEED, MAX_WALL_TIME_S
 from harness.search.flip_region import wilson
 from harness.search.optimiser import BatchOptimiser, legacy_seed
-from harness.search.run import SearchError, SearchRequest, Split, run_search
+from harness.search.pipeline import SearchError, SearchRequest, Split, run_search
 
 
 def _refused(capsys, *args: str) -> str:

@@ -14,7 +14,7 @@ from harness.evaluators.reference.specs import search_planted_specs
 from harness.protocol.configurations import ProtocolError, _parse_search, get_profile
 from harness.search import evaluate
 from harness.search.evaluate import PointScorer
-from harness.search.run import SearchError, SearchRequest, run_search
+from harness.search.pipeline import SearchError, SearchRequest, run_search
 from harness.search.saved_levels import SavedLevelError, load_profile_file
 from harness.search.space import space_for
 

@@ -14,7 +14,7 @@ import pytest
 from harness.core.paths import default_cache_dir
 from harness.evaluators import registry
 from harness.evaluators.scorer import Scorer, scorer_spec
-from harness.search.run import SearchRequest, Split, run_search
+from harness.search.pipeline import SearchRequest, Split, run_search
 
 pytestmark = pytest.mark.slow
 

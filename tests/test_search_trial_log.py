@@ -19,7 +19,7 @@ from harness.core import cacheseal
 from harness.core.cacheseal import CacheCorruptionWarning
 from harness.core.hashing import canonical_json, sha256_bytes
 from harness.evaluators.reference.specs import search_planted_specs
-from harness.search.run import SearchRequest, run_search
+from harness.search.pipeline import SearchRequest, run_search
 from harness.search.trial_log import Trial, TrialLog, TrialLogError, read_log
 
 KEY = "k" * 64

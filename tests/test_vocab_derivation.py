@@ -66,7 +66,7 @@ def test_a_statistic_can_point_at_its_module_lazily(tmp_path, monkeypatch):
     from harness.stats.audit_stats import compute_audit
     from harness.stats.synthetic import SyntheticSpec, synthetic_records
     from harness.vocab.metrics import METRICS, LazyCompute, MetricSpec, register_metric
-    from harness.vocab.registries import VocabularyError
+    from harness.vocab.registry_type import VocabularyError
 
     (tmp_path / "lazy_stat_mod.py").write_text(textwrap.dedent(
         """

@@ -214,7 +214,7 @@ def test_a_cached_summary_is_not_served_once_a_statistic_is_registered(tmp_path)
     without it); with nothing registered the key is what it always was."""
     from types import SimpleNamespace
 
-    from harness.run.summaries import SummaryCache, registered_identity
+    from harness.run.summary_cache import SummaryCache, registered_identity
 
     records = tmp_path / "records.csv"
     records.write_text("x\n", encoding="utf-8")

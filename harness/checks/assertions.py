@@ -242,7 +242,7 @@ class AuditCheck:
     def _threshold_value(self, name: str) -> float:
         """The threshold's value; fails for an unknown name, skips for an undeclared known one."""
         __tracebackhide__ = True
-        from harness.vocab.registries import closest
+        from harness.vocab.registry_type import closest
 
         value = self.thresholds.get(name)
         if value is None and self._declared is not None and not self._declared(name):

@@ -29,7 +29,7 @@ from typing import Any
 
 from harness.core.errors import AuditError
 from harness.vocab.metrics import THRESHOLDS, default_thresholds, scoped_thresholds
-from harness.vocab.registries import closest
+from harness.vocab.registry_type import closest
 
 
 class _Known(Mapping[str, tuple[str, str]]):

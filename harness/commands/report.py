@@ -78,7 +78,7 @@ def split_by_view_policy(records):
 
 def run(args: argparse.Namespace) -> int:
     from harness.measure.audit_inputs import audit_inputs
-    from harness.report.summary import digest, write_summary
+    from harness.report.summary_json import digest, write_summary
     from harness.report.tables import build_tables, write_tables
     from harness.stats.audit_stats import compute_audit
 

@@ -35,7 +35,7 @@ HELP = "search the protocol space beyond the grid for where a verdict breaks"
 
 
 def _split(text: str) -> Any:
-    from harness.search.run import Split
+    from harness.search.pipeline import Split
 
     discovery, plus, held = str(text).partition("+")
     if not (plus and _ascii_digits(discovery) and _ascii_digits(held)):
@@ -194,7 +194,7 @@ def request_from(args: argparse.Namespace, evaluator: str, axes: tuple[str, ...]
     """The search request: each option given on the command line, else the profile's
     ``search`` block (docs/search.md), else the built-in default."""
     from harness.protocol.configurations import SearchBlock, get_profile
-    from harness.search.run import SearchRequest, Split
+    from harness.search.pipeline import SearchRequest, Split
 
     block = get_profile(args.profile).search or SearchBlock()
     split = args.split or (Split(*block.split) if block.split else None)
@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.core.progress import LineProgress
     from harness.core.progress import progress as progress_bar
     from harness.render.renderer import default_renderer
-    from harness.search.run import run_search
+    from harness.search.pipeline import run_search
 
     if args.backend in ("ray", "slurm") and not args.store:
         print(f"t3d-audit search: --backend {args.backend} needs --store URL (a store every node reaches)",

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.core.errors import EvaluatorError
-from harness.vocab.registries import Lazy, Registry, VocabularyError
+from harness.vocab.registry_type import Lazy, Registry, VocabularyError
 
 InputKind = Literal["image", "scene"]
 WeightsKind = Literal["files", "api_key", "none"]

@@ -28,7 +28,7 @@ from harness.evaluators.builders import CLIPSCORE_SCALE, openclip_local_spec
 from harness.evaluators.catalogue import catalogue_specs
 from harness.evaluators.families import FAMILIES
 from harness.evaluators.scorer import Scorer, add_scorer, forget_scorer
-from harness.vocab.registries import Registry
+from harness.vocab.registry_type import Registry
 
 R = TypeVar("R")
 

@@ -51,7 +51,7 @@ from harness.evaluators.builders import freeze_options
 from harness.evaluators.families import adapter_input
 from harness.evaluators.scorer_thread import ScorerThread, changed_inputs, frozen_inputs
 from harness.evaluators.secrets import Secret, environment_secrets, scrub_reason
-from harness.vocab.registries import Registry
+from harness.vocab.registry_type import Registry
 
 if TYPE_CHECKING:
     import numpy as np

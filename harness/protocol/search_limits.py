@@ -1,5 +1,5 @@
 """The ranges of a search's numbers and the form of its objective: one table read by ``t3d-audit search``'s options, a
-profile's ``search`` block and :func:`harness.search.run.run_search` (docs/search.md "Limits").
+profile's ``search`` block and :func:`harness.search.pipeline.run_search` (docs/search.md "Limits").
 
 Each bound keeps a search's memory and files small whatever the user types: the optimiser's
 state and the trial log grow with the budget (about 500 bytes of log per configuration), the

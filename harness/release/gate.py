@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from harness.release.baselines import Release
     from harness.release.comparison import Comparison
     from harness.release.margins import Margins
-    from harness.run.result import GatedRun
+    from harness.run.outputs import GatedRun
 
 OPTION = "audit_baseline"
 ALLOW_UNPAIRED = "audit_allow_unpaired"
@@ -107,7 +107,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from harness.release.baselines import load_margins, load_release, unpaired
     from harness.release.comparison import evaluators_of
-    from harness.run.result import gated_run
+    from harness.run.outputs import gated_run
 
     run = gated_run(config)
     try:

@@ -1,6 +1,6 @@
 """What one audit run produced, typed: the one input of the report writer.
 
-The run side (:func:`harness.run.result.run_result`) gathers it from the run's parts; the
+The run side (:func:`harness.run.outputs.run_result`) gathers it from the run's parts; the
 writer (:mod:`harness.report.writer`) formats it and never sees the session. Everything here
 is a plain value except :attr:`RunResult.panel_result`, computed on demand: a warm report
 reuses its derived files (summary, tables, figures) from the report pieces and then never

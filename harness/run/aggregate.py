@@ -141,7 +141,7 @@ class ControllerSink:
         if not self.results:
             return
         from harness.report.writer import write_report
-        from harness.run.result import run_result
+        from harness.run.outputs import run_result
 
         evaluators = self.evaluators(session)
         try:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from harness.run.record_cache import RecordsCache
     from harness.run.repeatability import RunRepeatability
     from harness.run.searches import RunSearches
-    from harness.run.summaries import SummaryCache
+    from harness.run.summary_cache import SummaryCache
 
 
 class RunCards:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from harness.human.audit import HumanInput
     from harness.run.inputs import RunInputs
     from harness.run.record_cache import RecordsCache
-    from harness.run.summaries import SummaryCache
+    from harness.run.summary_cache import SummaryCache
 
 
 class RunHumanRatings:

@@ -62,7 +62,7 @@ class RunSearches:
         from harness.search.confirm import confirm
         from harness.search.evaluate import PointScorer
         from harness.search.objectives import parse_objective
-        from harness.search.run import objective_threshold
+        from harness.search.pipeline import objective_threshold
         from harness.search.space import space_for
 
         level = self.saved_levels[name]
@@ -111,7 +111,7 @@ class RunSearches:
     def _run(self, evaluator_id: str) -> dict[str, Any]:
         from filelock import FileLock
 
-        from harness.search.run import SearchError, SearchRequest, Split, run_search
+        from harness.search.pipeline import SearchError, SearchRequest, Split, run_search
 
         block = self.inputs.named_profile.search
         assert block is not None

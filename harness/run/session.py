@@ -7,7 +7,7 @@ callers use the parts directly (the session forwards nothing):
   evaluator specs, renderer (and the ``--audit-store`` score cache);
 * ``record_cache`` (:mod:`harness.run.record_cache`): each evaluator's records, measured once (disk-cached, so
   every worker and every rerun reuses them);
-* ``summary_cache`` (:mod:`harness.run.summaries`): its statistics, once (disk-cached by the records' sha256);
+* ``summary_cache`` (:mod:`harness.run.summary_cache`): its statistics, once (disk-cached by the records' sha256);
 * :mod:`harness.run.gate_thresholds`: the thresholds that can gate the run;
 * ``human`` (:mod:`harness.run.human`): ``--audit-human`` ratings and agreement;
 * ``searches`` (:mod:`harness.run.searches`): the profile's search beyond the grid;
@@ -17,7 +17,7 @@ callers use the parts directly (the session forwards nothing):
 * :mod:`harness.run.workers`: what a worker reports to the controller.
 
 What a finished run produced, for the report, is a typed
-:class:`harness.report.run_result.RunResult` (:func:`harness.run.result.run_result`). The
+:class:`harness.report.run_result.RunResult` (:func:`harness.run.outputs.run_result`). The
 session also collects per-test outcomes. Nothing here knows about xdist: the plugin hands
 the session a *sink* (controller or worker) chosen in one place.
 """
@@ -45,7 +45,7 @@ from harness.run.inputs import RunInputs
 from harness.run.record_cache import RecordsCache
 from harness.run.repeatability import RunRepeatability
 from harness.run.searches import RunSearches
-from harness.run.summaries import SummaryCache
+from harness.run.summary_cache import SummaryCache
 
 if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec

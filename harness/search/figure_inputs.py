@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-    from harness.search.run import SearchResult
+    from harness.search.pipeline import SearchResult
 
 
 @dataclass(frozen=True)

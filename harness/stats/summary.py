@@ -29,7 +29,7 @@ from harness.vocab import metrics as m
 from harness.vocab.factors import factor_names, shared_factor_names
 from harness.vocab.metrics import METRICS, PANEL_METRICS, MetricSpec
 from harness.vocab.probes import probe_names, probe_threshold
-from harness.vocab.registries import closest
+from harness.vocab.registry_type import closest
 
 ENVELOPE_COUNTS = ("strict", "sign_crossing", "tie_boundary")
 REGISTERED = "registered"  # an evaluator entry's key of the registered statistics

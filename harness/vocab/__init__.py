@@ -2,7 +2,7 @@
 
 Every module that names a statistic, a factor or a probe derives what it needs from these
 registries (``metrics.py``, ``factors.py``, ``probes.py``; the generic table is
-``registries.py``: ``Registry[T]``, the one table shape of every concept, evaluator families
+``registry_type.py``: ``Registry[T]``, the one table shape of every concept, evaluator families
 and specs included, and ``Lazy``, the one ``"module:function"`` reference), read live, so
 extending the vocabulary is one registry row plus the code that gives the new entry its
 meaning. This package imports only ``harness.core.errors`` (and, lazily,

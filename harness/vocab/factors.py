@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal
 
-from harness.vocab.registries import Registry, VocabularyError
+from harness.vocab.registry_type import Registry, VocabularyError
 
 if TYPE_CHECKING:
     from harness.protocol.configurations import Configuration

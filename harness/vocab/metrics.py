@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from harness.vocab.registries import Lazy, Registry, VocabularyError
+from harness.vocab.registry_type import Lazy, Registry, VocabularyError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -125,7 +125,7 @@ Draws = Callable[["EvaluatorScores", "np.ndarray"], "np.ndarray | Mapping[str, n
 
 
 #: A ``compute`` given as ``"module:function"``, imported on the first call (the stats modules
-#: sit above the vocabulary): the one lazy reference, :class:`~harness.vocab.registries.Lazy`.
+#: sit above the vocabulary): the one lazy reference, :class:`~harness.vocab.registry_type.Lazy`.
 LazyCompute = Lazy
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.vocab.registries import Lazy, Registry, VocabularyError
+from harness.vocab.registry_type import Lazy, Registry, VocabularyError
 
 KEEP_HALF = "keep_half"
 BIGGEST_ONLY = "biggest_only"
@@ -34,7 +34,7 @@ WORST_OBJECTS = "worst_objects"
 class ProbeSpec:
     """One content probe.
 
-    ``edit``: ``"module:function"`` (kept as a :class:`~harness.vocab.registries.Lazy`) or a callable ``(scene, rng) -> tuple[SceneObject, ...]``.
+    ``edit``: ``"module:function"`` (kept as a :class:`~harness.vocab.registry_type.Lazy`) or a callable ``(scene, rng) -> tuple[SceneObject, ...]``.
     ``multi_object``: the edit changes a layout of several objects (not applicable to a
     single-object scene). ``threshold``: the threshold name gating its discrimination
     (``None``: an audit must name one). ``label``: the report's name. ``description``: one
