@@ -72,6 +72,33 @@ def test_the_top_level_holds_only_the_public_doors():
     assert top == PUBLIC_DOORS
 
 
+def _prefix_families(modules: list[Path]) -> dict[str, list[str]]:
+    """``{"folder/word": [file names]}`` for 3+ module files in one folder whose names share the
+    first ``_``-separated word (leading underscores ignored, ``__init__.py`` not counted)."""
+    families: dict[str, list[str]] = {}
+    for path in modules:
+        if path.name != "__init__.py":
+            word = path.stem.lstrip("_").split("_")[0]
+            families.setdefault(f"{path.parent.name}/{word}", []).append(path.name)
+    return {k: sorted(v) for k, v in families.items() if len(v) >= 3}
+
+
+def test_no_prefix_family_of_three_modules_in_one_package():
+    """``render_cache.py``, ``render_plan.py``, ``render_store.py`` in one folder is a package
+    waiting to be named: make it a subpackage or give each module a name of its own."""
+    found = {}
+    for folder in {p.parent for p in MODULES.values()}:
+        found.update(_prefix_families([p for p in MODULES.values() if p.parent == folder]))
+    assert found == {}
+
+
+def test_the_prefix_family_rule_finds_a_family():
+    names = ["render_cache.py", "render_plan.py", "_render_store.py", "renderer.py", "__init__.py"]
+    family = _prefix_families([HARNESS / "render" / n for n in names])
+    assert family == {"render/render": ["_render_store.py", "render_cache.py", "render_plan.py"]}
+    assert _prefix_families([HARNESS / "render" / n for n in names[:2] + names[3:]]) == {}
+
+
 def test_every_package_is_a_stage():
     packages = {p.name for p in HARNESS.iterdir() if (p / "__init__.py").is_file()}
     assert packages <= set(STAGES), sorted(packages - set(STAGES))
