@@ -199,8 +199,8 @@ def test_margin_tables():
 
 
 def test_latest_report_picks_this_runs_directory(tmp_path):
-    from harness.commands.audit import latest_report
     from harness.core.errors import AuditError
+    from harness.run.suite_argv import latest_report
 
     with pytest.raises(AuditError):
         latest_report(tmp_path, 0.0)

@@ -105,11 +105,11 @@ def test_a_profile_missing_from_the_file_names_what_it_has(tmp_path):
 
 def test_the_audit_command_passes_the_file_to_pytest(tmp_path):
     from harness.cli import command_parser
-    from harness.commands.audit import pytest_argv
+    from harness.run.suite_argv import SuiteRun, pytest_argv
 
     path = save_level(tmp_path / "mine.json", "smoke", "a", _point(pitch=1.0))
     args = command_parser("audit")[0].parse_args(["--profile", "smoke", "--profile-file", str(path)])
-    assert f"--audit-profile-file={path.resolve()}" in pytest_argv(args)
+    assert f"--audit-profile-file={path.resolve()}" in pytest_argv(SuiteRun.from_args(args))
 
 
 def test_the_python_api_passes_the_file_to_pytest(tmp_path, monkeypatch):
