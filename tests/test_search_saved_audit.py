@@ -213,7 +213,7 @@ def test_an_audit_takes_planted_offgrid_by_its_exact_id_only(tmp_path):
     """So the README's search → save → audit runs as printed without a conftest hook; a glob,
     a profile's panel or an evaluator listing never picks it up (no existing run moves)."""
     from harness.run.inputs import RunInputs
-    from harness.run.session import AuditOptions
+    from harness.run.options import AuditOptions
 
     def chosen(*patterns: str) -> set[str]:
         return set(RunInputs(AuditOptions(profile="smoke", evaluators=patterns, cache_dir=tmp_path)).specs)
