@@ -278,3 +278,25 @@ def test_the_store_is_a_leaf_the_caches_build_on():
     # the backends are chosen only by the user's doors: the CLI's commands and the Python API
     assert [m for m in _importers_of("harness.backends") if not m.startswith(
         ("harness.backends", "harness.commands", "harness.api"))] == []  # fmt: skip
+
+
+def test_type_only_imports_count_as_edges():
+    """``harness.run.inputs`` names ``AuditOptions`` only under ``TYPE_CHECKING``; the edge is
+    still counted (and points down, into ``harness.run.options``)."""
+    assert "harness.run.options" in _edges()["harness.run.inputs"]
+    assert "harness.run.session" not in _edges()["harness.run.options"]
+
+
+def test_the_python_api_never_imports_the_commands():
+    """``harness.api`` and ``harness.audit_api`` call the stage packages; the commands call
+    them, never the reverse."""
+    doors = ("harness.api", "harness.audit_api")
+    assert [(d, t) for d in doors for t in _edges()[d] if t.startswith("harness.commands")] == []
+    from harness.api import agreement, search  # noqa: F401  (importable without the CLI)
+
+
+def test_the_peers_measure_through_the_one_pipeline():
+    """``harness.peers.measure`` renders and scores nothing itself: it plans rows for
+    ``harness.measure.images``."""
+    assert "harness.measure.images" in _edges()["harness.peers.measure"]
+    assert [m for m in _importers_of("harness.render.composite") if m.startswith("harness.peers")] == []
