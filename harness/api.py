@@ -13,7 +13,6 @@ libraries (torch, bpy) load only when an evaluator or a render needs them.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,10 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from harness.core.bounded_input import read_json
 from harness.core.errors import AuditError, EvaluatorError
+from harness.evaluators.image_input import as_rgb
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from harness.evaluators.base import EvaluatorSpec, ScoreResult
     from harness.evaluators.scorer import Scorer
     from harness.stats.summary import EvaluatorSummary, PanelSummary
@@ -60,35 +58,6 @@ def _spec_and_loader(evaluator: Any) -> tuple[EvaluatorSpec, Any]:
         f"score() needs an evaluator id, an EvaluatorSpec or a Scorer, got {type(evaluator).__name__}",
         hint="run 't3d-audit evaluators' for the ids",
     )
-
-
-def as_rgb(image: Any, index: int = 0) -> np.ndarray:
-    """``image`` as an ``(H, W, 3)`` uint8 RGB array: a PIL image, a path to an image file, an
-    ``(H, W)``/``(H, W, 3)``/``(H, W, 4)`` uint8 array (alpha composited on white)."""
-    import numpy as np
-
-    if isinstance(image, str | Path):
-        from harness.commands.score import load_image
-
-        return load_image(Path(image))
-    if hasattr(image, "convert") and hasattr(image, "size"):  # a PIL image
-        from harness.commands.score import rgb_array
-
-        return rgb_array(image)
-    arr = np.asarray(image)
-    if arr.dtype != np.uint8:
-        raise EvaluatorError(f"image {index}: dtype {arr.dtype}, expected uint8",
-                             hint="pass uint8 RGB arrays, PIL images or image file paths")  # fmt: skip
-    if arr.ndim == 2:
-        return np.repeat(arr[:, :, None], 3, axis=2)
-    if arr.ndim == 3 and arr.shape[2] == 4:
-        alpha = arr[:, :, 3:4].astype(np.float64) / 255.0
-        rgb = arr[:, :, :3] * alpha + 255.0 * (1.0 - alpha)
-        return np.rint(rgb).astype(np.uint8)
-    if arr.ndim == 3 and arr.shape[2] == 3:
-        return np.ascontiguousarray(arr)
-    raise EvaluatorError(f"image {index}: shape {arr.shape}, expected (H, W, 3)",
-                         hint="pass RGB images")  # fmt: skip
 
 
 def score(
@@ -222,8 +191,7 @@ def audit(
 
     import pytest
 
-    from harness.commands.audit import latest_report, pytest_argv
-    from harness.core.rootdir import project_root
+    from harness.run.suite_argv import SuiteRun, latest_report, pytest_argv, reports_dir
 
     if isinstance(evaluators, str):
         evaluators = [evaluators]
@@ -234,13 +202,10 @@ def audit(
         if not Path(path).exists():
             raise AuditError("audit path not found", where=path,
                              hint="give audit files or folders relative to the working folder")  # fmt: skip
-    args = argparse.Namespace(
-        profile=profile, workers=str(workers), evaluators=",".join(evaluators or ()) or None,
-        report_dir=str(report_dir) if report_dir else None,
-        cache_dir=str(cache_dir) if cache_dir else None, view_policy="single", gate=False,
-        baseline=None, pytest_args=[*own, *pytest_args], profile_file=profile_file,
-    )  # fmt: skip
-    argv = pytest_argv(args)
+    run = SuiteRun(profile=profile, workers=str(workers), evaluators=",".join(evaluators or ()) or None,
+                   report_dir=report_dir, cache_dir=cache_dir, profile_file=profile_file,
+                   pytest_args=(*own, *pytest_args))  # fmt: skip
+    argv = pytest_argv(run)
     if scenes is not None:
         argv.append(f"--audit-scenes={scenes}")
     argv.append("-q")
@@ -251,8 +216,7 @@ def audit(
         raise AuditError(f"the audit did not complete (pytest exit code {code})",
                          hint="pytest " + " ".join(argv))  # fmt: skip
     # pytest's rootdir for this folder: the report is under the invoking project, as with pytest
-    reports = Path(report_dir) if report_dir else project_root(Path.cwd()) / "reports"
-    report = latest_report(reports, started)
+    report = latest_report(reports_dir(report_dir), started)
     return read_report(report, code)
 
 
@@ -354,8 +318,8 @@ def agreement(
     ``evaluators`` (Pearson, Spearman, Kendall τ, pairwise accuracy with 95 % prompt-block
     intervals), ``join``, ``bradley_terry`` with ``votes``.
     """
-    from harness.commands.agreement import compute
     from harness.core.errors import HumanDataError
+    from harness.human.document import agreement_document
     from harness.human.data import file_sha256, parse_scale, validate_ratings
     from harness.human.importers import SCALES, detect_format, import_human, read_votes_file
     from harness.stats.bootstrap import MAX_BOOTSTRAP
@@ -375,11 +339,9 @@ def agreement(
     if not path.is_file():
         raise HumanDataError("file not found", where=path)
     ratings = validate_ratings(import_human(path, fmt), parsed, str(path), file_sha256(path))
-    args = argparse.Namespace(
-        dimension=dimension, group_by=group_by, scores=[Path(s) for s in scores],
-        allow_unjoined=allow_unjoined, bootstrap=bootstrap, seed=seed,
-    )  # fmt: skip
-    return compute(ratings, args, read_votes_file(Path(votes)) if votes else None)
+    return agreement_document(ratings, scores=[Path(s) for s in scores], dimension=dimension,
+                              group_by=group_by, allow_unjoined=allow_unjoined, bootstrap=bootstrap,
+                              seed=seed, votes=read_votes_file(Path(votes)) if votes else None)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- search
@@ -420,17 +382,18 @@ def search(
     ``store``, a render store every node reaches; slurm reads ``[tool.t3d-audit.slurm]`` of
     ``./pyproject.toml``).
     """
-    from harness.commands.search import prefetch_for, project_thresholds, request_from, resolve_spec
+    from harness.backends.prefetch import prefetch_for
     from harness.core.paths import default_cache_dir
     from harness.render.renderer import default_renderer
+    from harness.run.evaluator_selection import search_evaluator
     from harness.search.pipeline import Split, run_search
+    from harness.search.requests import profile_request, project_thresholds
 
     split, axes = _search_split_and_axes(split, axes)
-    spec = resolve_spec(evaluator)
-    options = argparse.Namespace(profile=profile, objective=objective, budget=budget, seed=seed,
-                                 batch=batch, wall_time=wall_time,
-                                 split=Split(*split) if split else None, flip_region=flip_points)  # fmt: skip
-    request = request_from(options, spec.id, tuple(axes) if axes else None)
+    spec = search_evaluator(evaluator)
+    request = profile_request(profile, spec.id, objective=objective, budget=budget, seed=seed, batch=batch,
+                              wall_time=wall_time, split=Split(*split) if split else None,
+                              axes=tuple(axes) if axes else None, flip_points=flip_points)  # fmt: skip
     if backend in ("ray", "slurm") and not store:
         raise AuditError(f"backend {backend!r} needs store, a render store every node reaches", where="store")
     cache = Path(cache_dir) if cache_dir else default_cache_dir()

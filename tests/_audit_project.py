@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from harness.core.paths import REPO_ROOT
-from harness.run.session import AuditOptions, AuditSession
+from harness.run.options import AuditOptions
+from harness.run.session import AuditSession
 from harness.testing import BoxRasterizer, write_tiny_scene_set
 
 CONFTEST = """

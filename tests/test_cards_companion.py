@@ -7,7 +7,8 @@ import copy
 import pytest
 
 from harness.cards import NOT_REPORTED, validate_card
-from harness.run.session import AuditOptions, AuditSession
+from harness.run.options import AuditOptions
+from harness.run.session import AuditSession
 
 
 @pytest.fixture(scope="module")

@@ -199,8 +199,8 @@ def test_margin_tables():
 
 
 def test_latest_report_picks_this_runs_directory(tmp_path):
-    from harness.commands.audit import latest_report
     from harness.core.errors import AuditError
+    from harness.run.suite_argv import latest_report
 
     with pytest.raises(AuditError):
         latest_report(tmp_path, 0.0)
@@ -227,7 +227,8 @@ def test_noise_floor_rerun_with_other_batch_size_and_threads(tmp_path):
     the comparison shows no regression and nothing inconclusive."""
     torch = pytest.importorskip("torch")
     from harness.release.comparison import compare_records
-    from harness.run.session import AuditOptions, AuditSession
+    from harness.run.options import AuditOptions
+    from harness.run.session import AuditSession
     from harness.testing import BoxRasterizer, write_tiny_scene_set
 
     write_tiny_scene_set(tmp_path / "scenes")

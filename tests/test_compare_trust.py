@@ -23,8 +23,9 @@ from harness.core.paths import REPO_ROOT
 from harness.protocol.records import read_records, write_records
 from harness.release.baselines import load_release, release_problems, save_baseline, unpaired
 from harness.report.writer import write_report
+from harness.run.options import AuditOptions
 from harness.run.outputs import run_result
-from harness.run.session import AuditOptions, AuditSession
+from harness.run.session import AuditSession
 from harness.testing import BoxRasterizer
 
 

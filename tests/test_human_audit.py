@@ -111,7 +111,8 @@ def test_human_thresholds_stay_out_of_runs_without_human_data(tmp_path):
         search_thresholds,
     )
     from harness.human.audit import HumanInput
-    from harness.run.session import AuditOptions, AuditSession
+    from harness.run.options import AuditOptions
+    from harness.run.session import AuditSession
     from tests._thresholds import default_thresholds
 
     gates = default_thresholds()
@@ -147,7 +148,8 @@ def test_simulated_panel_recovers_alpha_and_ceiling_through_the_audit_session(tm
     alpha and noise ceiling cover the planted reliability (2 prompts are too few for that)."""
     from harness.evaluators.reference.specs import companion_spec
     from harness.human.audit import HumanInput
-    from harness.run.session import AuditOptions, AuditSession
+    from harness.run.options import AuditOptions
+    from harness.run.session import AuditSession
 
     scale = write_panel(tmp_path / "panel.csv", profile="default")
     options = AuditOptions(profile="default", evaluators=("companion",), cache_dir=tmp_path / "cache",

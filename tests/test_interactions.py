@@ -306,7 +306,8 @@ def test_ofat_summaries_have_no_blocks_key():
 
 
 def test_block_thresholds_leave_ofat_runs_alone():
-    from harness.run.session import AuditOptions, AuditSession
+    from harness.run.options import AuditOptions
+    from harness.run.session import AuditSession
 
     table = {"peak_rho_max": 1.0, "max_interaction_share": 0.1,
              "overrides": {"x*": {"max_block_sign_crossings": 1, "peak_rho_max": 2.0}}}

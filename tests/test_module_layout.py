@@ -45,7 +45,7 @@ PUBLIC_DOORS = {"harness", "harness.__main__", "harness.api", "harness.audit_api
 #: The stages in data-flow order: a package imports only packages before it (or itself).
 STAGES = ("harness", "core", "store", "captions", "vocab", "protocol", "scenes", "render", "evaluators",
           "stats", "training", "measure", "checks", "human", "search", "cards", "report", "run",
-          "release", "peers", "plugin", "backends", "commands", "cli", "api", "audit_api", "testing",
+          "release", "peers", "plugin", "backends", "api", "audit_api", "commands", "cli", "testing",
           "__main__")
 
 #: Imports against the flow, each with its reason; an allowance no longer used fails too.
@@ -206,21 +206,13 @@ def test_the_pipeline_chooses_the_measurement_by_adapter_kind():
 
 
 def _edges() -> dict[str, set[str]]:
-    """Module → the harness modules it imports (anywhere, TYPE_CHECKING blocks excluded:
-    they never run). ``from pkg import mod`` counts as an import of ``pkg.mod``."""
+    """Module → the harness modules it imports anywhere: at load, inside functions and under
+    ``TYPE_CHECKING`` (a type-only import still ties the two modules together). ``from pkg
+    import mod`` counts as an import of ``pkg.mod``."""
     edges: dict[str, set[str]] = {}
     for name, path in MODULES.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        typing_only = {
-            id(inner)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test)
-            for inner in ast.walk(node)
-        }
         targets: set[str] = set()
-        for node in ast.walk(tree):
-            if id(node) in typing_only:
-                continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -312,5 +304,28 @@ def test_the_store_is_a_leaf_the_caches_build_on():
             assert outside <= allowed, (name, outside - allowed)
     assert {"harness.render.cache", "harness.render.store_cache", "harness.evaluators.cache",
             "harness.evaluators.score_store"} <= set(_importers_of("harness.store"))  # fmt: skip
+    # the backends are chosen only by the user's doors: the CLI's commands and the Python API
     assert [m for m in _importers_of("harness.backends") if not m.startswith(
-        ("harness.backends", "harness.commands"))] == []  # fmt: skip
+        ("harness.backends", "harness.commands", "harness.api"))] == []  # fmt: skip
+
+
+def test_type_only_imports_count_as_edges():
+    """``harness.run.inputs`` names ``AuditOptions`` only under ``TYPE_CHECKING``; the edge is
+    still counted (and points down, into ``harness.run.options``)."""
+    assert "harness.run.options" in _edges()["harness.run.inputs"]
+    assert "harness.run.session" not in _edges()["harness.run.options"]
+
+
+def test_the_python_api_never_imports_the_commands():
+    """``harness.api`` and ``harness.audit_api`` call the stage packages; the commands call
+    them, never the reverse."""
+    doors = ("harness.api", "harness.audit_api")
+    assert [(d, t) for d in doors for t in _edges()[d] if t.startswith("harness.commands")] == []
+    from harness.api import agreement, search  # noqa: F401  (importable without the CLI)
+
+
+def test_the_peers_measure_through_the_one_pipeline():
+    """``harness.peers.measure`` renders and scores nothing itself: it plans rows for
+    ``harness.measure.images``."""
+    assert "harness.measure.images" in _edges()["harness.peers.measure"]
+    assert [m for m in _importers_of("harness.render.composite") if m.startswith("harness.peers")] == []

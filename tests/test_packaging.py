@@ -127,15 +127,10 @@ def test_the_project_root_is_found_from_the_invoking_folder(tmp_path):
 
 
 def test_the_audit_command_runs_the_suite_by_package_name_from_the_invoking_folder(monkeypatch):
-    import argparse
+    from harness.run.suite_argv import SuiteRun, pytest_argv
 
-    from harness.commands import audit
-
-    args = argparse.Namespace(profile="smoke", workers="2", evaluators=None, report_dir=None,
-                              cache_dir=None, view_policy="single", gate=False, baseline=None,
-                              pytest_args=["--", "audits"])
     monkeypatch.syspath_prepend(str(ROOT))
-    argv = audit.pytest_argv(args)
+    argv = pytest_argv(SuiteRun(profile="smoke", workers="2", pytest_args=("--", "audits")))
     assert argv[:2] == ["--pyargs", "audit_tests"] and argv[-1] == "audits"
     assert not any(a.startswith("--rootdir") for a in argv)  # the invoking project's rootdir
 

@@ -92,7 +92,8 @@ def test_an_evaluator_whose_rows_fail_is_a_failure_not_a_zero_and_is_not_cached(
 
 
 def _scorer_session(tmp_path, cls):
-    from harness.run.session import AuditOptions, AuditSession
+    from harness.run.options import AuditOptions
+    from harness.run.session import AuditSession
     from harness.testing import BoxRasterizer, write_tiny_scene_set
 
     write_tiny_scene_set(tmp_path / "scenes")
@@ -149,7 +150,8 @@ def test_a_scorer_a_fresh_process_cannot_rebuild_is_a_failure_with_the_reason(tm
 
 def _bundled_session(tmp_path, evaluators):
     from harness.evaluators.reference.specs import repeatability_planted_specs
-    from harness.run.session import AuditOptions, AuditSession
+    from harness.run.options import AuditOptions
+    from harness.run.session import AuditSession
     from harness.testing import BoxRasterizer
 
     options = AuditOptions(profile="smoke", evaluators=tuple(evaluators), report_dir=tmp_path / "reports",

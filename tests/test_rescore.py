@@ -17,9 +17,10 @@ from harness.core.hashing import canonical_json, sha256_bytes
 from harness.protocol.records import read_records, write_records
 from harness.report.validation import validate_report
 from harness.report.writer import write_report
+from harness.run.options import AuditOptions
 from harness.run.outputs import run_result
 from harness.run.rescore import DEFAULT_TOLERANCE, compare_row, rescore_report, sample_records
-from harness.run.session import AuditOptions, AuditSession
+from harness.run.session import AuditSession
 from harness.testing import BoxRasterizer, TinySpec
 from tests._audit_project import tiny_session
 

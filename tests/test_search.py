@@ -449,18 +449,13 @@ def test_a_profile_search_block_is_parsed_and_checked():
 
 
 def test_the_command_takes_its_defaults_from_the_profile_search_block(monkeypatch):
-    import argparse
-
-    from harness.commands.search import request_from
     from harness.protocol import configurations as protocol
+    from harness.search.requests import profile_request
 
     smoke = get_profile("smoke")
     monkeypatch.setattr(protocol, "get_profile", lambda name: replace(
         smoke, search=protocol.SearchBlock("ranking", 12, (1, 2), 5, 8)))
-    args = argparse.Namespace(profile="smoke", objective=None, budget=None, seed=None, batch=8,
-                              wall_time=None, split=None, flip_region=None)  # fmt: skip
-    req = request_from(args, "planted-pitch", None)
+    req = profile_request("smoke", "planted-pitch")
     assert (req.objective, req.budget, req.seed, req.split, req.flip_points) == ("ranking", 12, 5, Split(1, 2), 8)
-    args.budget, args.objective = 30, "shift"
-    req = request_from(args, "planted-pitch", None)
+    req = profile_request("smoke", "planted-pitch", budget=30, objective="shift")
     assert (req.objective, req.budget) == ("shift", 30)  # the command line wins

@@ -105,11 +105,11 @@ def test_a_profile_missing_from_the_file_names_what_it_has(tmp_path):
 
 def test_the_audit_command_passes_the_file_to_pytest(tmp_path):
     from harness.cli import command_parser
-    from harness.commands.audit import pytest_argv
+    from harness.run.suite_argv import SuiteRun, pytest_argv
 
     path = save_level(tmp_path / "mine.json", "smoke", "a", _point(pitch=1.0))
     args = command_parser("audit")[0].parse_args(["--profile", "smoke", "--profile-file", str(path)])
-    assert f"--audit-profile-file={path.resolve()}" in pytest_argv(args)
+    assert f"--audit-profile-file={path.resolve()}" in pytest_argv(SuiteRun.from_args(args))
 
 
 def test_the_python_api_passes_the_file_to_pytest(tmp_path, monkeypatch):
@@ -213,7 +213,7 @@ def test_an_audit_takes_planted_offgrid_by_its_exact_id_only(tmp_path):
     """So the README's search → save → audit runs as printed without a conftest hook; a glob,
     a profile's panel or an evaluator listing never picks it up (no existing run moves)."""
     from harness.run.inputs import RunInputs
-    from harness.run.session import AuditOptions
+    from harness.run.options import AuditOptions
 
     def chosen(*patterns: str) -> set[str]:
         return set(RunInputs(AuditOptions(profile="smoke", evaluators=patterns, cache_dir=tmp_path)).specs)

@@ -137,7 +137,8 @@ def _fill_with_slurm(root: Path, url: str, executor: str) -> None:
     renderer and evaluators, its pyproject's profile and scenes)."""
     from harness.backends.slurm.options import SlurmOptions
     from harness.commands.materialize import score_plan
-    from harness.run.session import AuditOptions, AuditSession
+    from harness.run.options import AuditOptions
+    from harness.run.session import AuditSession
     from harness.testing import BoxRasterizer
 
     options = AuditOptions(profile="smoke", evaluators=("tiny-*",), scenes=root / "scenes",

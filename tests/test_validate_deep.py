@@ -26,8 +26,9 @@ from harness.core.errors import CardError
 from harness.report.html_page import build_html
 from harness.report.validation import check_report, validate_report
 from harness.report.writer import add_repeatability, write_derived, write_report
+from harness.run.options import AuditOptions
 from harness.run.outputs import run_result
-from harness.run.session import AuditOptions, AuditSession
+from harness.run.session import AuditSession
 from harness.testing import BoxRasterizer
 
 PLANTED = ("planted-robust", "planted-bow", "companion")

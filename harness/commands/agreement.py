@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness.human.document import agreement_document
 from harness.run import argtypes
 
 HELP = "agreement of evaluator scores with human ratings (with the raters' noise ceiling)"
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     votes = read_votes_file(args.votes, args.votes_format, args.votes_criterion) if args.votes else None
     if args.simulate_panel is not None:
         ratings = simulated_ratings(args)
-        return _emit(compute(ratings, args, votes), args)
+        return _emit(_document(ratings, args, votes), args)
     if not args.human.is_file():
         raise HumanDataError("file not found", where=args.human)
     fmt = args.human_format
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     ratings = validate_ratings(import_human(args.human, fmt), scale, str(args.human), file_sha256(args.human))
     if args.write_human:
         _write_table(ratings, args.write_human)
-    return _emit(compute(ratings, args, votes), args)
+    return _emit(_document(ratings, args, votes), args)
 
 
 def _emit(doc: dict, args: argparse.Namespace) -> int:
@@ -172,85 +173,11 @@ def _write_table(ratings, path: Path) -> None:
         write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def compute(ratings, args: argparse.Namespace, votes=None) -> dict:
-    """The agreement document (see docs/human-agreement.md) from validated inputs."""
-    import numpy as np
-
-    from harness.core.errors import HumanDataError
-    from harness.human import agreement_table as hs
-    from harness.human.importers import read_scores_any as read_scores
-    from harness.human.join import C0_NAME, join_scores
-
-    dims = ratings.dimensions()
-    dim = args.dimension or ("overall" if "overall" in dims else (dims[0] if len(dims) == 1 else None))
-    if dim is None or dim not in dims:
-        raise HumanDataError(
-            f"choose a dimension with --dimension (the ratings have {', '.join(dims)})", where="--dimension"
-        )
-    items, _raters, matrix = ratings.matrix(dim)
-    standardized = bool(getattr(args, "standardize_raters", False))
-    if standardized:
-        from harness.human.degenerate import standardize_raters
-
-        matrix = standardize_raters(matrix)
-    group_of = ratings.column_of(args.group_by) if args.group_by else ratings.prompt_of()
-    resampled = args.group_by or "prompt_id"
-    doc: dict = {
-        "human": {},
-        "human_source": {"file": Path(ratings.source).name, "sha256": ratings.sha256,
-                         "scale": str(ratings.scale), "dimension": dim, "keyed_by": ratings.keyed_by,
-                         "simulated": ratings.source.startswith("simulated:"),
-                         "standardized_raters": standardized},
-        "bootstrap": {"draws": args.bootstrap, "seed": args.seed, "level": 0.95, "resampled": resampled},
-        "grouped_by": args.group_by,
-        "evaluators": {},
-        "flags": [],
-    }
-    if resampled != "prompt_id":
-        doc["flags"].append(f"--group-by {resampled}: the intervals resample {resampled} groups (each with "
-                            f"all its items), not prompts; with few {resampled} groups they are rough")
-    human_items = items
-    if args.scores:
-        joined = join_scores([read_scores(p) for p in args.scores], ratings, items,
-                             allow_unjoined=args.allow_unjoined)
-        doc["join"] = joined.counts()
-        keep = [items.index(i) for i in joined.items]
-        items, matrix = joined.items, matrix[keep]
-    block_names = sorted({group_of[i] for i in items})
-    bidx = {b: k for k, b in enumerate(block_names)}
-    blocks = np.array([bidx[group_of[i]] for i in items], dtype=np.int64)
-    weights = hs.draw_weights(len(block_names), args.bootstrap, args.seed)
-    doc["bootstrap"]["blocks"] = len(block_names)
-    doc["human"] = hs.reliability_summary(matrix, blocks, len(block_names), weights)
-    if args.scores:
-        with np.errstate(invalid="ignore"):
-            mean = np.nanmean(matrix, axis=1)
-        entries = hs.series_agreement(joined.scores, mean, blocks, len(block_names), weights,
-                                      grouped=bool(args.group_by))
-        by_eval: dict[str, dict[str, dict]] = {}
-        for (ev, conf), entry in zip(joined.series, entries, strict=True):
-            by_eval.setdefault(ev, {})[conf] = entry
-        gens = None
-        if ratings.keyed_by == "scene":
-            gens = [i.split("/", 1)[0] for i in items]
-        for ev, confs in by_eval.items():
-            c0 = C0_NAME if C0_NAME in confs else sorted(confs)[0]
-            entry = dict(confs[c0])
-            entry["configuration"] = c0
-            entry["noise_ceiling"] = doc["human"]["noise_ceiling"]
-            if gens is not None:
-                e = joined.series.index((ev, c0))
-                entry["generator_level"] = hs.generator_level(joined.scores[e], mean, gens, blocks, weights)
-            doc["evaluators"][ev] = entry
-        if any(len(c) > 1 for c in by_eval.values()):
-            doc["configurations"] = by_eval
-    if votes is not None:
-        gens_v, prompts, arr = votes.arrays()
-        vw = hs.draw_weights(len(prompts), args.bootstrap, args.seed)
-        doc["bradley_terry"] = hs.bradley_terry_summary(arr["a"], arr["b"], arr["outcome"], arr["block"],
-                                                        gens_v, len(prompts), vw)
-    del human_items
-    return doc
+def _document(ratings, args: argparse.Namespace, votes) -> dict:
+    return agreement_document(ratings, scores=args.scores or (), dimension=args.dimension,
+                              group_by=args.group_by, allow_unjoined=args.allow_unjoined,
+                              bootstrap=args.bootstrap, seed=args.seed,
+                              standardize_raters=bool(args.standardize_raters), votes=votes)  # fmt: skip
 
 
 def _fmt(v) -> str:

@@ -23,8 +23,8 @@ import os
 import time
 from pathlib import Path
 
-from harness.core.paths import REPO_ROOT
 from harness.run import argtypes
+from harness.run.suite_argv import SuiteRun, latest_report, pytest_argv, reports_dir
 
 HELP = "run the audit suite with pytest and print the verdict"
 
@@ -68,51 +68,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments after '--'"
     )
-
-
-def pytest_argv(args: argparse.Namespace) -> list[str]:
-    """The pytest command line this run uses (also printed, so users can run it directly)."""
-    # `=` forms: no value can be taken for a test path. The rootdir is the invoking project's.
-    argv = [
-        *suite_args(), "-p", "no:cacheprovider",
-        f"--audit-profile={args.profile}",
-        # this process imported harness (the CLI) before pytest could mark it for rewriting
-        "-W", "ignore:Module already imported so cannot be rewritten; harness"
-        ":pytest.PytestAssertRewriteWarning",
-    ]
-    if args.workers not in ("0", 0):
-        argv += ["-n", str(args.workers), "--dist", "loadgroup", "--max-worker-restart", "0"]
-    if getattr(args, "profile_file", None):
-        argv += [f"--audit-profile-file={Path(args.profile_file).resolve()}"]
-    if args.evaluators:
-        argv += [f"--audit-evaluators={args.evaluators}"]
-    if args.report_dir:
-        argv += [f"--audit-report-dir={args.report_dir}"]
-    if args.cache_dir:
-        argv += [f"--audit-cache-dir={args.cache_dir}"]
-    if getattr(args, "view_policy", "single") != "single":
-        argv += [f"--audit-view-policy={args.view_policy}"]
-    if args.gate:
-        argv += ["--audit-gate"]
-    if getattr(args, "baseline", None):
-        argv += [f"--audit-baseline={args.baseline}"]
-    extra = list(args.pytest_args or [])
-    if extra and extra[0] == "--":
-        extra = extra[1:]
-    return argv + extra
-
-
-def suite_args() -> list[str]:
-    """How pytest finds the study's suite: the installed package ``audit_tests`` by name (the
-    invocation folder stays the rootdir, so the user's conftest and config are read), else a
-    checkout's folder when the package is not importable from here."""
-    import importlib.util
-
-    try:
-        found = importlib.util.find_spec("audit_tests") is not None
-    except (ImportError, ValueError):
-        found = False
-    return ["--pyargs", "audit_tests"] if found else [str(REPO_ROOT / "audit_tests")]
 
 
 def warm_argv(args: argparse.Namespace) -> list[str]:
@@ -192,7 +147,7 @@ def _audit(args: argparse.Namespace) -> int:
         if code not in (0, 1):  # 1: some renders failed; the audit records them as failures
             print(f"t3d-audit audit: warming the render cache failed (exit code {code})")
             return code
-    argv = pytest_argv(args)
+    argv = pytest_argv(SuiteRun.from_args(args))
     print("t3d-audit audit: pytest " + " ".join(argv), flush=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     started = time.time()
@@ -221,7 +176,7 @@ def _audit(args: argparse.Namespace) -> int:
         return code
     if args.save_baseline:
         from harness.release.baselines import save_baseline
-        saved = save_baseline(latest_report(reports_dir(args), started), args.save_baseline)
+        saved = save_baseline(latest_report(reports_dir(args.report_dir), started), args.save_baseline)
         print(f"t3d-audit audit: saved this release as baseline {saved}")
     return 0
 
@@ -248,27 +203,7 @@ def _report_of_run(args: argparse.Namespace, started: float) -> str:
     from harness.core.errors import AuditError
 
     try:
-        found = latest_report(reports_dir(args), started)
+        found = latest_report(reports_dir(args.report_dir), started)
     except (AuditError, OSError):
         return ""
     return f"; report {found / 'report.html'}"
-
-
-def reports_dir(args: argparse.Namespace) -> Path:
-    """Where this run's report went: ``--report-dir``, else ``reports/`` under the invoking
-    project's root (pytest's rootdir for the working folder, as the plugin uses)."""
-    from harness.core.rootdir import project_root
-
-    return Path(args.report_dir) if args.report_dir else project_root(Path.cwd()) / "reports"
-
-
-def latest_report(report_dir: Path, since: float) -> Path:
-    """The report directory this run wrote: the newest ``<run-id>/`` modified since ``since``."""
-    from harness.core.errors import AuditError
-
-    found = [p for p in report_dir.iterdir() if p.is_dir() and not p.name.startswith(".")] \
-        if report_dir.is_dir() else []
-    found = [p for p in found if p.stat().st_mtime >= since - 1]
-    if not found:
-        raise AuditError("the run wrote no report to save as a baseline", where=str(report_dir))
-    return max(found, key=lambda p: p.stat().st_mtime)

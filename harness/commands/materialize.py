@@ -96,7 +96,8 @@ def check_selection(profile: str, evaluators: tuple[str, ...], extra: Sequence[A
 
 def run(args: argparse.Namespace) -> int:
     from harness.core.paths import default_cache_dir
-    from harness.run.session import AuditOptions, AuditSession
+    from harness.run.options import AuditOptions
+    from harness.run.session import AuditSession
 
     url = warm_cmd.store_url(args.store)
     if url is None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from harness.core import bounded_input
 from harness.core.errors import EvaluatorError
+from harness.evaluators.image_input import load_image
 from harness.run import argtypes
 
 HELP = "score images against captions"
@@ -86,30 +87,6 @@ def read_captions(path: Path) -> list[dict[str, Any]]:
     if not entries:
         raise EvaluatorError("captions file lists no images", where=path)
     return entries
-
-
-def load_image(path: Path) -> Any:
-    """An image file as an ``(H, W, 3)`` uint8 RGB array (alpha composited on white)."""
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as im:
-            return rgb_array(im)
-    except (OSError, UnidentifiedImageError) as exc:
-        raise EvaluatorError(f"cannot read image: {exc}", where=path) from exc
-
-
-def rgb_array(image: Any) -> Any:
-    """A PIL image as an ``(H, W, 3)`` uint8 RGB array, any alpha composited on white."""
-    import numpy as np
-    from PIL import Image
-
-    if image.mode in ("RGBA", "LA", "P"):
-        rgba = image.convert("RGBA")
-        canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        canvas.alpha_composite(rgba)
-        image = canvas
-    return np.asarray(image.convert("RGB"), dtype=np.uint8)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,8 +28,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.backends.prefetch import prefetch_for
 from harness.core.errors import AuditError
 from harness.run import argtypes
+from harness.run.evaluator_selection import search_evaluator
+from harness.search.requests import profile_request, project_thresholds
 
 HELP = "search the protocol space beyond the grid for where a verdict breaks"
 
@@ -136,74 +139,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="profile file of your own that --save-level writes (docs/search.md)")
 
 
-def resolve_spec(evaluator: str) -> Any:
-    """The spec of ``evaluator``: a registered id, or a search known-answer planted evaluator."""
-    from harness.evaluators.reference.specs import search_planted_specs
-    from harness.run.evaluator_selection import select_evaluators
-
-    specs = select_evaluators([evaluator], search_planted_specs())
-    if len(specs) != 1:
-        raise AuditError(f"--evaluator {evaluator!r} matches {len(specs)} evaluators",
-                         where="--evaluator", hint="give exactly one id")  # fmt: skip
-    return specs[0]
-
-
-def project_thresholds(pyproject: Path) -> Any:
-    """The built-in thresholds with ``[tool.t3d-audit.thresholds]`` of ``pyproject`` (when it
-    exists) layered over them, as an audit run reads them."""
-    import tomllib
-
-    from harness.checks.thresholds import layered
-
-    table = None
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise AuditError(f"cannot read {pyproject}: {exc}", where=str(pyproject)) from None
-        table = data.get("tool", {}).get("t3d-audit", {}).get("thresholds")
-    return layered(table, where=f"{pyproject}: [tool.t3d-audit.thresholds]")
-
-
-def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address: str | None = None,
-                 slurm: dict[str, Any] | None = None) -> Any:  # fmt: skip
-    """What renders a batch's missing renders before it is measured: nothing for ``inline``
-    (they render one by one as measured), else :func:`harness.backends.warm_on` on ``backend``
-    (``local``: ``jobs`` processes; ``ray``: the cluster at ``address``; ``slurm``: jobs with
-    the options ``slurm``, see :func:`harness.backends.slurm.render.warm_slurm`)."""
-    if backend == "inline":
-        return None
-    from harness.backends import BACKENDS, warm_on
-
-    if backend not in BACKENDS:
-        raise AuditError(f"unknown backend {backend!r}", where="--backend",
-                         hint="use inline, local, ray or slurm")  # fmt: skip
-    options: dict[str, Any] = {"address": address} if backend == "ray" else {}
-    if backend == "slurm":  # default: [tool.t3d-audit.slurm] of ./pyproject.toml
-        from harness.backends.slurm.options import load_options
-
-        options = dict(slurm) if slurm is not None else {"options": load_options()}
-
-    def prefetch(requests: Any) -> None:
-        warm_on(backend, requests, cache_root, jobs=jobs, **options)
-
-    return prefetch
-
-
-def request_from(args: argparse.Namespace, evaluator: str, axes: tuple[str, ...] | None) -> Any:
-    """The search request: each option given on the command line, else the profile's
-    ``search`` block (docs/search.md), else the built-in default."""
-    from harness.protocol.configurations import SearchBlock, get_profile
-    from harness.search.pipeline import SearchRequest, Split
-
-    block = get_profile(args.profile).search or SearchBlock()
-    split = args.split or (Split(*block.split) if block.split else None)
-    pick = lambda given, declared: declared if given is None else given  # noqa: E731
-    return SearchRequest(evaluator, args.profile, pick(args.objective, block.objective),
-                         pick(args.budget, block.budget), pick(args.seed, block.seed), args.batch,
-                         args.wall_time, split, axes, pick(args.flip_region, block.flip_points))  # fmt: skip
-
-
 def run(args: argparse.Namespace) -> int:
     from harness.core.paths import default_cache_dir
     from harness.core.progress import LineProgress
@@ -226,9 +161,10 @@ def run(args: argparse.Namespace) -> int:
         check_out(Path(args.out))
     cache_dir = Path(args.cache_dir or default_cache_dir())
     cache_root: Path | str = args.store or cache_dir / "renders"
-    spec = resolve_spec(args.evaluator)
-    axes = args.axes
-    request = request_from(args, spec.id, axes)
+    spec = search_evaluator(args.evaluator)
+    request = profile_request(args.profile, spec.id, objective=args.objective, budget=args.budget,
+                              seed=args.seed, batch=args.batch, wall_time=args.wall_time, split=args.split,
+                              axes=args.axes, flip_points=args.flip_region)  # fmt: skip
     bar: Any = None
 
     def progress(done: int, best: float, budget: int) -> None:

@@ -10,10 +10,21 @@ the docs with this class). Light module: no HTTP client, no image library.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from harness.evaluators.base import EvaluatorSpec
+
+class JudgeSpec(Protocol):
+    """What :meth:`JudgeSettings.from_spec` reads of a judge's
+    :class:`~harness.evaluators.base.EvaluatorSpec` (declared here: the spec module builds on
+    this one)."""
+
+    @property
+    def checkpoint(self) -> str: ...
+
+    @property
+    def instruction(self) -> str: ...
+
+    def option(self, key: str, default: Any = None) -> Any: ...
 
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
@@ -74,7 +85,7 @@ class JudgeSettings:
     max_response_bytes: int = MAX_RESPONSE_BYTES
 
     @classmethod
-    def from_spec(cls, spec: EvaluatorSpec) -> JudgeSettings:
+    def from_spec(cls, spec: JudgeSpec) -> JudgeSettings:
         """The settings a judge spec records; options it leaves out take the defaults."""
         d = cls
         return cls(

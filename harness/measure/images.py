@@ -29,8 +29,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from harness.core.errors import RenderError
 from harness.core.ids import stored_model_id
+from harness.protocol import presets
 from harness.protocol.configurations import background_rgb
+from harness.protocol.presets import Protocol
 from harness.protocol.records import Record, records_frame
+from harness.protocol.tiling import stack, tile
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,9 +52,11 @@ class ImageSource:
     Holds at most one group's images; a render failure is remembered as its message.
     """
 
-    def __init__(self, plan: Plan, renderer: Renderer):
+    def __init__(self, plan: Plan, renderer: Renderer,
+                 protocol_of: Callable[[str], Protocol | None] | None = None):  # fmt: skip
         self.plan = plan
         self.renderer = renderer
+        self.protocol_of = protocol_of or policy_protocol  # a ``preset:NAME`` policy's protocol
         self._rgba: dict[tuple[str, RenderConfig], np.ndarray | str] = {}
         self._rgb: dict[ImageKey, np.ndarray | str] = {}
         self.images = 0  # renders fetched, from the render cache or rendered
@@ -97,7 +102,7 @@ class ImageSource:
         preset's images (:func:`preset_images`)."""
         if image.views and image.policy in AGGREGATES:
             return [self.rgb(v) for v in image.view_keys()]
-        if image.views and (protocol := policy_protocol(image.policy)) is not None:
+        if image.views and (protocol := self.protocol_of(image.policy)) is not None:
             # a pass with a background of its own (GPTEval3D's normals on black) keeps it
             views = [replace(v, background=protocol.pass_background(v.render.render_pass))
                      if protocol.normal_background is not None and v.render.render_pass == "normal" else v
@@ -110,21 +115,17 @@ class ImageSource:
 AGGREGATES = {"mean4": "mean", "max4": "max"}
 
 
-def policy_protocol(policy: str) -> Any:
+def policy_protocol(policy: str) -> Protocol | None:
     """The protocol preset of a ``preset:NAME`` view policy, else ``None``."""
-    from harness.protocol.presets import policy_protocol as of
-
-    return of(policy)
+    return presets.policy_protocol(policy)
 
 
-def preset_images(protocol: Any, views: list[np.ndarray | str]) -> list[np.ndarray | str]:
+def preset_images(protocol: Protocol, views: list[np.ndarray | str]) -> list[np.ndarray | str]:
     """The images a preset scores from its views (pass-major): the views themselves, or one
     grid per pass stacked when it tiles; the first failure message when a view failed."""
     failed = [v for v in views if isinstance(v, str)]
     if failed or protocol.tiling is None:
         return [failed[0]] if failed else views
-    from harness.protocol.tiling import stack, tile
-
     n = len(protocol.shown_views)
     cols, rows = protocol.tiling
     return [stack([tile(views[i * n:(i + 1) * n], cols, rows) for i in range(len(protocol.passes))])]
@@ -205,6 +206,7 @@ def measure_images(
     stats: MeasureStats | None = None,
     score_cache: Any = None,
     fill: bool = True,
+    protocol_of: Callable[[str], Protocol | None] | None = None,
 ) -> pd.DataFrame:
     """Measure every row of ``plan`` with image evaluator ``spec``; returns the records table.
 
@@ -213,7 +215,9 @@ def measure_images(
     ``score_cache`` replaces the local one under ``cache_dir`` (e.g. a
     :class:`harness.evaluators.score_store.StoreScoreCache`). With ``fill=False`` pairs
     missing from it are not scored: they are counted in ``stats.missing_pairs`` and their
-    rows fail (the caller reports them and discards the table).
+    rows fail (the caller reports them and discards the table). ``protocol_of(policy)``: the
+    protocol a ``preset:NAME`` row shows and reduces by (default: the registered preset
+    NAME; a caller measuring protocols of its own, scaled or edited, passes its lookup).
     """
     from harness.evaluators.cache import ScoreCache, image_sha256
 
@@ -222,7 +226,8 @@ def measure_images(
     cache = score_cache if score_cache is not None else ScoreCache(Path(cache_dir))
     identity_hash = spec.identity_hash
     needs_text = bool(getattr(spec, "needs_text", True))
-    source = ImageSource(plan, renderer)
+    protocol_of = protocol_of or policy_protocol
+    source = ImageSource(plan, renderer, protocol_of)
     evaluator: Any = None
     out: list[Record] = []
     scored_here: set[tuple[str, str]] = set()  # so a pair met again is not called cached
@@ -279,7 +284,7 @@ def measure_images(
                     policy = row.image.policy if row.image else ""
                     value, err, served = _aggregate(
                         [(cached[p][0], "", cached[p][1]) if p in cached else results[p] for p in ps],
-                        AGGREGATES.get(policy, "mean"), policy_protocol(policy),
+                        AGGREGATES.get(policy, "mean"), protocol_of(policy),
                     )
                 if not err and (problem := score_problem(spec, value)):
                     value, err = math.nan, f"score failed: {problem}"
@@ -294,7 +299,7 @@ def measure_images(
     return records_frame(out)
 
 
-def _aggregate(parts: list[tuple[float, str, str]], how: str, protocol: Any = None) -> tuple[float, str, str]:
+def _aggregate(parts: list[tuple[float, str, str]], how: str, protocol: Protocol | None = None) -> tuple[float, str, str]:
     """One row's ``(score, error, served model)`` from its views' ``(score, error, served)``:
     the one view's as is; several views' mean or max (``how``), or a preset's reduction
     (``protocol.reduce``); a failed view fails the row."""

@@ -1,30 +1,33 @@
 """Scoring a frozen scene set under one protocol preset.
 
-Per scene, the protocol's shown views are rendered (through the renderer's cache: a view two
-presets share is one render), composited on the protocol's background, tiled when the
-protocol tiles, scored against the scene's c0 caption, and reduced to one score
-(:meth:`Protocol.reduce`). Image scores go through the score cache. Scene-reading evaluators
-(the companion, the planted ones) are never rendered: each view is a
-:class:`~harness.evaluators.reference.items.ScoreItem` whose context carries the view's
-configuration and the :class:`Presentation`. A render or score failure fails the scene: its
-row has ``status`` ``failed`` and the reason, never a score.
+Image evaluators are measured by the audit's one pipeline, :func:`harness.measure.images.measure_images`:
+per preset, a plan of one row per scene whose image is the preset's shown views (every pass;
+``preset:NAME`` policy), rendered through the renderer's cache (a view two presets share is one
+render), composited on each pass's background, tiled when the protocol tiles, scored against
+the scene's c0 caption through the score cache, and reduced to one score
+(:meth:`Protocol.reduce`). Scene-reading evaluators (the companion, the planted ones) are never
+rendered: each view is a :class:`~harness.evaluators.reference.items.ScoreItem` whose context
+carries the view's configuration and the :class:`Presentation`. A render or score failure
+fails the scene: its row has ``status`` ``failed`` and the reason, never a score.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.core.errors import RenderError
-from harness.protocol.configurations import Configuration, background_rgb
+from harness.measure.images import ImageSource, measure_images
+from harness.measure.plan import ImageKey, Plan, PlannedScene, Row
+from harness.protocol.configurations import Configuration
 from harness.protocol.presets import Protocol
-from harness.protocol.tiling import stack, tile
+from harness.render.renderer import default_renderer
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.render.renderer import Renderer
     from harness.scenes.sceneset import SceneSet
 
 FACTOR = "preset"  # the configuration factor of a preset's views; its level is the preset name
@@ -80,49 +83,45 @@ def score_scenes_symbolic(evaluator: Any, scene_set: SceneSet, protocol: Protoco
     return rows
 
 
-def scene_images(renderer: Any, scene_set: SceneSet, scene: Any, protocol: Protocol) -> list[Any] | str:
-    """The images the evaluator sees for ``scene`` ((H, W, 3) uint8 each), or the failure."""
-    from harness.render.composite import composite
-
-    per_pass = []
-    for render_pass in protocol.passes:
-        rgb = background_rgb(protocol.pass_background(render_pass))
-        images = []
-        for cfg in protocol.render_configs(render_pass):
-            try:
-                rgba = renderer.render(scene, Path(scene_set.root), scene_set.identity(scene.id), cfg)
-            except RenderError as exc:
-                return f"render failed: {exc}"
-            images.append(composite(rgba, rgb))
-        per_pass.append(images)
-    if protocol.tiling is None:
-        return [im for images in per_pass for im in images]
-    cols, rows = protocol.tiling
-    return [stack([tile(images, cols, rows) for images in per_pass])]
+POLICY_PREFIX = "preset:"
 
 
-def score_scenes_images(evaluator: Any, renderer: Any, scene_set: SceneSet, protocol: Protocol,
-                        template: str, needs_text: bool) -> list[dict[str, Any]]:  # fmt: skip
+def preset_plan(scene_set: SceneSet, protocol: Protocol, template: str, scenes: Sequence[Any] | None = None) -> Plan:
+    """The measurement plan of ``protocol`` on ``scenes`` of ``scene_set`` (default: all): one
+    row per scene (factor ``preset``, level the preset name) whose image is the protocol's
+    shown views of every pass (pass-major), captioned with ``template``."""
     from harness.captions import realize
 
-    rows = []
-    for scene in _ordered(scene_set):
-        images = scene_images(renderer, scene_set, scene, protocol)
-        if isinstance(images, str):
-            rows.append(_row(protocol, scene, math.nan, images))
-            continue
-        caption = realize(template, scene.prompt) if needs_text else ""
-        try:
-            results = evaluator.score(images, [caption] * len(images))
-        except Exception as exc:  # a model failure fails the scene, with the reason
-            rows.append(_row(protocol, scene, math.nan, f"score failed: {type(exc).__name__}: {exc}"))
-            continue
-        failed = next((r.error for r in results if r.status != "ok"), None)
-        if failed is not None:
-            rows.append(_row(protocol, scene, math.nan, f"score failed: {failed}"))
-            continue
-        rows.append(_row(protocol, scene, protocol.reduce([float(r.score) for r in results]), ""))
-    return rows
+    views = tuple(cfg for render_pass in protocol.passes for cfg in protocol.render_configs(render_pass))
+    policy = POLICY_PREFIX + protocol.name
+    planned: dict[str, PlannedScene] = {}
+    rows: list[Row] = []
+    for scene in _ordered(scene_set) if scenes is None else scenes:
+        planned[scene.id] = PlannedScene(scene, scene_set.identity(scene.id))
+        image = ImageKey(scene.id, views[0], protocol.background, views, policy)
+        rows.append(Row(scene.generator, scene.prompt_id, scene.id, FACTOR, protocol.name,
+                        realize(template, scene.prompt), image))  # fmt: skip
+    return Plan(Path(scene_set.root), policy, planned, rows, key="", view_policy=policy)
+
+
+def scene_images(renderer: Renderer, scene_set: SceneSet, scene: Any, protocol: Protocol) -> list[Any] | str:
+    """The images the evaluator sees for ``scene`` ((H, W, 3) uint8 each), or the failure."""
+    plan = preset_plan(scene_set, protocol, "", [scene])
+    (row,) = plan.rows
+    assert row.image is not None  # a preset row always has its image
+    images = ImageSource(plan, renderer, {row.image.policy: protocol}.get).scored_images(row.image)
+    failed = [im for im in images if isinstance(im, str)]
+    return failed[0] if failed else images
+
+
+def score_scenes_images(spec: Any, renderer: Renderer, scene_set: SceneSet, protocol: Protocol, template: str,
+                        *, cache_dir: Path, load_evaluator: Callable[[Any], Any]) -> list[dict[str, Any]]:  # fmt: skip
+    """Rows of an image evaluator under ``protocol``, measured by the audit's pipeline."""
+    plan = preset_plan(scene_set, protocol, template)
+    table = measure_images(spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load_evaluator,
+                           protocol_of={plan.view_policy: protocol}.get)  # fmt: skip
+    return [_row(protocol, plan.scenes[row.group].scene, float(score), str(error))
+            for row, score, error in zip(plan.rows, table["score"], table["error"], strict=True)]
 
 
 def _ordered(scene_set: SceneSet) -> list[Any]:
@@ -149,7 +148,7 @@ def score_protocols(
     from harness.evaluators.reference.scene_measure import bundled_prompt_specs, is_scene_evaluator
 
     build = load_evaluator or (lambda s: s.build())
-    evaluator = build(spec) if is_scene_evaluator(spec) else _Lazy(spec, build)
+    evaluator = build(spec) if is_scene_evaluator(spec) else _OneModel(build)
     rows: list[dict[str, Any]] = []
     try:
         if is_scene_evaluator(spec):
@@ -157,16 +156,11 @@ def score_protocols(
             for protocol in protocols:
                 rows += score_scenes_symbolic(evaluator, scene_set, protocol, template, specs)
         else:
-            from harness.evaluators.cache import CachedEvaluator, ScoreCache
-
             if renderer is None:
-                from harness.render.renderer import default_renderer
-
                 renderer = default_renderer(Path(cache_dir) / "renders")
-            cached = CachedEvaluator(evaluator, ScoreCache(Path(cache_dir)))
-            needs_text = bool(getattr(spec, "needs_text", True))
             for protocol in protocols:
-                rows += score_scenes_images(cached, renderer, scene_set, protocol, template, needs_text)
+                rows += score_scenes_images(spec, renderer, scene_set, protocol, template,
+                                            cache_dir=Path(cache_dir), load_evaluator=evaluator.load)  # fmt: skip
     finally:
         close = getattr(evaluator, "close", None)
         if close is not None:
@@ -174,21 +168,35 @@ def score_protocols(
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-class _Lazy:
-    """An image evaluator built on its first ``score`` call: a run the score cache serves
-    whole never loads the model (importing torch and open_clip alone takes seconds)."""
+class _OneModel:
+    """The image evaluator of every preset of one call: built by the first measurement that
+    misses the score cache (a run the cache serves whole never loads the model: importing torch
+    and open_clip alone takes seconds), and closed once, at the end."""
 
-    def __init__(self, spec: Any, build: Callable[[Any], Any]):
-        self.spec = spec
+    def __init__(self, build: Callable[[Any], Any]):
         self._build = build
         self._model: Any = None
 
-    def score(self, images: list[Any], captions: list[str]) -> list[Any]:
+    def load(self, spec: Any) -> _KeptOpen:
         if self._model is None:
-            self._model = self._build(self.spec)
-        return self._model.score(images, captions)
+            self._model = self._build(spec)
+        return _KeptOpen(self._model)
 
     def close(self) -> None:
         close = getattr(self._model, "close", None)
         if close is not None:
             close()
+
+
+class _KeptOpen:
+    """The model as one preset's measurement sees it: everything but ``close``, which
+    :class:`_OneModel` does after the last preset."""
+
+    def __init__(self, model: Any):
+        self._model = model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    def close(self) -> None:
+        """Nothing: the model serves the next preset too."""

@@ -6,10 +6,11 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from harness.core.errors import EvaluatorError
+from harness.core.errors import AuditError, EvaluatorError
 from harness.core.ids import check_evaluator_id
 from harness.evaluators import registry
 from harness.evaluators.base import EvaluatorSpec
+from harness.evaluators.reference.specs import search_planted_specs
 
 
 def offered_specs(config: Any) -> list[object]:
@@ -159,3 +160,13 @@ def select_evaluators(
             "which weights are present",
         )
     return [chosen[k] for k in sorted(chosen)]
+
+
+def search_evaluator(evaluator: str) -> EvaluatorSpec:
+    """The one spec a search measures: a registered id, or a planted evaluator of the search's
+    known answers; anything matching none or several is an :class:`AuditError`."""
+    specs = select_evaluators([evaluator], search_planted_specs())
+    if len(specs) != 1:
+        raise AuditError(f"--evaluator {evaluator!r} matches {len(specs)} evaluators",
+                         where="--evaluator", hint="give exactly one id")  # fmt: skip
+    return specs[0]

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec
     from harness.measure.plan import Plan
     from harness.protocol.configurations import Profile
-    from harness.run.session import AuditOptions
+    from harness.run.options import AuditOptions
     from harness.scenes.sceneset import SceneSet
 
 

@@ -10,18 +10,45 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.checks.thresholds import Thresholds, layered
 from harness.core.errors import AuditError
-from harness.run.session import AuditOptions
+from harness.core.paths import default_cache_dir
+from harness.human.audit import HumanInput, load_ratings
 from harness.stats.bootstrap import MAX_BOOTSTRAP
 
 MAX_SEED = 2**63 - 1
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """Resolved options (command line > pytest ini > ``[tool.t3d-audit]`` > defaults)."""
+
+    profile: str = "default"
+    profile_file: Path | None = None  # --audit-profile-file: saved levels (and a search block) of it
+    evaluators: tuple[str, ...] = ()
+    scenes: Path | None = None
+    report_dir: Path = Path("reports")
+    cache_dir: Path = field(default_factory=default_cache_dir)  # $T3D_AUDIT_CACHE_DIR or per-user
+    bootstrap: int | None = None
+    seed: int = 42
+    run_id: str | None = None
+    probe_seed: int = 0
+    device: str = "auto"
+    batch_size: int = 32
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    gate: bool = False  # release-gate mode: configuration warnings are errors
+    allow_empty: bool = False  # a run whose checks all skipped may pass
+    store: str | None = None  # shared store URL holding renders and scores (--audit-store)
+    store_fill: str = "none"  # none: only read the store; local: compute what is missing here
+    view_policy: str = "single"  # harness.protocol.configurations.VIEW_POLICIES
+    human: HumanInput | None = None  # --audit-human (with its scale and dimension)
 
 
 @dataclass(frozen=True)
@@ -246,8 +273,6 @@ def _check_profile(name: str, profile_file: Path | None = None) -> None:
 def _human(path: Path | None, scale: Any, dimension: Any) -> Any:
     """``--audit-human`` with its scale and dimension, read and validated now (exit 4 on a bad
     file, scale or dimension, before any render); ``None`` without it."""
-    from harness.human.audit import HumanInput, load_ratings
-
     if path is None:
         for dest, value in (("audit_human_scale", scale), ("audit_human_dimension", dimension)):
             if value is not None:
@@ -267,9 +292,6 @@ def _human(path: Path | None, scale: Any, dimension: Any) -> Any:
 
 def build_options(config: pytest.Config) -> AuditOptions:
     """Options from the command line, the pytest ini and ``[tool.t3d-audit]``, validated."""
-    from harness.checks.thresholds import layered
-    from harness.core.paths import default_cache_dir
-
     table = pyproject_table(config)
     table_dir = config_file(config)[0].parent
     got = {dest: _resolve(config, dest, table, table_dir) for dest in OPTIONS if dest != "audit_config"}

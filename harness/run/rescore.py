@@ -106,7 +106,8 @@ def rescore_report(
     from harness.core.errors import AuditError
     from harness.measure.images import measure, measurement_kind
     from harness.protocol.records import read_records
-    from harness.run.session import AuditOptions, AuditSession
+    from harness.run.options import AuditOptions
+    from harness.run.session import AuditSession
 
     result = RescoreResult()
     report = Path(report)

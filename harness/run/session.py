@@ -25,7 +25,6 @@ the session a *sink* (controller or worker) chosen in one place.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,14 +33,13 @@ import pytest
 
 from harness.checks.thresholds import Thresholds
 from harness.core import cacheseal
-from harness.core.paths import default_cache_dir
-from harness.human.audit import HumanInput
 from harness.report.run_ids import derived_run_id
 from harness.run import gate_thresholds as session_thresholds
 from harness.run import workers as session_workers
 from harness.run.card_facts import RunCards
 from harness.run.human import RunHumanRatings
 from harness.run.inputs import RunInputs
+from harness.run.options import AuditOptions
 from harness.run.record_cache import RecordsCache
 from harness.run.repeatability import RunRepeatability
 from harness.run.searches import RunSearches
@@ -54,33 +52,6 @@ if TYPE_CHECKING:
 RESULT_PROPERTY = "t3d_audit"  # user_properties key carrying one outcome as a JSON string
 WORKER_OUTPUT_KEY = "t3d_audit"
 PANEL = "panel"  # pseudo-evaluator id of panel-wide tests (reversals)
-
-
-@dataclass(frozen=True)
-class AuditOptions:
-    """Resolved options (command line > pytest ini > ``[tool.t3d-audit]`` > defaults)."""
-
-    profile: str = "default"
-    profile_file: Path | None = None  # --audit-profile-file: saved levels (and a search block) of it
-    evaluators: tuple[str, ...] = ()
-    scenes: Path | None = None
-    report_dir: Path = Path("reports")
-    cache_dir: Path = field(default_factory=default_cache_dir)  # $T3D_AUDIT_CACHE_DIR or per-user
-    bootstrap: int | None = None
-    seed: int = 42
-    run_id: str | None = None
-    probe_seed: int = 0
-    device: str = "auto"
-    batch_size: int = 32
-    thresholds: Thresholds = field(default_factory=Thresholds)
-    gate: bool = False  # release-gate mode: configuration warnings are errors
-    allow_empty: bool = False  # a run whose checks all skipped may pass
-    store: str | None = None  # shared store URL holding renders and scores (--audit-store)
-    store_fill: str = "none"  # none: only read the store; local: compute what is missing here
-    view_policy: str = "single"  # harness.protocol.configurations.VIEW_POLICIES
-    human: HumanInput | None = None  # --audit-human (with its scale and dimension)
-
-
 
 
 class AuditSession:

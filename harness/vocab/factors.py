@@ -22,12 +22,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal, Protocol
 
 from harness.vocab.registry_type import Registry, VocabularyError
 
-if TYPE_CHECKING:
-    from harness.protocol.configurations import Configuration
+
+class Configured(Protocol):
+    """What a factor's ``apply`` and ``setting`` take: a
+    :class:`harness.protocol.configurations.Configuration` (a frozen dataclass whose ``render``
+    is its :class:`~harness.protocol.configurations.RenderConfig`). The protocol builds on the
+    vocabulary, so the vocabulary names it by what it reads."""
+
+    @property
+    def render(self) -> Any: ...
 
 Stage = Literal["render", "composite", "caption"]
 
@@ -46,8 +53,8 @@ CHROMATIC_RGB = {"red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255)}
 LIGHTING_MAPS = ("city", "courtyard", "forest", "interior", "night", "studio", "sunrise", "sunset")
 PARAPHRASE_LEVELS = tuple(f"p{i}" for i in range(11))  # p0 is the original prompt
 
-Apply = Callable[["Configuration", str, float], "Configuration"]
-Setting = Callable[["Configuration"], str]
+Apply = Callable[[Configured, str, float], Configured]
+Setting = Callable[[Configured], str]
 
 On = Literal["render", "configuration"]
 
@@ -156,7 +163,7 @@ def _resolve(spec: FactorSpec) -> tuple[tuple[str, ...], str]:
 
 
 def _render(field: str, convert: Callable[[str], object]) -> Apply:
-    def apply(cfg: Configuration, level: str, _yaw_pitch: float) -> Configuration:
+    def apply(cfg: Configured, level: str, _yaw_pitch: float) -> Configured:
         return replace(cfg, render=replace(cfg.render, **{field: convert(level)}))
 
     return apply
@@ -169,26 +176,26 @@ def on_render(name: str, default: str) -> tuple[Apply, Setting]:
     ``cfg.extra(name, default)``. A new Blender knob is then this factor's row and the
     renderer's code, and no other file."""
 
-    def apply(cfg: Configuration, level: str, _yaw_pitch: float) -> Configuration:
+    def apply(cfg: Configured, level: str, _yaw_pitch: float) -> Configured:
         kept = {k: v for k, v in cfg.render.extras if k != name}
         if level != default:
             kept[name] = level
         return replace(cfg, render=replace(cfg.render, extras=tuple(sorted(kept.items()))))
 
-    def setting(cfg: Configuration) -> str:
+    def setting(cfg: Configured) -> str:
         return cfg.render.extra(name, default)
 
     return apply, setting
 
 
 def _field(field: str) -> Apply:
-    def apply(cfg: Configuration, level: str, _yaw_pitch: float) -> Configuration:
+    def apply(cfg: Configured, level: str, _yaw_pitch: float) -> Configured:
         return replace(cfg, **{field: level})
 
     return apply
 
 
-def _apply_yaw(cfg: Configuration, level: str, yaw_pitch_deg: float) -> Configuration:
+def _apply_yaw(cfg: Configured, level: str, yaw_pitch_deg: float) -> Configured:
     # yaw turns at the kind's yaw pitch: top-down, a turn is only an in-plane rotation
     return replace(cfg, render=replace(cfg.render, pitch_deg=yaw_pitch_deg, yaw_deg=float(level)))
 

@@ -36,14 +36,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from harness.vocab.registry_type import Lazy, Registry, VocabularyError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from harness.stats.table import EvaluatorScores
+
+class ScoreTable(Protocol):
+    """What a statistic is computed from: one evaluator's scores on the shared (generator,
+    prompt) axes, a :class:`harness.stats.table.EvaluatorScores` (the statistics build on the
+    vocabulary, so the vocabulary names the table by what it holds)."""
+
+    @property
+    def evaluator(self) -> str: ...
+
+    @property
+    def generators(self) -> tuple[str, ...]: ...
+
+    @property
+    def prompts(self) -> tuple[str, ...]: ...
 
 Direction = Literal["max", "min"]
 Scope = Literal["study", "blocks", "human", "search", "presentation"]
@@ -118,10 +131,10 @@ class ThresholdSpec:
                 f"threshold {self.name!r}: scope must be study, blocks, human, search or presentation")
 
 
-Compute = Callable[["EvaluatorScores"], float | Mapping[str, float]]
+Compute = Callable[[ScoreTable], float | Mapping[str, float]]
 #: ``draws(scores, weights)``: the statistic's prompt-bootstrap replicates, (B,) or key → (B,),
 #: from the (B, P) prompt counts of :func:`harness.stats.bootstrap.prompt_weights`.
-Draws = Callable[["EvaluatorScores", "np.ndarray"], "np.ndarray | Mapping[str, np.ndarray]"]
+Draws = Callable[[ScoreTable, "np.ndarray"], "np.ndarray | Mapping[str, np.ndarray]"]
 
 
 #: A ``compute`` given as ``"module:function"``, imported on the first call (the stats modules
