@@ -69,7 +69,7 @@ def test_skip_reasons_reach_results_json_and_the_matrix(pytester):
 def test_the_plugin_asks_the_run_for_the_real_cause():
     from types import SimpleNamespace
 
-    from harness.plugin import _absent_reason
+    from harness.plugin.fixtures import _absent_reason
     from harness.protocol.configurations import get_profile
 
     smoke = get_profile("smoke")
