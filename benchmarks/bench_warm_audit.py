@@ -102,7 +102,8 @@ def report_steps(profile: str, repeat: int) -> list[tuple[str, float]]:
     from harness.core.paths import default_cache_dir
     from harness.measure import thumbs as measure_thumbs
     from harness.render import host
-    from harness.report import html_page, thumbs, writer
+    from harness.report import thumbs, writer
+    from harness.report.html import page as html_page
     from harness.run.card_facts import RunCards
     from harness.run.inputs import RunInputs
     from harness.run.outputs import run_result

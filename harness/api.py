@@ -319,8 +319,8 @@ def agreement(
     intervals), ``join``, ``bradley_terry`` with ``votes``.
     """
     from harness.core.errors import HumanDataError
-    from harness.human.document import agreement_document
     from harness.human.data import file_sha256, parse_scale, validate_ratings
+    from harness.human.document import agreement_document
     from harness.human.importers import SCALES, detect_format, import_human, read_votes_file
     from harness.stats.bootstrap import MAX_BOOTSTRAP
 

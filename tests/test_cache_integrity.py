@@ -316,3 +316,13 @@ def test_the_summary_key_follows_the_human_statistics_the_engine_reads(monkeypat
     monkeypatch.setattr(summary_cache, "sha256_file", lambda p: "changed" if Path(p).name == "protocol_dependence.py"
                         else real(p))
     assert summary_cache._stats_code_hash() != before
+
+
+def test_the_report_piece_key_covers_every_report_module_in_subpackages():
+    """The page is built in ``report/html/``: its modules are part of the code a piece is keyed
+    on, as are the modules directly under ``report/``."""
+    from harness.report.pieces import report_sources
+
+    names = {p.relative_to(Path(__file__).parents[1] / "harness" / "report").as_posix()
+             for p in report_sources() if "report" in p.parts}  # fmt: skip
+    assert {"html/page.py", "html/strips.py", "html/data.py", "html/overview.py", "writer.py"} <= names

@@ -373,7 +373,7 @@ def _card_figures(file: str, level: str) -> dict:
 def test_humans_section_escapes_every_value_and_shows_ceiling_and_levels():
     from types import SimpleNamespace
 
-    from harness.report.html_page import _humans
+    from harness.report.html.page import _humans
 
     hostile = '<script>alert(1)</script>"onload=x'
     data = SimpleNamespace(cards={"ev": {"human_agreement": _card_figures(hostile + ".csv", hostile)},

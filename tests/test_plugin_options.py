@@ -175,15 +175,15 @@ def test_xdist_workers_share_the_cores(monkeypatch):
     import os
     import sys
 
-    from harness.plugin import _share_cores
+    from harness.plugin.configure import share_cores
     from harness.render.settings import THREADS_ENV
 
     monkeypatch.delitem(sys.modules, "torch", raising=False)  # keep this process's torch threads
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setenv(THREADS_ENV, "3")  # a user's setting wins
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
-    _share_cores(4)
+    share_cores(4)
     assert os.environ["OMP_NUM_THREADS"] == "2" and os.environ[THREADS_ENV] == "3"
     monkeypatch.delenv("OMP_NUM_THREADS")
-    _share_cores(16)
+    share_cores(16)
     assert os.environ["OMP_NUM_THREADS"] == "1"

@@ -79,7 +79,7 @@ def test_the_traceback_hint_is_spelt_for_the_command_the_user_ran():
     # regression: after `t3d-audit audit` the hint said pytest's `-v`
     import types
 
-    from harness.plugin import WarmInProcess
+    from harness.plugin.warm import WarmInProcess
     from harness.run.quiet_failures import detail_hint
 
     def config(*plugins):
@@ -94,15 +94,16 @@ def test_a_warm_run_says_the_printed_minus_n_auto_starts_no_workers(monkeypatch,
     # run (every records file cached) then ran in one process
     import types
 
-    from harness import plugin
+    from harness.plugin import configure
+    from harness.plugin.warm import WarmInProcess
 
     cache = types.SimpleNamespace(cached=lambda ev: True)
     session = types.SimpleNamespace(inputs=types.SimpleNamespace(specs={"a": 1, "b": 2}), record_cache=cache)
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
-    monkeypatch.setattr(plugin, "_new_session", lambda config: session)
+    monkeypatch.setattr(configure, "new_session", lambda config: session)
     config = types.SimpleNamespace(stash={})
-    assert plugin.WarmInProcess().pytest_xdist_auto_num_workers(config) == 0
+    assert WarmInProcess().pytest_xdist_auto_num_workers(config) == 0
     assert "runs in this process (-n auto starts no workers)" in capsys.readouterr().out
     cache.cached = lambda ev: ev == "a"
-    assert plugin.WarmInProcess().pytest_xdist_auto_num_workers(config) is None
+    assert WarmInProcess().pytest_xdist_auto_num_workers(config) is None
     assert capsys.readouterr().out == ""

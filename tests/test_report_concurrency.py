@@ -28,7 +28,7 @@ import os
 import time
 from pathlib import Path
 
-import harness.report.html_page as _page
+import harness.report.html.page as _page
 import harness.report.writer as _writer
 
 _write_report, _write_html = _writer.write_report, _page.write_html

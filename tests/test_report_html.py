@@ -15,7 +15,7 @@ import pytest
 
 from harness.cards.provenance import load_manifest, output_entries, write_manifest
 from harness.cli import main
-from harness.report.html_page import build_html
+from harness.report.html.page import build_html
 from harness.report.validation import check_report
 from tests._html_report import CHROMIUM, playwright_or_skip
 

@@ -18,8 +18,8 @@ import pytest
 
 from harness.cli import main
 from harness.protocol.records import read_records, write_records
-from harness.report import html_page
-from harness.report.html_page import build_html
+from harness.report.html import page as html_page
+from harness.report.html.page import build_html
 from tests._html_report import CHROMIUM, playwright_or_skip
 
 # each payload would set window.__xss (and call alert) if it ever ran

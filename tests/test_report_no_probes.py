@@ -26,7 +26,8 @@ def test_probes_measured() -> None:
 def test_figure_and_page_say_no_probe_applies(tmp_path: Path) -> None:
     """No empty axes: no discrimination figure is drawn (a stale one is removed), and the
     page's figure list and probe section say why."""
-    from harness.report.html_page import _figures, _probe_pairs
+    from harness.report.html.page import _figures
+    from harness.report.html.strips import _probe_pairs
 
     figs = tmp_path / "figures"
     figs.mkdir()

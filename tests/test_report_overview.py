@@ -1,6 +1,6 @@
 """The first screen of report.html: the verdict matrix first, the competence table next, figures
 with a full-size view, small samples flagged, a comparison's regressions highlighted and named in
-the headline (harness.report.html_overview; chromium through Playwright on the tiny project)."""
+the headline (harness.report.html.overview; chromium through Playwright on the tiny project)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.report.html_overview import cell, excess, family_of, mark_regressions, regressions
-from harness.report.html_page import build_html
+from harness.report.html.overview import cell, excess, family_of, mark_regressions, regressions
+from harness.report.html.page import build_html
 from tests._html_report import CHROMIUM, playwright_or_skip
 
 

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from harness.core import cacheseal
 from harness.measure import thumbs as measure_thumbs
-from harness.report import html_page, pieces, writer
+from harness.report import pieces, writer
+from harness.report.html import page as html_page
+from harness.report.html import strips as html_strips
 from harness.report.writer import write_report
 from harness.run.outputs import run_result
 from harness.testing import TinySpec
@@ -75,8 +77,8 @@ def test_a_changed_page_reuses_its_thumbnail_sections(cold, monkeypatch, tmp_pat
     result = {"test": "audit_tests/test_x.py::test_y[tiny-grid]", "evaluator": "tiny-grid",
               "outcome": "passed", "checks": []}
     session = make_session(tmp)
-    _forbid(monkeypatch, html_page, "_strips")  # results.json changed, the strips did not
-    _forbid(monkeypatch, html_page, "_probe_pairs")
+    _forbid(monkeypatch, html_strips, "_strips")  # results.json changed, the strips did not
+    _forbid(monkeypatch, html_strips, "_probe_pairs")
     page = files_of(write_report(run_result(session, sorted(session.inputs.specs)), [result]).directory)
     monkeypatch.undo()
     other = tmp_path_factory.mktemp("other-cache")

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from harness.report.html_page import build_html
+from harness.report.html.page import build_html
 from harness.report.registered import registered_grid
 from harness.report.tables import table_registered, write_tables
 from harness.report.terminal import render_table, rows_from

@@ -10,14 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.checks.wording import count, counts_things, rule
-from harness.report.html_overview import cell
-from harness.report.html_page import (
-    plural,
-    prompt_winners,
-    table_count,
-    usual_winner,
-    winner_caption,
-)
+from harness.report.html.data import plural
+from harness.report.html.overview import cell
+from harness.report.html.page import table_count
+from harness.report.html.strips import prompt_winners, usual_winner, winner_caption
 from harness.report.terminal import render_table, rows_from
 from harness.report.verdict_words import bundled_panel, expected_verdict_note
 
@@ -73,7 +69,7 @@ def test_a_strip_caption_speaks_of_the_prompt_it_shows():
 
 
 def test_the_rendered_strip_of_a_steady_prompt_has_no_flip_mark():
-    from harness.report.html_page import _strip
+    from harness.report.html.strips import _strip
 
     class NoThumbs:
         def img(self, *args) -> str:

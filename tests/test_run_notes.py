@@ -50,7 +50,7 @@ def test_a_trimmed_set_says_so_at_the_start(pytester, workers):
 def test_skip_reasons_reach_results_json_and_the_matrix(pytester):
     import json
 
-    from harness.report.html_page import build_html
+    from harness.report.html.page import build_html
 
     root = make_project(pytester)
     result = run_audit(pytester, "reasons", "-n", "0")
@@ -69,7 +69,7 @@ def test_skip_reasons_reach_results_json_and_the_matrix(pytester):
 def test_the_plugin_asks_the_run_for_the_real_cause():
     from types import SimpleNamespace
 
-    from harness.plugin import _absent_reason
+    from harness.plugin.fixtures import _absent_reason
     from harness.protocol.configurations import get_profile
 
     smoke = get_profile("smoke")

@@ -130,7 +130,7 @@ def _png(path, shade):
 
 
 def test_the_search_section_shows_the_worst_render_beside_c0_and_the_flip_region(tmp_path):
-    from harness.report.html_page import _search
+    from harness.report.html.page import _search
 
     folder = tmp_path / "search"
     folder.mkdir()

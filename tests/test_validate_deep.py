@@ -23,7 +23,7 @@ from harness.cards.provenance import (
     write_manifest,
 )
 from harness.core.errors import CardError
-from harness.report.html_page import build_html
+from harness.report.html.page import build_html
 from harness.report.validation import check_report, validate_report
 from harness.report.writer import add_repeatability, write_derived, write_report
 from harness.run.options import AuditOptions

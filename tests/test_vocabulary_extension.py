@@ -196,7 +196,7 @@ def test_the_tables_carry_the_statistic_and_the_probe(extension, tmp_path):
 def test_the_page_carries_the_statistic(extension, report):
     import json
 
-    from harness.report.html_page import build_html
+    from harness.report.html.page import build_html
 
     path = report / "summary.json"
     summary = json.loads(path.read_text(encoding="utf-8"))

@@ -2,7 +2,7 @@
 measured: a warm run, every selected evaluator's records already cached, runs in the one
 process (workers would each load the scenes, plan and records again for cached statistics) and
 writes the same report. Checked with pytester subprocesses on the tiny audit project, whose
-conftest registers :class:`harness.plugin.WarmInProcess` as the command does."""
+conftest registers :class:`harness.plugin.warm.WarmInProcess` as the command does."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ WORKERS = re.compile(r"created: \d+/\d+ workers?")
 WARM_CONFTEST = CONFTEST + """
 import pytest
 
-from harness.plugin import WarmInProcess
+from harness.plugin.warm import WarmInProcess
 
 _warm = WarmInProcess()
 
@@ -61,7 +61,7 @@ def test_auto_starts_workers_only_while_records_are_missing(pytester, monkeypatc
 
 def test_the_audit_command_registers_the_warm_decision(monkeypatch):
     import harness.commands.audit as audit_cmd
-    from harness.plugin import WarmInProcess
+    from harness.plugin.warm import WarmInProcess
 
     seen = {}
 

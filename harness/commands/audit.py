@@ -13,7 +13,7 @@ without a report and its verdict, whatever the project's code does (``sys.exit``
 the gated audit runs in a child process, :mod:`harness.run.gate_guard`). Errors (bad options,
 a crash, nothing collected) always exit non-zero. With ``--workers auto`` a warm run (every evaluator's
 records already cached) runs in this one process instead of starting workers
-(:class:`harness.plugin.WarmInProcess`); the report is the same.
+(:class:`harness.plugin.warm.WarmInProcess`); the report is the same.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def _audit(args: argparse.Namespace) -> int:
     print("t3d-audit audit: pytest " + " ".join(argv), flush=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     started = time.time()
-    from harness.plugin import WarmInProcess
+    from harness.plugin.warm import WarmInProcess
 
     try:
         code = int(pytest.main(argv, plugins=[WarmInProcess()]))

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.report.html_page import write_html
+    from harness.report.html.page import write_html
 
     if not Path(args.report).is_dir():
         raise AuditError("not a directory", where=args.report, hint="give a report directory, reports/<run-id>")

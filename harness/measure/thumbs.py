@@ -1,6 +1,6 @@
 """The report's thumbnail images: renders the evaluators saw, read back and JPEG-encoded.
 
-The HTML report (:mod:`harness.report.html_page`) shows, per factor, one prompt's scenes
+The HTML report (:mod:`harness.report.html.page`) shows, per factor, one prompt's scenes
 across the factor's levels, and each probe edit next to the intact scene. This module makes
 those images from the plan and the renderer (the render cache: every image was rendered for
 scoring, so this is a cache read); :mod:`harness.report.thumbs` only writes what it gets into

@@ -89,7 +89,7 @@ def report_sources() -> list[Path]:
     report piece may be made with (hashed whole, so a new import between them is covered)."""
     here = Path(__file__).parent
     assets = here / "html_assets"
-    return [*sorted(here.glob("*.py")), *sorted(p for p in assets.rglob("*") if p.is_file()),
+    return [*sorted(here.rglob("*.py")), *sorted(p for p in assets.rglob("*") if p.is_file()),
             here.parent / "protocol" / "records.py"]
 
 

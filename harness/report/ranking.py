@@ -35,7 +35,7 @@ same thing.
 
 Outputs (:func:`write_leaderboard`): ``leaderboard.md``, ``.csv``, ``.json`` and a
 self-contained ``leaderboard.html`` (every value escaped with
-:data:`harness.report.html_page.e`; a hash-based Content-Security-Policy with no script and no
+:data:`harness.report.html.page.e`; a hash-based Content-Security-Policy with no script and no
 ``'unsafe-inline'``). Bytes depend only on the report directories' files and their order.
 """
 
@@ -450,7 +450,7 @@ _CSS = (
 
 def render_html(board: Leaderboard) -> str:
     """A self-contained page: inline style allowed by its hash, no script, every value escaped."""
-    from harness.report.html_page import csp_hash, e
+    from harness.report.html.page import csp_hash, e
 
     policy = (f"default-src 'none'; style-src {csp_hash(_CSS)}; script-src 'none'; "
               "base-uri 'none'; form-action 'none'")  # fmt: skip

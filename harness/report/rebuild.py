@@ -307,7 +307,7 @@ def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: boo
 def _html(report: Path, check: DeepCheck) -> None:
     """report.html rebuilt from the report directory as it is on disk (the files it shows are
     checked above); thumbs/ cannot be recomputed without the renders."""
-    from harness.report.html_page import HTML_NAME, build_html
+    from harness.report.html.page import HTML_NAME, build_html
 
     if (report / "thumbs").is_dir():
         check.notes.append("thumbs/ not recomputed: the renders are not part of the report (hashes checked)")

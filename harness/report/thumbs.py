@@ -1,6 +1,6 @@
 """Thumbnails of the renders the evaluators saw, written into the report as ``thumbs/``.
 
-The report directory holds no renders of its own; the HTML report (:mod:`harness.report.html_page`)
+The report directory holds no renders of its own; the HTML report (:mod:`harness.report.html.page`)
 shows, per factor, one prompt's scenes across the factor's levels, and each probe edit next to
 the intact scene. The images come encoded from the measurement side
 (:func:`harness.measure.thumbs.thumb_images`, handed in as ``RunResult.thumbnails``); this module

@@ -1,6 +1,6 @@
 """The words of the report's verdict: checks as rules, counts of what ran, why a dash.
 
-Shared by ``report.html`` (:mod:`harness.report.html_page`) and the terminal table
+Shared by ``report.html`` (:mod:`harness.report.html.page`) and the terminal table
 (:mod:`harness.report.terminal`) so that both say the same thing: a failing check reads as a
 rule and its result (``harness.checks.wording``), the headline counts the evaluators that ran
 (panel-wide checks are counted apart, never as an evaluator), and a "—" in the c0 columns says

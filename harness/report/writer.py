@@ -9,7 +9,7 @@ Layout::
     figures/*.png              dispersion heatmap, discrimination bars, peak rho intervals,
                                generator-pair envelopes
     thumbs/                    thumbnails of one or two prompts' renders (harness.report.thumbs)
-    report.html                the self-contained page over all of the above (harness.report.html_page)
+    report.html                the self-contained page over all of the above (harness.report.html.page)
     cards/<evaluator>.json     Evaluator Configuration Card v1.0 per evaluator
     results.json               every audit test's outcome, estimate, interval, threshold, card;
                                ``complete`` and ``missing`` say whether every collected audit
@@ -348,7 +348,7 @@ def _fill(
     tmp: Path,
 ) -> tuple[dict[str, Any], list[str]]:
     """Write every file of the report into ``tmp``; returns the summary and its notes."""
-    from harness.report.html_page import write_html
+    from harness.report.html.page import write_html
     from harness.report.thumbs import write_thumbs
 
     evaluators = list(run.evaluators)

@@ -4,7 +4,7 @@ With pytest-xdist each worker runs tests and sends test reports to the controlle
 test's outcome rides in ``report.user_properties`` as one JSON string, and per-worker facts
 (what was measured) go through ``workeroutput``, again as a JSON string. Only the controller
 writes ``reports/``. Without xdist the single process is the controller. The plugin picks the
-sink in exactly one place (``harness.plugin.pytest_configure``).
+sink in exactly one place (``harness.plugin.configure.pytest_configure``).
 """
 
 from __future__ import annotations
