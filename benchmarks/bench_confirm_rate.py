@@ -36,9 +36,9 @@ from harness.evaluators.reference.planted import InvariantNoise
 from harness.evaluators.reference.specs import search_planted_specs
 from harness.search import run as search_run
 from harness.search.confirm import LEVEL, effect_draws
-from harness.stats.intervals import share_interval as wilson
 from harness.search.run import SearchRequest, Split, run_search
 from harness.stats.intervals import interval
+from harness.stats.intervals import share_interval as wilson
 
 NOISE_ID = "planted-noise"
 

@@ -102,10 +102,14 @@ def percentile_bounds(
     """Pointwise percentile intervals over the draw axis 0, NaN draws skipped.
 
     ``draws``: (B, ...). Returns (2, ...): the lower and upper quantiles at ``(1 ∓ level) / 2``
-    (``level`` defaults to the policy's); NaN where a column holds no finite draw.
+    (``level`` defaults to the policy's); NaN where a column holds no finite draw (or there
+    are no draws).
     """
     a = (1.0 - (policy.level if level is None else level)) / 2.0
-    return _quantiles(np.asarray(draws, dtype=np.float64), [a, 1.0 - a], 0, policy)
+    d = np.asarray(draws, dtype=np.float64)
+    if d.ndim and d.shape[0] == 0:
+        return np.full((2, *d.shape[1:]), np.nan)
+    return _quantiles(d, [a, 1.0 - a], 0, policy)
 
 
 def percentile_columns(
