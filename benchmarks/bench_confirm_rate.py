@@ -36,9 +36,9 @@ from harness.evaluators.reference.planted import InvariantNoise
 from harness.evaluators.reference.specs import search_planted_specs
 from harness.search import pipeline as search_run
 from harness.search.confirm import LEVEL, effect_draws
-from harness.search.flip_region import wilson
 from harness.search.pipeline import SearchRequest, Split, run_search
-from harness.stats.bootstrap import ci_tuple
+from harness.stats.intervals import interval
+from harness.stats.intervals import share_interval as wilson
 
 NOISE_ID = "planted-noise"
 
@@ -52,7 +52,7 @@ def noise_spec(sigma: float):
 
 def former_rule(objective, base, moved, *, threshold, bootstrap, seed, **_):
     """The rule before the expanded interval: a plain percentile interval, no minimum."""
-    lo, _ = ci_tuple(effect_draws(objective, base, moved, bootstrap, seed), LEVEL)
+    lo = interval(effect_draws(objective, base, moved, bootstrap, seed), level=LEVEL).low
     return lo > threshold
 
 
@@ -61,8 +61,9 @@ def boundary(n: int, matrices: int) -> dict:
     import numpy as np
     from scipy import stats
 
-    from harness.search.confirm import MIN_DRAWS, expanded_level
+    from harness.search.confirm import MIN_DRAWS
     from harness.search.objectives import parse_objective
+    from harness.stats.intervals import expanded_level
 
     obj = parse_objective("pair:a,b", ("a", "b", "c"))
     rng = np.random.default_rng(1000 + n)

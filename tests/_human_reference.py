@@ -19,7 +19,7 @@ from scipy import stats as sps
 from harness.human import agreement_draws as hb
 from harness.human import degenerate as dg
 from harness.human import item_agreement as hc
-from harness.stats.bootstrap import percentile_ci
+from harness.stats.intervals import percentile_bounds
 from harness.stats.pair_bounds import check_cells, check_pairs, pair_count
 
 KEYS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
@@ -358,7 +358,7 @@ def series_agreement(
             draws = hb.grouped_draws(hb.per_block_values(xc, y, blocks, n_blocks, eps), w)
         else:
             draws = pooled_draws(xc, y, blocks, w, eps)
-        cis = {k: percentile_ci(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
+        cis = {k: percentile_bounds(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
         for e in range(xc.shape[0]):
             i = c0 + e
             reasons, refuse, refuse_ci = dg.series_reasons(int(n_ok[i]), int(spanned[i]), bool(y_hi[i] == y_lo[i]))

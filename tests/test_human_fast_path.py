@@ -192,15 +192,15 @@ def test_epsilons_one_series_per_step_equal_the_reference(monkeypatch):
 @given(seed=st.integers(0, 10_000), draws=st.integers(1, 300), columns=st.integers(1, 6),
        nan_share=st.sampled_from([0.0, 0.3, 1.0]), rounded=st.booleans(),
        level=st.sampled_from([0.5, 0.9, 0.95, 0.99]))
-def test_interval_by_sorting_equals_percentile_ci_bit_for_bit(seed, draws, columns, nan_share, rounded, level):
-    from harness.stats.bootstrap import percentile_ci
+def test_interval_by_sorting_equals_percentile_bounds_bit_for_bit(seed, draws, columns, nan_share, rounded, level):
+    from harness.stats.intervals import percentile_bounds, percentile_columns
 
     rng = np.random.default_rng(seed)
     d = rng.normal(size=(draws, columns))
     d = np.round(d, 1) if rounded else d
     d[rng.random(d.shape) < nan_share] = np.nan
-    got = hs._column_ci(d, level)
-    assert np.array_equal(got, percentile_ci(d, level), equal_nan=True)
+    got = percentile_columns(d, level)
+    assert np.array_equal(got, percentile_bounds(d, level), equal_nan=True)
 
 
 @settings(max_examples=40, deadline=None)

@@ -22,7 +22,7 @@ from harness.human import agreement_table as hs
 from harness.human import item_agreement as hc
 from harness.human import protocol_dependence as hp
 from harness.stats.bootstrap import prompt_weights
-from harness.stats.simultaneous import few_cluster_inflation, max_t_band
+from harness.stats.intervals import few_cluster_inflation, max_t_band
 from tests._human_data import human_data
 
 THRESHOLD = 0.1  # max_human_agreement_drop's default

@@ -21,6 +21,7 @@ import pytest
 
 from harness.stats import bootstrap as bs
 from harness.stats import engine
+from harness.stats.intervals import interval
 from harness.stats.table import EvaluatorScores, pivot_records
 from harness.vocab import metrics as m
 from harness.vocab.metrics import METRICS, THRESHOLDS, MetricSpec, ThresholdSpec, register_metric
@@ -192,7 +193,7 @@ def test_the_audit_and_the_comparison_share_the_factor_draws():
     rho_d, _disp_d = engine.factor_draws(t, weights)
     audit = compute_audit(records, bootstrap=100, seed=4).evaluators["eval0"]
     for i, f in enumerate(t.factors):
-        lo, hi = bs.ci_tuple(rho_d[:, i])
+        lo, hi = interval(rho_d[:, i]).as_tuple()
         got = audit.rho_ci[f]
         assert (math.isnan(lo) and math.isnan(got[0])) or (got[0], got[1]) == (lo, hi)
 

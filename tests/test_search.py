@@ -30,8 +30,8 @@ from harness.protocol.configurations import (
     get_profile,
     load_profiles,
 )
-from harness.search.confirm import LEVEL, MIN_PROMPTS, confirm, effect_draws, expanded_level
-from harness.search.flip_region import describe, flipped, sobol_points, wilson
+from harness.search.confirm import LEVEL, MIN_PROMPTS, confirm, effect_draws
+from harness.search.flip_region import describe, flipped, sobol_points
 from harness.search.objectives import (
     ObjectiveError,
     kendall_distance,
@@ -42,7 +42,7 @@ from harness.search.objectives import (
 from harness.search.pipeline import SearchRequest, Split, run_search
 from harness.search.space import space_for
 from harness.search.trial_log import Trial, TrialLog, TrialLogError, read_log
-from harness.stats.bootstrap import ci_tuple
+from harness.stats.intervals import expanded_level, interval, share_interval
 
 ROOT = Path(__file__).resolve().parents[1]
 GENS = ("a", "b", "c")
@@ -205,7 +205,7 @@ def test_two_held_out_prompts_are_not_confirmable():
     obj = parse_objective("pair:a,b", GENS)
     rng = np.random.default_rng(7)
     nulls = [_null(rng, 2) for _ in range(200)]
-    former = [ci_tuple(effect_draws(obj, b, m, 100, i), LEVEL)[0] > 0 for i, (b, m) in enumerate(nulls)]
+    former = [interval(effect_draws(obj, b, m, 100, i), level=LEVEL).low > 0 for i, (b, m) in enumerate(nulls)]
     assert 0.15 < np.mean(former) < 0.35  # the old rule's false-confirmation rate, nominal ≤ 2.5 %
     for b, m in [n for n, was in zip(nulls, former, strict=True) if was][:5]:
         found = confirm(obj, b, m, threshold=0.0, bootstrap=100, seed=1, min_prompts=MIN_PROMPTS)
@@ -227,7 +227,7 @@ def test_the_held_out_interval_is_the_expanded_percentile_interval():
     effects = np.array([0.9, 0.5, 0.3, 0.2, 0.1, -0.2])  # per-prompt reversals, mean 0.3
     base = np.vstack([np.full(6, 3.0), np.zeros(6), np.zeros(6)])
     moved = np.vstack([np.zeros(6), effects, np.zeros(6)])
-    assert ci_tuple(effect_draws(obj, base, moved, 200, 1), LEVEL)[0] > 0  # the former rule: confirmed
+    assert interval(effect_draws(obj, base, moved, 200, 1), level=LEVEL).low > 0  # the former rule: confirmed
     found = confirm(obj, base, moved, threshold=0.0, bootstrap=200, seed=1, min_prompts=MIN_PROMPTS)
     t_low = effects.mean() - stats.t.ppf(0.975, 5) * effects.std(ddof=1) / math.sqrt(6)
     assert found.confirmable and not found.confirmed and found.bootstrap == 2000
@@ -264,9 +264,9 @@ def test_trial_log_appends_survives_a_torn_line_and_rejects_another_search(tmp_p
 
 
 def test_wilson_interval_by_hand():
-    lo, hi = wilson(0, 64)
+    lo, hi = share_interval(0, 64)
     assert lo == 0.0 and hi == pytest.approx(0.0565, abs=1e-3)
-    lo, hi = wilson(32, 64)
+    lo, hi = share_interval(32, 64)
     assert lo < 0.5 < hi and hi - lo == pytest.approx(0.238, abs=0.01)
 
 

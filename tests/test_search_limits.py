@@ -14,9 +14,9 @@ from harness.cli import main
 from harness.evaluators.reference.specs import search_planted_specs
 from harness.protocol.configurations import ProtocolError, _parse_search
 from harness.protocol.search_limits import INT_RANGES, MAX_SEED, MAX_WALL_TIME_S
-from harness.search.flip_region import wilson
 from harness.search.optimiser import BatchOptimiser, legacy_seed
 from harness.search.pipeline import SearchError, SearchRequest, Split, run_search
+from harness.stats.intervals import share_interval
 
 
 def _refused(capsys, *args: str) -> str:
@@ -112,16 +112,16 @@ def test_the_ranges_at_their_edges_are_accepted():
 def test_no_flips_give_a_lower_bound_of_exactly_zero_and_all_flips_an_upper_bound_of_one():
     """0 of 3 used to give 5.55e-17, so an invariant evaluator failed ``max_flip_share`` 0."""
     for n in range(1, 3000):
-        assert wilson(0, n)[0] == 0.0
-        assert wilson(n, n)[1] == 1.0
-    assert wilson(0, 3)[0] == 0.0
+        assert share_interval(0, n)[0] == 0.0
+        assert share_interval(n, n)[1] == 1.0
+    assert share_interval(0, 3)[0] == 0.0
 
 
 @given(n=st.integers(1, 10**6), data=st.data())
 @settings(max_examples=300, deadline=None)
 def test_the_wilson_interval_holds_the_share_inside_zero_one(n, data):
     k = data.draw(st.integers(0, n))
-    lo, hi = wilson(k, n)
+    lo, hi = share_interval(k, n)
     assert 0.0 <= lo <= k / n <= hi <= 1.0
     assert (lo == 0.0) == (k == 0) and (hi == 1.0) == (k == n)
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.stats import bootstrap as bs
+from harness.stats.intervals import interval
 from harness.stats.rho import rho, scene_level_variance
 from harness.stats.simultaneous import naive_band, simultaneous_band
 
@@ -50,10 +51,10 @@ def test_identity_draw_reproduces_point_estimates():
     assert bs.paired_gap(base, 0, 1, w)[0] == pytest.approx(base[0].mean() - base[1].mean())
 
 
-def test_percentile_ci():
+def test_percentile_interval():
     draws = np.arange(101, dtype=float)
-    np.testing.assert_allclose(bs.ci_tuple(draws), (2.5, 97.5))
-    np.testing.assert_allclose(bs.ci_tuple(np.append(draws, np.nan)), (2.5, 97.5))
+    np.testing.assert_allclose(interval(draws).as_tuple(), (2.5, 97.5))
+    np.testing.assert_allclose(interval(np.append(draws, np.nan)).as_tuple(), (2.5, 97.5))
 
 
 def test_band_hand_computed():
@@ -113,5 +114,5 @@ def test_margin_ci_brackets_margins_and_matches_paired_gap():
     assert ci.shape == (2, 3, 4)
     margin = scores[0].mean(0) - scores[1].mean(0)
     assert (ci[0, 0] <= margin).all() and (margin <= ci[1, 0]).all()
-    lo, hi = bs.ci_tuple(bs.paired_gap(scores[:, :, 2], 1, 2, w))
+    lo, hi = interval(bs.paired_gap(scores[:, :, 2], 1, 2, w)).as_tuple()
     np.testing.assert_allclose(ci[:, 2, 2], [lo, hi])

@@ -15,6 +15,7 @@ from harness.release import comparison as cmp
 from harness.stats import bootstrap as bs
 from harness.stats import engine
 from harness.stats.envelopes import envelopes
+from harness.stats.intervals import max_t_band
 from harness.stats.rank import kendall_w, rank_stability
 from harness.stats.synthetic import SyntheticSpec, synthetic_records
 from harness.stats.table import pivot_records
@@ -48,7 +49,8 @@ def test_paired_bootstrap_by_hand():
 def test_max_t_band_by_hand():
     draws = np.array([[1.0, 0.0, 5.0], [2.0, 0.0, 5.0], [3.0, 2.0, 5.0]])  # (B=3, J=3)
     diff = np.array([2.0, 0.0, 5.0])
-    lo, hi, se, q = cmp.max_t_band(draws, diff, level=0.5)
+    band = max_t_band(diff, draws, level=0.5)
+    (lo, hi), se, q = band.interval(), band.se, band.q
     # SE: 1, sqrt(4/3), 0 (third metric never varies: a point interval, not in the max)
     np.testing.assert_allclose(se, [1.0, math.sqrt(4 / 3), 0.0])
     t_max = [max(1 / 1, 0 / math.sqrt(4 / 3)), 0.0, max(1.0, 2 / math.sqrt(4 / 3))]  # per draw

@@ -16,7 +16,8 @@ from harness.human import degenerate as dg
 from harness.human import generator_agreement as hr
 from harness.human import item_agreement as hc
 from harness.human import rater_reliability as rel
-from harness.stats.bootstrap import percentile_ci, prompt_weights
+from harness.stats.bootstrap import prompt_weights
+from harness.stats.intervals import percentile_bounds, percentile_columns
 
 # chunks are independent and numpy releases the GIL in its loops, partitions and sorts, so two
 # threads keep two cores busy; each chunk's result does not depend on the thread that ran it
@@ -29,38 +30,8 @@ def _f(v: float) -> float | None:
 
 
 def _ci(draws: np.ndarray, level: float) -> list:
-    lo, hi = percentile_ci(draws, level)
+    lo, hi = percentile_bounds(draws, level)
     return [_f(lo), _f(hi)]
-
-
-def _column_ci(draws: np.ndarray, level: float) -> np.ndarray:
-    """:func:`harness.stats.bootstrap.percentile_ci` of (B, C) draws → (2, C), the same values.
-
-    One sort per column instead of numpy's partitions, then numpy's own "linear" quantile rule
-    step for step (virtual index (m − 1)·q over the m non-NaN draws, its floor and the next
-    index, and ``_lerp``'s two-sided interpolation), so every bit agrees: NaN draws are skipped
-    as ``nanquantile`` skips them, and a column without a draw gives NaN.
-    """
-    a = (1.0 - level) / 2.0
-    q = np.array([a, 1.0 - a])
-    d = np.array(np.asarray(draws, dtype=np.float64).T, order="C")  # (C, B), a copy
-    d.sort(axis=1)  # NaN last
-    m = (~np.isnan(d)).sum(axis=1)[:, None]  # (C, 1)
-    virtual = (m - 1) * q[None, :]  # (C, 2)
-    prev = np.floor(virtual)
-    nxt = prev + 1
-    above = virtual >= m - 1
-    prev[above] = nxt[above] = -1  # the last non-NaN draw
-    below = virtual < 0
-    prev[below] = nxt[below] = 0
-    gamma = virtual - prev
-    rows = np.arange(d.shape[0])[:, None]
-    lo = d[rows, np.where(prev < 0, m + prev, prev).astype(np.intp)]
-    hi = d[rows, np.where(nxt < 0, m + nxt, nxt).astype(np.intp)]
-    diff = hi - lo
-    with np.errstate(invalid="ignore"):
-        out = np.where(gamma >= 0.5, hi - diff * (1 - gamma), lo + diff * gamma)
-    return np.where(m > 0, out, np.nan).T
 
 
 def epsilons(scores: np.ndarray, human: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
@@ -112,7 +83,7 @@ def series_agreement(
             draws = hb.grouped_draws(hb.per_block_values(xc, y, blocks, n_blocks, eps), w)
         else:
             draws = hb.pooled_draws(xc, y, blocks, w, eps)
-        cis = {k: _column_ci(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
+        cis = {k: percentile_columns(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
         return eps, {k: draws[k][0] for k in KEYS}, cis
 
     out = []
@@ -229,7 +200,7 @@ def bradley_terry_summary(
     labels = hr.comparison_components(wins.sum(axis=0))
     beta = hr.centre_within(hr.bradley_terry(wins.sum(axis=0), prior=prior), labels)
     draws, broken = hr.bradley_terry_within_components(wins, weights, labels, prior=prior)
-    ci = percentile_ci(draws, level)
+    ci = percentile_bounds(draws, level)
     groups = [[g for g, lab in zip(generators, labels, strict=True) if lab == k] for k in range(int(labels.max()) + 1)]
     flags = []
     if len(groups) > 1:

@@ -133,7 +133,7 @@ def evaluator_agreement(
     from harness.human import protocol_dependence as hp
     from harness.human.degenerate import MIN_ITEMS
     from harness.human.join import C0_NAME, join_scores, read_scores
-    from harness.stats.bootstrap import percentile_ci
+    from harness.stats.intervals import percentile_bounds
 
     items, _raters, matrix = ratings.matrix(dimension)
     frame = read_scores(records_file)
@@ -163,7 +163,7 @@ def evaluator_agreement(
     c0_entry = hs.series_agreement(scores[[confs.index(c0)]], mean, blocks, len(names), weights)[0]
     draws = hp.configuration_draws(scores, mean, blocks, weights)
     drops = hp.paired_drop_draws(scores, mean, blocks, weights, confs.index(c0))
-    ci = percentile_ci(draws[1:])
+    ci = percentile_bounds(draws[1:])
     if len(names) < 2:  # one prompt: every draw is the sample, a zero-width "interval"
         ci = np.full_like(ci, np.nan)
     few = (np.isfinite(scores) & np.isfinite(mean)[None, :]).sum(axis=1) < MIN_ITEMS

@@ -24,7 +24,7 @@ import numpy as np
 from harness.human.agreement_draws import pearson_draws
 from harness.stats._nan import nanmax
 from harness.stats.bootstrap import prompt_weights
-from harness.stats.simultaneous import max_t_band
+from harness.stats.intervals import max_t_band
 
 SPLIT_RULE = (
     "prompts sorted by id and shuffled with numpy's default_rng(seed); the first ceil(P/2) "
@@ -107,7 +107,7 @@ def factor_envelopes(
     ``draws[:, c0] − draws``, right when every configuration has the same items);
     ``factor_of`` maps a configuration to its (factor, level) (c0 and unlisted configurations
     are not a factor's level). ``n_blocks`` (the prompts resampled) widens the critical value
-    by √(P/(P − 1)) (:func:`harness.stats.simultaneous.few_cluster_inflation`); without it the
+    by √(P/(P − 1)) (:func:`harness.stats.intervals.few_cluster_inflation`); without it the
     plain bootstrap maximum.
     """
     index = {c: i for i, c in enumerate(configurations)}

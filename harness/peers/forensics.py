@@ -22,7 +22,8 @@ import numpy as np
 from harness.core.errors import ProtocolError
 from harness.protocol.cameras import View
 from harness.protocol.presets import Protocol
-from harness.stats.bootstrap import percentile_ci, prompt_mean_draws, prompt_weights
+from harness.stats.bootstrap import prompt_mean_draws, prompt_weights
+from harness.stats.intervals import interval
 
 ORDERING_SUPPORT = 0.05  # an ordering is consistent unless fewer draws than this share it
 ELEVATION_STEPS_DEG = (-15.0, 15.0)
@@ -149,7 +150,7 @@ def score_outcome(candidate: Candidate, scores: np.ndarray, generators: tuple[st
         else np.full(rows.shape[1], np.nan)  # fmt: skip
     value = float(np.nanmean(per_prompt)) if np.isfinite(per_prompt).any() else math.nan
     draws = prompt_mean_draws(per_prompt[:, None], weights)[:, 0]
-    lo, hi = (float(x) for x in percentile_ci(draws[:, None], level)[:, 0])
+    lo, hi = interval(draws, level=level).as_tuple()
     ok = score is not None and math.isfinite(lo) and lo - margin <= score <= hi + margin
     return Outcome(candidate, value, lo, hi, bool(ok))
 
@@ -162,7 +163,7 @@ def ordering_outcome(candidate: Candidate, scores: np.ndarray, generators: tuple
     means = np.nanmean(scores[idx], axis=1)
     gaps = -np.diff(means)
     value = float(gaps.min())  # the smallest adjacent gap: > 0 when the point order holds
-    lo_hi = percentile_ci((-np.diff(draws, axis=1)).min(axis=1)[:, None], level)[:, 0]
+    lo_hi = interval((-np.diff(draws, axis=1)).min(axis=1), level=level).as_tuple()
     support = float(holds.mean())
     return Outcome(candidate, value, float(lo_hi[0]), float(lo_hi[1]), support >= ORDERING_SUPPORT, support)
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from harness.core.errors import ProtocolError
 from harness.protocol.presets import Protocol
-from harness.stats.bootstrap import percentile_ci
+from harness.stats.intervals import interval
 from harness.vocab.metrics import MIN_PRESENTATION_AGREEMENT as THRESHOLD_NAME
 from harness.vocab.metrics import THRESHOLDS
 
@@ -137,6 +137,6 @@ def probe_result(probe: PresentationProbe, ref: np.ndarray, changed: np.ndarray,
     lo = hi = math.nan
     if weights is not None and len(weights):
         draws = order_agreement(ref, changed, weights)
-        lo, hi = percentile_ci(np.asarray(draws)[:, None], level)[:, 0]
+        lo, hi = interval(np.asarray(draws), level=level).as_tuple()
     return ProbeResult(probe.name, probe.label, float(order_agreement(ref, changed)), float(lo), float(hi),
                        default_threshold() if threshold is None else float(threshold))  # fmt: skip

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import kendalltau
 
-from harness.stats.bootstrap import generator_mean_draws, percentile_ci, prompt_weights
+from harness.stats.bootstrap import generator_mean_draws, prompt_weights
+from harness.stats.intervals import interval
 from harness.stats.simultaneous import simultaneous_band
 
 
@@ -121,7 +122,7 @@ def concordance(
     taus = []
     for a, b in itertools.combinations(range(k), 2):
         t_draws = np.array([tau(draws[a, j], draws[b, j]) for j in range(n_draws)])
-        lo, hi = percentile_ci(t_draws[:, None], level)[:, 0]
+        lo, hi = interval(t_draws, level=level).as_tuple()
         taus.append(TauPair(presets[a], presets[b], tau(means[a], means[b]), float(lo), float(hi)))
     pairs = list(itertools.combinations(range(g), 2))
     # contrast (preset i, pair (x, y)): per-prompt gap s[i, x] − s[i, y]

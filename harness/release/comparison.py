@@ -15,7 +15,8 @@ in their places and a margin (:data:`KINDS`): the study's own, the factorial-blo
 (only when the records have blocks), the human-agreement metrics (only with human ratings),
 and every statistic with a ``compute``. Their values and draws come from the metric engine
 (:mod:`harness.stats.engine`, the same computation as the audit's); this module pairs the
-releases, masks them jointly, builds the band and gives the verdicts.
+releases, masks them jointly, builds the band (:func:`harness.stats.intervals.max_t_band`) and
+gives the verdicts.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from harness.core.numbers import finite_or_none
 from harness.protocol.configurations import record_factors
 from harness.stats import bootstrap as bs
 from harness.stats import engine
-from harness.stats._nan import nanmax
 from harness.stats.engine import Estimate
+from harness.stats.intervals import max_t_band, percentile_bounds
 from harness.stats.table import EvaluatorScores, level_sort_key, pivot_records
 from harness.vocab.metrics import METRICS, THRESHOLDS, MetricSpec
 
@@ -436,34 +437,6 @@ def _per_prompt(records: pd.DataFrame, prompts: tuple[str, ...]) -> tuple[np.nda
     return grouped["sum"].to_numpy(np.float64), grouped["count"].to_numpy(np.float64)
 
 
-def max_t_band(
-    diff_draws: np.ndarray, diff: np.ndarray, level: float = 0.95
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Simultaneous intervals for a family of differences.
-
-    ``diff_draws`` (B, J) bootstrap replicates, ``diff`` (J,) the original-sample values.
-    SE_j is the SD over draws (ddof 1); q is the ``level`` quantile over draws of
-    max_j |Δ*_j − Δ_j| / SE_j over metrics with finite SE > 0. Returns (lo, hi, se, q):
-    Δ ± q·SE; a metric whose replicates never vary (SE 0) gets the point [Δ, Δ]; one
-    without finite replicates gets NaN.
-    """
-    d = np.asarray(diff_draws, dtype=np.float64)
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        se = np.nanstd(d, axis=0, ddof=1) if d.shape[0] > 1 else np.full(d.shape[1], np.nan)
-    eligible = np.isfinite(se) & (se > 0) & np.isfinite(diff)
-    q = float("nan")
-    if eligible.any():
-        t = np.abs(d[:, eligible] - diff[eligible]) / se[eligible]
-        t_max = nanmax(t, axis=1)
-        t_max = t_max[np.isfinite(t_max)]
-        q = float(np.quantile(t_max, level)) if t_max.size else float("nan")
-    half = np.where(eligible, q * np.where(eligible, se, 0.0), np.where(se == 0, 0.0, np.nan))
-    return diff - half, diff + half, se, q
-
-
 def compare_records(
     baseline: pd.DataFrame,
     candidate: pd.DataFrame,
@@ -542,8 +515,10 @@ def compare_records(
         if kept
         else np.zeros((bootstrap, 0))
     )
-    lo, hi, se, q = max_t_band(draws, diff, level)
-    pointwise = bs.percentile_ci(draws, level) if kept else np.zeros((2, 0))
+    band = max_t_band(diff, draws, level)
+    lo, hi = band.interval()
+    se, q = band.se, band.q
+    pointwise = percentile_bounds(draws, level) if kept else np.zeros((2, 0))
     metrics = []
     for j, (mb, mc) in enumerate(kept):
         kind = KINDS[mb.kind]

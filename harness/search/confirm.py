@@ -40,33 +40,15 @@ from typing import Any
 import numpy as np
 
 from harness.search.objectives import Objective
-from harness.stats.bootstrap import ci_tuple, prompt_weights
+from harness.stats.bootstrap import prompt_weights
 from harness.stats.engine import resampled_draws
+from harness.stats.intervals import DEFAULT_POLICY, expanded_level, interval
 
-LEVEL = 0.95
-METHOD = "expanded percentile"
-MIN_DRAWS = 2000
-
-
-def _min_prompts(level: float) -> int:
-    """The fewest prompt blocks whose most extreme sign pattern, 2⁻ⁿ, is at most the lower
-    bound's one-sided error ``(1 − level) / 2``."""
-    return math.ceil(math.log2(2.0 / (1.0 - level)))
-
-
-MIN_PROMPTS = _min_prompts(LEVEL)  # 6 at 95 %
-
-
-def expanded_level(n: int, level: float = LEVEL) -> float:
-    """The percentile level of Hesterberg's expanded percentile interval for ``n`` prompt
-    blocks: ``1 − α'`` with ``z_{α'/2} = sqrt(n/(n−1)) · t_{α/2, n−1}`` (``level`` = 1 − α).
-    NaN below 2 blocks."""
-    from scipy import stats
-
-    if n < 2:
-        return math.nan
-    z = math.sqrt(n / (n - 1)) * float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, n - 1))
-    return 1.0 - 2.0 * float(stats.norm.sf(z))
+# the interval policy's held-out rule (harness.stats.intervals.IntervalPolicy), named here
+LEVEL = DEFAULT_POLICY.level
+METHOD = DEFAULT_POLICY.held_out_method
+MIN_DRAWS = DEFAULT_POLICY.held_out_min_draws
+MIN_PROMPTS = DEFAULT_POLICY.min_blocks(LEVEL)  # 6 at 95 %
 
 
 def not_confirmable(prompts: int, min_prompts: int = MIN_PROMPTS) -> str:
@@ -146,7 +128,9 @@ def confirm(
     draws = max(bootstrap, MIN_DRAWS)
     estimate = objective.effect(base, moved)
     if math.isfinite(estimate) and n >= 2:
-        lo, hi = ci_tuple(effect_draws(objective, base, moved, draws, seed), expanded_level(n))
+        found = interval(effect_draws(objective, base, moved, draws, seed), level=LEVEL, method=METHOD,
+                         n_blocks=n, min_blocks=min_prompts)  # fmt: skip
+        lo, hi = found.as_tuple()
     else:
         lo = hi = math.nan
     reason = not_confirmable(n, min_prompts)

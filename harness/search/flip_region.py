@@ -4,8 +4,9 @@ For a generator pair (A, B) the verdict is "A scores above B" (means over prompt
 pair it is "the c0 winner is the top generator". The region is the set of points where the
 verdict differs from c0's. Its share is estimated from a scrambled Sobol sample of the unit
 cube (``scipy.stats.qmc.Sobol``, mapped onto the space by :meth:`Space.from_unit`), with a
-95 % Wilson interval: Sobol points are not independent (they are more even than random
-ones), so the binomial interval is conservative for them.
+95 % Wilson interval (:func:`harness.stats.intervals.share_interval`): Sobol points are not
+independent (they are more even than random ones), so the binomial interval is conservative
+for them.
 
 :func:`describe` says in words where the flips sit: for each float axis the range the
 flipping points span, when it is at most half the domain; for each choice axis the choices
@@ -22,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from harness.search.space import Point, Space
+from harness.stats.intervals import share_interval
 
-Z95 = 1.959963984540054
 #: An axis carries the flips when the flipping points span at most this share of its domain
 #: (or of its choices): for 6 flips spread at random over a float axis, a span that narrow
 #: has probability 0.005.
@@ -56,22 +57,6 @@ def flipped(generators: Sequence[str], pair: tuple[str, str] | None, base: np.nd
     if len(top0) != 1:
         return None
     return bool(not (m1[top0[0]] == m1.max() and (m1 == m1.max()).sum() == 1))
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """95 % Wilson score interval of a share ``k / n`` (``0 <= k <= n``). Its lower bound at
-    ``k = 0`` is exactly 0 and its upper bound at ``k = n`` exactly 1: in floating point
-    ``centre - half`` leaves a rounding residue there (5.55e-17 for 0 of 3), which a gate
-    ``<= 0`` would read as flips."""
-    if n == 0:
-        return math.nan, math.nan
-    p = k / n
-    den = 1 + Z95**2 / n
-    centre = (p + Z95**2 / (2 * n)) / den
-    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / den
-    lo = 0.0 if k == 0 else min(max(0.0, centre - half), p)
-    hi = 1.0 if k == n else max(min(1.0, centre + half), p)
-    return lo, hi
 
 
 @dataclass(frozen=True)
@@ -133,5 +118,5 @@ def flip_region(
     share = k / n if n else math.nan
     where = describe(space, [p for p, _ in defined], [bool(f) for _, f in defined]) if n else (
         "every sampled point failed")  # fmt: skip
-    return FlipRegion(verdict, share, wilson(k, n), k, n, len(points) - n, where,
+    return FlipRegion(verdict, share, share_interval(k, n), k, n, len(points) - n, where,
                       tuple((space.text(p), f) for p, f in zip(points, outcomes, strict=True)))  # fmt: skip

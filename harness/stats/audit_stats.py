@@ -29,6 +29,7 @@ from harness.stats.envelopes import (
 )
 from harness.stats.family import build_family
 from harness.stats.interactions import CI, NAN_CI, BlockStats, block_stats
+from harness.stats.intervals import interval, percentile_bounds
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
 from harness.stats.logo import logo_peak_rho
 from harness.stats.probe_stats import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
@@ -375,7 +376,7 @@ def _descriptive_only(alignment: list[EvaluatorScores]) -> ReversalSearch:
 
 
 def _ci(draws: np.ndarray | None) -> CI:
-    return bs.ci_tuple(draws) if draws is not None else NAN_CI
+    return interval(draws).as_tuple() if draws is not None else NAN_CI
 
 
 def _evaluator_audit(
@@ -568,7 +569,7 @@ def _baseline_gap(
     top = TopGap(t.generators[a], t.generators[b], gap, _ci(bs.paired_gap(t.baseline, a, b, weights)))
     pairs = generator_pairs(len(t.generators))
     d = np.stack([t.baseline[m] - t.baseline[n] for m, n in pairs], axis=1)  # (P, pairs)
-    lo, hi = bs.percentile_ci(bs.prompt_mean_draws(d, weights))
+    lo, hi = percentile_bounds(bs.prompt_mean_draws(d, weights))
     return top, int(((lo > 0) | (hi < 0)).sum())
 
 

@@ -4,12 +4,15 @@ A draw resamples the P prompt blocks with replacement and keeps every generator,
 evaluator and configuration of a prompt together. It is stored as multinomial prompt
 *counts* ``weights`` (B, P) — row b says how often each prompt occurs in draw b — so any
 statistic built from means over prompts becomes a matrix product. One weight matrix is
-shared by every statistic of an audit, which keeps all intervals jointly aligned.
+shared by every statistic of an audit, which keeps all intervals jointly aligned. The
+intervals themselves are read from the draws by :mod:`harness.stats.intervals`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from harness.stats.intervals import percentile_bounds
 
 # The largest B the harness accepts anywhere: B x prompts weights and B-row draws stay within
 # memory at every profile (B = 100,000 recomputes a smoke report in about 3 s).
@@ -67,28 +70,6 @@ def generator_mean_draws(scores: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return prompt_mean_draws(np.asarray(scores, dtype=np.float64).T, weights)
 
 
-def percentile_ci(draws: np.ndarray, level: float = 0.95) -> np.ndarray:
-    """Pointwise percentile interval over the draw axis 0, NaN draws skipped.
-
-    ``draws``: (B, ...). Returns (2, ...): lower and upper quantiles at (1∓level)/2.
-    """
-    a = (1.0 - level) / 2.0
-    d = np.asarray(draws, dtype=np.float64)
-    if np.isfinite(d).all():
-        return np.quantile(d, [a, 1.0 - a], axis=0)
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanquantile(d, [a, 1.0 - a], axis=0)
-
-
-def ci_tuple(draws: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """:func:`percentile_ci` of a (B,) vector as a pair of floats."""
-    lo, hi = percentile_ci(draws, level)
-    return float(lo), float(hi)
-
-
 def rho_draws(
     scene_var: np.ndarray, baseline: np.ndarray, weights: np.ndarray, ddof: int = 0
 ) -> np.ndarray:
@@ -129,5 +110,5 @@ def margin_ci(scores: np.ndarray, weights: np.ndarray, level: float = 0.95) -> n
     b = np.array([n for _, n in pairs], dtype=np.int64)
     d = s[a] - s[b]  # (pairs, P, Π)
     flat = np.transpose(d, (1, 0, 2)).reshape(s.shape[1], -1)
-    ci = percentile_ci(prompt_mean_draws(flat, weights), level)
+    ci = percentile_bounds(prompt_mean_draws(flat, weights), level)
     return ci.reshape(2, len(pairs), s.shape[2])

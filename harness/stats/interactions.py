@@ -24,6 +24,7 @@ import numpy as np
 from harness.stats import bootstrap as bs
 from harness.stats._nan import nanmean
 from harness.stats.envelopes import SIGN_CROSSING, STRICT, Envelopes, envelopes
+from harness.stats.intervals import interval
 from harness.stats.rank import unique_winners
 from harness.stats.rho import generator_signal
 
@@ -177,8 +178,8 @@ def block_stats(
     if weights is not None:
         draws = bs.scene_mean_draws(np.concatenate([parts, total[None]], axis=0), weights)
         d = shares(draws[:, :-1], draws[:, -1:], tol)
-        share_ci = [bs.ci_tuple(d[:, i]) for i in range(k + 1)]
-        rho_int_ci = bs.ci_tuple(bs.rho_draws((inter / n_cells)[None], baseline, weights)[:, 0])
+        share_ci = [interval(d[:, i]).as_tuple() for i in range(k + 1)]
+        rho_int_ci = interval(bs.rho_draws((inter / n_cells)[None], baseline, weights)[:, 0]).as_tuple()
     means = nanmean(y.reshape(G, P, n_cells), axis=1)  # (G, cells)
     env = envelopes(means)
     winners = unique_winners(means)

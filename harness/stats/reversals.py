@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.stats._nan import nanmean
-from harness.stats.bootstrap import percentile_ci, prompt_mean_draws
+from harness.stats.bootstrap import prompt_mean_draws
 from harness.stats.family import ContrastFamily
+from harness.stats.intervals import percentile_bounds
 from harness.stats.rank import unique_winners
 from harness.stats.simultaneous import Band
 from harness.stats.table import EvaluatorScores, generator_means
@@ -98,7 +99,7 @@ def search_reversals(
                     levels = np.concatenate([la, lb])
                     d = fs.scores[a][:, levels] - fs.scores[b][:, levels]  # (P, k)
                     gaps = nanmean(d, axis=0)
-                    lo, hi = percentile_ci(prompt_mean_draws(d, weights), level)
+                    lo, hi = percentile_bounds(prompt_mean_draws(d, weights), level)
                     s_lo, s_hi = _simultaneous(family, band, name, factor, fs.levels, a, b, levels)
                     for kind, (L, H), flags in (
                         ("pointwise", (lo, hi), point),

@@ -4,7 +4,9 @@ A contrast j = (evaluator, generator pair, shared protocol) has per-prompt diffe
 d_pj. With prompt counts ``weights`` (B, P) the bootstrap means of every contrast are one
 matrix product W·D/P. The family (110,295 contrasts at the study's scale) is streamed in
 column chunks so memory stays at about B × chunk × 8 bytes, and each chunk holds every draw,
-so the bootstrap SD and the per-draw maximum are obtained in one pass.
+so the bootstrap SD and the per-draw maximum are obtained in one pass. The critical value is
+read by :func:`harness.stats.intervals.critical_value`; a family whose draws are given rather
+than formed from per-prompt differences takes :func:`harness.stats.intervals.max_t_band`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 
 from harness.stats._nan import nanmax, nanmean, nanmin
 from harness.stats.bootstrap import prompt_mean_draws
+from harness.stats.intervals import critical_value
 
 SEMethod = Literal["bootstrap", "analytic"]
 
@@ -115,7 +118,7 @@ def simultaneous_band(
         np.abs(means, out=means)
         t_max = np.fmax(t_max, means.max(axis=1) if finite else nanmax(means, axis=1))
     eligible = ~constant & np.isfinite(se) & (se > 0)
-    q = float(np.quantile(t_max, level)) if eligible.any() else float("nan")
+    q = critical_value(t_max, level) if eligible.any() else float("nan")
     return Band(mean, se, eligible, t_max, q, level, se_method)
 
 
@@ -152,76 +155,4 @@ def naive_band(contrasts: np.ndarray, weights: np.ndarray, level: float = 0.95) 
     se = draws.std(axis=0, ddof=1)
     ok = (d.max(axis=0) > d.min(axis=0)) & (se > 0)
     t = (np.abs(draws[:, ok] - mean[ok]) / se[ok]).max(axis=1)
-    return float(np.quantile(t, level))
-
-
-@dataclass(frozen=True)
-class MaxTBand:
-    """Simultaneous intervals for a family of J estimates from shared bootstrap draws.
-
-    ``point`` (J,), ``se`` (J,) the SD of each estimate's draws (ddof 1), ``eligible`` (J,)
-    (finite point and SE > 0), ``q`` the critical value (NaN when none is eligible) and
-    ``studentized``: the band is θ_j ± q·SE_j when True, θ_j ± q (one width) when False.
-    """
-
-    point: np.ndarray
-    se: np.ndarray
-    eligible: np.ndarray
-    q: float
-    level: float
-    studentized: bool = True
-
-    def interval(self) -> tuple[np.ndarray, np.ndarray]:
-        """(lo, hi), each (J,). An estimate whose draws never move (SE 0, e.g. a level scored
-        exactly like c0) gets the point [θ, θ]; one without finite draws NaN."""
-        scale = self.se if self.studentized else np.ones_like(self.se)
-        with np.errstate(invalid="ignore"):
-            half = np.where(self.eligible, self.q * scale, np.where(self.se == 0, 0.0, np.nan))
-        return self.point - half, self.point + half
-
-
-def few_cluster_inflation(clusters: int) -> float:
-    """√(P/(P − 1)): the prompt-block bootstrap's variance is biased low by (P − 1)/P with P
-    resampled prompts (the plug-in variance of a mean of P values); the critical value is
-    widened by the inverse. 1.095 at the study's 6 prompts, → 1 as P grows."""
-    return float(np.sqrt(clusters / (clusters - 1.0))) if clusters >= 2 else float("nan")
-
-
-def max_t_band(point: np.ndarray, draws: np.ndarray, level: float = 0.95, *,
-               studentize: bool = True, clusters: int | None = None) -> MaxTBand:
-    """The study's max-t construction (Eq. 3) for any paired family of estimates.
-
-    ``point`` (J,) the original-sample values, ``draws`` (B, J) their replicates from the same
-    prompt-block draws (NaN = undefined in that draw, skipped). Unlike :func:`simultaneous_band`
-    the estimates need not be means of per-prompt values (e.g. differences of correlations), so
-    the draws are given rather than formed here. q is the ``level`` quantile over draws of
-    max_j |θ*_j − θ_j| / SE_j (``studentize``) or of max_j |θ*_j − θ_j| (not studentized: one
-    width for the family), over eligible j. Every interval covers its target jointly with the
-    others at ``level``, so a check that takes the worst of J levels is not J chances to fail
-    by noise. ``clusters`` (the prompts resampled) multiplies q by :func:`few_cluster_inflation`.
-
-    Why not studentize with few prompts: SE_j from 6 prompts is itself noisy, and the maximum
-    over hundreds of levels picks the levels whose SE came out small; in the null simulation of
-    tests/test_human_honest_stats.py (6 prompts, 90 replications, three noise levels) the
-    studentized band failed a one-sided 2.5 % check 8-28 % of the time at 337 levels, the
-    one-width band at most 2.2 % at 10, 50 or 337 levels.
-    """
-    theta = np.asarray(point, dtype=np.float64)
-    d = np.asarray(draws, dtype=np.float64).reshape(-1, theta.size)
-    se = _nanstd(d) if d.shape[0] > 1 else np.full(theta.size, np.nan)
-    se = np.where(np.isfinite(d).any(axis=0), se, np.nan)
-    if clusters is not None and clusters < 2:  # every draw is the sample itself: no spread to read
-        se = np.full(theta.size, np.nan)
-    eligible = np.isfinite(theta) & np.isfinite(se) & (se > 0)
-    q = float("nan")
-    if eligible.any():
-        with np.errstate(invalid="ignore"):
-            t = np.abs(d[:, eligible] - theta[eligible])
-            if studentize:
-                t = t / se[eligible]
-        t_max = nanmax(t, axis=1)
-        t_max = t_max[np.isfinite(t_max)]
-        q = float(np.quantile(t_max, level)) if t_max.size else float("nan")
-        if clusters is not None:
-            q *= few_cluster_inflation(clusters)
-    return MaxTBand(theta, se, eligible, q, level, studentize)
+    return critical_value(t, level)
