@@ -1,10 +1,25 @@
-"""A fixed pair of OFAT releases and the compare output they gave before the comparison's
-metrics came from the registry (tests/golden/compare_ofat.json and .md, written by the code at
-commit fd12d69 with ``python -m tests._compare_golden``): the output must not move."""
+"""A fixed pair of OFAT releases and their compare output (tests/golden/compare_ofat.json and
+.md): the output of the metrics the golden files hold must not move.
+
+The files hold the compared metrics registered when they were written; a metric registered
+since (a new statistic with a compare margin) is left out of the check
+(:func:`golden_outputs` with ``only=``), so adding one breaks nothing. To take it in, or after
+an intended change of the comparison, regenerate both files with the one command::
+
+    python -m tests._compare_golden --write
+
+(without ``--write`` it only says whether the files are current).
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
+import math
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,9 +50,47 @@ def golden_releases() -> tuple[pd.DataFrame, pd.DataFrame, dict[tuple[str, str],
     return base, cand, human
 
 
-def golden_outputs() -> tuple[str, str]:
+def assert_same(got: Any, want: Any, path: str = "$") -> None:
+    """Equal structure and values; floats equal to 1e-12 relative (last-bit summation order)."""
+    if isinstance(want, float) and isinstance(got, float):
+        assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-15), f"{path}: {got} != {want}"
+    elif isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want), f"{path}: keys {list(got)} != {list(want)}"
+        for k in want:
+            assert_same(got[k], want[k], f"{path}.{k}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{path}: length"
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert_same(g, w, f"{path}[{i}]")
+    else:
+        assert got == want, f"{path}: {got!r} != {want!r}"
+
+
+def golden_metric_names(document: Mapping[str, Any]) -> frozenset[str]:
+    """The compared metric kinds of a compare ``document``: those of its rows and of its
+    margins (a margin ``rho.pitch`` names ``rho``)."""
+    names: set[str] = set()
+    for pair in document.get("pairs", ()):
+        names |= {str(row["kind"]) for row in pair.get("metrics", ())}
+        names |= {str(key).split(".", 1)[0] for key in pair.get("margins", {})}
+    return frozenset(names)
+
+
+def golden_outputs(only: Iterable[str] | None = None) -> tuple[str, str]:
     """(comparison JSON text, Markdown) of the golden releases: three evaluator pairs
-    (alignment, prompt-free, alignment with human ratings), margins from a table."""
+    (alignment, prompt-free, alignment with human ratings), margins from a table. ``only``:
+    the compared metrics to keep (every other compared row is left out of the registry while
+    it runs); ``None``: every registered one."""
+    if only is not None:
+        from harness.release.comparison import is_compared
+        from harness.vocab.metrics import METRICS
+        from harness.vocab.registries import scoped
+
+        keep = frozenset(only)
+        with scoped(METRICS):
+            for spec in METRICS.where(lambda s: is_compared(s) and s.name not in keep):
+                METRICS.unregister(spec.name)
+            return golden_outputs()
     from harness.core.fileio import json_text
     from harness.release.baselines import Release, comparison_document, render_markdown
     from harness.release.comparison import compare_records
@@ -61,9 +114,31 @@ def golden_outputs() -> tuple[str, str]:
     return json_text(document), render_markdown(document)
 
 
-if __name__ == "__main__":
+def main(argv: Sequence[str] | None = None) -> int:
+    """``--write``: regenerate the golden files; otherwise say whether they are current
+    (exit 1 when not)."""
+    parser = argparse.ArgumentParser(prog="python -m tests._compare_golden", description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="regenerate the golden files")
+    args = parser.parse_args(argv)
     text, markdown = golden_outputs()
-    GOLDEN.mkdir(exist_ok=True)
-    JSON_FILE.write_text(text, encoding="utf-8")
-    MARKDOWN_FILE.write_text(markdown, encoding="utf-8")
-    print(f"wrote {JSON_FILE} and {MARKDOWN_FILE}")
+    if args.write:
+        GOLDEN.mkdir(exist_ok=True)
+        JSON_FILE.write_text(text, encoding="utf-8")
+        MARKDOWN_FILE.write_text(markdown, encoding="utf-8")
+        print(f"wrote {JSON_FILE} and {MARKDOWN_FILE}")
+        return 0
+    try:
+        assert JSON_FILE.is_file() and MARKDOWN_FILE.is_file(), "missing"
+        assert_same(json.loads(text), json.loads(JSON_FILE.read_text(encoding="utf-8")))
+        assert markdown == MARKDOWN_FILE.read_text(encoding="utf-8"), "the Markdown differs"
+        current = True
+    except AssertionError as exc:
+        print(f"differs: {exc}".splitlines()[0])
+        current = False
+    print(f"{JSON_FILE.name} and {MARKDOWN_FILE.name} are " + ("current" if current else
+          "out of date: python -m tests._compare_golden --write"))  # fmt: skip
+    return 0 if current else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

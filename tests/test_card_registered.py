@@ -21,7 +21,6 @@ from harness.checks.thresholds import layered
 from harness.checks.wording import metric_name
 from harness.vocab.metrics import (
     METRICS,
-    THRESHOLDS,
     MetricSpec,
     ThresholdSpec,
     computed_metrics,
@@ -29,6 +28,7 @@ from harness.vocab.metrics import (
 )
 from harness.vocab.probes import KEEP_HALF, SCRAMBLED
 from tests._card_inputs import base_inputs, stats_entry
+from tests._metric_registry import own_statistics
 
 SPREAD, GAP, HIDDEN = "c0_spread_test", "probe_gap_test", "hidden_stat_test"
 MAX_SPREAD = "max_c0_spread_test"
@@ -36,22 +36,26 @@ MAX_SPREAD = "max_c0_spread_test"
 
 @pytest.fixture
 def registered() -> Iterator[None]:
-    """A scalar statistic gated by a new threshold, a probe-keyed one, and one kept off cards."""
-    register_metric(
-        MetricSpec(SPREAD, "c0 spread", unit="score", harmful=+1, threshold=MAX_SPREAD,
-                   compute=lambda scores: math.nan),
-        threshold=ThresholdSpec(MAX_SPREAD, "max", 0.5, "spread of c0 scores (test)"),
-    )
-    register_metric(MetricSpec(GAP, "probe gap", unit="fraction", harmful=-1, key="probe",
-                               compute=lambda scores: {}))
-    register_metric(MetricSpec(HIDDEN, "hidden", places=frozenset({"summary"}),
-                               compute=lambda scores: math.nan))
-    try:
+    """A scalar statistic gated by a new threshold, a probe-keyed one, and one kept off cards
+    (the only statistics with a ``compute`` while the test runs)."""
+    with own_statistics(
+        [
+            MetricSpec(SPREAD, "c0 spread", unit="score", harmful=+1, threshold=MAX_SPREAD,
+                       compute=lambda scores: math.nan),
+            MetricSpec(GAP, "probe gap", unit="fraction", harmful=-1, key="probe",
+                       compute=lambda scores: {}),
+            MetricSpec(HIDDEN, "hidden", places=frozenset({"summary"}), compute=lambda scores: math.nan),
+        ],
+        thresholds=[ThresholdSpec(MAX_SPREAD, "max", 0.5, "spread of c0 scores (test)")],
+    ):
         yield
-    finally:
-        for name in (SPREAD, GAP, HIDDEN):
-            METRICS.unregister(name)
-        THRESHOLDS.unregister(MAX_SPREAD)
+
+
+@pytest.fixture
+def nothing_registered() -> Iterator[None]:
+    """No statistic with its own ``compute``: neither one of the harness nor of a test."""
+    with own_statistics():
+        yield
 
 
 def _options(thresholds: dict[str, float]) -> dict[str, Any]:
@@ -123,7 +127,7 @@ def test_a_passing_value_an_undeclared_threshold_and_a_missing_value(registered)
     assert "/registered_metrics/c0_spread_test/value" in missing["schema_and_status"]["not_reported_fields"]
 
 
-def test_without_registration_the_card_has_no_group_and_keeps_its_id():
+def test_without_registration_the_card_has_no_group_and_keeps_its_id(nothing_registered):
     assert not [m for m in computed_metrics() if m.shown_in("card")]
     inputs = base_inputs()
     card = build_card(**copy.deepcopy(inputs))

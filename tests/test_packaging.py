@@ -11,7 +11,15 @@ from types import SimpleNamespace
 import pytest
 from setuptools import find_namespace_packages
 
-from harness.checks.thresholds import KNOWN, ThresholdError, Thresholds, layered, study_table
+from harness.checks.thresholds import (
+    KNOWN,
+    ThresholdError,
+    Thresholds,
+    layered,
+    repeated_defaults_that_differ,
+    study_table,
+    study_table_toml,
+)
 from harness.core import paths
 from harness.run.aggregate import ControllerSink
 
@@ -22,12 +30,24 @@ def _pyproject() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
-def test_the_repository_thresholds_are_the_built_in_defaults():
-    # the repository may repeat them, but any difference would move its run ids away from
-    # those of every other project running the same study
+def test_the_repository_thresholds_repeat_only_built_in_defaults():
+    # the repository may repeat them (a threshold added to the registry need not be), but a
+    # different value would move its run ids away from those of every other project running
+    # the same study
     own = _pyproject()["tool"]["t3d-audit"]["thresholds"]
-    assert Thresholds.from_table(own).base == Thresholds.from_table(study_table()).base
-    assert layered(own).to_dict() == Thresholds.from_table(own).to_dict()
+    assert repeated_defaults_that_differ(own) == {}
+    assert set(own) - {"overrides", "custom"} <= set(KNOWN)
+    assert layered(own).base == layered({}).base == Thresholds.from_table(study_table()).base
+
+
+def test_a_repeated_threshold_with_another_value_is_found():
+    assert repeated_defaults_that_differ({"peak_rho_max": 1.0, "overrides": {}}) == {}
+    assert repeated_defaults_that_differ({"peak_rho_max": 2.0}) == {"peak_rho_max": (2.0, 1.0)}
+
+
+def test_the_generated_table_reads_back_as_the_built_in_defaults():
+    table = tomllib.loads(study_table_toml())["tool"]["t3d-audit"]["thresholds"]
+    assert table == study_table()
 
 
 def test_the_built_in_defaults_name_only_known_thresholds_with_their_values():

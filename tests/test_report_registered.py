@@ -15,7 +15,8 @@ from harness.report.html.page import build_html
 from harness.report.registered import registered_grid
 from harness.report.tables import table_registered, write_tables
 from harness.report.terminal import render_table, rows_from
-from harness.vocab.metrics import METRICS, MetricSpec, computed_metrics, register_metric
+from harness.vocab.metrics import MetricSpec, computed_metrics
+from tests._metric_registry import own_statistics
 
 SCALAR = "test_c0_spread"
 KEYED = "test_spread_by"
@@ -33,13 +34,15 @@ def registered():
         MetricSpec(HIDDEN, "hidden", "score", +1, None, places=frozenset({"summary"}),
                    compute=lambda scores: 0.0),
     ]
-    try:
-        for spec in specs:
-            register_metric(spec)
-        yield specs
-    finally:
-        for spec in specs:
-            METRICS.unregister(spec.name)
+    with own_statistics(specs) as registered_specs:
+        yield registered_specs
+
+
+@pytest.fixture
+def nothing_registered():
+    """No statistic with its own ``compute``: neither one of the harness nor of a test."""
+    with own_statistics():
+        yield
 
 
 def _summary() -> dict:
@@ -49,7 +52,7 @@ def _summary() -> dict:
     }}
 
 
-def test_nothing_registered_means_no_grid_no_table_no_line():
+def test_nothing_registered_means_no_grid_no_table_no_line(nothing_registered):
     assert not [m for m in computed_metrics() if "report" in m.places]
     assert registered_grid(_summary()) is None
     assert table_registered(_summary()) is None
@@ -103,6 +106,10 @@ def test_the_page_shows_them_escaped(registered, report):
     assert page.count("<script") == 2  # the page's own: the thumbnail data and its one script
 
 
-def test_the_page_has_no_section_without_registration(report):
+def test_the_page_has_no_section_without_registration(nothing_registered, report):
+    # the shared tiny report was built under whatever statistics were registered then, and
+    # the page lists the tables its directory holds: a report written without any has none
+    for table in (report / "tables").glob("table_registered.*"):
+        table.unlink()
     page = build_html(report)
     assert 'id="registered"' not in page and "Registered statistics" not in page

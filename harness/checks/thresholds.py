@@ -229,6 +229,28 @@ def study_table() -> dict[str, Any]:
     return default_thresholds()
 
 
+def study_table_toml() -> str:
+    """The study's built-in values as a ``[tool.t3d-audit.thresholds]`` TOML table, one
+    ``name = value  # description`` line per threshold with a default, registration order
+    (what ``t3d-audit thresholds --toml`` prints; a project's own table may repeat any of them)."""
+    lines = ["[tool.t3d-audit.thresholds]"]
+    for spec in THRESHOLDS:
+        if spec.default is not None:
+            value = f"{spec.default:g}" if float(spec.default).is_integer() else repr(float(spec.default))
+            lines.append(f"{spec.name} = {value}  # {spec.description}")
+    return "\n".join(lines) + "\n"
+
+
+def repeated_defaults_that_differ(table: Mapping[str, Any]) -> dict[str, tuple[Any, float | None]]:
+    """The thresholds of a project ``table`` that name a built-in one but give another value
+    than its default: name → (the table's value, the default). Empty when the table only
+    repeats built-in values (or sets none)."""
+    study = study_table()
+    return {name: (value, study.get(name)) for name, value in table.items()
+            if name in KNOWN and not isinstance(value, Mapping) and name in study
+            and float(value) != float(study[name])}  # fmt: skip
+
+
 def layered(project: Mapping[str, Any] | None, *, where: str = "[tool.t3d-audit.thresholds]",
             defaults: Mapping[str, Any] | None = None) -> Thresholds:
     """The study's defaults with a project's threshold table layered over them.

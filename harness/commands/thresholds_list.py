@@ -5,7 +5,9 @@ the study's thresholds are declared), so a threshold a plugin registers is liste
 output: one row per threshold, ``name direction default scope description`` (default ``-``:
 known, but it gates nothing unless a project sets it in ``[tool.t3d-audit.thresholds]``).
 ``--json``: a list of ``{"name", "direction", "default", "scope", "description"}`` in
-registration order (``default`` null when there is none).
+registration order (``default`` null when there is none). ``--toml``: the built-in values as
+a ``[tool.t3d-audit.thresholds]`` table, one line per threshold with a default (a project's
+pyproject.toml may repeat it; every value it repeats must equal the built-in one).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ HELP = "list the known thresholds with their built-in values"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print JSON (name, direction, default, scope, description)")
+    parser.add_argument("--toml", action="store_true",
+                        help="print the built-in values as a [tool.t3d-audit.thresholds] table")
 
 
 def rows() -> list[dict[str, Any]]:
@@ -32,6 +36,11 @@ def rows() -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "toml", False):
+        from harness.checks.thresholds import study_table_toml
+
+        print(study_table_toml(), end="")
+        return 0
     table = rows()
     if args.json:
         print_json(table)

@@ -60,7 +60,6 @@ from harness.stats.template_effects import (
     slot_effects,
     template_gain,
 )
-from harness.stats.views import best_view_inflation
 from harness.vocab import metrics as m
 from harness.vocab.factors import rendered_factor_names, shared_factor_names
 from harness.vocab.metrics import MetricSpec, computed_metrics
@@ -409,12 +408,7 @@ def _evaluator_audit(
         for f in shared_factor_names()
         if f in t.factors
     }
-    view_blocks = [t.factors[f].scores for f in ("pitch", "yaw") if f in t.factors]
-    inflation = (
-        best_view_inflation(t.baseline, np.concatenate(view_blocks, axis=-1))
-        if view_blocks
-        else float("nan")
-    )
+    inflation = engine.best_view_inflation_point(t)
 
     probes: dict[str, ProbeStats] = {}
     for name, scores in t.probes.items():

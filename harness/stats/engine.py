@@ -337,18 +337,31 @@ def _probes(s: Sample) -> list[Estimate]:
     return out
 
 
+def view_poses(t: EvaluatorScores) -> np.ndarray | None:
+    """The pitch and yaw poses of ``t`` side by side, (G, P, L_pitch + L_yaw); ``None`` when
+    the run has neither."""
+    views = [t.factors[f].scores for f in (PITCH, YAW) if f in t.factors]
+    return np.concatenate(views, axis=-1) if views else None
+
+
+def best_view_inflation_point(t: EvaluatorScores) -> float:
+    """Median best-view inflation over scenes (a ratio; NaN without pitch and yaw): the one
+    point computation, the audit's and :func:`_views`'s."""
+    stacked = view_poses(t)
+    return math.nan if stacked is None else best_view_inflation(t.baseline, stacked)
+
+
 def _views(s: Sample) -> list[Estimate]:
     """Median best-view inflation over the pitch and yaw poses (when the run has them)."""
     t = s.scores
-    views = [t.factors[f].scores for f in (PITCH, YAW) if f in t.factors]
-    if not views:
+    stacked = view_poses(t)
+    if stacked is None:
         return []
-    stacked = np.concatenate(views, axis=-1)
     return [
         Estimate(
             m.BEST_VIEW_INFLATION,
             None,
-            best_view_inflation(t.baseline, stacked),
+            best_view_inflation_point(t),
             weighted_median_draws(scene_view_inflation(t.baseline, stacked), s.weights),
         )
     ]
