@@ -193,7 +193,7 @@ def test_the_family_is_listed_and_selectable(extension, capsys):
 
 
 def test_the_compare_goldens_do_not_move(extension):
-    from tests.test_compare_unchanged import test_ofat_compare_output_is_unchanged
+    from tests._compare_covered import assert_golden_unchanged
 
-    test_ofat_compare_output_is_unchanged()
+    assert_golden_unchanged()
 
