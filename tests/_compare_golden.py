@@ -84,7 +84,7 @@ def golden_outputs(only: Iterable[str] | None = None) -> tuple[str, str]:
     if only is not None:
         from harness.release.comparison import is_compared
         from harness.vocab.metrics import METRICS
-        from harness.vocab.registries import scoped
+        from harness.vocab.registry_type import scoped
 
         keep = frozenset(only)
         with scoped(METRICS):

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from harness.vocab.metrics import METRICS, THRESHOLDS, MetricSpec, ThresholdSpec, register_metric
-from harness.vocab.registries import scoped
+from harness.vocab.registry_type import scoped
 
 
 @contextmanager

@@ -153,16 +153,16 @@ def test_protocol_reads_a_factor_registered_after_import():
     from harness.protocol import configurations as protocol
     from harness.vocab.factors import FactorSpec, factor_names, on_render, register_factor
 
-    assert "exposure" not in protocol.factors()
-    apply, setting = on_render("exposure", "0")
-    register_factor(FactorSpec("exposure", "render", apply, setting, levels=("-1", "0", "1"),
+    assert "exposure_ev_t" not in protocol.factors()
+    apply, setting = on_render("exposure_ev_t", "0")
+    register_factor(FactorSpec("exposure_ev_t", "render", apply, setting, levels=("-1", "0", "1"),
                                default="0", label="Exposure (EV)", short="EV"))
-    assert "exposure" in protocol.factors() and factor_names()[-1] == "exposure"
-    assert protocol.record_factors()[-2:] == ("exposure", "probe")
-    assert "exposure" in protocol.block_factors()
-    protocol.check_level("exposure", "1")
+    assert "exposure_ev_t" in protocol.factors() and factor_names()[-1] == "exposure_ev_t"
+    assert protocol.record_factors()[-2:] == ("exposure_ev_t", "probe")
+    assert "exposure_ev_t" in protocol.block_factors()
+    protocol.check_level("exposure_ev_t", "1")
     with pytest.raises(Exception, match="unknown level"):
-        protocol.check_level("exposure", "2")
+        protocol.check_level("exposure_ev_t", "2")
 
 
 # ------------------------------------------------------------------------------ one concept each
@@ -173,8 +173,8 @@ def _exposure() -> None:
     kept in the render configuration (``on_render``), which the renderer reads."""
     from harness.vocab.factors import FactorSpec, on_render, register_factor
 
-    apply, setting = on_render("exposure", "0")
-    register_factor(FactorSpec("exposure", "render", apply, setting, levels=("-1", "0", "1"),
+    apply, setting = on_render("exposure_ev_t", "0")
+    register_factor(FactorSpec("exposure_ev_t", "render", apply, setting, levels=("-1", "0", "1"),
                                default="0", label="Exposure (EV)", short="EV"))
 
 
@@ -190,30 +190,30 @@ def test_a_new_render_factor_reaches_profile_plan_statistics_and_card(tmp_path):
 
     _exposure()
     data = {"c0": {"resolution_px": 224, "samples": 8}, "prompts": 1,
-            "levels": {"pitch": ["0", "45"], "exposure": "all"}, "probes": []}
-    profile = _parse_profile("exposure-check", data)
-    assert profile.levels["exposure"] == ("-1", "0", "1")
+            "levels": {"pitch": ["0", "45"], "exposure_ev_t": "all"}, "probes": []}
+    profile = _parse_profile("exposure_ev_t-check", data)
+    assert profile.levels["exposure_ev_t"] == ("-1", "0", "1")
     configs = {c.id: c for c in profile.configurations()}
     base = configs["baseline"].render
     assert base.extras == () and "extras" not in base.to_dict()  # c0's render key is unchanged
-    assert configs["exposure=0"].render == base  # the default level is the c0 render
-    assert configs["exposure=1"].render.extra("exposure", "0") == "1"
-    assert configs["exposure=1"].render.key != base.key  # a level off c0 is its own render
+    assert configs["exposure_ev_t=0"].render == base  # the default level is the c0 render
+    assert configs["exposure_ev_t=1"].render.extra("exposure_ev_t", "0") == "1"
+    assert configs["exposure_ev_t=1"].render.key != base.key  # a level off c0 is its own render
 
     scene_set = SceneSet.load(write_tiny_scene_set(tmp_path / "scenes"))
     plan = build_plan(scene_set, profile)
-    assert {r.level for r in plan.rows if r.factor == "exposure"} == {"-1", "0", "1"}
+    assert {r.level for r in plan.rows if r.factor == "exposure_ev_t"} == {"-1", "0", "1"}
 
     records = synthetic_records(SyntheticSpec(evaluators=1, prompt_free=0, generators=3, prompts=4,
                                               templates=2, paraphrases=2))
-    assert {"-1", "0", "1"} <= set(records.loc[records["factor"] == "exposure", "level"])
+    assert {"-1", "0", "1"} <= set(records.loc[records["factor"] == "exposure_ev_t", "level"])
     stats = next(iter(summary_with_intervals(compute_audit(records, bootstrap=20))["evaluators"].values()))
-    assert "exposure" in stats["rho"] and "exposure" in stats["kendall_w"]  # a shared factor
+    assert "exposure_ev_t" in stats["rho"] and "exposure_ev_t" in stats["kendall_w"]  # a shared factor
     inputs = base_inputs()
     inputs["stats"] = stats
     card = build_card(**inputs)
     validate_card(card)
-    assert "exposure" in json.dumps(card)
+    assert "exposure_ev_t" in json.dumps(card)
 
 
 def test_a_new_probe_edits_scenes_and_is_planned(tmp_path):
@@ -252,7 +252,7 @@ FAMILY_MODULE = textwrap.dedent(
     def specs():
         from harness.evaluators.base import EvaluatorSpec
 
-        return [EvaluatorSpec(id="sharp-1", family="Sharpness", adapter="sharp_test",
+        return [EvaluatorSpec(id="sharp-t-1", family="Sharpness", adapter="sharp_test",
                               model_name="edge energy", checkpoint="v1", preprocessing="none",
                               score_scale="edge energy; range [0, 1]", needs_text=False,
                               score_range=(0.0, 1.0))]
@@ -284,17 +284,17 @@ def test_a_family_module_registers_its_own_evaluator(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         assert discover_families(package, "my_sharp_pkg") == ["sharp"]
-        spec = registry.get("sharp-1")  # the registry had loaded before: read live
+        spec = registry.get("sharp-t-1")  # the registry had loaded before: read live
         assert find_family("sharp_test").role == "quality" and has_role(spec, "quality")
-        assert registry.source_of("sharp-1") == "family 'sharp_test'"
-        assert "sharp-1" not in {s.id for s in catalogue_specs()}
+        assert registry.source_of("sharp-t-1") == "family 'sharp_test'"
+        assert "sharp-t-1" not in {s.id for s in catalogue_specs()}
     finally:
         sys.modules.pop("my_sharp_pkg.sharp", None)
         sys.modules.pop("my_sharp_pkg", None)
     from harness.evaluators.families import unregister_family
 
     unregister_family("sharp_test")
-    assert "sharp-1" not in {s.id for s in registry.all_specs()}  # its evaluator goes with it
+    assert "sharp-t-1" not in {s.id for s in registry.all_specs()}  # its evaluator goes with it
 
 
 def test_a_family_module_imports_no_registry(tmp_path):
@@ -310,11 +310,11 @@ def test_a_family_module_imports_no_registry(tmp_path):
         discover_families(Path(sys.argv[1]) / "my_sharp_pkg", "my_sharp_pkg")
         assert "harness.evaluators.registry" not in sys.modules
         from harness.evaluators import registry
-        print(registry.get("sharp-1").id, registry.source_of("sharp-1"))
+        print(registry.get("sharp-t-1").id, registry.source_of("sharp-t-1"))
         """
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(tmp_path), str(REPO_ROOT)))}
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
                           env=env)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["sharp-1", "family", "'sharp_test'"]
+    assert done.stdout.split() == ["sharp-t-1", "family", "'sharp_test'"]

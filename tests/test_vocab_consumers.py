@@ -30,13 +30,13 @@ def test_synthetic_levels_and_probes_come_from_the_registries():
 
 def test_synthetic_covers_a_registered_probe():
     before = synthetic_records(SMALL)
-    register_probe(ProbeSpec("mirrored", edit=lambda scene, rng: scene.objects))
+    register_probe(ProbeSpec("mirrored_t", edit=lambda scene, rng: scene.objects))
     try:
         after = synthetic_records(SMALL)
     finally:
-        PROBES.unregister("mirrored")
+        PROBES.unregister("mirrored_t")
     added = after.iloc[len(before):]
-    assert set(added["factor"]) == {"probe"} and set(added["level"]) == {"mirrored"}
+    assert set(added["factor"]) == {"probe"} and set(added["level"]) == {"mirrored_t"}
     # one evaluator: the new probe's rows come last, after the unchanged ones
     pd.testing.assert_frame_equal(after.iloc[: len(before)], before)
 

@@ -10,8 +10,9 @@ read back from one (``setting``).
 Everything else derives from this table: ``protocol.factors()``, the record/shared/render/
 block factor tuples, profile parsing, the report's factor order and labels, the synthetic
 generator's levels and the planted evaluator's settings. Adding a factor is one
-:func:`register_factor` row here, a :class:`~harness.protocol.configurations.RenderConfig` field when Blender
-must see it, and the renderer reading that field.
+:func:`register_factor` row here; when Blender must see a new knob, the row takes
+``apply, setting = on_render(name, default)`` and the renderer reads
+``cfg.extra(name, default)``: two files, and no ``RenderConfig`` field.
 
 Nothing here imports the protocol at load time: ``apply`` works on any frozen dataclass
 configuration with a ``render`` field through :func:`dataclasses.replace`.
