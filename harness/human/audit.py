@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.core.errors import HumanDataError
+from harness.core.numbers import finite_or_none
 
 if TYPE_CHECKING:
     from harness.human.data import Ratings
@@ -171,9 +172,6 @@ def evaluator_agreement(
     ci[:, few] = np.nan
     factor_of = {c: f for c in confs if (f := _factor_of(c)) is not None}
 
-    def num(v: float) -> float | None:
-        return float(v) if np.isfinite(v) else None
-
     return {
         "source": source_facts(ratings, dimension),
         "join": joined.counts(),
@@ -184,7 +182,7 @@ def evaluator_agreement(
         "noise_ceiling": human["noise_ceiling"],
         "noise_ceiling_ci": human["ci"].get("noise_ceiling", [None, None]),
         "configurations": {
-            c: {"pearson": num(draws[0, i]), "ci": [num(ci[0, i]), num(ci[1, i])]} for i, c in enumerate(confs)
+            c: {"pearson": finite_or_none(draws[0, i]), "ci": [finite_or_none(ci[0, i]), finite_or_none(ci[1, i])]} for i, c in enumerate(confs)
         },
         "factors": hp.factor_envelopes(draws, confs, factor_of, c0, drops=drops, n_blocks=len(names)),
         "best": hp.best_configuration(scores, mean, prompts, confs, c0, seed, n_draws=draws_used),

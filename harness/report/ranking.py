@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -178,7 +177,7 @@ def _number(value: Any, where: str) -> float | None:
     except OverflowError:
         raise AuditError("a number too large for a float", where=where,
                          hint="the report was edited; rerun the audit") from None  # fmt: skip
-    return number if math.isfinite(number) else None
+    return finite_or_none(number)
 
 
 def _count(value: Any, where: str) -> int | None:

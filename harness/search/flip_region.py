@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.core.numbers import finite_or_none
 from harness.search.space import Point, Space
 
 Z95 = 1.959963984540054
@@ -91,8 +92,8 @@ class FlipRegion:
 
     def to_dict(self) -> dict[str, Any]:
         return {"verdict": self.verdict,
-                "share": self.share if math.isfinite(self.share) else None,
-                "interval": [x if math.isfinite(x) else None for x in self.interval],
+                "share": finite_or_none(self.share),
+                "interval": [finite_or_none(x) for x in self.interval],
                 "flips": self.flips, "points": self.n, "undefined": self.undefined,
                 "where": self.where}  # fmt: skip
 

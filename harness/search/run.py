@@ -31,6 +31,7 @@ from typing import Any
 
 from harness.core.errors import AuditError
 from harness.core.hashing import sha256_json
+from harness.core.numbers import finite_or_none
 from harness.protocol.search_limits import check_int, check_wall_time
 from harness.search.confirm import MIN_PROMPTS, Confirmation, confirm
 from harness.search.evaluate import Measured, PointScorer, Prefetch
@@ -142,12 +143,12 @@ class SearchResult:
             "failed_trials": len(self.trials) - len(ok),
             "stopped": self.stopped,
             "worst": worst,
-            "discovery": {"estimate": _num(self.discovery_effect), "prompts": len(self.discovery_prompts)},
+            "discovery": {"estimate": finite_or_none(self.discovery_effect), "prompts": len(self.discovery_prompts)},
             "held_out": None if self.held_out is None else self.held_out.to_dict(),
-            "optimism": _num(self.optimism),
+            "optimism": finite_or_none(self.optimism),
             "confirmed": self.confirmed,
             "flip_region": None if self.flip is None else self.flip.to_dict(),
-            "trace": [_num(t.value) for t in self.trials],
+            "trace": [finite_or_none(t.value) for t in self.trials],
             "log": str(self.log_path),
             "key": self.key,
             "timing": {"wall_s": round(self.seconds, 3), "measure_s": round(self.measure_seconds, 3),
@@ -156,9 +157,6 @@ class SearchResult:
             "renders": dict(self.renders),
         }  # fmt: skip
 
-
-def _num(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
 
 
 Progress = Callable[[int, float, int], None]  # (trials done, best effect so far, budget)

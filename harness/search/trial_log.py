@@ -43,6 +43,7 @@ from harness.core import bounded_input, cacheseal
 from harness.core.errors import AuditError
 from harness.core.fileio import not_a_plain_file
 from harness.core.hashing import canonical_json, sha256_bytes
+from harness.core.numbers import finite_or_none
 
 LOG_VERSION = 2  # 2: every line sealed (version 1 logs are discarded and measured afresh)
 CACHE_KIND = "search"
@@ -76,7 +77,7 @@ class Trial:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "trial", "n": self.n, "batch": self.batch, "point": self.point,
-                "value": self.value if math.isfinite(self.value) else None, "status": self.status,
+                "value": finite_or_none(self.value), "status": self.status,
                 "error": self.error, "seconds": round(self.seconds, 4)}  # fmt: skip
 
     @classmethod
