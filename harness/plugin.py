@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import pytest
 
@@ -68,7 +68,7 @@ def _new_session(config: pytest.Config) -> AuditSession:
     """The run's :class:`AuditSession`: options resolved, hook-provided renderer and evaluators."""
     hook = config.hook
 
-    def renderer_factory(cache_dir: Path) -> Any:
+    def renderer_factory(cache_dir: Path) -> object:
         found = hook.pytest_audit_renderer(config=config, cache_dir=cache_dir)
         if found is not None:
             return found
@@ -145,7 +145,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(QuietFailures(), "t3d-audit-quiet")
 
 
-def _hook_evaluators(config: pytest.Config, offered_specs: Callable[[Any], list[Any]]) -> list[Any]:
+def _hook_evaluators(config: pytest.Config, offered_specs: Callable[[object], list[object]]) -> list[object]:
     """What the ``pytest_audit_evaluators`` hooks offer, as specs; a hook that raises, or an
     offer that is no valid evaluator (a bad id, a NaN ``score_range``), is a usage error (exit
     4) with one line, its secrets masked, never an INTERNALERROR."""
@@ -179,7 +179,7 @@ def _uncaptured_line(config: pytest.Config) -> Callable[[str], None]:
     return write
 
 
-def _check_hook_ids(specs: list[Any]) -> None:
+def _check_hook_ids(specs: list[object]) -> None:
     """Every id a ``pytest_audit_evaluators`` hook returned is a valid evaluator id (exit 4);
     hook specs may be duck-typed, so their ids are checked here and not only by the spec."""
     from harness.core.ids import evaluator_id_problem
@@ -282,7 +282,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     pytest.fail(f"t3d-audit: {problem}", pytrace=False)  # one clean line, no traceback
 
 
-def factors_left_out(scenes: Sequence[Any]) -> dict[str, int]:
+def factors_left_out(scenes: Sequence[object]) -> dict[str, int]:
     """``factor -> number of scenes`` it cannot change (``measure_plan.factors_not_applicable``:
     lighting on 3D Gaussian splats). Those scenes have no rows for it, so its statistics and
     checks cover the other scenes only."""
@@ -295,7 +295,7 @@ def factors_left_out(scenes: Sequence[Any]) -> dict[str, int]:
     return counts
 
 
-def _factor_params(scenes: Sequence[Any], factors: list[str], ranks: bool = False) -> list[Any]:
+def _factor_params(scenes: Sequence[object], factors: list[str], ranks: bool = False) -> list[object]:
     """One parameter per factor. Scenes a factor cannot change are left out of that factor's
     checks only (:func:`factors_left_out`; the terminal summary says how many); a factor that
     can change no scene at all is skipped as "not applicable", never checked as a null effect.
@@ -321,7 +321,7 @@ def _factor_params(scenes: Sequence[Any], factors: list[str], ranks: bool = Fals
     return params
 
 
-def _left_out_of(session: Any) -> list[str]:
+def _left_out_of(session: object) -> list[str]:
     """:func:`left_out_lines` of a run that loaded its scene set (a run of other tests loads
     nothing for it and says nothing)."""
     inputs = getattr(session, "inputs", None)
@@ -330,7 +330,7 @@ def _left_out_of(session: Any) -> list[str]:
     return left_out_lines(inputs.scene_set.scenes)
 
 
-def left_out_lines(scenes: Sequence[Any]) -> list[str]:
+def left_out_lines(scenes: Sequence[object]) -> list[str]:
     """The terminal's lines for :func:`factors_left_out` (none when every factor applies)."""
     n = len(scenes)
     return [
@@ -340,7 +340,7 @@ def left_out_lines(scenes: Sequence[Any]) -> list[str]:
     ]
 
 
-def _block_params(profile: Any) -> list[Any]:
+def _block_params(profile: object) -> list[object]:
     """One parameter per factorial block of ``profile``; without blocks, one skipped
     ``no-blocks`` parameter that says why (a skip, never a pass: the empty gate still sees
     the run's other checks)."""
@@ -350,7 +350,7 @@ def _block_params(profile: Any) -> list[Any]:
     return [pytest.param(None, id="no-blocks", marks=pytest.mark.skip(reason=reason))]
 
 
-def _presentation_params(view_policy: str) -> list[Any]:
+def _presentation_params(view_policy: str) -> list[object]:
     """One parameter per presentation probe under ``--audit-view-policy=preset:NAME``; else one
     ``no-preset`` parameter that :func:`_drop_not_presented` removes before the run records its
     collected tests, so runs under other view policies keep their reports byte for byte."""
@@ -443,7 +443,7 @@ def _evaluator_of(item: pytest.Item) -> str:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
     report = yield
     names = getattr(item, "fixturenames", ())
     if not any(n in names for n in _AUDIT_FIXTURES):
@@ -511,14 +511,14 @@ class _RunHooks:
             reporter.write_line(note, yellow=True)
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+    def pytest_testnodedown(self, node: object, error: object) -> None:
         output = getattr(node, "workeroutput", None) or {}
         self.sink.add_worker_output(output.get(WORKER_OUTPUT_KEY))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.sink.finish(self.config.stash[SESSION_KEY], self.config, session)
 
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+    def pytest_terminal_summary(self, terminalreporter: object, exitstatus: int) -> None:
         self.sink.terminal_summary(terminalreporter)
         for line in _left_out_of(self.config.stash[SESSION_KEY]):
             terminalreporter.write_line(line, yellow=True)
@@ -598,7 +598,7 @@ def audit_summary(audit_session: AuditSession, audit_evaluator: str) -> Evaluato
 
 
 @pytest.fixture
-def audit_human_agreement(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+def audit_human_agreement(audit_session: AuditSession, audit_evaluator: str) -> dict[str, object]:
     """The evaluator's agreement with ``--audit-human`` at every configuration (a dict:
     docs/human-agreement.md "In an audit"); without human data the test is skipped as not
     applicable (a skip, never a pass)."""
@@ -621,7 +621,7 @@ def audit_presentation(
 
 
 @pytest.fixture
-def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str, object]:
     """The evaluator's search beyond the grid under the profile's ``search`` block
     (``t3d-audit search --json``'s document, docs/search.md), run once per evaluator and
     shared by workers; tests asking for it are collected only when the profile has the block."""
@@ -632,7 +632,7 @@ def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str,
 
 
 @pytest.fixture
-def audit_repeatability(audit_session: AuditSession, audit_evaluator: str) -> Any:
+def audit_repeatability(audit_session: AuditSession, audit_evaluator: str) -> object:
     """The evaluator's repeatability (``harness.measure.repeatability.Repeatability``): one c0
     sample scored in batches of 1, in a batch of N and in a fresh process; measured once per
     evaluator, shared by workers and cached across runs."""
@@ -640,14 +640,14 @@ def audit_repeatability(audit_session: AuditSession, audit_evaluator: str) -> An
 
 
 @pytest.fixture
-def audit_saved_level(request: pytest.FixtureRequest, audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+def audit_saved_level(request: pytest.FixtureRequest, audit_session: AuditSession, audit_evaluator: str) -> dict[str, object]:
     """A saved level of ``--audit-profile-file`` measured for the evaluator on the run's scenes
     against c0 (its objective's effect, 95 % paired prompt-bootstrap interval, threshold)."""
     return _guard(lambda: audit_session.searches.saved_level(audit_evaluator, request.param))
 
 
 @pytest.fixture
-def audit_card(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+def audit_card(audit_session: AuditSession, audit_evaluator: str) -> dict[str, object]:
     """The evaluator's Evaluator Configuration Card (with its ``ecc-v1-sha256:`` id)."""
     return _guard(lambda: audit_session.cards.card(audit_evaluator))
 
@@ -703,7 +703,7 @@ def audit_check(
     from harness.checks.assertions import AuditCheck
 
     evaluator = request.getfixturevalue("audit_evaluator") if "audit_evaluator" in request.fixturenames else PANEL
-    outcomes: list[dict[str, Any]] = []
+    outcomes: list[dict[str, object]] = []
     request.node.stash[OUTCOMES_KEY] = outcomes
 
     def card_id() -> str:
@@ -730,7 +730,7 @@ def audit_check(
     )
 
 
-def _absent_reason(inputs: Any, name: str, key: str | None) -> str:
+def _absent_reason(inputs: object, name: str, key: str | None) -> str:
     """Why this run does not measure metric ``name`` at ``key`` (the real cause, see
     :func:`harness.run.notes.absent_reason`); ``inputs``: the run's
     :class:`~harness.run.inputs.RunInputs` (its profile and scene set)."""

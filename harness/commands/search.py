@@ -26,7 +26,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from harness.core.errors import AuditError
 from harness.run import argtypes
@@ -34,7 +33,7 @@ from harness.run import argtypes
 HELP = "search the protocol space beyond the grid for where a verdict breaks"
 
 
-def _split(text: str) -> Any:
+def _split(text: str) -> object:
     from harness.search.run import Split
 
     discovery, plus, held = str(text).partition("+")
@@ -55,7 +54,7 @@ def _shown(text: str) -> str:
     return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
 
-def _ranged(name: str) -> Any:
+def _ranged(name: str) -> object:
     """The argparse type of whole-number option ``name`` (range: harness.protocol.search_limits)."""
     from harness.protocol.search_limits import INT_RANGES, range_text
 
@@ -136,7 +135,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="profile file of your own that --save-level writes (docs/search.md)")
 
 
-def resolve_spec(evaluator: str) -> Any:
+def resolve_spec(evaluator: str) -> object:
     """The spec of ``evaluator``: a registered id, or a search known-answer planted evaluator."""
     from harness.evaluators.reference.specs import search_planted_specs
     from harness.run.evaluator_selection import select_evaluators
@@ -148,7 +147,7 @@ def resolve_spec(evaluator: str) -> Any:
     return specs[0]
 
 
-def project_thresholds(pyproject: Path) -> Any:
+def project_thresholds(pyproject: Path) -> object:
     """The built-in thresholds with ``[tool.t3d-audit.thresholds]`` of ``pyproject`` (when it
     exists) layered over them, as an audit run reads them."""
     import tomllib
@@ -166,7 +165,7 @@ def project_thresholds(pyproject: Path) -> Any:
 
 
 def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address: str | None = None,
-                 slurm: dict[str, Any] | None = None) -> Any:  # fmt: skip
+                 slurm: dict[str, object] | None = None) -> object:  # fmt: skip
     """What renders a batch's missing renders before it is measured: nothing for ``inline``
     (they render one by one as measured), else :func:`harness.backends.warm_on` on ``backend``
     (``local``: ``jobs`` processes; ``ray``: the cluster at ``address``; ``slurm``: jobs with
@@ -178,19 +177,19 @@ def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address
     if backend not in BACKENDS:
         raise AuditError(f"unknown backend {backend!r}", where="--backend",
                          hint="use inline, local, ray or slurm")  # fmt: skip
-    options: dict[str, Any] = {"address": address} if backend == "ray" else {}
+    options: dict[str, object] = {"address": address} if backend == "ray" else {}
     if backend == "slurm":  # default: [tool.t3d-audit.slurm] of ./pyproject.toml
         from harness.backends.slurm_options import load_options
 
         options = dict(slurm) if slurm is not None else {"options": load_options()}
 
-    def prefetch(requests: Any) -> None:
+    def prefetch(requests: object) -> None:
         warm_on(backend, requests, cache_root, jobs=jobs, **options)
 
     return prefetch
 
 
-def request_from(args: argparse.Namespace, evaluator: str, axes: tuple[str, ...] | None) -> Any:
+def request_from(args: argparse.Namespace, evaluator: str, axes: tuple[str, ...] | None) -> object:
     """The search request: each option given on the command line, else the profile's
     ``search`` block (docs/search.md), else the built-in default."""
     from harness.protocol.configurations import SearchBlock, get_profile
@@ -229,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
     spec = resolve_spec(args.evaluator)
     axes = args.axes
     request = request_from(args, spec.id, axes)
-    bar: Any = None
+    bar: object = None
 
     def progress(done: int, best: float, budget: int) -> None:
         # a bar on a terminal, one plain line every 30 s in a log (harness.core.progress)
@@ -294,7 +293,7 @@ def check_out(out: Path) -> None:
                              hint="remove it, or give --out another folder")  # fmt: skip
 
 
-def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = None) -> list[Path]:
+def write_outputs(result: object, out: Path, renderer: object, scenes: Path | None = None) -> list[Path]:
     """``search.json`` and the search figures (:mod:`harness.report.search_figures`) in
     ``out``: the trace; the first discovery scene rendered at c0 beside the worst
     configuration; the flip region's points on the axes that carry the flips."""
@@ -321,7 +320,7 @@ def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = N
     return written
 
 
-def render_text(doc: dict[str, Any]) -> str:
+def render_text(doc: dict[str, object]) -> str:
     """The human summary of a search document."""
     lines = [f"search {doc['evaluator']} on {doc['profile']}: {doc['objective']} "
              f"({doc['objective_label']}), {doc['trials']} of {doc['budget']} configurations "
@@ -352,7 +351,7 @@ def render_text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _slurm_options(args: argparse.Namespace) -> dict[str, Any] | None:
+def _slurm_options(args: argparse.Namespace) -> dict[str, object] | None:
     """The Slurm options of ``--backend slurm`` (``None`` for the other backends)."""
     if args.backend != "slurm":
         return None

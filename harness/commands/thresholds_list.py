@@ -11,7 +11,6 @@ registration order (``default`` null when there is none).
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from harness.core.jsonout import print_json
 
@@ -23,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print JSON (name, direction, default, scope, description)")
 
 
-def rows() -> list[dict[str, Any]]:
+def rows() -> list[dict[str, object]]:
     """Every registered threshold as a plain row, registration order."""
     from harness.vocab.metrics import THRESHOLDS
 

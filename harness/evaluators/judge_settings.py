@@ -10,7 +10,7 @@ the docs with this class). Light module: no HTTP client, no image library.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec
@@ -92,7 +92,7 @@ class JudgeSettings:
             max_response_bytes=int(spec.option("max_response_bytes", d.max_response_bytes)),
         )
 
-    def identity_options(self) -> dict[str, Any]:
+    def identity_options(self) -> dict[str, object]:
         """The adapter options a judge spec records (see :data:`IDENTITY_OPTIONS`)."""
         return {name: getattr(self, name) for name in IDENTITY_OPTIONS}
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.errors import HumanDataError
 from harness.core.numbers import finite_or_none
@@ -73,7 +73,7 @@ def load_ratings(given: HumanInput) -> tuple[Ratings, str]:
     return ratings, dim
 
 
-def source_facts(ratings: Ratings, dimension: str) -> dict[str, Any]:
+def source_facts(ratings: Ratings, dimension: str) -> dict[str, object]:
     """What a card says about the human data (no path: the file's name and sha256)."""
     return {
         "file": Path(ratings.source).name,
@@ -121,7 +121,7 @@ def _factor_of(configuration: str) -> tuple[str, str] | None:
 
 def evaluator_agreement(
     ratings: Ratings, dimension: str, records_file: Path, evaluator: str, bootstrap: int, seed: int
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Agreement of ``evaluator``'s records with the ratings (see docs/human-agreement.md,
     "In an audit"). Keys: ``source``, ``join``, ``human`` (reliability with intervals),
     ``statistic``, ``c0`` (every statistic with ``ci``), ``noise_ceiling`` (+ ``_ci``),
@@ -190,7 +190,7 @@ def evaluator_agreement(
     }
 
 
-def card_figures(agreement: dict[str, Any]) -> dict[str, Any]:
+def card_figures(agreement: dict[str, object]) -> dict[str, object]:
     """The card's ``human_agreement``: the data (sha256, raters, items, α, ceiling) and the
     agreement figures (c0 with interval, the largest drop per factor, the best configuration)."""
     h = agreement["human"]

@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness.core.errors import RenderError
 from harness.core.ids import stored_model_id
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from harness.evaluators.base import EvaluatorSpec
     from harness.measure.plan import ImageKey, Plan
     from harness.protocol.configurations import RenderConfig
     from harness.render.renderer import Renderer
@@ -110,14 +111,14 @@ class ImageSource:
 AGGREGATES = {"mean4": "mean", "max4": "max"}
 
 
-def policy_protocol(policy: str) -> Any:
+def policy_protocol(policy: str) -> object:
     """The protocol preset of a ``preset:NAME`` view policy, else ``None``."""
     from harness.protocol.presets import policy_protocol as of
 
     return of(policy)
 
 
-def preset_images(protocol: Any, views: list[np.ndarray | str]) -> list[np.ndarray | str]:
+def preset_images(protocol: object, views: list[np.ndarray | str]) -> list[np.ndarray | str]:
     """The images a preset scores from its views (pass-major): the views themselves, or one
     grid per pass stacked when it tiles; the first failure message when a view failed."""
     failed = [v for v in views if isinstance(v, str)]
@@ -160,7 +161,7 @@ class MeasureStats:
 
 
 def _score_missing(
-    evaluator: Any, images: dict[str, np.ndarray], pairs: Sequence[tuple[str, str]]
+    evaluator: object, images: dict[str, np.ndarray], pairs: Sequence[tuple[str, str]]
 ) -> dict[tuple[str, str], tuple[float, str, str]]:
     """Score ``pairs`` of (image sha, caption). Returns pair → (score, error, served model id);
     error '' when ok, served model '' unless the evaluator reported one."""
@@ -196,14 +197,14 @@ def _score_missing(
 
 
 def measure_images(
-    spec: Any,
+    spec: EvaluatorSpec,
     plan: Plan,
     renderer: Renderer,
     *,
     cache_dir: Path,
-    load_evaluator: Callable[[Any], Any] | None = None,
+    load_evaluator: Callable[[object], object] | None = None,
     stats: MeasureStats | None = None,
-    score_cache: Any = None,
+    score_cache: object = None,
     fill: bool = True,
 ) -> pd.DataFrame:
     """Measure every row of ``plan`` with image evaluator ``spec``; returns the records table.
@@ -223,7 +224,7 @@ def measure_images(
     identity_hash = spec.identity_hash
     needs_text = bool(getattr(spec, "needs_text", True))
     source = ImageSource(plan, renderer)
-    evaluator: Any = None
+    evaluator: object = None
     out: list[Record] = []
     scored_here: set[tuple[str, str]] = set()  # so a pair met again is not called cached
     try:
@@ -294,7 +295,7 @@ def measure_images(
     return records_frame(out)
 
 
-def _aggregate(parts: list[tuple[float, str, str]], how: str, protocol: Any = None) -> tuple[float, str, str]:
+def _aggregate(parts: list[tuple[float, str, str]], how: str, protocol: object = None) -> tuple[float, str, str]:
     """One row's ``(score, error, served model)`` from its views' ``(score, error, served)``:
     the one view's as is; several views' mean or max (``how``), or a preset's reduction
     (``protocol.reduce``); a failed view fails the row."""
@@ -310,7 +311,7 @@ def _aggregate(parts: list[tuple[float, str, str]], how: str, protocol: Any = No
     return (max(values) if how == "max" else math.fsum(values) / len(values)), "", served
 
 
-def score_problem(spec: Any, value: float) -> str | None:
+def score_problem(spec: EvaluatorSpec, value: float) -> str | None:
     """Why ``value`` cannot be recorded as an ok score of ``spec`` (range and finiteness), else
     ``None``. Specs without ``score_problem`` (duck-typed test specs) only need finite scores."""
     check = getattr(spec, "score_problem", None)
@@ -319,7 +320,7 @@ def score_problem(spec: Any, value: float) -> str | None:
     return None if math.isfinite(value) else f"non-finite score {value!r}"
 
 
-def measurement_kind(spec: Any) -> MeasurementKind:
+def measurement_kind(spec: EvaluatorSpec) -> MeasurementKind:
     """``scene`` for the scene-reading families (never rendered), else ``image``."""
     from harness.evaluators.families import adapter_input
 
@@ -327,14 +328,14 @@ def measurement_kind(spec: Any) -> MeasurementKind:
 
 
 def measure(
-    spec: Any,
+    spec: EvaluatorSpec,
     plan: Plan,
     renderer: Renderer,
     *,
     cache_dir: Path,
-    load_evaluator: Callable[[Any], Any] | None = None,
+    load_evaluator: Callable[[object], object] | None = None,
     stats: MeasureStats | None = None,
-    score_cache: Any = None,
+    score_cache: object = None,
     fill: bool = True,
 ) -> pd.DataFrame:
     """Measure every row of ``plan`` with evaluator ``spec``; returns the records table.

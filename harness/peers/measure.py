@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.errors import RenderError
 from harness.protocol.configurations import Configuration, background_rgb
@@ -25,6 +25,7 @@ from harness.protocol.tiling import stack, tile
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.evaluators.base import EvaluatorSpec
     from harness.scenes.sceneset import SceneSet
 
 FACTOR = "preset"  # the configuration factor of a preset's views; its level is the preset name
@@ -37,22 +38,22 @@ def view_configurations(protocol: Protocol, template: str, render_pass: str = "s
             for cfg in protocol.render_configs(render_pass)]  # fmt: skip
 
 
-def presentation(protocol: Protocol) -> Any:
+def presentation(protocol: Protocol) -> object:
     from harness.evaluators.reference.items import Presentation
 
     return Presentation(tiled=protocol.tiling is not None, views=len(protocol.shown_views),
                         passes=tuple(protocol.passes))  # fmt: skip
 
 
-def _row(protocol: Protocol, scene: Any, score: float, error: str) -> dict[str, Any]:
+def _row(protocol: Protocol, scene: object, score: float, error: str) -> dict[str, object]:
     ok = not error and math.isfinite(score)
     return {"preset": protocol.name, "generator": scene.generator, "prompt_id": scene.prompt_id,
             "scene_id": scene.id, "score": score if ok else math.nan, "status": "ok" if ok else "failed",
             "error": "" if ok else (error or "score failed: non-finite score")}  # fmt: skip
 
 
-def score_scenes_symbolic(evaluator: Any, scene_set: SceneSet, protocol: Protocol, template: str,
-                          prompt_specs: dict[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+def score_scenes_symbolic(evaluator: object, scene_set: SceneSet, protocol: Protocol, template: str,
+                          prompt_specs: dict[str, object]) -> list[dict[str, object]]:  # fmt: skip
     """Rows of a scene-reading evaluator: one item per (pass, view), or one per pass when tiled."""
     from harness.captions import realize
     from harness.evaluators.reference.items import ScoreContext, ScoreItem
@@ -80,7 +81,7 @@ def score_scenes_symbolic(evaluator: Any, scene_set: SceneSet, protocol: Protoco
     return rows
 
 
-def scene_images(renderer: Any, scene_set: SceneSet, scene: Any, protocol: Protocol) -> list[Any] | str:
+def scene_images(renderer: object, scene_set: SceneSet, scene: object, protocol: Protocol) -> list[object] | str:
     """The images the evaluator sees for ``scene`` ((H, W, 3) uint8 each), or the failure."""
     from harness.render.composite import composite
 
@@ -101,8 +102,8 @@ def scene_images(renderer: Any, scene_set: SceneSet, scene: Any, protocol: Proto
     return [stack([tile(images, cols, rows) for images in per_pass])]
 
 
-def score_scenes_images(evaluator: Any, renderer: Any, scene_set: SceneSet, protocol: Protocol,
-                        template: str, needs_text: bool) -> list[dict[str, Any]]:  # fmt: skip
+def score_scenes_images(evaluator: object, renderer: object, scene_set: SceneSet, protocol: Protocol,
+                        template: str, needs_text: bool) -> list[dict[str, object]]:  # fmt: skip
     from harness.captions import realize
 
     rows = []
@@ -125,19 +126,19 @@ def score_scenes_images(evaluator: Any, renderer: Any, scene_set: SceneSet, prot
     return rows
 
 
-def _ordered(scene_set: SceneSet) -> list[Any]:
+def _ordered(scene_set: SceneSet) -> list[object]:
     return sorted(scene_set.scenes, key=lambda s: (s.generator, s.prompt_id, s.id))
 
 
 def score_protocols(
-    spec: Any,
+    spec: EvaluatorSpec,
     scene_set: SceneSet,
     protocols: list[Protocol] | tuple[Protocol, ...],
     *,
     template: str,
     cache_dir: Path,
-    renderer: Any = None,
-    load_evaluator: Callable[[Any], Any] | None = None,
+    renderer: object = None,
+    load_evaluator: Callable[[object], object] | None = None,
 ) -> pd.DataFrame:
     """One row per (preset, scene) (:data:`COLUMNS`), presets in the given order.
 
@@ -150,7 +151,7 @@ def score_protocols(
 
     build = load_evaluator or (lambda s: s.build())
     evaluator = build(spec) if is_scene_evaluator(spec) else _Lazy(spec, build)
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     try:
         if is_scene_evaluator(spec):
             specs = bundled_prompt_specs()
@@ -178,12 +179,12 @@ class _Lazy:
     """An image evaluator built on its first ``score`` call: a run the score cache serves
     whole never loads the model (importing torch and open_clip alone takes seconds)."""
 
-    def __init__(self, spec: Any, build: Callable[[Any], Any]):
+    def __init__(self, spec: EvaluatorSpec, build: Callable[[object], object]):
         self.spec = spec
         self._build = build
-        self._model: Any = None
+        self._model: object = None
 
-    def score(self, images: list[Any], captions: list[str]) -> list[Any]:
+    def score(self, images: list[object], captions: list[str]) -> list[object]:
         if self._model is None:
             self._model = self._build(self.spec)
         return self._model.score(images, captions)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -89,7 +89,7 @@ def _baseline_path(config: pytest.Config) -> Path | None:
     return (Path(config.rootpath) / ini).resolve() if ini else None
 
 
-def pair_with_baseline(session_specs: dict[str, Any], baseline: dict[str, bool]) -> dict[str, str]:
+def pair_with_baseline(session_specs: dict[str, object], baseline: dict[str, bool]) -> dict[str, str]:
     """Run evaluator → baseline evaluator: equal ids first, else the single alignment
     evaluator of each side. ``baseline``: id → alignment (see ``comparison.evaluators_of``)."""
     pairs = {e: e for e in session_specs if e in baseline}

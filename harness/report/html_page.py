@@ -42,10 +42,10 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from harness.core.bounded_input import read_report_json as read_json
 from harness.core.errors import AuditError
+from harness.core.jsonout import JSONValue
 from harness.report.thumbs import THUMB_DIR, read_index
 from harness.vocab.factors import factor_names
 from harness.vocab.metrics import HUMAN_AGREEMENT, MAX_TOP1, MIN_W, PEAK_RHO
@@ -78,7 +78,7 @@ DASH_LEGEND = (
 e = html.escape
 
 
-def fmt(value: Any, digits: int = 4) -> str:
+def fmt(value: object, digits: int = 4) -> str:
     """A number with ``digits`` significant digits; ``—`` for missing or non-finite."""
     if value is None or isinstance(value, bool):
         return "—" if value is None else str(value).lower()
@@ -91,7 +91,7 @@ def fmt(value: Any, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path) -> JSONValue:
     try:
         return read_json(path)
     except FileNotFoundError:
@@ -141,7 +141,7 @@ class ReportData:
 def _verdict(data: ReportData) -> str:
     from harness.report.verdict_words import check_item_html, headline_text
 
-    by_ev: dict[str, list[dict[str, Any]]] = {}
+    by_ev: dict[str, list[dict[str, object]]] = {}
     for r in data.results.get("results", []):
         by_ev.setdefault(str(r.get("evaluator") or "panel"), []).append(r)
     rows = []
@@ -206,7 +206,7 @@ def _competence(data: ReportData) -> str:
     if not found:
         return ""
 
-    def n(x: Any, f: str) -> str:
+    def n(x: object, f: str) -> str:
         return "—" if x is None else f.format(x)
 
     rows = "".join(
@@ -241,7 +241,7 @@ def _search(data: ReportData) -> str:
     if not docs:
         return ""
 
-    def ci(pair: Any) -> str:
+    def ci(pair: object) -> str:
         return f"[{fmt(pair[0], 3)}, {fmt(pair[1], 3)}]" if isinstance(pair, list) and len(pair) == 2 else "—"
 
     rows, figures = [], []
@@ -292,10 +292,10 @@ def _humans(data: ReportData) -> str:
     if not found:
         return ""
 
-    def ci(pair: Any) -> str:
+    def ci(pair: object) -> str:
         return f"[{fmt(pair[0], 3)}, {fmt(pair[1], 3)}]" if isinstance(pair, list) and len(pair) == 2 else "—"
 
-    def share(r: Any, ceiling: Any) -> str:
+    def share(r: object, ceiling: object) -> str:
         ok = isinstance(r, (int, float)) and isinstance(ceiling, (int, float)) and ceiling > 0
         return f"{r / ceiling:.0%}" if ok else "—"
 
@@ -472,7 +472,7 @@ def _not_applicable_html(data: ReportData) -> str:
     )
 
 
-def _level_stats(frame: Any, factor: str) -> tuple[list[str], dict[str, list[tuple[str, float]]]]:
+def _level_stats(frame: object, factor: str) -> tuple[list[str], dict[str, list[tuple[str, float]]]]:
     """Levels of ``factor`` in record order and, per level, generators by mean score (best
     first, over every prompt; failed rows excluded)."""
     rows = frame[frame["factor"] == factor]
@@ -540,7 +540,7 @@ class Thumbs:
 
     def __init__(self, data: ReportData):
         self.dir = data.dir / THUMB_DIR
-        self.by_key: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        self.by_key: dict[tuple[str, str, str, str], dict[str, object]] = {}
         self.prompts: list[str] = []
         if data.thumbs is not None:
             self.prompts = [str(p) for p in data.thumbs.get("prompts", [])]
@@ -573,15 +573,15 @@ class Thumbs:
         return "data:image/jpeg;base64," + base64.b64encode(out.getvalue()).decode("ascii")
 
 
-def _scores_at(frame: Any, prompt: str, factor: str, level: str) -> dict[str, float]:
+def _scores_at(frame: object, prompt: str, factor: str, level: str) -> dict[str, float]:
     """Generator → score of the ok rows of one prompt at one factor level."""
     return _score_index(frame).get((prompt, factor, level), {})
 
 
-_INDEXES: dict[int, tuple[Any, dict[tuple[str, str, str], dict[str, float]]]] = {}
+_INDEXES: dict[int, tuple[object, dict[tuple[str, str, str], dict[str, float]]]] = {}
 
 
-def _score_index(frame: Any) -> dict[tuple[str, str, str], dict[str, float]]:
+def _score_index(frame: object) -> dict[tuple[str, str, str], dict[str, float]]:
     """(prompt, factor, level) → {generator: score} of ``frame``'s ok rows, built once per frame (cleared after each page build)."""
     cached = _INDEXES.get(id(frame))
     if cached is not None and cached[0] is frame:
@@ -594,7 +594,7 @@ def _score_index(frame: Any) -> dict[tuple[str, str, str], dict[str, float]]:
     return index
 
 
-def _strip(ev: str, frame: Any, factor: str, prompt: str, thumbs: Thumbs) -> str:
+def _strip(ev: str, frame: object, factor: str, prompt: str, thumbs: Thumbs) -> str:
     levels, ranking = _level_stats(frame, factor)
     shown = _shown_levels(levels, ranking)
     generators = sorted(set(frame["generator"]))
@@ -720,7 +720,7 @@ def _comparison(data: ReportData) -> str:
     return '<section id="comparison"><h2>Release comparison</h2>' + "".join(parts) + "</section>"
 
 
-def _value_html(value: Any) -> str:
+def _value_html(value: object) -> str:
     if isinstance(value, dict):
         if not value:
             return '<span class="muted">{}</span>'
@@ -783,7 +783,7 @@ def csp(css: str, js: str) -> str:
             f"script-src {csp_hash(js)}; base-uri 'none'; form-action 'none'")
 
 
-def script_json(value: Any) -> str:
+def script_json(value: object) -> str:
     """``value`` as JSON safe inside a ``<script>`` element: ``<``, ``>`` and ``&`` escaped as
     ``\\u003c``, ``\\u003e``, ``\\u0026`` (no ``</script>`` or ``<!--`` can end or change it)."""
     text = json.dumps(value, separators=(",", ":"))

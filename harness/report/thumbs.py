@@ -21,7 +21,6 @@ no thumbnails.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from harness.core.bounded_input import read_report_json as read_json
 from harness.core.fileio import write_json_atomic
@@ -31,16 +30,16 @@ THUMB_DIR = "thumbs"
 INDEX = "index.json"
 
 
-def write_thumbs(thumbnails: Any, report_dir: Path) -> int:
+def write_thumbs(thumbnails: object, report_dir: Path) -> int:
     """Write ``thumbs/`` of ``thumbnails`` (a :class:`harness.measure.thumbs.Thumbnails`: the
     prompts shown and one image per plan row); returns the number of image files. A row without
     bytes is listed with its error and no file."""
     out_dir = Path(report_dir) / THUMB_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
-    entries: list[dict[str, Any]] = []
+    entries: list[dict[str, object]] = []
     files: set[str] = set()
     for image in thumbnails.images:
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "generator": image.generator,
             "prompt_id": image.prompt_id,
             "factor": image.factor,
@@ -60,7 +59,7 @@ def write_thumbs(thumbnails: Any, report_dir: Path) -> int:
     return len(files)
 
 
-def read_index(report_dir: Path) -> dict[str, Any] | None:
+def read_index(report_dir: Path) -> dict[str, object] | None:
     """The parsed ``thumbs/index.json``, or ``None`` when the report has none (or it is unusable)."""
     path = Path(report_dir) / THUMB_DIR / INDEX
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.report.run_result import RunResult, SceneInputs, require_evaluators
 from harness.vocab.factors import PARAPHRASE
@@ -22,10 +22,11 @@ if TYPE_CHECKING:
     import pandas as pd
     import pytest
 
+    from harness.evaluators.base import EvaluatorSpec
     from harness.run.session import AuditSession
 
 
-def weight_files(spec: Any) -> tuple[Path, ...]:
+def weight_files(spec: EvaluatorSpec) -> tuple[Path, ...]:
     """Local weight files of ``spec`` where known (hashed into the manifest)."""
     ckpt = str(getattr(spec, "checkpoint", "") or "")
     return (Path(ckpt),) if ckpt and Path(ckpt).is_file() else ()
@@ -90,7 +91,7 @@ class GatedRun:
       built: the gate does so at configure time).
     """
 
-    specs: Mapping[str, Any]
+    specs: Mapping[str, object]
     bootstrap: int
     seed: int
     records: Callable[[str], pd.DataFrame]

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -99,7 +98,7 @@ class Confirmation:
     def confirmable(self) -> bool:
         return not self.reason
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "estimate": finite_or_none(self.estimate),
             "interval": [finite_or_none(self.interval[0]), finite_or_none(self.interval[1])],

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -90,7 +89,7 @@ class FlipRegion:
     where: str
     points: tuple[tuple[str, bool | None], ...] = field(default=(), repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"verdict": self.verdict,
                 "share": finite_or_none(self.share),
                 "interval": [finite_or_none(x) for x in self.interval],

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.core.errors import AuditError
 from harness.core.hashing import sha256_json
@@ -39,6 +39,9 @@ from harness.search.flip_region import FlipRegion, flip_region, flipped, sobol_p
 from harness.search.objectives import Objective, parse_objective
 from harness.search.space import Point, Space, space_for
 from harness.search.trial_log import Trial, TrialLog, TrialLogError, check_log_target
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 SEARCH_VERSION = 1
 HELD_OUT = 10  # the default held-out prompts (docs/search.md "Confirmation": measured rates)
@@ -113,14 +116,14 @@ class SearchResult:
             return math.nan
         return self.discovery_effect - self.held_out.estimate
 
-    def worst_configuration(self) -> dict[str, Any]:
+    def worst_configuration(self) -> dict[str, object]:
         """The worst point's fields: numbers for float axes (``pitch`` in degrees), text for
         choice axes."""
         assert self.worst is not None
         return {a.name: (float(v) if a.domain.kind == "float" else v)
                 for a, v in zip(self.space.axes, self.worst, strict=True)}  # fmt: skip
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         ok = [t for t in self.trials if t.status == "ok"]
         worst = None
         if self.worst is not None:
@@ -206,8 +209,8 @@ def run_search(
     scenes: Path | None = None,
     cache_dir: Path,
     log_path: Path | None = None,
-    renderer: Any = None,
-    spec: Any = None,
+    renderer: object = None,
+    spec: EvaluatorSpec = None,
     prefetch: Prefetch | None = None,
     progress: Progress | None = None,
     thresholds: Mapping[str, float] | None = None,
@@ -342,7 +345,7 @@ def _trial(n: int, batch: int, point: str, objective: Objective, base: Measured,
 
 
 def _flip(space: Space, objective: Objective, scorer: PointScorer, request: SearchRequest,
-          c0: Any) -> tuple[FlipRegion, float]:  # fmt: skip
+          c0: object) -> tuple[FlipRegion, float]:  # fmt: skip
     """The flip region from ``request.flip_points`` Sobol points on ``scorer``'s prompts."""
     points = sobol_points(space, request.flip_points, request.seed)
     base = scorer.measure([c0])[0]

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from harness.evaluators.base import ScoreResult
 from harness.protocol.configurations import Configuration
 from harness.scenes.model import Scene
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,10 @@ class ScoreItem:
     """
 
     scene: Scene | None
-    spec: Any
+    spec: EvaluatorSpec
     caption: str
     context: ScoreContext | None = None
-    image: Any = None
+    image: object = None
 
 
 @runtime_checkable
