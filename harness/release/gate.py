@@ -121,9 +121,8 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--audit-baseline: no evaluator of this run pairs with the baseline's "
             f"{sorted(evaluators_of(release.records))} (use the same evaluator ids)"
         )
-    for candidate, base in pairs.items():
-        if base in release.card_ids:
-            run.baseline_card_ids[candidate] = release.card_ids[base]
+    run.note_baseline_cards({candidate: release.card_ids[base] for candidate, base in pairs.items()
+                             if base in release.card_ids})  # fmt: skip
     left_out: dict[str, list[str]] = {}
     if not config.getoption(ALLOW_UNPAIRED):
         left_out = unpaired(sorted(evaluators_of(release.records)), sorted(run.specs),

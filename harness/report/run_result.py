@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.errors import AuditError
+from harness.core.jsonout import JSONObject
 
 if TYPE_CHECKING:
+    from harness.measure.thumbs import Thumbnails
     from harness.stats.audit_stats import AuditResult
 
 
@@ -71,14 +73,14 @@ class RunResult:
     records_files: Mapping[str, Path]
     bootstrap: int
     seed: int
-    cards: Mapping[str, dict[str, object]]
-    run_options: dict[str, object]
+    cards: Mapping[str, JSONObject]
+    run_options: JSONObject
     scene_inputs: SceneInputs
     weight_files: Mapping[str, tuple[Path, ...]]
-    render_host: dict[str, object] | None
-    searches: Mapping[str, dict[str, object]] | None
+    render_host: JSONObject | None
+    searches: Mapping[str, JSONObject] | None
     search_figures: Mapping[str, tuple[object, object]]
-    thumbnails: object
+    thumbnails: Thumbnails
     panel_result: Callable[[], AuditResult]
 
     def __post_init__(self) -> None:

@@ -45,7 +45,7 @@ from harness.core.hashing import sha256_json
 from harness.scenes.model import Scene
 
 if TYPE_CHECKING:
-    from harness.evaluators.base import EvaluatorSpec
+    from harness.scenes.prompts import PromptSpec
 
 TRAIN_SEED = 8_20261130  # the training set's own seed; the audit set uses 20260 and its own
 MIN_HELDOUT = 10  # held-out scenes (or groups) of any set: the retrieval check ranks 10 at a time
@@ -129,7 +129,7 @@ def _join(parts: Sequence[str], rng: random.Random) -> str:
     return ", ".join(parts[:-1]) + sep + parts[-1]
 
 
-def write_caption(scene: Scene, spec: EvaluatorSpec, room_type: str, rng: random.Random) -> str:
+def write_caption(scene: Scene, spec: PromptSpec, room_type: str, rng: random.Random) -> str:
     """One caption of what ``scene`` contains, in a wording drawn with ``rng``.
 
     Objects and counts come from the scene; a relation of ``spec`` is mentioned only when the
@@ -199,7 +199,7 @@ def _seed_specs() -> list[object]:
     return [p for p in load_pool() if p.id not in audit]
 
 
-def mutate_spec(base: object, index: int, recipe: DataRecipe, rng: random.Random) -> object:
+def mutate_spec(base: PromptSpec, index: int, recipe: DataRecipe, rng: random.Random) -> PromptSpec:
     """A training spec derived from pool spec ``base`` (see the module docstring)."""
     from harness.scenes.assets import CATEGORIES
 

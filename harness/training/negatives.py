@@ -75,7 +75,7 @@ from harness.vocab.factors import BACKGROUND, factor
 from harness.vocab.probes import SCRAMBLED, WORST_OBJECTS
 
 if TYPE_CHECKING:
-    from harness.evaluators.base import EvaluatorSpec
+    from harness.scenes.prompts import PromptSpec
 
 GENERATOR_VARIANTS = ("faithful", "jittered", "cluttered", "gridded", "sparse", "confused")
 PROBE_VARIANTS = (SCRAMBLED, WORST_OBJECTS)  # probe edits of the faithful scene
@@ -152,7 +152,7 @@ def group_view(recipe: NegativesRecipe, rng: random.Random) -> object:
                         yaw_deg=yaw, samples=recipe.samples, seed=0)  # fmt: skip
 
 
-def spec_caption(spec: EvaluatorSpec, rng: random.Random, recipe: NegativesRecipe, *, written: bool) -> str:
+def spec_caption(spec: PromptSpec, rng: random.Random, recipe: NegativesRecipe, *, written: bool) -> str:
     """One positive caption of what ``spec`` asks for (objects, counts, relations).
 
     With ``written`` the spec's own text is one of the choices (half the time)."""
@@ -180,7 +180,7 @@ def spec_caption(spec: EvaluatorSpec, rng: random.Random, recipe: NegativesRecip
     return text
 
 
-def make_group(spec: EvaluatorSpec, seed: int) -> list[Scene]:
+def make_group(spec: PromptSpec, seed: int) -> list[Scene]:
     """The :data:`VARIANTS` of ``spec`` in order (an :class:`AuditError` when one fails)."""
     from harness.scenes import probe_edits
     from harness.scenes.generators import generate

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from harness.evaluators.base import ScoreResult
 from harness.protocol.configurations import Configuration
 from harness.scenes.model import Scene
-
-if TYPE_CHECKING:
-    from harness.evaluators.base import EvaluatorSpec
 
 
 @dataclass(frozen=True)
@@ -58,7 +55,7 @@ class ScoreItem:
     """
 
     scene: Scene | None
-    spec: EvaluatorSpec
+    spec: object
     caption: str
     context: ScoreContext | None = None
     image: object = None
