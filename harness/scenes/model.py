@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.hashing import sha256_file, sha256_json
+from harness.core.jsonout import JSONObject, strict
 
 SCENE_SCHEMA = "t3d-scene/1"
 SCENE_SCHEMA_V2 = "t3d-scene/2"
@@ -76,8 +77,8 @@ class Room:
     size: Vec2
     wall_height: float
 
-    def to_dict(self) -> dict[str, object]:
-        return {"size": list(self.size), "wall_height": self.wall_height}
+    def to_dict(self) -> JSONObject:
+        return strict(self)
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,8 @@ class AssetCandidate:
     asset: str
     retrieval_score: float
 
-    def to_dict(self) -> dict[str, object]:
-        return {"asset": self.asset, "retrieval_score": self.retrieval_score}
+    def to_dict(self) -> JSONObject:
+        return strict(self)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +42,7 @@ import numpy as np
 from harness.core.errors import AuditError, EvaluatorError
 from harness.core.fileio import write_json_atomic
 from harness.core.hashing import sha256_json
+from harness.core.jsonout import JSONObject, strict
 from harness.scenes.model import Scene
 
 if TYPE_CHECKING:
@@ -178,8 +179,9 @@ class DataRecipe:
     add_p: float = 0.4
     top_down_p: float = 0.4
 
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+    def to_dict(self) -> JSONObject:
+        """The recipe as a JSON object (its fields in declaration order)."""
+        return strict(self)
 
     @property
     def key(self) -> str:

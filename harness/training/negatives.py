@@ -45,7 +45,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,6 +54,7 @@ import numpy as np
 from harness.core.errors import AuditError, EvaluatorError
 from harness.core.fileio import write_json_atomic
 from harness.core.hashing import sha256_json
+from harness.core.jsonout import JSONObject, strict
 from harness.scenes.model import Scene
 from harness.training.data import (
     FRAMES,
@@ -106,8 +107,9 @@ class NegativesRecipe:
     audit_prefix_p: float = 0.3
     kind: str = "hard-negatives"
 
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+    def to_dict(self) -> JSONObject:
+        """The recipe as a JSON object (its fields in declaration order)."""
+        return strict(self)
 
     @property
     def key(self) -> str:

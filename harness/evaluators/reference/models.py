@@ -8,10 +8,11 @@ model configs are ``configs/<model name>.json`` next to this module.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.errors import EvaluatorError
+from harness.core.jsonout import JSONObject, strict
 
 CONFIG_DIR = Path(__file__).with_name("configs")
 
@@ -42,8 +43,9 @@ class ModelRecipe:
     # from, or None for random init; `train-reference --init DIR` supplies DIR/<id>.safetensors
     init_sha256: str | None = None
 
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+    def to_dict(self) -> JSONObject:
+        """The recipe as a JSON object (its fields in declaration order)."""
+        return strict(self)
 
 
 #: The hard-negative fine-tuning of the bundled models (from the previous generation's weights,
