@@ -18,7 +18,7 @@ from harness.core.errors import AuditError
 from harness.core.jsonout import JSONObject
 
 if TYPE_CHECKING:
-    from harness.measure.thumbs import Thumbnails
+    from harness.report.thumbs import ThumbSet
     from harness.stats.audit_stats import AuditResult
 
 
@@ -80,7 +80,7 @@ class RunResult:
     render_host: JSONObject | None
     searches: Mapping[str, JSONObject] | None
     search_figures: Mapping[str, tuple[object, object]]
-    thumbnails: Thumbnails
+    thumbnails: ThumbSet
     panel_result: Callable[[], AuditResult]
 
     def __post_init__(self) -> None:
