@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.bounded_input import read_json
 from harness.core.errors import AuditError, EvaluatorError
@@ -34,7 +34,7 @@ __all__ = ["AuditRun", "Comparison", "agreement", "audit", "compare", "score", "
 # ----------------------------------------------------------------------------- score
 
 
-def _spec_and_loader(evaluator: Any) -> tuple[EvaluatorSpec, Any]:
+def _spec_and_loader(evaluator: object) -> tuple[EvaluatorSpec, object]:
     """``(spec, build(device, batch_size))`` for an id, a spec, a Scorer class or instance."""
     from harness.evaluators import registry
     from harness.evaluators.base import EvaluatorSpec
@@ -62,7 +62,7 @@ def _spec_and_loader(evaluator: Any) -> tuple[EvaluatorSpec, Any]:
 
 def score(
     evaluator: str | EvaluatorSpec | Scorer | type[Scorer],
-    images: Sequence[Any],
+    images: Sequence[object],
     texts: Sequence[str] | str | None = None,
     *,
     device: str = "auto",
@@ -126,7 +126,7 @@ class AuditRun:
     report: Path
     run_id: str
     panel: PanelSummary
-    results: Mapping[str, Any] = field(default_factory=dict)
+    results: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -228,7 +228,7 @@ class Comparison:
     """A release comparison: ``document`` (what ``compare --json`` prints; see
     docs/release-gate.md), ``markdown``, and the gate's ``exit_code`` (0 pass, 1 regression)."""
 
-    document: Mapping[str, Any]
+    document: Mapping[str, object]
     markdown: str
     exit_code: int
 
@@ -307,7 +307,7 @@ def agreement(
     bootstrap: int = 2000,
     seed: int = 42,
     allow_unjoined: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Agreement of evaluator scores with human ratings (``t3d-audit agreement``'s document).
 
     ``human``: a ratings table (needs ``scale`` such as ``"1-5"``) or a public format file.
@@ -365,7 +365,7 @@ def search(
     backend: str = "inline",
     jobs: int | None = None,
     store: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Search the protocol space beyond the grid (``t3d-audit search``'s logic and its
     ``--json`` document; docs/search.md).
 

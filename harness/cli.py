@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from harness import __version__
 from harness.core.errors import AuditError
@@ -82,7 +82,7 @@ class CommandParser(argparse.ArgumentParser):
     choice) reaches :func:`main` as :class:`argparse.ArgumentError` and is reported like a
     typed error; a missing or unknown argument exits here with status 2, as argparse does."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault("exit_on_error", False)
         super().__init__(*args, **kwargs)
 

@@ -29,7 +29,6 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -60,7 +59,7 @@ class BoxRasterizer:
 
     identity = "tiny-box-rasterizer/1"
 
-    def render(self, scene: Any, scene_root: Path, identity: str, cfg: Any) -> np.ndarray:
+    def render(self, scene: object, scene_root: Path, identity: str, cfg: object) -> np.ndarray:
         """RGBA ``(n, n, 4)`` uint8 with ``n = resolution_px // 8``; alpha 0 off the objects."""
         n = max(8, int(cfg.resolution_px) // 8)
         rgba = np.zeros((n, n, 4), dtype=np.uint8)
@@ -126,7 +125,7 @@ class TinyEvaluator:
         denom = float(np.linalg.norm(iv) * np.linalg.norm(tv))
         return 2.5 * max(float(iv @ tv) / denom, 0.0) if denom else 0.0
 
-    def score(self, images: Sequence[np.ndarray], captions: Sequence[str]) -> list[Any]:
+    def score(self, images: Sequence[np.ndarray], captions: Sequence[str]) -> list[object]:
         from harness.evaluators.base import ScoreResult
 
         _maybe_die()
@@ -175,7 +174,7 @@ class TinySpec:
     version: int = 1
     fail_all: bool = False  # every score fails, as a hosted judge that is down
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         extra = {"fail_all": True} if self.fail_all else {}
         return extra | {
             "id": self.id,
@@ -204,7 +203,7 @@ _ROOMS = {
 }
 
 
-def _scene_doc(generator: str, gi: int, prompt_id: str) -> dict[str, Any]:
+def _scene_doc(generator: str, gi: int, prompt_id: str) -> dict[str, object]:
     prompt, labels = _ROOMS[prompt_id]
     rng = np.random.default_rng(zlib.crc32(f"{generator}/{prompt_id}".encode()))
     keep = labels[: 2 + gi % 3]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harness.render.cache_warmer import WarmResult
@@ -36,7 +36,7 @@ def warm_on(
     device: str = "cpu",
     progress: Callable[[int], None] | None = None,
     on_start: Callable[[int, int], None] | None = None,
-    **backend_options: Any,
+    **backend_options: object,
 ) -> WarmResult:
     """Render every request missing at ``location`` (a render-cache dir or a store URL) on
     ``backend``. ``jobs``: worker processes (local, default 1) or render actors (ray, default

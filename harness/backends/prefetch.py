@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.backends import BACKENDS, warm_on
 from harness.backends.slurm.options import load_options
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address: str | None = None,
-                 slurm: dict[str, Any] | None = None) -> Prefetch | None:  # fmt: skip
+                 slurm: dict[str, object] | None = None) -> Prefetch | None:  # fmt: skip
     """Nothing for ``inline`` (renders are made one by one as measured), else a function that
     renders requests with :func:`harness.backends.warm_on` on ``backend`` into ``cache_root``
     (a render-cache dir or a store URL). ``local``: ``jobs`` processes; ``ray``: the cluster at
@@ -27,7 +27,7 @@ def prefetch_for(backend: str, cache_root: Path | str, jobs: int | None, address
     if backend not in BACKENDS:
         raise AuditError(f"unknown backend {backend!r}", where="--backend",
                          hint="use inline, local, ray or slurm")  # fmt: skip
-    options: dict[str, Any] = {"address": address} if backend == "ray" else {}
+    options: dict[str, object] = {"address": address} if backend == "ray" else {}
     if backend == "slurm":
         options = dict(slurm) if slurm is not None else {"options": load_options()}
 

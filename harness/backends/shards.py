@@ -14,7 +14,7 @@ shard finishes well inside its limit on a node as fast as the calibration's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from harness.core.errors import AuditError
 from harness.measure.cluster_estimate import groups_per_shard, renders_per_shard
@@ -24,7 +24,7 @@ __all__ = ["chunks", "format_shards", "groups_per_shard", "parse_shards", "rende
 T = TypeVar("T")
 
 
-def render_shards(requests: Sequence[T], size: int, identity: Any = lambda r: r.identity) -> list[list[T]]:
+def render_shards(requests: Sequence[T], size: int, identity: object = lambda r: r.identity) -> list[list[T]]:
     """``requests`` cut into shards of at most ``size``, whole scene groups (consecutive equal
     ``identity``) kept together where they fit; plan order is kept, so the cut is stable."""
     if size < 1:

@@ -25,7 +25,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.core.bounded_input import read_json
 from harness.core.errors import ProtocolError
@@ -124,7 +123,7 @@ def _fail(what: str, pointer: str, path: Path) -> ProtocolError:
     return ProtocolError(what, where=f"{path}#{pointer}", hint="fix the caption grammar data")
 
 
-def parse_grammar(data: Any, *, path: Path = GRAMMAR_FILE) -> Grammar:
+def parse_grammar(data: object, *, path: Path = GRAMMAR_FILE) -> Grammar:
     """Check and parse grammar data (the JSON value of ``grammar.json``).
 
     Raises :class:`ProtocolError` naming the JSON pointer for: wrong schema, unknown slot,

@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from harness.core import bounded_input
 from harness.core.errors import ProtocolError
@@ -128,11 +128,11 @@ def _fail(what: str, path: Path | str, pointer: str, hint: str | None = None) ->
     return ParaphraseError(what, where=f"{path}#{pointer or '/'}", hint=hint)
 
 
-def _nonempty_str(value: Any) -> bool:
+def _nonempty_str(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _parse_entry(prompt_id: str, raw: Any, path: Path | str) -> ParaphraseEntry:
+def _parse_entry(prompt_id: str, raw: object, path: Path | str) -> ParaphraseEntry:
     ptr = f"/prompts/{prompt_id}"
     if not isinstance(raw, dict):
         raise _fail("prompt entry must be an object", path, ptr)
@@ -172,7 +172,7 @@ def _parse_entry(prompt_id: str, raw: Any, path: Path | str) -> ParaphraseEntry:
 
 
 def parse_paraphrases(
-    data: Any, *, path: Path | str = "<paraphrases>"
+    data: object, *, path: Path | str = "<paraphrases>"
 ) -> dict[str, ParaphraseEntry]:
     """Check the JSON value of a paraphrase file; prompt id → entry, in file order."""
     if not isinstance(data, dict):
@@ -217,7 +217,7 @@ def load_paraphrases(path: Path | str = BUNDLED_PARAPHRASES) -> Mapping[str, Par
     return parse_paraphrases(data, path=path)
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"non-standard JSON constant {name}")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.captions import realize
 from harness.cards.card_format import NOT_REPORTED, OBJECT_FRAMING, ROOM_FRAMING, build_card
@@ -41,7 +41,7 @@ def served_models(records: pd.DataFrame) -> list[str]:
     return sorted({m for m in records[SERVED_MODEL] if isinstance(m, str) and m})
 
 
-def evaluator_fields(spec: EvaluatorSpec, served: list[str] | None = None) -> dict[str, Any]:
+def evaluator_fields(spec: EvaluatorSpec, served: list[str] | None = None) -> dict[str, object]:
     """The card's evaluator identity group from a spec's ``identity()`` and the model ids its
     endpoint reported serving (``served``; left out of the card when there are none)."""
     ident = dict(spec.identity())
@@ -61,7 +61,7 @@ def evaluator_fields(spec: EvaluatorSpec, served: list[str] | None = None) -> di
 
 def declared_views(
     levels: dict[str, tuple[str, ...]], c0: RenderConfig, yaw_pitch_deg: float = 45.0,
-    profile: Any = None, view_policy: str = "single",
+    profile: object = None, view_policy: str = "single",
 ) -> list[dict[str, float]]:
     """Poses the run renders: the pitch sweep at the default yaw, the yaw sweep at
     ``yaw_pitch_deg`` (45° for rooms, the c0 pitch for single objects); under a multi-view
@@ -79,10 +79,10 @@ def declared_views(
 
 def assemble_card(
     evaluator_id: str,
-    options: Mapping[str, Any],
-    stats: Mapping[str, Any] | None,
+    options: Mapping[str, object],
+    stats: Mapping[str, object] | None,
     agreement: CompanionAgreement | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The card of ``evaluator_id`` from plain data: the run ``options`` (as in
     ``manifest.json``, with ``card_facts``), the evaluator's ``stats`` (its summary entry,
     computed from its own records) and ``agreement`` (``CompanionAgreement`` with the run's
@@ -164,7 +164,7 @@ def not_applicable_notes(counts: Mapping[str, int] | None) -> list[str]:
 
 def companion_check(
     evaluator_id: str, cid: str | None, agreement: CompanionAgreement | None
-) -> tuple[str, str] | tuple[str, str, dict[str, Any]] | None:
+) -> tuple[str, str] | tuple[str, str, dict[str, object]] | None:
     """The card's companion check: agreement with the run's symbolic companion ``cid``.
 
     ``None`` when the run has no companion (the field is then ``not_reported``). The companion's
@@ -189,7 +189,7 @@ def companion_check(
     return ("geometry_grounded", describe_agreement(what, agreement), agreement_data(agreement))
 
 
-def agreement_data(a: CompanionAgreement) -> dict[str, Any]:
+def agreement_data(a: CompanionAgreement) -> dict[str, object]:
     """The numbers :func:`describe_agreement` states, as data (fractions, not percentages):
     ``{"pair_agreement", "n_pairs", "ranking_tau", "winner", "companion_winner",
     "probes": {probe: {"drop_credit", "n_edits"}}}``; an undefined number (the prose's "n/a")

@@ -14,7 +14,6 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from harness import __version__
 from harness.core.bounded_input import read_json
@@ -56,7 +55,7 @@ EVIDENCE_KEYS = (
 ROOM_FRAMING = "auto-framed room box; dollhouse walls facing the camera hidden"
 OBJECT_FRAMING = "auto-framed on the object's box (any size fills the frame alike); no walls"
 
-def card_id(card: Mapping[str, Any]) -> str:
+def card_id(card: Mapping[str, object]) -> str:
     """``ecc-v1-sha256:<hex>`` over the canonical JSON of ``card`` without its ``card_id``."""
     body = {k: v for k, v in card.items() if k != "card_id"}
     try:
@@ -70,7 +69,7 @@ def card_id(card: Mapping[str, Any]) -> str:
 
 
 @cache
-def load_schema(path: Path = SCHEMA_FILE) -> dict[str, Any]:
+def load_schema(path: Path = SCHEMA_FILE) -> dict[str, object]:
     """The card JSON Schema (``fixtures/schemas/ecc-v1.json``)."""
     try:
         return read_json(Path(path))
@@ -78,7 +77,7 @@ def load_schema(path: Path = SCHEMA_FILE) -> dict[str, Any]:
         raise CardError(f"cannot read the card schema: {exc}", where=path) from exc
 
 
-def validate_card(card: Mapping[str, Any], *, where: str = "card") -> None:
+def validate_card(card: Mapping[str, object], *, where: str = "card") -> None:
     """Raise :class:`CardError` unless ``card`` validates against schema v1.0 and its id matches.
 
     The error names the first failing JSON pointer (e.g. ``card#/render_protocol``) and the
@@ -106,7 +105,7 @@ def validate_card(card: Mapping[str, Any], *, where: str = "card") -> None:
         )
 
 
-def _clean(value: Any) -> Any:
+def _clean(value: object) -> object:
     """JSON-safe copy: NaN/inf/None numbers become ``not_reported``; tuples become lists."""
     if isinstance(value, float):
         return value if math.isfinite(value) else NOT_REPORTED
@@ -119,18 +118,18 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _number_map(values: Mapping[str, Any] | None) -> Any:
+def _number_map(values: Mapping[str, object] | None) -> object:
     if not values:
         return NOT_REPORTED
     return {k: (v if v != NOT_REPORTED else None) for k, v in _clean(dict(values)).items()}
 
 
-def _or_nr(value: Any) -> Any:
+def _or_nr(value: object) -> object:
     cleaned = _clean(value)
     return NOT_REPORTED if cleaned is None else cleaned
 
 
-def _interval(value: Any) -> Any:
+def _interval(value: object) -> object:
     """``[lo, hi]`` when both ends are finite numbers, else ``not_reported``."""
     cleaned = _clean(value)
     if isinstance(cleaned, list) and len(cleaned) == 2 and all(
@@ -140,7 +139,7 @@ def _interval(value: Any) -> Any:
     return NOT_REPORTED
 
 
-def _not_reported_fields(value: Any, pointer: str = "") -> Iterator[str]:
+def _not_reported_fields(value: object, pointer: str = "") -> Iterator[str]:
     if value == NOT_REPORTED:
         yield pointer or "/"
     elif isinstance(value, Mapping):
@@ -151,7 +150,7 @@ def _not_reported_fields(value: Any, pointer: str = "") -> Iterator[str]:
             yield from _not_reported_fields(v, f"{pointer}/{i}")
 
 
-def _post_processing(c0: Mapping[str, Any]) -> str:
+def _post_processing(c0: Mapping[str, object]) -> str:
     denoise = "denoised" if c0.get("denoise") else "no denoising"
     return f"transparent film; background composited after lighting; {denoise}"
 
@@ -171,7 +170,7 @@ VIEW_POLICY_CARD = {
 }
 
 
-def _preset_policy(name: str) -> tuple[str, str, dict[str, Any]] | None:
+def _preset_policy(name: str) -> tuple[str, str, dict[str, object]] | None:
     """Card wording of a ``preset:NAME`` view policy: (``policy``, rule, the preset's
     parameters), else ``None``."""
     if not name.startswith("preset:"):
@@ -186,10 +185,10 @@ def _preset_policy(name: str) -> tuple[str, str, dict[str, Any]] | None:
     return word, rule, p.to_dict()
 
 
-def _view_policy(name: str, views: Sequence[Mapping[str, float]], inflation: Any) -> dict[str, Any]:
+def _view_policy(name: str, views: Sequence[Mapping[str, float]], inflation: object) -> dict[str, object]:
     preset = _preset_policy(name)
     policy, rule = VIEW_POLICY_CARD[name] if preset is None else preset[:2]
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "policy": policy,
         "declared_views": [
             {"pitch_deg": float(v["pitch_deg"]), "yaw_deg": float(v["yaw_deg"])} for v in views
@@ -206,24 +205,24 @@ def _view_policy(name: str, views: Sequence[Mapping[str, float]], inflation: Any
 
 def build_card(
     *,
-    evaluator: Mapping[str, Any],
-    scenes: Mapping[str, Any],
-    render: Mapping[str, Any],
-    captions: Mapping[str, Any],
+    evaluator: Mapping[str, object],
+    scenes: Mapping[str, object],
+    render: Mapping[str, object],
+    captions: Mapping[str, object],
     views: Sequence[Mapping[str, float]],
-    stats: Mapping[str, Any] | None,
+    stats: Mapping[str, object] | None,
     bootstrap: int,
     seed: int,
-    thresholds: Mapping[str, Any],
+    thresholds: Mapping[str, object],
     evidence: Mapping[str, tuple[str, str]],
     known_missing: Sequence[str] = (),
-    companion: tuple[str, str] | tuple[str, str, Mapping[str, Any]] | None = None,
+    companion: tuple[str, str] | tuple[str, str, Mapping[str, object]] | None = None,
     baseline_card_id: str | None = None,
     view_policy: str = "single",
-    human_agreement: Mapping[str, Any] | None = None,
-    search: Mapping[str, Any] | None = None,
-    repeatability: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    human_agreement: Mapping[str, object] | None = None,
+    search: Mapping[str, object] | None = None,
+    repeatability: Mapping[str, object] | None = None,
+) -> dict[str, object]:
     """Assemble a v1.0 card from plain data and stamp its id.
 
     ``view_policy`` (``harness.protocol.configurations.VIEW_POLICIES``): ``single`` writes the card as it
@@ -263,13 +262,13 @@ def build_card(
     served = sorted(set(evaluator.get("served_models") or ()))
     if served:  # only evaluators whose endpoint reports a model id; local ones keep their bytes
         ev["served_models"] = served
-    evidence_group: dict[str, Any] = {}
+    evidence_group: dict[str, object] = {}
     for key in EVIDENCE_KEYS:
         status, location = evidence.get(key, (NOT_REPORTED, NOT_REPORTED))
         evidence_group[key] = {"status": status, "location": location}
     evidence_group["known_missing"] = sorted(set(known_missing))
     kind, details, *agreement = companion or (NOT_REPORTED, "no geometry-grounded, multi-view or human check in this run")
-    body: dict[str, Any] = {
+    body: dict[str, object] = {
         "card_type": CARD_TYPE,
         "schema_version": SCHEMA_VERSION,
         "scene_artifact_source": {
@@ -376,7 +375,7 @@ def build_card(
     return body
 
 
-def _looser(thresholds: Mapping[str, Any]) -> dict[str, Any]:
+def _looser(thresholds: Mapping[str, object]) -> dict[str, object]:
     """``{"looser_than_study": {...}}`` when any threshold is looser than the study's (a card
     says so beside its decision thresholds), else nothing (the card stays as it was)."""
     from harness.checks.thresholds import looser_than_study
@@ -386,8 +385,8 @@ def _looser(thresholds: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def registered_metrics(
-    values: Mapping[str, Any], thresholds: Mapping[str, Any]
-) -> dict[str, Any]:
+    values: Mapping[str, object], thresholds: Mapping[str, object]
+) -> dict[str, object]:
     """The card's ``registered_metrics`` group: every statistic registered with a ``compute``
     (:func:`harness.vocab.metrics.computed_metrics`) that is shown on cards, from ``values``
     (``EvaluatorSummary.registered``: name → value, or key → value for a keyed metric;
@@ -403,9 +402,9 @@ def registered_metrics(
     shown = [spec for spec in m.computed_metrics() if spec.shown_in("card")]
     if not shown:
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for spec in shown:
-        entry: dict[str, Any] = {"label": spec.label, "unit": spec.unit}
+        entry: dict[str, object] = {"label": spec.label, "unit": spec.unit}
         raw = values.get(spec.name)
         if spec.key is None:
             entry.update(_gated(spec, None, finite_or_none(raw), thresholds))
@@ -423,14 +422,14 @@ def registered_metrics(
 
 
 def _gated(
-    spec: m.MetricSpec, key: str | None, value: float | None, thresholds: Mapping[str, Any]
-) -> dict[str, Any]:
+    spec: m.MetricSpec, key: str | None, value: float | None, thresholds: Mapping[str, object]
+) -> dict[str, object]:
     """``{value, [threshold, [threshold_value, passed]]}`` of one value of ``spec``."""
     from harness.checks.assertions import check
     from harness.checks.thresholds import direction
     from harness.stats.summary import threshold_of
 
-    out: dict[str, Any] = {"value": value}
+    out: dict[str, object] = {"value": value}
     name = threshold_of(spec, key)
     if name is None:
         return out
@@ -443,12 +442,12 @@ def _gated(
     return out
 
 
-def write_card(card: Mapping[str, Any], path: str | Path) -> None:
+def write_card(card: Mapping[str, object], path: str | Path) -> None:
     """Write a card as indented, key-sorted JSON with a trailing newline (stable bytes)."""
     write_json_atomic(path, card)
 
 
-def _small_sample(n_prompts: Any) -> dict[str, Any]:
+def _small_sample(n_prompts: object) -> dict[str, object]:
     """``{"small_sample": {...}}`` when the intervals come from fewer prompt blocks than
     :data:`harness.checks.wording.SMALL_SAMPLE_BLOCKS` (every interval on the card is then
     indicative); empty otherwise, so cards of larger runs keep their ids."""
@@ -461,7 +460,7 @@ def _small_sample(n_prompts: Any) -> dict[str, Any]:
                              "is indicative"}}
 
 
-def read_card(path: str | Path) -> dict[str, Any]:
+def read_card(path: str | Path) -> dict[str, object]:
     """Read and validate a card file; raises :class:`CardError` naming the file."""
     try:
         card = read_json(Path(path))
@@ -473,14 +472,14 @@ def read_card(path: str | Path) -> dict[str, Any]:
     return card
 
 
-def read_report_cards(folder: str | Path) -> tuple[list[str], dict[str, dict[str, Any]]]:
+def read_report_cards(folder: str | Path) -> tuple[list[str], dict[str, dict[str, object]]]:
     """Every card under ``folder/cards/``, read and validated (:func:`read_card`: schema and
     recomputed id), each filed under its own evaluator: one problem line per card that is not,
     and the good cards by file stem (= evaluator id)."""
     from harness.core.errors import AuditError
 
     problems: list[str] = []
-    cards: dict[str, dict[str, Any]] = {}
+    cards: dict[str, dict[str, object]] = {}
     for path in sorted((Path(folder) / "cards").glob("*.json")):
         try:
             card = read_card(path)

@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from harness.core.bounded_input import read_json
 from harness.core.errors import CardError
@@ -48,7 +48,7 @@ PACKAGES = (
 )
 
 
-def source_revision(repo: Path = REPO_ROOT) -> dict[str, Any]:
+def source_revision(repo: Path = REPO_ROOT) -> dict[str, object]:
     """``{"revision": <commit> | "dirty" | "unknown", "commit": <commit> | None}``.
 
     "dirty" means tracked files differ from the commit: the code that ran is not any commit.
@@ -111,13 +111,13 @@ def output_entries(report_dir: Path, *, exclude: Iterable[str] = (MANIFEST_NAME,
 def build_manifest(
     *,
     run_id: str,
-    options: Mapping[str, Any],
+    options: Mapping[str, object],
     inputs: list[dict[str, str]],
     report_dir: Path,
-    source: Mapping[str, Any] | None = None,
+    source: Mapping[str, object] | None = None,
     packages: Mapping[str, str] | None = None,
-    render_host: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    render_host: Mapping[str, object] | None = None,
+) -> dict[str, object]:
     """The manifest of a finished report directory (outputs hashed as they are on disk).
 
     ``render_host``: facts about the machine that rendered (``None`` for a renderer that has
@@ -135,11 +135,11 @@ def build_manifest(
     }
 
 
-def write_manifest(manifest: Mapping[str, Any], report_dir: Path) -> Path:
+def write_manifest(manifest: Mapping[str, object], report_dir: Path) -> Path:
     return write_json_atomic(Path(report_dir) / MANIFEST_NAME, manifest)
 
 
-def _shape_errors(doc: Any) -> list[tuple[str, str]]:
+def _shape_errors(doc: object) -> list[tuple[str, str]]:
     """``(JSON pointer, message)`` for every shape problem of a parsed manifest."""
     import jsonschema
 
@@ -153,7 +153,7 @@ def _shape_errors(doc: Any) -> list[tuple[str, str]]:
     return [("/" + "/".join(str(p) for p in e.absolute_path), e.message) for e in errors]
 
 
-def manifest_problems(doc: Any) -> list[str]:
+def manifest_problems(doc: object) -> list[str]:
     """Shape problems of a parsed manifest, one line each (``manifest.json#<pointer>: ...``),
     checked against ``fixtures/schemas/report-manifest-v1.json``; at most
     :data:`MAX_SHAPE_PROBLEMS` lines plus a count of the rest."""
@@ -164,11 +164,11 @@ def manifest_problems(doc: Any) -> list[str]:
     return lines
 
 
-def load_manifest(report_dir: Path) -> dict[str, Any]:
+def load_manifest(report_dir: Path) -> dict[str, object]:
     """The parsed ``manifest.json`` of ``report_dir``, shape unchecked (see :func:`read_manifest`)."""
     path = Path(report_dir) / MANIFEST_NAME
 
-    def no_constant(name: str) -> Any:
+    def no_constant(name: str) -> NoReturn:
         raise ValueError(f"{name} is not a JSON number")
 
     try:
@@ -179,7 +179,7 @@ def load_manifest(report_dir: Path) -> dict[str, Any]:
         raise CardError(f"manifest.json is not JSON: {exc}", where=path) from exc
 
 
-def read_manifest(report_dir: Path) -> dict[str, Any]:
+def read_manifest(report_dir: Path) -> dict[str, object]:
     """The parsed, shape-checked manifest; raises :class:`CardError` naming the first bad field."""
     doc = load_manifest(report_dir)
     errors = _shape_errors(doc)
@@ -194,7 +194,7 @@ def read_manifest(report_dir: Path) -> dict[str, Any]:
     return doc
 
 
-def verify_outputs(report_dir: Path, manifest: Mapping[str, Any]) -> list[str]:
+def verify_outputs(report_dir: Path, manifest: Mapping[str, object]) -> list[str]:
     """Problems with the outputs: missing, changed or unlisted files (empty when all match)."""
     problems = []
     listed = {e["path"]: e["sha256"] for e in manifest.get("outputs", [])}
@@ -209,7 +209,7 @@ def verify_outputs(report_dir: Path, manifest: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def refuse_edited_outputs(report_dir: Path, manifest: Mapping[str, Any], *, keep: Iterable[str]) -> None:
+def refuse_edited_outputs(report_dir: Path, manifest: Mapping[str, object], *, keep: Iterable[str]) -> None:
     """A :class:`CardError` when a file the manifest lists (those of ``keep``, the files about
     to be rewritten or listed, aside) is missing or differs from its recorded sha256: an
     edited report is never re-blessed by rewriting the manifest. Files it does not list are

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from harness.core.numbers import finite_or_none
 
 if TYPE_CHECKING:
     from harness.stats.summary import EvaluatorSummary, PanelSummary
 
-Outcome = dict[str, Any]
+Outcome = dict[str, object]
 
 
 class Bound(StrEnum):
@@ -55,7 +55,7 @@ def _bound(bound: Bound | str) -> Bound:
         raise ValueError(f"bound must be one of {', '.join(b.value for b in Bound)}, got {bound!r}") from None
 
 
-def _interval(interval: Sequence[Any] | None) -> list[float | None] | None:
+def _interval(interval: Sequence[object] | None) -> list[float | None] | None:
     if interval is None or isinstance(interval, str):
         return None
     values = list(interval)
@@ -66,12 +66,12 @@ def _interval(interval: Sequence[Any] | None) -> list[float | None] | None:
 
 def check(
     metric: str,
-    estimate: Any,
+    estimate: object,
     op: str,
     threshold: float,
     *,
     threshold_name: str = "",
-    interval: Sequence[Any] | None = None,
+    interval: Sequence[object] | None = None,
     evaluator: str = "",
     card_id: str = "",
     bound: Bound | str = Bound.ESTIMATE,
@@ -122,13 +122,13 @@ def _require(outcome: Outcome) -> Outcome:
     return outcome
 
 
-def assert_at_most(metric: str, estimate: Any, threshold: float, **kw: Any) -> Outcome:
+def assert_at_most(metric: str, estimate: object, threshold: float, **kw: object) -> Outcome:
     """Fail unless ``estimate <= threshold`` (see :func:`check` for keywords)."""
     __tracebackhide__ = True
     return _require(check(metric, estimate, "<=", threshold, **kw))
 
 
-def assert_at_least(metric: str, estimate: Any, threshold: float, **kw: Any) -> Outcome:
+def assert_at_least(metric: str, estimate: object, threshold: float, **kw: object) -> Outcome:
     """Fail unless ``estimate >= threshold`` (see :func:`check` for keywords)."""
     __tracebackhide__ = True
     return _require(check(metric, estimate, ">=", threshold, **kw))
@@ -148,7 +148,7 @@ class AuditCheck:
         thresholds: dict[str, float],
         card_id: Callable[[], str] | str = "",
         record: Callable[[Outcome], None] | None = None,
-        skip: Callable[[str], Any] | None = None,
+        skip: Callable[[str], object] | None = None,
         declared: Callable[[str], bool] | None = None,
         no_data: Callable[[], str | None] | None = None,
         blocks: Callable[[], int | None] | None = None,
@@ -175,10 +175,10 @@ class AuditCheck:
     def __call__(
         self,
         metric: str,
-        estimate: Any,
+        estimate: object,
         threshold_name: str,
         *,
-        interval: Sequence[Any] | None = None,
+        interval: Sequence[object] | None = None,
         bound: Bound | str = Bound.ESTIMATE,
         interval_kind: str | None = None,
     ) -> Outcome:
@@ -264,8 +264,8 @@ class AuditCheck:
     def _gate(
         self,
         label: str,
-        estimate: Any,
-        interval: Sequence[Any] | None,
+        estimate: object,
+        interval: Sequence[object] | None,
         threshold_name: str,
         value: float,
         bound: Bound,

@@ -25,7 +25,6 @@ import fnmatch
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.errors import AuditError
 from harness.vocab.metrics import THRESHOLDS, default_thresholds, scoped_thresholds
@@ -97,7 +96,7 @@ def _check_name(name: str, where: str, custom: frozenset[str] = frozenset()) -> 
 
 
 def _check_values(
-    values: Mapping[str, Any], where: str, custom: frozenset[str] = frozenset()
+    values: Mapping[str, object], where: str, custom: frozenset[str] = frozenset()
 ) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, value in values.items():
@@ -108,7 +107,7 @@ def _check_values(
     return out
 
 
-def _check_custom(values: Any, where: str) -> dict[str, float]:
+def _check_custom(values: object, where: str) -> dict[str, float]:
     if not isinstance(values, Mapping):
         raise ThresholdError("custom must be a table of min_<what> / max_<what> = value", where=where)
     for name in values:
@@ -135,7 +134,7 @@ class Thresholds:
     custom: frozenset[str] = frozenset()  # declared custom names (their values are in base)
 
     @classmethod
-    def from_table(cls, table: Mapping[str, Any] | None, *, where: str = "[tool.t3d-audit.thresholds]") -> Thresholds:
+    def from_table(cls, table: Mapping[str, object] | None, *, where: str = "[tool.t3d-audit.thresholds]") -> Thresholds:
         """Parse the TOML table (``overrides`` is a sub-table of pattern → values)."""
         if table is not None and not isinstance(table, Mapping):
             raise ThresholdError(f"thresholds must be a table, got {table!r}", where=where)
@@ -185,8 +184,8 @@ class Thresholds:
             self.custom,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"base": dict(self.base), "overrides": {p: dict(v) for p, v in self.overrides}}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"base": dict(self.base), "overrides": {p: dict(v) for p, v in self.overrides}}
         if self.custom:  # only when declared, so existing run ids stay as they were
             out["custom"] = sorted(self.custom)
         return out
@@ -205,7 +204,7 @@ def direction(name: str) -> str:
 
 # ------------------------------------------------------------------ built-in defaults, layered
 
-def looser_than_study(values: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+def looser_than_study(values: Mapping[str, object]) -> dict[str, dict[str, float]]:
     """The thresholds in ``values`` (an evaluator's effective thresholds) that are looser than
     the study's built-in value: a ``max`` set higher or a ``min`` set lower. Name ->
     ``{"value": set, "study": built-in}``, sorted by name; empty when none is."""
@@ -224,7 +223,7 @@ def looser_than_study(values: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     return out
 
 
-def study_table() -> dict[str, Any]:
+def study_table() -> dict[str, object]:
     """The study's built-in threshold values (every registered threshold with a default)."""
     return default_thresholds()
 
@@ -241,7 +240,7 @@ def study_table_toml() -> str:
     return "\n".join(lines) + "\n"
 
 
-def repeated_defaults_that_differ(table: Mapping[str, Any]) -> dict[str, tuple[Any, float | None]]:
+def repeated_defaults_that_differ(table: Mapping[str, object]) -> dict[str, tuple[object, float | None]]:
     """The thresholds of a project ``table`` that name a built-in one but give another value
     than its default: name → (the table's value, the default). Empty when the table only
     repeats built-in values (or sets none)."""
@@ -251,8 +250,8 @@ def repeated_defaults_that_differ(table: Mapping[str, Any]) -> dict[str, tuple[A
             and float(value) != float(study[name])}  # fmt: skip
 
 
-def layered(project: Mapping[str, Any] | None, *, where: str = "[tool.t3d-audit.thresholds]",
-            defaults: Mapping[str, Any] | None = None) -> Thresholds:
+def layered(project: Mapping[str, object] | None, *, where: str = "[tool.t3d-audit.thresholds]",
+            defaults: Mapping[str, object] | None = None) -> Thresholds:
     """The study's defaults with a project's threshold table layered over them.
 
     The project may set any known threshold (its value wins), declare ``custom`` ones and

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
 
 # Bootstrap intervals over fewer prompt blocks than this are flagged "small sample".
 SMALL_SAMPLE_BLOCKS = 10
@@ -25,7 +24,7 @@ SMALL_SAMPLE_BLOCKS = 10
 _SYMBOLS = {"<=": "≤", ">=": "≥"}
 
 
-def number(value: Any) -> str:
+def number(value: object) -> str:
     """``value`` for a person: two decimals in the usual range, else three significant digits;
     ``n/a`` when missing or not finite."""
     if value is None or isinstance(value, bool):
@@ -41,7 +40,7 @@ def number(value: Any) -> str:
     return f"{x:.3g}"
 
 
-def count(value: Any) -> str:
+def count(value: object) -> str:
     """A count for a person: ``12``, not ``12.00`` (a non-integral value, e.g. a bootstrap
     bound, keeps :func:`number`'s form)."""
     try:
@@ -51,7 +50,7 @@ def count(value: Any) -> str:
     return str(int(x)) if math.isfinite(x) and x.is_integer() else number(value)
 
 
-def counts_things(threshold_name: Any) -> bool:
+def counts_things(threshold_name: object) -> bool:
     """Whether the metric a threshold gates is a count (unit ``count`` in the registry)."""
     from harness.vocab.metrics import METRICS
 
@@ -63,12 +62,12 @@ def counts_things(threshold_name: Any) -> bool:
     )
 
 
-def is_small_sample(blocks: Any) -> bool:
+def is_small_sample(blocks: object) -> bool:
     """Whether an interval over ``blocks`` prompt blocks is flagged (unknown counts are not)."""
     return isinstance(blocks, int) and not isinstance(blocks, bool) and 0 < blocks < SMALL_SAMPLE_BLOCKS
 
 
-def small_sample_note(blocks: Any) -> str:
+def small_sample_note(blocks: object) -> str:
     """``small sample: 2 prompt blocks`` for a flagged count, else ``""``."""
     if not is_small_sample(blocks):
         return ""
@@ -89,7 +88,7 @@ def metric_name(label: str) -> str:
     return label
 
 
-def interval_text(interval: Any, blocks: Any = None, fmt: Callable[[Any], str] = number) -> str:
+def interval_text(interval: object, blocks: object = None, fmt: Callable[[object], str] = number) -> str:
     """``95% CI [1.05, 2.10]`` (plus the small-sample note), or ``no interval``; ``fmt``
     writes the bounds (:func:`count` for a count)."""
     if not isinstance(interval, list | tuple) or len(interval) != 2:
@@ -99,7 +98,7 @@ def interval_text(interval: Any, blocks: Any = None, fmt: Callable[[Any], str] =
     return f"{text}; {note}" if note else text
 
 
-def rule(outcome: Mapping[str, Any], *, evaluator: bool = True) -> str:
+def rule(outcome: Mapping[str, object], *, evaluator: bool = True) -> str:
     """One check as a rule and its result (no card): see the module docstring.
 
     ``outcome``: a check outcome (``harness.checks.assertions.check``; ``results.json`` checks)."""
@@ -127,7 +126,7 @@ def rule(outcome: Mapping[str, Any], *, evaluator: bool = True) -> str:
     )
 
 
-def rule_with_card(outcome: Mapping[str, Any]) -> str:
+def rule_with_card(outcome: Mapping[str, object]) -> str:
     """:func:`rule` followed by ``[card <id>]`` when the check names a card (one line)."""
     card = outcome.get("card_id")
     return rule(outcome) + (f" [card {card}]" if card else "")

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from harness.core.jsonout import print_json
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 HELP = "list registered evaluators"
 T = TypeVar("T")
@@ -39,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     offered = project_specs()  # registers the Scorers among them
     registered = registry.all_specs()
     known = {s.id for s in registered}
-    specs: list[Any] = registered + [s for s in offered if s.id not in known]
+    specs: list[object] = registered + [s for s in offered if s.id not in known]
     if args.patterns:
         chosen = {s.id for s in select_evaluators(args.patterns, offered)}
         specs = [s for s in specs if s.id in chosen]
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _json_row(spec: Any) -> dict[str, Any]:
+def _json_row(spec: EvaluatorSpec) -> dict[str, object]:
     import json
 
     from harness.core.jsonout import strict
@@ -67,7 +70,7 @@ def _json_row(spec: Any) -> dict[str, Any]:
     return row
 
 
-def _text_row(spec: Any) -> tuple[str, ...]:
+def _text_row(spec: EvaluatorSpec) -> tuple[str, ...]:
     return (
         spec.id,
         str(getattr(spec, "family", "") or "pytest_audit_evaluators"),
@@ -78,7 +81,7 @@ def _text_row(spec: Any) -> tuple[str, ...]:
     )
 
 
-def _listed(spec: Any, row: Callable[[Any], T]) -> T:
+def _listed(spec: EvaluatorSpec, row: Callable[[object], T]) -> T:
     """``row(spec)``; a spec a project's hook offered that lacks a field or raises in one (a
     duck-typed spec needs ``id``, ``needs_text``, ``identity()``, ``identity_hash``) is an
     :class:`EvaluatorError` naming it, not a traceback."""
@@ -94,7 +97,7 @@ def _listed(spec: Any, row: Callable[[Any], T]) -> T:
         ) from None
 
 
-def _weights_available(spec: Any) -> bool:
+def _weights_available(spec: EvaluatorSpec) -> bool:
     """A hook's duck-typed spec without ``weights_available`` needs no weights."""
     check = getattr(spec, "weights_available", None)
     try:

@@ -15,10 +15,13 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.commands import warm as warm_cmd
 from harness.run import argtypes
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 HELP = "render and score a profile into a shared store (for pytest --audit-store)"
 
@@ -34,10 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-render", action="store_true", help="only score (renders exist)")
 
 
-def score_plan(session: Any, *, backend: str = "local", address: str | None = None,
+def score_plan(session: object, *, backend: str = "local", address: str | None = None,
                device: str = "auto", batch_size: int = 32,
-               log: Any = print, slurm: dict[str, Any] | None = None,
-               shard_report: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+               log: object = print, slurm: dict[str, object] | None = None,
+               shard_report: dict[str, object] | None = None) -> dict[str, object]:  # fmt: skip
     """Score every image evaluator of ``session`` (which has ``--audit-store`` and fill
     ``local``) into its store; returns evaluator id -> ``MeasureStats``. On ``ray`` each
     evaluator is one scoring actor, all evaluators at once. On ``slurm`` (``slurm``: the
@@ -69,7 +72,7 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
         load = ray_evaluator_loader(connect(address), device=device, batch_size=batch_size)
     plan, renderer, cache_dir = inputs.plan, inputs.renderer, session.options.cache_dir
 
-    def one(spec: Any) -> tuple[str, MeasureStats]:
+    def one(spec: EvaluatorSpec) -> tuple[str, MeasureStats]:
         stats = MeasureStats()
         start = time.monotonic()
         measure_images(spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load,
@@ -83,7 +86,7 @@ def score_plan(session: Any, *, backend: str = "local", address: str | None = No
         return dict(pool.map(one, specs))
 
 
-def check_selection(profile: str, evaluators: tuple[str, ...], extra: Sequence[Any] = ()) -> None:
+def check_selection(profile: str, evaluators: tuple[str, ...], extra: Sequence[object] = ()) -> None:
     """Raise the typed error an unknown profile or evaluator pattern would raise later, now.
     ``extra``: specs a project's ``pytest_audit_evaluators`` hook offers (they match too)."""
     from harness.protocol.configurations import get_profile
@@ -120,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     session = AuditSession(options)
     print(f"scoring into {url}/scores ({args.backend} backend):", flush=True)
     start = time.monotonic()
-    shards: dict[str, Any] = {}
+    shards: dict[str, object] = {}
     stats = score_plan(session, backend=args.backend, address=args.address,
                        device=args.score_device, batch_size=args.batch_size,
                        slurm=slurm_score_options(args) if args.backend == "slurm" else None,
@@ -136,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if code or failed or shards.get("failed") else 0
 
 
-def slurm_score_options(args: argparse.Namespace) -> dict[str, Any]:
+def slurm_score_options(args: argparse.Namespace) -> dict[str, object]:
     """:func:`harness.backends.slurm.score.score_slurm`'s options from the command line."""
     from harness.backends.slurm.cli import options_from_args, scoring_seconds_per_pair
 

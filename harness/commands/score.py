@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import csv
 from pathlib import Path
-from typing import Any
 
 from harness.core import bounded_input
 from harness.core.errors import EvaluatorError
@@ -46,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
 
 
-def read_captions(path: Path) -> list[dict[str, Any]]:
+def read_captions(path: Path) -> list[dict[str, object]]:
     """Entries ``{"image", "caption", ...optional record columns}`` from a captions file."""
     if not path.is_file():
         raise EvaluatorError("captions file not found", where=path)
@@ -54,7 +53,7 @@ def read_captions(path: Path) -> list[dict[str, Any]]:
         text = bounded_input.read_text(path, what="captions file")
     except (OSError, UnicodeDecodeError) as exc:
         raise EvaluatorError(f"cannot read the captions file: {exc}", where=path) from None
-    entries: list[dict[str, Any]] = []
+    entries: list[dict[str, object]] = []
     if path.suffix.lower() == ".csv":
         reader = csv.DictReader(text.splitlines())
         if not reader.fieldnames or not {"image", "caption"} <= set(reader.fieldnames):
@@ -108,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.images.is_dir():
         raise EvaluatorError("--images is not a directory", where=args.images)
     entries = read_captions(args.captions)
-    rows: dict[tuple[str, ...], dict[str, Any]] = {}
+    rows: dict[tuple[str, ...], dict[str, object]] = {}
     for i, entry in enumerate(entries):
         path = args.images / entry["image"]
         if not path.is_file():

@@ -26,7 +26,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from harness.backends.prefetch import prefetch_for
 from harness.core.errors import AuditError
@@ -37,7 +36,7 @@ from harness.search.requests import profile_request, project_thresholds
 HELP = "search the protocol space beyond the grid for where a verdict breaks"
 
 
-def _split(text: str) -> Any:
+def _split(text: str) -> object:
     from harness.search.pipeline import Split
 
     discovery, plus, held = str(text).partition("+")
@@ -58,7 +57,7 @@ def _shown(text: str) -> str:
     return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
 
-def _ranged(name: str) -> Any:
+def _ranged(name: str) -> object:
     """The argparse type of whole-number option ``name`` (range: harness.protocol.search_limits)."""
     from harness.protocol.search_limits import INT_RANGES, range_text
 
@@ -165,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     request = profile_request(args.profile, spec.id, objective=args.objective, budget=args.budget,
                               seed=args.seed, batch=args.batch, wall_time=args.wall_time, split=args.split,
                               axes=args.axes, flip_points=args.flip_region)  # fmt: skip
-    bar: Any = None
+    bar: object = None
 
     def progress(done: int, best: float, budget: int) -> None:
         # a bar on a terminal, one plain line every 30 s in a log (harness.core.progress)
@@ -230,7 +229,7 @@ def check_out(out: Path) -> None:
                              hint="remove it, or give --out another folder")  # fmt: skip
 
 
-def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = None) -> list[Path]:
+def write_outputs(result: object, out: Path, renderer: object, scenes: Path | None = None) -> list[Path]:
     """``search.json`` and the search figures (:mod:`harness.report.search_figures`) in
     ``out``: the trace; the first discovery scene rendered at c0 beside the worst
     configuration; the flip region's points on the axes that carry the flips."""
@@ -257,7 +256,7 @@ def write_outputs(result: Any, out: Path, renderer: Any, scenes: Path | None = N
     return written
 
 
-def render_text(doc: dict[str, Any]) -> str:
+def render_text(doc: dict[str, object]) -> str:
     """The human summary of a search document."""
     lines = [f"search {doc['evaluator']} on {doc['profile']}: {doc['objective']} "
              f"({doc['objective_label']}), {doc['trials']} of {doc['budget']} configurations "
@@ -288,7 +287,7 @@ def render_text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _slurm_options(args: argparse.Namespace) -> dict[str, Any] | None:
+def _slurm_options(args: argparse.Namespace) -> dict[str, object] | None:
     """The Slurm options of ``--backend slurm`` (``None`` for the other backends)."""
     if args.backend != "slurm":
         return None

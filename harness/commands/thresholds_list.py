@@ -13,7 +13,6 @@ pyproject.toml may repeat it; every value it repeats must equal the built-in one
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from harness.core.jsonout import print_json
 
@@ -27,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the built-in values as a [tool.t3d-audit.thresholds] table")
 
 
-def rows() -> list[dict[str, Any]]:
+def rows() -> list[dict[str, object]]:
     """Every registered threshold as a plain row, registration order."""
     from harness.vocab.metrics import THRESHOLDS
 

@@ -37,9 +37,9 @@ import stat
 from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
 
 from harness.core.errors import AuditError
+from harness.core.jsonout import JSONValue
 
 MAX_BYTES_ENV = "T3D_AUDIT_MAX_INPUT_BYTES"
 MAX_DEPTH_ENV = "T3D_AUDIT_MAX_JSON_DEPTH"
@@ -193,10 +193,10 @@ class DuplicateKeyError(ValueError):
         self.key = key
 
 
-def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
     """``object_pairs_hook`` for ``json``: the object as a dict, or :class:`DuplicateKeyError`
     for a key given twice."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in pairs:
         if key in out:
             raise DuplicateKeyError(key)
@@ -234,7 +234,7 @@ def _brackets(data: str | bytes) -> bytes:
 
 
 def loads(text: str | bytes, *, where: str | Path | None = None, limit: int | None = None,
-          **kwargs: Any) -> Any:
+          **kwargs: object) -> JSONValue:
     """``json.loads(text, **kwargs)`` with the nesting of :func:`json_depth` at most ``limit``
     (default :func:`max_depth`). Raises ``json.JSONDecodeError`` (a :class:`JsonDepthError`
     when too deep) as ``json.loads`` would, also for an integer too long for Python to convert
@@ -256,7 +256,7 @@ def loads(text: str | bytes, *, where: str | Path | None = None, limit: int | No
 
 
 def read_json(path: str | Path, *, encoding: str = "utf-8", what: str = "file",
-              parse_constant: Callable[[str], Any] | None = None, **kwargs: Any) -> Any:
+              parse_constant: Callable[[str], object] | None = None, **kwargs: object) -> object:
     """A user JSON file, bounded in size and depth (see the module docstring)."""
     text = read_text(path, encoding=encoding, what=what)
     if parse_constant is not None:
@@ -264,7 +264,7 @@ def read_json(path: str | Path, *, encoding: str = "utf-8", what: str = "file",
     return loads(text, where=path, **kwargs)
 
 
-def read_report_json(path: str | Path, *, encoding: str = "utf-8", what: str = "file", **kwargs: Any) -> Any:
+def read_report_json(path: str | Path, *, encoding: str = "utf-8", what: str = "file", **kwargs: object) -> JSONValue:
     """A JSON file of the harness's own output format (a report directory's files, bundled
     data), bounded in size like :func:`read_json` but not by the user's
     ``$T3D_AUDIT_MAX_JSON_DEPTH``: a low depth setting meant for untrusted input must not make
@@ -273,14 +273,14 @@ def read_report_json(path: str | Path, *, encoding: str = "utf-8", what: str = "
     return loads(read_text(path, encoding=encoding, what=what), where=path, limit=DEPTH_CEILING, **kwargs)
 
 
-def read_toml(path: str | Path, *, what: str = "file") -> dict[str, Any]:
+def read_toml(path: str | Path, *, what: str = "file") -> dict[str, object]:
     """A user TOML file (``pyproject.toml``), bounded in size; nesting too deep for
     ``tomllib``'s recursion is a :class:`JsonDepthError`-like ``ValueError`` (``TOMLDecodeError``)
     naming the limit instead of a ``RecursionError``."""
     return toml_loads(read_text(path, what=what), where=path)
 
 
-def toml_loads(text: str, *, where: str | Path | None = None) -> dict[str, Any]:
+def toml_loads(text: str, *, where: str | Path | None = None) -> dict[str, object]:
     """``tomllib.loads(text)``, where every failure is a ``TOMLDecodeError``: nesting too deep
     for its recursion, and an integer over Python's 4300 digits (a plain ``ValueError`` from
     ``tomllib``, which handlers catching ``TOMLDecodeError`` let through as a traceback)."""

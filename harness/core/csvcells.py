@@ -15,7 +15,6 @@ A leaf module: it imports nothing from the harness.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 # the full-width forms too: a spreadsheet in a CJK locale reads "＝1+1" as "=1+1"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
@@ -23,7 +22,7 @@ QUOTE = "'"
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?%?", re.ASCII)
 
 
-def neutral(cell: Any) -> Any:
+def neutral(cell: object) -> object:
     """``cell`` with a leading ``'`` when it is a string starting with a formula character
     (:data:`FORMULA_STARTS`) or with ``'``; any other value unchanged."""
     if isinstance(cell, str) and cell.startswith((*FORMULA_STARTS, QUOTE)) and not _NUMBER.fullmatch(cell):
@@ -31,7 +30,7 @@ def neutral(cell: Any) -> Any:
     return cell
 
 
-def restore(cell: Any) -> Any:
+def restore(cell: object) -> object:
     """The inverse of :func:`neutral` on what it wrote: one leading ``'`` removed (a plain
     number never starts with ``'``)."""
     if isinstance(cell, str) and cell.startswith(QUOTE):

@@ -18,7 +18,6 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 
 def current_umask() -> int:
@@ -88,7 +87,7 @@ def write_text_atomic(
 
 
 def json_text(
-    value: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_ascii: bool = False
+    value: object, *, indent: int | None = 2, sort_keys: bool = True, ensure_ascii: bool = False
 ) -> str:
     """``value`` as JSON text with a trailing newline: the one serialisation of every JSON file
     the harness writes (each writer keeps its own indent, key order and escaping, so its bytes
@@ -105,7 +104,7 @@ def json_text(
 
 def write_json_atomic(
     path: str | Path,
-    value: Any,
+    value: object,
     *,
     indent: int | None = 2,
     sort_keys: bool = True,

@@ -9,12 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 _CHUNK = 1 << 20
 
 
-def canonical_json(value: Any) -> bytes:
+def canonical_json(value: object) -> bytes:
     """Serialise ``value`` to canonical JSON bytes (sorted keys, compact, UTF-8)."""
     return json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -26,7 +25,7 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_json(value: Any) -> str:
+def sha256_json(value: object) -> str:
     """Hex sha256 of the canonical JSON of ``value``."""
     return sha256_bytes(canonical_json(value))
 

@@ -8,10 +8,9 @@ everywhere. A leaf: imports nothing from the harness.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 
-def finite_or_none(value: Any) -> float | None:
+def finite_or_none(value: object) -> float | None:
     """``value`` as a finite float, else ``None`` (NaN, ±inf, ``None``, a bool, a non-number)."""
     if value is None or isinstance(value, bool):
         return None
@@ -22,13 +21,13 @@ def finite_or_none(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def finite_or_nan(value: Any) -> float:
+def finite_or_nan(value: object) -> float:
     """``value`` as a finite float, else NaN (for plotting and array code)."""
     number = finite_or_none(value)
     return math.nan if number is None else number
 
 
-def count_or_none(value: Any) -> int | None:
+def count_or_none(value: object) -> int | None:
     """``value`` as an int count (a finite number truncated), else ``None``."""
     number = finite_or_none(value)
     return None if number is None else int(number)

@@ -11,14 +11,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, Protocol, TextIO
+from typing import Protocol, TextIO
 
 # seconds between two lines in a log; T3D_AUDIT_PROGRESS_INTERVAL overrides it
 DEFAULT_INTERVAL_S = 30.0
 
 
 class Progress(Protocol):
-    def update(self, n: int = 1) -> Any: ...
+    def update(self, n: int = 1) -> object: ...
 
     def close(self) -> None: ...
 

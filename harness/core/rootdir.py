@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -36,7 +35,7 @@ def separated_values(args: list[str], options: Iterable[str]) -> list[tuple[str,
     return found
 
 
-def _determine(config: pytest.Config, file_or_dir: list[str]) -> tuple[Path, Path | None, Any]:
+def _determine(config: pytest.Config, file_or_dir: list[str]) -> tuple[Path, Path | None, object]:
     from _pytest.config.findpaths import determine_setup
 
     ns = config.known_args_namespace

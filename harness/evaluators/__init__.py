@@ -7,15 +7,13 @@ own scoring code) and :func:`register` (``harness.evaluators.registry.register``
 package never imports torch.
 """
 
-from typing import Any
-
 from harness.evaluators.base import EmbeddingEvaluator, Evaluator, EvaluatorSpec, ScoreResult
 from harness.evaluators.scorer import Scorer
 
 __all__ = ["EmbeddingEvaluator", "Evaluator", "EvaluatorSpec", "ScoreResult", "Scorer", "register"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "register":  # the registry loads the catalogue: only when asked for
         from harness.evaluators.registry import register
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -25,7 +25,7 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def to_pil(image: np.ndarray) -> Any:
+def to_pil(image: np.ndarray) -> object:
     """An ``(H, W, 3)`` uint8 array as a PIL RGB image."""
     from PIL import Image
 
@@ -58,9 +58,9 @@ def distinct_images(
     return rows, generate()
 
 
-def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+def batched(items: Iterable[object], size: int) -> Iterator[list[object]]:
     """Consecutive lists of at most ``size`` items."""
-    batch: list[Any] = []
+    batch: list[object] = []
     for item in items:
         batch.append(item)
         if len(batch) == size:

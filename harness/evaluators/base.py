@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from harness.core.errors import EvaluatorError
 from harness.core.hashing import sha256_json
@@ -50,7 +50,7 @@ IDENTITY_FIELDS = (
 )
 
 
-def _score_range(value: Any) -> tuple[float, float]:
+def _score_range(value: object) -> tuple[float, float]:
     """``(low, high)`` of a declared score range as floats; ``(nan, nan)`` (refused by the
     caller) for anything but a pair of real numbers: three items, ``None``, strings, booleans,
     a value whose ``__float__`` or iteration raises."""
@@ -124,7 +124,7 @@ class EvaluatorSpec:
     checkpoint_sha256: str = ""
     hub_repo: str = ""
     hub_files: tuple[str, ...] = ()
-    options: tuple[tuple[str, Any], ...] = ()
+    options: tuple[tuple[str, object], ...] = ()
     description: str = ""
     score_range: tuple[float, float] | None = None  # closed [low, high]; None: any finite score
 
@@ -147,13 +147,13 @@ class EvaluatorSpec:
             object.__setattr__(self, "options", tuple(sorted(dict(self.options).items())))
 
     # ----------------------------------------------------------------- identity
-    def option(self, key: str, default: Any = None) -> Any:
+    def option(self, key: str, default: object = None) -> object:
         """The adapter option ``key`` (``default`` when unset)."""
         return dict(self.options).get(key, default)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         """Every field the Evaluator Configuration Card records, as JSON-ready builtins."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for name in IDENTITY_FIELDS:
             value = getattr(self, name)
             if name == "options":
@@ -200,7 +200,7 @@ class EvaluatorSpec:
             raise EvaluatorError(f"evaluator {self.id!r}: {exc.what}", hint=exc.hint) from None
         return build(self, device=device, batch_size=batch_size)
 
-    def with_changes(self, **changes: Any) -> EvaluatorSpec:
+    def with_changes(self, **changes: object) -> EvaluatorSpec:
         """A copy with some fields replaced (e.g. a local checkpoint path)."""
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values.update(changes)
@@ -229,7 +229,7 @@ class EmbeddingEvaluator(Evaluator, Protocol):
         ...
 
 
-def check_pairs(spec: EvaluatorSpec, images: Sequence[Any], captions: Sequence[str]) -> None:
+def check_pairs(spec: EvaluatorSpec, images: Sequence[object], captions: Sequence[str]) -> None:
     """Raise a clear error unless images and captions pair up one to one."""
     if len(images) != len(captions):
         raise EvaluatorError(
@@ -238,7 +238,7 @@ def check_pairs(spec: EvaluatorSpec, images: Sequence[Any], captions: Sequence[s
         )
 
 
-def check_image(spec: EvaluatorSpec, image: Any, index: int) -> None:
+def check_image(spec: EvaluatorSpec, image: object, index: int) -> None:
     """Raise unless ``image`` is an ``(H, W, 3)`` uint8 array."""
     shape = getattr(image, "shape", None)
     dtype = str(getattr(image, "dtype", ""))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from harness.core.bounded_input import read_json
 from harness.core.errors import EvaluatorError
@@ -83,7 +82,7 @@ def openclip_spec(
     description: str = "",
 ) -> EvaluatorSpec:
     """A spec for an open_clip model ``model_name`` with pretrained tag or local file ``tag``."""
-    options: dict[str, Any] = {
+    options: dict[str, object] = {
         "interpolation": interpolation,
         "mean": list(mean),
         "resize_mode": resize_mode,
@@ -131,7 +130,7 @@ def hf_spec(
     score_range: tuple[float, float] = PROBABILITY_RANGE,
     instruction: str = "",
     decoding: str = "",
-    options: dict[str, Any] | None = None,
+    options: dict[str, object] | None = None,
     description: str = "",
 ) -> EvaluatorSpec:
     """A spec for a transformers model loaded with ``from_pretrained(repo)``."""
@@ -205,7 +204,7 @@ def judge_spec(
     )
 
 
-def freeze_options(options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+def freeze_options(options: dict[str, object]) -> tuple[tuple[str, object], ...]:
     """Sorted (key, value) pairs with lists turned into tuples (hashable)."""
     return tuple(
         (k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(options.items())

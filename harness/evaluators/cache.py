@@ -34,7 +34,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.cacheseal import CorruptEntry, discarded, read_sealed, sealed, unseal
 from harness.core.fileio import write_bytes_atomic
@@ -95,7 +95,7 @@ class ScoreCache:
     def _prefix(identity_hash: str, image_sha: str) -> str:
         return f"{PREFIX}/{identity_hash}/{image_sha[:2]}/{image_sha}"
 
-    def _location(self, name: str) -> Any:
+    def _location(self, name: str) -> object:
         """What :meth:`put` returns and warnings name: a path in a local cache, else the key."""
         return Path(self.root.parent, name) if self.root is not None else name
 
@@ -153,7 +153,7 @@ class ScoreCache:
         image_sha: str,
         scores: Mapping[str, float],
         served: Mapping[str, str] | None = None,
-    ) -> Any:
+    ) -> object:
         """Publish the finite ``scores`` (caption -> score) of one image as one segment;
         ``served`` (caption -> served model id) is stored with the scores that have one.
         Returns where the segment is (a path; a key in a store), ``None`` if nothing was finite."""

@@ -26,7 +26,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from harness.core.errors import EvaluatorError
 from harness.vocab.registry_type import Lazy, Registry, VocabularyError
@@ -55,13 +55,13 @@ class Family:
     """
 
     adapter: str
-    build: str | Callable[..., Any]
+    build: str | Callable[..., object]
     input: InputKind = "image"
     weights: WeightsKind = "none"
     role: Role = "alignment"
     keeps_responses: bool = False
     extra: str = "models"
-    specs: str | Callable[[], Any] | None = None
+    specs: str | Callable[[], object] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.adapter, str) or not self.adapter.strip():
@@ -84,7 +84,7 @@ class Family:
                         f"family {self.adapter!r}: {name} {value!r} is not 'module:function'"
                     ) from None
 
-    def builder(self) -> Callable[..., Any]:
+    def builder(self) -> Callable[..., object]:
         """The build callable (imports its module on first use)."""
         if not isinstance(self.build, Lazy):
             return self.build
@@ -96,7 +96,7 @@ class Family:
                 hint=f"pip install 't3d-audit[{self.extra}]'",
             ) from exc
 
-    def own_specs(self) -> list[Any]:
+    def own_specs(self) -> list[object]:
         """The family's own evaluator specs (none when it declares no ``specs``)."""
         return [] if self.specs is None else list(self.specs())
 
@@ -138,20 +138,20 @@ def all_families() -> list[Family]:
     return list(FAMILIES)
 
 
-def adapter_input(spec: Any) -> InputKind:
+def adapter_input(spec: object) -> InputKind:
     """``scene`` when ``spec``'s family reads the structured scene, else ``image`` (also for
     anything that is not a registered spec, e.g. a test double)."""
     family = find_family(str(getattr(spec, "adapter", "")))
     return family.input if family is not None else "image"
 
 
-def has_role(spec: Any, role: Role) -> bool:
+def has_role(spec: object, role: Role) -> bool:
     """Whether ``spec``'s family plays ``role``."""
     family = find_family(str(getattr(spec, "adapter", "")))
     return family is not None and family.role == role
 
 
-def keeps_responses(spec: Any) -> bool:
+def keeps_responses(spec: object) -> bool:
     """Whether ``spec``'s family returns free-text responses (a hosted judge)."""
     family = find_family(str(getattr(spec, "adapter", "")))
     return family is not None and family.keeps_responses

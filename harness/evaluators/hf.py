@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -46,7 +45,7 @@ from harness.evaluators.cache import EmbeddingCache
 
 
 # --------------------------------------------------------------------------- loading
-def load_pretrained(spec: EvaluatorSpec, model_cls: Any, device: str) -> tuple[Any, Any]:
+def load_pretrained(spec: EvaluatorSpec, model_cls: object, device: str) -> tuple[object, object]:
     """``(model in eval mode on device, processor)`` for a transformers spec."""
     from transformers import AutoProcessor
 
@@ -71,17 +70,17 @@ def load_pretrained(spec: EvaluatorSpec, model_cls: Any, device: str) -> tuple[A
     return model, processor
 
 
-def _tokenizer(processor: Any) -> Any:
+def _tokenizer(processor: object) -> object:
     return getattr(processor, "tokenizer", processor)
 
 
-def _pixels(processor: Any, images: Sequence[np.ndarray], device: str, dtype: Any) -> Any:
+def _pixels(processor: object, images: Sequence[np.ndarray], device: str, dtype: object) -> object:
     image_processor = getattr(processor, "image_processor", processor)
     batch = image_processor(images=[to_pil(im) for im in images], return_tensors="pt")
     return batch["pixel_values"].to(device=device, dtype=dtype)
 
 
-def _features(output: Any) -> Any:
+def _features(output: object) -> object:
     """transformers 5 returns a ModelOutput whose ``pooler_output`` holds the projection."""
     return getattr(output, "pooler_output", output)
 
@@ -89,14 +88,14 @@ def _features(output: Any) -> Any:
 class _Texts:
     """Tokenisation with truncation to the spec's text window, recording what was cut."""
 
-    def __init__(self, spec: EvaluatorSpec, tokenizer: Any, max_length: int):
+    def __init__(self, spec: EvaluatorSpec, tokenizer: object, max_length: int):
         self.tokenizer = tokenizer
         self.max_length = max_length
 
     def truncated(self, text: str) -> bool:
         return len(self.tokenizer(text, truncation=False)["input_ids"]) > self.max_length
 
-    def encode(self, texts: Sequence[str], device: str) -> Any:
+    def encode(self, texts: Sequence[str], device: str) -> object:
         return self.tokenizer(
             list(texts),
             padding=True,
@@ -114,7 +113,7 @@ def _window(spec: EvaluatorSpec, model_limit: int | None) -> int:
 class _HFModel:
     """A loaded transformers model with its processor, device, dtype and text window."""
 
-    def __init__(self, spec: EvaluatorSpec, model: Any, processor: Any, device: str, batch: int):
+    def __init__(self, spec: EvaluatorSpec, model: object, processor: object, device: str, batch: int):
         self.spec = spec
         self.model = model
         self.processor = processor
@@ -132,7 +131,7 @@ class _HFModel:
 class HFClipEvaluator(_HFModel, EmbeddingScoring):
     """A transformers ``CLIPModel`` (Long-CLIP: 248 text positions) scored by CLIPScore."""
 
-    def __init__(self, spec: EvaluatorSpec, model: Any, processor: Any, device: str, batch: int):
+    def __init__(self, spec: EvaluatorSpec, model: object, processor: object, device: str, batch: int):
         super().__init__(spec, model, processor, device, batch)
         self.text_cache = EmbeddingCache(spec.identity_hash, os.environ.get(CACHE_ENV) or None)
 
@@ -189,7 +188,7 @@ class _PairwiseEvaluator(_HFModel):
         results: list[ScoreResult | None] = [None] * len(prompts)
         # Batch only prompts of equal token length: no padding, so a pair's score never
         # depends on which other pairs share its batch.
-        groups: dict[Any, list[int]] = {}
+        groups: dict[object, list[int]] = {}
         for i, prompt in enumerate(prompts):
             groups.setdefault(self._length_key(prompt), []).append(i)
         for members in groups.values():
@@ -212,7 +211,7 @@ class _PairwiseEvaluator(_HFModel):
                     )
         return [r for r in results if r is not None]
 
-    def _length_key(self, prompt: str) -> Any:
+    def _length_key(self, prompt: str) -> object:
         """Prompts with equal keys tokenize to equal lengths (batched without padding)."""
         return min(len(self.texts.tokenizer(prompt)["input_ids"]), self.texts.max_length)
 
@@ -235,7 +234,7 @@ class Blip2Evaluator(_PairwiseEvaluator):
     def itm(self) -> bool:
         return bool(self.spec.option("use_image_text_matching_head"))
 
-    def _text_inputs(self, prompts: Sequence[str]) -> dict[str, Any]:
+    def _text_inputs(self, prompts: Sequence[str]) -> dict[str, object]:
         import torch
 
         enc = self.texts.encode(prompts, self.device)
@@ -295,7 +294,7 @@ def build_blip2(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int = 
 
 
 # --------------------------------------------------------------------------- BLIP-VQA
-def _answer_token(spec: EvaluatorSpec, tokenizer: Any, answer: str) -> int:
+def _answer_token(spec: EvaluatorSpec, tokenizer: object, answer: str) -> int:
     ids = tokenizer(answer, add_special_tokens=False)["input_ids"]
     if not ids:
         raise EvaluatorError(f"evaluator {spec.id!r}: answer {answer!r} has no token")
@@ -305,7 +304,7 @@ def _answer_token(spec: EvaluatorSpec, tokenizer: Any, answer: str) -> int:
 class BlipVqaEvaluator(_PairwiseEvaluator):
     """BLIP VQA: P(answer) at the first decoder step, softmax over the whole vocabulary."""
 
-    def __init__(self, *args: Any):
+    def __init__(self, *args: object):
         super().__init__(*args)
         self.answer_id = _answer_token(self.spec, self.texts.tokenizer, self.spec.option("answer"))
 
@@ -344,7 +343,7 @@ def build_blip_vqa(spec: EvaluatorSpec, *, device: str = "auto", batch_size: int
 class VqaScoreEvaluator(_PairwiseEvaluator):
     """VQAScore: P("Yes") for the question template on an InstructBLIP/BLIP-2 style VLM."""
 
-    def __init__(self, *args: Any):
+    def __init__(self, *args: object):
         super().__init__(*args)
         self.answer_id = _answer_token(self.spec, self.texts.tokenizer, self.spec.option("answer"))
         self.decoder_only = bool(
@@ -355,7 +354,7 @@ class VqaScoreEvaluator(_PairwiseEvaluator):
         qformer = getattr(self.model.config, "qformer_config", None)
         return getattr(qformer, "max_position_embeddings", None)
 
-    def _length_key(self, prompt: str) -> Any:
+    def _length_key(self, prompt: str) -> object:
         qformer_tok = getattr(self.processor, "qformer_tokenizer", None)
         lm = super()._length_key(prompt)
         if qformer_tok is None:

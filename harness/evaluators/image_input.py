@@ -4,7 +4,7 @@ arrays, any alpha composited on white."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.errors import EvaluatorError
 
@@ -23,7 +23,7 @@ def load_image(path: Path) -> np.ndarray:
         raise EvaluatorError(f"cannot read image: {exc}", where=path) from exc
 
 
-def rgb_array(image: Any) -> np.ndarray:
+def rgb_array(image: object) -> np.ndarray:
     """A PIL image as an ``(H, W, 3)`` uint8 RGB array, any alpha composited on white."""
     import numpy as np
     from PIL import Image
@@ -36,7 +36,7 @@ def rgb_array(image: Any) -> np.ndarray:
     return np.asarray(image.convert("RGB"), dtype=np.uint8)
 
 
-def as_rgb(image: Any, index: int = 0) -> np.ndarray:
+def as_rgb(image: object, index: int = 0) -> np.ndarray:
     """``image`` as an ``(H, W, 3)`` uint8 RGB array: a PIL image, a path to an image file, an
     ``(H, W)``/``(H, W, 3)``/``(H, W, 4)`` uint8 array (alpha composited on white). ``index``
     names the image in an error."""

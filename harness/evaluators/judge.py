@@ -55,11 +55,12 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.bounded_input import DuplicateKeyError, unique_object
 from harness.core.errors import EvaluatorError
 from harness.core.ids import SERVED_MODEL_ID, UNRECOGNISED_MODEL
+from harness.core.jsonout import JSONValue
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
 from harness.evaluators.judge_settings import RETRY_STATUS, JudgeSettings
 from harness.evaluators.secrets import MASK, MIN_FRAGMENT, WITHHELD, Secret  # noqa: F401 -- re-exported
@@ -77,7 +78,7 @@ class ParseError(ValueError):
 
 
 
-def strict_json(text: str | bytes, what: str) -> Any:
+def strict_json(text: str | bytes, what: str) -> JSONValue:
     """``json.loads`` that rejects duplicate keys; :class:`ParseError` naming ``what``."""
     try:
         return json.loads(text, object_pairs_hook=unique_object)
@@ -96,7 +97,7 @@ def png_data_url(image: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def request_body(settings: JudgeSettings, image_url: str, caption: str) -> dict[str, Any]:
+def request_body(settings: JudgeSettings, image_url: str, caption: str) -> dict[str, object]:
     """The chat-completions request for one (image, caption) pair."""
     prompt = settings.instruction.replace("{text}", caption)
     return {
@@ -153,7 +154,7 @@ def parse_response(body: bytes) -> tuple[int, str]:
     return rating, model
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     """The JSON type name of a parsed value (a fixed word, never the value)."""
     if value is None:
         return "null"
@@ -359,7 +360,7 @@ class JudgeClient:
         """
         done = threading.Event()
         cancel = threading.Event()
-        box: dict[str, Any] = {}
+        box: dict[str, object] = {}
 
         def work() -> None:
             try:

@@ -10,7 +10,7 @@ the docs with this class). Light module: no HTTP client, no image library.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class JudgeSpec(Protocol):
@@ -24,7 +24,7 @@ class JudgeSpec(Protocol):
     @property
     def instruction(self) -> str: ...
 
-    def option(self, key: str, default: Any = None) -> Any: ...
+    def option(self, key: str, default: object = None) -> object: ...
 
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
@@ -103,7 +103,7 @@ class JudgeSettings:
             max_response_bytes=int(spec.option("max_response_bytes", d.max_response_bytes)),
         )
 
-    def identity_options(self) -> dict[str, Any]:
+    def identity_options(self) -> dict[str, object]:
         """The adapter options a judge spec records (see :data:`IDENTITY_OPTIONS`)."""
         return {name: getattr(self, name) for name in IDENTITY_OPTIONS}
 

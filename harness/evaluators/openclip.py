@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -81,7 +80,7 @@ def register_model_config(spec: EvaluatorSpec) -> None:
         )
 
 
-def load(spec: EvaluatorSpec, device: str) -> tuple[Any, Any, Any]:
+def load(spec: EvaluatorSpec, device: str) -> tuple[object, object, object]:
     """``(model, preprocess, tokenizer)`` for an open_clip spec, weights found offline first."""
     import open_clip
 
@@ -108,7 +107,7 @@ def load(spec: EvaluatorSpec, device: str) -> tuple[Any, Any, Any]:
     return model, preprocess, tokenizer
 
 
-def token_count(tokenizer: Any, text: str) -> int:
+def token_count(tokenizer: object, text: str) -> int:
     """Number of tokens ``text`` needs, special tokens included, before truncation."""
     inner = getattr(tokenizer, "tokenizer", None)  # open_clip HFTokenizer wraps a HF tokenizer
     if inner is not None and callable(inner):
@@ -124,9 +123,9 @@ class OpenClipEvaluator(EmbeddingScoring):
     def __init__(
         self,
         spec: EvaluatorSpec,
-        model: Any,
-        preprocess: Any,
-        tokenizer: Any,
+        model: object,
+        preprocess: object,
+        tokenizer: object,
         *,
         device: str,
         batch_size: int,

@@ -20,7 +20,7 @@ import fnmatch
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from harness.core.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec
@@ -99,7 +99,7 @@ def _load_entry_points() -> None:
                                                 f"{ENTRY_POINT_GROUP}")  # fmt: skip
 
 
-def _registrable(obj: Any) -> bool:
+def _registrable(obj: object) -> bool:
     return isinstance(obj, EvaluatorSpec | Scorer) or (
         isinstance(obj, type) and issubclass(obj, Scorer)
     )
@@ -125,11 +125,11 @@ def register(obj: R, *, replace: bool = False, source: str | None = None) -> R:
     return obj
 
 
-def _spec_of(obj: Any) -> EvaluatorSpec:
+def _spec_of(obj: object) -> EvaluatorSpec:
     return (type(obj) if isinstance(obj, Scorer) else obj).spec()
 
 
-def _defined_in(obj: Any) -> str:
+def _defined_in(obj: object) -> str:
     cls = type(obj) if isinstance(obj, Scorer) else obj
     import sys
 

@@ -43,7 +43,7 @@ import itertools
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from harness.core.errors import EvaluatorError
 from harness.evaluators.base import EvaluatorSpec, ScoreResult, check_image, check_pairs
@@ -77,7 +77,7 @@ class Scorer:
     version: ClassVar[str] = "1"
     score_range: ClassVar[tuple[float, float] | None] = None
     needs_text: ClassVar[bool] = True
-    options: ClassVar[Mapping[str, Any]] = {}
+    options: ClassVar[Mapping[str, object]] = {}
     input: ClassVar[Literal["image", "scene"]] = "image"
     batch_size: ClassVar[int | None] = None
     family: ClassVar[str] = "custom"
@@ -89,7 +89,7 @@ class Scorer:
         ``cpu``; ``cuda:0``); load models here."""
         self.device = device
 
-    def score_batch(self, images: Sequence[Any], texts: Sequence[str]) -> Sequence[float]:
+    def score_batch(self, images: Sequence[object], texts: Sequence[str]) -> Sequence[float]:
         """One score per ``(images[i], texts[i])``; see the module docstring for shapes."""
         raise NotImplementedError(f"{type(self).__name__} must implement score_batch")
 
@@ -171,7 +171,7 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
     )
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """A short repr of an option value (an int over 4300 digits cannot be written)."""
     if isinstance(value, int) and value.bit_length() > 64:
         return f"an int of {value.bit_length()} bits"
@@ -182,7 +182,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _scalar(value: Any) -> bool:
+def _scalar(value: object) -> bool:
     """Whether an option value enters the identity hash as plain JSON: a finite float, an int
     of at most 64 bits (a longer one cannot even be written as text past 4300 digits), a
     string, a bool or None."""
@@ -227,12 +227,12 @@ def _failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     shape = getattr(value, "shape", None)
     return f"{type(value).__name__} of shape {tuple(shape)}" if shape is not None else type(value).__name__
 
 
-def batch_scores(returned: Any, size: int) -> list[Any]:
+def batch_scores(returned: object, size: int) -> list[object]:
     """``returned`` (what ``score_batch`` gave) as a list of ``size`` values, or
     :class:`EvaluatorError` when it is not a flat sequence of that length (a string, bytes, a
     mapping, a 2-D array such as ``(n, 1)``)."""
@@ -249,7 +249,7 @@ def batch_scores(returned: Any, size: int) -> list[Any]:
     return values
 
 
-def score_value(value: Any) -> float | str:
+def score_value(value: object) -> float | str:
     """``value`` as a float when it is a real number (Python or numpy int/float, never a bool,
     a string, bytes or an array), else the reason it is not a score."""
     import numpy as np
@@ -291,7 +291,7 @@ class ScorerEvaluator:
         texts = [c if self.spec.needs_text else "" for c in captions]
         return self._run(list(images), texts)
 
-    def score_items(self, items: Sequence[Any]) -> list[ScoreResult]:
+    def score_items(self, items: Sequence[object]) -> list[ScoreResult]:
         """Score scene items (scene input): each item's caption is its text."""
         texts = [str(getattr(it, "caption", "")) if self.spec.needs_text else "" for it in items]
         return self._run(list(items), texts)
@@ -299,7 +299,7 @@ class ScorerEvaluator:
     def _failed(self, reason: str) -> ScoreResult:
         return ScoreResult.failed(scrub_reason(reason, self.secrets, REASON_LIMIT))
 
-    def _batch(self, batch: list[Any], texts: list[str]) -> list[float | str]:
+    def _batch(self, batch: list[object], texts: list[str]) -> list[float | str]:
         """One full batch as :func:`score_value` gives each value (a float, or why it is not a
         score); raises :class:`EvaluatorError` (or what the scorer raised) when there are none."""
         if self.hung:
@@ -327,7 +327,7 @@ class ScorerEvaluator:
             raise EvaluatorError(changed)
         return result
 
-    def _run(self, inputs: list[Any], texts: list[str]) -> list[ScoreResult]:
+    def _run(self, inputs: list[object], texts: list[str]) -> list[ScoreResult]:
         out: list[ScoreResult] = []
         size = self.batch_size
         for start in range(0, len(inputs), size):

@@ -35,7 +35,6 @@ import ctypes
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 
 
 class ScorerCancelled(BaseException):
@@ -43,10 +42,10 @@ class ScorerCancelled(BaseException):
 
 
 class _Job:
-    def __init__(self, fn: Callable[[], Any]):
+    def __init__(self, fn: Callable[[], object]):
         self.fn = fn
         self.done = threading.Event()
-        self.result: Any = None
+        self.result: object = None
         self.error: BaseException | None = None
 
 
@@ -74,7 +73,7 @@ class ScorerThread:
             if isinstance(job.error, ScorerCancelled):
                 return  # a cancelled scorer's state is unknown: run nothing more on it
 
-    def call(self, fn: Callable[[], Any], deadline_s: float | None) -> tuple[bool, Any]:
+    def call(self, fn: Callable[[], object], deadline_s: float | None) -> tuple[bool, object]:
         """``(True, result)`` when ``fn`` finished on the thread within ``deadline_s`` seconds
         (``None``: no deadline); re-raises what it raised; ``(False, None)`` past the deadline."""
         if self.thread.ident is None:
@@ -100,12 +99,12 @@ class ScorerThread:
         self._jobs.put(None)
 
 
-def frozen_inputs(batch: Sequence[Any]) -> list[Any]:
+def frozen_inputs(batch: Sequence[object]) -> list[object]:
     """``batch`` as a fresh list whose numpy arrays are read-only copies (one per distinct
     array); other rows (scene items) are passed as they are."""
     import numpy as np
 
-    copies: dict[int, Any] = {}
+    copies: dict[int, object] = {}
     out = []
     for item in batch:
         if isinstance(item, np.ndarray):
@@ -118,7 +117,7 @@ def frozen_inputs(batch: Sequence[Any]) -> list[Any]:
     return out
 
 
-def changed_inputs(original: Sequence[Any], handed: Sequence[Any], handed_list: list[Any],
+def changed_inputs(original: Sequence[object], handed: Sequence[object], handed_list: list[object],
                    texts: Sequence[str], handed_texts: list[str]) -> str | None:
     """Why the scorer's inputs after the call differ from what it was given, else ``None``:
     the lists it got (``handed_list``, ``handed_texts``) against their originals, and each

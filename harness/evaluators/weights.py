@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from harness.core.errors import EvaluatorError
 from harness.core.paths import REPO_ROOT
@@ -49,7 +49,7 @@ class ResolvableSpec(Protocol):
     def hub_repo(self) -> str: ...
     @property
     def hub_files(self) -> tuple[str, ...]: ...
-    def option(self, key: str, default: Any = None) -> Any: ...
+    def option(self, key: str, default: object = None) -> object: ...
 
 
 def is_offline() -> bool:

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from harness.core.numbers import finite_or_none
 from harness.human import agreement_draws as hb
 from harness.human import degenerate as dg
 from harness.human import generator_agreement as hr
@@ -25,13 +26,9 @@ WORKERS = 2
 KEYS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
 
 
-def _f(v: float) -> float | None:
-    return float(v) if v is not None and np.isfinite(v) else None
-
-
 def _ci(draws: np.ndarray, level: float) -> list:
     lo, hi = percentile_bounds(draws, level)
-    return [_f(lo), _f(hi)]
+    return [finite_or_none(lo), finite_or_none(hi)]
 
 
 def epsilons(scores: np.ndarray, human: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
@@ -95,9 +92,9 @@ def series_agreement(
                 i = c0 + e
                 reasons, refuse, refuse_ci = dg.series_reasons(int(n_ok[i]), int(spanned[i]), bool(y_hi[i] == y_lo[i]))
                 entry = {"n": int(n_ok[i])}
-                entry.update({k: None if refuse else _f(point[k][e]) for k in KEYS})
-                entry["pairwise_epsilon"] = None if refuse else _f(eps[e])
-                entry["ci"] = {k: [None, None] if refuse_ci else [_f(cis[k][0, e]), _f(cis[k][1, e])] for k in KEYS}
+                entry.update({k: None if refuse else finite_or_none(point[k][e]) for k in KEYS})
+                entry["pairwise_epsilon"] = None if refuse else finite_or_none(eps[e])
+                entry["ci"] = {k: [None, None] if refuse_ci else [finite_or_none(cis[k][0, e]), finite_or_none(cis[k][1, e])] for k in KEYS}
                 entry["flags"] = reasons
                 out.append(entry)
     return out
@@ -133,7 +130,7 @@ def reliability_summary(
         "ratings": int(np.isfinite(r).sum()),
     }
     for k, v in figures.items():
-        out[k] = [_f(x) for x in v] if isinstance(v, list) else _f(v)
+        out[k] = [finite_or_none(x) for x in v] if isinstance(v, list) else finite_or_none(v)
     out["ci"] = ci
     if n_blocks < 2 and not refuse:
         flags.append(f"the items span {n_blocks} prompt block(s): no interval (it would have zero width)")
@@ -162,9 +159,9 @@ def generator_level(
     ew, hw = hr.winners(ev), hr.winners(hu)
     out = {
         "generators": names,
-        "evaluator_means": [_f(v) for v in ev],
-        "human_means": [_f(v) for v in hu],
-        "kendall_tau_b": _f(hr.generator_kendall(ev, hu)),
+        "evaluator_means": [finite_or_none(v) for v in ev],
+        "human_means": [finite_or_none(v) for v in hu],
+        "kendall_tau_b": finite_or_none(hr.generator_kendall(ev, hu)),
         "evaluator_winner": [names[i] for i in sorted(ew)],
         "human_winner": [names[i] for i in sorted(hw)],
         "winner_match": hr.winner_match(ev, hu),
@@ -214,7 +211,7 @@ def bradley_terry_summary(
         "prior_virtual_ties": prior,
         "components": groups,
         "strengths": {
-            g: {"beta": _f(beta[i]), "ci": [_f(ci[0, i]), _f(ci[1, i])],
+            g: {"beta": finite_or_none(beta[i]), "ci": [finite_or_none(ci[0, i]), finite_or_none(ci[1, i])],
                 "component": int(labels[i]) if labels[i] >= 0 else None}
             for i, g in enumerate(generators)
         },

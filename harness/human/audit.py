@@ -15,9 +15,10 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.errors import HumanDataError
+from harness.core.numbers import finite_or_none
 
 if TYPE_CHECKING:
     from harness.human.data import Ratings
@@ -72,7 +73,7 @@ def load_ratings(given: HumanInput) -> tuple[Ratings, str]:
     return ratings, dim
 
 
-def source_facts(ratings: Ratings, dimension: str) -> dict[str, Any]:
+def source_facts(ratings: Ratings, dimension: str) -> dict[str, object]:
     """What a card says about the human data (no path: the file's name and sha256)."""
     return {
         "file": Path(ratings.source).name,
@@ -120,7 +121,7 @@ def _factor_of(configuration: str) -> tuple[str, str] | None:
 
 def evaluator_agreement(
     ratings: Ratings, dimension: str, records_file: Path, evaluator: str, bootstrap: int, seed: int
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Agreement of ``evaluator``'s records with the ratings (see docs/human-agreement.md,
     "In an audit"). Keys: ``source``, ``join``, ``human`` (reliability with intervals),
     ``statistic``, ``c0`` (every statistic with ``ci``), ``noise_ceiling`` (+ ``_ci``),
@@ -171,9 +172,6 @@ def evaluator_agreement(
     ci[:, few] = np.nan
     factor_of = {c: f for c in confs if (f := _factor_of(c)) is not None}
 
-    def num(v: float) -> float | None:
-        return float(v) if np.isfinite(v) else None
-
     return {
         "source": source_facts(ratings, dimension),
         "join": joined.counts(),
@@ -184,7 +182,7 @@ def evaluator_agreement(
         "noise_ceiling": human["noise_ceiling"],
         "noise_ceiling_ci": human["ci"].get("noise_ceiling", [None, None]),
         "configurations": {
-            c: {"pearson": num(draws[0, i]), "ci": [num(ci[0, i]), num(ci[1, i])]} for i, c in enumerate(confs)
+            c: {"pearson": finite_or_none(draws[0, i]), "ci": [finite_or_none(ci[0, i]), finite_or_none(ci[1, i])]} for i, c in enumerate(confs)
         },
         "factors": hp.factor_envelopes(draws, confs, factor_of, c0, drops=drops, n_blocks=len(names)),
         "best": hp.best_configuration(scores, mean, prompts, confs, c0, seed, n_draws=draws_used),
@@ -192,7 +190,7 @@ def evaluator_agreement(
     }
 
 
-def card_figures(agreement: dict[str, Any]) -> dict[str, Any]:
+def card_figures(agreement: dict[str, object]) -> dict[str, object]:
     """The card's ``human_agreement``: the data (sha256, raters, items, α, ceiling) and the
     agreement figures (c0 with interval, the largest drop per factor, the best configuration)."""
     h = agreement["human"]

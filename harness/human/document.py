@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -29,7 +28,7 @@ def agreement_document(
     seed: int = 42,
     standardize_raters: bool = False,
     votes: Votes | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The agreement document of ``ratings`` against the records or score tables ``scores``.
 
     ``dimension``: the rated dimension (default ``overall``, or the only one); ``group_by``: a
@@ -48,7 +47,7 @@ def agreement_document(
         matrix = standardized_matrix(matrix)
     group_of = ratings.column_of(group_by) if group_by else ratings.prompt_of()
     resampled = group_by or "prompt_id"
-    doc: dict[str, Any] = {
+    doc: dict[str, object] = {
         "human": {},
         "human_source": {"file": Path(ratings.source).name, "sha256": ratings.sha256,
                          "scale": str(ratings.scale), "dimension": dim, "keyed_by": ratings.keyed_by,
@@ -78,7 +77,7 @@ def agreement_document(
             mean = np.nanmean(matrix, axis=1)
         entries = hs.series_agreement(joined.scores, mean, blocks, len(block_names), weights,
                                       grouped=bool(group_by))  # fmt: skip
-        by_eval: dict[str, dict[str, dict[str, Any]]] = {}
+        by_eval: dict[str, dict[str, dict[str, object]]] = {}
         for (ev, conf), entry in zip(joined.series, entries, strict=True):
             by_eval.setdefault(ev, {})[conf] = entry
         gens = [i.split("/", 1)[0] for i in items] if ratings.keyed_by == "scene" else None

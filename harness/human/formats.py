@@ -32,13 +32,13 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from harness.core import bounded_input
 from harness.core.errors import HumanDataError
+from harness.core.jsonout import JSONValue
 from harness.human.data import read_table, scene_item
 
 TIFA_HUMAN_KEYS = ("human_scores", "human_avg")
@@ -49,7 +49,7 @@ GPTEVAL3D_RESULTS = {-1: "a", 1: "b", 0: "tie"}
 SCORE_COLUMNS = ["evaluator", "configuration", "item_id", "generator", "prompt_id", "score", "failed"]
 
 
-def read_json(path: str | Path, what: str) -> Any:
+def read_json(path: str | Path, what: str) -> JSONValue:
     """A ratings or votes JSON file through the bounded reader (size, depth, regular files
     only); any failure is a :class:`HumanDataError` naming the file."""
     path = Path(path)
@@ -61,7 +61,7 @@ def read_json(path: str | Path, what: str) -> Any:
         raise HumanDataError(f"cannot read {what} JSON: {exc}", where=path) from None
 
 
-def is_tifa(doc: Any) -> bool:
+def is_tifa(doc: object) -> bool:
     """A TIFA human-annotations document: an object of objects with ``human_scores``."""
     return isinstance(doc, dict) and bool(doc) and all(
         isinstance(v, dict) and "human_scores" in v for v in doc.values())
@@ -119,7 +119,7 @@ def import_dsg(path: str | Path) -> pd.DataFrame:
                          "prompt": frame.get("source_id", pd.Series("", index=frame.index))})
 
 
-def is_dsg_vqa(columns: Any) -> bool:
+def is_dsg_vqa(columns: object) -> bool:
     return set(DSG_VQA_COLUMNS) <= set(columns)
 
 
@@ -173,7 +173,7 @@ def dsg_vqa_scores(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SCORE_COLUMNS)
 
 
-def is_gpteval3d(doc: Any) -> bool:
+def is_gpteval3d(doc: object) -> bool:
     """GPTEval3D comparisons: an object of criteria, each a list of ``m1, m2, result`` objects."""
     return isinstance(doc, dict) and bool(doc) and all(
         isinstance(v, list) and all(isinstance(c, dict) and {"m1", "m2", "result"} <= set(c) for c in v)

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from harness.core.numbers import finite_or_none
 from harness.human.agreement_draws import pearson_draws
 from harness.stats._nan import nanmax
 from harness.stats.bootstrap import prompt_weights
@@ -33,9 +34,6 @@ SPLIT_RULE = (
     "quantile of |gain* − gain| times sqrt(P/(P-1))) lies above 0"
 )
 
-
-def _f(v: float) -> float | None:
-    return float(v) if v is not None and np.isfinite(v) else None
 
 
 def split_prompts(prompts: Sequence[str], seed: int) -> tuple[list[str], list[str]]:
@@ -129,13 +127,13 @@ def factor_envelopes(
         values = draws[0, cols]
         finite = values[np.isfinite(values)]
         out[factor] = {
-            "levels": {lvl: _f(draws[0, i]) for lvl, i in levels},
-            "envelope": [_f(finite.min()), _f(finite.max())] if finite.size else [None, None],
-            "max_drop": None if worst is None else _f(point[worst]),
-            "max_drop_ci": [_f(nanmax(lo)), _f(nanmax(hi))] if np.isfinite(lo).any() else [None, None],
+            "levels": {lvl: finite_or_none(draws[0, i]) for lvl, i in levels},
+            "envelope": [finite_or_none(finite.min()), finite_or_none(finite.max())] if finite.size else [None, None],
+            "max_drop": None if worst is None else finite_or_none(point[worst]),
+            "max_drop_ci": [finite_or_none(nanmax(lo)), finite_or_none(nanmax(hi))] if np.isfinite(lo).any() else [None, None],
             "worst_level": None if worst is None else levels[worst][0],
-            "drops": {lvl: {"drop": _f(point[k]), "ci": [_f(lo[k]), _f(hi[k])]} for k, (lvl, _) in enumerate(levels)},
-            "interval": {"kind": "simultaneous", "over_levels": len(levels), "half_width": _f(band.q),
+            "drops": {lvl: {"drop": finite_or_none(point[k]), "ci": [finite_or_none(lo[k]), finite_or_none(hi[k])]} for k, (lvl, _) in enumerate(levels)},
+            "interval": {"kind": "simultaneous", "over_levels": len(levels), "half_width": finite_or_none(band.q),
                          "level": level, "few_prompt_correction": n_blocks is not None},
         }
     return out
@@ -197,22 +195,22 @@ def best_configuration(
         blocks = np.array([cidx[p] for p in ip[keep]], dtype=np.int64)
         w = prompt_weights(len(confirm), max(int(n_draws), 2), seed)
         d = paired_drop_draws(x[[c0_i, pick]][:, keep], y[keep], blocks, w, 0)[:, 1]  # r(c0) − r(pick)
-        gain = _f(-d[0])
+        gain = finite_or_none(-d[0])
         # the one-comparison case of the factor band: max over a single level, so q is the
         # quantile of |gain* − gain|, widened by √(P/(P − 1)) for the few held-out prompts
         band = max_t_band(-d[:1], -d[1:, None], level, studentize=False, clusters=len(confirm))
         lo, hi = band.interval()
-        gain_ci = [_f(lo[0]), _f(hi[0])]
+        gain_ci = [finite_or_none(lo[0]), finite_or_none(hi[0])]
         if gain_ci[0] is None or not gain_ci[0] > 0:
             reason = f"the held-out {int(level * 100)}% interval of the gain over c0 does not exclude 0"
     confirmed = gain_ci[0] is not None and gain_ci[0] > 0
     return {
         "split": {"rule": SPLIT_RULE, "seed": int(seed), "selection": select, "confirmation": confirm},
         "configuration": configurations[pick],
-        "selection_pearson": _f(r_sel[pick]),
-        "confirmation_pearson": _f(r_conf[pick]),
-        "c0_selection_pearson": _f(r_sel[c0_i]),
-        "c0_confirmation_pearson": _f(r_conf[c0_i]),
+        "selection_pearson": finite_or_none(r_sel[pick]),
+        "confirmation_pearson": finite_or_none(r_conf[pick]),
+        "c0_selection_pearson": finite_or_none(r_sel[c0_i]),
+        "c0_confirmation_pearson": finite_or_none(r_conf[c0_i]),
         "confirmation_gain": gain,
         "confirmation_gain_ci": gain_ci,
         "confirmed": bool(confirmed),

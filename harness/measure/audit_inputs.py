@@ -10,7 +10,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -70,7 +69,7 @@ def lighting_scalars(path: str | Path | None = None) -> dict[str, tuple[float, f
 
 def audit_inputs(
     records: pd.DataFrame, *, lighting: str | Path | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """``template_slots``, ``default_template`` and ``lighting_scalars`` keyword arguments for
     ``compute_audit``; ``lighting`` is a scalars file (default: the committed fixture)."""
     levels = records.loc[records["factor"] == "template", "level"].unique()

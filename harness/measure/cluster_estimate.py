@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.measure.cost_estimate import PlanCounts, read_costs
 
@@ -66,7 +65,7 @@ def groups_per_shard(seconds_per_group: float, time_limit_min: float) -> int:
     return renders_per_shard(seconds_per_group, time_limit_min)
 
 
-def load_calibration(path: Path | str | None) -> tuple[dict[str, Any], str]:
+def load_calibration(path: Path | str | None) -> tuple[dict[str, object], str]:
     """The costs at ``path`` (default: the shipped calibration) and a phrase naming them."""
     if path is None:
         costs = read_costs(DEFAULT_CALIBRATION)
@@ -74,7 +73,7 @@ def load_calibration(path: Path | str | None) -> tuple[dict[str, Any], str]:
     return read_costs(path), f"costs file {path}"
 
 
-def cluster_estimate(counts: PlanCounts, costs: dict[str, Any], specs: list, cluster: Cluster) -> dict[str, Any]:
+def cluster_estimate(counts: PlanCounts, costs: dict[str, object], specs: list, cluster: Cluster) -> dict[str, object]:
     """Wall hours, node-hours and shard counts of ``counts`` on ``cluster`` (module docstring)."""
     render = costs["render"]
     cores = int(costs.get("host", {}).get("cores", 1))
@@ -85,7 +84,7 @@ def cluster_estimate(counts: PlanCounts, costs: dict[str, Any], specs: list, clu
     render_s = render_core_s / per_task  # one render's wall seconds in one slot
     build_s = build_core_s / per_task
     mean_px = counts.render_pixels / max(1, counts.renders)  # renders in c0-pixel units
-    out: dict[str, Any] = {"slots": slots, "renders": counts.renders}
+    out: dict[str, object] = {"slots": slots, "renders": counts.renders}
     if cluster.backend == "slurm":
         size = renders_per_shard(render_s * mean_px, cluster.time_limit_min)
         shards = math.ceil(counts.renders / size)

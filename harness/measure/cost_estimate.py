@@ -31,11 +31,14 @@ import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.core.bounded_input import read_json
 from harness.core.errors import AuditError
 from harness.core.fileio import json_text
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 COSTS_FORMAT = "t3d-audit-costs/1"
 
@@ -54,7 +57,7 @@ class PlanCounts:
     groups: int
 
 
-def plan_counts(profile: Any, scene_set: Any) -> tuple[PlanCounts, Any]:
+def plan_counts(profile: object, scene_set: object) -> tuple[PlanCounts, object]:
     """The counts and the measurement plan (``harness.measure.plan.Plan``)."""
     from harness.measure.plan import build_plan
     from harness.render.job_plan import render_plan
@@ -89,7 +92,7 @@ def host() -> dict[str, str]:
             "renderer_revision": RENDERER_REVISION}  # fmt: skip
 
 
-def calibrate_render(profile: Any, scene_set: Any, cache_dir: Any = None) -> dict[str, Any]:
+def calibrate_render(profile: object, scene_set: object, cache_dir: object = None) -> dict[str, object]:
     """Seconds per render at the profile's c0 on this machine's CPU (see module docstring).
     Renders straight through Blender (no cache), so the time is real."""
     from dataclasses import replace
@@ -110,7 +113,7 @@ def calibrate_render(profile: Any, scene_set: Any, cache_dir: Any = None) -> dic
             "samples": c0.samples, "scene": scene.id, "_image": image}  # fmt: skip
 
 
-def calibrate_scoring(spec: Any, plan: Any, image: Any, device: str) -> dict[str, Any]:
+def calibrate_scoring(spec: EvaluatorSpec, plan: object, image: object, device: str) -> dict[str, object]:
     """Seconds per score pair of ``spec`` on ``device`` for the plan's first scene group."""
     import numpy as np
 
@@ -144,13 +147,13 @@ def calibrate_scoring(spec: Any, plan: Any, image: Any, device: str) -> dict[str
             "group_images": len(images), "group_captions": len(caps), "device": device}  # fmt: skip
 
 
-def calibrate(profile: Any, scene_set: Any, plan: Any, specs: list, devices: list[str]) -> dict[str, Any]:
+def calibrate(profile: object, scene_set: object, plan: object, specs: list, devices: list[str]) -> dict[str, object]:
     """Measured costs (JSON-ready) with their provenance. An evaluator that cannot be measured
     here (its package is not installed, its weights are missing, its code raises) is listed
     under ``not_measured`` with the reason, never given a cost."""
     render = calibrate_render(profile, scene_set)
     image = render.pop("_image")
-    scoring: dict[str, dict[str, Any]] = {}
+    scoring: dict[str, dict[str, object]] = {}
     not_measured: dict[str, str] = {}
     for spec in specs:
         try:
@@ -164,7 +167,7 @@ def calibrate(profile: Any, scene_set: Any, plan: Any, specs: list, devices: lis
     return costs
 
 
-def why_not_measured(spec: Any, exc: Exception) -> str:
+def why_not_measured(spec: EvaluatorSpec, exc: Exception) -> str:
     """One line: why ``spec`` could not be calibrated, and what to do."""
     if isinstance(exc, ImportError):
         from harness.evaluators.families import find_family
@@ -178,7 +181,7 @@ def why_not_measured(spec: Any, exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str, Any]:
+def estimate(counts: PlanCounts, costs: dict[str, object], specs: list) -> dict[str, object]:
     """Hours of work from ``counts`` and measured ``costs`` (see module docstring)."""
     render = costs["render"]
     cores = int(costs.get("host", {}).get("cores", 1))
@@ -220,7 +223,7 @@ def estimate(counts: PlanCounts, costs: dict[str, Any], specs: list) -> dict[str
     }
 
 
-def read_costs(path: str | Path) -> dict[str, Any]:
+def read_costs(path: str | Path) -> dict[str, object]:
     """A costs file (``--calibrate-out``'s output), checked field by field: a
     :class:`~harness.core.errors.AuditError` naming the file and the field, never a KeyError later."""
     path = Path(path)
@@ -233,7 +236,7 @@ def read_costs(path: str | Path) -> dict[str, Any]:
     def fail(field: str, what: str) -> AuditError:
         return AuditError(f"{field}: {what}", where=path, hint=hint)
 
-    def number(value: Any, field: str) -> None:
+    def number(value: object, field: str) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
                 or value < 0:  # fmt: skip
             raise fail(field, f"must be a non-negative number, got {value!r}")
@@ -272,6 +275,6 @@ def read_costs(path: str | Path) -> dict[str, Any]:
     return costs
 
 
-def public(costs: dict[str, Any]) -> str:
+def public(costs: dict[str, object]) -> str:
     """A costs record as the JSON text of a costs file."""
     return json_text(costs)

@@ -28,14 +28,17 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 REQUEST_IMPORTS = "imports.json"
 REQUEST_PICKLE = "request.pkl"
 RESULT = "result.json"
 
 
-def _module_of(obj: Any) -> dict[str, str] | None:
+def _module_of(obj: object) -> dict[str, str] | None:
     """``{"module", "file"}`` of the module defining ``obj`` (``None`` for a built-in one)."""
     name = getattr(obj, "__module__", None)
     if not name or name.startswith("harness.") or name in ("builtins", "__main__"):
@@ -44,7 +47,7 @@ def _module_of(obj: Any) -> dict[str, str] | None:
     return {"module": name, "file": str(getattr(module, "__file__", "") or "")}
 
 
-def rebuild_imports(spec: Any) -> list[dict[str, str]]:
+def rebuild_imports(spec: EvaluatorSpec) -> list[dict[str, str]]:
     """The modules a fresh process imports before it can build ``spec`` (see the module
     docstring), each ``{"module", "file"[, "scorer"]}``."""
     from harness.evaluators.families import get_family
@@ -75,7 +78,7 @@ def rebuild_imports(spec: Any) -> list[dict[str, str]]:
     return out
 
 
-def score_in_fresh_process(spec: Any, inputs: list[Any], captions: list[str], *, device: str,
+def score_in_fresh_process(spec: EvaluatorSpec, inputs: list[object], captions: list[str], *, device: str,
                            batch: int, build_batch_size: int, timeout_s: float) -> tuple[list[float | None], list[str]]:
     """Scores and reasons of ``inputs`` (images or scene items) from a fresh process, ``batch``
     rows per call, the evaluator built as the run builds it (``spec.build(device,
@@ -103,7 +106,7 @@ def score_in_fresh_process(spec: Any, inputs: list[Any], captions: list[str], *,
     return list(result["scores"]), list(result["errors"])
 
 
-def _import(entry: dict[str, str]) -> Any:
+def _import(entry: dict[str, str]) -> object:
     """The module ``entry`` names: by name when that name finds its file (checked before any
     module runs), else from the file under that name (a ``conftest.py``)."""
     name, file = entry["module"], entry.get("file", "")
@@ -125,7 +128,7 @@ def _import(entry: dict[str, str]) -> Any:
     return module
 
 
-def score_batches(evaluator: Any, inputs: list[Any], captions: list[str], batch: int,
+def score_batches(evaluator: object, inputs: list[object], captions: list[str], batch: int,
                   scene: bool) -> tuple[list[float | None], list[str]]:
     """``inputs`` scored ``batch`` rows per call: per row the score (``None`` when it failed)
     and the reason (``""`` when scored)."""
@@ -151,13 +154,13 @@ def score_batches(evaluator: Any, inputs: list[Any], captions: list[str], batch:
     return scores, errors
 
 
-def _child(folder: Path) -> dict[str, Any]:
+def _child(folder: Path) -> dict[str, object]:
     from harness.evaluators.scorer import add_scorer
 
     for entry in json.loads((folder / REQUEST_IMPORTS).read_text()):
         module = _import(entry)
         if entry.get("scorer"):
-            obj: Any = module
+            obj: object = module
             for part in entry["scorer"].split("."):
                 obj = getattr(obj, part)
             add_scorer(obj)  # a fresh recipe: the class, built anew here

@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness.core.errors import RenderError
 from harness.core.ids import stored_model_id
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from harness.evaluators.base import EvaluatorSpec
     from harness.measure.plan import ImageKey, Plan
     from harness.protocol.configurations import RenderConfig
     from harness.render.renderer import Renderer
@@ -161,7 +162,7 @@ class MeasureStats:
 
 
 def _score_missing(
-    evaluator: Any, images: dict[str, np.ndarray], pairs: Sequence[tuple[str, str]]
+    evaluator: object, images: dict[str, np.ndarray], pairs: Sequence[tuple[str, str]]
 ) -> dict[tuple[str, str], tuple[float, str, str]]:
     """Score ``pairs`` of (image sha, caption). Returns pair → (score, error, served model id);
     error '' when ok, served model '' unless the evaluator reported one."""
@@ -197,14 +198,14 @@ def _score_missing(
 
 
 def measure_images(
-    spec: Any,
+    spec: EvaluatorSpec,
     plan: Plan,
     renderer: Renderer,
     *,
     cache_dir: Path,
-    load_evaluator: Callable[[Any], Any] | None = None,
+    load_evaluator: Callable[[object], object] | None = None,
     stats: MeasureStats | None = None,
-    score_cache: Any = None,
+    score_cache: object = None,
     fill: bool = True,
     protocol_of: Callable[[str], Protocol | None] | None = None,
 ) -> pd.DataFrame:
@@ -228,7 +229,7 @@ def measure_images(
     needs_text = bool(getattr(spec, "needs_text", True))
     protocol_of = protocol_of or policy_protocol
     source = ImageSource(plan, renderer, protocol_of)
-    evaluator: Any = None
+    evaluator: object = None
     out: list[Record] = []
     scored_here: set[tuple[str, str]] = set()  # so a pair met again is not called cached
     try:
@@ -315,7 +316,7 @@ def _aggregate(parts: list[tuple[float, str, str]], how: str, protocol: Protocol
     return (max(values) if how == "max" else math.fsum(values) / len(values)), "", served
 
 
-def score_problem(spec: Any, value: float) -> str | None:
+def score_problem(spec: EvaluatorSpec, value: float) -> str | None:
     """Why ``value`` cannot be recorded as an ok score of ``spec`` (range and finiteness), else
     ``None``. Specs without ``score_problem`` (duck-typed test specs) only need finite scores."""
     check = getattr(spec, "score_problem", None)
@@ -324,7 +325,7 @@ def score_problem(spec: Any, value: float) -> str | None:
     return None if math.isfinite(value) else f"non-finite score {value!r}"
 
 
-def measurement_kind(spec: Any) -> MeasurementKind:
+def measurement_kind(spec: EvaluatorSpec) -> MeasurementKind:
     """``scene`` for the scene-reading families (never rendered), else ``image``."""
     from harness.evaluators.families import adapter_input
 
@@ -332,14 +333,14 @@ def measurement_kind(spec: Any) -> MeasurementKind:
 
 
 def measure(
-    spec: Any,
+    spec: EvaluatorSpec,
     plan: Plan,
     renderer: Renderer,
     *,
     cache_dir: Path,
-    load_evaluator: Callable[[Any], Any] | None = None,
+    load_evaluator: Callable[[object], object] | None = None,
     stats: MeasureStats | None = None,
-    score_cache: Any = None,
+    score_cache: object = None,
     fill: bool = True,
 ) -> pd.DataFrame:
     """Measure every row of ``plan`` with evaluator ``spec``; returns the records table.

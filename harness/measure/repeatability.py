@@ -26,9 +26,10 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
     from harness.measure.plan import Plan, Row
     from harness.render.renderer import Renderer
 
@@ -50,7 +51,7 @@ class Repeatability:
     """
 
     max_abs_diff: float | None
-    where: dict[str, Any] | None
+    where: dict[str, object] | None
     inputs: int
     batch_sizes: list[int]
     error: str = ""
@@ -60,14 +61,14 @@ class Repeatability:
     def measured(self) -> bool:
         return not self.error and self.max_abs_diff is not None
 
-    def to_dict(self, *, with_seconds: bool = True) -> dict[str, Any]:
+    def to_dict(self, *, with_seconds: bool = True) -> dict[str, object]:
         out = asdict(self)
         if not with_seconds:
             out.pop("seconds")
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Repeatability:
+    def from_dict(cls, data: dict[str, object]) -> Repeatability:
         return cls(data.get("max_abs_diff"), data.get("where"), int(data.get("inputs", 0)),
                    list(data.get("batch_sizes", [])), str(data.get("error", "")),
                    dict(data.get("seconds", {})))  # fmt: skip
@@ -83,7 +84,7 @@ def c0_sample(plan: Plan, size: int = SAMPLE_SIZE) -> list[Row]:
     return [rows[(i * len(rows)) // size] for i in range(size)]
 
 
-def sample_inputs(spec: Any, plan: Plan, renderer: Renderer, rows: list[Row]) -> tuple[list[Any], list[str]]:
+def sample_inputs(spec: EvaluatorSpec, plan: Plan, renderer: Renderer, rows: list[Row]) -> tuple[list[object], list[str]]:
     """The scored inputs of ``rows`` and their captions: each row's first scored image (its
     composited render) for an image evaluator, its :class:`ScoreItem` for a scene evaluator.
     Raises :class:`RuntimeError` when a render failed or a prompt spec is missing."""
@@ -116,7 +117,7 @@ def sample_inputs(spec: Any, plan: Plan, renderer: Renderer, rows: list[Row]) ->
     return images, captions
 
 
-def _in_process(build: Callable[[], Any], inputs: list[Any], captions: list[str], batch_sizes: list[int],
+def _in_process(build: Callable[[], object], inputs: list[object], captions: list[str], batch_sizes: list[int],
                 scene: bool) -> dict[str, list[float | None]]:
     """Passes 1 and 2 on one build (in that order); raises :class:`RuntimeError` naming the
     pass and the first failed row's reason."""
@@ -138,7 +139,7 @@ def _in_process(build: Callable[[], Any], inputs: list[Any], captions: list[str]
     return passes
 
 
-def compare(passes: dict[str, list[float | None]], labels: list[tuple[str, str]]) -> tuple[float, dict[str, Any] | None]:
+def compare(passes: dict[str, list[float | None]], labels: list[tuple[str, str]]) -> tuple[float, dict[str, object] | None]:
     """Largest absolute difference of each later pass from the first, and where (see
     :class:`Repeatability`); ``labels``: ``(scene, caption)`` per row."""
     names = list(passes)
@@ -155,7 +156,7 @@ def compare(passes: dict[str, list[float | None]], labels: list[tuple[str, str]]
     return worst, where
 
 
-def measure_repeatability(spec: Any, plan: Plan, renderer: Renderer, *, build: Callable[[], Any],
+def measure_repeatability(spec: EvaluatorSpec, plan: Plan, renderer: Renderer, *, build: Callable[[], object],
                           device: str, build_batch_size: int, fresh_timeout_s: float,
                           size: int = SAMPLE_SIZE) -> Repeatability:
     """Score the c0 sample three ways (module docstring) and compare; ``build()`` makes the

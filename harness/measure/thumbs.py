@@ -24,7 +24,6 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.core.hashing import sha256_json
 
@@ -54,7 +53,7 @@ class Thumbnails:
     images: list[ThumbImage]
 
 
-def encode_thumb(rgb: Any, max_px: int = MAX_PX, quality: int = JPEG_QUALITY) -> bytes:
+def encode_thumb(rgb: object, max_px: int = MAX_PX, quality: int = JPEG_QUALITY) -> bytes:
     """JPEG bytes of an ``(H, W, 3)`` uint8 image, shrunk to at most ``max_px`` per side."""
     from PIL import Image
 
@@ -70,14 +69,14 @@ def encode_thumb(rgb: Any, max_px: int = MAX_PX, quality: int = JPEG_QUALITY) ->
     return out.getvalue()
 
 
-def needs_renders(specs: Sequence[Any]) -> bool:
+def needs_renders(specs: Sequence[object]) -> bool:
     """Whether any of the evaluator ``specs`` scored rendered images."""
     from harness.evaluators.reference.scene_measure import is_scene_evaluator
 
     return any(not is_scene_evaluator(s) for s in specs)
 
 
-def render_key(renderer: Any, identity: str, cfg: Any) -> str:
+def render_key(renderer: object, identity: str, cfg: object) -> str:
     """The render-cache key of (scene identity, render config) on ``renderer``; a renderer
     without a cache key (a test rasteriser) is named by its identity instead."""
     key = getattr(renderer, "key", None)
@@ -89,7 +88,7 @@ def render_key(renderer: Any, identity: str, cfg: Any) -> str:
     )
 
 
-def fixed_key_inputs() -> dict[str, Any]:
+def fixed_key_inputs() -> dict[str, object]:
     """The thumbnail key inputs shared by every image: the Pillow version and the sources that
     turn renders into thumbnail bytes (composite, view sheet, this module)."""
     import harness.measure.images as measure_images
@@ -102,8 +101,8 @@ def fixed_key_inputs() -> dict[str, Any]:
     }
 
 
-def thumb_key(plan: Any, renderer: Any, image: Any, max_px: int = MAX_PX, quality: int = JPEG_QUALITY,
-              fixed: dict[str, Any] | None = None) -> str:
+def thumb_key(plan: object, renderer: object, image: object, max_px: int = MAX_PX, quality: int = JPEG_QUALITY,
+              fixed: dict[str, object] | None = None) -> str:
     """The thumbnail cache key of ``image`` (a ``harness.measure.plan.ImageKey``): sha256 of the
     render keys of its views, its background (id and RGB), view policy, ``max_px``, ``quality``
     and ``fixed`` (default: :func:`fixed_key_inputs`)."""
@@ -122,7 +121,7 @@ def thumb_key(plan: Any, renderer: Any, image: Any, max_px: int = MAX_PX, qualit
     )
 
 
-def thumb_images(plan: Any, renderer: Any, prompts: int = THUMB_PROMPTS, cache: Any = None) -> Thumbnails:
+def thumb_images(plan: object, renderer: object, prompts: int = THUMB_PROMPTS, cache: object = None) -> Thumbnails:
     """The thumbnails of the first ``prompts`` prompt ids of ``plan``, one per row in plan order.
     A render that fails gives its error and no bytes (failures are never cached). ``cache``: a
     :class:`harness.report.pieces.SealedEntries` of encoded thumbnails (:func:`thumb_key`), read
@@ -132,7 +131,7 @@ def thumb_images(plan: Any, renderer: Any, prompts: int = THUMB_PROMPTS, cache: 
     wanted = sorted({r.prompt_id for r in plan.rows})[:prompts]
     source = ImageSource(plan, renderer)
     fixed = fixed_key_inputs() if cache is not None else None
-    keys: dict[Any, str] = {}  # image → thumbnail key (rows share images)
+    keys: dict[object, str] = {}  # image → thumbnail key (rows share images)
     found: dict[str, bytes] = {}  # thumbnail bytes of this run by key
     images: list[ThumbImage] = []
     for _group, rows in plan.groups():

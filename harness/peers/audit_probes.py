@@ -9,8 +9,6 @@ and the *presentation agreement* with its prompt-bootstrap interval. The thresho
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.core.errors import ProtocolError
 from harness.peers.presentation_probes import (
     ProbeResult,
@@ -28,7 +26,7 @@ def applicable_probes(view_policy: str) -> tuple[str, ...]:
     return probe_names() if str(view_policy).startswith(PRESET_PREFIX) else ()
 
 
-def presentation_check(inputs: Any, evaluator_id: str, probe_name: str, threshold: float | None) -> ProbeResult:
+def presentation_check(inputs: object, evaluator_id: str, probe_name: str, threshold: float | None) -> ProbeResult:
     """``probe_name``'s agreement for ``evaluator_id`` around the run's preset;
     ``inputs``: the run's inputs (``harness.run.inputs.RunInputs``: options, specs, scenes, renderer)."""
     from harness.peers.measure import score_protocols

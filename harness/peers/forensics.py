@@ -20,6 +20,7 @@ from decimal import Decimal, InvalidOperation
 import numpy as np
 
 from harness.core.errors import ProtocolError
+from harness.core.numbers import finite_or_none
 from harness.protocol.cameras import View
 from harness.protocol.presets import Protocol
 from harness.stats.bootstrap import prompt_mean_draws, prompt_weights
@@ -111,12 +112,9 @@ class Outcome:
     def to_dict(self) -> dict:
         return {"label": self.candidate.label, "preset": self.candidate.origin,
                 "parameter": self.candidate.parameter or None, "value": self.candidate.value or None,
-                "score": _f(self.value), "lo": _f(self.lo), "hi": _f(self.hi),
+                "score": finite_or_none(self.value), "lo": finite_or_none(self.lo), "hi": finite_or_none(self.hi),
                 "consistent": self.consistent, "support": self.support}  # fmt: skip
 
-
-def _f(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
 
 
 def reported_margin(text: str) -> float:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.core.errors import EvaluatorError
 from harness.protocol.presets import Protocol
 from harness.run import argtypes
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 MAX_VIEWS = 100_000  # --max-views: no preset has more views; a larger number is a typo
 
@@ -30,7 +33,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def evaluator_spec(evaluator_id: str) -> Any:
+def evaluator_spec(evaluator_id: str) -> object:
     """The one spec ``evaluator_id`` names (registry or the preset known answers)."""
     from harness.evaluators.reference.specs import preset_planted_specs
     from harness.run.evaluator_selection import select_evaluators
@@ -46,8 +49,8 @@ def evaluator_spec(evaluator_id: str) -> Any:
 class PresetRun:
     """The resolved inputs of a preset command."""
 
-    spec: Any
-    scene_set: Any
+    spec: EvaluatorSpec
+    scene_set: object
     template: str
     cache_dir: Path
     profile: str

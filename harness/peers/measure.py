@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.measure.images import ImageSource, measure_images
 from harness.measure.plan import ImageKey, Plan, PlannedScene, Row
@@ -27,6 +27,7 @@ from harness.render.renderer import default_renderer
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.evaluators.base import EvaluatorSpec
     from harness.render.renderer import Renderer
     from harness.scenes.sceneset import SceneSet
 
@@ -40,22 +41,22 @@ def view_configurations(protocol: Protocol, template: str, render_pass: str = "s
             for cfg in protocol.render_configs(render_pass)]  # fmt: skip
 
 
-def presentation(protocol: Protocol) -> Any:
+def presentation(protocol: Protocol) -> object:
     from harness.evaluators.reference.items import Presentation
 
     return Presentation(tiled=protocol.tiling is not None, views=len(protocol.shown_views),
                         passes=tuple(protocol.passes))  # fmt: skip
 
 
-def _row(protocol: Protocol, scene: Any, score: float, error: str) -> dict[str, Any]:
+def _row(protocol: Protocol, scene: object, score: float, error: str) -> dict[str, object]:
     ok = not error and math.isfinite(score)
     return {"preset": protocol.name, "generator": scene.generator, "prompt_id": scene.prompt_id,
             "scene_id": scene.id, "score": score if ok else math.nan, "status": "ok" if ok else "failed",
             "error": "" if ok else (error or "score failed: non-finite score")}  # fmt: skip
 
 
-def score_scenes_symbolic(evaluator: Any, scene_set: SceneSet, protocol: Protocol, template: str,
-                          prompt_specs: dict[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+def score_scenes_symbolic(evaluator: object, scene_set: SceneSet, protocol: Protocol, template: str,
+                          prompt_specs: dict[str, object]) -> list[dict[str, object]]:  # fmt: skip
     """Rows of a scene-reading evaluator: one item per (pass, view), or one per pass when tiled."""
     from harness.captions import realize
     from harness.evaluators.reference.items import ScoreContext, ScoreItem
@@ -86,7 +87,7 @@ def score_scenes_symbolic(evaluator: Any, scene_set: SceneSet, protocol: Protoco
 POLICY_PREFIX = "preset:"
 
 
-def preset_plan(scene_set: SceneSet, protocol: Protocol, template: str, scenes: Sequence[Any] | None = None) -> Plan:
+def preset_plan(scene_set: SceneSet, protocol: Protocol, template: str, scenes: Sequence[object] | None = None) -> Plan:
     """The measurement plan of ``protocol`` on ``scenes`` of ``scene_set`` (default: all): one
     row per scene (factor ``preset``, level the preset name) whose image is the protocol's
     shown views of every pass (pass-major), captioned with ``template``."""
@@ -104,7 +105,7 @@ def preset_plan(scene_set: SceneSet, protocol: Protocol, template: str, scenes: 
     return Plan(Path(scene_set.root), policy, planned, rows, key="", view_policy=policy)
 
 
-def scene_images(renderer: Renderer, scene_set: SceneSet, scene: Any, protocol: Protocol) -> list[Any] | str:
+def scene_images(renderer: Renderer, scene_set: SceneSet, scene: object, protocol: Protocol) -> list[object] | str:
     """The images the evaluator sees for ``scene`` ((H, W, 3) uint8 each), or the failure."""
     plan = preset_plan(scene_set, protocol, "", [scene])
     (row,) = plan.rows
@@ -114,8 +115,8 @@ def scene_images(renderer: Renderer, scene_set: SceneSet, scene: Any, protocol: 
     return failed[0] if failed else images
 
 
-def score_scenes_images(spec: Any, renderer: Renderer, scene_set: SceneSet, protocol: Protocol, template: str,
-                        *, cache_dir: Path, load_evaluator: Callable[[Any], Any]) -> list[dict[str, Any]]:  # fmt: skip
+def score_scenes_images(spec: EvaluatorSpec, renderer: Renderer, scene_set: SceneSet, protocol: Protocol, template: str,
+                        *, cache_dir: Path, load_evaluator: Callable[[object], object]) -> list[dict[str, object]]:  # fmt: skip
     """Rows of an image evaluator under ``protocol``, measured by the audit's pipeline."""
     plan = preset_plan(scene_set, protocol, template)
     table = measure_images(spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load_evaluator,
@@ -124,19 +125,19 @@ def score_scenes_images(spec: Any, renderer: Renderer, scene_set: SceneSet, prot
             for row, score, error in zip(plan.rows, table["score"], table["error"], strict=True)]
 
 
-def _ordered(scene_set: SceneSet) -> list[Any]:
+def _ordered(scene_set: SceneSet) -> list[object]:
     return sorted(scene_set.scenes, key=lambda s: (s.generator, s.prompt_id, s.id))
 
 
 def score_protocols(
-    spec: Any,
+    spec: EvaluatorSpec,
     scene_set: SceneSet,
     protocols: list[Protocol] | tuple[Protocol, ...],
     *,
     template: str,
     cache_dir: Path,
-    renderer: Any = None,
-    load_evaluator: Callable[[Any], Any] | None = None,
+    renderer: object = None,
+    load_evaluator: Callable[[object], object] | None = None,
 ) -> pd.DataFrame:
     """One row per (preset, scene) (:data:`COLUMNS`), presets in the given order.
 
@@ -149,7 +150,7 @@ def score_protocols(
 
     build = load_evaluator or (lambda s: s.build())
     evaluator = build(spec) if is_scene_evaluator(spec) else _OneModel(build)
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     try:
         if is_scene_evaluator(spec):
             specs = bundled_prompt_specs()
@@ -173,11 +174,11 @@ class _OneModel:
     misses the score cache (a run the cache serves whole never loads the model: importing torch
     and open_clip alone takes seconds), and closed once, at the end."""
 
-    def __init__(self, build: Callable[[Any], Any]):
+    def __init__(self, build: Callable[[object], object]):
         self._build = build
-        self._model: Any = None
+        self._model: object = None
 
-    def load(self, spec: Any) -> _KeptOpen:
+    def load(self, spec: EvaluatorSpec) -> _KeptOpen:
         if self._model is None:
             self._model = self._build(spec)
         return _KeptOpen(self._model)
@@ -192,10 +193,10 @@ class _KeptOpen:
     """The model as one preset's measurement sees it: everything but ``close``, which
     :class:`_OneModel` does after the last preset."""
 
-    def __init__(self, model: Any):
+    def __init__(self, model: object):
         self._model = model
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self._model, name)
 
     def close(self) -> None:

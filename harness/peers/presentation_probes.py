@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from harness.core.errors import ProtocolError
+from harness.core.numbers import finite_or_none
 from harness.protocol.presets import Protocol
 from harness.stats.intervals import interval
 from harness.vocab.metrics import MIN_PRESENTATION_AGREEMENT as THRESHOLD_NAME
@@ -125,9 +126,8 @@ class ProbeResult:
         return math.isfinite(self.agreement) and self.agreement >= self.threshold
 
     def to_dict(self) -> dict:
-        f = lambda x: float(x) if math.isfinite(x) else None  # noqa: E731
-        return {"probe": self.probe, "label": self.label, "agreement": f(self.agreement), "lo": f(self.lo),
-                "hi": f(self.hi), "threshold": self.threshold, "passed": self.passed}  # fmt: skip
+        return {"probe": self.probe, "label": self.label, "agreement": finite_or_none(self.agreement), "lo": finite_or_none(self.lo),
+                "hi": finite_or_none(self.hi), "threshold": self.threshold, "passed": self.passed}  # fmt: skip
 
 
 def probe_result(probe: PresentationProbe, ref: np.ndarray, changed: np.ndarray, weights: np.ndarray | None,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import kendalltau
 
+from harness.core.numbers import finite_or_none
 from harness.stats.bootstrap import generator_mean_draws, prompt_weights
 from harness.stats.intervals import interval
 from harness.stats.simultaneous import simultaneous_band
@@ -71,21 +72,18 @@ class Concordance:
             "prompts": self.n_prompts,
             "bootstrap": self.n_draws,
             "level": self.level,
-            "band_q": _finite(self.band_q),
-            "rankings": {r.preset: {"order": list(r.order), "means": {g: _finite(v) for g, v in r.means.items()}}
+            "band_q": finite_or_none(self.band_q),
+            "rankings": {r.preset: {"order": list(r.order), "means": {g: finite_or_none(v) for g, v in r.means.items()}}
                          for r in self.rankings},
-            "kendall_tau": [{"a": t.a, "b": t.b, "tau": _finite(t.tau), "lo": _finite(t.lo), "hi": _finite(t.hi)}
+            "kendall_tau": [{"a": t.a, "b": t.b, "tau": finite_or_none(t.tau), "lo": finite_or_none(t.lo), "hi": finite_or_none(t.hi)}
                             for t in self.taus],
             "disagreements": [
                 {"first": d.first, "second": d.second, "above_under": d.a, "below_under": d.b,
-                 "gap_a": [_finite(x) for x in d.gap_a], "gap_b": [_finite(x) for x in d.gap_b]}
+                 "gap_a": [finite_or_none(x) for x in d.gap_a], "gap_b": [finite_or_none(x) for x in d.gap_b]}
                 for d in self.disagreements
             ],
         }
 
-
-def _finite(x: float) -> float | None:
-    return float(x) if np.isfinite(x) else None
 
 
 def ranking(preset: str, generators: tuple[str, ...], means: np.ndarray) -> PresetRanking:

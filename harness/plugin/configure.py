@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,7 +21,7 @@ def new_session(config: pytest.Config) -> AuditSession:
     """The run's :class:`AuditSession`: options resolved, hook-provided renderer and evaluators."""
     hook = config.hook
 
-    def renderer_factory(cache_dir: Path) -> Any:
+    def renderer_factory(cache_dir: Path) -> object:
         found = hook.pytest_audit_renderer(config=config, cache_dir=cache_dir)
         if found is not None:
             return found
@@ -68,7 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(QuietFailures(), "t3d-audit-quiet")
 
 
-def _hook_evaluators(config: pytest.Config, offered_specs: Callable[[Any], list[Any]]) -> list[Any]:
+def _hook_evaluators(config: pytest.Config, offered_specs: Callable[[object], list[object]]) -> list[object]:
     """What the ``pytest_audit_evaluators`` hooks offer, as specs; a hook that raises, or an
     offer that is no valid evaluator (a bad id, a NaN ``score_range``), is a usage error (exit
     4) with one line, its secrets masked, never an INTERNALERROR."""
@@ -102,7 +101,7 @@ def _uncaptured_line(config: pytest.Config) -> Callable[[str], None]:
     return write
 
 
-def _check_hook_ids(specs: list[Any]) -> None:
+def _check_hook_ids(specs: list[object]) -> None:
     """Every id a ``pytest_audit_evaluators`` hook returned is a valid evaluator id (exit 4);
     hook specs may be duck-typed, so their ids are checked here and not only by the spec."""
     from harness.core.ids import evaluator_id_problem

@@ -5,7 +5,7 @@ fixture is annotated with the type it returns; an audit error fails its test wit
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import pytest
 
@@ -18,7 +18,9 @@ if TYPE_CHECKING:  # fixture types only: none of these is imported when the plug
     import pandas as pd
 
     from harness.checks.assertions import AuditCheck
+    from harness.core.jsonout import JSONObject
     from harness.measure.plan import ImageKey, Plan
+    from harness.measure.repeatability import Repeatability
     from harness.peers.presentation_probes import ProbeResult
     from harness.protocol.configurations import Profile
     from harness.scenes.sceneset import SceneSet
@@ -89,7 +91,7 @@ def audit_summary(audit_session: AuditSession, audit_evaluator: str) -> Evaluato
 
 
 @pytest.fixture
-def audit_human_agreement(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+def audit_human_agreement(audit_session: AuditSession, audit_evaluator: str) -> JSONObject:
     """The evaluator's agreement with ``--audit-human`` at every configuration (a dict:
     docs/human-agreement.md "In an audit"); without human data the test is skipped as not
     applicable (a skip, never a pass)."""
@@ -112,7 +114,7 @@ def audit_presentation(
 
 
 @pytest.fixture
-def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+def audit_search(audit_session: AuditSession, audit_evaluator: str) -> JSONObject:
     """The evaluator's search beyond the grid under the profile's ``search`` block
     (``t3d-audit search --json``'s document, docs/search.md), run once per evaluator and
     shared by workers; tests asking for it are collected only when the profile has the block."""
@@ -123,7 +125,7 @@ def audit_search(audit_session: AuditSession, audit_evaluator: str) -> dict[str,
 
 
 @pytest.fixture
-def audit_repeatability(audit_session: AuditSession, audit_evaluator: str) -> Any:
+def audit_repeatability(audit_session: AuditSession, audit_evaluator: str) -> Repeatability:
     """The evaluator's repeatability (``harness.measure.repeatability.Repeatability``): one c0
     sample scored in batches of 1, in a batch of N and in a fresh process; measured once per
     evaluator, shared by workers and cached across runs."""
@@ -131,14 +133,14 @@ def audit_repeatability(audit_session: AuditSession, audit_evaluator: str) -> An
 
 
 @pytest.fixture
-def audit_saved_level(request: pytest.FixtureRequest, audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+def audit_saved_level(request: pytest.FixtureRequest, audit_session: AuditSession, audit_evaluator: str) -> JSONObject:
     """A saved level of ``--audit-profile-file`` measured for the evaluator on the run's scenes
     against c0 (its objective's effect, 95 % paired prompt-bootstrap interval, threshold)."""
     return _guard(lambda: audit_session.searches.saved_level(audit_evaluator, request.param))
 
 
 @pytest.fixture
-def audit_card(audit_session: AuditSession, audit_evaluator: str) -> dict[str, Any]:
+def audit_card(audit_session: AuditSession, audit_evaluator: str) -> JSONObject:
     """The evaluator's Evaluator Configuration Card (with its ``ecc-v1-sha256:`` id)."""
     return _guard(lambda: audit_session.cards.card(audit_evaluator))
 
@@ -194,7 +196,7 @@ def audit_check(
     from harness.checks.assertions import AuditCheck
 
     evaluator = request.getfixturevalue("audit_evaluator") if "audit_evaluator" in request.fixturenames else PANEL
-    outcomes: list[dict[str, Any]] = []
+    outcomes: list[dict[str, object]] = []
     request.node.stash[OUTCOMES_KEY] = outcomes
 
     def card_id() -> str:
@@ -221,7 +223,7 @@ def audit_check(
     )
 
 
-def _absent_reason(inputs: Any, name: str, key: str | None) -> str:
+def _absent_reason(inputs: object, name: str, key: str | None) -> str:
     """Why this run does not measure metric ``name`` at ``key`` (the real cause, see
     :func:`harness.run.notes.absent_reason`); ``inputs``: the run's
     :class:`~harness.run.inputs.RunInputs` (its profile and scene set)."""

@@ -5,7 +5,6 @@ change a scene leaves it out (3D Gaussian splats: lighting); one that can change
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 
@@ -56,7 +55,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     pytest.fail(f"t3d-audit: {problem}", pytrace=False)  # one clean line, no traceback
 
 
-def factors_left_out(scenes: Sequence[Any]) -> dict[str, int]:
+def factors_left_out(scenes: Sequence[object]) -> dict[str, int]:
     """``factor -> number of scenes`` it cannot change (``measure_plan.factors_not_applicable``:
     lighting on 3D Gaussian splats). Those scenes have no rows for it, so its statistics and
     checks cover the other scenes only."""
@@ -69,7 +68,7 @@ def factors_left_out(scenes: Sequence[Any]) -> dict[str, int]:
     return counts
 
 
-def _factor_params(scenes: Sequence[Any], factors: list[str], ranks: bool = False) -> list[Any]:
+def _factor_params(scenes: Sequence[object], factors: list[str], ranks: bool = False) -> list[object]:
     """One parameter per factor. Scenes a factor cannot change are left out of that factor's
     checks only (:func:`factors_left_out`; the terminal summary says how many); a factor that
     can change no scene at all is skipped as "not applicable", never checked as a null effect.
@@ -95,7 +94,7 @@ def _factor_params(scenes: Sequence[Any], factors: list[str], ranks: bool = Fals
     return params
 
 
-def left_out_lines(scenes: Sequence[Any]) -> list[str]:
+def left_out_lines(scenes: Sequence[object]) -> list[str]:
     """The terminal's lines for :func:`factors_left_out` (none when every factor applies)."""
     n = len(scenes)
     return [
@@ -105,7 +104,7 @@ def left_out_lines(scenes: Sequence[Any]) -> list[str]:
     ]
 
 
-def _block_params(profile: Any) -> list[Any]:
+def _block_params(profile: object) -> list[object]:
     """One parameter per factorial block of ``profile``; without blocks, one skipped
     ``no-blocks`` parameter that says why (a skip, never a pass: the empty gate still sees
     the run's other checks)."""
@@ -115,7 +114,7 @@ def _block_params(profile: Any) -> list[Any]:
     return [pytest.param(None, id="no-blocks", marks=pytest.mark.skip(reason=reason))]
 
 
-def _presentation_params(view_policy: str) -> list[Any]:
+def _presentation_params(view_policy: str) -> list[object]:
     """One parameter per presentation probe under ``--audit-view-policy=preset:NAME``; else one
     ``no-preset`` parameter that :func:`harness.plugin.collection.drop_not_presented` removes before the run records its
     collected tests, so runs under other view policies keep their reports byte for byte."""

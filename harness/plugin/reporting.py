@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -38,7 +37,7 @@ def evaluator_of(item: pytest.Item) -> str:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
     report = yield
     names = getattr(item, "fixturenames", ())
     if not any(n in names for n in AUDIT_FIXTURES):
@@ -106,14 +105,14 @@ class RunHooks:
             reporter.write_line(note, yellow=True)
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+    def pytest_testnodedown(self, node: object, error: object) -> None:
         output = getattr(node, "workeroutput", None) or {}
         self.sink.add_worker_output(output.get(WORKER_OUTPUT_KEY))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.sink.finish(self.config.stash[SESSION_KEY], self.config, session)
 
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+    def pytest_terminal_summary(self, terminalreporter: object, exitstatus: int) -> None:
         self.sink.terminal_summary(terminalreporter)
         for line in _left_out_of(self.config.stash[SESSION_KEY]):
             terminalreporter.write_line(line, yellow=True)
@@ -128,7 +127,7 @@ class RunHooks:
             reporter.write_line(last_line(directory))
 
 
-def _left_out_of(session: Any) -> list[str]:
+def _left_out_of(session: object) -> list[str]:
     """:func:`left_out_lines` of a run that loaded its scene set (a run of other tests loads
     nothing for it and says nothing)."""
     inputs = getattr(session, "inputs", None)

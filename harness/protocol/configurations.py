@@ -13,7 +13,6 @@ import json
 from dataclasses import asdict, dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from harness.core.errors import AuditError, ProtocolError
 from harness.core.hashing import sha256_json
@@ -199,7 +198,7 @@ class RenderConfig:
         how the renderer reads a factor registered without a field of its own."""
         return dict(self.extras).get(factor, default)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The fields as a dict. A field added after the study's eight is written only when it
         is off its default, so adding one (a new render factor's setting) moves no existing
         render key, configuration hash or run id."""
@@ -231,7 +230,7 @@ class Configuration:
         """Stable readable id: ``baseline`` or ``<factor>=<level>``."""
         return BASELINE if self.factor == BASELINE else f"{self.factor}={self.level}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "factor": self.factor,
             "level": self.level,
@@ -309,10 +308,10 @@ CANONICAL_AZIMUTHS = (0.0, 90.0, 180.0, 270.0)  # added to the configuration's o
 #: View-policy families registered by other modules, by prefix: ``"<prefix>:<name>"`` is a
 #: policy when ``check(name)`` passes; ``views(cfg, name)`` are its renders. The protocol
 #: presets register ``preset`` (``harness.protocol.presets``: ``preset:mate3d``).
-POLICY_FAMILIES: dict[str, tuple[Any, Any]] = {}
+POLICY_FAMILIES: dict[str, tuple[object, object]] = {}
 
 
-def register_policy_family(prefix: str, check: Any, views: Any) -> None:
+def register_policy_family(prefix: str, check: object, views: object) -> None:
     """Register the view-policy family ``prefix`` (see :data:`POLICY_FAMILIES`)."""
     POLICY_FAMILIES[prefix] = (check, views)
 
@@ -586,7 +585,7 @@ PROFILE_KEYS = frozenset(
 )
 
 
-def _parse_blocks(raw: Any, levels: dict[str, tuple[str, ...]], where: str) -> tuple[Block, ...]:
+def _parse_blocks(raw: object, levels: dict[str, tuple[str, ...]], where: str) -> tuple[Block, ...]:
     """``blocks``: a list of objects factor → list of levels (2 or 3 factors, ≥ 2 levels each,
     every level among the profile's OFAT levels of that factor, so the additive model can be
     predicted from the OFAT rows). Factors are put in record order; no block twice."""
@@ -645,7 +644,7 @@ class SearchBlock:
 SEARCH_KEYS = frozenset({"objective", "budget", "split", "seed", "flip_points"})
 
 
-def _parse_search(raw: Any, where: str) -> SearchBlock:
+def _parse_search(raw: object, where: str) -> SearchBlock:
     """A profile's ``search`` object (every key optional; see :class:`SearchBlock`)."""
     if not isinstance(raw, dict):
         raise ProtocolError("'search' must be an object", where=where,
@@ -682,7 +681,7 @@ def _parse_search(raw: Any, where: str) -> SearchBlock:
     return SearchBlock(objective, counts["budget"], split, counts["seed"], counts["flip_points"])
 
 
-def _parse_profile(name: str, data: dict[str, Any]) -> Profile:
+def _parse_profile(name: str, data: dict[str, object]) -> Profile:
     where = f"{PROFILES_FILE}#/{name}"
     if not isinstance(data, dict):
         raise ProtocolError("profile must be an object", where=where)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
@@ -159,7 +158,7 @@ class Protocol:
                                  lenses=self.icosphere[1]) for i in range(len(self.passes)))  # fmt: skip
         return aggregate(values, self.aggregation)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON form (``t3d-audit protocol --preset NAME --json``, cards, forensics)."""
         return {
             "name": self.name,

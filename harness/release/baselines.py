@@ -18,7 +18,6 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -237,7 +236,7 @@ def comparison_document(
     fail_on_inconclusive: bool = False,
     unpaired_evaluators: dict[str, list[str]] | None = None,
     allow_unpaired: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The JSON document of a comparison run (``comparison.json``). ``unpaired_evaluators``
     (:func:`unpaired`) fail the gate unless ``allow_unpaired``."""
     found = unpaired_evaluators or {"baseline": [], "candidate": []}
@@ -266,7 +265,7 @@ def _fmt(x: float | None, digits: int = 4) -> str:
     return "—" if x is None else f"{x:.{digits}g}" if abs(x) < 1e4 else f"{x:.3e}"
 
 
-def render_markdown(document: dict[str, Any]) -> str:
+def render_markdown(document: dict[str, object]) -> str:
     """Markdown of :func:`comparison_document`: one table per evaluator pair."""
     lines = [
         "# Release comparison",

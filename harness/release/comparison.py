@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -190,7 +189,7 @@ class MetricComparison:
     harmful: int
     verdict: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "metric": self.metric,
             "kind": self.kind,
@@ -215,7 +214,7 @@ class Failures:
     failed: int
     by_factor: Mapping[str, int]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"rows": self.rows, "failed": self.failed, "by_factor": dict(self.by_factor)}
 
 
@@ -252,7 +251,7 @@ class Comparison:
     def counts(self) -> dict[str, int]:
         return {v: len(self.with_verdict(v)) for v in VERDICTS}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "baseline_evaluator": self.baseline_evaluator,
             "candidate_evaluator": self.candidate_evaluator,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -89,7 +89,7 @@ def _baseline_path(config: pytest.Config) -> Path | None:
     return (Path(config.rootpath) / ini).resolve() if ini else None
 
 
-def pair_with_baseline(session_specs: dict[str, Any], baseline: dict[str, bool]) -> dict[str, str]:
+def pair_with_baseline(session_specs: dict[str, object], baseline: dict[str, bool]) -> dict[str, str]:
     """Run evaluator → baseline evaluator: equal ids first, else the single alignment
     evaluator of each side. ``baseline``: id → alignment (see ``comparison.evaluators_of``)."""
     pairs = {e: e for e in session_specs if e in baseline}
@@ -121,9 +121,8 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--audit-baseline: no evaluator of this run pairs with the baseline's "
             f"{sorted(evaluators_of(release.records))} (use the same evaluator ids)"
         )
-    for candidate, base in pairs.items():
-        if base in release.card_ids:
-            run.baseline_card_ids[candidate] = release.card_ids[base]
+    run.note_baseline_cards({candidate: release.card_ids[base] for candidate, base in pairs.items()
+                             if base in release.card_ids})  # fmt: skip
     left_out: dict[str, list[str]] = {}
     if not config.getoption(ALLOW_UNPAIRED):
         left_out = unpaired(sorted(evaluators_of(release.records)), sorted(run.specs),

@@ -21,7 +21,6 @@ import fnmatch
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.errors import AuditError
 from harness.release.comparison import KINDS
@@ -48,13 +47,13 @@ def normalise_name(name: str, where: str) -> str:
     return f"{kind}.{subject}" if subject else kind
 
 
-def _value(name: str, value: Any, where: str) -> float:
+def _value(name: str, value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         raise MarginError(f"margin {name} must be a finite number ≥ 0, got {value!r}", where=where)
     return float(value)
 
 
-def _check(values: Mapping[str, Any], where: str) -> dict[str, float]:
+def _check(values: Mapping[str, object], where: str) -> dict[str, float]:
     return {normalise_name(k, where): _value(k, v, where) for k, v in values.items()}
 
 
@@ -66,7 +65,7 @@ class Margins:
     overrides: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
 
     @classmethod
-    def from_table(cls, table: Mapping[str, Any] | None, *, where: str = "[tool.t3d-audit.compare]") -> Margins:
+    def from_table(cls, table: Mapping[str, object] | None, *, where: str = "[tool.t3d-audit.compare]") -> Margins:
         table = dict(table or {})
         raw = table.pop("overrides", {}) or {}
         if not isinstance(raw, Mapping):

@@ -12,8 +12,6 @@ arrow leaves the object's visible front.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from harness.render import framing
@@ -24,7 +22,7 @@ FRONT_COLOUR = (255, 255, 255)
 AXIS_FRACTION = 0.35
 
 
-def object_marks(scene: Scene, cfg: Any) -> list[dict[str, Any]]:
+def object_marks(scene: Scene, cfg: object) -> list[dict[str, object]]:
     """Per object: ``origin`` and ``axes`` (3 end points) and ``front`` end point, in the
     render's pixel coordinates (x right, y down; a ``cfg.resolution_px`` square)."""
     pose = framing.solve_camera(framing.scene_box(scene), cfg.focal_length_mm, cfg.pitch_deg,
@@ -55,7 +53,7 @@ def object_marks(scene: Scene, cfg: Any) -> list[dict[str, Any]]:
     return out
 
 
-def draw_axes(image: Any, scene: Scene, cfg: Any) -> Any:
+def draw_axes(image: object, scene: Scene, cfg: object) -> object:
     """Draw :func:`object_marks` on the PIL ``image`` (any size: marks are scaled from the
     render's resolution); returns the image."""
     from PIL import ImageDraw

@@ -29,7 +29,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 import numpy as np
 from PIL import Image
@@ -54,7 +54,7 @@ MAX_BUILT_SCENES = 8  # LRU of built bpy scenes per process (meshes are shared r
 GPU_BACKENDS = ("OPTIX", "CUDA", "HIP", "ONEAPI", "METAL")
 
 
-def _bpy() -> Any:
+def _bpy() -> ModuleType:
     import bpy  # the one place bpy is imported
 
     return bpy
@@ -64,7 +64,7 @@ def _bpy() -> Any:
 class _Asset:
     """An imported OBJ: its meshes with their import matrices, and its bounding box (asset units)."""
 
-    parts: list[tuple[Any, Any]]  # (bpy mesh, mathutils.Matrix)
+    parts: list[tuple[object, object]]  # (bpy mesh, mathutils.Matrix)
     lo: np.ndarray  # (3,)
     hi: np.ndarray  # (3,)
     kind: str = "mesh"  # mesh | points | splats (harness.render.meshformats)
@@ -74,18 +74,18 @@ class _Asset:
 class _Built:
     """A scene built into bpy: the bpy scene, its camera, environment node and walls."""
 
-    bscene: Any
-    camera: Any
-    env_node: Any
-    walls: dict[str, Any]
+    bscene: object
+    camera: object
+    env_node: object
+    walls: dict[str, object]
     scene_id: str
     room_size: tuple[float, float]
     box: framing.Box
     renders: int = 0
-    objects: list[Any] = field(default_factory=list)
+    objects: list[object] = field(default_factory=list)
     view_transform: str = settings.VIEW_TRANSFORM  # the build's own (splats: Standard)
-    assets: list[Any] = field(default_factory=list)  # the scene objects' mesh parts
-    points: list[tuple[Any, Any]] | None = None  # (part, its point object), made on first use
+    assets: list[object] = field(default_factory=list)  # the scene objects' mesh parts
+    points: list[tuple[object, object]] | None = None  # (part, its point object), made on first use
     world: _World | None = None
 
 
@@ -95,13 +95,13 @@ class _World:
     into the tree only while a setting is off its default, so a default render's world is the
     study's (environment colour straight into the background)."""
 
-    tree: Any
-    env: Any
-    background: Any
-    mapping: Any  # environment rotation about z: texture coordinate -> mapping -> env vector
-    coords: Any
-    blackbody: Any  # colour temperature tint: env colour x blackbody colour
-    tint: Any
+    tree: object
+    env: object
+    background: object
+    mapping: object  # environment rotation about z: texture coordinate -> mapping -> env vector
+    coords: object
+    blackbody: object  # colour temperature tint: env colour x blackbody colour
+    tint: object
 
 
 def validate_scene(scene: Scene, scene_root: Path) -> None:
@@ -138,10 +138,10 @@ class BlenderRenderer:
             self.device = self._setup_device(device)
         self._assets: dict[tuple[str, str], _Asset] = {}
         self._built: OrderedDict[str, _Built] = OrderedDict()
-        self._hdris: dict[str, Any] = {}
+        self._hdris: dict[str, object] = {}
         self._tmp = Path(tempfile.mkdtemp(prefix="t3d-render-"))
         atexit.register(shutil.rmtree, self._tmp, True)
-        self._materials: dict[str, Any] = {}
+        self._materials: dict[str, object] = {}
         self.builds = 0  # scenes built so far (for tests and benchmarks)
 
     # -- device ----------------------------------------------------------------------------
@@ -261,8 +261,8 @@ class BlenderRenderer:
         return _Asset(parts, box[0], box[1])
 
     def _import_parts(
-        self, load: Any, path: Path, scene: Scene, obj_id: str, label: str
-    ) -> tuple[list[Any], dict[str, Any], tuple[Any, Any]]:
+        self, load: object, path: Path, scene: Scene, obj_id: str, label: str
+    ) -> tuple[list[object], dict[str, object], tuple[object, object]]:
         """``load(bpy) -> (parts, facts)`` under Blender's log capture: an importer's error, or
         a file without geometry, is one ``AssetImportFailed`` with what Blender said; every
         mesh is kept (fake user) and one without a material gets :meth:`_object_material` (its
@@ -297,7 +297,7 @@ class BlenderRenderer:
                 )
         return parts, facts, box
 
-    def _object_material(self, mesh: Any) -> Any:
+    def _object_material(self, mesh: object) -> object:
         """The material of a mesh that brings none: its colour attribute when it has one
         (OBJ/PLY vertex colours, ``meshformats.colour_material``), else the grey default."""
         from harness.render import meshformats
@@ -326,7 +326,7 @@ class BlenderRenderer:
             path, scene, obj_id, found.label)
         return _Asset(parts, box[0], box[1], facts["kind"])
 
-    def _material(self, name: str, rgb: tuple[float, float, float]) -> Any:
+    def _material(self, name: str, rgb: tuple[float, float, float]) -> object:
         if name not in self._materials:
             bpy = _bpy()
             mat = bpy.data.materials.new(f"t3d:{name}")
@@ -342,7 +342,7 @@ class BlenderRenderer:
             self._materials[name] = mat
         return self._materials[name]
 
-    def _hdri(self, level: str, scene: Scene, cfg: RenderConfig) -> Any:
+    def _hdri(self, level: str, scene: Scene, cfg: RenderConfig) -> object:
         if level not in settings.LIGHTING_FILES:
             raise RenderFailed(
                 f"unknown lighting level {level!r}",
@@ -367,7 +367,7 @@ class BlenderRenderer:
 
     # -- scene building --------------------------------------------------------------------
 
-    def _box_object(self, bscene: Any, name: str, box: framing.Box, material: Any) -> Any:
+    def _box_object(self, bscene: object, name: str, box: framing.Box, material: object) -> object:
         bpy = _bpy()
         verts = [tuple(c) for c in box.corners().tolist()]  # corner i: bit k set -> hi on axis k
         faces = [(0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5)]
@@ -389,8 +389,8 @@ class BlenderRenderer:
 
         name = f"t3d-{identity[:16]}"
         bscene = bpy.data.scenes.new(name)
-        built_objects: list[Any] = []
-        asset_parts: list[Any] = []
+        built_objects: list[object] = []
+        asset_parts: list[object] = []
         try:
             floor_mat = self._material("floor", settings.FLOOR_RGB)
             wall_mat = self._material("wall", settings.WALL_RGB)
@@ -504,7 +504,7 @@ class BlenderRenderer:
             world=_World(tree, env, bg, mapping, coords, blackbody, tint),
         )
 
-    def _configure(self, bscene: Any) -> None:
+    def _configure(self, bscene: object) -> None:
         r = bscene.render
         r.engine = "CYCLES"
         r.film_transparent = True
@@ -540,7 +540,7 @@ class BlenderRenderer:
         c.blur_glossy = 1.0
 
     @staticmethod
-    def _remove(bscene: Any, objects: list[Any]) -> None:
+    def _remove(bscene: object, objects: list[object]) -> None:
         bpy = _bpy()
         world = bscene.world
         for ob in objects:
@@ -667,7 +667,7 @@ class BlenderRenderer:
             _set(part, "hide_render", points)
             _set(dots, "hide_render", not points)
 
-    def _point_object(self, bscene: Any, part: Any) -> Any:
+    def _point_object(self, bscene: object, part: object) -> object:
         """``part`` as points: :data:`settings.POINTS_PER_M2` seeded samples per square metre of
         its world-space surface (at least :data:`settings.MIN_POINTS`), each a small icosahedron
         (``meshformats.point_mesh``) in the part's first material."""
@@ -706,7 +706,7 @@ class BlenderRenderer:
         bscene.collection.objects.link(ob)
         return ob
 
-    def _normal_material(self, frame: str = "blender") -> Any:
+    def _normal_material(self, frame: str = "blender") -> object:
         """Emission of the world-space shading normal mapped to colour, ``0.5 * n + 0.5``, the
         normal written in the axes of source frame ``frame`` (``source_cameras.FRAMES``)."""
         from harness.protocol.source_cameras import FRAMES
@@ -809,18 +809,18 @@ class BlenderRenderer:
         return rgba
 
 
-def _socket(sockets: Any, name: str, kind: str) -> Any:
+def _socket(sockets: object, name: str, kind: str) -> object:
     """The socket ``name`` of type ``kind`` (a Mix node has A/B sockets of every data type)."""
     return next(s for s in sockets if s.name == name and s.type == kind)
 
 
-def _link(tree: Any, from_socket: Any, to_socket: Any) -> None:
+def _link(tree: object, from_socket: object, to_socket: object) -> None:
     """Link ``from_socket`` into ``to_socket`` unless already (a relink re-syncs Cycles)."""
     if not any(link.from_socket == from_socket for link in to_socket.links):
         tree.links.new(from_socket, to_socket)
 
 
-def _unlink(tree: Any, to_socket: Any) -> None:
+def _unlink(tree: object, to_socket: object) -> None:
     for link in list(to_socket.links):
         tree.links.remove(link)
 
@@ -853,7 +853,7 @@ def _light(world: _World, cfg: RenderConfig) -> None:
         _link(tree, env.outputs["Color"], colour_in)
 
 
-def _set(target: Any, attr: str, value: Any) -> None:
+def _set(target: object, attr: str, value: object) -> None:
     """``setattr`` unless equal (float32 properties compare after the round trip)."""
     current = getattr(target, attr)
     if isinstance(value, float):

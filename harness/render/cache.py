@@ -33,7 +33,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from filelock import FileLock
@@ -83,9 +82,9 @@ def decode_png(data: bytes) -> np.ndarray:
         return np.asarray(im.convert("RGBA")).copy()
 
 
-def key_inputs(scene_identity: str, cfg: RenderConfig, device: str = "cpu") -> dict[str, Any]:
+def key_inputs(scene_identity: str, cfg: RenderConfig, device: str = "cpu") -> dict[str, object]:
     """The hashed content of a render-cache key (also stored in ``meta.json``)."""
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "scene": scene_identity,
         "render": cfg.to_dict(),
         "blender": blender_version(),
@@ -246,7 +245,7 @@ class RenderCacheBase:
         self.store.delete_entry(self._prefix(key), [IMAGE, META], META)
         discarded("render", self._where(key), reason)
 
-    def meta(self, key: str) -> dict[str, Any] | None:
+    def meta(self, key: str) -> dict[str, object] | None:
         """The entry's ``meta.json`` content, or ``None`` if absent/unreadable (unverified)."""
         files = self.store.read_entry(self._prefix(key), [IMAGE, META], META)
         try:
@@ -257,7 +256,7 @@ class RenderCacheBase:
     # -- writing ---------------------------------------------------------------------------
 
     def _publish(
-        self, key: str, image: np.ndarray, meta: dict[str, Any] | None, *, leased: bool = False
+        self, key: str, image: np.ndarray, meta: dict[str, object] | None, *, leased: bool = False
     ) -> None:
         """Publish ``image``; ``leased``: we hold the key's lease, so uncommitted files of
         another writer are a dead writer's and may be replaced (else they are left alone)."""
@@ -265,7 +264,7 @@ class RenderCacheBase:
         self.store.write_entry(self._prefix(key), entry_files(key, image, meta), META,
                                replace_uncommitted=leased)  # fmt: skip
 
-    def put(self, key: str, image: np.ndarray, meta: dict[str, Any] | None = None) -> None:
+    def put(self, key: str, image: np.ndarray, meta: dict[str, object] | None = None) -> None:
         """Publish ``image`` under ``key`` unless a valid entry already exists."""
         check_image(image, key)
         with self._coord.guard(key):
@@ -273,7 +272,7 @@ class RenderCacheBase:
                 self._publish(key, image, meta)
 
     def try_render(
-        self, key: str, fn: Callable[[], np.ndarray], meta: dict[str, Any] | None = None
+        self, key: str, fn: Callable[[], np.ndarray], meta: dict[str, object] | None = None
     ) -> tuple[str, np.ndarray | None]:
         """Render ``key`` unless it is cached (or, with leases, leased by another machine:
         then this never waits). Returns ``(CACHED, image)``, ``(RENDERED, image)`` or
@@ -301,7 +300,7 @@ class RenderCacheBase:
         self,
         key: str,
         fn: Callable[[], np.ndarray],
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, object] | None = None,
     ) -> np.ndarray:
         """The cached image, or ``fn()`` rendered once (across processes, or across machines
         sharing a store: waits while another holds the key's lease), published and returned.
@@ -339,7 +338,7 @@ class RenderCache(RenderCacheBase):
         return str(self.entry_dir(key))
 
 
-def entry_files(key: str, image: np.ndarray, meta: dict[str, Any] | None) -> dict[str, bytes]:
+def entry_files(key: str, image: np.ndarray, meta: dict[str, object] | None) -> dict[str, bytes]:
     """The files of the entry of ``image`` under ``key``: ``image.png`` and ``meta.json``
     (``meta`` plus the key, the PNG's sha256 and shape, ``meta_sha256`` and, with the user's
     cache secret, ``meta_hmac``), commit file last."""
@@ -373,7 +372,7 @@ def verify_entry(key: str, raw_meta: bytes, data: bytes) -> np.ndarray:
     return image
 
 
-def _check_meta(raw: bytes, meta: Any, key: str) -> None:
+def _check_meta(raw: bytes, meta: object, key: str) -> None:
     """Raise :class:`_Corrupt` unless ``meta.json`` is intact and was written for ``key``."""
     if not isinstance(meta, dict):
         raise _Corrupt("meta.json is not a JSON object")

@@ -18,7 +18,6 @@ from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.core.errors import AuditError, RenderError
 from harness.render import resource_limits
@@ -128,7 +127,7 @@ def _render_group(
 
 # -- worker processes ------------------------------------------------------------------------
 
-_WORKER: dict[str, Any] = {}
+_WORKER: dict[str, object] = {}
 
 
 def _is_blender_scripts_dir(entry: str) -> bool:
@@ -149,7 +148,7 @@ def init_render_process(threads: int) -> None:
 
 
 def _init_worker(
-    q: Any,
+    q: object,
     cache_root: str,
     timeout_s: float,
     device: str,
@@ -207,8 +206,8 @@ def check_device(device: str) -> None:
 
 
 def begin_warm(
-    requests: Sequence[Any], cache: Any, device: str, on_start: Callable[[int, int], None] | None
-) -> tuple[list[Any], WarmResult]:
+    requests: Sequence[object], cache: object, device: str, on_start: Callable[[int, int], None] | None
+) -> tuple[list[object], WarmResult]:
     """The start of every warm backend: stale temp entries pruned, the requests still to render
     and a result counting the cached ones; ``on_start(cached, to_render)`` is told both."""
     cache.prune_tmp()

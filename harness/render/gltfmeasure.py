@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 from harness.core.errors import ImportError_
 
@@ -37,8 +37,8 @@ from harness.core.errors import ImportError_
 _OOM_MARKS = ("MemoryError", "failed to map segment", "Cannot allocate memory", "bad_alloc")
 
 
-def _extras(ob: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _extras(ob: object) -> dict[str, object]:
+    out: dict[str, object] = {}
     for key in ob.keys():  # noqa: SIM118 - an ID property group, not a dict
         value = ob.get(key)
         if isinstance(value, str | int | float | bool):
@@ -46,7 +46,7 @@ def _extras(ob: Any) -> dict[str, Any]:
     return out
 
 
-def _measure(bpy: Any, path: str) -> dict[str, Any]:
+def _measure(bpy: ModuleType, path: str) -> dict[str, object]:
     from harness.render import gltfscene
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -57,7 +57,7 @@ def _measure(bpy: Any, path: str) -> dict[str, Any]:
     return {"lo": box[0].tolist(), "hi": box[1].tolist(), "colour": _colour(parts)}
 
 
-def _colour(parts: list[Any]) -> str:
+def _colour(parts: list[object]) -> str:
     """``material`` when a mesh has a material, else ``vertex`` when one has a colour
     attribute (shown by the renderer), else ``none`` (grey)."""
     if any(any(m is not None for m in mesh.materials) for mesh, _ in parts):
@@ -65,7 +65,7 @@ def _colour(parts: list[Any]) -> str:
     return "vertex" if any(len(mesh.color_attributes) for mesh, _ in parts) else "none"
 
 
-def _measure_mesh(bpy: Any, path: str, fmt: str, variant: str | None) -> dict[str, Any]:
+def _measure_mesh(bpy: ModuleType, path: str, fmt: str, variant: str | None) -> dict[str, object]:
     from harness.render import gltfscene, meshformats
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -78,7 +78,7 @@ def _measure_mesh(bpy: Any, path: str, fmt: str, variant: str | None) -> dict[st
     return {"lo": box[0].tolist(), "hi": box[1].tolist(), **facts}
 
 
-def _split(bpy: Any, path: str, out_dir: str) -> dict[str, Any]:
+def _split(bpy: ModuleType, path: str, out_dir: str) -> dict[str, object]:
     import numpy as np
 
     from harness.render import gltfscene
@@ -149,7 +149,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def run_jobs(jobs: list[dict[str, Any]], *, where: Path | str = "") -> list[dict[str, Any]]:
+def run_jobs(jobs: list[dict[str, object]], *, where: Path | str = "") -> list[dict[str, object]]:
     """Run ``jobs`` (see the module docstring) in one child Blender; one result per job.
 
     Raises :class:`ImportError_` naming ``where`` when the child process itself fails.

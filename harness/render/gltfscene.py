@@ -15,7 +15,7 @@ imports bpy). Coordinates are Blender's: z up (the importer converts glTF's y up
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 import numpy as np
 
@@ -48,12 +48,12 @@ SUPPORTED_EXTENSIONS = frozenset(
 HELPER_COLLECTION = "glTF_not_exported"  # io_scene_gltf2's collection of its own helper objects
 
 
-def _enable_addon(bpy: Any) -> None:
+def _enable_addon(bpy: ModuleType) -> None:
     if not hasattr(bpy.ops.import_scene, "gltf") or "io_scene_gltf2" not in bpy.context.preferences.addons:
         bpy.ops.preferences.addon_enable(module="io_scene_gltf2")
 
 
-def import_objects(bpy: Any, path: Path | str) -> list[Any]:
+def import_objects(bpy: ModuleType, path: Path | str) -> list[object]:
     """Import a .glb/.gltf into the current scene; returns the new objects, animation cleared
     and armatures in their rest pose. Raises RuntimeError (Blender's message) on failure."""
     _enable_addon(bpy)
@@ -79,7 +79,7 @@ def import_objects(bpy: Any, path: Path | str) -> list[Any]:
     return new
 
 
-def evaluated_parts(bpy: Any, objects: list[Any]) -> list[tuple[Any, Any]]:
+def evaluated_parts(bpy: ModuleType, objects: list[object]) -> list[tuple[object, object]]:
     """(standalone mesh, world matrix) per mesh object among ``objects``, modifiers (armature in
     rest pose, shape keys at their default values) applied; meshes keep materials, UVs and
     colour attributes. Empty meshes are skipped."""
@@ -99,7 +99,7 @@ def evaluated_parts(bpy: Any, objects: list[Any]) -> list[tuple[Any, Any]]:
     return parts
 
 
-def remove_objects(bpy: Any, objects: list[Any]) -> None:
+def remove_objects(bpy: ModuleType, objects: list[object]) -> None:
     """Delete imported objects (their meshes go too when nothing else uses them)."""
     for ob in objects:
         data = ob.data
@@ -108,7 +108,7 @@ def remove_objects(bpy: Any, objects: list[Any]) -> None:
             bpy.data.meshes.remove(data)
 
 
-def import_parts(bpy: Any, path: Path | str) -> list[tuple[Any, Any]]:
+def import_parts(bpy: ModuleType, path: Path | str) -> list[tuple[object, object]]:
     """The asset's meshes with their matrices (see :func:`evaluated_parts`); the imported
     objects themselves are removed again."""
     objects = import_objects(bpy, path)
@@ -118,7 +118,7 @@ def import_parts(bpy: Any, path: Path | str) -> list[tuple[Any, Any]]:
         remove_objects(bpy, objects)
 
 
-def parts_bounds(parts: list[tuple[Any, Any]]) -> tuple[np.ndarray, np.ndarray] | None:
+def parts_bounds(parts: list[tuple[object, object]]) -> tuple[np.ndarray, np.ndarray] | None:
     """(lo, hi) (3,) bounding box of every vertex of ``parts`` under its matrix; None if none."""
     points = []
     for mesh, matrix in parts:
@@ -133,7 +133,7 @@ def parts_bounds(parts: list[tuple[Any, Any]]) -> tuple[np.ndarray, np.ndarray] 
     return allp.min(0), allp.max(0)
 
 
-def subtree(ob: Any) -> list[Any]:
+def subtree(ob: object) -> list[object]:
     """``ob`` and all its descendants."""
     out, stack = [], [ob]
     while stack:
@@ -143,7 +143,7 @@ def subtree(ob: Any) -> list[Any]:
     return out
 
 
-def object_roots(objects: list[Any]) -> list[Any]:
+def object_roots(objects: list[object]) -> list[object]:
     """The nodes that are a scene's objects: the roots (below a single mesh-less root such as
     Sketchfab's "RootNode"), each descending through mesh-less nodes with exactly one child."""
     roots = [o for o in objects if o.parent is None]
@@ -157,7 +157,7 @@ def object_roots(objects: list[Any]) -> list[Any]:
     return sorted(out, key=lambda o: o.name)
 
 
-def export_subtree(bpy: Any, root: Any, target: Path | str) -> None:
+def export_subtree(bpy: ModuleType, root: object, target: Path | str) -> None:
     """Write ``root`` and its descendants as a GLB with ``root`` at the origin (identity
     transform): the asset of one object of a multi-object scene."""
     from mathutils import Matrix

@@ -20,7 +20,6 @@ import subprocess
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 CPUINFO = Path("/proc/cpuinfo")
 PROBE_TIMEOUT_S = 120.0
@@ -138,7 +137,7 @@ def blender_build_cached(cache_dir: Path | None, python: str = sys.executable) -
     return facts
 
 
-def render_host(device: str, cache_dir: Path | None = None) -> dict[str, Any]:
+def render_host(device: str, cache_dir: Path | None = None) -> dict[str, object]:
     """``manifest.json#/render_host`` for renders on ``device`` (``cpu`` or ``gpu``); with
     ``cache_dir`` the Blender facts are cached there (:func:`blender_build_cached`)::
 

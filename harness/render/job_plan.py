@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.protocol.configurations import DEFAULT_VIEW_POLICY, Profile, RenderConfig
 from harness.scenes.model import Scene
@@ -28,7 +27,7 @@ class RenderJob:
     cfg: RenderConfig
     probe: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"scene_id": self.scene_id, "probe": self.probe, "render": self.cfg.to_dict()}
 
 
@@ -70,7 +69,7 @@ def per_scene_counts(jobs: Sequence[RenderJob]) -> dict[str, int]:
 
 def plan_summary(
     profile: Profile, jobs: Sequence[RenderJob], view_policy: str = DEFAULT_VIEW_POLICY
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """JSON-ready summary: profile, totals and the per-scene counts (plus the view policy
     when it is not ``single``)."""
     counts = per_scene_counts(jobs)

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -69,7 +69,7 @@ class Convention:
     ev_gain: float
     delta: float = DELTA
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         """JSON-ready description (stored beside the numbers in the fixture)."""
         ev = "log2(L_avg)" if self.ev_gain == 1 else f"log2(L_avg * {self.ev_gain:g})"
         return {
@@ -230,7 +230,7 @@ def read_exr_rgb(path: str | Path) -> np.ndarray:
 
 def bundled_lighting_scalars(
     files: Mapping[str, str] | None = None, directory: str | Path | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The fixture document (``fixtures/lighting_scalars.json``) for Blender's bundled maps.
 
     ``files``: level → file name (default :data:`harness.render.settings.LIGHTING_FILES`);
@@ -242,13 +242,13 @@ def bundled_lighting_scalars(
 
     files = dict(settings.LIGHTING_FILES if files is None else files)
     root = Path(directory) if directory is not None else studio_lights_dir()
-    maps: dict[str, Any] = {}
+    maps: dict[str, object] = {}
     for level, name in files.items():
         path = root / name
         rgb = read_exr_rgb(path)
-        entry: dict[str, Any] = {"file": name, "sha256": sha256_file(path),
+        entry: dict[str, object] = {"file": name, "sha256": sha256_file(path),
                                  "size": [int(rgb.shape[1]), int(rgb.shape[0])]}
-        per: dict[str, Any] = {}
+        per: dict[str, object] = {}
         for conv in CONVENTIONS.values():
             try:
                 s = map_scalars(rgb, conv)
@@ -270,7 +270,7 @@ def bundled_lighting_scalars(
 
 
 def scalars_from_document(
-    doc: Mapping[str, Any], convention: str | None = None
+    doc: Mapping[str, object], convention: str | None = None
 ) -> dict[str, tuple[float, float]]:
     """``{level: (EV, CCT K)}`` from a fixture document (``convention`` None = its default).
 

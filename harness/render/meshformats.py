@@ -31,7 +31,7 @@ Colour:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 import numpy as np
 
@@ -74,7 +74,7 @@ def _icosphere(subdivisions: int) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(v), np.asarray(faces, dtype=np.int64)
 
 
-def _mesh_from_arrays(bpy: Any, name: str, verts: np.ndarray, tris: np.ndarray) -> Any:
+def _mesh_from_arrays(bpy: ModuleType, name: str, verts: np.ndarray, tris: np.ndarray) -> object:
     mesh = bpy.data.meshes.new(name)
     mesh.vertices.add(len(verts))
     mesh.vertices.foreach_set("co", np.ascontiguousarray(verts, dtype=np.float32).ravel())
@@ -87,7 +87,7 @@ def _mesh_from_arrays(bpy: Any, name: str, verts: np.ndarray, tris: np.ndarray) 
     return mesh
 
 
-def _set_point_colour(mesh: Any, name: str, rgba_linear: np.ndarray) -> None:
+def _set_point_colour(mesh: object, name: str, rgba_linear: np.ndarray) -> None:
     attr = mesh.color_attributes.new(name, "FLOAT_COLOR", "POINT")
     attr.data.foreach_set("color", rgba_linear.astype(np.float32).ravel())
     mesh.color_attributes.active_color = attr
@@ -99,7 +99,7 @@ def srgb_to_linear(c: np.ndarray) -> np.ndarray:
     return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
 
 
-def _tree(bpy: Any, mat: Any) -> Any:
+def _tree(bpy: ModuleType, mat: object) -> object:
     tree = mat.node_tree
     if tree is None:  # Blender < 5 needs use_nodes
         mat.use_nodes = True
@@ -107,7 +107,7 @@ def _tree(bpy: Any, mat: Any) -> Any:
     return tree
 
 
-def colour_material(bpy: Any, attribute: str) -> Any:
+def colour_material(bpy: ModuleType, attribute: str) -> object:
     """The material that shows a mesh's colour attribute ``attribute`` as its base colour
     (roughness 0.8, like the grey default). One per attribute name, kept across scenes."""
     name = f"{COLOUR_MATERIAL}:{attribute}"
@@ -126,7 +126,7 @@ def colour_material(bpy: Any, attribute: str) -> Any:
     return mat
 
 
-def splat_material(bpy: Any) -> Any:
+def splat_material(bpy: ModuleType) -> object:
     """Emission of the ``Col`` attribute (strength 1) over transparency, mixed by the ``alpha``
     attribute on front faces; back faces are fully transparent, so a splat counts once."""
     mat = bpy.data.materials.get(SPLAT_MATERIAL)
@@ -195,7 +195,7 @@ def splat_bounds(s: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return (s["centre"] - half).min(0), (s["centre"] + half).max(0)
 
 
-def splat_node_group(bpy: Any) -> Any:
+def splat_node_group(bpy: ModuleType) -> object:
     """Geometry nodes that put a unit icosphere (subdivided once, 42 vertices, with
     :func:`splat_material`) on every point, rotated by its ``rot`` quaternion and scaled by its
     ``scale`` vector: one oriented ellipsoid *instance* per splat (Cycles shares the sphere)."""
@@ -229,7 +229,7 @@ def splat_node_group(bpy: Any) -> Any:
     return group
 
 
-def splat_mesh(bpy: Any, path: Path | str) -> tuple[Any, tuple[np.ndarray, np.ndarray]]:
+def splat_mesh(bpy: ModuleType, path: Path | str) -> tuple[object, tuple[np.ndarray, np.ndarray]]:
     """The splats of the 3DGS PLY ``path`` as a point mesh (see the module docstring) with
     point attributes ``rot`` (quaternion w, x, y, z), ``scale`` (semi-axes, :data:`SPLAT_SIGMAS`
     sigma), ``Col`` (linear DC colour) and ``alpha``, drawn by :func:`splat_node_group` (the
@@ -283,7 +283,7 @@ def point_radius(points: np.ndarray) -> float:
     return max(diag, 1.0) * 1e-3
 
 
-def point_mesh(bpy: Any, cloud: Any) -> Any:
+def point_mesh(bpy: ModuleType, cloud: object) -> object:
     """Spheres (icosahedra) at the vertices of the face-less mesh ``cloud`` with their colour
     attribute carried over (grey default material when the cloud has none)."""
     co = np.empty(len(cloud.vertices) * 3, dtype=np.float64)
@@ -305,7 +305,7 @@ def point_mesh(bpy: Any, cloud: Any) -> Any:
     return mesh
 
 
-def _colour_name(mesh: Any) -> str | None:
+def _colour_name(mesh: object) -> str | None:
     attrs = mesh.color_attributes
     if not len(attrs):
         return None
@@ -313,7 +313,7 @@ def _colour_name(mesh: Any) -> str | None:
     return active.name
 
 
-def _measured(objects: list[Any], variant: str | None) -> dict[str, Any]:
+def _measured(objects: list[object], variant: str | None) -> dict[str, object]:
     """The facts :func:`import_parts` gives plus ``lo``/``hi``, read from imported OBJ/PLY/STL
     objects without copying their meshes. A point cloud's box grows by its sphere radius."""
     lo, hi, count, colours = None, None, 0, set()
@@ -346,7 +346,7 @@ def _measured(objects: list[Any], variant: str | None) -> dict[str, Any]:
             "lo": lo.tolist(), "hi": hi.tolist()}
 
 
-def _run_importer(bpy: Any, fmt: str, path: Path) -> list[Any]:
+def _run_importer(bpy: ModuleType, fmt: str, path: Path) -> list[object]:
     before = set(bpy.data.objects)
     if fmt == "obj":
         bpy.ops.wm.obj_import(filepath=str(path), forward_axis="Y", up_axis="Z")
@@ -364,9 +364,9 @@ def _run_importer(bpy: Any, fmt: str, path: Path) -> list[Any]:
 
 
 def import_parts(
-    bpy: Any, path: Path | str, fmt: str, variant: str | None = None, *,
+    bpy: ModuleType, path: Path | str, fmt: str, variant: str | None = None, *,
     measure_only: bool = False,
-) -> tuple[list[tuple[Any, Any]], dict[str, Any]]:
+) -> tuple[list[tuple[object, object]], dict[str, object]]:
     """Import ``path`` (``fmt``: obj, ply, stl or usd; ``variant`` for PLY: mesh, points or
     splats) and return its meshes with their matrices plus facts about it: ``colour``
     (``vertex``: a colour attribute is shown; ``material``: the file's materials; ``none``:

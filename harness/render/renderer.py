@@ -7,7 +7,7 @@ rasteriser in the harness's own tests; anything with this shape works.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,7 +39,7 @@ def default_renderer(cache_dir: Path | str) -> Renderer:
                          else Path(cache_dir))  # fmt: skip
 
 
-def host_facts(renderer: object) -> dict[str, Any] | None:
+def host_facts(renderer: object) -> dict[str, object] | None:
     """``renderer.host()`` when the renderer has one (Blender: CPU model, Blender build, Cycles
     device and kernel, see :mod:`harness.render.host`), else ``None`` (e.g. a test rasteriser)."""
     host = getattr(renderer, "host", None)

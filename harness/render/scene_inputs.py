@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from harness.core.errors import SceneError
 from harness.core.paths import BUNDLED_SCENES
@@ -31,7 +30,7 @@ def load_scene_file(scene_file: Path, root: Path | None = None) -> tuple[Scene, 
     return load_scene(scene_file, root), root
 
 
-def load_profile_scenes(profile: Profile, root: Path | None = None) -> Any:
+def load_profile_scenes(profile: Profile, root: Path | None = None) -> object:
     """The scene set under ``root`` (default: the bundled set) selected for ``profile``."""
     from harness.scenes.sceneset import SceneSet
 

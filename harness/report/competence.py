@@ -15,7 +15,6 @@ the winner when some factor has two or more distinct top-1 generators.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from harness.core.numbers import finite_or_none
 from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
@@ -23,14 +22,14 @@ from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
 COMPETENT_AGREEMENT = 0.75
 
 
-def agreement_of(card: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+def agreement_of(card: Mapping[str, object] | None) -> Mapping[str, object] | None:
     """The agreement numbers of a card's ``companion_check`` group, if it has them."""
     group = card.get("companion_check") if isinstance(card, Mapping) else None
     data = group.get("agreement") if isinstance(group, Mapping) else None
     return data if isinstance(data, Mapping) and "pair_agreement" in data else None
 
 
-def contrast(entry: Mapping[str, Any], agreement: Mapping[str, Any] | None) -> dict[str, Any]:
+def contrast(entry: Mapping[str, object], agreement: Mapping[str, object] | None) -> dict[str, object]:
     """Competence and fragility of one evaluator.
 
     ``entry``: its ``summary.json`` evaluator entry; ``agreement``: :func:`agreement_of` its
@@ -56,7 +55,7 @@ def contrast(entry: Mapping[str, Any], agreement: Mapping[str, Any] | None) -> d
     return out
 
 
-def headline(c: Mapping[str, Any]) -> str:
+def headline(c: Mapping[str, object]) -> str:
     """One sentence in plain words (no c0, tau-b, rho or W: :func:`terms` gives those, for a
     tooltip): how the evaluator ranks generators at the default view, then whether changing
     the protocol changes its winner."""
@@ -79,10 +78,10 @@ def headline(c: Mapping[str, Any]) -> str:
     return f"{first}, {second}"
 
 
-def terms(c: Mapping[str, Any]) -> str:
+def terms(c: Mapping[str, object]) -> str:
     """The headline's numbers by their technical names (a tooltip beside :func:`headline`)."""
 
-    def f(x: Any, fmt: str) -> str:
+    def f(x: object, fmt: str) -> str:
         return "n/a" if x is None else fmt.format(x)
 
     return (f"c0 (default configuration) pair agreement {f(c['pair_agreement'], '{:.0%}')}, "
@@ -91,7 +90,7 @@ def terms(c: Mapping[str, Any]) -> str:
             "generators over one factor")
 
 
-def contrasts(summary: Mapping[str, Any], cards: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def contrasts(summary: Mapping[str, object], cards: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str, object]]:
     """:func:`contrast` of every evaluator in ``summary`` that has a companion agreement on its
     card (the companion itself and runs without one are left out)."""
     out = {}

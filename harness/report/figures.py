@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 from harness.core.numbers import finite_or_nan
 from harness.stats.summary import BlockSummary, EvaluatorSummary
@@ -46,7 +46,7 @@ NO_PROBE_NOTE = (
 )
 
 
-def probes_measured(summary: Mapping[str, Any]) -> bool:
+def probes_measured(summary: Mapping[str, object]) -> bool:
     """Whether some evaluator has a finite discrimination value for some probe."""
     return any(
         math.isfinite(finite_or_nan(v))
@@ -55,7 +55,7 @@ def probes_measured(summary: Mapping[str, Any]) -> bool:
     )
 
 
-def pyplot() -> Any:
+def pyplot() -> ModuleType:
     """``matplotlib.pyplot`` on the Agg backend (no display), imported when first drawn."""
     import matplotlib
 
@@ -70,7 +70,7 @@ def _ordered(keys: set[str], order: tuple[str, ...]) -> list[str]:
     return [k for k in order if k in keys] + sorted(keys - set(order))
 
 
-def dispersion_heatmap(summary: Mapping[str, Any], path: Path) -> Path:
+def dispersion_heatmap(summary: Mapping[str, object], path: Path) -> Path:
     """Evaluator × factor heatmap of D (percent); NaN cells left blank."""
     import numpy as np
 
@@ -97,7 +97,7 @@ def dispersion_heatmap(summary: Mapping[str, Any], path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path | None:
+def discrimination_bars(summary: Mapping[str, object], path: Path) -> Path | None:
     """Grouped bars: tie-adjusted directional discrimination per probe, 50 % chance line;
     ``None`` (nothing drawn, an older file removed) when no probe has a finite value, e.g. on
     scenes where no probe applies."""
@@ -127,7 +127,7 @@ def discrimination_bars(summary: Mapping[str, Any], path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def peak_rho_intervals(summary: Mapping[str, Any], path: Path) -> Path:
+def peak_rho_intervals(summary: Mapping[str, object], path: Path) -> Path:
     """Peak ρ per evaluator with bootstrap 95 % intervals and the ρ = 1 reference line.
 
     Linear axis from 0 (symlog above ρ = 1 when some interval reaches past
@@ -138,7 +138,7 @@ def peak_rho_intervals(summary: Mapping[str, Any], path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def peak_rho_figure(summary: Mapping[str, Any]) -> tuple[Any, Any]:
+def peak_rho_figure(summary: Mapping[str, object]) -> tuple[object, object]:
     """The (figure, axes) of :func:`peak_rho_intervals`, unsaved."""
     plt = pyplot()
     evs = sorted(summary["evaluators"])
@@ -172,13 +172,13 @@ def peak_rho_figure(summary: Mapping[str, Any]) -> tuple[Any, Any]:
     return fig, ax
 
 
-def _rho_shown(value: Any) -> float:
+def _rho_shown(value: object) -> float:
     """ρ as drawn: NaN stays NaN, anything below :data:`RHO_ZERO` is 0."""
     x = finite_or_nan(value)
     return 0.0 if math.isfinite(x) and x < RHO_ZERO else x
 
 
-def envelope_bars(summary: Mapping[str, Any], path: Path) -> Path:
+def envelope_bars(summary: Mapping[str, object], path: Path) -> Path:
     """Stacked bars per evaluator: generator pairs whose margin envelope across the shared
     protocols is strict (one sign), crosses zero, or touches a tie."""
     import numpy as np
@@ -202,7 +202,7 @@ def envelope_bars(summary: Mapping[str, Any], path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def save_figure(fig: Any, path: Path) -> Path:
+def save_figure(fig: object, path: Path) -> Path:
     """Write ``fig`` as a PNG at ``path`` (deterministic bytes) and close it; returns ``path``.
     Published atomically (:func:`harness.core.fileio.write_bytes_atomic`): a symlink at ``path``
     is replaced, never written through."""
@@ -221,7 +221,7 @@ def save_figure(fig: Any, path: Path) -> Path:
     return path
 
 
-def interaction_heatmap(summary: Mapping[str, Any], path: Path) -> Path | None:
+def interaction_heatmap(summary: Mapping[str, object], path: Path) -> Path | None:
     """Evaluator × block heatmap of the interaction share (percent), annotated
     ``η² % / crossings``; ``None`` (nothing drawn) when no evaluator has blocks."""
     import numpy as np
@@ -253,7 +253,7 @@ def interaction_heatmap(summary: Mapping[str, Any], path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def write_figures(summary: Mapping[str, Any], out_dir: Path) -> list[Path]:
+def write_figures(summary: Mapping[str, object], out_dir: Path) -> list[Path]:
     """The figures under ``out_dir`` (``discrimination.png`` only when a probe was measured,
     ``interactions.png`` only with factorial blocks); returns the paths written."""
     out_dir = Path(out_dir)

@@ -22,7 +22,6 @@ import base64
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.core import cacheseal
 from harness.core.fileio import write_bytes_atomic
@@ -93,7 +92,7 @@ def report_sources() -> list[Path]:
             here.parent / "protocol" / "records.py"]
 
 
-def piece_key(kind: str, inputs: Mapping[str, Any]) -> str:
+def piece_key(kind: str, inputs: Mapping[str, object]) -> str:
     """The cache key of a piece of ``kind`` made from ``inputs`` (JSON-ready)."""
     return sha256_json({"format": BUNDLE_FORMAT, "kind": kind, "inputs": dict(inputs)})
 

@@ -43,16 +43,15 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.core.bounded_input import read_report_json as read_json
 from harness.core.csvcells import neutral
 from harness.core.errors import AuditError
+from harness.core.jsonout import JSONValue
 from harness.core.numbers import finite_or_none
 from harness.stats.summary import EvaluatorSummary
 from harness.vocab.metrics import (
@@ -123,7 +122,7 @@ class Leaderboard:
     runs: tuple[RunInfo, ...]
     mixed: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "runs": [asdict(r) for r in self.runs],
             "mixed": self.mixed,
@@ -133,7 +132,7 @@ class Leaderboard:
         }
 
 
-def _read(path: Path, *, required: bool) -> Any:
+def _read(path: Path, *, required: bool) -> JSONValue:
     if not path.is_file():
         if required:
             raise AuditError(f"no {path.name}", where=path.parent,
@@ -145,7 +144,7 @@ def _read(path: Path, *, required: bool) -> Any:
         raise AuditError(f"cannot read {path.name}: {exc}", where=path) from exc
 
 
-def _verdicts(results: Any) -> dict[str, str]:
+def _verdicts(results: object) -> dict[str, str]:
     """evaluator → ``failed`` if any of its tests failed, else ``passed`` if any passed, else
     ``skipped``."""
     out: dict[str, str] = {}
@@ -164,7 +163,7 @@ def _verdicts(results: Any) -> dict[str, str]:
     return out
 
 
-def _number(value: Any, where: str) -> float | None:
+def _number(value: object, where: str) -> float | None:
     """A JSON number as a finite float; ``None`` for null (or NaN/inf, which JSON cannot hold
     but Python's reader accepts); :class:`AuditError` for anything else (a string, a bool, a
     list, an integer beyond the float range)."""
@@ -178,10 +177,10 @@ def _number(value: Any, where: str) -> float | None:
     except OverflowError:
         raise AuditError("a number too large for a float", where=where,
                          hint="the report was edited; rerun the audit") from None  # fmt: skip
-    return number if math.isfinite(number) else None
+    return finite_or_none(number)
 
 
-def _count(value: Any, where: str) -> int | None:
+def _count(value: object, where: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10**6:
@@ -212,7 +211,7 @@ def failed_shares(report: Path) -> dict[str, float]:
 MAX_TRUST_PROBLEMS = 3  # problems named in the refusal of a run that does not verify
 
 
-def read_run(report: Path, *, verify: bool = True) -> tuple[RunInfo, list[dict[str, Any]]]:
+def read_run(report: Path, *, verify: bool = True) -> tuple[RunInfo, list[dict[str, object]]]:
     """The run info and the unranked row values of one report directory; with ``verify`` the
     directory must pass ``t3d-audit validate``'s checks and the failed share is counted from
     its score files."""
@@ -295,7 +294,7 @@ def read_run(report: Path, *, verify: bool = True) -> tuple[RunInfo, list[dict[s
 RANKED_FIELDS = (PEAK_RHO, PEAK_RHO_CI, MIN_W, MAX_TOP1, CONTENT_ACCURACY, FAILED_SHARE)
 
 
-def _ranked_fields(entry: Mapping[str, Any], at: str) -> dict[str, Any]:
+def _ranked_fields(entry: Mapping[str, object], at: str) -> dict[str, object]:
     """The :data:`RANKED_FIELDS` of one evaluator's summary entry, for the typed reader
     (:meth:`EvaluatorSummary.from_entry`), after refusing what the reader would quietly turn
     into a number or drop: a value that is not a JSON number (a string such as ``"0.001"``, a
@@ -315,7 +314,7 @@ def _ranked_fields(entry: Mapping[str, Any], at: str) -> dict[str, Any]:
     return fields
 
 
-def _card_human(card: Any) -> Mapping[str, Any]:
+def _card_human(card: object) -> Mapping[str, object]:
     """The c0 agreement (``spearman``, ``pearson``) an ``--audit-human`` run put on the card
     (``human_agreement.c0``); empty when the card has none."""
     figures = card.get(HUMAN_AGREEMENT) if isinstance(card, Mapping) else None
@@ -329,7 +328,7 @@ def _max_failed_share() -> float:
     return float(default_thresholds()[MAX_FAILED_SHARE])
 
 
-def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+def _key(row: Mapping[str, object]) -> tuple[object, ...]:
     def asc(x: float | None) -> tuple[int, float]:
         return (1, 0.0) if x is None else (0, x)
 
@@ -352,7 +351,7 @@ def build_leaderboard(reports: Sequence[Path], *, allow_mixed: bool = False,
     if not reports:
         raise AuditError("no report directories given", hint="t3d-audit leaderboard REPORT_DIR...")
     runs: list[RunInfo] = []
-    values: list[dict[str, Any]] = []
+    values: list[dict[str, object]] = []
     seen: dict[str, str] = {}  # real path -> the path as given
     for report in reports:
         real = os.path.realpath(report)
@@ -388,7 +387,7 @@ def build_leaderboard(reports: Sequence[Path], *, allow_mixed: bool = False,
 # ----------------------------------------------------------------------------- rendering
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     """A value as the table shows it: 4 significant digits, ``n/a`` when unknown."""
     if value is None:
         return "n/a"

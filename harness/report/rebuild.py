@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core import bounded_input
 from harness.core.bounded_input import read_report_json as read_json
@@ -50,7 +50,7 @@ class DeepCheck:
     notes: list[str] = field(default_factory=list)
 
 
-def json_differences(disk: Any, rebuilt: Any, pointer: str = "") -> Iterator[str]:
+def json_differences(disk: object, rebuilt: object, pointer: str = "") -> Iterator[str]:
     """``<pointer>: <what differs>`` for every leaf where two JSON values differ."""
     if isinstance(disk, dict) and isinstance(rebuilt, dict):
         for key in sorted(set(disk) | set(rebuilt), key=str):
@@ -68,7 +68,7 @@ def json_differences(disk: Any, rebuilt: Any, pointer: str = "") -> Iterator[str
         yield f"{pointer or '/'}: {_short(disk)} on disk, recomputed {_short(rebuilt)}"
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -119,7 +119,7 @@ def _set_problem(where: str, got: set[str], want: set[str]) -> list[str]:
             f"(missing {sorted(want - got)}, extra {sorted(got - want)})"]
 
 
-def _evaluator_sets(report: Path, options: Mapping[str, Any]) -> list[str]:
+def _evaluator_sets(report: Path, options: Mapping[str, object]) -> list[str]:
     want = set(options["evaluators"])
     problems = _set_problem("scores/", {p.stem for p in (report / "scores").glob("*.csv")}, want)
     problems += _set_problem("cards/", {p.stem for p in (report / "cards").glob("*.json")}, want)
@@ -130,7 +130,7 @@ def _evaluator_sets(report: Path, options: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _results_problems(report: Path, manifest: Mapping[str, Any]) -> list[str]:
+def _results_problems(report: Path, manifest: Mapping[str, object]) -> list[str]:
     path = report / "results.json"
     try:
         doc = read_json(path)
@@ -151,7 +151,7 @@ def _results_problems(report: Path, manifest: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _run_id_problems(manifest: Mapping[str, Any]) -> list[str]:
+def _run_id_problems(manifest: Mapping[str, object]) -> list[str]:
     from harness.report.run_ids import derived_run_id
 
     options = manifest["options"]
@@ -174,7 +174,7 @@ def _run_id_problems(manifest: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def _figures_note(manifest: Mapping[str, Any]) -> str | None:
+def _figures_note(manifest: Mapping[str, object]) -> str | None:
     """Why figures are not compared here, or ``None`` when they are."""
     try:
         here = metadata.version("matplotlib")
@@ -187,7 +187,7 @@ def _figures_note(manifest: Mapping[str, Any]) -> str | None:
     return None
 
 
-def profile_problems(manifest: Mapping[str, Any]) -> list[str]:
+def profile_problems(manifest: Mapping[str, object]) -> list[str]:
     """A line when the manifest's profile is not one this harness knows (shape-checked manifest)."""
     from harness.protocol.configurations import get_profile
 
@@ -202,7 +202,7 @@ COMPANION_DEPENDENT = ("card_id", "companion_check", "released_or_missing_eviden
 
 
 def _cards(
-    report: Path, out: Path, options: Mapping[str, Any], records: Mapping[str, pd.DataFrame], check: DeepCheck
+    report: Path, out: Path, options: Mapping[str, object], records: Mapping[str, pd.DataFrame], check: DeepCheck
 ) -> None:
     from harness.cards.assemble import assemble_card
     from harness.cards.card_format import write_card
@@ -243,7 +243,7 @@ def _cards(
                            f"(the companion's scores/{companion}.csv is not part of this report)")
 
 
-def deep_check(report: Path, manifest: Mapping[str, Any] | None, *, figures: bool = True) -> DeepCheck:
+def deep_check(report: Path, manifest: Mapping[str, object] | None, *, figures: bool = True) -> DeepCheck:
     """Recompute summary.json, tables/, cards/ (and figures/ where possible) of ``report`` from
     ``scores/`` and ``manifest``'s options; every mismatch is one problem line naming the file
     (and the JSON key). ``manifest``: shape-checked (``None``: unusable, nothing rebuilt).

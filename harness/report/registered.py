@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.numbers import finite_or_none
 from harness.stats.summary import REGISTERED, as_registered
@@ -44,12 +43,12 @@ def report_metrics() -> tuple[MetricSpec, ...]:
     return tuple(m for m in computed_metrics() if m.shown_in("report"))
 
 
-def _values(entry: Any) -> Mapping[str, Any]:
+def _values(entry: object) -> Mapping[str, object]:
     """The entry's registered values, read as the typed summary reads them."""
     return as_registered(entry.get(REGISTERED)) if isinstance(entry, Mapping) else {}
 
 
-def _columns(metrics: Sequence[MetricSpec], entries: Sequence[Any]) -> tuple[Column, ...]:
+def _columns(metrics: Sequence[MetricSpec], entries: Sequence[object]) -> tuple[Column, ...]:
     out: list[Column] = []
     for spec in metrics:
         if spec.key is None:
@@ -64,14 +63,14 @@ def _columns(metrics: Sequence[MetricSpec], entries: Sequence[Any]) -> tuple[Col
     return tuple(out)
 
 
-def _cell(entry: Any, column: Column) -> float | None:
+def _cell(entry: object, column: Column) -> float | None:
     value = _values(entry).get(column.metric)
     if column.key is None:
         return None if isinstance(value, Mapping) else finite_or_none(value)
     return finite_or_none(value.get(column.key)) if isinstance(value, Mapping) else None
 
 
-def registered_grid(summary: Mapping[str, Any]) -> Grid | None:
+def registered_grid(summary: Mapping[str, object]) -> Grid | None:
     """The registered statistics of ``summary`` (a ``summary.json`` mapping), or ``None`` when
     no registered metric is shown in the report."""
     metrics = report_metrics()

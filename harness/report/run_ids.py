@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.core.hashing import sha256_json
 
 
@@ -19,16 +17,16 @@ def derived_run_id(
     renderer: str,
     bootstrap: int,
     seed: int,
-    thresholds: dict[str, Any],
-    human: dict[str, Any] | None = None,
-    saved_levels: dict[str, Any] | None = None,
+    thresholds: dict[str, object],
+    human: dict[str, object] | None = None,
+    saved_levels: dict[str, object] | None = None,
 ) -> str:
     """``<profile>-<12 hex>`` over the run's inputs (``evaluators``: id -> identity hash;
     ``thresholds``: ``Thresholds.to_dict()``; ``human``: the human data's source facts, only
     with ``--audit-human``, so runs without it keep their ids; ``saved_levels``: the saved
     levels of ``--audit-profile-file``, only when there are some); ``validate --deep``
     re-derives it from a manifest."""
-    inputs: dict[str, Any] = {
+    inputs: dict[str, object] = {
         "profile": profile,
         "plan": plan,
         "evaluators": dict(sorted(evaluators.items())),

@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.errors import AuditError
+from harness.core.jsonout import JSONObject
 
 if TYPE_CHECKING:
+    from harness.report.thumbs import ThumbSet
     from harness.stats.audit_stats import AuditResult
 
 
@@ -71,14 +73,14 @@ class RunResult:
     records_files: Mapping[str, Path]
     bootstrap: int
     seed: int
-    cards: Mapping[str, dict[str, Any]]
-    run_options: dict[str, Any]
+    cards: Mapping[str, JSONObject]
+    run_options: JSONObject
     scene_inputs: SceneInputs
     weight_files: Mapping[str, tuple[Path, ...]]
-    render_host: dict[str, Any] | None
-    searches: Mapping[str, dict[str, Any]] | None
-    search_figures: Mapping[str, tuple[Any, Any]]
-    thumbnails: Any
+    render_host: JSONObject | None
+    searches: Mapping[str, JSONObject] | None
+    search_figures: Mapping[str, tuple[object, object]]
+    thumbnails: ThumbSet
     panel_result: Callable[[], AuditResult]
 
     def __post_init__(self) -> None:

@@ -15,12 +15,11 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from harness.report.figures import pyplot, save_figure
 
 
-def trace_figure(doc: Mapping[str, Any], path: Path) -> Path:
+def trace_figure(doc: Mapping[str, object], path: Path) -> Path:
     """Effect per trial (dots; failed trials as grey ticks at 0) and the best so far (line)."""
     plt = pyplot()
     values = [math.nan if v is None else float(v) for v in doc.get("trace", [])]
@@ -47,7 +46,7 @@ def trace_figure(doc: Mapping[str, Any], path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def worst_vs_c0_figure(c0: Any, worst: Any, scene: str, worst_text: str, path: Path) -> Path:
+def worst_vs_c0_figure(c0: object, worst: object, scene: str, worst_text: str, path: Path) -> Path:
     """``c0`` and ``worst`` images (``(H, W, 3)`` uint8) of one scene side by side."""
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(6.4, 3.6))

@@ -14,7 +14,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.core.csvcells import neutral
 from harness.core.fileio import write_text_atomic
@@ -445,7 +444,7 @@ def table_view_policies(results: Mapping[str, AuditResult]) -> Table:
     )
 
 
-def table_registered(summary: Mapping[str, Any]) -> Table | None:
+def table_registered(summary: Mapping[str, object]) -> Table | None:
     """The registered statistics (:mod:`harness.report.registered`) of a ``summary.json``
     mapping: one row per evaluator, one column per metric (per key of a keyed one); ``None``
     when no registered metric is shown in the report."""

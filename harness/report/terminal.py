@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
 from harness.vocab.probes import SCRAMBLED
@@ -34,7 +33,7 @@ COLUMNS = (
 )
 
 
-def _f(value: Any, fmt: str = "{:.2f}") -> str:
+def _f(value: object, fmt: str = "{:.2f}") -> str:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -52,9 +51,9 @@ def _gate(passed: int, failed: int, total: int) -> str:
 
 
 def rows_from(
-    summary: Mapping[str, Any],
-    results: Sequence[Mapping[str, Any]],
-    cards: Mapping[str, Mapping[str, Any]] | None = None,
+    summary: Mapping[str, object],
+    results: Sequence[Mapping[str, object]],
+    cards: Mapping[str, Mapping[str, object]] | None = None,
 ) -> list[dict[str, str]]:
     """One row per evaluator of ``summary``; ``gate`` counts passed/failed audit tests.
 

@@ -20,8 +20,9 @@ no thumbnails.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from harness.core.bounded_input import read_report_json as read_json
 from harness.core.fileio import write_json_atomic
@@ -31,16 +32,43 @@ THUMB_DIR = "thumbs"
 INDEX = "index.json"
 
 
-def write_thumbs(thumbnails: Any, report_dir: Path) -> int:
-    """Write ``thumbs/`` of ``thumbnails`` (a :class:`harness.measure.thumbs.Thumbnails`: the
-    prompts shown and one image per plan row); returns the number of image files. A row without
-    bytes is listed with its error and no file."""
+class ThumbRow(Protocol):
+    """One plan row's thumbnail as the report reads it (``harness.measure.thumbs.ThumbImage``)."""
+
+    @property
+    def generator(self) -> str: ...
+    @property
+    def prompt_id(self) -> str: ...
+    @property
+    def factor(self) -> str: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def data(self) -> bytes | None: ...  # JPEG bytes; None when the row failed
+    @property
+    def error(self) -> str | None: ...
+
+
+class ThumbSet(Protocol):
+    """The report's thumbnails (``harness.measure.thumbs.Thumbnails``): prompts shown, one row
+    per plan row in plan order."""
+
+    @property
+    def prompts(self) -> Sequence[str]: ...
+    @property
+    def images(self) -> Sequence[ThumbRow]: ...
+
+
+def write_thumbs(thumbnails: ThumbSet, report_dir: Path) -> int:
+    """Write ``thumbs/`` of ``thumbnails`` (the prompts shown and one image per plan row);
+    returns the number of image files. A row without bytes is listed with its error and no
+    file."""
     out_dir = Path(report_dir) / THUMB_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
-    entries: list[dict[str, Any]] = []
+    entries: list[dict[str, object]] = []
     files: set[str] = set()
     for image in thumbnails.images:
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "generator": image.generator,
             "prompt_id": image.prompt_id,
             "factor": image.factor,
@@ -60,7 +88,7 @@ def write_thumbs(thumbnails: Any, report_dir: Path) -> int:
     return len(files)
 
 
-def read_index(report_dir: Path) -> dict[str, Any] | None:
+def read_index(report_dir: Path) -> dict[str, object] | None:
     """The parsed ``thumbs/index.json``, or ``None`` when the report has none (or it is unusable)."""
     path = Path(report_dir) / THUMB_DIR / INDEX
     try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 from harness.core.bounded_input import read_report_json as read_json
 from harness.vocab.factors import PARAPHRASE, TEMPLATE
@@ -22,7 +21,7 @@ from harness.vocab.factors import PARAPHRASE, TEMPLATE
 KEY = ["evaluator", "generator", "prompt_id", "factor", "level"]
 
 
-def _check_manifest(report: Path) -> tuple[list[str], dict[str, Any] | None]:
+def _check_manifest(report: Path) -> tuple[list[str], dict[str, object] | None]:
     """Shape problems (one line per bad field) and output-hash problems; the manifest when its
     shape is sound, else ``None`` (nothing downstream reads an unsound one)."""
     from harness.cards.provenance import load_manifest, manifest_problems, verify_outputs
@@ -61,7 +60,7 @@ def _check_cards(report: Path, evaluators: set[str]) -> tuple[list[str], dict[st
     return problems, ids
 
 
-def load_results(report: Path) -> tuple[list[str], dict[str, Any] | None]:
+def load_results(report: Path) -> tuple[list[str], dict[str, object] | None]:
     """``results.json`` checked for shape: ``(problems, document or None)``."""
     path = report / "results.json"
     if not path.is_file():
@@ -81,7 +80,7 @@ def load_results(report: Path) -> tuple[list[str], dict[str, Any] | None]:
 
 
 def check_results(
-    doc: dict[str, Any], evaluators: set[str], expected: tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None
+    doc: dict[str, object], evaluators: set[str], expected: tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None
 ) -> list[str]:
     """Whether the results cover evaluators × audit tests × the profile's factors and probes.
 
@@ -125,7 +124,7 @@ def check_results(
     return problems
 
 
-def read_scores(report: Path) -> tuple[list[str], Any]:
+def read_scores(report: Path) -> tuple[list[str], object]:
     import pandas as pd
 
     from harness.core.errors import AuditError
@@ -146,7 +145,7 @@ def read_scores(report: Path) -> tuple[list[str], Any]:
     return problems, pd.concat(frames, ignore_index=True)
 
 
-def _expected_levels(manifest: dict[str, Any] | None) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None:
+def _expected_levels(manifest: dict[str, object] | None) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None:
     if manifest is None:
         return None
     from harness.core.errors import AuditError
@@ -159,7 +158,7 @@ def _expected_levels(manifest: dict[str, Any] | None) -> tuple[dict[str, tuple[s
     return dict(profile.levels), tuple(profile.probes)
 
 
-def _expected_block_cells(manifest: dict[str, Any] | None) -> tuple[str, ...]:
+def _expected_block_cells(manifest: dict[str, object] | None) -> tuple[str, ...]:
     """The ``block`` levels (factorial cells) the manifest's profile measures, in plan order."""
     if manifest is None:
         return ()
@@ -174,7 +173,7 @@ def _expected_block_cells(manifest: dict[str, Any] | None) -> tuple[str, ...]:
 
 
 def check_coverage(
-    records: Any,
+    records: object,
     expected: tuple[dict[str, tuple[str, ...]], tuple[str, ...]] | None,
     not_applicable: dict[str, list[str]] | None = None,
     block_cells: tuple[str, ...] = (),

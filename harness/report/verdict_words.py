@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from harness.checks.wording import rule
 
@@ -19,7 +18,7 @@ PANEL = "panel"
 e = html.escape
 
 
-def no_agreement_reason(card: Mapping[str, Any] | None) -> str:
+def no_agreement_reason(card: Mapping[str, object] | None) -> str:
     """Why an evaluator has no c0 agreement with the companion (for a "—" cell)."""
     group = card.get("companion_check") if isinstance(card, Mapping) else None
     if not isinstance(card, Mapping):
@@ -31,14 +30,14 @@ def no_agreement_reason(card: Mapping[str, Any] | None) -> str:
     return "agreement undefined"
 
 
-def prompt_blocks(card: Mapping[str, Any] | None) -> int | None:
+def prompt_blocks(card: Mapping[str, object] | None) -> int | None:
     """The prompt blocks an evaluator's bootstrap resampled, from its card (``None``: unknown)."""
     source = card.get("scene_artifact_source") if isinstance(card, Mapping) else None
     n = source.get("n_prompts") if isinstance(source, Mapping) else None
     return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
-def small_sample_banner_html(cards: Mapping[str, Mapping[str, Any]]) -> str:
+def small_sample_banner_html(cards: Mapping[str, Mapping[str, object]]) -> str:
     """A warning paragraph when the report's intervals come from a small sample, else ``""``."""
     from harness.checks.wording import SMALL_SAMPLE_BLOCKS, is_small_sample
 
@@ -53,7 +52,7 @@ def small_sample_banner_html(cards: Mapping[str, Mapping[str, Any]]) -> str:
     )
 
 
-def card_sample_html(card: Any) -> str:
+def card_sample_html(card: object) -> str:
     """`` ⚠ small sample: …`` after a card's name when its intervals come from a small sample."""
     from harness.checks.wording import small_sample_note
 
@@ -61,7 +60,7 @@ def card_sample_html(card: Any) -> str:
     return f' <span class="warn-inline">⚠ {e(note)}: its intervals are indicative</span>' if note else ""
 
 
-def check_item_html(check: Mapping[str, Any], test: str) -> str:
+def check_item_html(check: Mapping[str, object], test: str) -> str:
     """One failing check of the verdict as a list item: the rule, then its card and test."""
     card = str(check.get("card_id") or "")
     card_html = f'card <code title="{e(card)}">{e(card[:24] + "…")}</code>' if card else "no card (a panel check)"

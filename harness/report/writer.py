@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from filelock import FileLock
 
@@ -77,7 +77,7 @@ class WrittenReport:
     complete: bool = True
 
 
-def previous_results(directory: Path) -> tuple[list[dict[str, Any]], bool]:
+def previous_results(directory: Path) -> tuple[list[dict[str, object]], bool]:
     """The results of an earlier report in ``directory`` and whether it was complete
     (``([], False)`` when absent or unreadable)."""
     path = directory / "results.json"
@@ -93,8 +93,8 @@ def previous_results(directory: Path) -> tuple[list[dict[str, Any]], bool]:
 
 
 def merge_results(
-    new: Sequence[dict[str, Any]], previous: Sequence[dict[str, Any]], expected: set[str]
-) -> tuple[list[dict[str, Any]], int]:
+    new: Sequence[dict[str, object]], previous: Sequence[dict[str, object]], expected: set[str]
+) -> tuple[list[dict[str, object]], int]:
     """This run's results plus the previous report's results of expected tests it did not run.
 
     A report's id is derived from every input of the run, so an earlier report with the same
@@ -133,7 +133,7 @@ def _inputs(result: RunResult) -> list[dict[str, str]]:
     return entries
 
 
-def write_derived(result: AuditResult, directory: Path, *, figures: bool = True) -> tuple[dict[str, Any], list[str]]:
+def write_derived(result: AuditResult, directory: Path, *, figures: bool = True) -> tuple[dict[str, object], list[str]]:
     """``summary.json``, ``tables/`` and (with ``figures``) ``figures/`` of an ``AuditResult``
     under ``directory``; returns the summary and notes. The one writer of these files, used by
     :func:`write_report` and by ``t3d-audit validate --deep`` to recompute them."""
@@ -153,7 +153,7 @@ def write_derived(result: AuditResult, directory: Path, *, figures: bool = True)
     return summary, notes
 
 
-def add_repeatability(summary: dict[str, Any], card_facts: Mapping[str, Any] | None, directory: Path) -> dict[str, Any]:
+def add_repeatability(summary: dict[str, object], card_facts: Mapping[str, object] | None, directory: Path) -> dict[str, object]:
     """``summary`` with each evaluator's repeatability check (its card fact, ``manifest.json#/
     options/card_facts/evaluators/<id>/repeatability``) under ``evaluators.<id>.repeatability``,
     rewritten to ``directory/summary.json``; the summary as it was when no card fact has one.
@@ -205,7 +205,7 @@ def derived_key(result: RunResult) -> str:
     })
 
 
-def write_derived_cached(result: RunResult, directory: Path) -> tuple[dict[str, Any], list[str]]:
+def write_derived_cached(result: RunResult, directory: Path) -> tuple[dict[str, object], list[str]]:
     """:func:`write_derived` of the run's panel result, reused from the
     ``derived`` report piece (:mod:`harness.report.pieces`) when :func:`derived_key` finds one:
     then the panel result is not computed and no table or figure is drawn. A write that left a
@@ -242,7 +242,7 @@ def write_derived_cached(result: RunResult, directory: Path) -> tuple[dict[str, 
 
 def write_report(
     run: RunResult,
-    results: Sequence[dict[str, Any]],
+    results: Sequence[dict[str, object]],
     expected: set[str] | None = None,
     selection: str | None = None,
 ) -> WrittenReport:
@@ -268,7 +268,7 @@ def write_report(
 
 def _write_locked(
     run: RunResult,
-    results: Sequence[dict[str, Any]],
+    results: Sequence[dict[str, object]],
     expected: set[str] | None,
     selection: str | None,
     base: Path,
@@ -341,12 +341,12 @@ def _write_searches(run: RunResult, tmp: Path) -> None:
 
 def _fill(
     run: RunResult,
-    merged: list[dict[str, Any]],
+    merged: list[dict[str, object]],
     complete: bool,
     missing: list[str],
     selection: str | None,
     tmp: Path,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[dict[str, object], list[str]]:
     """Write every file of the report into ``tmp``; returns the summary and its notes."""
     from harness.report.html.page import write_html
     from harness.report.thumbs import write_thumbs

@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,7 +19,7 @@ from harness.core.errors import AuditError
 from harness.run.session import PANEL, RESULT_PROPERTY, WORKER_OUTPUT_KEY, AuditSession
 
 
-def outcomes_of(report: pytest.TestReport) -> list[dict[str, Any]]:
+def outcomes_of(report: pytest.TestReport) -> list[dict[str, object]]:
     """The audit outcomes a test report carries (parsed JSON strings)."""
     out = []
     for name, value in getattr(report, "user_properties", ()):
@@ -43,7 +42,7 @@ class WorkerSink:
         if workeroutput is not None:
             workeroutput[WORKER_OUTPUT_KEY] = json.dumps(session.worker_facts(), sort_keys=True)
 
-    def terminal_summary(self, terminalreporter: Any) -> None:
+    def terminal_summary(self, terminalreporter: object) -> None:
         """Workers print nothing."""
 
 
@@ -76,11 +75,11 @@ class ControllerSink:
     """Collects every audit outcome and worker fact; writes the report directory at the end."""
 
     def __init__(self) -> None:
-        self.results: dict[str, dict[str, Any]] = {}
-        self.worker_facts: list[dict[str, Any]] = []
+        self.results: dict[str, dict[str, object]] = {}
+        self.worker_facts: list[dict[str, object]] = []
         self.report_dir: Path | None = None
         self.error: str | None = None
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[dict[str, object]] = []
         self.gate_problem: str | None = None
         self.missing: list[str] = []
         self.kept = 0
@@ -205,7 +204,7 @@ class ControllerSink:
         if pytest_session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             pytest_session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
-    def terminal_summary(self, terminalreporter: Any) -> None:
+    def terminal_summary(self, terminalreporter: object) -> None:
         if self.gate_problem:
             terminalreporter.write_sep("=", "t3d-audit gate", red=True)
             terminalreporter.write_line(f"FAILED: {self.gate_problem}")
@@ -284,7 +283,7 @@ def measured_line(measured: dict[str, int]) -> str:
             "from the score cache of earlier runs")
 
 
-def _sum_facts(facts: list[dict[str, Any]]) -> dict[str, int]:
+def _sum_facts(facts: list[dict[str, object]]) -> dict[str, int]:
     total = {"images": 0, "renders": 0, "scored_pairs": 0, "cached_pairs": 0, "reused_pairs": 0}
     seen = False
     for fact in facts:
@@ -295,7 +294,7 @@ def _sum_facts(facts: list[dict[str, Any]]) -> dict[str, int]:
     return total if seen else {}
 
 
-def _sum_discarded(facts: list[dict[str, Any]]) -> dict[str, int]:
+def _sum_discarded(facts: list[dict[str, object]]) -> dict[str, int]:
     """Cache entries that failed verification, summed over processes, by cache kind."""
     total: dict[str, int] = {}
     for fact in facts:

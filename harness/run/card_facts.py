@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.vocab.metrics import HUMAN_AGREEMENT
 
@@ -45,7 +45,7 @@ class RunCards:
         self.human = human
         self._thresholds = thresholds  # the gate thresholds (resolved lazily)
         self.baseline_card_ids = baseline_card_ids  # evaluator → previous release's card
-        self._cards: dict[str, dict[str, Any]] = {}
+        self._cards: dict[str, dict[str, object]] = {}
         self.searches = searches  # the profile's search beyond the grid, if any
         self.repeatability = repeatability  # each evaluator's repeatability check
 
@@ -56,7 +56,7 @@ class RunCards:
         ids = sorted(e for e, s in self.inputs.specs.items() if has_role(s, "companion"))
         return ids[0] if ids else None
 
-    def card_facts(self, evaluators: Sequence[str]) -> dict[str, Any]:
+    def card_facts(self, evaluators: Sequence[str]) -> dict[str, object]:
         """What the cards of ``evaluators`` state beyond the raw scores and the run options.
 
         Recorded in ``manifest.json`` as ``options.card_facts`` so ``t3d-audit validate --deep``
@@ -105,7 +105,7 @@ class RunCards:
             },
         }
 
-    def _search_fact(self, evaluator_id: str) -> dict[str, Any]:
+    def _search_fact(self, evaluator_id: str) -> dict[str, object]:
         """``{"search": {...}}`` (:func:`harness.run.searches.card_search`) when the profile
         declares a search block; empty otherwise (other cards keep their ids)."""
         if self.searches is None or not self.searches.declared:
@@ -115,7 +115,7 @@ class RunCards:
         document = self.searches.result(evaluator_id)
         return {"search": card_search(document)} if document is not None else {}
 
-    def _repeatability_fact(self, evaluator_id: str) -> dict[str, Any]:
+    def _repeatability_fact(self, evaluator_id: str) -> dict[str, object]:
         """``{"repeatability": {...}}`` (:func:`harness.run.repeatability.card_repeatability`):
         the evaluator's repeatability check with its tolerance (``max_repeatability_diff``)."""
         if self.repeatability is None:
@@ -126,7 +126,7 @@ class RunCards:
         tolerance = self._thresholds().for_evaluator(evaluator_id).get(MAX_REPEATABILITY_DIFF)
         return {"repeatability": card_repeatability(self.repeatability.result(evaluator_id), tolerance)}
 
-    def _import_conventions_fact(self) -> dict[str, Any]:
+    def _import_conventions_fact(self) -> dict[str, object]:
         """``{"import_conventions": [...]}``: per distinct imported format and conventions
         (scene ``source``), e.g. ``"obj: up z, front -y, unit m (2 scenes)"``; empty for sets
         without imported object files (bundled facts unchanged)."""
@@ -142,7 +142,7 @@ class RunCards:
         lines = [f"{line} ({n} scene{'s' if n != 1 else ''})" for line, n in sorted(counts.items())]
         return {"import_conventions": lines} if lines else {}
 
-    def _factors_not_applicable_fact(self) -> dict[str, Any]:
+    def _factors_not_applicable_fact(self) -> dict[str, object]:
         """``{"factors_not_applicable": {factor: n scenes}}`` when some scene has factors that
         cannot change its image (splats: lighting); empty otherwise (bundled facts unchanged)."""
         counts: dict[str, int] = {}
@@ -151,7 +151,7 @@ class RunCards:
                 counts[factor] = counts.get(factor, 0) + 1
         return {"factors_not_applicable": dict(sorted(counts.items()))} if counts else {}
 
-    def run_options(self, evaluators: Sequence[str]) -> dict[str, Any]:
+    def run_options(self, evaluators: Sequence[str]) -> dict[str, object]:
         """``manifest.json#/options``: every run setting the report's numbers and cards depend on,
         with :meth:`card_facts` — the plain inputs the card builder gets.
 
@@ -185,7 +185,7 @@ class RunCards:
             options["saved_levels"] = saved
         return json.loads(json.dumps(options, sort_keys=True, allow_nan=False))
 
-    def card(self, evaluator_id: str) -> dict[str, Any]:
+    def card(self, evaluator_id: str) -> dict[str, object]:
         """The evaluator's Evaluator Configuration Card (deterministic id), built from plain
         inputs: the run options (with card facts), its summary and its companion agreement."""
         if evaluator_id not in self._cards:

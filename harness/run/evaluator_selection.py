@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from harness.core.errors import AuditError, EvaluatorError
 from harness.core.ids import check_evaluator_id
@@ -13,7 +12,7 @@ from harness.evaluators.base import EvaluatorSpec
 from harness.evaluators.reference.specs import search_planted_specs
 
 
-def offered_specs(config: Any) -> list[object]:
+def offered_specs(config: object) -> list[object]:
     """The specs every ``pytest_audit_evaluators`` hook of ``config`` (a ``pytest.Config``)
     offers, in pytest's call order, through :func:`hook_specs`.
 
@@ -42,7 +41,7 @@ def offered_specs(config: Any) -> list[object]:
     return hook_specs(obj for obj, _source in offered)
 
 
-def _hook_source(impl: Any) -> str:
+def _hook_source(impl: object) -> str:
     where = getattr(impl.plugin, "__file__", None)
     return f"pytest_audit_evaluators in {where}" if where else (
         f"pytest_audit_evaluators of plugin {impl.plugin_name!r}"

@@ -6,13 +6,11 @@ numpy rasterizer instead of Blender for the harness's own tests, or an in-house 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 
 @pytest.hookspec(firstresult=True)
-def pytest_audit_renderer(config: pytest.Config, cache_dir: Any) -> Any:
+def pytest_audit_renderer(config: pytest.Config, cache_dir: object) -> object:
     """Return the renderer the audit uses (``harness.render.renderer.Renderer``), or None.
 
     ``cache_dir`` is where renders may be cached. The first non-None result wins; the default
@@ -21,7 +19,7 @@ def pytest_audit_renderer(config: pytest.Config, cache_dir: Any) -> Any:
 
 
 @pytest.hookspec
-def pytest_audit_evaluators(config: pytest.Config) -> list[Any]:
+def pytest_audit_evaluators(config: pytest.Config) -> list[object]:
     """Return extra evaluator specs to offer to ``--audit-evaluators`` (ids/globs).
 
     A spec needs ``id``, ``needs_text``, ``identity()``, ``identity_hash`` and

@@ -8,7 +8,7 @@ computations are :mod:`harness.human.audit`'s.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harness.human.audit import HumanInput
@@ -26,10 +26,10 @@ class RunHumanRatings:
         self.inputs = inputs
         self.records = records
         self.summaries = summaries
-        self._agreement: dict[str, dict[str, Any]] = {}
+        self._agreement: dict[str, dict[str, object]] = {}
 
     @cached_property
-    def ratings(self) -> tuple[Any, str] | None:
+    def ratings(self) -> tuple[object, str] | None:
         """``(Ratings, dimension)`` of ``--audit-human`` (validated at configure time), or ``None``."""
         if self.human is None:
             return None
@@ -37,7 +37,7 @@ class RunHumanRatings:
 
         return load_ratings(self.human)
 
-    def source(self) -> dict[str, Any] | None:
+    def source(self) -> dict[str, object] | None:
         """The human data's facts (file name, sha256, scale, dimension), ``None`` without it."""
         if self.ratings is None:
             return None
@@ -54,7 +54,7 @@ class RunHumanRatings:
 
         return scene_means(*self.ratings)
 
-    def agreement(self, evaluator_id: str) -> dict[str, Any] | None:
+    def agreement(self, evaluator_id: str) -> dict[str, object] | None:
         """The evaluator's agreement with ``--audit-human`` at every configuration
         (:func:`harness.human.audit.evaluator_agreement`), disk-cached with the summaries;
         ``None`` without human data."""
@@ -74,7 +74,7 @@ class RunHumanRatings:
             )
         return self._agreement[evaluator_id]
 
-    def card_figures(self, evaluator_id: str) -> dict[str, Any]:
+    def card_figures(self, evaluator_id: str) -> dict[str, object]:
         """The card's ``human_agreement`` figures of the evaluator."""
         from harness.human.audit import card_figures
 

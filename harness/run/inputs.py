@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.render.renderer import Renderer, default_renderer
 
@@ -48,7 +48,7 @@ class RunInputs:
         return get_profile(self.options.profile)
 
     @cached_property
-    def saved_profile(self) -> Any:
+    def saved_profile(self) -> object:
         """``--audit-profile-file``'s :class:`harness.search.saved_levels.SavedProfile` of the
         run's profile, ``None`` without that option."""
         if self.options.profile_file is None:
@@ -116,13 +116,13 @@ class RunInputs:
     def renderer_identity(self) -> str:
         return str(getattr(self.renderer, "identity", type(self.renderer).__qualname__))
 
-    def render_host(self) -> dict[str, Any] | None:
+    def render_host(self) -> dict[str, object] | None:
         """The machine that renders (:func:`harness.render.renderer.host_facts`), for the manifest."""
         from harness.render.renderer import host_facts
 
         return host_facts(self.renderer)
 
-    def score_cache(self) -> Any:
+    def score_cache(self) -> object:
         """The score cache in ``--audit-store`` (``None``: the local one under the cache dir)."""
         if not self.options.store:
             return None

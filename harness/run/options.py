@@ -12,7 +12,6 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -168,7 +167,7 @@ def config_file(config: pytest.Config) -> tuple[Path, bool]:
     return Path(config.rootpath) / "pyproject.toml", False
 
 
-def pyproject_table(config: pytest.Config) -> dict[str, Any]:
+def pyproject_table(config: pytest.Config) -> dict[str, object]:
     """``[tool.t3d-audit]`` of the project's configuration file (:func:`config_file`; unknown
     keys rejected). A file named by ``--audit-config`` without that table is read whole."""
     path, named = config_file(config)
@@ -197,8 +196,8 @@ def pyproject_table(config: pytest.Config) -> dict[str, Any]:
     return dict(table)
 
 
-def _resolve(config: pytest.Config, dest: str, table: dict[str, Any],
-             table_dir: Path | None = None) -> tuple[Any, Path] | None:
+def _resolve(config: pytest.Config, dest: str, table: dict[str, object],
+             table_dir: Path | None = None) -> tuple[object, Path] | None:
     """The first set value (command line, ini, pyproject) and the directory it is relative to
     (``table_dir``: the configuration file's folder, default the rootdir)."""
     value = config.getoption(dest)
@@ -213,7 +212,7 @@ def _resolve(config: pytest.Config, dest: str, table: dict[str, Any],
     return None
 
 
-def _int(dest: str, value: Any, low: int, high: int) -> int:
+def _int(dest: str, value: object, low: int, high: int) -> int:
     text = str(value).strip()
     try:
         number = int(text) if not isinstance(value, bool) else None
@@ -241,7 +240,7 @@ def _directory(dest: str, path: Path) -> Path:
 STORE_FILL = ("none", "local")
 
 
-def _store(value: Any, base: Path) -> str:
+def _store(value: object, base: Path) -> str:
     """``--audit-store`` as a URL (:func:`harness.run.argtypes.store_url`: a plain path, relative
     to ``base``, becomes ``file://``; else a known scheme with a location and its library)."""
     from harness.run.argtypes import Error, store_url
@@ -270,7 +269,7 @@ def _check_profile(name: str, profile_file: Path | None = None) -> None:
             raise pytest.UsageError(f"--audit-profile-file: {exc}") from None
 
 
-def _human(path: Path | None, scale: Any, dimension: Any) -> Any:
+def _human(path: Path | None, scale: object, dimension: object) -> object:
     """``--audit-human`` with its scale and dimension, read and validated now (exit 4 on a bad
     file, scale or dimension, before any render); ``None`` without it."""
     if path is None:
@@ -304,7 +303,7 @@ def build_options(config: pytest.Config) -> AuditOptions:
             raise pytest.UsageError(f"{flag(dest)} must be a path, got {value!r}")
         return (base / value).resolve()
 
-    def value_of(dest: str) -> Any:
+    def value_of(dest: str) -> object:
         return None if got[dest] is None else got[dest][0]
 
     def flag_of(dest: str) -> bool:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from harness.report.run_result import RunResult, SceneInputs, require_evaluators
 from harness.vocab.factors import PARAPHRASE
@@ -22,10 +23,11 @@ if TYPE_CHECKING:
     import pandas as pd
     import pytest
 
+    from harness.evaluators.base import EvaluatorSpec
     from harness.run.session import AuditSession
 
 
-def weight_files(spec: Any) -> tuple[Path, ...]:
+def weight_files(spec: EvaluatorSpec) -> tuple[Path, ...]:
     """Local weight files of ``spec`` where known (hashed into the manifest)."""
     ckpt = str(getattr(spec, "checkpoint", "") or "")
     return (Path(ckpt),) if ckpt and Path(ckpt).is_file() else ()
@@ -85,17 +87,19 @@ class GatedRun:
     * ``records``: evaluator → its tidy records (measured on first ask, then cached);
     * ``human_means``: ``(generator, prompt_id) → mean rating`` of ``--audit-human``, ``None``
       without it (read when asked);
-    * ``baseline_card_ids``: evaluator → the baseline's card id; the gate writes it, the run's
-      cards record it (shared with the session's cards, so it must be filled before a card is
-      built: the gate does so at configure time).
+    * ``note_baseline_cards``: hands the run evaluator → baseline card id pairs to the run's
+      cards, which record them; the gate calls it at configure time, before a card is built.
+
+    Frozen all the way down: ``specs`` is a read-only view, and the one thing the gate gives
+    back to the run goes through ``note_baseline_cards``, not a shared dict.
     """
 
-    specs: Mapping[str, Any]
+    specs: Mapping[str, EvaluatorSpec]
     bootstrap: int
     seed: int
     records: Callable[[str], pd.DataFrame]
     human_means: Callable[[], dict[tuple[str, str], float] | None]
-    baseline_card_ids: dict[str, str]
+    note_baseline_cards: Callable[[Mapping[str, str]], None]
 
 
 def gated_run(config: pytest.Config) -> GatedRun:
@@ -105,6 +109,7 @@ def gated_run(config: pytest.Config) -> GatedRun:
 
     session = audit_session_of(config)
     inputs = session.inputs
-    return GatedRun(specs=inputs.specs, bootstrap=inputs.bootstrap, seed=inputs.seed,
-                    records=session.record_cache.records, human_means=session.human.means,
-                    baseline_card_ids=session.baseline_card_ids)  # fmt: skip
+    return GatedRun(specs=MappingProxyType(dict(inputs.specs)), bootstrap=inputs.bootstrap,
+                    seed=inputs.seed, records=session.record_cache.records,
+                    human_means=session.human.means,
+                    note_baseline_cards=session.baseline_card_ids.update)  # fmt: skip

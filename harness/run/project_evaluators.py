@@ -30,7 +30,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 
@@ -62,7 +62,7 @@ class _Offered:
     """A pytest plugin that collects the hook's specs and ends the run before configure."""
 
     def __init__(self) -> None:
-        self.specs: list[Any] | None = None
+        self.specs: list[object] | None = None
         self.error: BaseException | None = None
 
     @pytest.hookimpl(tryfirst=True)
@@ -93,7 +93,7 @@ def conftest_files(invocation_dir: Path) -> list[Path]:
     return [f / "conftest.py" for f in folders if (f / "conftest.py").is_file()]
 
 
-def project_specs(invocation_dir: Path | None = None) -> list[Any]:
+def project_specs(invocation_dir: Path | None = None) -> list[object]:
     """Every spec the project's ``pytest_audit_evaluators`` hooks offer in ``invocation_dir``
     (default: the working folder); Scorers among them are registered. Raises
     :class:`EvaluatorError` when pytest cannot load the project, when its code exits, raises
@@ -109,7 +109,7 @@ def project_specs(invocation_dir: Path | None = None) -> list[Any]:
     with _captured_output() as output:
         try:
             with contextlib.chdir(folder):
-                code: Any = _within_deadline(lambda: pytest_main(list(_ARGS), plugins=[grab]))
+                code: object = _within_deadline(lambda: pytest_main(list(_ARGS), plugins=[grab]))
         except _LoadTimeout:
             grab.error, code = _LoadTimeout(), None
         except (Exception, SystemExit) as exc:  # conftest code ending or breaking pytest itself
@@ -121,7 +121,7 @@ def project_specs(invocation_dir: Path | None = None) -> list[Any]:
     raise _load_error(grab.error, code, found[0])
 
 
-def _load_error(error: BaseException | None, code: Any, where: Path) -> EvaluatorError:
+def _load_error(error: BaseException | None, code: object, where: Path) -> EvaluatorError:
     if isinstance(error, EvaluatorError):
         return error
     if isinstance(error, _LoadTimeout):
@@ -150,7 +150,7 @@ def _within_deadline(call: Callable[[], T]) -> T:
     if signal.getitimer(signal.ITIMER_REAL)[0] > 0:  # a caller's own alarm runs: leave it be
         return call()
 
-    def expire(signum: int, frame: Any) -> None:
+    def expire(signum: int, frame: object) -> None:
         raise _LoadTimeout()
 
     previous = signal.signal(signal.SIGALRM, expire)
@@ -163,7 +163,7 @@ def _within_deadline(call: Callable[[], T]) -> T:
 
 
 class _Captured:
-    def __init__(self, handle: Any, sink: Any) -> None:
+    def __init__(self, handle: object, sink: object) -> None:
         self._handle, self._sink = handle, sink
 
     def getvalue(self) -> str:

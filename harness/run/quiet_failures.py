@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from harness.run.aggregate import outcomes_of
 
 
-def failing_check(report: pytest.TestReport) -> dict[str, Any] | None:
+def failing_check(report: pytest.TestReport) -> dict[str, object] | None:
     """The check that failed an audit test, or ``None`` when the report is not such a failure.
 
     A check raises right after it is recorded, so a test failed by a check has that failing
@@ -37,7 +36,7 @@ def failing_check(report: pytest.TestReport) -> dict[str, Any] | None:
     return None
 
 
-def one_line(report: pytest.TestReport, check: dict[str, Any]) -> str:
+def one_line(report: pytest.TestReport, check: dict[str, object]) -> str:
     """``FAILED <test> - <the check as a rule> [card <id>]`` (pytest's short-summary form)."""
     from harness.checks.wording import rule_with_card
 
@@ -84,7 +83,7 @@ class QuietFailures:
     """Controller-side hooks (registered by the plugin when :func:`wanted`)."""
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
+    def pytest_terminal_summary(self, terminalreporter: object) -> object:
         stats = terminalreporter.stats
         failed = stats.get("failed", [])
         quiet = [(r, c) for r in failed for c in [failing_check(r)] if c is not None]

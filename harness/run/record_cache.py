@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core import cacheseal
 from harness.core.errors import AuditError
@@ -60,7 +60,7 @@ def measured_line(evaluator_id: str, stats: MeasureStats, seconds: float) -> str
 class RecordsCache:
     """The run's records by evaluator: cache files, their frames, and the measurement counts."""
 
-    def __init__(self, inputs: RunInputs, load_evaluator: Callable[[Any], Any] | None = None):
+    def __init__(self, inputs: RunInputs, load_evaluator: Callable[[object], object] | None = None):
         self.inputs = inputs
         self._load_evaluator = load_evaluator
         self.files: dict[str, Path] = {}  # evaluator → its verified records file
@@ -138,7 +138,7 @@ class RecordsCache:
         self.files[evaluator_id] = path
         return True
 
-    def build_evaluator(self, spec: EvaluatorSpec) -> Any:
+    def build_evaluator(self, spec: EvaluatorSpec) -> object:
         if self._load_evaluator is not None:
             return self._load_evaluator(spec)
         options = self.inputs.options

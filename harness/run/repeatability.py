@@ -12,7 +12,7 @@ it instead of scoring again. Only a measured result is cached; one that could no
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core import cacheseal
 from harness.core.fileio import write_bytes_atomic
@@ -47,7 +47,7 @@ class RunRepeatability:
             self._done[evaluator_id] = self._cached_or_measured(evaluator_id)
         return self._done[evaluator_id]
 
-    def _read(self, path: Any, key: str) -> Repeatability | None:
+    def _read(self, path: object, key: str) -> Repeatability | None:
         from harness.measure.repeatability import Repeatability
 
         if not path.is_file():
@@ -84,7 +84,7 @@ class RunRepeatability:
         return result
 
 
-def card_repeatability(result: Repeatability | None, tolerance: float | None) -> dict[str, Any] | None:
+def card_repeatability(result: Repeatability | None, tolerance: float | None) -> dict[str, object] | None:
     """What a card and ``summary.json`` record of a repeatability measurement (docs/formats.md,
     card ``repeatability``): no timing, so a card stays a function of its inputs."""
     if result is None:

@@ -22,7 +22,6 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 #: Accepted |recomputed - reported| score difference, relative to max(1, |reported score|).
 #: A sample is scored in smaller image x caption grids than the run was, and the similarity
@@ -48,7 +47,7 @@ class RescoreResult:
         return sum(self.sampled.values())
 
 
-def sample_records(records: Any, n: int, seed: int) -> Any:
+def sample_records(records: object, n: int, seed: int) -> object:
     """``n`` rows of ``records`` drawn without replacement with ``numpy.random.default_rng(seed)``
     (all rows when ``n`` is larger), in the table's order."""
     import numpy as np
@@ -71,7 +70,7 @@ def _same_score(a: float, b: float, tolerance: float) -> bool:
     return abs(a - b) <= allowed(a, tolerance)
 
 
-def compare_row(reported: Any, recomputed: Any, tolerance: float) -> str | None:
+def compare_row(reported: object, recomputed: object, tolerance: float) -> str | None:
     """Why ``recomputed`` (a records row) does not reproduce ``reported``; ``None`` if it does."""
     for column in ("status", "caption", "scene_sha256"):
         if str(reported[column]) != str(recomputed[column]):
@@ -90,9 +89,9 @@ def rescore_report(
     seed: int = 0,
     scenes: Path | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
-    renderer_factory: Callable[[Path], Any] | None = None,
-    extra_evaluators: list[Any] | None = None,
-    load_evaluator: Callable[[Any], Any] | None = None,
+    renderer_factory: Callable[[Path], object] | None = None,
+    extra_evaluators: list[object] | None = None,
+    load_evaluator: Callable[[object], object] | None = None,
     device: str = "auto",
 ) -> RescoreResult:
     """Re-measure ``n`` seeded-random records of ``report`` (see the module docstring).

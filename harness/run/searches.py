@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harness.run.inputs import RunInputs
@@ -30,9 +30,9 @@ class RunSearches:
     def __init__(self, inputs: RunInputs, thresholds: Callable[[str], dict[str, float]]):
         self.inputs = inputs
         self._thresholds = thresholds  # evaluator → its gate thresholds (overrides applied)
-        self._done: dict[str, dict[str, Any]] = {}
-        self._results: dict[str, Any] = {}  # evaluator → its SearchResult (the figures' inputs)
-        self._saved: dict[str, dict[str, Any]] = {}  # "evaluator\0level" → its measurement
+        self._done: dict[str, dict[str, object]] = {}
+        self._results: dict[str, object] = {}  # evaluator → its SearchResult (the figures' inputs)
+        self._saved: dict[str, dict[str, object]] = {}  # "evaluator\0level" → its measurement
 
     @property
     def declared(self) -> bool:
@@ -49,7 +49,7 @@ class RunSearches:
         return {name: {"point": level.point, "objective": saved.objective_of(name)}
                 for name, level in sorted(saved.saved.items())}  # fmt: skip
 
-    def saved_level(self, evaluator_id: str, name: str) -> dict[str, Any]:
+    def saved_level(self, evaluator_id: str, name: str) -> dict[str, object]:
         """Saved level ``name`` measured for the evaluator on the run's scenes against c0: the
         effect of its objective with a paired prompt-bootstrap interval and the objective's
         threshold (``test_saved_level``, docs/search.md "Saved levels in an audit")."""
@@ -58,7 +58,7 @@ class RunSearches:
             self._saved[key] = self._measure_saved(evaluator_id, name)
         return self._saved[key]
 
-    def _measure_saved(self, evaluator_id: str, name: str) -> dict[str, Any]:
+    def _measure_saved(self, evaluator_id: str, name: str) -> dict[str, object]:
         from harness.search.confirm import confirm
         from harness.search.evaluate import PointScorer
         from harness.search.objectives import parse_objective
@@ -77,7 +77,7 @@ class RunSearches:
             scorer.close()
         objective = parse_objective(level["objective"], scorer.generators)
         threshold = objective_threshold(objective.threshold, self._thresholds(evaluator_id))
-        out: dict[str, Any] = {"name": name, **level, "objective_label": objective.label, "error": ""}
+        out: dict[str, object] = {"name": name, **level, "objective_label": objective.label, "error": ""}
         failed = "" if base.ok and moved.ok else (base.error or moved.error)
         if failed or self.inputs.bootstrap < 1:
             return {**out, "estimate": None if failed else objective.effect(base.scores, moved.scores),
@@ -87,7 +87,7 @@ class RunSearches:
                         bootstrap=self.inputs.bootstrap, seed=self.inputs.seed)  # fmt: skip
         return {**out, **found.to_dict(), "confirmed": found.confirmed}
 
-    def result(self, evaluator_id: str) -> dict[str, Any] | None:
+    def result(self, evaluator_id: str) -> dict[str, object] | None:
         """The evaluator's search document, ``None`` when the profile declares no search."""
         if not self.declared:
             return None
@@ -95,7 +95,7 @@ class RunSearches:
             self._done[evaluator_id] = self._run(evaluator_id)
         return self._done[evaluator_id]
 
-    def figure_inputs(self, evaluator_id: str) -> tuple[Any, Any]:
+    def figure_inputs(self, evaluator_id: str) -> tuple[object, object]:
         """What the report's search figures are drawn from (:mod:`harness.search.figure_inputs`):
         the first discovery scene at c0 and at the *confirmed* worst configuration (renders
         through the run's render cache; ``None`` when nothing was confirmed) and the flip
@@ -108,7 +108,7 @@ class RunSearches:
         images = worst_images(found, self.inputs.renderer, self.inputs.scene_set) if found.confirmed else None
         return images, flip_sample(found)
 
-    def _run(self, evaluator_id: str) -> dict[str, Any]:
+    def _run(self, evaluator_id: str) -> dict[str, object]:
         from filelock import FileLock
 
         from harness.search.pipeline import SearchError, SearchRequest, Split, run_search
@@ -139,7 +139,7 @@ class RunSearches:
         return result.to_dict()
 
 
-def card_search(document: dict[str, Any]) -> dict[str, Any]:
+def card_search(document: dict[str, object]) -> dict[str, object]:
     """What a card records of a search (docs/formats.md, card ``search``): its space, budget,
     seed, objective, split sizes and the confirmed worst configuration (``null`` when none
     was confirmed). Only inputs and the confirmed point: no timing, log path or trace."""

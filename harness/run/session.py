@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -68,7 +68,7 @@ class AuditSession:
         *,
         renderer_factory: Callable[[Path], Renderer] | None = None,
         extra_evaluators: list[EvaluatorSpec] | None = None,
-        load_evaluator: Callable[[Any], Any] | None = None,
+        load_evaluator: Callable[[object], object] | None = None,
     ):
         self.options = options
         self.inputs = RunInputs(options, renderer_factory=renderer_factory, extra_evaluators=extra_evaluators)
@@ -82,7 +82,7 @@ class AuditSession:
                               lambda: self.gate_thresholds, self.baseline_card_ids,
                               self.searches, self.repeatability)  # fmt: skip
         self.collected_tests: dict[str, str] = {}  # audit test key -> evaluator id (or PANEL)
-        self.sink: Any = None  # where test outcomes go: set by the plugin (controller or worker)
+        self.sink: object = None  # where test outcomes go: set by the plugin (controller or worker)
         # cache entries discarded before this session (an earlier run in the same process)
         self.discarded_before = cacheseal.discarded_counts()
 
@@ -118,7 +118,7 @@ class AuditSession:
             saved_levels=self.searches.saved_levels or None,
         )
 
-    def worker_facts(self) -> dict[str, Any]:
+    def worker_facts(self) -> dict[str, object]:
         """Per-worker facts for the controller (builtins only): what this process measured."""
         return session_workers.worker_facts(self.collected_tests, self.record_cache.files,
                                             self.record_cache.measure_stats, self.discarded_before)  # fmt: skip

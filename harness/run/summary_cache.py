@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core import cacheseal
 from harness.core.fileio import write_bytes_atomic
@@ -63,7 +63,7 @@ def registered_identity() -> list[str] | None:
     return out
 
 
-def _read_summary(path: Path, key: str, *, discard: bool = False) -> dict[str, Any] | None:
+def _read_summary(path: Path, key: str, *, discard: bool = False) -> dict[str, object] | None:
     """The summary sealed in ``path`` for ``key``; ``None`` if absent or bad.
 
     With ``discard`` (call it holding the entry's lock) a bad file is deleted and reported.
@@ -88,14 +88,14 @@ class SummaryCache:
     def __init__(self, inputs: RunInputs, records: RecordsCache):
         self.inputs = inputs
         self.records = records
-        self._summaries: dict[str, dict[str, Any]] = {}
+        self._summaries: dict[str, dict[str, object]] = {}
         self._panel_results: dict[tuple[str, ...], AuditResult] = {}
 
     def cached(
-        self, files: list[Path], compute: Callable[[], dict[str, Any]], extra: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+        self, files: list[Path], compute: Callable[[], dict[str, object]], extra: dict[str, object] | None = None
+    ) -> dict[str, object]:
         """``compute()`` once for the records ``files`` (and ``extra`` inputs), as read back."""
-        inputs: dict[str, Any] = {
+        inputs: dict[str, object] = {
             "records": [sha256_file(f) for f in files],
             "bootstrap": self.inputs.bootstrap,
             "seed": self.inputs.seed,
@@ -124,7 +124,7 @@ class SummaryCache:
             write_bytes_atomic(path, cacheseal.sealed(key, text.encode("utf-8")))
             return json.loads(text)
 
-    def summary(self, evaluator_id: str) -> dict[str, Any]:
+    def summary(self, evaluator_id: str) -> dict[str, object]:
         """The evaluator's entry of the audit summary (statistics of its own records)."""
         if evaluator_id not in self._summaries:
             from harness.measure.audit_inputs import audit_result
@@ -168,7 +168,7 @@ class SummaryCache:
             )
         return self._panel_results[ids]
 
-    def panel_summary(self, evaluator_ids: list[str] | None = None) -> dict[str, Any]:
+    def panel_summary(self, evaluator_ids: list[str] | None = None) -> dict[str, object]:
         """The full summary over the evaluators (simultaneous band, reversals), disk-cached."""
         from harness.stats.audit_stats import summary_with_intervals
 

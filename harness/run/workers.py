@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core import cacheseal
 
@@ -18,7 +18,7 @@ def worker_facts(
     records_files: Mapping[str, Path],
     measure_stats: Mapping[str, MeasureStats],
     discarded_before: Mapping[str, int],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Per-worker facts for the controller; ``discarded_before``: the cache entries discarded
     before this session (an earlier run in the same process), left out of the counts."""
     return {

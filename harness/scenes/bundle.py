@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.core.fileio import json_text
 from harness.scenes.assets import write_assets
@@ -54,7 +53,7 @@ def scene_bytes(scene: Scene) -> bytes:
     return json_text(scene.to_dict(), indent=1, sort_keys=False).encode("utf-8")
 
 
-def _pretty(doc: Any) -> bytes:
+def _pretty(doc: object) -> bytes:
     return json_text(doc, indent=1, sort_keys=False).encode("utf-8")
 
 

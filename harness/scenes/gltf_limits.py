@@ -41,7 +41,6 @@ import contextlib
 import mmap
 import struct
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, unquote_to_bytes
 
 import numpy as np
@@ -106,7 +105,7 @@ def check_gltf(g: Gltf, limits: GltfLimits | None = None) -> None:
         checker.release()
 
 
-def _int(value: Any) -> bool:
+def _int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -125,7 +124,7 @@ class _Checker:
         self.maps: list[mmap.mmap] = []
         self.glb_bin: tuple[int, int] | None = None  # (offset, length) of the BIN chunk
         self.buffers: list[int] = []  # declared byteLength per buffer
-        self.sources: dict[int, Any] = {}  # buffer index -> bytes-like of its real bytes
+        self.sources: dict[int, object] = {}  # buffer index -> bytes-like of its real bytes
 
     def release(self) -> None:
         """Unmap the files; a map still borrowed (e.g. by a traceback's frame) is left to the
@@ -142,17 +141,17 @@ class _Checker:
     def fail(self, what: str, pointer: str, hint: str | None = None) -> ImportError_:
         return self.g.fail(what, pointer, hint)
 
-    def obj(self, key: str, i: int, value: Any) -> dict[str, Any]:
+    def obj(self, key: str, i: int, value: object) -> dict[str, object]:
         if not isinstance(value, dict):
             raise self.fail(f"{key}[{i}] must be an object", f"/{key}/{i}")
         return value
 
-    def index(self, key: str, value: Any, field: str, pointer: str) -> int:
+    def index(self, key: str, value: object, field: str, pointer: str) -> int:
         if not (_int(value) and 0 <= value < len(self.g.items(key))):
             raise self.fail(f"{field} {value!r} is not an index into {key}", pointer)
         return value
 
-    def natural(self, value: Any, field: str, pointer: str, *, low: int = 0) -> int:
+    def natural(self, value: object, field: str, pointer: str, *, low: int = 0) -> int:
         if not (_int(value) and value >= low):
             raise self.fail(f"{field} {value!r} must be a whole number >= {low}", pointer)
         return value
@@ -206,7 +205,7 @@ class _Checker:
             return None
         return 28 + json_len, struct.unpack_from("<I", chunk, 0)[0]
 
-    def _map(self, path: Path) -> Any:
+    def _map(self, path: Path) -> object:
         """``path`` mapped (not read) as far as its size within the input bound."""
         size = mesh_size(path, "glTF buffer or image file")
         if size == 0:
@@ -265,7 +264,7 @@ class _Checker:
         except (binascii.Error, ValueError):
             raise self.fail("data: URI is not valid base64", pointer) from None
 
-    def source(self, index: int) -> Any:
+    def source(self, index: int) -> object:
         """The real bytes of buffer ``index`` (mapped, not read), at least its byteLength."""
         if index not in self.sources:
             uri = self.g.items("buffers")[index].get("uri")
@@ -307,7 +306,7 @@ class _Checker:
 
     # -- accessors ------------------------------------------------------------------------------
 
-    def view(self, index: int) -> dict[str, Any]:
+    def view(self, index: int) -> dict[str, object]:
         return self.g.items("bufferViews")[index]
 
     def check_accessors(self) -> None:
@@ -371,7 +370,7 @@ class _Checker:
             f"= {off + stride * (count - 1) + elem} exceeds bufferViews[{v}].byteLength {length}"
         )
 
-    def check_sparse(self, i: int, acc: dict[str, Any], count: int, elem: int) -> None:
+    def check_sparse(self, i: int, acc: dict[str, object], count: int, elem: int) -> None:
         base = f"/accessors/{i}/sparse"
         sparse = acc["sparse"]
         if not isinstance(sparse, dict):
@@ -613,7 +612,7 @@ _KTX2 = b"\xabKTX 20\xbb\r\n\x1a\n"
 _JPEG_SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 
 
-def image_size(data: Any) -> tuple[str, int, int]:
+def image_size(data: object) -> tuple[str, int, int]:
     """(format, width, height) from the header of a PNG, JPEG, WebP or KTX2 image in the
     bytes-like ``data``; reads only the header. Raises ``ValueError`` saying what is wrong.
     A KTX2's height counts every layer, face and depth slice (what is decoded)."""
@@ -641,7 +640,7 @@ def _positive(kind: str, w: int, h: int) -> tuple[str, int, int]:
     return kind, w, h
 
 
-def _jpeg(data: Any) -> tuple[str, int, int]:
+def _jpeg(data: object) -> tuple[str, int, int]:
     pos, end = 2, len(data)
     while pos + 4 <= end:
         if data[pos] != 0xFF:

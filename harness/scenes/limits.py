@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 from harness.core.errors import SceneError
 
@@ -43,7 +42,7 @@ def _length(value: float, path: str, where: str, what: str) -> None:
         )
 
 
-def check_limits(doc: dict[str, Any], path: str) -> None:
+def check_limits(doc: dict[str, object], path: str) -> None:
     """Raise :class:`SceneError` (file, JSON pointer, range) for the first implausible value.
 
     ``doc`` must already be schema-valid with finite numbers. Order: room lengths, then per
@@ -77,7 +76,7 @@ def check_limits(doc: dict[str, Any], path: str) -> None:
         _placement(position, size, yaw, half_room, room["wall_height"], path, base, area)
 
 
-def _tilted_layout(obj: dict[str, Any], path: str, base: str) -> tuple[Any, Any]:
+def _tilted_layout(obj: dict[str, object], path: str, base: str) -> tuple[object, object]:
     from harness.scenes.model import SceneObject
 
     tilt = obj["tilt"]

@@ -31,7 +31,6 @@ import math
 import re
 from functools import cache
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from harness.core import bounded_input
 from harness.core.errors import SceneError
@@ -65,7 +64,7 @@ class _DupKeyDict(dict):
     dup: str = ""
 
 
-def _dup_dict(pairs: list[tuple[str, Any]]) -> _DupKeyDict:
+def _dup_dict(pairs: list[tuple[str, object]]) -> _DupKeyDict:
     seen: set[str] = set()
     for key, _ in pairs:
         if key in seen:
@@ -84,12 +83,12 @@ def _escape(token: str | int) -> str:
     return str(token).replace("~", "~0").replace("/", "~1")
 
 
-def pointer(parts: Any) -> str:
+def pointer(parts: object) -> str:
     """JSON pointer (RFC 6901) for a sequence of keys/indices; ``""`` is the whole document."""
     return "".join("/" + _escape(p) for p in parts)
 
 
-def _version(doc: Any) -> str:
+def _version(doc: object) -> str:
     """The schema version a document is checked against (see the module docstring)."""
     if isinstance(doc, dict) and doc.get("schema") == SCENE_SCHEMA_V2:
         return SCENE_SCHEMA_V2
@@ -97,12 +96,12 @@ def _version(doc: Any) -> str:
 
 
 @cache
-def _schema(version: str = SCENE_SCHEMA) -> dict[str, Any]:
+def _schema(version: str = SCENE_SCHEMA) -> dict[str, object]:
     return json.loads(SCHEMA_PATHS[version].read_text(encoding="utf-8"))
 
 
 @cache
-def _validator(version: str = SCENE_SCHEMA) -> Any:
+def _validator(version: str = SCENE_SCHEMA) -> object:
     """The Draft 2020-12 validator for one scene schema file (built once per process)."""
     from jsonschema import Draft202012Validator
 
@@ -111,12 +110,12 @@ def _validator(version: str = SCENE_SCHEMA) -> Any:
 
 
 @cache
-def _fast_check(version: str = SCENE_SCHEMA) -> Any:
+def _fast_check(version: str = SCENE_SCHEMA) -> object:
     """Yes/no predicate compiled from the same schema file (see ``fastschema``)."""
     return compile_schema(_schema(version))
 
 
-def _decode(data: bytes, path: str) -> tuple[Any, bool]:
+def _decode(data: bytes, path: str) -> tuple[object, bool]:
     """Parse bytes as JSON. Returns (document, suspicious).
 
     ``suspicious`` is True when the document may hold a duplicate key, a non-finite or
@@ -132,7 +131,7 @@ def _decode(data: bytes, path: str) -> tuple[Any, bool]:
         ) from None
     flags: list[bool] = []
 
-    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    def pairs_hook(pairs: list[tuple[str, object]]) -> dict[str, object]:
         out = dict(pairs)
         if len(out) != len(pairs):
             flags.append(True)
@@ -180,9 +179,9 @@ def _decode(data: bytes, path: str) -> tuple[Any, bool]:
     return doc, suspicious
 
 
-def _check_values(doc: Any, path: str) -> None:
+def _check_values(doc: object, path: str) -> None:
     """Reject duplicate keys, non-finite numbers and unencodable strings (iterative walk)."""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(doc, ())]
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(doc, ())]
     while stack:
         value, where = stack.pop()
         if isinstance(value, dict):
@@ -253,7 +252,7 @@ _TYPE_NAMES = {
 }
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -267,7 +266,7 @@ def _json_type(value: Any) -> str:
     return "an object"
 
 
-def _schema_error(doc: Any, path: str) -> None:
+def _schema_error(doc: object, path: str) -> None:
     """Raise a SceneError for the most relevant schema violation, if any."""
     version = _version(doc)
     if _fast_check(version)(doc):
@@ -423,7 +422,7 @@ def _check_text(text: str, path: str, where: str) -> None:
         )
 
 
-def _check_semantics(doc: dict[str, Any], path: str, root: Path, checked: set[str] | None) -> None:
+def _check_semantics(doc: dict[str, object], path: str, root: Path, checked: set[str] | None) -> None:
     # Python's "$" also matches before a final newline, so ids are re-checked in full here.
     for key in ("id", "generator", "prompt_id"):
         if not _ID.fullmatch(doc[key]):
@@ -471,7 +470,7 @@ def _resolve_root(root: Path | str, path: str) -> Path:
 
 
 def validate_document(
-    doc: Any,
+    doc: object,
     *,
     path: Path | str,
     root: Path | str,

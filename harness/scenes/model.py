@@ -27,9 +27,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.hashing import sha256_file, sha256_json
+from harness.core.jsonout import JSONObject, strict
 
 SCENE_SCHEMA = "t3d-scene/1"
 SCENE_SCHEMA_V2 = "t3d-scene/2"
@@ -76,8 +77,8 @@ class Room:
     size: Vec2
     wall_height: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"size": list(self.size), "wall_height": self.wall_height}
+    def to_dict(self) -> JSONObject:
+        return strict(self)
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,8 @@ class AssetCandidate:
     asset: str
     retrieval_score: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"asset": self.asset, "retrieval_score": self.retrieval_score}
+    def to_dict(self) -> JSONObject:
+        return strict(self)
 
 
 @dataclass(frozen=True)
@@ -148,8 +149,8 @@ class SceneObject:
         pos = tuple(float(p + o) for p, o in zip(self.position, offset, strict=True))
         return pos, tuple(float(v) for v in hi - lo)  # type: ignore[return-value]
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "id": self.id,
             "label": self.label,
             "asset": self.asset,
@@ -180,10 +181,10 @@ class Scene:
     ground: bool = True  # schema 2, object kind: draw the ground plane
     # schema 2, imports: what file the scene came from and the conventions applied
     # (docs/formats.md "source"); None for generated scenes and older imports
-    source: Mapping[str, Any] | None = field(default=None, hash=False)
+    source: Mapping[str, object] | None = field(default=None, hash=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "schema": self.schema,
             "id": self.id,
             "generator": self.generator,
@@ -202,7 +203,7 @@ class Scene:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Scene:
+    def from_dict(cls, data: dict[str, object]) -> Scene:
         """Build from an already validated dict (see ``harness.scenes.load`` for untrusted input)."""
         room = data["room"]
         objects = []

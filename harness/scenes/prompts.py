@@ -20,7 +20,6 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.core import bounded_input
 from harness.core.bounded_input import read_json
@@ -97,7 +96,7 @@ class PromptSpec:
         """Requested count of ``label`` (0 if not requested)."""
         return dict(self.objects).get(label, 0)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "id": self.id,
             "room_type": self.room_type,
@@ -109,7 +108,7 @@ class PromptSpec:
         }
 
 
-def parse_spec(data: Any, *, where: str = "<prompt>") -> PromptSpec:
+def parse_spec(data: object, *, where: str = "<prompt>") -> PromptSpec:
     """Validate one pool entry; raises :class:`SceneError` naming the field at fault."""
 
     def fail(what: str, pointer: str, hint: str | None = None) -> SceneError:
@@ -209,7 +208,7 @@ def sample(pool: tuple[PromptSpec, ...], n: int = SAMPLE_SIZE, seed: int = SAMPL
     return tuple(sorted(sorted(pool, key=rank)[:n], key=lambda s: s.id))
 
 
-def prompts_document(pool_path: str | Path = POOL_PATH, n: int = SAMPLE_SIZE, seed: int = SAMPLE_SEED) -> dict[str, Any]:
+def prompts_document(pool_path: str | Path = POOL_PATH, n: int = SAMPLE_SIZE, seed: int = SAMPLE_SEED) -> dict[str, object]:
     """The JSON document of the sampled prompts (what ``prompts.json`` stores)."""
     specs = sample(load_pool(pool_path), n, seed)
     return {

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any
 
 from harness.captions.paraphrase import SCHEMA as PARAPHRASE_SCHEMA
 from harness.scenes.prompts import PromptSpec
@@ -224,7 +223,7 @@ def _variant_of(text: str, rng: random.Random) -> str:
     return text.upper() if len(text) < 60 else text[0].lower() + text[1:]
 
 
-def rewrites_for(spec: PromptSpec) -> list[dict[str, Any]]:
+def rewrites_for(spec: PromptSpec) -> list[dict[str, object]]:
     """The :data:`N_REWRITES` rewrites of ``spec`` as ``{"text", "meaning_preserved"}`` dicts."""
     rng = random.Random(int.from_bytes(hashlib.sha256(f"{spec.id}|paraphrase".encode()).digest()[:8], "big"))
     items = _rewrite_kinds(spec, rng)[:N_REWRITES]
@@ -237,7 +236,7 @@ def rewrites_for(spec: PromptSpec) -> list[dict[str, Any]]:
     return [{"text": " ".join(t.split()), "meaning_preserved": flag} for t, flag in items]
 
 
-def paraphrase_document(specs: tuple[PromptSpec, ...]) -> dict[str, Any]:
+def paraphrase_document(specs: tuple[PromptSpec, ...]) -> dict[str, object]:
     """The ``t3d-paraphrases/1`` document for ``specs`` (prompt ids in the given order)."""
     return {
         "schema": PARAPHRASE_SCHEMA,

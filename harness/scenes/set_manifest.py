@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from harness.core import bounded_input
 from harness.core.errors import ManifestError, SceneError
@@ -38,7 +37,7 @@ MANIFEST_SCHEMA = "t3d-scene-set/1"
 MANIFEST_NAME = "manifest.json"
 
 
-def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+def manifest_bytes(manifest: dict[str, object]) -> bytes:
     """The canonical pretty serialisation: sorted keys, indent 1, UTF-8, trailing newline."""
     return json_text(manifest, indent=1).encode("utf-8")
 
@@ -67,7 +66,7 @@ def _relative(root: Path, scene_path: Path | str) -> str:
         ) from None
 
 
-def build_manifest(root: Path | str, scene_paths: Any) -> dict[str, Any]:
+def build_manifest(root: Path | str, scene_paths: object) -> dict[str, object]:
     """Validate the scene files and describe them (and the assets they use) with sha256.
 
     ``scene_paths``: iterable of paths, absolute or relative to ``root``. Raises SceneError for
@@ -75,7 +74,7 @@ def build_manifest(root: Path | str, scene_paths: Any) -> dict[str, Any]:
     prompt id with two different prompt texts.
     """
     root = Path(root).resolve()
-    scenes: list[dict[str, Any]] = []
+    scenes: list[dict[str, object]] = []
     assets: set[str] = set()
     prompts: dict[str, str] = {}
     by_id: dict[str, str] = {}
@@ -170,7 +169,7 @@ def check_set_invariants(
         )
 
 
-def write_manifest(root: Path | str, manifest: dict[str, Any]) -> Path:
+def write_manifest(root: Path | str, manifest: dict[str, object]) -> Path:
     """Write ``<root>/manifest.json`` atomically (temp file in the root, fsync, then rename)."""
     target = Path(root) / MANIFEST_NAME
     write_bytes_atomic(target, manifest_bytes(manifest))
@@ -186,7 +185,7 @@ def _need(cond: bool, what: str, root: Path, pointer: str) -> None:
         raise _fail(what, root, pointer, hint="rebuild it with write_manifest(build_manifest(...))")
 
 
-def read_manifest(root: Path | str) -> dict[str, Any]:
+def read_manifest(root: Path | str) -> dict[str, object]:
     """Read and structurally check ``<root>/manifest.json`` (no file hashing)."""
     root = Path(root)
     target = root / MANIFEST_NAME
@@ -234,7 +233,7 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
     return doc
 
 
-def verify_manifest(root: Path | str) -> dict[str, Any]:
+def verify_manifest(root: Path | str) -> dict[str, object]:
     """Check the frozen-scene rule; return the manifest dict.
 
     Raises ManifestError naming the first offending file: a listed scene/asset that is missing
@@ -283,7 +282,7 @@ def verify_manifest(root: Path | str) -> dict[str, Any]:
     return doc
 
 
-def _unlisted_scene_files(root: Path, doc: dict[str, Any]) -> list[str]:
+def _unlisted_scene_files(root: Path, doc: dict[str, object]) -> list[str]:
     listed = {e["path"] for e in doc["scenes"]} | {e["path"] for e in doc["assets"]}
     listed.add(MANIFEST_NAME)
     tops = {PurePosixPath(e["path"]).parts[0] for e in doc["scenes"]}
@@ -297,7 +296,7 @@ def _unlisted_scene_files(root: Path, doc: dict[str, Any]) -> list[str]:
     return sorted(found - listed)
 
 
-def load_listed_scenes(root: Path, doc: dict[str, Any]) -> list[tuple[str, Scene]]:
+def load_listed_scenes(root: Path, doc: dict[str, object]) -> list[tuple[str, Scene]]:
     """Load every scene the manifest lists and check it against its entry.
 
     Returns (relative path, scene) pairs in manifest order. Raises SceneError for an invalid

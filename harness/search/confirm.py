@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from harness.core.numbers import finite_or_none
 from harness.search.objectives import Objective
 from harness.stats.bootstrap import prompt_weights
 from harness.stats.engine import resampled_draws
@@ -80,14 +80,14 @@ class Confirmation:
     def confirmable(self) -> bool:
         return not self.reason
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
-            "estimate": _num(self.estimate),
-            "interval": [_num(self.interval[0]), _num(self.interval[1])],
+            "estimate": finite_or_none(self.estimate),
+            "interval": [finite_or_none(self.interval[0]), finite_or_none(self.interval[1])],
             "level": LEVEL,
             "threshold": {"name": self.threshold_name, "value": self.threshold},
             "method": METHOD,
-            "percentile_level": _num(expanded_level(self.prompts)),
+            "percentile_level": finite_or_none(expanded_level(self.prompts)),
             "prompts": self.prompts,
             "min_prompts": self.min_prompts,
             "bootstrap": self.bootstrap,
@@ -95,9 +95,6 @@ class Confirmation:
             "reason": self.reason,
         }
 
-
-def _num(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
 
 
 def effect_draws(

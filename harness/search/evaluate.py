@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,12 +31,13 @@ from harness.measure.plan import ImageKey, Plan, PlannedScene, Row
 ERROR_LIMIT = 1000  # characters of a failed measurement's reason (trial log, stderr, test message)
 
 if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
     from harness.protocol.configurations import Configuration
     from harness.render.renderer import Renderer
     from harness.render.service import RenderRequest
     from harness.scenes.sceneset import SceneSet
 
-Prefetch = Callable[[Sequence["RenderRequest"]], Any]
+Prefetch = Callable[[Sequence["RenderRequest"]], object]
 
 
 @dataclass
@@ -55,10 +56,10 @@ class Measured:
 class _Kept:
     """The loaded evaluator, kept open across batches (the pipeline closes what it loads)."""
 
-    def __init__(self, inner: Any):
+    def __init__(self, inner: object):
         self._inner = inner
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self._inner, name)
 
     def close(self) -> None:  # the PointScorer closes the inner one once, at the end
@@ -71,14 +72,14 @@ class PointScorer:
     sorted; columns: its prompt ids, sorted). ``seconds`` is the time spent measuring
     (rendering and scoring, cached or not): the search's own overhead is the rest."""
 
-    spec: Any
+    spec: EvaluatorSpec
     scene_set: SceneSet
     renderer: Renderer
     cache_dir: Path
     prefetch: Prefetch | None = None
     stats: MeasureStats = field(default_factory=MeasureStats)
     seconds: float = 0.0
-    _loaded: Any = None
+    _loaded: object = None
 
     @property
     def generators(self) -> tuple[str, ...]:
@@ -88,7 +89,7 @@ class PointScorer:
     def prompts(self) -> tuple[str, ...]:
         return tuple(sorted(self.scene_set.prompt_ids))
 
-    def _load(self, spec: Any) -> Any:
+    def _load(self, spec: EvaluatorSpec) -> object:
         if self._loaded is None:
             self._loaded = spec.build()
         return _Kept(self._loaded)

@@ -7,7 +7,7 @@ these to the report, which measures nothing itself).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +38,7 @@ class FlipSample:
     title: str
 
 
-def worst_images(result: SearchResult, renderer: Any, scene_set: Any) -> WorstImages | None:
+def worst_images(result: SearchResult, renderer: object, scene_set: object) -> WorstImages | None:
     """The first scene (by generator, id) of the first discovery prompt of ``scene_set``,
     rendered through ``renderer`` (its cache) at c0 and at the worst point; ``None`` without a
     worst point or when the prompt is not in ``scene_set``."""

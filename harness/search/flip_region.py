@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from harness.core.numbers import finite_or_none
 from harness.search.space import Point, Space
 from harness.stats.intervals import share_interval
 
@@ -74,10 +74,10 @@ class FlipRegion:
     where: str
     points: tuple[tuple[str, bool | None], ...] = field(default=(), repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"verdict": self.verdict,
-                "share": self.share if math.isfinite(self.share) else None,
-                "interval": [x if math.isfinite(x) else None for x in self.interval],
+                "share": finite_or_none(self.share),
+                "interval": [finite_or_none(x) for x in self.interval],
                 "flips": self.flips, "points": self.n, "undefined": self.undefined,
                 "where": self.where}  # fmt: skip
 

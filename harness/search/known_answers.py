@@ -10,10 +10,9 @@ level → audit runs as printed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 
-def named_known_answers(patterns: Sequence[str], offered: Iterable[Any] = ()) -> list[Any]:
+def named_known_answers(patterns: Sequence[str], offered: Iterable[object] = ()) -> list[object]:
     """The search's planted evaluators whose exact id is one of ``patterns`` and that
     ``offered`` (a project's hook specs) does not already hold."""
     from harness.evaluators.reference.specs import search_planted_specs

@@ -31,12 +31,11 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Any
 
 from harness.search.space import Point, Space
 
 
-def parametrization(space: Space, seed: int) -> Any:
+def parametrization(space: Space, seed: int) -> object:
     """The space as a seeded nevergrad array over the unit cube (one coordinate per axis,
     clipped to ``[0, 1]``, mutation scale 1/6 of the side), starting at the cube's centre."""
     import nevergrad as ng
@@ -65,7 +64,7 @@ def legacy_seed(seed: int) -> int | list[int]:
 EDGE = 0.05
 
 
-def snap(u: Any) -> list[float]:
+def snap(u: object) -> list[float]:
     """``u`` stretched so that the outer :data:`EDGE` of each side lands on the bound."""
     return [min(max((float(x) - EDGE) / (1.0 - 2.0 * EDGE), 0.0), 1.0) for x in u]
 
@@ -84,7 +83,7 @@ class BatchOptimiser:
             self._opt = chain(parametrization=parametrization(space, seed), budget=budget, num_workers=batch)
         self.asked = 0
 
-    def ask(self, n: int) -> list[tuple[Any, Point]]:
+    def ask(self, n: int) -> list[tuple[object, Point]]:
         """``n`` candidates and their points (quantised to the printed precision)."""
         out = []
         for _ in range(n):
@@ -93,7 +92,7 @@ class BatchOptimiser:
             self.asked += 1
         return out
 
-    def tell(self, candidates: Sequence[Any], effects: Sequence[float]) -> None:
+    def tell(self, candidates: Sequence[object], effects: Sequence[float]) -> None:
         """Tell each candidate its effect (NaN: a failed trial, told as no effect)."""
         for cand, effect in zip(candidates, effects, strict=True):
             self._opt.tell(cand, -effect if math.isfinite(effect) else 0.0)

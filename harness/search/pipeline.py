@@ -27,10 +27,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.core.errors import AuditError
 from harness.core.hashing import sha256_json
+from harness.core.numbers import finite_or_none
 from harness.protocol.search_limits import check_int, check_wall_time
 from harness.search.confirm import MIN_PROMPTS, Confirmation, confirm
 from harness.search.evaluate import Measured, PointScorer, Prefetch
@@ -38,6 +39,9 @@ from harness.search.flip_region import FlipRegion, flip_region, flipped, sobol_p
 from harness.search.objectives import Objective, parse_objective
 from harness.search.space import Point, Space, space_for
 from harness.search.trial_log import Trial, TrialLog, TrialLogError, check_log_target
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 SEARCH_VERSION = 1
 HELD_OUT = 10  # the default held-out prompts (docs/search.md "Confirmation": measured rates)
@@ -112,14 +116,14 @@ class SearchResult:
             return math.nan
         return self.discovery_effect - self.held_out.estimate
 
-    def worst_configuration(self) -> dict[str, Any]:
+    def worst_configuration(self) -> dict[str, object]:
         """The worst point's fields: numbers for float axes (``pitch`` in degrees), text for
         choice axes."""
         assert self.worst is not None
         return {a.name: (float(v) if a.domain.kind == "float" else v)
                 for a, v in zip(self.space.axes, self.worst, strict=True)}  # fmt: skip
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         ok = [t for t in self.trials if t.status == "ok"]
         worst = None
         if self.worst is not None:
@@ -142,12 +146,12 @@ class SearchResult:
             "failed_trials": len(self.trials) - len(ok),
             "stopped": self.stopped,
             "worst": worst,
-            "discovery": {"estimate": _num(self.discovery_effect), "prompts": len(self.discovery_prompts)},
+            "discovery": {"estimate": finite_or_none(self.discovery_effect), "prompts": len(self.discovery_prompts)},
             "held_out": None if self.held_out is None else self.held_out.to_dict(),
-            "optimism": _num(self.optimism),
+            "optimism": finite_or_none(self.optimism),
             "confirmed": self.confirmed,
             "flip_region": None if self.flip is None else self.flip.to_dict(),
-            "trace": [_num(t.value) for t in self.trials],
+            "trace": [finite_or_none(t.value) for t in self.trials],
             "log": str(self.log_path),
             "key": self.key,
             "timing": {"wall_s": round(self.seconds, 3), "measure_s": round(self.measure_seconds, 3),
@@ -156,9 +160,6 @@ class SearchResult:
             "renders": dict(self.renders),
         }  # fmt: skip
 
-
-def _num(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
 
 
 Progress = Callable[[int, float, int], None]  # (trials done, best effect so far, budget)
@@ -208,8 +209,8 @@ def run_search(
     scenes: Path | None = None,
     cache_dir: Path,
     log_path: Path | None = None,
-    renderer: Any = None,
-    spec: Any = None,
+    renderer: object = None,
+    spec: EvaluatorSpec = None,
     prefetch: Prefetch | None = None,
     progress: Progress | None = None,
     thresholds: Mapping[str, float] | None = None,
@@ -344,7 +345,7 @@ def _trial(n: int, batch: int, point: str, objective: Objective, base: Measured,
 
 
 def _flip(space: Space, objective: Objective, scorer: PointScorer, request: SearchRequest,
-          c0: Any) -> tuple[FlipRegion, float]:  # fmt: skip
+          c0: object) -> tuple[FlipRegion, float]:  # fmt: skip
     """The flip region from ``request.flip_points`` Sobol points on ``scorer``'s prompts."""
     points = sobol_points(space, request.flip_points, request.seed)
     base = scorer.measure([c0])[0]

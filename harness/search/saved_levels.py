@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from harness.core.errors import AuditError
 from harness.protocol.configurations import (
@@ -81,14 +81,14 @@ class SavedProfile:
         return self.profile.search.objective if self.profile.search is not None else "shift"
 
 
-def _bundled_raw() -> dict[str, Any]:
+def _bundled_raw() -> dict[str, object]:
     return json.loads(PROFILES_FILE.read_text(encoding="utf-8"))
 
 
 _READ_HINT = "give a JSON file written by 't3d-audit search --save-level NAME --into FILE'"
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, object]:
     """The user profile file ``path`` as JSON: bounded (harness.core.bounded_input), without
     NaN or Infinity, and with no key given twice in one object (JSON would keep the last)."""
     from harness.core.bounded_input import DuplicateKeyError, loads, read_text, unique_object
@@ -114,7 +114,7 @@ def _read(path: Path) -> dict[str, Any]:
     return raw
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
 
@@ -145,7 +145,7 @@ def _refuse_odd_target(path: Path, what: str) -> None:
                               hint="name a plain JSON file of your own")  # fmt: skip
 
 
-def _level(name: str, value: Any, where: str) -> SavedLevel:
+def _level(name: str, value: object, where: str) -> SavedLevel:
     _check_name(name, where)
     if isinstance(value, str):
         return SavedLevel(name, value)
@@ -159,7 +159,7 @@ def _level(name: str, value: Any, where: str) -> SavedLevel:
                           '{"point": "...", "objective": "..."}', where=f"{where}/{name}")  # fmt: skip
 
 
-def _parse(name: str, data: Any, path: Path, bundled: dict[str, Any] | None = None) -> SavedProfile:
+def _parse(name: str, data: object, path: Path, bundled: dict[str, object] | None = None) -> SavedProfile:
     where = f"{path}#/{name}"
     bundled = _bundled_raw() if bundled is None else bundled
     if name not in bundled:
@@ -191,7 +191,7 @@ def _parse(name: str, data: Any, path: Path, bundled: dict[str, Any] | None = No
     return SavedProfile(profile, saved)
 
 
-def _check_name(level: Any, where: str) -> None:
+def _check_name(level: object, where: str) -> None:
     ok = isinstance(level, str) and 0 < len(level) <= 64 and set(level) <= _NAME_CHARS and level[0] not in "_.-"
     if not ok:
         raise SavedLevelError(f"bad level name {level!r}", where=where,
@@ -249,7 +249,7 @@ def _check_objective(text: str, where: str) -> None:
         raise SavedLevelError(exc.what, where=where) from None
 
 
-def check_save_target(path: str | Path, profile: str, level: str) -> dict[str, Any]:
+def check_save_target(path: str | Path, profile: str, level: str) -> dict[str, object]:
     """Check, before any search, that saved level ``level`` of bundled profile ``profile`` can
     be written into the user file ``path``: the name is valid, the target is not the bundled
     file, a symlink, a folder or another kind of file, and an existing file is a t3d-audit

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from harness.core.errors import ProtocolError
 from harness.core.hashing import sha256_json
@@ -43,7 +42,7 @@ class Axis:
 
     def value_of(self, cfg: Configuration) -> str:
         """``cfg``'s value on this axis, printed."""
-        holder: Any = cfg.render if self.domain.on == "render" else cfg
+        holder: object = cfg.render if self.domain.on == "render" else cfg
         value = getattr(holder, self.domain.field)
         return self.domain.text(value if self.domain.kind == "float" else str(value))
 
@@ -75,12 +74,12 @@ class Axis:
         if self.domain.on == "configuration":
             return replace(cfg, **{field: text})
         current = getattr(cfg.render, field)
-        value: Any = int(text) if isinstance(current, int) else float(text) if isinstance(current, float) else text
+        value: object = int(text) if isinstance(current, int) else float(text) if isinstance(current, float) else text
         return replace(cfg, render=replace(cfg.render, **{field: value}))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = self.domain
-        out: dict[str, Any] = {"name": self.name, "kind": d.kind}
+        out: dict[str, object] = {"name": self.name, "kind": d.kind}
         if d.kind == "float":
             out.update(low=d.low, high=d.high, digits=d.digits, unit=d.unit)
         else:
@@ -179,7 +178,7 @@ class Space:
                 out.append(choices[min(int(x * len(choices)), len(choices) - 1)])
         return tuple(out)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The space as data (trial log header, card): every axis with its domain, and c0."""
         return {"axes": [a.to_dict() for a in self.axes], "c0": self.text(self.c0)}
 

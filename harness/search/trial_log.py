@@ -35,7 +35,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from filelock import FileLock
 
@@ -43,6 +43,7 @@ from harness.core import bounded_input, cacheseal
 from harness.core.errors import AuditError
 from harness.core.fileio import not_a_plain_file
 from harness.core.hashing import canonical_json, sha256_bytes
+from harness.core.numbers import finite_or_none
 
 LOG_VERSION = 2  # 2: every line sealed (version 1 logs are discarded and measured afresh)
 CACHE_KIND = "search"
@@ -74,13 +75,13 @@ class Trial:
     error: str = ""
     seconds: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"kind": "trial", "n": self.n, "batch": self.batch, "point": self.point,
-                "value": self.value if math.isfinite(self.value) else None, "status": self.status,
+                "value": finite_or_none(self.value), "status": self.status,
                 "error": self.error, "seconds": round(self.seconds, 4)}  # fmt: skip
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Trial:
+    def from_dict(cls, d: dict[str, object]) -> Trial:
         """The trial of a log line; ``ValueError`` naming the field when a field is missing or
         of the wrong type (``value`` must be a finite number for ``ok``, ``null`` for ``failed``)."""
         expected = {"kind", "n", "batch", "point", "value", "status", "error", "seconds"}
@@ -113,7 +114,7 @@ def _number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
 
@@ -121,7 +122,7 @@ def _line_key(key: str, index: int) -> str:
     return f"{key}#{index}"
 
 
-def _sealed_line(entry: dict[str, Any], key: str, index: int, previous: bytes) -> bytes:
+def _sealed_line(entry: dict[str, object], key: str, index: int, previous: bytes) -> bytes:
     """``entry`` as one canonical JSON line (no newline) with its seal; ``previous`` is the
     previous line's bytes (``b""`` for the header)."""
     payload = sha256_bytes(previous).encode("ascii") + canonical_json(entry)
@@ -129,7 +130,7 @@ def _sealed_line(entry: dict[str, Any], key: str, index: int, previous: bytes) -
     return canonical_json({**entry, "seal": seal})
 
 
-def _check_line(line: bytes, key: str, index: int, previous: bytes) -> dict[str, Any]:
+def _check_line(line: bytes, key: str, index: int, previous: bytes) -> dict[str, object]:
     """The entry of sealed ``line`` (its seal removed); :class:`TamperedLog` unless it is
     canonical, sealed for line ``index`` of search ``key`` and chained to ``previous``."""
     try:
@@ -214,7 +215,7 @@ def _read(path: Path, key: str) -> _Read:
     return _Read(trials, sum(len(line) + 1 for line in complete), previous)
 
 
-def _header(line: bytes, path: Path) -> dict[str, Any]:
+def _header(line: bytes, path: Path) -> dict[str, object]:
     """The header line as a dict; :class:`TrialLogError` when the file is no trial log."""
     try:
         header = bounded_input.loads(line.decode("utf-8"), parse_constant=_refuse_constant)
@@ -263,7 +264,7 @@ class TrialLog:
     """Appends sealed trials to ``path`` (creating it with its header), fsync'ed line by line,
     under the file lock ``<path>.lock`` from construction to :meth:`close`."""
 
-    def __init__(self, path: Path, key: str, header: dict[str, Any]):
+    def __init__(self, path: Path, key: str, header: dict[str, object]):
         self.path = Path(path)
         self.key = key
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -281,7 +282,7 @@ class TrialLog:
             self._lock.release()
             raise
 
-    def _open(self, header: dict[str, Any]) -> None:
+    def _open(self, header: dict[str, object]) -> None:
         try:
             found = _read(self.path, self.key)
         except TamperedLog as exc:
@@ -309,7 +310,7 @@ class TrialLog:
         if not found.last_line:
             self._write({"kind": "header", "key": self.key, "version": LOG_VERSION, "search": header})
 
-    def _write(self, entry: dict[str, Any]) -> None:
+    def _write(self, entry: dict[str, object]) -> None:
         line = _sealed_line(entry, self.key, self._lines, self._previous)
         self._fh.write(line + b"\n")
         self._fh.flush()

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -200,7 +199,7 @@ class AuditResult:
             band=self.band,
         )
 
-    def to_summary(self) -> dict[str, Any]:
+    def to_summary(self) -> dict[str, object]:
         """The summary.json mapping (docs/formats.md): exactly its keys, fractions, NaN → None."""
         return self.summary().to_summary()
 
@@ -271,7 +270,7 @@ def _block_summary(st: BlockStats) -> BlockSummary:
     )
 
 
-def summary_with_intervals(result: AuditResult) -> dict[str, Any]:
+def summary_with_intervals(result: AuditResult) -> dict[str, object]:
     """``result.to_summary()`` where each evaluator entry also carries ``intervals``: pointwise
     95 % bootstrap intervals ``[lo, hi]`` of ``rho`` and ``dispersion`` (per factor) and of
     ``discrimination`` (per probe); an end is ``None`` where the bootstrap is off or undefined.
@@ -532,7 +531,7 @@ def _computed_statistics(
     return out, cis
 
 
-def _block(t: EvaluatorScores, block: Any, weights: np.ndarray | None, ofat_env: Envelopes) -> BlockStats:
+def _block(t: EvaluatorScores, block: object, weights: np.ndarray | None, ofat_env: Envelopes) -> BlockStats:
     """:func:`block_stats` of one block, its OFAT rows picked from ``t`` (NaN where absent)."""
     ofat: list[np.ndarray | None] = []
     G, P = t.baseline.shape

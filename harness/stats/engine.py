@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -439,7 +438,7 @@ STUDY: tuple[Estimator, ...] = (
 # ------------------------------------------------------------------------------ rows with a compute
 
 
-def value_of(value: Any, key: str | None) -> float:
+def value_of(value: object, key: str | None) -> float:
     """One value of a statistic's result: the scalar, or ``key``'s entry (NaN when absent)."""
     if key is None:
         return math.nan if isinstance(value, Mapping) else finite_or_nan(value)
@@ -449,7 +448,7 @@ def value_of(value: Any, key: str | None) -> float:
     return finite_or_nan(found)
 
 
-def subjects_of(spec: MetricSpec, point: Any) -> list[str | None]:
+def subjects_of(spec: MetricSpec, point: object) -> list[str | None]:
     """A scalar statistic's one subject (``None``), or a keyed one's keys in ``point``."""
     if spec.key is None:
         return [None]
@@ -461,7 +460,7 @@ def subjects_of(spec: MetricSpec, point: Any) -> list[str | None]:
 Guard = Callable[[MetricSpec, Exception], Exception]
 
 
-def _call(spec: MetricSpec, fn: Callable[..., Any], *args: Any, guard: Guard | None) -> Any:
+def _call(spec: MetricSpec, fn: Callable[..., object], *args: object, guard: Guard | None) -> object:
     if guard is None:
         return fn(*args)
     try:
@@ -476,7 +475,7 @@ def computed_estimates(
     t: EvaluatorScores,
     weights: np.ndarray,
     specs: Iterable[MetricSpec],
-    points: Mapping[str, Any] | None = None,
+    points: Mapping[str, object] | None = None,
     guard: Guard | None = None,
 ) -> list[Estimate]:
     """Every row of ``specs`` (each with a ``compute``): the point is ``compute(t)`` (or

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from harness.core.errors import AuditError
 from harness.core.numbers import count_or_none, finite_or_none
@@ -100,7 +100,7 @@ class EnvelopeCounts:
 RegisteredInterval = Interval | None | Mapping[str, Interval | None]
 
 
-def as_interval(value: Any) -> Interval | None:
+def as_interval(value: object) -> Interval | None:
     """``[low, high]`` (or a pair) as an :class:`Interval`; ``None`` for anything else."""
     if value is None or isinstance(value, str | bytes | Mapping):
         return None
@@ -110,23 +110,23 @@ def as_interval(value: Any) -> Interval | None:
     return Interval(finite_or_none(ends[0]), finite_or_none(ends[1]))
 
 
-def as_floats(value: Any) -> Mapping[str, float | None]:
+def as_floats(value: object) -> Mapping[str, float | None]:
     """A mapping key → finite float or ``None`` (read-only); empty for a non-mapping."""
     items = value.items() if isinstance(value, Mapping) else ()
     return MappingProxyType({str(k): finite_or_none(v) for k, v in items})
 
 
-def as_counts(value: Any) -> Mapping[str, int | None]:
+def as_counts(value: object) -> Mapping[str, int | None]:
     items = value.items() if isinstance(value, Mapping) else ()
     return MappingProxyType({str(k): count_or_none(v) for k, v in items})
 
 
-def as_intervals(value: Any) -> Mapping[str, Interval | None]:
+def as_intervals(value: object) -> Mapping[str, Interval | None]:
     items = value.items() if isinstance(value, Mapping) else ()
     return MappingProxyType({str(k): as_interval(v) for k, v in items})
 
 
-def _empty() -> Mapping[str, Any]:
+def _empty() -> Mapping[str, object]:
     return MappingProxyType({})
 
 
@@ -162,7 +162,7 @@ class BlockSummary:
     n_scenes: int | None = None
 
     @classmethod
-    def from_entry(cls, entry: Mapping[str, Any]) -> BlockSummary:
+    def from_entry(cls, entry: Mapping[str, object]) -> BlockSummary:
         return cls(
             factors=tuple(str(f) for f in entry.get("factors") or ()),
             interaction_share=finite_or_none(entry.get("interaction_share")),
@@ -182,7 +182,7 @@ class BlockSummary:
             n_scenes=count_or_none(entry.get("n_scenes")),
         )
 
-    def to_entry(self) -> dict[str, Any]:
+    def to_entry(self) -> dict[str, object]:
         """The ``summary.json`` block entry (docs/formats.md): the inverse of :meth:`from_entry`."""
         return {
             "factors": list(self.factors),
@@ -208,14 +208,14 @@ def _pair(ci: Interval | None) -> list[float | None] | None:
     return None if ci is None else [ci.low, ci.high]
 
 
-def as_registered(value: Any) -> Mapping[str, RegisteredValue]:
+def as_registered(value: object) -> Mapping[str, RegisteredValue]:
     out: dict[str, RegisteredValue] = {}
     for name, v in (value.items() if isinstance(value, Mapping) else ()):
         out[str(name)] = as_floats(v) if isinstance(v, Mapping) else finite_or_none(v)
     return MappingProxyType(out)
 
 
-def as_registered_intervals(value: Any) -> Mapping[str, RegisteredInterval]:
+def as_registered_intervals(value: object) -> Mapping[str, RegisteredInterval]:
     """name → ``[lo, hi]`` (a scalar statistic) or key → ``[lo, hi]`` (a keyed one) as
     :class:`Interval` values (read-only)."""
     out: dict[str, RegisteredInterval] = {}
@@ -255,7 +255,7 @@ def threshold_of(spec: MetricSpec, key: str | None) -> str | None:
     return spec.threshold
 
 
-def _spec(registry: Any, name: str, key: str | None, where: str) -> MetricSpec:
+def _spec(registry: object, name: str, key: str | None, where: str) -> MetricSpec:
     """The spec of ``name``; a :class:`MetricError` for an unknown name or a misplaced key."""
     if name not in registry:
         close = closest(name, registry.names())
@@ -278,7 +278,7 @@ def _spec(registry: Any, name: str, key: str | None, where: str) -> MetricSpec:
     return spec
 
 
-def _lookup(spec: MetricSpec, name: str, key: str, values: Mapping[str, Any], where: str) -> tuple[bool, Any]:
+def _lookup(spec: MetricSpec, name: str, key: str, values: Mapping[str, object], where: str) -> tuple[bool, object]:
     """``(present, value)`` of a keyed metric; an unknown key (a typo) is a MetricError."""
     if key in values:
         return True, values[key]
@@ -304,7 +304,7 @@ def _metric(
     name: str,
     key: str | None,
     present: bool,
-    raw: Any,
+    raw: object,
     interval: Interval | None,
     threshold: str | None,
     no_data: str,
@@ -382,7 +382,7 @@ class EvaluatorSummary:
         return f"EvaluatorSummary(evaluator={self.evaluator!r}, peak_rho={self.peak_rho!r}, ...)"
 
     @classmethod
-    def from_entry(cls, evaluator: str, entry: Mapping[str, Any]) -> EvaluatorSummary:
+    def from_entry(cls, evaluator: str, entry: Mapping[str, object]) -> EvaluatorSummary:
         """Build from the evaluator's summary entry (``summary.json#/evaluators/<id>``, the cached summary)."""
         envelopes = entry.get(m.ENVELOPES) or {}
         winner = envelopes.get("stable_winner")
@@ -428,12 +428,12 @@ class EvaluatorSummary:
             ),
         )
 
-    def to_entry(self) -> dict[str, Any]:
+    def to_entry(self) -> dict[str, object]:
         """The evaluator's ``summary.json`` entry (docs/formats.md "summary.json"), key for key
         and in order: the inverse of :meth:`from_entry`. ``blocks``, ``registered`` and
         ``intervals`` appear only when the summary has them."""
         env = self.envelopes
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             m.DISPERSION: dict(self.dispersion),
             m.RHO: dict(self.rho),
             m.TEMPLATE_RHO: self.template_rho,
@@ -520,7 +520,7 @@ class EvaluatorSummary:
             self.no_data_reason(),
         )
 
-    def _registered_value(self, spec: MetricSpec, key: str | None) -> tuple[bool, Any]:
+    def _registered_value(self, spec: MetricSpec, key: str | None) -> tuple[bool, object]:
         """``(present, value)`` of a registered statistic: absent when this run's summary was
         computed without it (registered after, or read from an older summary.json)."""
         if spec.name not in self.registered:
@@ -532,7 +532,7 @@ class EvaluatorSummary:
             return False, None
         return _lookup(spec, spec.name, str(key), value, self.evaluator)
 
-    def _block_value(self, name: str, key: str) -> tuple[bool, Any]:
+    def _block_value(self, name: str, key: str) -> tuple[bool, object]:
         """``(present, value)`` of a block metric; a malformed block id is a MetricError."""
         from harness.protocol.configurations import parse_block_id
 
@@ -581,7 +581,7 @@ class PanelSummary:
         return f"PanelSummary(evaluators={sorted(self.evaluators)!r}, ...)"
 
     @classmethod
-    def from_summary(cls, summary: Mapping[str, Any]) -> PanelSummary:
+    def from_summary(cls, summary: Mapping[str, object]) -> PanelSummary:
         """Build from the full summary (the contents of ``summary.json``)."""
         reversals = summary.get("reversals") or {}
         band = summary.get("simultaneous") or {}
@@ -601,7 +601,7 @@ class PanelSummary:
             ),
         )
 
-    def to_summary(self) -> dict[str, Any]:
+    def to_summary(self) -> dict[str, object]:
         """The ``summary.json`` document (docs/formats.md): the inverse of :meth:`from_summary`."""
         return {
             "evaluators": {name: ev.to_entry() for name, ev in self.evaluators.items()},

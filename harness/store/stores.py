@@ -33,7 +33,7 @@ import tempfile
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from harness.core.errors import AuditError
 from harness.core.fileio import give_plain_file_mode, prune_stale
@@ -134,7 +134,7 @@ def is_url(location: str | Path) -> bool:
     return isinstance(location, str) and "://" in location
 
 
-def open_store(location: str | Path, **options: Any) -> Store:
+def open_store(location: str | Path, **options: object) -> Store:
     """The store at ``location``: a path or ``file://`` URL (:class:`LocalStore`), or any other
     fsspec URL (:class:`FsspecStore`, ``options`` and ``$T3D_AUDIT_STORE_OPTIONS`` passed to
     the file system)."""
@@ -263,7 +263,7 @@ class LocalStore:
         return prune_stale(self.root / "tmp", max_age_s)
 
 
-def _options_from_env() -> dict[str, Any]:
+def _options_from_env() -> dict[str, object]:
     raw = os.environ.get(OPTIONS_ENV, "").strip()
     if not raw:
         return {}
@@ -277,7 +277,7 @@ def _options_from_env() -> dict[str, Any]:
     return value
 
 
-def _protocols(fs: Any) -> tuple[str, ...]:
+def _protocols(fs: object) -> tuple[str, ...]:
     proto = getattr(fs, "protocol", ())
     return (proto,) if isinstance(proto, str) else tuple(proto)
 
@@ -285,7 +285,7 @@ def _protocols(fs: Any) -> tuple[str, ...]:
 class FsspecStore:
     """A store at an fsspec URL (object stores and anything else fsspec reaches)."""
 
-    def __init__(self, url: str, **options: Any):
+    def __init__(self, url: str, **options: object):
         try:
             import fsspec
         except ImportError:

@@ -17,11 +17,10 @@ import multiprocessing as mp
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
 
 from harness.core.errors import EvaluatorError
 
-BuildJob = tuple[Any, Path]  # (DataRecipe | NegativesRecipe, directory to build it into)
+BuildJob = tuple[object, Path]  # (DataRecipe | NegativesRecipe, directory to build it into)
 
 
 def missing(jobs: Sequence[BuildJob]) -> list[BuildJob]:
@@ -29,7 +28,7 @@ def missing(jobs: Sequence[BuildJob]) -> list[BuildJob]:
     return [(recipe, Path(d)) for recipe, d in jobs if not (Path(d) / "data.npz").is_file()]
 
 
-def build_one(recipe: Any, data_dir: Path, log: Callable[[str], None] = print) -> Path:
+def build_one(recipe: object, data_dir: Path, log: Callable[[str], None] = print) -> Path:
     """Build one set into ``data_dir`` (hard-negative groups or plain scenes, by recipe type)."""
     from harness.training.data import build_dataset
     from harness.training.negatives import NegativesRecipe, build_negatives
@@ -41,7 +40,7 @@ def build_one(recipe: Any, data_dir: Path, log: Callable[[str], None] = print) -
     return build_dataset(recipe, data_dir, log=log)
 
 
-def _build_in_worker(recipe: Any, data_dir: Path) -> Path:
+def _build_in_worker(recipe: object, data_dir: Path) -> Path:
     name = data_dir.name
     try:
         return build_one(recipe, data_dir, log=lambda line: print(f"[{name}] {line}", flush=True))

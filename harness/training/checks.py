@@ -16,7 +16,7 @@ majority). :data:`BARS` holds the bars; :func:`failed_bars` lists a model's miss
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.vocab.probes import BIGGEST_ONLY
 
@@ -32,7 +32,7 @@ def frozen_probe_check(
     profile: str = "default",
     probe_seed: int = 0,
     log: Callable[[str], None] = print,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, object]]:
     """evaluator id → {discrimination, drops, ties, rises, pairs, failed} on the frozen set."""
     from harness.captions import DEFAULT_TEMPLATE_ID, realize
     from harness.core.errors import RenderError
@@ -64,7 +64,7 @@ def frozen_probe_check(
         captions.append(realize(DEFAULT_TEMPLATE_ID, scene.prompt))
         if (i + 1) % 12 == 0:
             log(f"frozen check: rendered {i + 1} scenes")
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for spec in specs:
         ev = spec.build(device="cpu")
         try:
@@ -120,7 +120,7 @@ def frozen_agreement_check(
     prompts: int | None = None,
     profile: str = "default",
     log: Callable[[str], None] = print,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, object]]:
     """evaluator id → its c0 agreement with the symbolic companion on the frozen set.
 
     Every scene of the first ``prompts`` prompts (all if ``None``), all generators, is rendered
@@ -166,7 +166,7 @@ def frozen_agreement_check(
         captions.append(realize(DEFAULT_TEMPLATE_ID, scene.prompt))
         if (i + 1) % 25 == 0:
             log(f"agreement check: rendered {i + 1}/{len(scene_set)} scenes")
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for spec in specs:
         ev = spec.build(device="cpu")
         try:
@@ -205,10 +205,10 @@ def frozen_agreement_check(
 
 
 def heldout_retrieval_check(
-    models: list[tuple[str, str, Any]],
+    models: list[tuple[str, str, object]],
     *,
     log: Callable[[str], None] = print,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, object]]:
     """evaluator id → caption→image top-1 among 10 on a fresh held-out training-style set.
 
     ``models``: (id, open_clip model name, weights path). The set is

@@ -33,16 +33,20 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.core.errors import AuditError, EvaluatorError
 from harness.core.fileio import write_json_atomic
 from harness.core.hashing import sha256_json
+from harness.core.jsonout import JSONObject, strict
 from harness.scenes.model import Scene
+
+if TYPE_CHECKING:
+    from harness.scenes.prompts import PromptSpec
 
 TRAIN_SEED = 8_20261130  # the training set's own seed; the audit set uses 20260 and its own
 MIN_HELDOUT = 10  # held-out scenes (or groups) of any set: the retrieval check ranks 10 at a time
@@ -126,7 +130,7 @@ def _join(parts: Sequence[str], rng: random.Random) -> str:
     return ", ".join(parts[:-1]) + sep + parts[-1]
 
 
-def write_caption(scene: Scene, spec: Any, room_type: str, rng: random.Random) -> str:
+def write_caption(scene: Scene, spec: PromptSpec, room_type: str, rng: random.Random) -> str:
     """One caption of what ``scene`` contains, in a wording drawn with ``rng``.
 
     Objects and counts come from the scene; a relation of ``spec`` is mentioned only when the
@@ -175,8 +179,9 @@ class DataRecipe:
     add_p: float = 0.4
     top_down_p: float = 0.4
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> JSONObject:
+        """The recipe as a JSON object (its fields in declaration order)."""
+        return strict(self)
 
     @property
     def key(self) -> str:
@@ -189,14 +194,14 @@ class DataRecipe:
 RETRIEVAL_CHECK_RECIPE = DataRecipe(seed=TRAIN_SEED + 97, n_scenes=150, views=1, heldout_frac=1.0)
 
 
-def _seed_specs() -> list[Any]:
+def _seed_specs() -> list[object]:
     from harness.scenes.prompts import load_pool, load_prompts
 
     audit = {p.id for p in load_prompts()}
     return [p for p in load_pool() if p.id not in audit]
 
 
-def mutate_spec(base: Any, index: int, recipe: DataRecipe, rng: random.Random) -> Any:
+def mutate_spec(base: PromptSpec, index: int, recipe: DataRecipe, rng: random.Random) -> PromptSpec:
     """A training spec derived from pool spec ``base`` (see the module docstring)."""
     from harness.scenes.assets import CATEGORIES
 
@@ -229,7 +234,7 @@ def mutate_spec(base: Any, index: int, recipe: DataRecipe, rng: random.Random) -
     )
 
 
-def sample_scenes(recipe: DataRecipe) -> list[tuple[Scene, Any]]:
+def sample_scenes(recipe: DataRecipe) -> list[tuple[Scene, object]]:
     """``recipe.n_scenes`` (scene, spec) pairs; specs that cannot be laid out are redrawn."""
     from harness.scenes.generators import generate
 
@@ -238,7 +243,7 @@ def sample_scenes(recipe: DataRecipe) -> list[tuple[Scene, Any]]:
     if not seeds:
         raise EvaluatorError("no pool prompts outside the audit set to derive training specs from")
     names, weights = zip(*GENERATOR_WEIGHTS.items(), strict=True)
-    out: list[tuple[Scene, Any]] = []
+    out: list[tuple[Scene, object]] = []
     attempts = 0
     while len(out) < recipe.n_scenes:
         attempts += 1
@@ -281,7 +286,7 @@ def build_dataset(
     recipe: DataRecipe,
     out_dir: str | Path,
     *,
-    render: Callable[[Scene, Any], np.ndarray] | None = None,
+    render: Callable[[Scene, object], np.ndarray] | None = None,
     log: Callable[[str], None] = print,
 ) -> Path:
     """Generate the training set into ``out_dir`` and return it.
@@ -339,7 +344,7 @@ def build_dataset(
     return out
 
 
-def harness_renderer(cache_dir: Path) -> Callable[[Scene, Any], np.ndarray]:
+def harness_renderer(cache_dir: Path) -> Callable[[Scene, object], np.ndarray]:
     from harness.core.paths import FIXTURES
     from harness.render.service import RenderService
     from harness.scenes.model import scene_identity
@@ -347,7 +352,7 @@ def harness_renderer(cache_dir: Path) -> Callable[[Scene, Any], np.ndarray]:
     service = RenderService(cache_dir)
     root = FIXTURES / "scenes"  # the asset library the generators reference
 
-    def render(scene: Scene, cfg: Any) -> np.ndarray:
+    def render(scene: Scene, cfg: object) -> np.ndarray:
         return service.render(scene, root, scene_identity(scene, root), cfg)
 
     return render
@@ -369,7 +374,7 @@ class TrainingSet:
     scene: np.ndarray
     heldout: np.ndarray
     captions: list[list[str]]
-    recipe: dict[str, Any]
+    recipe: dict[str, object]
     rgba: np.ndarray | None = None
     group: np.ndarray | None = None
     companion: np.ndarray | None = None
@@ -415,7 +420,7 @@ def concat_datasets(sets: Sequence[TrainingSet]) -> TrainingSet:
     rgba = None
     if all(ts.rgba is not None for ts in sets):
         rgba = np.concatenate([ts.rgba for ts in sets])
-    hard: dict[str, Any] = {"group": None, "companion": None, "contents": None, "group_captions": None}
+    hard: dict[str, object] = {"group": None, "companion": None, "contents": None, "group_captions": None}
     if any(ts.group is not None for ts in sets):
         groups, companions, contents, group_captions = [], [], [], []
         for ts in sets:

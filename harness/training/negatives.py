@@ -45,15 +45,16 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.core.errors import AuditError, EvaluatorError
 from harness.core.fileio import write_json_atomic
 from harness.core.hashing import sha256_json
+from harness.core.jsonout import JSONObject, strict
 from harness.scenes.model import Scene
 from harness.training.data import (
     FRAMES,
@@ -73,6 +74,9 @@ from harness.training.data import (
 )
 from harness.vocab.factors import BACKGROUND, factor
 from harness.vocab.probes import SCRAMBLED, WORST_OBJECTS
+
+if TYPE_CHECKING:
+    from harness.scenes.prompts import PromptSpec
 
 GENERATOR_VARIANTS = ("faithful", "jittered", "cluttered", "gridded", "sparse", "confused")
 PROBE_VARIANTS = (SCRAMBLED, WORST_OBJECTS)  # probe edits of the faithful scene
@@ -103,8 +107,9 @@ class NegativesRecipe:
     audit_prefix_p: float = 0.3
     kind: str = "hard-negatives"
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> JSONObject:
+        """The recipe as a JSON object (its fields in declaration order)."""
+        return strict(self)
 
     @property
     def key(self) -> str:
@@ -130,7 +135,7 @@ BUNDLED_TRAINING = (BUNDLED_NEGATIVES, BUNDLED_NEGATIVES_96, BUNDLED_NEGATIVES_6
 NEAR_C0_FOCALS_MM = (35.0, 85.0)
 
 
-def group_view(recipe: NegativesRecipe, rng: random.Random) -> Any:
+def group_view(recipe: NegativesRecipe, rng: random.Random) -> object:
     """The :class:`~harness.protocol.configurations.RenderConfig` shared by one group's variants.
 
     Pitch 0 (top-down) with probability ``top_down_p``, else U(0, ``max_pitch_deg``); focal
@@ -149,7 +154,7 @@ def group_view(recipe: NegativesRecipe, rng: random.Random) -> Any:
                         yaw_deg=yaw, samples=recipe.samples, seed=0)  # fmt: skip
 
 
-def spec_caption(spec: Any, rng: random.Random, recipe: NegativesRecipe, *, written: bool) -> str:
+def spec_caption(spec: PromptSpec, rng: random.Random, recipe: NegativesRecipe, *, written: bool) -> str:
     """One positive caption of what ``spec`` asks for (objects, counts, relations).
 
     With ``written`` the spec's own text is one of the choices (half the time)."""
@@ -177,7 +182,7 @@ def spec_caption(spec: Any, rng: random.Random, recipe: NegativesRecipe, *, writ
     return text
 
 
-def make_group(spec: Any, seed: int) -> list[Scene]:
+def make_group(spec: PromptSpec, seed: int) -> list[Scene]:
     """The :data:`VARIANTS` of ``spec`` in order (an :class:`AuditError` when one fails)."""
     from harness.scenes import probe_edits
     from harness.scenes.generators import generate
@@ -191,7 +196,7 @@ def make_group(spec: Any, seed: int) -> list[Scene]:
     return scenes
 
 
-def sample_groups(recipe: NegativesRecipe) -> list[tuple[Any, bool, list[Scene], list[float]]]:
+def sample_groups(recipe: NegativesRecipe) -> list[tuple[object, bool, list[Scene], list[float]]]:
     """``recipe.n_groups`` (spec, used as written, variant scenes, companion scores)."""
     from harness.evaluators.reference.companion import as_companion_spec, companion_breakdown
 
@@ -200,7 +205,7 @@ def sample_groups(recipe: NegativesRecipe) -> list[tuple[Any, bool, list[Scene],
     if not seeds:
         raise EvaluatorError("no pool prompts outside the audit set to derive training specs from")
     mutation = DataRecipe(keep_p=recipe.keep_p, recount_p=recipe.recount_p, add_p=recipe.add_p)
-    out: list[tuple[Any, bool, list[Scene], list[float]]] = []
+    out: list[tuple[object, bool, list[Scene], list[float]]] = []
     attempts = 0
     while len(out) < recipe.n_groups:
         attempts += 1
@@ -224,7 +229,7 @@ def build_negatives(
     recipe: NegativesRecipe,
     out_dir: str | Path,
     *,
-    render: Callable[[Scene, Any], np.ndarray] | None = None,
+    render: Callable[[Scene, object], np.ndarray] | None = None,
     log: Callable[[str], None] = print,
 ) -> Path:
     """Generate the hard-negative set into ``out_dir`` and return it (see the module docstring).

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -37,7 +36,7 @@ class TrainResult:
 
     weights: Path
     card_path: Path
-    card: dict[str, Any] = field(default_factory=dict)
+    card: dict[str, object] = field(default_factory=dict)
 
 
 def train(

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from harness.vocab.registry_type import Registry, VocabularyError
 
@@ -35,7 +35,7 @@ class Configured(Protocol):
     vocabulary, so the vocabulary names it by what it reads."""
 
     @property
-    def render(self) -> Any: ...
+    def render(self) -> object: ...
 
 Stage = Literal["render", "composite", "caption"]
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from harness.vocab.registry_type import Lazy, Registry, VocabularyError
 
@@ -42,7 +41,7 @@ class ProbeSpec:
     """
 
     name: str
-    edit: str | Callable[..., Any]
+    edit: str | Callable[..., object]
     threshold: str | None = None
     multi_object: bool = False
     label: str = ""
@@ -61,7 +60,7 @@ class ProbeSpec:
                 raise VocabularyError(
                     f"probe {self.name!r}: edit {self.edit!r} is not 'module:function'") from None
 
-    def editor(self) -> Callable[..., Any]:
+    def editor(self) -> Callable[..., object]:
         """The edit callable (imports its module on first use)."""
         return self.edit.resolve() if isinstance(self.edit, Lazy) else self.edit
 

@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from harness.core.errors import AuditError
 
@@ -52,7 +52,7 @@ def closest(name: str, known: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
-def _name_of(entry: Any) -> str:
+def _name_of(entry: object) -> str:
     return entry.name
 
 
@@ -60,12 +60,12 @@ def _name_of(entry: Any) -> str:
 class RegistryState:
     """What :meth:`Registry.snapshot` saves: the entries, their sources, whether loaded."""
 
-    entries: tuple[tuple[str, Any], ...]
+    entries: tuple[tuple[str, object], ...]
     sources: tuple[tuple[str, str], ...]
     loaded: bool
 
 
-_ALL: weakref.WeakSet[Registry[Any]] = weakref.WeakSet()
+_ALL: weakref.WeakSet[Registry[object]] = weakref.WeakSet()
 
 
 class Registry(Generic[T]):
@@ -250,13 +250,13 @@ class Registry(Generic[T]):
         return f"Registry[{self.what}]({shown})"
 
 
-def all_registries() -> tuple[Registry[Any], ...]:
+def all_registries() -> tuple[Registry[object], ...]:
     """Every registry alive in this process."""
     return tuple(_ALL)
 
 
 @contextmanager
-def scoped(*registries: Registry[Any]) -> Iterator[None]:
+def scoped(*registries: Registry[object]) -> Iterator[None]:
     """:meth:`Registry.scoped` for ``registries`` (default: every registry alive now)."""
     chosen = registries or all_registries()
     states = [(r, r.snapshot()) for r in chosen]
@@ -267,7 +267,7 @@ def scoped(*registries: Registry[Any]) -> Iterator[None]:
             registry.restore(state)
 
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
 
 @dataclass(frozen=True)
@@ -287,5 +287,5 @@ class Lazy(Generic[F]):
         module, _, func = self.path.partition(":")
         return getattr(importlib.import_module(module), func)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         return self.resolve()(*args, **kwargs)

@@ -4,7 +4,7 @@ forwarded to workers (store credentials and endpoints, harness settings)."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from types import ModuleType
 
 from harness.backends.shared import BackendError
 
@@ -13,7 +13,7 @@ INSTALL_HINT = "pip install 't3d-audit[distributed]'"
 FORWARDED_PREFIXES = ("T3D_AUDIT_", "AWS_", "GOOGLE_", "AZURE_", "FSSPEC_", "HF_", "TRANSFORMERS_")
 
 
-def require_ray() -> Any:
+def require_ray() -> ModuleType:
     """The ``ray`` module, or a :class:`BackendError` saying how to install it."""
     try:
         import ray
@@ -31,7 +31,7 @@ def forwarded_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_PREFIXES)}
 
 
-def connect(address: str | None = None, *, num_cpus: int | None = None) -> Any:
+def connect(address: str | None = None, *, num_cpus: int | None = None) -> object:
     """Ray, initialised: already initialised (e.g. by a test) is used as is; ``address``
     ``auto`` joins the cluster of this machine, ``ray://host:port`` a remote one through Ray
     Client, ``None`` or ``local`` starts a private one on this machine (``num_cpus`` cores)."""
@@ -39,7 +39,7 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> Any:
     if ray.is_initialized():
         return ray
     env = {"env_vars": forwarded_env()}
-    kwargs: dict[str, Any] = {"log_to_driver": False, "runtime_env": env}
+    kwargs: dict[str, object] = {"log_to_driver": False, "runtime_env": env}
     if address in (None, "", "local"):
         kwargs.update(include_dashboard=False, num_cpus=num_cpus)
     else:
@@ -55,6 +55,6 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> Any:
     return ray
 
 
-def cluster_cpus(ray: Any) -> int:
+def cluster_cpus(ray: ModuleType) -> int:
     """Whole CPUs the cluster offers (at least 1)."""
     return max(1, int(ray.cluster_resources().get("CPU", 1)))

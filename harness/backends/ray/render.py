@@ -25,7 +25,6 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.backends.ray.cluster import cluster_cpus, connect
 from harness.backends.shared import BackendError, shared_render_cache
@@ -92,10 +91,10 @@ class RenderWorker:
         real = self.service._render_fn
         mode = self.fault_mode
 
-        def dying(*args: Any) -> Any:
+        def dying(*args: object) -> object:
             fn = real(*args)
 
-            def render_then_die() -> Any:
+            def render_then_die() -> object:
                 fn()
                 if mode == "hang":
                     while True:
@@ -111,10 +110,10 @@ class RenderWorker:
 class _Slot:
     """One actor and the work it holds: its scene group and the render in flight."""
 
-    actor: Any
+    actor: object
     owner: str
     group: deque = field(default_factory=deque)
-    ref: Any = None
+    ref: object = None
     request: RenderRequest | None = None
     started: float = 0.0
 
@@ -156,7 +155,7 @@ def warm_ray(
 
     n = actors or max(1, cluster_cpus(ray) // max(1, cpus_per_actor))
     n = min(n, len(todo))
-    options: dict[str, Any] = {"num_cpus": cpus_per_actor, "max_restarts": 0}
+    options: dict[str, object] = {"num_cpus": cpus_per_actor, "max_restarts": 0}
     if device == "gpu":
         options["num_gpus"] = gpus_per_actor
     remote_cls = ray.remote(RenderWorker).options(**options)

@@ -11,15 +11,19 @@ device is a GPU (``cuda``, or ``auto`` on a cluster that has GPUs).
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from harness.backends.shared import BackendError
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 
 class ScoreWorker:
     """The body of a scoring actor: one evaluator model, built once per actor process."""
 
-    def __init__(self, spec: Any, device: str, batch_size: int):
+    def __init__(self, spec: EvaluatorSpec, device: str, batch_size: int):
         self.evaluator = spec.build(device=device, batch_size=batch_size)
 
     def has_grid(self) -> bool:
@@ -28,7 +32,7 @@ class ScoreWorker:
     def score(self, images: list, captions: list) -> list:
         return list(self.evaluator.score(images, captions))
 
-    def score_grid(self, images: list, captions: list) -> Any:
+    def score_grid(self, images: list, captions: list) -> object:
         import numpy as np
 
         return np.asarray(self.evaluator.score_grid(images, captions), dtype=np.float64)
@@ -41,7 +45,7 @@ class ScoreWorker:
 class RayEvaluator:
     """Driver-side proxy of a pairwise evaluator running in a :class:`ScoreWorker` actor."""
 
-    def __init__(self, ray: Any, actor: Any):
+    def __init__(self, ray: ModuleType, actor: object):
         self._ray, self._actor = ray, actor
 
     def score(self, images: list, captions: list) -> list:
@@ -57,11 +61,11 @@ class RayEvaluator:
 class RayGridEvaluator(RayEvaluator):
     """Proxy of an embedding evaluator (it also has ``score_grid``)."""
 
-    def score_grid(self, images: list, captions: list) -> Any:
+    def score_grid(self, images: list, captions: list) -> object:
         return self._ray.get(self._actor.score_grid.remote(images, captions))
 
 
-def scoring_gpus(ray: Any, device: str) -> float:
+def scoring_gpus(ray: ModuleType, device: str) -> float:
     """GPUs one scoring actor declares: 1 for ``cuda*``, 1 for ``auto`` when the cluster has
     GPUs, else 0."""
     if device.startswith("cuda"):
@@ -71,7 +75,7 @@ def scoring_gpus(ray: Any, device: str) -> float:
     return 0.0
 
 
-def ray_evaluator_loader(ray: Any, *, device: str = "auto", batch_size: int = 32,
+def ray_evaluator_loader(ray: ModuleType, *, device: str = "auto", batch_size: int = 32,
                          cpus: float = 1.0, retries: int = 2):  # fmt: skip
     """``load_evaluator(spec)`` for :func:`harness.measure.images.measure_images`: starts one
     scoring actor for ``spec`` (model loaded once there) and returns its proxy. A dead
@@ -83,7 +87,7 @@ def ray_evaluator_loader(ray: Any, *, device: str = "auto", batch_size: int = 32
         num_cpus=cpus, num_gpus=gpus, max_restarts=retries, max_task_retries=retries
     )
 
-    def load(spec: Any) -> RayEvaluator:
+    def load(spec: EvaluatorSpec) -> RayEvaluator:
         actor = remote.remote(spec, device, batch_size)
         try:
             grid = ray.get(actor.has_grid.remote())

@@ -9,7 +9,6 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from harness.backends.shards import format_shards, parse_shards
 from harness.backends.slurm.options import EXECUTORS, SlurmOptions, load_options
@@ -98,7 +97,7 @@ def scoring_seconds_per_pair(args: argparse.Namespace, gpus_per_task: int, cpus_
     return out
 
 
-def slurm_warm_options(args: argparse.Namespace) -> dict[str, Any]:
+def slurm_warm_options(args: argparse.Namespace) -> dict[str, object]:
     """``warm_on(..., **options)`` for ``--backend slurm``."""
     options = options_from_args(args)
     return {"options": options, "seconds_per_render": seconds_per_render(args, options.cpus_per_task),

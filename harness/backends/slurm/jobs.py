@@ -19,7 +19,6 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.backends.shared import BackendError
 from harness.backends.slurm.options import SlurmOptions, make_executor, require_submitit
@@ -36,7 +35,7 @@ class ShardBody:
     ``checkpoint`` is what submitit calls on a Slurm timeout or preemption: it requeues the
     same call (the rerun resumes from the store)."""
 
-    def checkpoint(self, *args: Any, **kwargs: Any) -> Any:
+    def checkpoint(self, *args: object, **kwargs: object) -> object:
         submitit = require_submitit()
         return submitit.helpers.DelayedSubmission(self, *args, **kwargs)
 
@@ -46,7 +45,7 @@ class ShardRun:
     """Outcome of :func:`run_shards`: each finished shard's result, each failed shard's last
     error, and how many attempts failed per shard (finished ones included)."""
 
-    results: dict[int, Any] = field(default_factory=dict)
+    results: dict[int, object] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
     failed_attempts: Counter[int] = field(default_factory=Counter)
 
@@ -61,10 +60,10 @@ def describe_failure(exc: BaseException) -> str:
 def run_shards(
     options: SlurmOptions,
     name: str,
-    body: Callable[..., Any],
-    args: dict[int, Sequence[Any]],
+    body: Callable[..., object],
+    args: dict[int, Sequence[object]],
     *,
-    on_result: Callable[[int, Any], None] | None = None,
+    on_result: Callable[[int, object], None] | None = None,
     on_failure: Callable[[int, str, bool], None] | None = None,
 ) -> ShardRun:
     """Run ``body(*args[i])`` for every shard ``i`` (see the module docstring).
@@ -74,10 +73,10 @@ def run_shards(
     executor = make_executor(options, name)
     run = ShardRun()
     queue: deque[int] = deque(sorted(args))
-    inflight: dict[int, Any] = {}
+    inflight: dict[int, object] = {}
     limit = 1 if options.executor == "debug" else options.array_parallelism
 
-    def finish(i: int, job: Any) -> None:
+    def finish(i: int, job: object) -> None:
         try:  # exception() first: a debug job's result() would open a debugger on failure
             exc = job.exception()
             value = job.result() if exc is None else None

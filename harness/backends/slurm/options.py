@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 from harness.backends.shared import BackendError
 
@@ -65,12 +65,12 @@ class SlurmOptions:
                                    where=TABLE, hint=f"set {name} to 0 or more")  # fmt: skip
 
     @classmethod
-    def from_table(cls, table: dict[str, Any] | None, *, where: str = TABLE) -> SlurmOptions:
+    def from_table(cls, table: dict[str, object] | None, *, where: str = TABLE) -> SlurmOptions:
         """Options from a config table; an unknown key or a value of the wrong type is one
         :class:`BackendError` naming it."""
         table = dict(table or {})
         known = {f.name: f for f in fields(cls)}
-        values: dict[str, Any] = {}
+        values: dict[str, object] = {}
         for key, value in table.items():
             if key not in known:
                 raise BackendError(f"unknown key {key!r}", where=where,
@@ -85,12 +85,12 @@ class SlurmOptions:
             values[key] = value
         return cls(**values)
 
-    def with_flags(self, **flags: Any) -> SlurmOptions:
+    def with_flags(self, **flags: object) -> SlurmOptions:
         """These options with every flag that was given (not ``None``) replacing its key."""
         return replace(self, **{k: v for k, v in flags.items() if v is not None})
 
 
-def project_table(pyproject: Path | None = None) -> dict[str, Any]:
+def project_table(pyproject: Path | None = None) -> dict[str, object]:
     """``[tool.t3d-audit.slurm]`` of ``pyproject`` (default: ``./pyproject.toml``); ``{}``
     when the file or the table is absent."""
     from harness.core.bounded_input import read_toml
@@ -104,13 +104,13 @@ def project_table(pyproject: Path | None = None) -> dict[str, Any]:
     return table
 
 
-def load_options(pyproject: Path | None = None, **flags: Any) -> SlurmOptions:
+def load_options(pyproject: Path | None = None, **flags: object) -> SlurmOptions:
     """The project's options (:func:`project_table`) with the given flags applied."""
     path = pyproject or Path("pyproject.toml")
     return SlurmOptions.from_table(project_table(path), where=f"{path}: {TABLE}").with_flags(**flags)
 
 
-def require_submitit() -> Any:
+def require_submitit() -> ModuleType:
     """The ``submitit`` module, or a :class:`BackendError` saying how to install it."""
     try:
         import submitit
@@ -120,13 +120,13 @@ def require_submitit() -> Any:
     return submitit
 
 
-def make_executor(options: SlurmOptions, name: str) -> Any:
+def make_executor(options: SlurmOptions, name: str) -> object:
     """A submitit executor for ``options`` (its jobs named ``name``)."""
     submitit = require_submitit()
     folder = Path(options.folder).expanduser().resolve() / "%j"
     if options.executor == "debug":
         return submitit.DebugExecutor(folder)
-    params: dict[str, Any] = {"timeout_min": options.time_limit_min, "cpus_per_task": options.cpus_per_task,
+    params: dict[str, object] = {"timeout_min": options.time_limit_min, "cpus_per_task": options.cpus_per_task,
                               "gpus_per_node": options.gpus_per_task, "name": name}  # fmt: skip
     if options.mem_gb:
         params["mem_gb"] = options.mem_gb

@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.backends.shards import format_shards, render_shards, renders_per_shard
 from harness.backends.shared import BackendError, shared_render_cache
@@ -117,13 +116,13 @@ def _claim(marker: str) -> bool:
     return True
 
 
-def _arm_fault(service: Any, after: int, mode: str) -> None:
+def _arm_fault(service: object, after: int, mode: str) -> None:
     real = service._render_fn
 
-    def dying(*args: Any) -> Any:
+    def dying(*args: object) -> object:
         fn = real(*args)
 
-        def render_then_die() -> Any:
+        def render_then_die() -> object:
             image = fn()
             if service.rendered > after:  # mid-run: rendered, not published, lease still held
                 while mode == "hang":

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from harness.backends.shards import chunks, groups_per_shard
 from harness.backends.slurm.jobs import ShardBody, run_shards
@@ -40,7 +39,7 @@ class SlurmScoreResult:
 class ScoreShard(ShardBody):
     """Job body: measure one evaluator on one slice of the plan's scene groups."""
 
-    def __call__(self, options: Any, renderer_factory: Any, extra: list, evaluator_id: str,
+    def __call__(self, options: object, renderer_factory: object, extra: list, evaluator_id: str,
                  groups: list[str]) -> MeasureStats:  # fmt: skip
         from harness.measure.images import measure_images
         from harness.run.inputs import RunInputs
@@ -58,7 +57,7 @@ class ScoreShard(ShardBody):
         return stats
 
 
-def group_seconds(plan: Any, specs: list, per_pair_s: dict[str, float]) -> float:
+def group_seconds(plan: object, specs: list, per_pair_s: dict[str, float]) -> float:
     """Seconds the costliest scene group takes the slowest calibrated evaluator: its distinct
     pairs (image x caption; images alone for a prompt-free evaluator) x seconds per pair."""
     worst = 0.0
@@ -80,7 +79,7 @@ def _add(total: MeasureStats, part: MeasureStats) -> None:
 
 
 def score_slurm(
-    session: Any,
+    session: object,
     specs: list,
     *,
     options: SlurmOptions,

@@ -26,11 +26,14 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.core.errors import EvaluatorError
 from harness.evaluators.reference import geometry
 from harness.scenes.model import Scene, SceneObject
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 # Thresholds of the relation predicates, in metres / degrees. Chosen for furniture-scale rooms.
 NEAR_M = 0.6  # footprint gap for "beside"/"next to"/"around"/"near"
@@ -286,7 +289,7 @@ def companion_breakdown(scene: Scene, spec: CompanionSpec) -> CompanionScore:
 # Prompt specs from the scene-set side
 
 
-def spec_from_mapping(data: Mapping[str, Any], *, where: str = "prompt spec") -> CompanionSpec:
+def spec_from_mapping(data: Mapping[str, object], *, where: str = "prompt spec") -> CompanionSpec:
     """Build a :class:`CompanionSpec` from a JSON-like prompt spec.
 
     The scene set's format (``harness.scenes.prompts.PromptSpec.to_dict()``, the entries of
@@ -319,7 +322,7 @@ def spec_from_mapping(data: Mapping[str, Any], *, where: str = "prompt spec") ->
     return CompanionSpec(prompt_id, objects, tuple(relations))
 
 
-def as_companion_spec(spec: Any) -> CompanionSpec:
+def as_companion_spec(spec: EvaluatorSpec) -> CompanionSpec:
     """Coerce a prompt spec into a :class:`CompanionSpec`: a :class:`CompanionSpec`, a mapping
     (see :func:`spec_from_mapping`) or an object with ``to_dict()`` such as the scene set's
     ``harness.scenes.prompts.PromptSpec``."""

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,12 +52,12 @@ def resize(image: np.ndarray, px: int) -> np.ndarray:
     return np.asarray(Image.fromarray(image).resize((px, px), Image.Resampling.BICUBIC))
 
 
-def _image_size(model: Any) -> int:
+def _image_size(model: object) -> int:
     size = model.visual.image_size
     return int(size[0] if isinstance(size, (tuple, list)) else size)
 
 
-def prepare_images(images: np.ndarray, size: int) -> Any:
+def prepare_images(images: np.ndarray, size: int) -> object:
     """(N, S, S, 3) uint8 → (N, 3, size, size) float32 tensor, normalised as at evaluation
     (bicubic resize like the open_clip transform, OpenAI mean/std)."""
     import torch
@@ -70,7 +70,7 @@ def prepare_images(images: np.ndarray, size: int) -> Any:
     return (x - mean) / std
 
 
-def prepare_rgba(rgba: np.ndarray, size: int) -> Any:
+def prepare_rgba(rgba: np.ndarray, size: int) -> object:
     """(N, S, S, 4) uint8 → (N, 4, size, size) float32 tensor in [0, 1] (straight alpha)."""
     import torch
 
@@ -79,7 +79,7 @@ def prepare_rgba(rgba: np.ndarray, size: int) -> Any:
     return torch.from_numpy(rgba).permute(0, 3, 1, 2).float().div_(255.0)
 
 
-def augment_batch(rgba: Any, generator: Any, *, shared: bool = False) -> Any:
+def augment_batch(rgba: object, generator: object, *, shared: bool = False) -> object:
     """Composite a fresh background under each render and apply content-preserving changes.
 
     ``rgba`` (B, 4, S, S) in [0, 1] → normalised (B, 3, S, S). Per sample (one draw for the
@@ -144,17 +144,17 @@ RANK_MARGIN = 0.005  # companion score gap below which two variants are not rank
 class HardNegativeTerms(NamedTuple):
     """The scalar (0-d tensor) losses of :func:`hard_negative_loss`; the recipe weighs them."""
 
-    contrastive: Any
-    ranking: Any
-    within_top1: Any
+    contrastive: object
+    ranking: object
+    within_top1: object
 
 
 def hard_negative_loss(
-    text: Any,
-    images: Any,
-    text_negatives: Sequence[Any],
+    text: object,
+    images: object,
+    text_negatives: Sequence[object],
     companion: Sequence[np.ndarray],
-    logit_scale: Any,
+    logit_scale: object,
 ) -> HardNegativeTerms:
     """The NegCLIP contrastive, ranking and within-group top-1 losses of one step's groups.
 
@@ -368,7 +368,7 @@ def fit(
     )
 
 
-def _load_init(model: Any, path: Path, recipe: ModelRecipe) -> None:
+def _load_init(model: object, path: Path, recipe: ModelRecipe) -> None:
     """Load the float16 start weights at ``path`` into ``model`` (float32), checking their hash."""
     from safetensors.torch import load_file
 
@@ -390,7 +390,7 @@ _IDENTITY_KEYS = re.compile(r"\.(attn\.out_proj|mlp\.c_proj|bn3)\.(weight|bias)$
 _BLOCK_PREFIX = re.compile(r"^(.*\.resblocks\.\d+|visual\.layer\d+\.\d+)\.")
 
 
-def grow_into(model: Any, state: dict[str, Any], *, where: Path | str = "<state>") -> list[str]:
+def grow_into(model: object, state: dict[str, object], *, where: Path | str = "<state>") -> list[str]:
     """Load ``state`` into ``model``, which may have more residual blocks per tower; return the new blocks.
 
     Every parameter of ``state`` must exist in ``model`` with the same shape; every parameter
@@ -432,7 +432,7 @@ def heldout_top1(
     captions: Sequence[Sequence[str]],
     seed: int = 0,
     rounds: int = 5,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Caption→image top-1 among 10 candidate held-out scenes, with the saved weights.
 
     Arrays as in :func:`fit`. For each held-out scene: its first caption (first view's first

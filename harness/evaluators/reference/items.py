@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from harness.evaluators.base import ScoreResult
 from harness.protocol.configurations import Configuration
@@ -55,10 +55,10 @@ class ScoreItem:
     """
 
     scene: Scene | None
-    spec: Any
+    spec: object
     caption: str
     context: ScoreContext | None = None
-    image: Any = None
+    image: object = None
 
 
 @runtime_checkable

@@ -8,11 +8,11 @@ model configs are ``configs/<model name>.json`` next to this module.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.core.errors import EvaluatorError
+from harness.core.jsonout import JSONObject, strict
 
 CONFIG_DIR = Path(__file__).with_name("configs")
 
@@ -43,13 +43,14 @@ class ModelRecipe:
     # from, or None for random init; `train-reference --init DIR` supplies DIR/<id>.safetensors
     init_sha256: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> JSONObject:
+        """The recipe as a JSON object (its fields in declaration order)."""
+        return strict(self)
 
 
 #: The hard-negative fine-tuning of the bundled models (from the previous generation's weights,
 #: git 32c745a fixtures/evaluators/<id>.safetensors): lower peak rate, short warm-up, 25 minutes.
-FINE_TUNE: dict[str, Any] = {"lr": 1e-3, "warmup": 30, "steps": 3000, "batch_size": 48, "max_minutes": 25.0,
+FINE_TUNE: dict[str, object] = {"lr": 1e-3, "warmup": 30, "steps": 3000, "batch_size": 48, "max_minutes": 25.0,
                              "rank_weight": 8.0, "hard_groups": 10}
 
 RECIPES: dict[str, ModelRecipe] = {

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.evaluators.base import EvaluatorSpec
 
 
-def is_scene_evaluator(spec: Any) -> bool:
+def is_scene_evaluator(spec: EvaluatorSpec) -> bool:
     """Whether ``spec`` is measured by :func:`measure_scenes` (it never needs a render): its
     family declares ``input="scene"`` (:mod:`harness.evaluators.families`)."""
     from harness.evaluators.families import adapter_input
@@ -32,14 +35,14 @@ def is_scene_evaluator(spec: Any) -> bool:
     return adapter_input(spec) == "scene"
 
 
-def bundled_prompt_specs() -> dict[str, Any]:
+def bundled_prompt_specs() -> dict[str, object]:
     """prompt id → prompt spec of the bundled scene set (``fixtures/prompts/prompts.json``)."""
     from harness.scenes.prompts import load_prompts
 
     return {p.id: p for p in load_prompts()}
 
 
-def row_configuration(row: Any, default_template: str) -> Any:
+def row_configuration(row: object, default_template: str) -> object:
     """The full :class:`~harness.protocol.configurations.Configuration` of a plan row."""
     from harness.protocol.configurations import BLOCK, SEARCH, Configuration, parse_cell
     from harness.vocab.factors import PARAPHRASE, TEMPLATE, factor
@@ -61,12 +64,12 @@ def row_configuration(row: Any, default_template: str) -> Any:
 
 
 def measure_scenes(
-    spec: Any,
-    plan: Any,
+    spec: EvaluatorSpec,
+    plan: object,
     *,
-    prompt_specs: Mapping[str, Any] | None = None,
-    load_evaluator: Callable[[Any], Any] | None = None,
-) -> Any:
+    prompt_specs: Mapping[str, object] | None = None,
+    load_evaluator: Callable[[object], object] | None = None,
+) -> object:
     """Records table of scene evaluator ``spec`` over every row of ``plan`` (no rendering).
 
     ``prompt_specs`` maps prompt id → prompt spec (default: the bundled prompts).
@@ -82,7 +85,7 @@ def measure_scenes(
     # the companion checks scenes against their prompt spec; a user's scene scorer may not
     # need one (its items then carry spec None where the scene set has none)
     needs_prompt_spec = bool(getattr(evaluator, "needs_prompt_spec", True))
-    items: list[Any] = []
+    items: list[object] = []
     errors: list[str] = []
     for row in plan.rows:
         if row.image is None:

@@ -8,7 +8,6 @@ import html
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from harness.core.bounded_input import read_report_json as read_json
 from harness.core.errors import AuditError
@@ -17,7 +16,7 @@ from harness.report.thumbs import read_index
 e = html.escape
 
 
-def fmt(value: Any, digits: int = 4) -> str:
+def fmt(value: object, digits: int = 4) -> str:
     """A number with ``digits`` significant digits; ``—`` for missing or non-finite."""
     if value is None or isinstance(value, bool):
         return "—" if value is None else str(value).lower()
@@ -30,7 +29,7 @@ def fmt(value: Any, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-def read_report_file(path: Path) -> Any:
+def read_report_file(path: Path) -> object:
     try:
         return read_json(path)
     except FileNotFoundError:

@@ -23,7 +23,6 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
-from typing import Any
 
 from harness.report.verdict_words import (
     PANEL,
@@ -43,7 +42,7 @@ def family_of(test: str) -> str:
     return (stem[5:] if stem.startswith("test_") else stem).replace("_", " ")
 
 
-def excess(check: Mapping[str, Any]) -> float | None:
+def excess(check: Mapping[str, object]) -> float | None:
     """How far the tested value lies past (> 1) or inside (< 1) its threshold, as a ratio in
     the threshold's direction; ``None`` when it cannot be said (no value, a zero threshold)."""
     try:
@@ -55,7 +54,7 @@ def excess(check: Mapping[str, Any]) -> float | None:
     return tested / threshold if check.get("op") == "<=" else threshold / tested
 
 
-def cell(results: Sequence[Mapping[str, Any]]) -> tuple[str, str, str]:
+def cell(results: Sequence[Mapping[str, object]]) -> tuple[str, str, str]:
     """``(css class, text, title)`` of one matrix cell from the family's results of one evaluator."""
     if not results:
         return "none", "not run", "no test of this family ran for this evaluator"
@@ -78,7 +77,7 @@ def cell(results: Sequence[Mapping[str, Any]]) -> tuple[str, str, str]:
     return ("pass near" if near else "pass"), f"✓ {passed} of {len(results)} passed", title
 
 
-def regressions(comparison: Mapping[str, Any] | None) -> list[str]:
+def regressions(comparison: Mapping[str, object] | None) -> list[str]:
     """``evaluator: kind[subject]`` of every confirmed regression of a comparison."""
     out = []
     for pair in (comparison or {}).get("pairs") or []:
@@ -89,10 +88,10 @@ def regressions(comparison: Mapping[str, Any] | None) -> list[str]:
     return out
 
 
-def verdict_matrix(results: Sequence[Mapping[str, Any]], cards: Mapping[str, Any],
-                   comparison: Mapping[str, Any] | None) -> str:
+def verdict_matrix(results: Sequence[Mapping[str, object]], cards: Mapping[str, object],
+                   comparison: Mapping[str, object] | None) -> str:
     """The ``verdict-matrix`` section (see the module docstring)."""
-    by: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    by: dict[tuple[str, str], list[Mapping[str, object]]] = {}
     outcomes: dict[str, list[str]] = {}
     for r in results:
         ev = str(r.get("evaluator") or PANEL)
@@ -148,7 +147,7 @@ def figure_html(name: str, alt: str, uri: str) -> str:
     )
 
 
-def indicative_suffix(pair: Mapping[str, Any]) -> str:
+def indicative_suffix(pair: Mapping[str, object]) -> str:
     """`` (indicative)`` for a comparison pair bootstrapped over a small sample, else ``""``."""
     from harness.checks.wording import is_small_sample
 

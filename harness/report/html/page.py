@@ -38,7 +38,6 @@ import csv
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 from harness.report.html.data import ReportData, e, fmt, plural, read_report_file
 from harness.report.html.strips import Thumbs, thumb_sections
@@ -71,7 +70,7 @@ DASH_LEGEND = (
 def _verdict(data: ReportData) -> str:
     from harness.report.verdict_words import check_item_html, headline_text
 
-    by_ev: dict[str, list[dict[str, Any]]] = {}
+    by_ev: dict[str, list[dict[str, object]]] = {}
     for r in data.results.get("results", []):
         by_ev.setdefault(str(r.get("evaluator") or "panel"), []).append(r)
     rows = []
@@ -136,7 +135,7 @@ def _competence(data: ReportData) -> str:
     if not found:
         return ""
 
-    def n(x: Any, f: str) -> str:
+    def n(x: object, f: str) -> str:
         return "—" if x is None else f.format(x)
 
     rows = "".join(
@@ -171,7 +170,7 @@ def _search(data: ReportData) -> str:
     if not docs:
         return ""
 
-    def ci(pair: Any) -> str:
+    def ci(pair: object) -> str:
         return f"[{fmt(pair[0], 3)}, {fmt(pair[1], 3)}]" if isinstance(pair, list) and len(pair) == 2 else "—"
 
     rows, figures = [], []
@@ -222,10 +221,10 @@ def _humans(data: ReportData) -> str:
     if not found:
         return ""
 
-    def ci(pair: Any) -> str:
+    def ci(pair: object) -> str:
         return f"[{fmt(pair[0], 3)}, {fmt(pair[1], 3)}]" if isinstance(pair, list) and len(pair) == 2 else "—"
 
-    def share(r: Any, ceiling: Any) -> str:
+    def share(r: object, ceiling: object) -> str:
         ok = isinstance(r, (int, float)) and isinstance(ceiling, (int, float)) and ceiling > 0
         return f"{r / ceiling:.0%}" if ok else "—"
 
@@ -420,7 +419,7 @@ def _comparison(data: ReportData) -> str:
     return '<section id="comparison"><h2>Release comparison</h2>' + "".join(parts) + "</section>"
 
 
-def _value_html(value: Any) -> str:
+def _value_html(value: object) -> str:
     if isinstance(value, dict):
         if not value:
             return '<span class="muted">{}</span>'
@@ -483,7 +482,7 @@ def csp(css: str, js: str) -> str:
             f"script-src {csp_hash(js)}; base-uri 'none'; form-action 'none'")
 
 
-def script_json(value: Any) -> str:
+def script_json(value: object) -> str:
     """``value`` as JSON safe inside a ``<script>`` element: ``<``, ``>`` and ``&`` escaped as
     ``\\u003c``, ``\\u003e``, ``\\u0026`` (no ``</script>`` or ``<!--`` can end or change it)."""
     text = json.dumps(value, separators=(",", ":"))

@@ -10,7 +10,6 @@ import io
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.report.html.data import ReportData, e, fmt, ordered, plural
 from harness.report.thumbs import THUMB_DIR
@@ -22,7 +21,7 @@ EMBED_QUALITY = 80
 MAX_LEVELS = 12  # levels shown per strip (winner changes first)
 
 
-def _level_stats(frame: Any, factor: str) -> tuple[list[str], dict[str, list[tuple[str, float]]]]:
+def _level_stats(frame: object, factor: str) -> tuple[list[str], dict[str, list[tuple[str, float]]]]:
     """Levels of ``factor`` in record order and, per level, generators by mean score (best
     first, over every prompt; failed rows excluded)."""
     rows = frame[frame["factor"] == factor]
@@ -90,7 +89,7 @@ class Thumbs:
 
     def __init__(self, data: ReportData):
         self.dir = data.dir / THUMB_DIR
-        self.by_key: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        self.by_key: dict[tuple[str, str, str, str], dict[str, object]] = {}
         self.prompts: list[str] = []
         if data.thumbs is not None:
             self.prompts = [str(p) for p in data.thumbs.get("prompts", [])]
@@ -123,15 +122,15 @@ class Thumbs:
         return "data:image/jpeg;base64," + base64.b64encode(out.getvalue()).decode("ascii")
 
 
-def _scores_at(frame: Any, prompt: str, factor: str, level: str) -> dict[str, float]:
+def _scores_at(frame: object, prompt: str, factor: str, level: str) -> dict[str, float]:
     """Generator → score of the ok rows of one prompt at one factor level."""
     return _score_index(frame).get((prompt, factor, level), {})
 
 
-_INDEXES: dict[int, tuple[Any, dict[tuple[str, str, str], dict[str, float]]]] = {}
+_INDEXES: dict[int, tuple[object, dict[tuple[str, str, str], dict[str, float]]]] = {}
 
 
-def _score_index(frame: Any) -> dict[tuple[str, str, str], dict[str, float]]:
+def _score_index(frame: object) -> dict[tuple[str, str, str], dict[str, float]]:
     """(prompt, factor, level) → {generator: score} of ``frame``'s ok rows, built once per frame (cleared after each page build)."""
     cached = _INDEXES.get(id(frame))
     if cached is not None and cached[0] is frame:
@@ -144,7 +143,7 @@ def _score_index(frame: Any) -> dict[tuple[str, str, str], dict[str, float]]:
     return index
 
 
-def _strip(ev: str, frame: Any, factor: str, prompt: str, thumbs: Thumbs) -> str:
+def _strip(ev: str, frame: object, factor: str, prompt: str, thumbs: Thumbs) -> str:
     levels, ranking = _level_stats(frame, factor)
     shown = _shown_levels(levels, ranking)
     generators = sorted(set(frame["generator"]))

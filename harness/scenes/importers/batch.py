@@ -35,7 +35,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.core import bounded_input
 from harness.core.errors import AuditError, ImportError_
@@ -61,7 +60,7 @@ class PromptEntry:
     prompt_source: str | None = None
 
 
-def _entry(pid: str, value: Any, path: Path, pointer: str) -> PromptEntry:
+def _entry(pid: str, value: object, path: Path, pointer: str) -> PromptEntry:
     if isinstance(value, str):
         value = {"prompt": value}
     if not isinstance(value, dict):
@@ -95,9 +94,9 @@ def _refuse_duplicate_keys(raw: str, path: Path) -> None:
     """Raise :class:`ImportError_` naming both places when the top-level JSON object of ``raw``
     has a key twice (``json`` keeps the last silently)."""
     seen: dict[str, int] = {}
-    top: list[tuple[str, Any]] = []
+    top: list[tuple[str, object]] = []
 
-    def outer(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    def outer(items: list[tuple[str, object]]) -> dict[str, object]:
         top[:] = items  # the last object closed is the top-level one
         return dict(items)
 
@@ -136,7 +135,7 @@ def read_prompts(path: Path | str) -> dict[str, PromptEntry]:
         raw = bounded_input.read_text(path, encoding="utf-8-sig", what="prompts file")
     except (OSError, UnicodeDecodeError) as exc:
         raise ImportError_(f"cannot read the prompts file: {exc}", path=path) from None
-    items: list[tuple[str, Any, str]] = []
+    items: list[tuple[str, object, str]] = []
     if path.suffix.lower() == ".csv":
         reader = csv.DictReader(io.StringIO(raw))
         fields = reader.fieldnames or []
@@ -218,10 +217,10 @@ class GeneratorConventions:
     (``files``: prompt id or file name -> ``Conventions``, the generator's entry with the
     file's keys laid over it)."""
 
-    default: Any
-    files: Mapping[str, Any] = field(default_factory=dict)
+    default: object
+    files: Mapping[str, object] = field(default_factory=dict)
 
-    def for_file(self, file: Path) -> Any:
+    def for_file(self, file: Path) -> object:
         """The conventions of ``file`` (its name wins over its stem, the prompt id)."""
         return self.files.get(file.name, self.files.get(file.stem, self.default))
 
@@ -284,7 +283,7 @@ def read_conventions(path: Path | str | None, prompts_path: Path | str | None = 
     return out
 
 
-def _conventions_of(entry: Any, file: Path) -> Any:
+def _conventions_of(entry: object, file: Path) -> object:
     """A generator's conventions for ``file``: a :class:`GeneratorConventions` picks the file's
     entry; a plain ``Conventions`` (or None) applies to every file."""
     return entry.for_file(file) if isinstance(entry, GeneratorConventions) else entry
@@ -308,8 +307,8 @@ def import_batch(
     out_root: Path | str,
     *,
     asset_root: Path | str | None = None,
-    asset_map: Mapping[str, Any] | None = None,
-    conventions: Mapping[str, Any] | None = None,
+    asset_map: Mapping[str, object] | None = None,
+    conventions: Mapping[str, object] | None = None,
     allow_missing: bool = False,
 ) -> BatchResult:
     """Import every scene file under ``generators_dir`` into ``out_root`` (a staging folder:

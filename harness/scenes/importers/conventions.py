@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -91,7 +90,7 @@ class Conventions:
     scale: float | None = None
 
     @classmethod
-    def from_mapping(cls, raw: Any, *, path: Any = "", pointer: str = "") -> Conventions:
+    def from_mapping(cls, raw: object, *, path: object = "", pointer: str = "") -> Conventions:
         """From a prompts/mapping file entry ``{"up", "front", "unit", "scale"}`` (all
         optional); raises ImportError_ for anything else."""
         if raw is None:
@@ -109,7 +108,7 @@ class Conventions:
         out.check(path=path, pointer=pointer)
         return out
 
-    def check(self, *, path: Any = "", pointer: str = "") -> None:
+    def check(self, *, path: object = "", pointer: str = "") -> None:
         """Raise ImportError_ for an unknown axis or unit, or ``unit`` with ``scale``."""
         if self.up is not None and (not isinstance(self.up, str)
                                     or canonical_up(self.up) not in UP_AXES):
@@ -127,7 +126,7 @@ class Conventions:
             raise ImportError_(f"scale {self.scale!r} must be a positive finite number",
                                path=path, pointer=pointer, hint="metres per file unit")
 
-    def resolve(self, fmt: str, *, path: Any = "") -> Resolved:
+    def resolve(self, fmt: str, *, path: object = "") -> Resolved:
         """The conventions of a ``fmt`` file with defaults filled in."""
         self.check(path=path)
         d_up, d_front = DEFAULTS[fmt]
@@ -158,16 +157,16 @@ class Resolved:
         frame = _IMPORTED_FRAME.get(self.format, ("z", "-y"))
         return rotation(self.up, self.front) @ rotation(*frame).T
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, object]:
         """The scene file's ``source`` fields for these conventions."""
-        out: dict[str, Any] = {"up": self.up, "front": self.front}
+        out: dict[str, object] = {"up": self.up, "front": self.front}
         if self.unit is not None:
             out["unit"] = self.unit
         out["metres_per_unit"] = self.metres_per_unit
         return out
 
 
-def display_scale(extent_m: np.ndarray, *, path: Any) -> float:
+def display_scale(extent_m: np.ndarray, *, path: object) -> float:
     """Factor an object of ``extent_m`` (3,) metres is shown at: 1 when its largest side is in
     [:data:`DISPLAY_MIN`, :data:`DISPLAY_MAX`], else the factor that makes it
     :data:`DISPLAY_SIZE` (object scenes are framed from their bounds, so only the
@@ -193,10 +192,10 @@ NOTES = {
 }
 
 
-def source_record(detected: Any, conv: dict[str, Any], facts: dict[str, Any],
-                  size_m: np.ndarray, fit: float) -> dict[str, Any]:
+def source_record(detected: object, conv: dict[str, object], facts: dict[str, object],
+                  size_m: np.ndarray, fit: float) -> dict[str, object]:
     """The scene's ``source`` object (see docs/formats.md "Scene file")."""
-    out: dict[str, Any] = {"format": detected.format}
+    out: dict[str, object] = {"format": detected.format}
     if detected.variant is not None:
         out["variant"] = detected.variant
     out.update(conv)

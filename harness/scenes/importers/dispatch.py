@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.core.errors import ImportError_
 from harness.scenes.fileformats import detect_format
@@ -26,7 +25,7 @@ def import_file(
     *,
     out_root: Path | str,
     asset_root: Path | str | None = None,
-    asset_map: Mapping[str, Any] | None = None,
+    asset_map: Mapping[str, object] | None = None,
     asset_dir: str | None = None,
     kind: str | None = None,
     ground: bool = True,

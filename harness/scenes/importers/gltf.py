@@ -38,7 +38,6 @@ import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -80,7 +79,7 @@ def import_gltf(
     prompt: str | None = None,
     prompt_source: str | None = None,
     scene_id: str | None = None,
-    conventions: Any = None,
+    conventions: object = None,
 ) -> Scene:
     """Import ``path`` (.glb or .gltf); write its assets under ``out_root``.
 
@@ -117,7 +116,7 @@ def import_gltf(
     return validate_scene(scene, out_root, path=path)
 
 
-def _kind(g: Gltf, kind: str | None, extras: Any) -> str:
+def _kind(g: Gltf, kind: str | None, extras: object) -> str:
     if kind is not None:
         if kind not in (KIND_ROOM, KIND_OBJECT):
             raise ImportError_(f"unknown scene kind {kind!r}", path=g.path, hint="--kind room|object")
@@ -145,7 +144,7 @@ def copy_gltf(g: Gltf, out_root: Path, folder: str) -> str:
     return rel
 
 
-def _measured(result: dict[str, Any], path: Path, pointer: str = "") -> tuple[np.ndarray, np.ndarray]:
+def _measured(result: dict[str, object], path: Path, pointer: str = "") -> tuple[np.ndarray, np.ndarray]:
     if "error" in result:
         raise ImportError_(
             f"Blender's glTF importer failed: {result['error']}",
@@ -167,7 +166,7 @@ def _object_scene(
     meta: dict[str, str],
     label: str | None,
     ground: bool,
-    conventions: Any = None,
+    conventions: object = None,
 ) -> Scene:
     from dataclasses import replace
 
@@ -217,7 +216,7 @@ def _as_v2(scene: Scene, kind: str, ground: bool = True) -> Scene:
     return replace(scene, schema=SCENE_SCHEMA_V2, kind=kind, ground=ground)
 
 
-def _extras_label(extras: Any) -> str | None:
+def _extras_label(extras: object) -> str | None:
     if isinstance(extras, dict) and isinstance(extras.get("label"), str) and extras["label"].strip():
         return extras["label"].strip()
     return None
@@ -232,7 +231,7 @@ def _room_scene(
             _measured(result, g.path)
         floor_pts: list[np.ndarray] = []
         wall_pts: list[np.ndarray] = []
-        pending: list[tuple[str, str, str, Any]] = []
+        pending: list[tuple[str, str, str, object]] = []
         taken: set[str] = set()
         for k, entry in enumerate(result["objects"]):
             name = entry["name"]

@@ -16,7 +16,7 @@ import os
 import struct
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from harness.core import bounded_input
 from harness.core.errors import AuditError, ImportError_
@@ -42,19 +42,19 @@ _EXTENSION_HINTS = {
 class Gltf:
     """A parsed glTF asset: ``doc`` (the JSON) and ``path``."""
 
-    doc: dict[str, Any]
+    doc: dict[str, object]
     path: Path
 
     def fail(self, what: str, pointer: str = "", hint: str | None = None) -> ImportError_:
         return ImportError_(what, path=self.path, pointer=pointer, hint=hint)
 
-    def items(self, key: str) -> list[Any]:
+    def items(self, key: str) -> list[object]:
         value = self.doc.get(key, [])
         if not isinstance(value, list):
             raise self.fail(f"{key} must be an array", f"/{key}")
         return value
 
-    def item(self, key: str, index: Any, where: str) -> dict[str, Any]:
+    def item(self, key: str, index: object, where: str) -> dict[str, object]:
         arr = self.items(key)
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(arr):
             raise self.fail(f"invalid {key} index {index!r}", where)
@@ -126,7 +126,7 @@ def check_json_size(data: bytes, path: Path, limits: GltfLimits | None = None) -
         )
 
 
-def _reject_constant(literal: str) -> Any:
+def _reject_constant(literal: str) -> NoReturn:
     raise ValueError(f"non-finite number {literal}")
 
 

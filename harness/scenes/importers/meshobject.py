@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -36,7 +35,7 @@ from harness.scenes.model import Scene
 _OBJ_COLOUR_WIDTH = 7  # "v x y z r g b": the vertex-colour extension TripoSR and trimesh write
 
 
-def _measure_obj(path: Path, raw: bytes) -> dict[str, Any]:
+def _measure_obj(path: Path, raw: bytes) -> dict[str, object]:
     """Box of an OBJ's ``v`` lines (``raw``: the file's bytes) and its colour source:
     ``material`` (an ``mtllib`` that exists), ``vertex`` (``v x y z r g b`` lines) or
     ``none``. Measured block by block (``objbox``): memory beyond ``raw`` stays bounded."""

@@ -56,7 +56,7 @@ import string
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 import numpy as np
 
@@ -87,11 +87,11 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 MAX_MODEL_ID = 255  # characters: a file name's limit; a longer id names no file on disk
 
 
-def _reject_constant(literal: str) -> Any:
+def _reject_constant(literal: str) -> NoReturn:
     raise ValueError(f"non-finite number {literal}")
 
 
-def _number(value: Any, *, path: Path, pointer: str, positive: bool = False) -> float:
+def _number(value: object, *, path: Path, pointer: str, positive: bool = False) -> float:
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or (positive and value <= 0):
         need = "a positive number" if positive else "a finite number"
@@ -110,7 +110,7 @@ def import_scenestate(
     prompt_source: str | None = None,
     scene_id: str | None = None,
     labels: Mapping[str, str] | None = None,
-    asset_map: Mapping[str, Any] | None = None,
+    asset_map: Mapping[str, object] | None = None,
 ) -> Scene:
     """Import one sceneState file; assets resolve under ``asset_root`` and are written under
     ``out_root`` (the scene-set root). Returns a Scene that passed ``validate_scene``."""
@@ -182,7 +182,7 @@ def import_scenestate(
     return validate_scene(scene, out_root, path=path)
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, object]:
     try:
         raw = bounded_input.read_bytes(path, what="sceneState file")
     except OSError as exc:
@@ -203,7 +203,7 @@ def _read(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _split_model_id(model_id: Any, path: Path, pointer: str) -> tuple[str, str]:
+def _split_model_id(model_id: object, path: Path, pointer: str) -> tuple[str, str]:
     if isinstance(model_id, str) and "." in model_id:
         source, asset_id = model_id.split(".", 1)
         if (_NAME.match(source) and _NAME.match(asset_id) and ".." not in asset_id
@@ -219,7 +219,7 @@ def _split_model_id(model_id: Any, path: Path, pointer: str) -> tuple[str, str]:
     )
 
 
-def _matrix(transform: Any, path: Path, pointer: str) -> np.ndarray:
+def _matrix(transform: object, path: Path, pointer: str) -> np.ndarray:
     if not isinstance(transform, dict):
         raise ImportError_("transform must be an object", path=path, pointer=pointer)
     if transform.get("rows", 4) != 4 or transform.get("cols", 4) != 4:
@@ -234,7 +234,7 @@ def _matrix(transform: Any, path: Path, pointer: str) -> np.ndarray:
 
 
 def _label(
-    obj: dict[str, Any], model_id: str, asset_id: str, labels: Mapping[str, str] | None
+    obj: dict[str, object], model_id: str, asset_id: str, labels: Mapping[str, str] | None
 ) -> str:
     if labels and isinstance(labels.get(model_id), str) and labels[model_id].strip():
         return labels[model_id].strip()
@@ -266,7 +266,7 @@ GENERIC_LAYOUTS = (
 
 
 def candidate_paths(
-    source: str, asset_id: str, asset_map: Mapping[str, Any] | None = None
+    source: str, asset_id: str, asset_map: Mapping[str, object] | None = None
 ) -> list[str]:
     """Relative paths (POSIX) where ``<source>.<asset_id>`` may live under the asset root, in
     the order tried: the user's ``asset_map`` (key = full modelId or source; value = a pattern
@@ -321,7 +321,7 @@ class _MeshCache:
         asset_root: Path,
         out_root: Path,
         scene_path: Path,
-        asset_map: Mapping[str, Any] | None = None,
+        asset_map: Mapping[str, object] | None = None,
     ):
         self.asset_root, self.out_root, self.scene_path = asset_root, out_root, scene_path
         self.asset_map = asset_map
@@ -457,7 +457,7 @@ def _copy_materials(src: Path, raw: bytes, dest_dir: Path) -> None:
     copy_dependencies(src, dest_dir, write_bytes_atomic)
 
 
-def _room(arch: Any, objects: list[PlacedObject], to_z: np.ndarray, unit: float, path: Path):
+def _room(arch: object, objects: list[PlacedObject], to_z: np.ndarray, unit: float, path: Path):
     if not isinstance(arch, dict):
         return footprint_room(objects, path=path)
     elements = arch.get("elements", [])
