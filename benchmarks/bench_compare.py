@@ -1,4 +1,4 @@
-"""Benchmark of the release gate (issue #14). Run: ``python benchmarks/bench_compare.py``.
+"""Benchmark of the release gate. Run: ``python benchmarks/bench_compare.py``.
 
 Two study-sized releases of one evaluator (6 generators × 50 prompts, every factor incl.
 337 templates and 11 paraphrases, the four probes: 120,600 records each, CSV report

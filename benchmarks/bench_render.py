@@ -1,4 +1,4 @@
-"""Render pipeline benchmarks (numbers go in the issue's closing note).
+"""Render pipeline benchmarks. Run: ``python benchmarks/bench_render.py``.
 
     python benchmarks/bench_render.py [--sizes 224 512 1024] [--repeat 2] [--skip-speed]
                                       [--skip-warm] [--scene fixtures/scenes/faithful/bedroom-01.json]

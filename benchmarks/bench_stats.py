@@ -1,4 +1,4 @@
-"""Benchmarks of the statistics engine (issue #6). Run: ``python benchmarks/bench_stats.py``.
+"""Benchmarks of the statistics engine. Run: ``python benchmarks/bench_stats.py``.
 
 1. Simultaneous band (Eq. 3) at the study's scale: 19 evaluators × 15 pairs × 387 protocols
    = 110,295 contrasts, 50 prompts, B = 2000. Targets: ≤ 30 s, ≤ 2 GB peak RSS.

@@ -1,4 +1,4 @@
-"""The warm main job, end to end and its report writing step by step (issue: ≤ 10 s, ≤ 2 s).
+"""The warm main job, end to end and its report writing step by step (targets: ≤ 10 s end to end, ≤ 2 s writing the report).
 
 Needs a warm cache: run the main job once first (``t3d-audit audit --profile default``, with the
 same ``$T3D_AUDIT_CACHE_DIR``). Then this prints, best of ``--repeat`` runs (the machine may be

@@ -49,7 +49,7 @@ def refused(path: Path, limits: GltfLimits | None = None) -> ImportError_:
     return err
 
 
-# -- the four attacks of the issue ----------------------------------------------------------------
+# -- the four attacks on the glTF limits ------------------------------------------------
 
 
 def test_accessor_count_2_31_in_a_tiny_file_is_refused_before_allocating(tmp_path: Path) -> None:
@@ -65,7 +65,7 @@ def test_accessor_count_2_31_in_a_tiny_file_is_refused_before_allocating(tmp_pat
     doc["accessors"] = doc["accessors"][:1]
     path = tmp_path / "count.gltf"
     path.write_text(json.dumps(doc, separators=(",", ":")))
-    assert len(path.read_bytes()) < 450  # the issue's file was 404 bytes
+    assert len(path.read_bytes()) < 450  # the attack file is 404 bytes
     err = refused(path)
     assert (
         err.what == "accessors[0].count 2147483647 × 12 bytes exceeds bufferViews[0].byteLength 36"
@@ -540,7 +540,7 @@ def test_validate_scenes_checks_gltf_assets(tmp_path: Path, capsys) -> None:
 def test_a_render_of_a_scene_with_a_huge_texture_is_a_recorded_asset_failure(
     tmp_path: Path,
 ) -> None:
-    """The issue's 30000 x 30000 texture used to kill the renderer with SIGABRT and no message."""
+    """A 30000 x 30000 texture used to kill the renderer with SIGABRT and no message."""
     pytest.importorskip("bpy")
     from harness.protocol.configurations import RenderConfig
     from harness.render.failures import AssetImportFailed

@@ -121,7 +121,7 @@ def test_host_names_are_safe_in_folder_names(monkeypatch) -> None:
 
 @pytest.mark.slow
 def test_import_scenes_killed_with_sigkill_mid_import(tmp_path: Path, capsys) -> None:
-    """The issue's case: ``t3d-audit import-scenes`` (and its Blender child) killed with -9
+    """A killed import: ``t3d-audit import-scenes`` (and its Blender child) killed with -9
     while importing; the next ``import-scenes`` into the same set succeeds and leaves no stage."""
     pytest.importorskip("bpy")
     from tests._gltf_docs import glb, triangle

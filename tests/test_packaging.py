@@ -87,7 +87,7 @@ def _sink(results: list[dict]) -> ControllerSink:
 
 @pytest.mark.parametrize("allow_empty", [False, True])
 def test_a_run_whose_study_checks_all_skipped_is_an_empty_gate(allow_empty):
-    # the run: the project's own check passed, all 35 study tests skipped, exit 0
+    # a run that must fail: the project's own check passed, all 35 study tests skipped, exit 0
     sink = _sink([
         {"test": "audit_tests/test_failures.py::test_failed_share[e]", "outcome": "skipped", "checks": []},
         {"test": "audit_tests/test_best_view.py::test_best_view[e]", "outcome": "skipped", "checks": []},

@@ -14,7 +14,7 @@ def _scene(i: int) -> Scene:
 
 
 def test_paper_profile_is_39_per_scene():
-    # 1 c0 + 8 resolution + 6 focal + 7 lighting + 6 pitch + 7 yaw + 4 probes = 39: the issue's
+    # 1 c0 + 8 resolution + 6 focal + 7 lighting + 6 pitch + 7 yaw + 4 probes = 39: a count of
     # 40 counts yaw=0 (at 45° pitch) separately, but it is the same render as pitch=45
     profile = get_profile("paper")
     jobs = render_plan(profile, [_scene(0), _scene(1)])

@@ -117,7 +117,7 @@ def test_a_memory_error_in_a_render_is_a_recorded_failure() -> None:
 
 
 def _runaway_gltf(tmp_path: Path) -> Path:
-    """The issue's attack: 2**31 - 1 VEC3 positions declared over a 36-byte buffer."""
+    """An attack: 2**31 - 1 VEC3 positions declared over a 36-byte buffer."""
     pos = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype="<f4").tobytes()
     doc = {
         "asset": {"version": "2.0"},

@@ -199,9 +199,9 @@ def _null(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_two_held_out_prompts_are_not_confirmable():
-    """Regression: with 2 held-out prompts the former rule, a plain 95 % percentile
-    interval, put its lower bound above 0 for about a quarter of null matrices (both prompts'
-    effects positive: 1/4). Now 2 prompts give no verdict at all, the reason in the JSON."""
+    """Regression: with 2 held-out prompts a plain 95 % percentile interval puts its lower
+    bound above 0 for about a quarter of null matrices (both prompts' effects positive: 1/4).
+    2 prompts give no verdict at all, the reason in the JSON."""
     obj = parse_objective("pair:a,b", GENS)
     rng = np.random.default_rng(7)
     nulls = [_null(rng, 2) for _ in range(200)]
@@ -227,7 +227,7 @@ def test_the_held_out_interval_is_the_expanded_percentile_interval():
     effects = np.array([0.9, 0.5, 0.3, 0.2, 0.1, -0.2])  # per-prompt reversals, mean 0.3
     base = np.vstack([np.full(6, 3.0), np.zeros(6), np.zeros(6)])
     moved = np.vstack([np.zeros(6), effects, np.zeros(6)])
-    assert interval(effect_draws(obj, base, moved, 200, 1), level=LEVEL).low > 0  # the former rule: confirmed
+    assert interval(effect_draws(obj, base, moved, 200, 1), level=LEVEL).low > 0  # a plain percentile rule: confirmed
     found = confirm(obj, base, moved, threshold=0.0, bootstrap=200, seed=1, min_prompts=MIN_PROMPTS)
     t_low = effects.mean() - stats.t.ppf(0.975, 5) * effects.std(ddof=1) / math.sqrt(6)
     assert found.confirmable and not found.confirmed and found.bootstrap == 2000

@@ -67,7 +67,7 @@ class RenderWorker:
 
         The driver calls it before the actor gets work, so that a render's timeout measures
         the render and never Blender's start-up, which on a loaded machine can take longer
-        than a short timeout (a replacement actor's first render used to time out so)."""
+        than a short timeout (a replacement actor's first render would otherwise time out)."""
         self.service.start()
         return self.owner()
 
