@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         written = write_leaderboard(board, args.out)
         print(f"wrote {', '.join(p.name for p in written)} to {args.out}", file=sys.stderr)
     if args.json:
-        sys.stdout.write(json_text(board.to_json()))
+        sys.stdout.write(json_text(board.to_dict()))
     else:
         print(render_text(board))
     return 0

@@ -122,7 +122,7 @@ class Leaderboard:
     runs: tuple[RunInfo, ...]
     mixed: bool
 
-    def to_json(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "runs": [asdict(r) for r in self.runs],
             "mixed": self.mixed,
@@ -496,7 +496,7 @@ def write_leaderboard(board: Leaderboard, out: Path) -> list[Path]:
     for name, text in (
         ("leaderboard.md", render_markdown(board)),
         ("leaderboard.csv", render_csv(board)),
-        ("leaderboard.json", json_text(board.to_json())),
+        ("leaderboard.json", json_text(board.to_dict())),
         ("leaderboard.html", render_html(board)),
     ):
         write_text_atomic(out / name, text)

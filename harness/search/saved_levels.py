@@ -56,7 +56,7 @@ class SavedLevel:
     point: str
     objective: str | None = None
 
-    def to_json(self) -> dict[str, str] | str:
+    def to_dict(self) -> dict[str, str] | str:
         return self.point if self.objective is None else {"point": self.point, "objective": self.objective}
 
 
@@ -286,7 +286,7 @@ def save_level(path: str | Path, profile: str, level: str, point: str, objective
     path = Path(path)
     raw = check_save_target(path, profile, level)
     entry = dict(raw.get(profile, {}))
-    entry[SAVED_KEY] = {**entry.get(SAVED_KEY, {}), level: SavedLevel(level, point, objective).to_json()}
+    entry[SAVED_KEY] = {**entry.get(SAVED_KEY, {}), level: SavedLevel(level, point, objective).to_dict()}
     raw[profile] = entry
     saved = _parse(profile, entry, path)
     saved_configurations(saved, where=str(path))  # the point must be one of this profile's space
