@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.measure.images import MeasureStats, measure
 from harness.measure.plan import build_plan
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.report.writer import write_report
 from harness.run.outputs import run_result
 from harness.run.session import AuditOptions, AuditSession

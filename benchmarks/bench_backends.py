@@ -33,7 +33,7 @@ def slice_requests(fraction: float, resolution: int, samples: int) -> tuple[list
     """The slice's render requests (plan order) and its captions."""
     from harness.commands.warm import audit_requests
     from harness.measure.plan import build_plan
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.render.scene_inputs import load_profile_scenes
 
     profile = get_profile("paper")

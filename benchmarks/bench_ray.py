@@ -26,7 +26,7 @@ from pathlib import Path
 
 
 def _requests(prompts: int | None):
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.render.cache_warmer import resolve_jobs
     from harness.render.job_plan import render_plan
     from harness.render.scene_inputs import apply_probe, load_profile_scenes

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.protocol.records import (
     read_records,
     records_from_rows,

@@ -36,7 +36,7 @@ import json, sys, time
 from dataclasses import replace
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.render.scene_inputs import load_scene_file
 from harness.render.service import RenderService
 from harness.scenes.model import scene_identity
@@ -61,7 +61,7 @@ from pathlib import Path
 import bpy
 from mathutils import Matrix
 sys.path.insert(0, sys.argv[1])
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.render import framing, settings
 from harness.render.scene_inputs import load_scene_file
 scene, root = load_scene_file(Path(sys.argv[2]))
@@ -220,7 +220,7 @@ def bench_warm_default_cached() -> None:
     """``warm --profile default`` with every key pre-filled by a placeholder (synthetic)."""
     import numpy as np
 
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.render.cache import RenderCache
     from harness.render.cache_warmer import resolve_jobs
     from harness.render.job_plan import render_plan
@@ -240,7 +240,7 @@ def bench_warm_default_cached() -> None:
 
 
 def bench_plan() -> None:
-    from harness.protocol.configurations import load_profiles
+    from harness.protocol.profiles import load_profiles
     from harness.render.job_plan import per_scene_counts, render_plan
     from harness.scenes.model import Room, Scene
 

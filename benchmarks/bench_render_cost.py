@@ -36,7 +36,7 @@ def main() -> None:
 
     os.environ[THREADS_ENV] = "1"
     from harness.measure.plan import build_plan
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.render.blender import get_renderer
     from harness.render.scene_inputs import load_scene_file
     from harness.scenes.model import scene_identity

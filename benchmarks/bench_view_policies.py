@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.core.fileio import write_text_atomic
 from harness.core.paths import default_cache_dir
-from harness.protocol.configurations import VIEW_POLICIES
+from harness.protocol.view_policies import VIEW_POLICIES
 from harness.report.tables import table_view_policies
 from harness.run.session import AuditOptions, AuditSession
 

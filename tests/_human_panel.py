@@ -22,7 +22,7 @@ def companion_c0(profile: str = "smoke") -> pd.DataFrame:
     from harness.evaluators.reference.scene_measure import measure_scenes
     from harness.evaluators.reference.specs import companion_spec
     from harness.measure.plan import build_plan
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.scenes.scene_source import load_scene_set
 
     prof = get_profile(profile)

@@ -14,7 +14,7 @@ import pytest
 
 from harness.evaluators import Scorer
 from harness.measure import cost_estimate as ce
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 
 
 class PairCounter(Scorer):

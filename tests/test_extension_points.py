@@ -120,15 +120,17 @@ def test_unregistered_outside_the_fixture():
 def test_the_factor_reaches_profile_configurations_and_plan(extension, tmp_path):
     from harness.measure.plan import build_plan
     from harness.protocol import configurations as protocol
+    from harness.protocol.levels import check_level
+    from harness.protocol.profiles import _parse_profile
     from harness.scenes.sceneset import SceneSet
     from harness.testing import write_tiny_scene_set
 
     assert FACTOR in protocol.factors() and protocol.record_factors()[-2:] == (FACTOR, "probe")
-    protocol.check_level(FACTOR, "high")
+    check_level(FACTOR, "high")
     with pytest.raises(Exception, match="unknown level"):
-        protocol.check_level(FACTOR, "max")
-    profile = protocol._parse_profile("xt", {"c0": {"resolution_px": 224, "samples": 1}, "prompts": 1,
-                                             "levels": {FACTOR: "all"}, "probes": [PROBE]})
+        check_level(FACTOR, "max")
+    profile = _parse_profile("xt", {"c0": {"resolution_px": 224, "samples": 1}, "prompts": 1,
+                                    "levels": {FACTOR: "all"}, "probes": [PROBE]})
     assert profile.levels[FACTOR] == LEVELS
     configs = {c.id: c for c in profile.configurations()}
     base = configs["baseline"].render

@@ -278,7 +278,7 @@ def test_axis_overlay_marks_up_and_front_where_the_camera_sees_them() -> None:
     camera); a generated object yawed 90° faces +x, so its arrow points right."""
     from dataclasses import replace
 
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.render.axes_overlay import draw_axes, object_marks
     from harness.scenes.model import Room, Scene, SceneObject
 
@@ -310,7 +310,7 @@ def test_lighting_is_not_applicable_to_splat_scenes() -> None:
 
     from harness.cards.assemble import not_applicable_notes
     from harness.measure.plan import build_plan
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.report.validation import check_coverage
     from harness.scenes.model import Room, Scene, SceneObject
 

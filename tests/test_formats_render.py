@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.protocol.configurations import RenderConfig, get_profile
+from harness.protocol.configurations import RenderConfig
+from harness.protocol.profiles import get_profile
 from harness.scenes.importers.conventions import Conventions
 from harness.scenes.importers.dispatch import import_file
 from harness.scenes.model import scene_identity

@@ -115,7 +115,7 @@ def test_partial_reruns_complete_the_report_instead_of_replacing_it(pytester):
     assert any("partial report" in p for p in problems), problems
     doc = results_of(run)
     doc["results"] = [r for r in doc["results"] if "pitch" not in r["test"]]
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.report.validation import check_results
 
     smoke = get_profile("smoke")

@@ -158,7 +158,7 @@ def test_tiny_and_huge_objects_fill_the_frame_alike(fixtures: Path, tmp_path: Pa
 def test_object_c0_shows_an_upright_flat_asset(fixtures: Path, tmp_path: Path) -> None:
     """An upright sign as a single-object scene: top-down (the room c0) sees only its 1 mm
     edge; the object c0 (front, 30° above the horizon) sees its face, in its colour."""
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.render.failures import NothingVisible
 
     scene = _import(fixtures, "standee.glb", tmp_path / "set", ground=False)

@@ -293,7 +293,7 @@ def _planted_records(name: str, profile: str):
     from harness.evaluators.reference.scene_measure import measure_scenes
     from harness.evaluators.reference.specs import planted_specs
     from harness.measure.plan import build_plan
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.scenes.scene_source import load_scene_set
 
     prof = get_profile(profile)

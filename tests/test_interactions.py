@@ -14,16 +14,9 @@ from hypothesis.extra.numpy import arrays
 
 from harness.checks.thresholds import Thresholds, block_thresholds
 from harness.core.errors import ProtocolError
-from harness.protocol.configurations import (
-    BLOCK,
-    Block,
-    _parse_profile,
-    cell_level,
-    check_level,
-    get_profile,
-    parse_block_id,
-    parse_cell,
-)
+from harness.protocol.configurations import BLOCK
+from harness.protocol.levels import Block, cell_level, check_level, parse_block_id, parse_cell
+from harness.protocol.profiles import _parse_profile, get_profile
 from harness.stats.interactions import additive_prediction, block_stats, scene_sums_of_squares
 from harness.stats.summary import EvaluatorSummary, MetricError, Status
 

@@ -17,7 +17,7 @@ from harness.core.paths import REPO_ROOT
 from harness.evaluators.reference.scene_measure import measure_scenes
 from harness.evaluators.reference.specs import planted_specs
 from harness.measure.plan import build_plan
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.scenes.scene_source import load_scene_set
 from tests._audit_project import THRESHOLDS_PYPROJECT
 from tests._thresholds import default_thresholds

@@ -13,7 +13,7 @@ from harness.cards.provenance import (
     source_revision,
     verify_outputs,
 )
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.report.terminal import render_table, rows_from
 from harness.report.validation import check_coverage, validate_report
 from harness.report.writer import write_report

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from harness.core.errors import RenderError
 from harness.measure.images import measure
 from harness.measure.plan import build_plan
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.scenes.sceneset import SceneSet
 from harness.testing import (
     BoxRasterizer,
@@ -156,7 +156,8 @@ _LEVELS = {
     probes=st.lists(st.sampled_from(["keep_half", "biggest_only", "scrambled"]), unique=True),
 )
 def test_plan_invariants(scene_set, chosen, probes):
-    from harness.protocol.configurations import Profile, RenderConfig
+    from harness.protocol.configurations import RenderConfig
+    from harness.protocol.profiles import Profile
 
     c0 = RenderConfig(resolution_px=224)
     profile = Profile("prop", "", c0, {f: tuple(v) for f, v in chosen.items()}, None, None, tuple(probes), (), 0)

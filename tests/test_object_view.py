@@ -25,11 +25,10 @@ from harness.protocol.configurations import (
     IDENTITY_TEMPLATE_ID,
     OBJECT_C0_PITCH_DEG,
     YAW_PITCH_DEG,
-    get_profile,
     kind_view,
-    load_profiles,
-    parse_cell,
 )
+from harness.protocol.levels import parse_cell
+from harness.protocol.profiles import get_profile, load_profiles
 from harness.render.job_plan import render_plan
 from harness.scenes.load import parse_scene
 from harness.scenes.sceneset import SceneSet

@@ -25,7 +25,7 @@ from harness.evaluators.reference.planted import (
     canonical_layout,
     make_planted,
 )
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.scenes.model import Room, Scene, SceneObject
 from harness.stats.rank import rank_stability
 from harness.stats.rho import rho

@@ -6,7 +6,8 @@ import pytest
 
 from harness.measure.images import measure
 from harness.measure.plan import build_plan
-from harness.protocol.configurations import Profile, RenderConfig
+from harness.protocol.configurations import RenderConfig
+from harness.protocol.profiles import Profile
 from harness.render.renderer import default_renderer
 from harness.scenes.scene_source import load_scene_set
 from harness.testing import TinySpec

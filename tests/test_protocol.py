@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import pytest
 
-import harness.protocol.configurations as protocol
 from harness.captions import (
     BEST_PAPER_TEMPLATE_ID,
     DEFAULT_TEMPLATE_ID,
@@ -16,16 +15,9 @@ from harness.captions import (
 )
 from harness.cli import main
 from harness.core.errors import ProtocolError
-from harness.protocol.configurations import (
-    BASELINE,
-    YAW_PITCH_DEG,
-    RenderConfig,
-    check_level,
-    factors,
-    get_profile,
-    load_profiles,
-    shared_family,
-)
+from harness.protocol.configurations import BASELINE, YAW_PITCH_DEG, RenderConfig, factors
+from harness.protocol.levels import check_level
+from harness.protocol.profiles import _parse_profile, get_profile, load_profiles, shared_family
 from harness.vocab.factors import factor as factor_spec
 from harness.vocab.probes import probe_names
 
@@ -191,7 +183,7 @@ def test_unknown_profile():
 )
 def test_malformed_profile(data, message):
     with pytest.raises(ProtocolError, match=message) as info:
-        protocol._parse_profile("custom", data)
+        _parse_profile("custom", data)
     assert info.value.where.endswith("#/custom") or "#/custom/" in info.value.where
 
 

@@ -13,13 +13,9 @@ import numpy as np
 import pytest
 
 from harness.core.errors import ProtocolError
-from harness.protocol.configurations import (
-    Configuration,
-    RenderConfig,
-    check_view_policy,
-    policy_views,
-)
+from harness.protocol.configurations import Configuration, RenderConfig
 from harness.protocol.presets import get_preset
+from harness.protocol.view_policies import check_view_policy, policy_views
 from harness.testing import TinySpec
 from tests._audit_project import (
     baseline_image_and_views,

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import pytest
 
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.render.cache import RenderCache
 from harness.render.cache_warmer import resolve_jobs, warm
 from harness.render.job_plan import render_plan

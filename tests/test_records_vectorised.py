@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.core.errors import AuditError, RecordsError
-from harness.protocol.configurations import check_level
+from harness.protocol.levels import check_level
 from harness.protocol.records import (
     COLUMNS,
     MEASUREMENT_KEY,

@@ -94,7 +94,7 @@ def test_relation_phrases_only_when_they_hold():
 
 
 def test_random_views_cover_the_protocol_ranges():
-    from harness.protocol.configurations import LIGHTING_MAPS
+    from harness.vocab.factors import LIGHTING_MAPS
 
     rng = random.Random(0)
     recipe = DataRecipe()

@@ -12,7 +12,7 @@ import pytest
 from harness.evaluators.reference.scene_measure import is_scene_evaluator, measure_scenes
 from harness.evaluators.reference.specs import companion_spec, planted_specs
 from harness.measure.plan import build_plan
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.scenes.scene_source import load_scene_set
 from tests._thresholds import default_thresholds
 

@@ -220,7 +220,7 @@ def test_group_view_at_c0_when_every_probability_is_one():
 @given(seed=st.integers(0, 2**32 - 1), top=st.floats(0, 1), focal=st.floats(0, 1), light=st.floats(0, 1),
        max_pitch=st.floats(0, 90))
 def test_group_view_stays_in_the_recipe_ranges(seed, top, focal, light, max_pitch):
-    from harness.protocol.configurations import LIGHTING_MAPS
+    from harness.vocab.factors import LIGHTING_MAPS
 
     recipe = NegativesRecipe(top_down_p=top, c0_focal_p=focal, c0_lighting_p=light, max_pitch_deg=max_pitch)
     v = group_view(recipe, random.Random(seed))

@@ -151,6 +151,7 @@ def test_no_registry_holds_a_name_a_test_registered():
 
 def test_protocol_reads_a_factor_registered_after_import():
     from harness.protocol import configurations as protocol
+    from harness.protocol.levels import check_level
     from harness.vocab.factors import FactorSpec, factor_names, on_render, register_factor
 
     assert "exposure_ev_t" not in protocol.factors()
@@ -160,9 +161,9 @@ def test_protocol_reads_a_factor_registered_after_import():
     assert "exposure_ev_t" in protocol.factors() and factor_names()[-1] == "exposure_ev_t"
     assert protocol.record_factors()[-2:] == ("exposure_ev_t", "probe")
     assert "exposure_ev_t" in protocol.block_factors()
-    protocol.check_level("exposure_ev_t", "1")
+    check_level("exposure_ev_t", "1")
     with pytest.raises(Exception, match="unknown level"):
-        protocol.check_level("exposure_ev_t", "2")
+        check_level("exposure_ev_t", "2")
 
 
 # ------------------------------------------------------------------------------ one concept each
@@ -181,7 +182,7 @@ def _exposure() -> None:
 def test_a_new_render_factor_reaches_profile_plan_statistics_and_card(tmp_path):
     from harness.cards import build_card, validate_card
     from harness.measure.plan import build_plan
-    from harness.protocol.configurations import _parse_profile
+    from harness.protocol.profiles import _parse_profile
     from harness.scenes.sceneset import SceneSet
     from harness.stats.audit_stats import compute_audit, summary_with_intervals
     from harness.stats.synthetic import SyntheticSpec, synthetic_records
@@ -218,7 +219,8 @@ def test_a_new_render_factor_reaches_profile_plan_statistics_and_card(tmp_path):
 
 def test_a_new_probe_edits_scenes_and_is_planned(tmp_path):
     from harness.measure.plan import build_plan
-    from harness.protocol.configurations import check_level, get_profile
+    from harness.protocol.levels import check_level
+    from harness.protocol.profiles import get_profile
     from harness.scenes import probe_edits
     from harness.scenes.sceneset import SceneSet
     from harness.testing import write_tiny_scene_set

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from harness.core.errors import RenderError
-from harness.protocol.configurations import CHROMATIC_RGB, GRAYS, background_rgb
+from harness.protocol.configurations import background_rgb
 from harness.render.composite import composite
+from harness.vocab.factors import CHROMATIC_RGB, GRAYS
 
 LEVELS = (*GRAYS, *CHROMATIC_RGB)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.render.job_plan import RenderJob, per_scene_counts, plan_summary, render_plan
 from harness.scenes.model import Room, Scene
 

@@ -8,7 +8,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.render import blender
 from harness.render.cache import RenderCache
 from harness.render.cache_warmer import pending, resolve_jobs, warm

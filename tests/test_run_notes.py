@@ -70,7 +70,7 @@ def test_the_plugin_asks_the_run_for_the_real_cause():
     from types import SimpleNamespace
 
     from harness.plugin.fixtures import _absent_reason
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
 
     smoke = get_profile("smoke")
     objects = SimpleNamespace(profile=smoke, scene_set=SimpleNamespace(kind="object"))

@@ -27,9 +27,8 @@ from harness.protocol.configurations import (
     DEFAULT_FRAMING_MARGIN,
     NEUTRAL_TEMPERATURE_K,
     RenderConfig,
-    get_profile,
-    load_profiles,
 )
+from harness.protocol.profiles import get_profile, load_profiles
 from harness.search.confirm import LEVEL, MIN_PROMPTS, confirm, effect_draws
 from harness.search.flip_region import describe, flipped, sobol_points
 from harness.search.objectives import (
@@ -434,7 +433,7 @@ def test_api_search_returns_the_json_document(tmp_path):
 
 
 def test_a_profile_search_block_is_parsed_and_checked():
-    from harness.protocol.configurations import SearchBlock, _parse_profile
+    from harness.protocol.profiles import SearchBlock, _parse_profile
 
     base = {"c0": {"resolution_px": 224}, "levels": {"pitch": ["0", "45"]}}
     plain = _parse_profile("p", base)
@@ -449,12 +448,12 @@ def test_a_profile_search_block_is_parsed_and_checked():
 
 
 def test_the_command_takes_its_defaults_from_the_profile_search_block(monkeypatch):
-    from harness.protocol import configurations as protocol
+    from harness.protocol import profiles
     from harness.search.requests import profile_request
 
     smoke = get_profile("smoke")
-    monkeypatch.setattr(protocol, "get_profile", lambda name: replace(
-        smoke, search=protocol.SearchBlock("ranking", 12, (1, 2), 5, 8)))
+    monkeypatch.setattr(profiles, "get_profile", lambda name: replace(
+        smoke, search=profiles.SearchBlock("ranking", 12, (1, 2), 5, 8)))
     req = profile_request("smoke", "planted-pitch")
     assert (req.objective, req.budget, req.seed, req.split, req.flip_points) == ("ranking", 12, 5, Split(1, 2), 8)
     req = profile_request("smoke", "planted-pitch", budget=30, objective="shift")

@@ -153,7 +153,7 @@ def test_profile_without_search_block_reports_a_complete_run(pytester):
 
 def test_search_smoke_space_is_the_smoke_space_on_its_grid():
     """The profile's space comes from its own c0 (the card records it)."""
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
 
     profile = get_profile("search-smoke")
     assert profile.search is not None and profile.search.budget == 64

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
+from harness.core.errors import ProtocolError
 from harness.evaluators.reference.specs import search_planted_specs
-from harness.protocol.configurations import ProtocolError, _parse_search
+from harness.protocol.profiles import _parse_search
 from harness.protocol.search_limits import INT_RANGES, MAX_SEED, MAX_WALL_TIME_S
 from harness.search.optimiser import BatchOptimiser, legacy_seed
 from harness.search.pipeline import SearchError, SearchRequest, Split, run_search
@@ -51,7 +52,7 @@ def test_every_search_option_is_refused_in_one_line_outside_its_range(capsys, tm
 def test_a_seed_above_32_bits_searches_and_each_seed_has_its_own_stream():
     """The documented range [0, 2**63 - 1] is true: a seed above 2**32 used to be a traceback
     from numpy's legacy seeding."""
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.search.space import space_for
 
     space = space_for(get_profile("smoke"))
@@ -156,7 +157,7 @@ def test_the_audits_search_lock_as_a_symlink_is_one_error_not_followed(tmp_path)
     # symlink in its place ended the audit's search test in an OSError traceback
     from types import SimpleNamespace
 
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.run.searches import RunSearches
 
     profile = get_profile("smoke")

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from harness.cli import main
+from harness.core.errors import ProtocolError
 from harness.evaluators.reference.specs import search_planted_specs
-from harness.protocol.configurations import ProtocolError, _parse_search, get_profile
+from harness.protocol.profiles import _parse_search, get_profile
 from harness.search import evaluate
 from harness.search.evaluate import PointScorer
 from harness.search.pipeline import SearchError, SearchRequest, run_search

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from harness.cli import main
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.search.saved_levels import (
     MAX_SAVED_LEVELS,
     SavedLevelError,

@@ -9,7 +9,8 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.protocol.configurations import RenderConfig, get_profile
+from harness.protocol.configurations import RenderConfig
+from harness.protocol.profiles import get_profile
 from harness.render.cache import render_key
 from harness.search.space import space_for
 

@@ -17,7 +17,7 @@ import pytest
 
 from harness.checks.assertions import AuditCheck, Bound
 from harness.checks.wording import rule
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.search.figure_inputs import flip_sample, worst_images
 from harness.search.flip_region import flip_region, sobol_points
 from harness.search.space import space_for

@@ -14,7 +14,7 @@ import pytest
 
 from harness.cli import main
 from harness.core.paths import REPO_ROOT
-from harness.protocol.configurations import PROFILES_FILE, get_profile
+from harness.protocol.profiles import PROFILES_FILE, get_profile
 from harness.search.saved_levels import (
     SavedLevelError,
     audit_profile,

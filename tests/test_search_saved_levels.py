@@ -8,7 +8,7 @@ import json
 import pytest
 
 from harness.cli import main
-from harness.protocol.configurations import PROFILES_FILE, get_profile
+from harness.protocol.profiles import PROFILES_FILE, get_profile
 from harness.render.cache import render_key
 from harness.search.saved_levels import (
     SavedLevelError,

@@ -189,7 +189,7 @@ def smoke_subset():
     from dataclasses import replace
 
     pytest.importorskip("bpy")
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.render.cache_warmer import resolve_jobs
     from harness.render.job_plan import render_plan
     from harness.render.scene_inputs import apply_probe, load_profile_scenes

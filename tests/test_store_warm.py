@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from harness.backends import warm_on
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.render import blender
 from harness.render.cache_warmer import resolve_jobs
 from harness.render.job_plan import render_plan

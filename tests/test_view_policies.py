@@ -10,15 +10,9 @@ import numpy as np
 import pytest
 
 from harness.core.errors import ProtocolError
-from harness.protocol.configurations import (
-    BLOCK,
-    VIEW_POLICIES,
-    Configuration,
-    RenderConfig,
-    check_view_policy,
-    get_profile,
-    policy_views,
-)
+from harness.protocol.configurations import BLOCK, Configuration, RenderConfig
+from harness.protocol.profiles import get_profile
+from harness.protocol.view_policies import VIEW_POLICIES, check_view_policy, policy_views
 from harness.testing import TinySpec
 from tests._audit_project import (
     baseline_image_and_views,

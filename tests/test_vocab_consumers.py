@@ -9,7 +9,8 @@ import pandas as pd
 
 from harness.evaluators.reference.items import ScoreContext, ScoreItem
 from harness.evaluators.reference.planted import INTERACTION_PAIRS, InteractionShift
-from harness.protocol.configurations import BASELINE, C0, get_profile
+from harness.protocol.configurations import BASELINE, C0
+from harness.protocol.profiles import get_profile
 from harness.stats.synthetic import SyntheticSpec, render_levels, synthetic_records
 from harness.vocab.factors import FACTORS, PARAPHRASE, TEMPLATE, factor, rendered_factor_names
 from harness.vocab.probes import PROBES, ProbeSpec, probe_names, register_probe

@@ -88,7 +88,7 @@ def _records(shift: float = 0.0) -> pd.DataFrame:
 
 
 def test_the_probe_edits_a_bundled_scene(extension):
-    from harness.protocol.configurations import check_level
+    from harness.protocol.levels import check_level
     from harness.scenes.probe_edits import apply, probe_id
     from harness.scenes.scene_source import load_scene_set
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from harness.cli import main
 from harness.measure.plan import build_plan
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.render.scene_inputs import load_profile_scenes
 from tests._splat_scenes import splat_set
 

@@ -91,7 +91,7 @@ def assemble_card(
     The one way cards are built: during the run (``RunCards.card``) and by
     ``t3d-audit validate --deep`` from a report directory.
     """
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
 
     facts = options["card_facts"]
     ev_facts = facts["evaluators"][evaluator_id]

@@ -225,7 +225,7 @@ def build_card(
 ) -> dict[str, object]:
     """Assemble a v1.0 card from plain data and stamp its id.
 
-    ``view_policy`` (``harness.protocol.configurations.VIEW_POLICIES``): ``single`` writes the card as it
+    ``view_policy`` (``harness.protocol.view_policies.VIEW_POLICIES``): ``single`` writes the card as it
     always was (``policy: fixed``); a multi-view policy sets ``policy`` (``mean4`` averaged,
     ``max4`` selected, ``sheet4`` sheet), its selection rule and ``view_rule`` with its name.
 

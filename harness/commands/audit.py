@@ -185,7 +185,7 @@ def _expected_note(args: argparse.Namespace) -> str:
     """That FAIL is expected, when the run audited only the bundled evaluators (``""`` for a
     run of a user's own)."""
     from harness.evaluators.reference.planted import PLANTED_IDS
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.report.verdict_words import bundled_panel, expected_verdict_note
 
     chosen = [e.strip() for e in (args.evaluators or "").split(",") if e.strip()]

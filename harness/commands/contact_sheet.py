@@ -29,7 +29,7 @@ import argparse
 from dataclasses import replace
 
 from harness.core.paths import default_cache_dir
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.run import argtypes
 from harness.vocab.factors import RESOLUTION, rendered_factor_names
 

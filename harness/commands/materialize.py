@@ -89,7 +89,7 @@ def score_plan(session: object, *, backend: str = "local", address: str | None =
 def check_selection(profile: str, evaluators: tuple[str, ...], extra: Sequence[object] = ()) -> None:
     """Raise the typed error an unknown profile or evaluator pattern would raise later, now.
     ``extra``: specs a project's ``pytest_audit_evaluators`` hook offers (they match too)."""
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.run.evaluator_selection import select_evaluators
 
     get_profile(profile)

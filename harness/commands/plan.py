@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.core.jsonout import print_json
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.render.job_plan import plan_summary, render_plan
 from harness.run import argtypes
 
@@ -100,7 +100,7 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
     from harness.core.paths import default_cache_dir
     from harness.measure import cost_estimate as ce
     from harness.measure.images import measurement_kind
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.run.evaluator_selection import select_evaluators
     from harness.run.project_evaluators import project_specs
 

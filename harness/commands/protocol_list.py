@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.protocol.configurations import BASELINE, get_profile
+    from harness.protocol.configurations import BASELINE
+    from harness.protocol.profiles import get_profile
     from harness.vocab.factors import shared_factor_names
 
     if args.preset is not None:

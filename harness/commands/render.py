@@ -11,7 +11,8 @@ from dataclasses import replace
 
 from harness.core.errors import ProtocolError
 from harness.core.paths import default_cache_dir
-from harness.protocol.configurations import BASELINE, C0, get_profile
+from harness.protocol.configurations import BASELINE, C0
+from harness.protocol.profiles import get_profile
 from harness.run import argtypes
 from harness.vocab.factors import FACTORS
 

@@ -58,11 +58,11 @@ def load_scores(paths: list[Path]):
 
 
 def split_by_view_policy(records):
-    """``{policy: records}`` in ``harness.protocol.configurations.VIEW_POLICIES`` order; rows without a
+    """``{policy: records}`` in ``harness.protocol.view_policies.VIEW_POLICIES`` order; rows without a
     ``view_policy`` (absent column or ``''``) are ``single``. Each part keeps only the columns
     its rows fill, so a part measured under one policy is an ordinary records table."""
-    from harness.protocol.configurations import VIEW_POLICIES
     from harness.protocol.records import VIEW_POLICY, columns_of
+    from harness.protocol.view_policies import VIEW_POLICIES
 
     if VIEW_POLICY not in records.columns:
         return {"single": records}

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from harness.core.paths import default_cache_dir
 from harness.core.progress import Progress, progress
-from harness.protocol.configurations import get_profile
+from harness.protocol.profiles import get_profile
 from harness.run import argtypes
 
 

@@ -31,7 +31,8 @@ from harness.scenes.model import scene_identity
 from harness.vocab.factors import LIGHTING, PARAPHRASE
 
 if TYPE_CHECKING:
-    from harness.protocol.configurations import Profile, RenderConfig
+    from harness.protocol.configurations import RenderConfig
+    from harness.protocol.profiles import Profile
     from harness.scenes.model import Scene
     from harness.scenes.sceneset import SceneSet
 
@@ -42,7 +43,7 @@ MEASURE_VERSION = 1
 class ImageKey:
     """One image an evaluator sees: a scene (by plan key) rendered at ``render`` over ``background``.
 
-    Under a multi-view policy (``harness.protocol.configurations.VIEW_POLICIES``) ``policy`` names it and
+    Under a multi-view policy (``harness.protocol.view_policies.VIEW_POLICIES``) ``policy`` names it and
     ``views`` holds the four renders (``render`` is the first): ``mean4`` / ``max4`` score each
     view and aggregate, ``sheet4`` scores one 2 × 2 sheet of them. ``single``: ``views == ()``.
     """
@@ -150,7 +151,8 @@ def build_plan(
     """The measurement plan of ``profile`` on ``scene_set`` (already selected), every image
     looked at under ``view_policy`` (``single``: the plan and its key are those of the study's
     one-camera protocol)."""
-    from harness.protocol.configurations import BASELINE, DEFAULT_VIEW_POLICY, policy_views
+    from harness.protocol.configurations import BASELINE
+    from harness.protocol.view_policies import DEFAULT_VIEW_POLICY, policy_views
 
     multi = view_policy != DEFAULT_VIEW_POLICY
 

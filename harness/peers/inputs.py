@@ -61,7 +61,7 @@ class PresetRun:
 
 def resolve(args: argparse.Namespace) -> PresetRun:
     from harness.core.paths import default_cache_dir
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.scenes.scene_source import load_scene_set
 
     cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir()

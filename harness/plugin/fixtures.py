@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # fixture types only: none of these is imported when the plug
     from harness.measure.plan import ImageKey, Plan
     from harness.measure.repeatability import Repeatability
     from harness.peers.presentation_probes import ProbeResult
-    from harness.protocol.configurations import Profile
+    from harness.protocol.profiles import Profile
     from harness.scenes.sceneset import SceneSet
     from harness.stats.summary import EvaluatorSummary, PanelSummary
 
@@ -52,7 +52,7 @@ def _guard(fn: Callable[[], T]) -> T:
 
 @pytest.fixture(scope="session")
 def audit_profile(audit_session: AuditSession) -> Profile:
-    """The protocol profile (``harness.protocol.configurations.Profile``)."""
+    """The protocol profile (``harness.protocol.profiles.Profile``)."""
     return _guard(lambda: audit_session.inputs.profile)
 
 

@@ -138,7 +138,7 @@ def _left_out_of(session: object) -> list[str]:
 
 def trim_note_of(session: AuditSession) -> str | None:
     """The start-of-run line when the profile audits fewer prompts than the scene set has."""
-    from harness.protocol.configurations import load_profiles
+    from harness.protocol.profiles import load_profiles
     from harness.run.notes import trim_note
 
     try:

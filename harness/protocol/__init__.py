@@ -1,2 +1,3 @@
-"""The measurement protocol: render configurations, c0, factors' levels, profiles and view
-policies (``configurations.py``)."""
+"""The measurement protocol: render configurations and c0 (``configurations.py``), factors'
+levels and block cells (``levels.py``), profiles (``profiles.py``) and view policies
+(``view_policies.py``)."""

@@ -23,12 +23,7 @@ import numpy as np
 
 from harness.core.errors import ProtocolError
 from harness.protocol.cameras import View, icosphere, render_config
-from harness.protocol.configurations import (
-    DISTANCE_UNITS,
-    Configuration,
-    RenderConfig,
-    register_policy_family,
-)
+from harness.protocol.configurations import DISTANCE_UNITS, Configuration, RenderConfig
 from harness.protocol.source_cameras import (
     FRAMES,
     blender_track_view,
@@ -36,6 +31,7 @@ from harness.protocol.source_cameras import (
     pytorch3d_view,
     threestudio_view,
 )
+from harness.protocol.view_policies import register_policy_family
 from harness.protocol.view_reduce import aggregate, check_aggregation
 
 PASSES = ("shaded", "normal")

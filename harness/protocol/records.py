@@ -69,7 +69,7 @@ SERVED_MODEL = "served_model"
 TEXT_COLUMNS = ("caption", "error", SERVED_MODEL)
 VIEW_POLICY = "view_policy"
 OPTIONAL_COLUMNS: tuple[str, ...] = (SERVED_MODEL, VIEW_POLICY)
-MULTI_VIEW_POLICIES = ("mean4", "max4", "sheet4")  # harness.protocol.configurations.VIEW_POLICIES but single
+MULTI_VIEW_POLICIES = ("mean4", "max4", "sheet4")  # harness.protocol.view_policies.VIEW_POLICIES but single
 PRESET_POLICY = re.compile(r"preset:[a-z0-9][a-z0-9-]*")  # a protocol preset (docs/protocols.md)
 REQUIRED_NONEMPTY = ("evaluator", "generator", "prompt_id")
 MEASUREMENT_KEY = ("evaluator", "scene_sha256", "factor", "level", "caption")
@@ -291,7 +291,7 @@ def validate_records(
     generator or prompt_id; an evaluator id outside :data:`harness.core.ids.EVALUATOR_ID`; a
     ``served_model`` cell neither ``''``, :data:`harness.core.ids.SERVED_MODEL_ID` nor
     ``unrecognised model id``; scene_sha256 = 64 lowercase hex digits; factor/level known to the
-    protocol (``harness.protocol.configurations.check_level``: ``baseline``/``c0``, Table 11 levels, template
+    protocol (``harness.protocol.levels.check_level``: ``baseline``/``c0``, Table 11 levels, template
     ids, ``p0``..``p10``, probe names); status in ``ok``/``failed``; an ``ok`` row has a finite
     score and no error; a ``failed`` row has a NaN score and a non-empty error; no duplicate
     measurement (same evaluator, scene_sha256, factor, level, caption). ``score_ranges``
@@ -444,7 +444,7 @@ def validate_records(
 
 def _level_problems(factor: _TextColumn, level: _TextColumn) -> list[str]:
     """Problems of rows whose (factor, level) the protocol rejects; checked once per pair."""
-    from harness.protocol.configurations import check_level
+    from harness.protocol.levels import check_level
 
     usable = factor.ok_mask() & level.ok_mask()
     pair = factor.codes.astype(np.int64) * max(len(level.uniques), 1) + level.codes

@@ -35,11 +35,7 @@ import numpy as np
 from PIL import Image
 
 from harness.core.hashing import sha256_file
-from harness.protocol.configurations import (
-    LIGHTING_MAPS,
-    NEUTRAL_TEMPERATURE_K,
-    RenderConfig,
-)
+from harness.protocol.configurations import NEUTRAL_TEMPERATURE_K, RenderConfig
 from harness.render import blenderlog, framing, settings
 from harness.render.failures import (
     AssetImportFailed,
@@ -49,6 +45,7 @@ from harness.render.failures import (
     SceneInvalid,
 )
 from harness.scenes.model import Scene
+from harness.vocab.factors import LIGHTING_MAPS
 
 MAX_BUILT_SCENES = 8  # LRU of built bpy scenes per process (meshes are shared regardless)
 GPU_BACKENDS = ("OPTIX", "CUDA", "HIP", "ONEAPI", "METAL")

@@ -13,7 +13,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from harness.protocol.configurations import DEFAULT_VIEW_POLICY, Profile, RenderConfig
+from harness.protocol.configurations import RenderConfig
+from harness.protocol.profiles import Profile
+from harness.protocol.view_policies import DEFAULT_VIEW_POLICY
 from harness.scenes.model import Scene
 
 ProbeFn = Callable[[Scene, str], "Scene | None"]
@@ -42,8 +44,8 @@ def render_plan(
     ``probe_fn(scene, probe)`` (optional) returns the probe-edited scene, or ``None`` when the
     probe does not apply to that scene (its job is then left out); without it every probe of
     the profile is planned. Errors raised by ``probe_fn`` propagate. ``view_policy``
-    (``harness.protocol.configurations.VIEW_POLICIES``): a multi-view policy plans every view of every
-    configuration and probe (``harness.protocol.configurations.policy_views``), each distinct render once.
+    (``harness.protocol.view_policies.VIEW_POLICIES``): a multi-view policy plans every view of every
+    configuration and probe (``harness.protocol.view_policies.policy_views``), each distinct render once.
     """
     configs = profile.render_configs(view_policy)  # c0 first; equal RenderConfigs merged
     jobs: list[RenderJob] = []

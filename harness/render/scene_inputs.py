@@ -6,7 +6,7 @@ from pathlib import Path
 
 from harness.core.errors import SceneError
 from harness.core.paths import BUNDLED_SCENES
-from harness.protocol.configurations import Profile
+from harness.protocol.profiles import Profile
 from harness.scenes.model import Scene
 
 PROBE_SEED = 0  # the seed the audit session applies probes with

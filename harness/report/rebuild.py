@@ -189,7 +189,7 @@ def _figures_note(manifest: Mapping[str, object]) -> str | None:
 
 def profile_problems(manifest: Mapping[str, object]) -> list[str]:
     """A line when the manifest's profile is not one this harness knows (shape-checked manifest)."""
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
 
     try:
         get_profile(manifest["options"]["profile"])

@@ -149,7 +149,7 @@ def _expected_levels(manifest: dict[str, object] | None) -> tuple[dict[str, tupl
     if manifest is None:
         return None
     from harness.core.errors import AuditError
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
 
     try:
         profile = get_profile(manifest["options"]["profile"])
@@ -163,7 +163,8 @@ def _expected_block_cells(manifest: dict[str, object] | None) -> tuple[str, ...]
     if manifest is None:
         return ()
     from harness.core.errors import AuditError
-    from harness.protocol.configurations import cell_level, get_profile
+    from harness.protocol.levels import cell_level
+    from harness.protocol.profiles import get_profile
 
     try:
         profile = get_profile(manifest["options"]["profile"])

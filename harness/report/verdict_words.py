@@ -93,7 +93,7 @@ def bundled_panel() -> frozenset[str]:
     """The bundled evaluators the main job audits (the ``default`` profile's list: the
     reference models and the companion). The report may not import the evaluators, so the
     ``planted-*`` ones are added by the caller that can (``t3d-audit audit``)."""
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
 
     return frozenset(get_profile("default").evaluators)
 

@@ -276,7 +276,7 @@ def view_policy(text: str) -> str:
     """A view policy: ``single``, ``mean4``, ``max4``, ``sheet4`` or ``preset:NAME`` (a
     protocol preset, docs/protocols.md)."""
     from harness.core.errors import ProtocolError
-    from harness.protocol.configurations import VIEW_POLICIES
+    from harness.protocol.view_policies import VIEW_POLICIES
 
     value = str(text).strip()
     if value.startswith("preset:"):

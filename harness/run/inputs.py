@@ -17,7 +17,7 @@ from harness.render.renderer import Renderer, default_renderer
 if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec
     from harness.measure.plan import Plan
-    from harness.protocol.configurations import Profile
+    from harness.protocol.profiles import Profile
     from harness.run.options import AuditOptions
     from harness.scenes.sceneset import SceneSet
 
@@ -41,7 +41,7 @@ class RunInputs:
     def named_profile(self) -> Profile:
         """The profile as declared (``--audit-profile``, with ``--audit-profile-file``'s search
         block when that file gives one); it selects the scenes."""
-        from harness.protocol.configurations import get_profile
+        from harness.protocol.profiles import get_profile
 
         if self.options.profile_file is not None:
             return self.saved_profile.profile

@@ -46,7 +46,7 @@ class AuditOptions:
     allow_empty: bool = False  # a run whose checks all skipped may pass
     store: str | None = None  # shared store URL holding renders and scores (--audit-store)
     store_fill: str = "none"  # none: only read the store; local: compute what is missing here
-    view_policy: str = "single"  # harness.protocol.configurations.VIEW_POLICIES
+    view_policy: str = "single"  # harness.protocol.view_policies.VIEW_POLICIES
     human: HumanInput | None = None  # --audit-human (with its scale and dimension)
 
 
@@ -254,7 +254,7 @@ def _store(value: object, base: Path) -> str:
 
 
 def _check_profile(name: str, profile_file: Path | None = None) -> None:
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
 
     try:
         get_profile(name)
@@ -362,7 +362,7 @@ def build_options(config: pytest.Config) -> AuditOptions:
         )
     if store_fill != "none" and store is None:
         raise pytest.UsageError("--audit-store-fill needs --audit-store (the store to fill)")
-    from harness.protocol.configurations import DEFAULT_VIEW_POLICY, VIEW_POLICIES
+    from harness.protocol.view_policies import DEFAULT_VIEW_POLICY, VIEW_POLICIES
 
     view_policy = str(value_of("audit_view_policy") or DEFAULT_VIEW_POLICY).strip()
     if view_policy.startswith("preset:"):  # a protocol preset (docs/protocols.md)

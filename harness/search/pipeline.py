@@ -219,7 +219,7 @@ def run_search(
     ``request.evaluator``); ``renderer``: default the Blender render service on
     ``cache_dir/renders``; ``log_path``: default ``cache_dir/search/<key>.jsonl``."""
     from harness.evaluators import registry
-    from harness.protocol.configurations import get_profile
+    from harness.protocol.profiles import get_profile
     from harness.render.renderer import default_renderer
     from harness.scenes.scene_source import load_scene_set
 

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from harness.checks.thresholds import Thresholds, layered
 from harness.core.errors import AuditError
-from harness.protocol import configurations
+from harness.protocol import profiles
 from harness.search.pipeline import SearchRequest, Split
 
 _T = TypeVar("_T")
@@ -35,7 +35,7 @@ def profile_request(
 ) -> SearchRequest:
     """The search request of ``evaluator`` on ``profile``: each option given (not ``None``),
     else the profile's ``search`` block, else the built-in default. ``wall_time`` in seconds."""
-    block = configurations.get_profile(profile).search or configurations.SearchBlock()
+    block = profiles.get_profile(profile).search or profiles.SearchBlock()
     chosen_split = split or (Split(*block.split) if block.split else None)
     return SearchRequest(evaluator, profile, _given_else(objective, block.objective),
                          _given_else(budget, block.budget), _given_else(seed, block.seed), batch,

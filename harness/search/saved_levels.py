@@ -26,14 +26,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NoReturn
 
-from harness.core.errors import AuditError
-from harness.protocol.configurations import (
-    PROFILES_FILE,
-    Configuration,
-    Profile,
-    ProtocolError,
-    _parse_profile,
-)
+from harness.core.errors import AuditError, ProtocolError
+from harness.protocol.configurations import Configuration
+from harness.protocol.profiles import PROFILES_FILE, Profile, _parse_profile
 
 SAVED_KEY = "saved_levels"
 #: What a profile file may add to a bundled profile (every other key must equal the bundled one).

@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 
 from harness.core.errors import ProtocolError
 from harness.core.hashing import sha256_json
-from harness.protocol.configurations import SEARCH, Configuration, Profile
+from harness.protocol.configurations import SEARCH, Configuration
+from harness.protocol.profiles import Profile
 from harness.vocab.factors import FACTORS, RESOLUTION, SETTINGS, Domain
 
 SEPARATOR = ","

@@ -534,7 +534,7 @@ class EvaluatorSummary:
 
     def _block_value(self, name: str, key: str) -> tuple[bool, object]:
         """``(present, value)`` of a block metric; a malformed block id is a MetricError."""
-        from harness.protocol.configurations import parse_block_id
+        from harness.protocol.levels import parse_block_id
 
         try:
             parse_block_id(key)

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from harness.core.errors import RecordsError
-from harness.protocol.configurations import BASELINE, BLOCK, block_id, parse_cell
+from harness.protocol.configurations import BASELINE, BLOCK
+from harness.protocol.levels import block_id, parse_cell
 from harness.protocol.records import COLUMNS
 from harness.stats._nan import nanmean
 from harness.vocab.factors import CHROMATIC_RGB, factor_names, shared_factor_names
@@ -301,7 +302,7 @@ def _block_scores(
 
     ``levels`` are the distinct cell levels, ``li`` each row's index into them; ``g``, ``p``,
     ``s`` the rows' generator and prompt codes and scores. Cells are parsed strictly
-    (:func:`harness.protocol.configurations.parse_cell`); a malformed one is a :class:`RecordsError`.
+    (:func:`harness.protocol.levels.parse_cell`); a malformed one is a :class:`RecordsError`.
     """
     from harness.core.errors import AuditError
 

@@ -37,7 +37,8 @@ def frozen_probe_check(
     from harness.captions import DEFAULT_TEMPLATE_ID, realize
     from harness.core.errors import RenderError
     from harness.core.paths import BUNDLED_SCENES, default_cache_dir
-    from harness.protocol.configurations import background_rgb, get_profile
+    from harness.protocol.configurations import background_rgb
+    from harness.protocol.profiles import get_profile
     from harness.render.composite import composite
     from harness.render.service import RenderService
     from harness.scenes import probe_edits
@@ -136,7 +137,8 @@ def frozen_agreement_check(
     from harness.core.errors import RenderError
     from harness.core.paths import BUNDLED_SCENES, default_cache_dir
     from harness.evaluators.reference.companion import as_companion_spec, companion_breakdown
-    from harness.protocol.configurations import background_rgb, get_profile
+    from harness.protocol.configurations import background_rgb
+    from harness.protocol.profiles import get_profile
     from harness.render.composite import composite
     from harness.render.service import RenderService
     from harness.scenes.prompts import load_prompts

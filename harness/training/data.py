@@ -262,7 +262,8 @@ def sample_scenes(recipe: DataRecipe) -> list[tuple[Scene, object]]:
 
 def random_view(recipe: DataRecipe, rng: random.Random):
     """(RenderConfig, background RGB) for one randomised training view."""
-    from harness.protocol.configurations import LIGHTING_MAPS, RenderConfig
+    from harness.protocol.configurations import RenderConfig
+    from harness.vocab.factors import LIGHTING_MAPS
 
     pitch = 0.0 if rng.random() < recipe.top_down_p else round(rng.uniform(0.0, 90.0), 1)
     cfg = RenderConfig(

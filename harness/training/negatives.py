@@ -142,7 +142,9 @@ def group_view(recipe: NegativesRecipe, rng: random.Random) -> object:
     length 50 mm with probability ``c0_focal_p``, else one of :data:`NEAR_C0_FOCALS_MM`; light
     map ``city`` with probability ``c0_lighting_p``, else any of the eight; yaw 0, 90, 180 or
     270 degrees."""
-    from harness.protocol.configurations import LIGHTING_MAPS, RenderConfig, get_profile
+    from harness.protocol.configurations import RenderConfig
+    from harness.protocol.profiles import get_profile
+    from harness.vocab.factors import LIGHTING_MAPS
 
     c0 = get_profile("default").c0  # the room c0 the quality bars are measured at
     pitch = 0.0 if rng.random() < recipe.top_down_p else round(rng.uniform(0.0, recipe.max_pitch_deg), 1)

@@ -44,7 +44,8 @@ def bundled_prompt_specs() -> dict[str, object]:
 
 def row_configuration(row: object, default_template: str) -> object:
     """The full :class:`~harness.protocol.configurations.Configuration` of a plan row."""
-    from harness.protocol.configurations import BLOCK, SEARCH, Configuration, parse_cell
+    from harness.protocol.configurations import BLOCK, SEARCH, Configuration
+    from harness.protocol.levels import parse_cell
     from harness.vocab.factors import PARAPHRASE, TEMPLATE, factor
 
     template = row.level if row.factor == TEMPLATE else default_template
