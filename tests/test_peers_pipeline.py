@@ -79,3 +79,19 @@ def test_a_render_failure_fails_the_scene_with_its_reason(tiny_set, tmp_path):
     assert by_generator["g1"] == ("ok", "")
     assert by_generator["g2"] == ("failed", "render failed: no GPU")
     assert math.isnan(table.loc[table["generator"] == "g2", "score"].iloc[0])
+
+
+def test_scene_images_renders_a_preset_without_a_caption_template(tiny_set):
+    """``scene_images`` only renders: it needs no caption template, so it must not realize one."""
+    from harness.peers.measure import preset_plan, scene_images
+
+    mate = get_preset("mate3d").scaled(max_views=2, resolution_px=64, samples=1)
+    scene = sorted(tiny_set.scenes, key=lambda s: s.generator)[0]
+    images = scene_images(BoxRasterizer(), tiny_set, scene, mate)
+    assert not isinstance(images, str) and len(images) == 2
+    height, width, _ = images[0].shape
+    grid = replace(mate, name="grid", tiling=(2, 1))
+    (sheet,) = scene_images(BoxRasterizer(), tiny_set, scene, grid)
+    assert sheet.shape == (height, 2 * width, 3)
+    bare = preset_plan(tiny_set, mate, None)
+    assert sorted(row.caption for row in bare.rows) == sorted(s.prompt for s in tiny_set.scenes)

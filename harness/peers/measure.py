@@ -87,10 +87,12 @@ def score_scenes_symbolic(evaluator: object, scene_set: SceneSet, protocol: Prot
 POLICY_PREFIX = "preset:"
 
 
-def preset_plan(scene_set: SceneSet, protocol: Protocol, template: str, scenes: Sequence[object] | None = None) -> Plan:
+def preset_plan(scene_set: SceneSet, protocol: Protocol, template: str | None,
+                scenes: Sequence[object] | None = None) -> Plan:  # fmt: skip
     """The measurement plan of ``protocol`` on ``scenes`` of ``scene_set`` (default: all): one
     row per scene (factor ``preset``, level the preset name) whose image is the protocol's
-    shown views of every pass (pass-major), captioned with ``template``."""
+    shown views of every pass (pass-major), captioned with ``template`` (``None``: the bare
+    prompt, for a plan that only renders)."""
     from harness.captions import realize
 
     views = tuple(cfg for render_pass in protocol.passes for cfg in protocol.render_configs(render_pass))
@@ -101,13 +103,13 @@ def preset_plan(scene_set: SceneSet, protocol: Protocol, template: str, scenes: 
         planned[scene.id] = PlannedScene(scene, scene_set.identity(scene.id))
         image = ImageKey(scene.id, views[0], protocol.background, views, policy)
         rows.append(Row(scene.generator, scene.prompt_id, scene.id, FACTOR, protocol.name,
-                        realize(template, scene.prompt), image))  # fmt: skip
+                        scene.prompt if template is None else realize(template, scene.prompt), image))  # fmt: skip
     return Plan(Path(scene_set.root), policy, planned, rows, key="", view_policy=policy)
 
 
 def scene_images(renderer: Renderer, scene_set: SceneSet, scene: object, protocol: Protocol) -> list[object] | str:
     """The images the evaluator sees for ``scene`` ((H, W, 3) uint8 each), or the failure."""
-    plan = preset_plan(scene_set, protocol, "", [scene])
+    plan = preset_plan(scene_set, protocol, None, [scene])
     (row,) = plan.rows
     assert row.image is not None  # a preset row always has its image
     images = ImageSource(plan, renderer, {row.image.policy: protocol}.get).scored_images(row.image)
