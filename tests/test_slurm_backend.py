@@ -215,13 +215,15 @@ def _pngs(url: str) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def reference_pngs(smoke_subset, tmp_path_factory):
-    """The renders of an undisturbed run (debug executor, in this process)."""
+    """The renders of an undisturbed run, made as the runs under test make theirs: in fresh job
+    processes (local executor), not in this long-lived test worker whose Blender has rendered
+    other tests' scenes, so the comparison is about resuming and nothing else."""
     from harness.backends.slurm.options import SlurmOptions
     from harness.backends.slurm.render import warm_slurm
 
     root = tmp_path_factory.mktemp("reference")
     url = (root / "store").as_uri()
-    opts = SlurmOptions(executor="debug", shard_size=2, folder=str(root / "jobs"))
+    opts = SlurmOptions(executor="local", shard_size=2, folder=str(root / "jobs"))
     result = warm_slurm(smoke_subset, url, options=opts)
     assert (result.rendered, result.failures, result.shards) == (4, [], 2)
     return _pngs(url)
