@@ -83,7 +83,7 @@ def test_evaluators_lists_a_conftest_scorer(tmp_path):
     root = _project(tmp_path / "proj")
     listed = _cli(root, "evaluators", "color*")
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout == "colorstat\tcustom\tColorStat\tversion 1\tweights:yes\tno-text\n"
+    assert listed.stdout == "colorstat\tcustom\tColorStat\tversion 1\tweights:yes\tno-text\tinstall:ok\n"
     as_json = _cli(root, "evaluators", "--json")
     assert as_json.returncode == 0, as_json.stderr
     rows = {r["id"]: r for r in json.loads(as_json.stdout)}

@@ -8,10 +8,13 @@ Hugging Face cache, ``$T3D_AUDIT_WEIGHTS_DIR`` and local paths (the judge: its A
 variable is set).
 
 Text output: one line per evaluator, tab-separated: ``id, family, model name, checkpoint,
-weights (yes/no), needs_text (text/no-text)``.
+weights (yes/no), needs_text (text/no-text), install`` where ``install`` is ``install:ok`` or
+``install:missing`` followed by what this install lacks to run it (the modules and the pip extra,
+checked without importing them).
 ``--json``: a list of objects with every identity field (``id, family, adapter, model_name,
 checkpoint, checkpoint_sha256, preprocessing, score_scale, instruction, decoding, needs_text,
-max_text_tokens, options``) plus ``identity_hash``, ``weights_available``, ``description``.
+max_text_tokens, options``) plus ``identity_hash``, ``weights_available``, ``description`` and
+``install_problem`` (``null`` when this install can run it).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from harness.core.jsonout import print_json
+from harness.evaluators.families import install_problem
 
 if TYPE_CHECKING:
     from harness.evaluators.base import EvaluatorSpec
@@ -65,6 +69,7 @@ def _json_row(spec: EvaluatorSpec) -> dict[str, object]:
         "identity_hash": spec.identity_hash,
         "weights_available": _weights_available(spec),
         "description": getattr(spec, "description", ""),
+        "install_problem": install_problem(spec),
     }
     json.dumps(strict(row), allow_nan=False)  # a value JSON cannot hold: TypeError, here
     return row
@@ -78,7 +83,13 @@ def _text_row(spec: EvaluatorSpec) -> tuple[str, ...]:
         str(getattr(spec, "checkpoint", "")),
         "weights:yes" if _weights_available(spec) else "weights:no",
         "text" if spec.needs_text else "no-text",
+        _install_column(spec),
     )
+
+
+def _install_column(spec: EvaluatorSpec) -> str:
+    problem = install_problem(spec)
+    return "install:ok" if problem is None else f"install:missing ({problem})"
 
 
 def _listed(spec: EvaluatorSpec, row: Callable[[object], T]) -> T:

@@ -87,14 +87,27 @@ def score_plan(session: object, *, backend: str = "local", address: str | None =
 
 
 def check_selection(profile: str, evaluators: tuple[str, ...], extra: Sequence[object] = ()) -> None:
-    """Raise the typed error an unknown profile or evaluator pattern would raise later, now.
-    ``extra``: specs a project's ``pytest_audit_evaluators`` hook offers (they match too)."""
+    """Raise the typed error an unknown profile or evaluator pattern, or an evaluator this
+    install cannot run, would raise later, now. ``extra``: specs a project's
+    ``pytest_audit_evaluators`` hook offers (they match too). Without ``evaluators`` the
+    profile's own list is checked."""
+    from harness.core.errors import EvaluatorError
+    from harness.evaluators.families import install_problem
     from harness.protocol.profiles import get_profile
     from harness.run.evaluator_selection import select_evaluators
 
-    get_profile(profile)
-    if evaluators:
-        select_evaluators(list(evaluators), extra)
+    listed = list(evaluators) or list(get_profile(profile).evaluators)
+    if not listed:
+        return
+    lacking = {str(spec.id): problem for spec in select_evaluators(listed, extra)
+               if (problem := install_problem(spec)) is not None}  # fmt: skip
+    if lacking:
+        first = next(iter(lacking.values()))
+        raise EvaluatorError(
+            f"{', '.join(lacking)} cannot run in this install: {first}",
+            hint="install the extra, or leave them out with --evaluators (t3d-audit evaluators "
+            "lists what this install can run)",
+        )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -214,6 +214,7 @@ def _cached_costs(path: Path) -> dict | None:
 def _has_cuda() -> bool:
     try:
         from harness.evaluators._torch import resolve_device
+
+        return resolve_device("auto") == "cuda"
     except ImportError:  # no torch: no GPU scoring either
         return False
-    return resolve_device("auto") == "cuda"

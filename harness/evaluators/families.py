@@ -52,6 +52,9 @@ class Family:
     callable (or ``"module:function"``) returning :class:`~harness.evaluators.base.EvaluatorSpec`
     s; the evaluator registry adds them after the catalogue when it first loads, so a family
     module registers its evaluators without importing the registry (which imports this module).
+    ``requires``: the top-level modules its build imports (``("torch", "open_clip")``), checked
+    without importing them (:meth:`missing`) so a listing or a plan can say what this install
+    lacks before anything loads.
     """
 
     adapter: str
@@ -62,6 +65,7 @@ class Family:
     keeps_responses: bool = False
     extra: str = "models"
     specs: str | Callable[[], object] | None = None
+    requires: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.adapter, str) or not self.adapter.strip():
@@ -95,6 +99,26 @@ class Family:
                 f"adapter {self.adapter!r} needs {exc.name or 'a missing package'}",
                 hint=f"pip install 't3d-audit[{self.extra}]'",
             ) from exc
+
+    def missing(self) -> tuple[str, ...]:
+        """The modules of :attr:`requires` this install cannot import (found, not imported)."""
+        from importlib.util import find_spec
+
+        def absent(name: str) -> bool:
+            try:
+                return find_spec(name) is None
+            except (ImportError, ValueError):  # a module set to None, or a broken package
+                return True
+
+        return tuple(name for name in self.requires if absent(name))
+
+    def install_problem(self) -> str | None:
+        """One line saying what this install lacks to build the family's evaluators, with the
+        pip command; ``None`` when nothing is missing."""
+        lacking = self.missing()
+        if not lacking:
+            return None
+        return f"needs {', '.join(lacking)}, which this install lacks: pip install 't3d-audit[{self.extra}]'"
 
     def own_specs(self) -> list[object]:
         """The family's own evaluator specs (none when it declares no ``specs``)."""
@@ -157,17 +181,28 @@ def keeps_responses(spec: object) -> bool:
     return family is not None and family.keeps_responses
 
 
+def install_problem(spec: object) -> str | None:
+    """What this install lacks to run ``spec`` (one line naming the modules and the pip extra),
+    or ``None``: it can run, or its family is not registered (reported where it is built)."""
+    family = find_family(str(getattr(spec, "adapter", "")))
+    return None if family is None else family.install_problem()
+
+
+_OPEN_CLIP = ("torch", "open_clip")
+_HF = ("torch", "transformers")
+
 # The built-in families, registered through the same door as any plugin's.
 for _family in (
-    Family("open_clip", "harness.evaluators.openclip:build", weights="files"),
-    Family("hf_clip", "harness.evaluators.hf:build_clip", weights="files"),
-    Family("blip2_itm", "harness.evaluators.hf:build_blip2", weights="files"),
-    Family("blip2_itc", "harness.evaluators.hf:build_blip2", weights="files"),
-    Family("blip_vqa", "harness.evaluators.hf:build_blip_vqa", weights="files"),
-    Family("vqascore", "harness.evaluators.hf:build_vqascore", weights="files"),
+    Family("open_clip", "harness.evaluators.openclip:build", weights="files", requires=_OPEN_CLIP),
+    Family("hf_clip", "harness.evaluators.hf:build_clip", weights="files", requires=_HF),
+    Family("blip2_itm", "harness.evaluators.hf:build_blip2", weights="files", requires=_HF),
+    Family("blip2_itc", "harness.evaluators.hf:build_blip2", weights="files", requires=_HF),
+    Family("blip_vqa", "harness.evaluators.hf:build_blip_vqa", weights="files", requires=_HF),
+    Family("vqascore", "harness.evaluators.hf:build_vqascore", weights="files", requires=_HF),
     Family("judge", "harness.evaluators.judge:build", weights="api_key", keeps_responses=True,
-           extra="judge"),
-    Family("clip_iqa", "harness.evaluators.clipiqa:build", weights="files", role="quality"),
+           extra="judge", requires=("httpx",)),
+    Family("clip_iqa", "harness.evaluators.clipiqa:build", weights="files", role="quality",
+           requires=_OPEN_CLIP),
     Family("companion", "harness.evaluators.reference.companion:build", input="scene",
            role="companion"),
     Family("planted", "harness.evaluators.reference.planted:build", input="scene",
