@@ -78,7 +78,15 @@ def test_planted_pitch_release_is_a_regression_naming_pitch(releases, capsys, tm
     markdown = (out / "comparison.md").read_text()
     # the smoke releases have 2 prompts: a small sample, so the verdict is marked indicative
     assert "| rho | pitch |" in markdown and "**regression (indicative)**" in markdown and "Gate: FAIL (exit 1)" in markdown
-    assert capsys.readouterr().out.startswith("# Release comparison")
+    printed = capsys.readouterr().out
+    assert printed.startswith("# Release comparison")
+    # the last line names the regressed metric and its factor
+    last = printed.strip().splitlines()[-1]
+    assert last.startswith("gate FAIL: planted-pitch regression on rho[pitch] +"), last
+    assert last.endswith("; indicative (small sample: 2 prompt blocks, under 10)"), last
+    code = main(["compare", str(releases["v1"]), str(releases["v1"]), "--config", str(NO_MARGINS)])
+    assert code == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("gate PASS: no confirmed regression (")
 
 
 def test_pytest_audit_baseline_fails_the_junit_gate_by_metric(releases):

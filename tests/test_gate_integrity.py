@@ -315,3 +315,26 @@ def test_a_passing_gated_audit_still_exits_zero_with_its_verdict_and_report(pyte
     assert done.returncode == 0, out[-3000:]
     assert done.stdout.strip().splitlines()[-1].startswith("t3d-audit audit: verdict PASS"), out[-2000:]
     assert (report_dirs(root / "reports")[-1] / "results.json").is_file()
+
+
+def test_a_passing_selection_is_not_called_a_full_pass_and_fails_the_gate(pytester):
+    """``-k`` choosing a few checks that hold: the verdict names the selection and the partial
+    report instead of "every audit assertion held", and ``--gate`` does not pass on it."""
+    import os
+    import subprocess
+    import sys
+
+    from harness.core.paths import REPO_ROOT
+
+    root = make_project(pytester)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    base = [sys.executable, "-m", "harness", "audit", "--no-warm", "--profile", "smoke", "--workers", "0",
+            "--cache-dir", str(root / "cache"), "--report-dir", str(root / "reports")]  # fmt: skip
+    for gate, code in (([], 0), (["--gate"], 1)):
+        done = subprocess.run([*base, *gate, "--", "-p", "no:cacheprovider", "-k", "test_failed_share"],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+        out = done.stdout + done.stderr
+        assert done.returncode == code, out[-3000:]
+        assert "every audit assertion held" not in out, out[-3000:]
+        assert "verdict PASS for the checks this run selected only" in out, out[-3000:]
+        assert "-k test_failed_share" in out and "marked partial" in out, out[-3000:]

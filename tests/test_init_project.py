@@ -34,7 +34,38 @@ def test_init_writes_config_evaluator_audit_and_workflow(tmp_path, capsys):
     cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache"))
     assert cache["with"]["path"] == "${{ env.T3D_AUDIT_CACHE_DIR }}"
     assert flow["jobs"]["audit"]["env"]["T3D_AUDIT_CACHE_DIR"].startswith("${{ github.workspace }}")
-    assert any("t3d-audit audit --gate" in s.get("run", "") for s in steps)
+    runs = {s.get("name"): s.get("run", "") for s in steps}
+    # the audit keeps its report whatever the verdict; the comparison with the last release gates
+    assert "--save-baseline candidate" in runs["Audit"] and "--gate" not in runs["Audit"]
+    assert "t3d-audit compare baselines/release baselines/candidate" in runs["Gate on the release comparison"]
+    restore = next(s for s in steps if s.get("uses", "").startswith("actions/cache/restore"))
+    assert restore["with"]["path"] == "baselines/release"
+    assert "this t3d-audit was installed from a local folder" in out  # a checkout: no URL to give CI
+
+
+def test_the_workflow_installs_from_the_url_this_install_came_from(monkeypatch):
+    import json
+    from importlib import metadata
+
+    from harness.commands import init_project
+
+    class Dist:
+        def __init__(self, origin):
+            self.origin = origin
+
+        def read_text(self, name):
+            return json.dumps(self.origin) if name == "direct_url.json" else None
+
+    git = {"url": "https://git.example.org/lab/t3d-audit.git", "vcs_info": {"vcs": "git", "commit_id": "abc123"}}
+    for origin, spec in (
+        (git, "t3d-audit[render] @ git+https://git.example.org/lab/t3d-audit.git@abc123"),
+        ({"url": "https://files.example.org/t3d_audit-0.1.0-py3-none-any.whl", "archive_info": {}},
+         "t3d-audit[render] @ https://files.example.org/t3d_audit-0.1.0-py3-none-any.whl"),
+        ({"url": "file:///home/me/t3d-audit", "dir_info": {"editable": True}}, init_project.PLACEHOLDER_SPEC),
+    ):
+        monkeypatch.setattr(metadata, "distribution", lambda name, o=origin: Dist(o))
+        assert init_project.install_spec()[0] == spec
+        assert f'T3D_AUDIT_SPEC: "{spec}"' in init_project.workflow_text()
 
 
 def test_init_creates_a_pyproject_when_there_is_none(tmp_path):

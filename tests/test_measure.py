@@ -267,7 +267,10 @@ def test_the_measured_line_names_each_count_by_its_cause():
     counts = {"images": 4752, "renders": 0, "scored_pairs": 4000, "cached_pairs": 0,
               "reused_pairs": 30}
     assert measured_line(counts) == (
-        "measured here: 4752 images (0 rendered by the tests, the rest read from the render "
-        "cache, which the warm step fills), 30 repeated pairs scored once and reused, "
+        "measured here: 4752 images (0 rendered by the tests, 4752 read from the render "
+        "cache), 30 repeated pairs scored once and reused, "
         "4000 pairs scored, 0 pairs from the score cache of earlier runs")
     assert "reused" not in measured_line(counts | {"reused_pairs": 0})
+    # a --no-warm run renders in the tests: the line credits no warm step it did not have
+    no_warm = measured_line(counts | {"renders": 4000})
+    assert "(4000 rendered by the tests, 752 read from the render cache)" in no_warm and "warm" not in no_warm

@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--save-baseline", metavar="NAME", type=argtypes.plain_name,
-        help="after a passing run, store its scores and cards as baselines/NAME/ for the next release",
+        help="store this run's scores and cards as baselines/NAME/ for the next release, whatever its verdict",
     )
     parser.add_argument(
         "pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments after '--'"
@@ -162,23 +162,41 @@ def _audit(args: argparse.Namespace) -> int:
     if code == _PASSED and not where and args.gate:
         print("t3d-audit audit: no report was written by this run, so there is no verdict: gate FAIL")
         return 1
-    if code == _PASSED:
+    partial = _partial_report(args, started) if where else None
+    if code not in (_PASSED, _FAILED):
+        print(f"t3d-audit audit: the audit did not complete (pytest exit code {code})")
+        return code
+    if args.save_baseline:  # whatever the verdict: the next release is compared with this one
+        _save_baseline(args, started, partial)
+    if code == _PASSED and partial:
+        print(f"t3d-audit audit: verdict PASS for the checks this run selected only: {partial}" + where)
+        if args.gate:
+            print("t3d-audit audit: a partial audit cannot pass a gate: gate FAIL")
+            return 1
+    elif code == _PASSED:
         print("t3d-audit audit: verdict PASS (every audit assertion held)" + where)
-    elif code == _FAILED:
+    else:
         note = _expected_note(args)
         if note:  # before the verdict, which stays the last line
             print(f"t3d-audit audit: {note}")
         print("t3d-audit audit: verdict FAIL (audit assertions failed)" + where)
         if args.gate:
             return 1
-    else:
-        print(f"t3d-audit audit: the audit did not complete (pytest exit code {code})")
-        return code
-    if args.save_baseline:
-        from harness.release.baselines import save_baseline
-        saved = save_baseline(latest_report(reports_dir(args.report_dir), started), args.save_baseline)
-        print(f"t3d-audit audit: saved this release as baseline {saved}")
     return 0
+
+
+def _save_baseline(args: argparse.Namespace, started: float, partial: str | None) -> None:
+    """Keep this run's report as the named baseline, independent of its verdict (a release that
+    fails a study threshold is still the one the next release is compared with); a partial
+    report is not kept, and the line says why."""
+    from harness.release.baselines import save_baseline
+
+    if partial:
+        print(f"t3d-audit audit: baseline {args.save_baseline!r} not saved: {partial}")
+        return
+    saved = save_baseline(latest_report(reports_dir(args.report_dir), started), args.save_baseline)
+    print(f"t3d-audit audit: saved this run's report as baseline {saved}, whatever its verdict; "
+          f"gate the next release with: t3d-audit compare {saved} <its report>")
 
 
 def _expected_note(args: argparse.Namespace) -> str:
@@ -196,6 +214,26 @@ def _expected_note(args: argparse.Namespace) -> str:
     if any(ch in ev for ev in audited for ch in "*?["):  # a glob may match more than the panel
         return ""
     return expected_verdict_note(audited, failing=True, bundled=bundled_panel() | frozenset(PLANTED_IDS))
+
+
+def _partial_report(args: argparse.Namespace, started: float) -> str | None:
+    """Why the report this run wrote is partial (its ``results.json`` says ``complete: false``),
+    or ``None`` when it is complete or cannot be read."""
+    import json
+
+    from harness.core.errors import AuditError
+
+    try:
+        doc = json.loads((latest_report(reports_dir(args.report_dir), started) / "results.json").read_text())
+    except (AuditError, OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("complete") is not False:
+        return None
+    ran = len(doc.get("results") or {})
+    missing = len(doc.get("missing") or [])
+    how = f"it selected part of the suite ({doc['selection']})" if doc.get("selection") else "part of the suite ran"
+    lacking = f", {missing} collected audit tests have no result" if missing else ""
+    return f"{how}, {ran} audit test results{lacking}; the report is marked partial"
 
 
 def _report_of_run(args: argparse.Namespace, started: float) -> str:

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.release.baselines import (
         comparison_document,
         exit_code,
+        gate_line,
         load_margins,
         load_release,
         parse_pairs,
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     print(text if args.json else markdown)
     if not args.json:
         print(f"compared {len(comparisons)} evaluator pair(s) in {time.perf_counter() - t0:.1f} s")
+        print(gate_line(comparisons, fail_on_inconclusive=args.fail_on_inconclusive, unpaired_evaluators=gating))
     return exit_code(
         comparisons, fail_on_inconclusive=args.fail_on_inconclusive, unpaired_evaluators=gating
     )

@@ -6,7 +6,8 @@ Writes into DIR (default: the working folder):
   absent; an existing one is never rewritten, only appended to);
 * ``conftest.py``: an example ``Scorer`` offered through the ``pytest_audit_evaluators`` hook;
 * ``audits/test_<name>.py``: one example audit of the project's own, with a custom threshold;
-* ``.github/workflows/t3d-audit.yml``: a CI job that caches renders and gates on the verdict.
+* ``.github/workflows/t3d-audit.yml``: a CI job that caches renders, audits, and gates on the
+  release comparison with the last release on main (its baseline, kept in the Actions cache).
 
 A file that exists, or a pyproject that already has ``[tool.t3d-audit]``, stops the command
 before anything is written unless ``--force`` (then the file is replaced after a copy of it is
@@ -59,8 +60,45 @@ def template(name: str) -> str:
     return resources.files("harness").joinpath("init_templates", name).read_text(encoding="utf-8")
 
 
-def gate_command() -> str:
-    return f"t3d-audit audit --gate --no-warm --workers auto -- {AUDIT_DIR}"
+#: What the workflow installs when this install's origin is not a URL CI can reach.
+PLACEHOLDER_SPEC = "t3d-audit[render] @ git+https://example.invalid/your-fork/t3d-audit.git"
+
+
+def audit_command() -> str:
+    """The workflow's audit: the whole study suite and the project's audits, the report kept as
+    ``baselines/candidate`` whatever its verdict (the comparison step gates)."""
+    return (f't3d-audit audit --profile "$T3D_AUDIT_PROFILE" --workers auto --save-baseline candidate '
+            f"-- {AUDIT_DIR}")
+
+
+def install_spec() -> tuple[str, str]:
+    """(pip requirement, where it came from) for the workflow's install step: the URL this
+    install was made from (PEP 610 ``direct_url.json``: a VCS URL pinned to its commit, or an
+    archive URL), else :data:`PLACEHOLDER_SPEC` with a note to replace it."""
+    import json
+    from importlib import metadata
+
+    try:
+        recorded = metadata.distribution("t3d-audit").read_text("direct_url.json")
+        origin = json.loads(recorded) if recorded else {}
+    except (metadata.PackageNotFoundError, ValueError):
+        origin = {}
+    url = str(origin.get("url", "")) if isinstance(origin, dict) else ""
+    vcs = origin.get("vcs_info") if isinstance(origin, dict) else None
+    if url.startswith(("https://", "http://", "ssh://", "git@")):
+        if isinstance(vcs, dict) and vcs.get("vcs") == "git":
+            commit = f"@{vcs['commit_id']}" if vcs.get("commit_id") else ""
+            return f"t3d-audit[render] @ git+{url}{commit}", "the git URL this install came from"
+        if "archive_info" in origin:
+            return f"t3d-audit[render] @ {url}", "the archive this install came from"
+    return PLACEHOLDER_SPEC, "REPLACE this placeholder with a git URL or a wheel CI can reach"
+
+
+def workflow_text() -> str:
+    """The CI workflow, with this install's origin as its install step."""
+    spec, origin = install_spec()
+    return template("t3d-audit.yml.tmpl").format(audit_command=audit_command(), install_spec=spec,
+                                                 install_origin=origin)
 
 
 def next_commands() -> list[str]:
@@ -179,7 +217,7 @@ def plan(root: Path, force: bool) -> Plan:
     files = {
         root / "conftest.py": template("conftest.py.tmpl"),
         root / AUDIT_DIR / f"test_{AUDIT_NAME}.py": template("test_audit.py.tmpl"),
-        root / WORKFLOW: template("t3d-audit.yml.tmpl").format(gate_command=gate_command()),
+        root / WORKFLOW: workflow_text(),
     }
     _check_targets(root, files)
     existing = [p for p in files if p.exists()]
@@ -252,5 +290,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {next_commands()[0]}   # a quick check: the study's audit + {AUDIT_DIR}/ on colorstat")
     print(f"  {next_commands()[1]}   # the study's protocol (profile in pyproject.toml)")
     print("Reports go to reports/<run-id>/ here; renders and scores to the per-user cache "
-          "($T3D_AUDIT_CACHE_DIR overrides it). CI: .github/workflows/t3d-audit.yml.")
+          "($T3D_AUDIT_CACHE_DIR overrides it). CI: .github/workflows/t3d-audit.yml (audit, then "
+          "gate on `t3d-audit compare` against the last release on main).")
+    if install_spec()[0] == PLACEHOLDER_SPEC:
+        print(f"CI: set T3D_AUDIT_SPEC in {WORKFLOW.as_posix()}: this t3d-audit was installed from a "
+              "local folder, which CI cannot reach (give a git URL or a wheel)")
     return 0

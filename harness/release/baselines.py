@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,13 @@ import pandas as pd
 from harness.core.bounded_input import read_json, read_toml
 from harness.core.errors import AuditError
 from harness.protocol.records import CSV_SUFFIXES, PARQUET_SUFFIXES
-from harness.release.comparison import INCONCLUSIVE, REGRESSION, CompareError, Comparison
+from harness.release.comparison import (
+    INCONCLUSIVE,
+    REGRESSION,
+    CompareError,
+    Comparison,
+    MetricComparison,
+)
 from harness.release.margins import Margins
 
 SCORE_SUFFIXES = (*CSV_SUFFIXES, *PARQUET_SUFFIXES)
@@ -226,6 +233,38 @@ def exit_code(
     if unpaired_evaluators and any(unpaired_evaluators.values()):
         return 1
     return int(any(m.verdict in bad for c in comparisons for m in c.metrics))
+
+
+def gate_line(
+    comparisons: Sequence[Comparison],
+    *,
+    fail_on_inconclusive: bool = False,
+    unpaired_evaluators: dict[str, list[str]] | None = None,
+) -> str:
+    """The comparison's verdict in one line, naming what regressed: each regressed metric with
+    its subject (the factor, probe or block), its change and interval, e.g.
+    ``gate FAIL: v2 regressed on rho[lighting] +3.21 [1.05, 5.37] (margin 0.5)``; or why it passed."""
+
+    def named(m: MetricComparison, evaluator: str) -> str:
+        what = f"{m.kind}[{m.subject}]" if m.subject else m.kind
+        lo, hi = m.ci
+        return f"{evaluator} {m.verdict} on {what} {m.difference:+.3g} [{lo:.3g}, {hi:.3g}] (margin {m.margin:g})"
+
+    bad = {REGRESSION, INCONCLUSIVE} if fail_on_inconclusive else {REGRESSION}
+    found = [named(m, c.candidate_evaluator) for c in comparisons for m in c.metrics if m.verdict in bad]
+    left_out = [ev for side in (unpaired_evaluators or {}).values() for ev in side]
+    if left_out:
+        found.append(f"{', '.join(left_out)} not compared (present on one side only)")
+    from harness.checks.wording import is_small_sample, small_sample_note
+
+    small = min((c.n_prompts for c in comparisons if is_small_sample(c.n_prompts)), default=None)
+    indicative = "" if small is None else f"; indicative ({small_sample_note(small)})"
+    if found:
+        more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
+        return "gate FAIL: " + "; ".join(found[:3]) + more + indicative
+    counts = Counter(m.verdict for c in comparisons for m in c.metrics)
+    told = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
+    return f"gate PASS: no confirmed regression ({told or 'no metric compared'}){indicative}"
 
 
 def comparison_document(

@@ -272,11 +272,12 @@ def selection_of(config: pytest.Config) -> str | None:
 
 
 def measured_line(measured: dict[str, int]) -> str:
-    """What the tests measured, each count under its own cause: renders made by the tests
-    (the warm step's are read from the render cache), pairs scored, pairs the plan repeats
-    (scored once, reused) and pairs from the score cache of earlier runs."""
+    """What the tests measured, each count under its own cause: renders made by the tests,
+    renders read from the render cache (a warm step's, or an earlier run's), pairs scored, pairs
+    the plan repeats (scored once, reused) and pairs from the score cache of earlier runs."""
+    cached = measured["images"] - measured["renders"]
     text = (f"measured here: {measured['images']} images ({measured['renders']} rendered by the "
-            "tests, the rest read from the render cache, which the warm step fills)")
+            f"tests, {cached} read from the render cache)")
     if measured.get("reused_pairs"):
         text += f", {measured['reused_pairs']} repeated pairs scored once and reused"
     return (text + f", {measured['scored_pairs']} pairs scored, {measured['cached_pairs']} pairs "
