@@ -365,7 +365,7 @@ def test_an_entry_point_package_is_listed_and_scores(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
     listed = subprocess.run([sys.executable, "-m", "harness", "evaluators", "green*"],
                             capture_output=True, text=True, env=env, cwd=tmp_path, check=True)  # fmt: skip
-    assert re.match(r"greenshare\tcustom\tGreenShare\tversion 1\tweights:yes\tno-text", listed.stdout)
+    assert re.match(r"greenshare\tcustom\tGreenShare\tversion 1, code sha256:[0-9a-f]{16}\tweights:yes\tno-text", listed.stdout)
     (tmp_path / "imgs").mkdir()
     Image.new("RGB", (4, 4), (0, 102, 0)).save(tmp_path / "imgs" / "g.png")
     (tmp_path / "caps.json").write_text(json.dumps({"g.png": "x"}))

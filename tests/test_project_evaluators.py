@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,7 +84,8 @@ def test_evaluators_lists_a_conftest_scorer(tmp_path):
     root = _project(tmp_path / "proj")
     listed = _cli(root, "evaluators", "color*")
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout == "colorstat\tcustom\tColorStat\tversion 1\tweights:yes\tno-text\tinstall:ok\n"
+    assert re.fullmatch(r"colorstat\tcustom\tColorStat\tversion 1, code sha256:[0-9a-f]{16}\tweights:yes\tno-text"
+                        r"\tinstall:ok\n", listed.stdout)
     as_json = _cli(root, "evaluators", "--json")
     assert as_json.returncode == 0, as_json.stderr
     rows = {r["id"]: r for r in json.loads(as_json.stdout)}

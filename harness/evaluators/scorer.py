@@ -43,6 +43,7 @@ import itertools
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from harness.core.errors import EvaluatorError
@@ -71,6 +72,11 @@ class Scorer:
     (strings, numbers, booleans, lists); ``input``: ``"image"`` or ``"scene"``;
     ``batch_size``: the fixed batch shape (``None``: the caller's batch size); ``family``,
     ``score_scale``, ``description``: words for the card.
+
+    The code enters the identity too (:func:`code_identity`): the sha256 of the source file
+    that defines the class, so editing the scoring code starts a fresh score cache without a
+    ``version`` bump. ``fingerprint``: a declared code identity used instead (e.g. the version
+    of a package the scoring lives in, when the class's own file is not where it changes).
     """
 
     name: ClassVar[str] = ""
@@ -83,6 +89,7 @@ class Scorer:
     family: ClassVar[str] = "custom"
     score_scale: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    fingerprint: ClassVar[str | None] = None
 
     def __init__(self, device: str = "auto") -> None:
         """``device`` as the caller asked (``auto``: choose yourself, e.g. cuda when present;
@@ -150,7 +157,8 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
                 "64 bits), boolean or list of them",
                 where=where, hint="options enter the identity hash as JSON",
             )
-    options = freeze_options({**declared, "version": str(cls.version)})
+    code = code_identity(cls)
+    options = freeze_options({**declared, "version": str(cls.version), CODE_OPTION: code})
     if cls.batch_size is not None:
         options = freeze_options({**dict(options), "batch_size": cls.batch_size})
     version = str(cls.version)
@@ -159,7 +167,7 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
         family=cls.family,
         adapter="python_scene" if cls.input == "scene" else "python",
         model_name=cls.__name__,
-        checkpoint=f"version {version}",
+        checkpoint=f"version {version}, code {code}",
         preprocessing="structured scene and prompt spec; no rendering"
         if cls.input == "scene"
         else SCORER_PREPROCESSING,
@@ -169,6 +177,34 @@ def scorer_spec(cls: type[Scorer]) -> EvaluatorSpec:
         description=cls.description or (cls.__doc__ or "").strip().split("\n")[0],
         score_range=cls.score_range,
     )
+
+
+#: The option under which a Scorer's code identity enters its identity hash.
+CODE_OPTION = "scorer_code"
+
+
+def code_identity(cls: type[Scorer]) -> str:
+    """What identifies ``cls``'s scoring code: ``declared:<fingerprint>`` when the class
+    declares one, else ``sha256:<first 16 hex>`` of the bytes of the file defining it (its
+    module's source), else of the class's own source (a class defined where no file is kept
+    gives ``source unavailable``, and only ``version`` tells its releases apart)."""
+    import hashlib
+    import inspect
+
+    declared = cls.fingerprint
+    if declared is not None:
+        if not isinstance(declared, str) or not declared.strip():
+            raise EvaluatorError(f"fingerprint must be a non-empty string, got {declared!r}",
+                                 where=f"{cls.__module__}.{cls.__qualname__}")  # fmt: skip
+        return f"declared:{declared.strip()}"
+    try:
+        source = Path(inspect.getfile(cls)).read_bytes()
+    except (TypeError, OSError):
+        try:
+            source = inspect.getsource(cls).encode("utf-8")
+        except (TypeError, OSError):
+            return "source unavailable"
+    return "sha256:" + hashlib.sha256(source).hexdigest()[:16]
 
 
 def _shown(value: object) -> str:
