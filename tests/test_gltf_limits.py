@@ -437,28 +437,30 @@ def test_the_importer_refuses_before_blender(tmp_path: Path, monkeypatch) -> Non
 
 
 def test_the_renderer_refuses_as_a_typed_asset_failure(tmp_path: Path) -> None:
-    from harness.render.blender import BlenderRenderer
+    from harness.render.asset_import import AssetLibrary
     from harness.render.failures import AssetImportFailed
+    from harness.render.materials import Materials
 
     doc, binary = triangle()
     doc["nodes"] = [{"mesh": 0}] * 30_000
     path = write_glb(tmp_path, doc, binary)
     scene = SimpleNamespace(id="gen.scene-1")
     with pytest.raises(AssetImportFailed) as info:  # raised before bpy is imported
-        BlenderRenderer._gltf_asset(None, path, scene, "obj-0")  # type: ignore[arg-type]
+        AssetLibrary(Materials()).asset(path, scene, "obj-0")  # type: ignore[arg-type]
     assert "refused: nodes has 30000 entries, over the limit of 20000 at /nodes" in str(info.value)
     assert info.value.kind == "asset_import_failed"
 
 
 def test_a_bad_limits_variable_fails_the_render_not_the_run(tmp_path: Path, monkeypatch) -> None:
-    from harness.render.blender import BlenderRenderer
+    from harness.render.asset_import import AssetLibrary
     from harness.render.failures import AssetImportFailed
+    from harness.render.materials import Materials
 
     doc, binary = triangle()
     monkeypatch.setenv(LIMITS_ENV, "nodes=lots")
     with pytest.raises(AssetImportFailed, match="'nodes=lots' is not field=positive number"):
-        BlenderRenderer._gltf_asset(
-            None, write_glb(tmp_path, doc, binary), SimpleNamespace(id="s"), "o"
+        AssetLibrary(Materials()).asset(
+            write_glb(tmp_path, doc, binary), SimpleNamespace(id="s"), "o"
         )  # type: ignore[arg-type]
 
 

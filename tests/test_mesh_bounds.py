@@ -187,18 +187,19 @@ def test_the_renderer_refuses_an_oversized_asset_before_blender(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The renderer's own asset path (OBJ goes straight to bpy.ops.wm.obj_import) is sized
     first: an over-bound asset never reaches Blender."""
-    from harness.render import blender
+    from harness.render import bpyaccess
+    from harness.render.asset_import import AssetLibrary
     from harness.render.failures import AssetImportFailed
+    from harness.render.materials import Materials
     from harness.scenes.model import Room, Scene
 
     obj = _sparse(tmp_path / "huge.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", 4 * GIB)
-    monkeypatch.setattr(blender, "_bpy", lambda: pytest.fail("Blender was reached"))
-    renderer = object.__new__(blender.BlenderRenderer)  # no Blender session needed to refuse
-    renderer._assets = {}
+    monkeypatch.setattr(bpyaccess, "load", lambda: pytest.fail("Blender was reached"))
+    library = AssetLibrary(Materials())  # no Blender session needed to refuse
     scene = Scene(id="s", generator="g", prompt_id="p", prompt="x", prompt_source="t",
                   room=Room(size=(1.0, 1.0), wall_height=1.0), objects=())
     with pytest.raises(AssetImportFailed) as info:
-        renderer._asset(obj, scene, "o1")
+        library.asset(obj, scene, "o1")
     assert "over the input limit" in str(info.value) and BOUND in str(info.value)
 
 

@@ -14,7 +14,6 @@ import pytest
 from harness.core.hashing import sha256_bytes
 from harness.protocol.configurations import RenderConfig
 from harness.render import framing
-from harness.render.blender import validate_scene
 from harness.render.cache import encode_png
 from harness.render.composite import composite
 from harness.render.failures import (
@@ -23,6 +22,7 @@ from harness.render.failures import (
     RenderTimeout,
     SceneInvalid,
 )
+from harness.render.scene_build import validate_scene
 from harness.render.settings import THREADS_ENV
 from harness.scenes.model import scene_identity
 from tests._render_helpers import box_scene, write_box_assets
@@ -127,9 +127,7 @@ def test_dollhouse_front_wall_hidden_at_eye_level(renderer, scene_root, monkeypa
     assert renderer.hidden_walls(scene, scene_root, ident, CFG) == set()
     visible = _render(renderer, scene_root, eye)
     assert _red(visible) > 20  # the red centre box is seen through the missing front wall
-    from harness.render import blender
-
-    monkeypatch.setattr(blender.framing, "hidden_walls", lambda size, loc: frozenset())
+    monkeypatch.setattr(framing, "hidden_walls", lambda size, loc: frozenset())
     walled = _render(renderer, scene_root, eye)
     assert _red(walled) == 0  # with the front wall standing, the box is hidden
 
@@ -159,15 +157,13 @@ def test_asset_failures(renderer, scene_root, tmp_path):
 
 @pytest.mark.slow
 def test_nothing_visible(renderer, scene_root, monkeypatch):
-    from harness.render import blender
-
     solve = framing.solve_camera
 
     def look_up(box, lens, pitch, yaw, fill=framing.FILL):
         pose = solve(box, lens, pitch, yaw, fill)
         return replace(pose, location=(0.0, 0.0, 50.0), rotation_euler=(np.pi, 0.0, 0.0))
 
-    monkeypatch.setattr(blender.framing, "solve_camera", look_up)
+    monkeypatch.setattr(framing, "solve_camera", look_up)
     with pytest.raises(NothingVisible) as info:
         _render(renderer, scene_root, replace(CFG, seed=5))
     assert "pitch=0" in str(info.value) and "48px" in str(info.value)

@@ -125,10 +125,10 @@ def main(argv: list[str]) -> int:
 
     limit = resource_limits.memory_limit()
     resource_limits.apply_memory_limit(limit)  # before Blender maps anything
-    from harness.render.blender import _bpy
+    from harness.render import bpyaccess
 
     jobs = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
-    bpy = _bpy()
+    bpy = bpyaccess.load()
     results = []
     for job in jobs:
         try:

@@ -8,8 +8,9 @@ URIs), vertex colours, KHR_materials_*, KHR_texture_transform, KHR_mesh_quantiza
 accessors and Draco (its decoder ships with the addon). Animation is dropped after import, so
 skinned meshes stay in their bind (rest) pose and morph targets at their default weights.
 
-Every function takes the ``bpy`` module as its first argument (only ``harness.render.blender``
-imports bpy). Coordinates are Blender's: z up (the importer converts glTF's y up), metres.
+Every function takes the ``bpy`` module as its first argument (the caller imports bpy, through
+``harness.render.bpyaccess``). Coordinates are Blender's: z up (the importer converts glTF's
+y up), metres.
 """
 
 from __future__ import annotations

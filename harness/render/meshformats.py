@@ -1,7 +1,7 @@
 """OBJ, PLY, STL and USD assets, point clouds and 3D Gaussian splats, for Blender.
 
-Every function takes the ``bpy`` module first (only ``harness.render.blender`` imports bpy).
-The importer measures an asset with :func:`import_parts` (in a child process, see
+Every function takes the ``bpy`` module first (the caller imports bpy, through
+``harness.render.bpyaccess``). The importer measures an asset with :func:`import_parts` (in a child process, see
 ``harness.render.gltfmeasure``) and the renderer draws exactly the meshes it returns.
 Coordinates are the file's own (no axis conversion: OBJ/PLY/STL are imported with
 ``forward_axis="Y", up_axis="Z"``), except USD, where Blender's importer applies the stage's

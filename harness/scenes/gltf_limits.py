@@ -30,7 +30,8 @@ more than :attr:`GltfLimits.json_containers` objects and arrays, so parsing is b
 Limits (:class:`GltfLimits`, defined beside the reader) are settable with
 ``T3D_AUDIT_GLTF_LIMITS`` (comma-separated ``field=value``, e.g.
 ``nodes=50000,texture_pixels=100000000``). Called by the glTF and sceneState importers,
-``validate-scenes`` and the renderer (``harness.render.blender``) on every glTF asset.
+``validate-scenes`` and the renderer's asset import (``harness.render.asset_import``) on every
+glTF asset.
 """
 
 from __future__ import annotations
