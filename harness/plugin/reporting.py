@@ -18,12 +18,21 @@ from harness.run.session import PANEL, RESULT_PROPERTY, SESSION_KEY, WORKER_OUTP
 OUTCOMES_KEY = pytest.StashKey[list]()
 
 
+#: Folders an installed package lives in: a test file under one is keyed by its package path.
+INSTALL_FOLDERS = frozenset({"site-packages", "dist-packages"})
+
+
 def key_of_test(item: pytest.Item) -> str:
-    """Stable test id, identical with and without xdist's ``@group`` nodeid suffix."""
+    """Stable test id, identical with and without xdist's ``@group`` nodeid suffix, and
+    independent of where the package is installed: a test file outside the project, or in an
+    install folder inside it (a virtual environment in the project), is keyed by its package
+    path (``audit_tests/test_rho.py::...``)."""
     path = Path(item.path).resolve()
     try:
-        rel = path.relative_to(Path(item.config.rootpath).resolve())
-    except ValueError:  # outside the project, e.g. the installed audit_tests: its package path
+        rel: Path | None = path.relative_to(Path(item.config.rootpath).resolve())
+    except ValueError:  # outside the project, e.g. the installed audit_tests
+        rel = None
+    if rel is None or INSTALL_FOLDERS & set(rel.parts):
         top = path.parent
         while (top / "__init__.py").is_file() and (top.parent / "__init__.py").is_file():
             top = top.parent
