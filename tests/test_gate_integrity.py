@@ -338,3 +338,24 @@ def test_a_passing_selection_is_not_called_a_full_pass_and_fails_the_gate(pytest
         assert "every audit assertion held" not in out, out[-3000:]
         assert "verdict PASS for the checks this run selected only" in out, out[-3000:]
         assert "-k test_failed_share" in out and "marked partial" in out, out[-3000:]
+
+
+OWN_PASSING_AUDIT = """
+def test_own(audit_evaluator, audit_summary, audit_check):
+    audit_check("own failed share", 0.0, "max_failed_share")
+"""
+
+
+def test_a_run_of_only_the_projects_own_audits_is_marked_partial_and_refused(pytester):
+    """Plain ``pytest audits/`` in a project: the study's suite never ran, so the report says so
+    in one line, is marked partial, and ``validate`` (and so the leaderboard) refuses it."""
+    root = make_project(pytester)
+    (root / "audits").mkdir()
+    (root / "audits" / "test_own.py").write_text(OWN_PASSING_AUDIT)
+    result = pytester.runpytest_subprocess("audits", "-p", "no:cacheprovider", "-n", "0", timeout=300)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+    result.stdout.fnmatch_lines(["*report marked partial: this run ran without the study's suite (audit_tests/)*"])
+    (run,) = report_dirs(root / "reports")
+    doc = results_of(run)
+    assert doc["complete"] is False and "without the study's suite" in doc["selection"]
+    assert any("partial report" in problem for problem in validate_report(run))

@@ -262,6 +262,28 @@ def test_trial_log_appends_survives_a_torn_line_and_rejects_another_search(tmp_p
 # ------------------------------------------------------------------- flip region
 
 
+def test_attribution_by_hand(space):
+    from harness.search.attribution import ablation_points, attribute, carries
+
+    worst = space.point({"pitch": 90.0, "lighting": space.axis("lighting").choices[-1], "focal_length": 130.0})
+    points = ablation_points(space, worst)
+    assert len(points) == 3  # one (alone, without) pair per changed axis
+    for i, alone, without in points:
+        assert [j for j, v in enumerate(alone) if v != space.c0[j]] == [i]
+        assert [j for j, v in enumerate(without) if v != worst[j]] == [i]
+    names = [space.axes[i].name for i, _, _ in points]
+    # pitch alone reaches 0.9 of 1.0 and undoing it leaves 0.1; the others add 0.05 each
+    effects = {"pitch": (0.9, 0.1), "lighting": (0.05, 0.95), "focal_length": (0.05, 0.95)}
+    found = attribute(space, worst, 1.0, [effects[n][0] for n in names], [effects[n][1] for n in names])
+    assert found.carrying == ("pitch",) and found.axes[0].name == "pitch"
+    assert found.text.startswith("the effect 1 is carried by pitch ") and "the other 2 changed axes add little" in found.text
+    assert carries(1.0, 0.2, 0.5) and carries(1.0, 0.5, 0.9) and not carries(1.0, 0.4, 0.6)
+    assert not carries(0.0, 1.0, 0.0) and not carries(float("nan"), 1.0, 0.0)
+    together = attribute(space, worst, 1.0, [0.1, 0.1, 0.1], [0.8, 0.8, 0.8])
+    assert together.carrying == () and "needs several of the 3 changed axes together" in together.text
+    assert attribute(space, space.c0, 1.0, [], []).text.startswith("the worst point is c0 itself")
+
+
 def test_wilson_interval_by_hand():
     lo, hi = share_interval(0, 64)
     assert lo == 0.0 and hi == pytest.approx(0.0565, abs=1e-3)
@@ -311,11 +333,16 @@ def test_offgrid_region_is_found_on_discovery_and_confirmed_held_out(tmp_path):
     flip = res.flip
     assert 0 < flip.share < 0.1 and flip.interval[0] > 0
     assert "pitch 5" in flip.where and "colour_temperature" in flip.where
+    # the region needs both axes: undoing either one takes the whole effect away
+    assert {"pitch", "colour_temperature"} <= set(res.attribution.carrying)
+    assert "is carried by" in res.attribution.text
 
 
 def test_planted_pitch_is_worst_at_90_and_planted_robust_confirms_nothing(tmp_path):
     pitch = _search(tmp_path, "planted-pitch", budget=48)
     assert pitch.worst_configuration()["pitch"] == 90.0 and pitch.confirmed
+    assert pitch.attribution.carrying == ("pitch",)  # the other axes it moved add nothing
+    assert pitch.to_dict()["attribution"]["carrying"] == ["pitch"]
     robust = _search(tmp_path, "planted-robust", budget=24)
     assert not robust.confirmed and robust.discovery_effect == 0.0
 

@@ -113,6 +113,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="DISCOVERY+HELD_OUT prompt counts (default: the profile's prompts + as many, "
                         "at least 10; fewer than 6 held-out prompts: not confirmable)")
     parser.add_argument("--axes", type=_axes, default=None, help="comma-separated axes to search (default: all)")
+    parser.add_argument("--no-attribution", action="store_true",
+                        help="skip taking the worst point apart one axis at a time (2 configurations "
+                        "per changed axis, on the discovery prompts)")
     parser.add_argument("--flip-region", type=_ranged("flip_points"), default=None, metavar="N",
                         help="also estimate the flip region from N Sobol points (default: the profile's "
                         "search block, else 0: skip)")
@@ -163,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
     spec = search_evaluator(args.evaluator)
     request = profile_request(args.profile, spec.id, objective=args.objective, budget=args.budget,
                               seed=args.seed, batch=args.batch, wall_time=args.wall_time, split=args.split,
-                              axes=args.axes, flip_points=args.flip_region)  # fmt: skip
+                              axes=args.axes, flip_points=args.flip_region,
+                              attribute=not args.no_attribution)  # fmt: skip
     bar: object = None
 
     def progress(done: int, best: float, budget: int) -> None:
@@ -277,6 +281,9 @@ def render_text(doc: dict[str, object]) -> str:
                                + f": held-out lower bound vs {held.get('threshold', {}).get('name', '-')} = "
                                f"{fmt(held.get('threshold', {}).get('value'))}"),
     ]
+    attribution = doc.get("attribution")
+    if attribution:
+        lines.append(f"what breaks it: {attribution['text']}")
     flip = doc.get("flip_region")
     if flip:
         fi = flip["interval"]

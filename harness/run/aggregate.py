@@ -143,12 +143,14 @@ class ControllerSink:
         from harness.run.outputs import run_result
 
         evaluators = self.evaluators(session)
+        expected = self.expected_tests(session, evaluators)
+        self.selection = selection_of(config) or without_study_suite(expected | set(self.results))
         try:
             written = write_report(
                 run_result(session, evaluators),
                 [self.results[k] for k in sorted(self.results)],
-                self.expected_tests(session, evaluators),
-                selection_of(config),
+                expected,
+                self.selection,
             )
         except AuditError as exc:
             self.error = str(exc)
@@ -168,7 +170,6 @@ class ControllerSink:
         self.missing = written.missing
         self.kept = written.kept
         self.complete = written.complete
-        self.selection = selection_of(config)
 
     def _check_gate(self, session: AuditSession, pytest_session: pytest.Session) -> None:
         """Fail a run in which no audit check reached an assertion (it gated nothing), or in
@@ -233,6 +234,8 @@ class ControllerSink:
                 f"report marked partial: {len(self.missing)} collected audit tests have no result "
                 f"(first: {self.missing[0]}); rerun without -k/--lf to complete it"
             )
+        elif not self.complete and self.selection and self.selection.startswith("without the study's suite"):
+            terminalreporter.write_line(f"report marked partial: this run ran {self.selection}")
         elif not self.complete:
             terminalreporter.write_line(
                 f"report marked partial: this run selected part of the suite ({self.selection}) "
@@ -250,6 +253,20 @@ class ControllerSink:
             named = ", ".join(f"{name} {v['value']:g} (study {v['study']:g})" for name, v in looser.items())
             terminalreporter.write_line(f"looser than the study: {ev} was gated with {named}", yellow=True)
         terminalreporter.write_line(f"report: {self.report_dir}")
+
+
+#: The package of the study's own audit suite: a report without it is not the study's audit.
+STUDY_SUITE = "audit_tests"
+
+
+def without_study_suite(test_keys: set[str]) -> str | None:
+    """How a run that collected none of the study's suite chose its tests (a project's own
+    audits under plain ``pytest``), or ``None`` when the suite is there: such a report is marked
+    partial, so ``validate`` and the leaderboard refuse it as the study's audit."""
+    if not test_keys or any(key.startswith(f"{STUDY_SUITE}/") for key in test_keys):
+        return None
+    return (f"without the study's suite ({STUDY_SUITE}/): only the project's own audits ran; "
+            f"run `pytest --pyargs {STUDY_SUITE} <your audits>` or `t3d-audit audit` for the whole audit")
 
 
 def selection_of(config: pytest.Config) -> str | None:

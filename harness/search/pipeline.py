@@ -33,6 +33,7 @@ from harness.core.errors import AuditError
 from harness.core.hashing import sha256_json
 from harness.core.numbers import finite_or_none
 from harness.protocol.search_limits import check_int, check_wall_time
+from harness.search.attribution import Attribution, ablation_points, attribute
 from harness.search.confirm import MIN_PROMPTS, Confirmation, confirm
 from harness.search.evaluate import Measured, PointScorer, Prefetch
 from harness.search.flip_region import FlipRegion, flip_region, flipped, sobol_points
@@ -82,6 +83,7 @@ class SearchRequest:
     axes: tuple[str, ...] | None = None
     flip_points: int = 0
     bootstrap: int | None = None  # None: the profile's
+    attribute: bool = True  # take the worst point apart one axis at a time (search/attribution.py)
 
 
 @dataclass
@@ -105,6 +107,7 @@ class SearchResult:
     seconds: float
     measure_seconds: float
     renders: dict[str, int] = field(default_factory=dict)
+    attribution: Attribution | None = None
 
     @property
     def confirmed(self) -> bool:
@@ -151,6 +154,7 @@ class SearchResult:
             "optimism": finite_or_none(self.optimism),
             "confirmed": self.confirmed,
             "flip_region": None if self.flip is None else self.flip.to_dict(),
+            "attribution": None if self.attribution is None else self.attribution.to_dict(),
             "trace": [finite_or_none(t.value) for t in self.trials],
             "log": str(self.log_path),
             "key": self.key,
@@ -305,11 +309,14 @@ def run_search(
             if progress is not None:
                 progress(done, best, request.budget)
         trials_all = list(log.trials[:done])  # what this search asked for: never a line past it
-    disc.close()  # one model in memory at a time: the held-out scorer loads its own
 
     ok = [t for t in trials_all if t.status == "ok" and math.isfinite(t.value)]
     worst_trial = max(ok, key=lambda t: (t.value, -t.n)) if ok else None
     worst = space.parse(worst_trial.point) if worst_trial else None
+    attribution = None
+    if worst is not None and worst_trial is not None and request.attribute:
+        attribution = _attribution(space, objective, disc, base, worst, worst_trial.value)
+    disc.close()  # one model in memory at a time: the held-out scorer loads its own
     held_conf: Confirmation | None = None
     held = scorer(held_ids)
     if worst is not None:
@@ -331,7 +338,22 @@ def run_search(
     return SearchResult(request, space, objective, discovery_ids, held_ids, trials_all, stopped, worst,
                         worst_trial.n if worst_trial else None,
                         worst_trial.value if worst_trial else math.nan, held_conf, flip, log_path, key,
-                        time.perf_counter() - started, measure_seconds, renders)  # fmt: skip
+                        time.perf_counter() - started, measure_seconds, renders, attribution)  # fmt: skip
+
+
+def _attribution(space: Space, objective: Objective, scorer: PointScorer, base: Measured, worst: Point,
+                 effect: float) -> Attribution:  # fmt: skip
+    """The worst point taken apart one axis at a time on the discovery prompts (module
+    :mod:`~harness.search.attribution`); a point that fails to measure counts as not measured."""
+    points = ablation_points(space, worst)
+    measured = scorer.measure([space.configuration(p) for _, alone, without in points for p in (alone, without)])
+
+    def value(m: Measured) -> float:
+        return objective.effect(base.scores, m.scores) if m.ok else math.nan
+
+    alone = [value(m) for m in measured[0::2]]
+    without = [value(m) for m in measured[1::2]]
+    return attribute(space, worst, effect, alone, without, objective.label)
 
 
 def _trial(n: int, batch: int, point: str, objective: Objective, base: Measured, m: Measured,

@@ -32,6 +32,7 @@ def profile_request(
     split: Split | None = None,
     axes: tuple[str, ...] | None = None,
     flip_points: int | None = None,
+    attribute: bool = True,
 ) -> SearchRequest:
     """The search request of ``evaluator`` on ``profile``: each option given (not ``None``),
     else the profile's ``search`` block, else the built-in default. ``wall_time`` in seconds."""
@@ -39,7 +40,8 @@ def profile_request(
     chosen_split = split or (Split(*block.split) if block.split else None)
     return SearchRequest(evaluator, profile, _given_else(objective, block.objective),
                          _given_else(budget, block.budget), _given_else(seed, block.seed), batch,
-                         wall_time, chosen_split, axes, _given_else(flip_points, block.flip_points))  # fmt: skip
+                         wall_time, chosen_split, axes, _given_else(flip_points, block.flip_points),
+                         attribute=attribute)  # fmt: skip
 
 
 def project_thresholds(pyproject: Path) -> Thresholds:
