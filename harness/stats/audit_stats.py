@@ -26,6 +26,7 @@ from harness.stats.envelopes import (
     envelopes,
     generator_pairs,
 )
+from harness.stats.estimators import view_poses
 from harness.stats.family import build_family
 from harness.stats.interactions import CI, NAN_CI, BlockStats, block_stats
 from harness.stats.intervals import interval, percentile_bounds
@@ -33,6 +34,7 @@ from harness.stats.levels import best_worst, lighting_correlation, mean_standard
 from harness.stats.logo import logo_peak_rho
 from harness.stats.probe_stats import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
 from harness.stats.rank import RankStability, rank_stability
+from harness.stats.replicates import factor_draws
 from harness.stats.reversals import ReversalSearch, search_reversals
 from harness.stats.rho import peak, rho
 from harness.stats.simultaneous import SEMethod, simultaneous_band
@@ -59,6 +61,7 @@ from harness.stats.template_effects import (
     slot_effects,
     template_gain,
 )
+from harness.stats.views import best_view_inflation
 from harness.vocab import metrics as m
 from harness.vocab.factors import rendered_factor_names, shared_factor_names
 from harness.vocab.metrics import MetricSpec, computed_metrics
@@ -394,7 +397,7 @@ def _evaluator_audit(
     rho_ci: dict[str, CI] = dict.fromkeys(factor_names, NAN_CI)
     peak_ci = NAN_CI
     if weights is not None and factor_names:
-        r_draws, d_draws = engine.factor_draws(t, weights)
+        r_draws, d_draws = factor_draws(t, weights)
         for i, f in enumerate(factor_names):
             disp_ci[f] = _ci(d_draws[:, i])
             rho_ci[f] = _ci(r_draws[:, i])
@@ -407,7 +410,8 @@ def _evaluator_audit(
         for f in shared_factor_names()
         if f in t.factors
     }
-    inflation = engine.best_view_inflation_point(t)
+    poses = view_poses(t)
+    inflation = float("nan") if poses is None else best_view_inflation(t.baseline, poses)
 
     probes: dict[str, ProbeStats] = {}
     for name, scores in t.probes.items():
