@@ -14,13 +14,16 @@ groups, in the order the engine lists their values (their order here):
   :func:`factorial_blocks`.
 
 Values that a group and the audit (``stats/audit_stats.py``) both read are computed once per
-sample too: :func:`factor_ranks`, :func:`probe_outcomes`, :func:`probe_credits`,
-:func:`shared_envelopes`. Pure: arrays in, arrays out.
+sample too: :func:`factor_spread` (ρ and dispersion with their draws, peak ρ),
+:func:`factor_ranks`, :func:`probe_outcomes`, :func:`probe_credits`, :func:`shared_envelopes`.
+Pure: arrays in, arrays out.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -103,6 +106,41 @@ def _shared_envelopes(s: Sample) -> Envelopes:
     return envelopes(generator_means(shared))
 
 
+@dataclass(frozen=True)
+class FactorSpread:
+    """ρ and dispersion of every factor of a sample (``t.factors`` order): the points by
+    factor (a ratio; a fraction), their (B, F) prompt-bootstrap draws (column i: factor i),
+    the peak (the factor with the largest finite ρ and that ρ; ``(None, NaN)`` without one)
+    and the peak's (B,) draws (each draw's largest ρ)."""
+
+    rho: Mapping[str, float]
+    dispersion: Mapping[str, float]
+    rho_draws: np.ndarray
+    dispersion_draws: np.ndarray
+    peak: tuple[str | None, float]
+    peak_draws: np.ndarray
+
+
+def factor_spread(s: Sample) -> FactorSpread:
+    """The :class:`FactorSpread` of the sample; kept with it (the group :func:`factor_levels`
+    and the audit read it)."""
+    return s.once(_factor_spread)
+
+
+def _factor_spread(s: Sample) -> FactorSpread:
+    t = s.scores
+    rho_d, disp_d = factor_draws(t, s.weights)
+    rhos = {f: rho(fs.scores, t.baseline) for f, fs in t.factors.items()}
+    return FactorSpread(
+        rho=rhos,
+        dispersion={f: dispersion(fs.scores) for f, fs in t.factors.items()},
+        rho_draws=rho_d,
+        dispersion_draws=disp_d,
+        peak=peak(rhos),
+        peak_draws=nanmax(rho_d, axis=1) if t.factors else np.full(s.weights.shape[0], np.nan),
+    )
+
+
 def view_poses(t: EvaluatorScores) -> np.ndarray | None:
     """The pitch and yaw poses of ``t`` side by side, (G, P, L_pitch + L_yaw); ``None`` when
     the run has neither."""
@@ -137,24 +175,21 @@ def factor_levels(s: Sample) -> list[Estimate]:
     out: list[Estimate] = []
     if not t.factors:
         return out
-    rho_d, disp_d = factor_draws(t, weights)
-    ranks = factor_ranks(s)
-    rhos: dict[str, float] = {}
+    spread, ranks = factor_spread(s), factor_ranks(s)
     w_est: list[Estimate] = []
     top_est: list[Estimate] = []
     for i, (f, fs) in enumerate(t.factors.items()):
-        rhos[f] = rho(fs.scores, t.baseline)
-        out.append(Estimate(m.RHO, f, rhos[f], rho_d[:, i]))
-        out.append(Estimate(m.DISPERSION, f, dispersion(fs.scores), disp_d[:, i]))
+        out.append(Estimate(m.RHO, f, spread.rho[f], spread.rho_draws[:, i]))
+        out.append(Estimate(m.DISPERSION, f, spread.dispersion[f], spread.dispersion_draws[:, i]))
         if f in ranks:
             means = level_mean_draws(fs.scores, weights)
             w_est.append(Estimate(m.KENDALL_W, f, ranks[f].kendall_w, kendall_w_draws(means)))
             top_est.append(Estimate(m.TOP1_COUNT, f, float(ranks[f].top1_count), top1_count_draws(means)))
             out += [w_est[-1], top_est[-1]]
-    out.append(Estimate(m.PEAK_RHO, None, peak(rhos)[1], nanmax(rho_d, axis=1)))
+    out.append(Estimate(m.PEAK_RHO, None, spread.peak[1], spread.peak_draws))
     if TEMPLATE in t.factors:
         i = list(t.factors).index(TEMPLATE)
-        out.append(Estimate(m.TEMPLATE_RHO, None, rhos[TEMPLATE], rho_d[:, i]))
+        out.append(Estimate(m.TEMPLATE_RHO, None, spread.rho[TEMPLATE], spread.rho_draws[:, i]))
     if w_est:
         finite_w = [e.point for e in w_est if np.isfinite(e.point)]
         out.append(Estimate(m.MIN_W, None, float(min(finite_w)) if finite_w else math.nan,

@@ -146,13 +146,20 @@ LazyCompute = Lazy
 
 class Estimated(Protocol):
     """One value of a metric as the metric engine gives it (a
-    :class:`harness.stats.engine.Estimate`): the metric row's name and its key."""
+    :class:`harness.stats.engine.Estimate`): the metric row's name, its key, the value and
+    its (B,) prompt-bootstrap draws."""
 
     @property
     def kind(self) -> str: ...
 
     @property
     def subject(self) -> str | None: ...
+
+    @property
+    def point(self) -> float: ...
+
+    @property
+    def draws(self) -> np.ndarray: ...
 
 
 class MetricSample(Protocol):
