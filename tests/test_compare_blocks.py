@@ -10,7 +10,7 @@ import pytest
 from harness.release import comparison as cmp
 from harness.release.margins import parse_margin_args
 from harness.stats import bootstrap as bs
-from harness.stats import engine
+from harness.stats import replicates
 from harness.stats.interactions import block_stats
 from harness.stats.intervals import interval
 from harness.stats.table import BlockScores, pivot_records
@@ -31,7 +31,7 @@ def test_interaction_share_by_hand():
     #   g1/p0 [[1, 1], [1, 1]]: 0, 0;                          g1/p1 [[2, 0], [0, 2]]: 4, 4
     # pooled over scenes: (0 + 4 + 0 + 4) / (5 + 12 + 0 + 4) = 8/21
     # k = 2 (p0 twice): 0 / 5 = 0; k = 0 (p1 twice): 8 / 16 = 1/2
-    point, draws = engine.interaction_share_draws(_block(), WEIGHTS)
+    point, draws = replicates.interaction_share_draws(_block(), WEIGHTS)
     assert point == pytest.approx(8 / 21)
     np.testing.assert_allclose(draws, [8 / 21, 0.0, 0.5])
 
@@ -41,14 +41,14 @@ def test_block_sign_crossings_by_hand():
     #   g0 (0.5, 1, 1.5, 4), g1 (1.5, 0.5, 0.5, 1.5): g0 − g1 = (−1, .5, 1, 2.5) crosses 0 → 1
     # k = 2 (p0): g0 (1, 2, 3, 4), g1 (1, 1, 1, 1): (0, 1, 2, 3) touches 0, no crossing → 0
     # k = 0 (p1): g0 (0, 0, 0, 4), g1 (2, 0, 0, 2): (−2, 0, 0, 2) crosses → 1
-    point, draws = engine.block_sign_crossing_draws(_block(), WEIGHTS)
+    point, draws = replicates.block_sign_crossing_draws(_block(), WEIGHTS)
     assert point == 1.0
     np.testing.assert_array_equal(draws, [1.0, 0.0, 1.0])
 
 
 def test_a_block_that_moves_nothing_has_no_interaction():
     flat = {k: (2.0, 2.0, 2.0, 2.0) for k in BASE_BLOCK}
-    point, draws = engine.interaction_share_draws(_block(flat), WEIGHTS)
+    point, draws = replicates.interaction_share_draws(_block(flat), WEIGHTS)
     assert point == 0.0 and (draws == 0.0).all()
 
 
@@ -108,11 +108,11 @@ def test_block_metrics_agree_with_the_audits_block_statistics(seed):
     weights = bs.prompt_weights(6, 300, seed)
     st = block_stats(BLOCK, block.factors, block.levels, scores, rng.normal(size=(3, 6)),
                      [None, None], weights)
-    share, share_d = engine.interaction_share_draws(block, weights)
+    share, share_d = replicates.interaction_share_draws(block, weights)
     assert share == pytest.approx(st.interaction_share, rel=1e-12)
     assert interval(share_d).as_tuple() == pytest.approx(st.interaction_share_ci, rel=1e-12)
-    cross, _ = engine.block_sign_crossing_draws(block, weights)
+    cross, _ = replicates.block_sign_crossing_draws(block, weights)
     assert cross == st.sign_crossings
     ones = np.ones((1, 6), dtype=np.int64)
-    assert engine.interaction_share_draws(block, ones)[1][0] == pytest.approx(share, rel=1e-12)
-    assert engine.block_sign_crossing_draws(block, ones)[1][0] == cross
+    assert replicates.interaction_share_draws(block, ones)[1][0] == pytest.approx(share, rel=1e-12)
+    assert replicates.block_sign_crossing_draws(block, ones)[1][0] == cross

@@ -9,7 +9,7 @@ import pytest
 
 from harness.release import comparison as cmp
 from harness.release.margins import parse_margin_args
-from harness.stats import engine
+from harness.stats import replicates
 from harness.stats._nan import nanmean
 from harness.stats.synthetic import SyntheticSpec, synthetic_records
 from harness.stats.table import pivot_records
@@ -47,12 +47,12 @@ def registered():
 
 def test_resample_prompts_repeats_prompt_columns():
     t = pivot_records(tiny_release(BASE_PITCH))["ev"]
-    r = engine.resample_prompts(t, np.array([0, 2]))
+    r = replicates.resample_prompts(t, np.array([0, 2]))
     assert r.prompts == ("p1", "p1")
     np.testing.assert_array_equal(r.baseline, t.baseline[:, [1, 1]])
     np.testing.assert_array_equal(r.factors["pitch"].scores, t.factors["pitch"].scores[:, [1, 1], :])
     assert r.factors["pitch"].levels == t.factors["pitch"].levels
-    r = engine.resample_prompts(t, np.array([1, 1]))
+    r = replicates.resample_prompts(t, np.array([1, 1]))
     np.testing.assert_array_equal(r.baseline, t.baseline)
 
 

@@ -57,8 +57,8 @@ BACK_EDGES = {
     ("harness.scenes.importers.gltf_io", "harness.render.gltfscene"),
     # `t3d-audit audit` warms the cache through the CLI's own entry: the same exit codes
     ("harness.commands.audit", "harness.cli"),
-    # the metric engine estimates agreement with human ratings from the human statistics' draws
-    ("harness.stats.engine", "harness.human.protocol_dependence"),
+    # the human-agreement estimator group reads the human statistics' draws
+    ("harness.stats.estimators", "harness.human.protocol_dependence"),
 }
 
 

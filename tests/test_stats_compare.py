@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from harness.release import comparison as cmp
 from harness.stats import bootstrap as bs
-from harness.stats import engine
+from harness.stats import replicates
 from harness.stats.envelopes import envelopes
 from harness.stats.intervals import max_t_band
 from harness.stats.rank import kendall_w, rank_stability
@@ -94,9 +94,9 @@ def _means(draw):
 @settings(max_examples=150, deadline=None)
 @given(_means())
 def test_rank_and_envelope_replicates_match_the_scalar_statistics(means):
-    w = engine.kendall_w_draws(means)
-    top1 = engine.top1_count_draws(means)
-    strict, cross = engine.envelope_count_draws(means)
+    w = replicates.kendall_w_draws(means)
+    top1 = replicates.top1_count_draws(means)
+    strict, cross = replicates.envelope_count_draws(means)
     for i, mu in enumerate(means):
         np.testing.assert_equal(w[i], kendall_w(mu.T))
         assert top1[i] == rank_stability(mu).top1_count
@@ -117,7 +117,7 @@ def test_weighted_median_is_the_median_of_the_repeated_sample(data):
     flat, weights = data
     values = np.array(flat).reshape(3, -1)
     w = np.array(weights)
-    got = engine.weighted_median_draws(values, w)
+    got = replicates.weighted_median_draws(values, w)
     for b in range(w.shape[0]):
         sample = np.repeat(values, w[b], axis=1)
         finite = sample[np.isfinite(sample)]

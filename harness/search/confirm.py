@@ -41,8 +41,8 @@ import numpy as np
 from harness.core.numbers import finite_or_none
 from harness.search.objectives import Objective
 from harness.stats.bootstrap import prompt_weights
-from harness.stats.engine import resampled_draws
 from harness.stats.intervals import DEFAULT_POLICY, expanded_level, interval
+from harness.stats.replicates import resampled_draws
 
 # the interval policy's held-out rule (harness.stats.intervals.IntervalPolicy), named here
 LEVEL = DEFAULT_POLICY.level

@@ -16,14 +16,12 @@ import pandas as pd
 from harness.core.errors import AuditError, RecordsError
 from harness.core.numbers import finite_or_none
 from harness.stats import bootstrap as bs
-from harness.stats import engine
-from harness.stats.dispersion import dispersion
+from harness.stats import engine, estimators
 from harness.stats.envelopes import (
     SIGN_CROSSING,
     STRICT,
     TIE_BOUNDARY,
     Envelopes,
-    envelopes,
     generator_pairs,
 )
 from harness.stats.family import build_family
@@ -31,10 +29,10 @@ from harness.stats.interactions import CI, NAN_CI, BlockStats, block_stats
 from harness.stats.intervals import interval, percentile_bounds
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
 from harness.stats.logo import logo_peak_rho
-from harness.stats.probe_stats import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
-from harness.stats.rank import RankStability, rank_stability
+from harness.stats.probe_stats import ProbeOutcome, content_accuracy
+from harness.stats.rank import RankStability
 from harness.stats.reversals import ReversalSearch, search_reversals
-from harness.stats.rho import peak, rho
+from harness.stats.rho import rho
 from harness.stats.simultaneous import SEMethod, simultaneous_band
 from harness.stats.summary import (
     Band,
@@ -60,7 +58,7 @@ from harness.stats.template_effects import (
     template_gain,
 )
 from harness.vocab import metrics as m
-from harness.vocab.factors import rendered_factor_names, shared_factor_names
+from harness.vocab.factors import rendered_factor_names
 from harness.vocab.metrics import MetricSpec, computed_metrics
 
 
@@ -344,7 +342,7 @@ def _compute_audit(
         q = band.q
     else:
         q = float("nan")
-        reversals = _descriptive_only(alignment)
+        reversals = _descriptive_only([v for v in per_eval.values() if not v.prompt_free])
     slot_avg = average_slot_effects(
         [v.slot_effects for v in per_eval.values() if v.slot_effects and not v.prompt_free]
     )
@@ -361,14 +359,8 @@ def _compute_audit(
     )
 
 
-def _descriptive_only(alignment: list[EvaluatorScores]) -> ReversalSearch:
-    desc = {}
-    for t in alignment:
-        desc[t.evaluator] = any(
-            rank_stability(generator_means(t.factors[f].scores)).top1_count >= 2
-            for f in shared_factor_names()
-            if f in t.factors
-        )
+def _descriptive_only(alignment: list[EvaluatorAudit]) -> ReversalSearch:
+    desc = {ev.evaluator: any(r.top1_count >= 2 for r in ev.rank.values()) for ev in alignment}
     off = dict.fromkeys(desc, False)
     return ReversalSearch(desc, off, dict(off), ())
 
@@ -383,53 +375,43 @@ def _evaluator_audit(
     template_slots: Mapping[str, Mapping[str, str | None]] | None,
     default_template: str | None,
 ) -> EvaluatorAudit:
+    sample = engine.Sample(t, weights) if weights is not None else engine.Sample.points_only(t)
+    discrimination = {e.subject: e for e in m.metric(m.DISCRIMINATION).estimate(sample)}
+    # the audit shows no interval of best-view inflation: its point alone, without draws
+    views = m.metric(m.BEST_VIEW_INFLATION).estimate(engine.Sample.points_only(t))
+
+    def ci(draws: np.ndarray) -> CI:
+        return _ci(draws) if weights is not None else NAN_CI
+
     factor_names = list(t.factors)
     blocks = {f: t.factors[f].scores for f in factor_names}
-    disp = {f: dispersion(s) for f, s in blocks.items()}
-    rhos = {f: rho(s, t.baseline) for f, s in blocks.items()}
+    # ρ and dispersion (and below the ranks, probe outcomes and envelopes): the engine's values
+    # per sample that its estimates are built from, read without running the factor group,
+    # whose W and winner draws the audit shows no interval of
+    spread = estimators.factor_spread(sample)
+    disp = dict(spread.dispersion)
+    rhos = dict(spread.rho)
     rhos_sample = {f: rho(s, t.baseline, ddof=1) for f, s in blocks.items()}
-    peak_factor, peak_rho = peak(rhos)
-
-    disp_ci: dict[str, CI] = dict.fromkeys(factor_names, NAN_CI)
-    rho_ci: dict[str, CI] = dict.fromkeys(factor_names, NAN_CI)
-    peak_ci = NAN_CI
-    if weights is not None and factor_names:
-        r_draws, d_draws = engine.factor_draws(t, weights)
-        for i, f in enumerate(factor_names):
-            disp_ci[f] = _ci(d_draws[:, i])
-            rho_ci[f] = _ci(r_draws[:, i])
-        from harness.stats._nan import nanmax
-
-        peak_ci = _ci(nanmax(r_draws, axis=1))
-
-    rank = {
-        f: rank_stability(generator_means(t.factors[f].scores))
-        for f in shared_factor_names()
-        if f in t.factors
-    }
-    inflation = engine.best_view_inflation_point(t)
+    peak_factor, peak_rho = spread.peak
+    disp_ci = {f: ci(spread.dispersion_draws[:, i]) for i, f in enumerate(factor_names)}
+    rho_ci = {f: ci(spread.rho_draws[:, i]) for i, f in enumerate(factor_names)}
+    peak_ci = ci(spread.peak_draws) if factor_names else NAN_CI
+    rank = estimators.factor_ranks(sample)
+    inflation = views[0].point if views else float("nan")
 
     probes: dict[str, ProbeStats] = {}
-    for name, scores in t.probes.items():
-        outcome = probe_outcome(t.baseline, scores, t.probe_recorded.get(name))
-        ci: dict[str, CI] = dict.fromkeys(("strict_drop", "tie", "rise", "discrimination"), NAN_CI)
+    outcomes, credits = estimators.probe_outcomes(sample), estimators.probe_credits(sample)
+    for name in t.probes:
+        cis: dict[str, CI] = dict.fromkeys(("strict_drop", "tie", "rise"), NAN_CI)
         if weights is not None:
-            credit = pair_credit(t.baseline, scores)
+            credit = credits[name]
             ok = np.isfinite(credit)
-            parts = np.stack(
-                [
-                    np.where(ok, credit == 1.0, np.nan),
-                    np.where(ok, credit == 0.5, np.nan),
-                    np.where(ok, credit == 0.0, np.nan),
-                    credit,
-                ]
-            )
+            parts = np.stack([np.where(ok, credit == c, np.nan) for c in (1.0, 0.5, 0.0)])
             draws = bs.scene_mean_draws(parts, weights)
-            ci = {k: _ci(draws[:, i]) for i, k in enumerate(("strict_drop", "tie", "rise", "discrimination"))}
-        probes[name] = ProbeStats(outcome, ci)
+            cis = {k: _ci(draws[:, i]) for i, k in enumerate(("strict_drop", "tie", "rise"))}
+        probes[name] = ProbeStats(outcomes[name], {**cis, m.DISCRIMINATION: ci(discrimination[name].draws)})
 
-    _ids, shared = t.shared_protocols()
-    env = envelopes(generator_means(shared))
+    env = estimators.shared_envelopes(sample)
     block_results = {b: _block(t, bs_, weights, env) for b, bs_ in t.blocks.items()}
     base_means = generator_means(t.baseline)
     top_gap, separable = _baseline_gap(t, base_means, weights)

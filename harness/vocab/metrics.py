@@ -9,11 +9,13 @@ the built-in defaults and the layering derive from :data:`THRESHOLDS`.
 A :class:`MetricSpec` is one statistic of an evaluator: name (its ``summary.json`` key and
 the name checks use), label, unit, which direction is harmful, what its key is (a factor, a
 probe, a block, ...), the threshold gating it, the release-compare margin, and where it
-appears. Every metric is estimated by the metric engine (``stats/engine.py``): the study's own
-by its ``STUDY`` estimators; a row with ``compute`` (a function of the evaluator's score
-arrays: a built-in statistic named ``"module:function"``, or one registered from outside) is
-computed, summarised with its interval, checked, carded, reported and compared from this row
-alone::
+appears. The row is the metric: :meth:`MetricSpec.estimate` gives its values (point and
+prompt-bootstrap draws) on a sample, and the metric engine (``stats/engine.py``) estimates
+every metric through its row. A study row names its ``estimator``, a group of
+``stats/estimators.py`` that computes several rows together (``"module:NAME"``); a row with
+``compute`` (a function of the evaluator's score arrays: a built-in statistic named
+``"module:function"``, or one registered from outside) is computed, summarised with its
+interval, checked, carded, reported and compared from this row alone::
 
     from harness.vocab.metrics import MetricSpec, ThresholdSpec, register_metric
 
@@ -34,7 +36,7 @@ draw's resample of the scores.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -142,6 +144,39 @@ Draws = Callable[[ScoreTable, "np.ndarray"], "np.ndarray | Mapping[str, np.ndarr
 LazyCompute = Lazy
 
 
+class Estimated(Protocol):
+    """One value of a metric as the metric engine gives it (a
+    :class:`harness.stats.engine.Estimate`): the metric row's name, its key, the value and
+    its (B,) prompt-bootstrap draws."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def subject(self) -> str | None: ...
+
+    @property
+    def point(self) -> float: ...
+
+    @property
+    def draws(self) -> np.ndarray: ...
+
+
+class MetricSample(Protocol):
+    """What a metric is estimated on (a :class:`harness.stats.engine.Sample`): it runs an
+    estimator once and keeps the result (``once``), and estimates a row that has only a
+    ``compute`` (``computed``)."""
+
+    def once(self, fn: Estimator) -> Sequence[Estimated]: ...
+
+    def computed(self, spec: MetricSpec) -> Sequence[Estimated]: ...
+
+
+#: ``estimator(sample)``: the values of every metric row naming it, on one
+#: :class:`MetricSample` (an :class:`harness.stats.engine.EstimatorGroup`).
+Estimator = Callable[[MetricSample], Sequence[Estimated]]
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """One statistic of an evaluator.
@@ -151,10 +186,13 @@ class MetricSpec:
     that gates it by default; ``key_thresholds`` per key where keys are gated differently
     (a probe-keyed metric takes its probe's threshold from the probe registry). ``margin``:
     the release-compare margin in the metric's unit (``None``: not compared). ``places``:
-    where it appears. ``compute``: for a statistic with its own function (see the module
-    docstring); the study's own have none (the engine's ``STUDY`` estimators compute them).
-    ``draws``: that statistic's vectorised bootstrap replicates (optional). ``summary_path``:
-    where its value sits in a ``summary.json`` evaluator entry when that is not its own name.
+    where it appears. ``estimator``: the metric engine's group that estimates it, named
+    ``"module:NAME"`` (an :class:`harness.stats.engine.EstimatorGroup`, imported on first
+    use; the study's own rows name theirs in ``harness/stats/estimators.py``). ``compute``:
+    for a statistic with its own function (see the module docstring), estimated by the
+    engine's compute path when the row names no estimator. ``draws``: that statistic's
+    vectorised bootstrap replicates (optional). ``summary_path``: where its value sits in a
+    ``summary.json`` evaluator entry when that is not its own name.
     """
 
     name: str
@@ -171,12 +209,15 @@ class MetricSpec:
     compute: Compute | str | None = None
     summary_path: tuple[str, ...] = ()
     draws: Draws | str | None = None
+    estimator: Estimator | str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.compute, str):  # "module:function", imported on first use
             object.__setattr__(self, "compute", LazyCompute(self.compute))
         if isinstance(self.draws, str):
             object.__setattr__(self, "draws", LazyCompute(self.draws))
+        if isinstance(self.estimator, str):
+            object.__setattr__(self, "estimator", Lazy(self.estimator))
         if self.draws is not None and self.compute is None:
             raise VocabularyError(f"metric {self.name!r}: draws needs a compute (its point estimate)")
         if self.harmful not in (1, -1):
@@ -195,6 +236,25 @@ class MetricSpec:
 
     def shown_in(self, place: str) -> bool:
         return place in self.places
+
+    @property
+    def estimated(self) -> bool:
+        """Whether the metric engine estimates it: it names an estimator or has a ``compute``."""
+        return self.estimator is not None or self.compute is not None
+
+    def resolved_estimator(self) -> Estimator | None:
+        """The estimator it names (a ``"module:NAME"`` imported now); ``None`` without one."""
+        estimator = self.estimator
+        return estimator.resolve() if isinstance(estimator, Lazy) else estimator
+
+    def estimate(self, sample: MetricSample) -> list[Estimated]:
+        """Its values on ``sample`` (point and draws, one per key): its estimator's values of
+        this row (the estimator runs once per sample, for every row naming it), else those
+        of its ``compute``; none for a row with neither."""
+        estimator = self.resolved_estimator()
+        if estimator is not None:
+            return [e for e in sample.once(estimator) if e.kind == self.name]
+        return list(sample.computed(self)) if self.compute is not None else []
 
     def label_of(self, key: str | None) -> str:
         """``rho[pitch]``, ``strictly ordered pairs``: how checks and outputs name a value."""
@@ -226,8 +286,8 @@ def register_metric(
 ) -> MetricSpec:
     """Add an evaluator statistic (and the threshold that gates it, when it is new).
 
-    A registered statistic needs ``compute`` unless the study's code computes it; its
-    threshold must be registered (here or before) when it names one.
+    A registered statistic needs ``compute`` or an ``estimator`` (a metric engine group that
+    computes it); its threshold must be registered (here or before) when it names one.
     """
     if threshold is not None:
         register_threshold(threshold, replace=replace)
@@ -307,58 +367,79 @@ for _threshold in (
     THRESHOLDS.register(_threshold)
 del _threshold
 
+#: The module of the study's estimator groups (a row names its group "module:NAME").
+_ESTIMATORS = "harness.stats.estimators:"
 _NO_COMPARE = frozenset({"summary", "check", "card", "report"})
 _HUMAN = frozenset({"check", "card", "report", "compare"})  # not in summary.json's entry
 
 for _metric in (
     MetricSpec(RHO, "ρ", "ratio", +1, "factor", PEAK_RHO_MAX, margin=0.10,
-               description="configuration/generator variance ratio"),
+               description="configuration/generator variance ratio",
+               estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(DISPERSION, "dispersion", "fraction", +1, "factor", margin=0.02,
-               description="mean normalised score range"),
+               description="mean normalised score range",
+               estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(KENDALL_W, "Kendall's W", "coefficient", -1, "shared factor", MIN_KENDALL_W,
-               margin=0.05, description="rank agreement over levels"),
+               margin=0.05, description="rank agreement over levels",
+               estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(TOP1_COUNT, "distinct winners", "count", +1, "shared factor", MAX_TOP1_COUNT,
-               margin=1.0, description="distinct unique winners over levels"),
+               margin=1.0, description="distinct unique winners over levels",
+               estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(DISCRIMINATION, "discrimination", "fraction", -1, "probe", margin=0.05,
-               description="tie-adjusted directional discrimination"),
+               description="tie-adjusted directional discrimination",
+               estimator=_ESTIMATORS + "probes"),
     MetricSpec(PEAK_RHO, "peak ρ", "ratio", +1, None, PEAK_RHO_MAX, margin=0.10,
-               description="largest rho over factors"),
+               description="largest rho over factors",
+               estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(TEMPLATE_RHO, "template ρ", "ratio", +1, None, PEAK_RHO_MAX, places=_NO_COMPARE,
-               description="rho of the caption template factor"),
+               description="rho of the caption template factor",
+               estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(MIN_W, "min W", "coefficient", -1, None, MIN_KENDALL_W, places=_NO_COMPARE,
-               description="smallest Kendall's W over the shared factors"),
+               description="smallest Kendall's W over the shared factors",
+               estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(MAX_TOP1, "max winners", "count", +1, None, MAX_TOP1_COUNT, places=_NO_COMPARE,
-               description="largest top1_count over the shared factors"),
+               description="largest top1_count over the shared factors",
+               estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(BEST_VIEW_INFLATION, "best-view inflation", "ratio", +1, None, MAX_BEST_VIEW_INFLATION,
-               margin=0.05, description="median best-view / default-view score"),
+               margin=0.05, description="median best-view / default-view score",
+               estimator=_ESTIMATORS + "best_view"),
     MetricSpec(CONTENT_ACCURACY, "content accuracy", "fraction", -1, None, places=_NO_COMPARE,
-               description="mean discrimination over the probes"),
+               description="mean discrimination over the probes",
+               estimator=_ESTIMATORS + "probes"),
     MetricSpec(FAILED_SHARE, "failed share", "fraction", +1, None, MAX_FAILED_SHARE, margin=0.01,
-               key_labels={"": "failed share"}, description="share of records that failed"),
+               key_labels={"": "failed share"}, description="share of records that failed",
+               estimator=_ESTIMATORS + "failed_records"),
     MetricSpec(INTERACTION_SHARE, "interaction share", "fraction", +1, "block", MAX_INTERACTION_SHARE,
                margin=0.05, summary_path=("blocks",),
-               description="non-additive share of a factorial block's protocol variance"),
+               description="non-additive share of a factorial block's protocol variance",
+               estimator=_ESTIMATORS + "factorial_blocks"),
     MetricSpec(BLOCK_SIGN_CROSSINGS, "block sign crossings", "count", +1, "block",
                MAX_BLOCK_SIGN_CROSSINGS, margin=1.0, summary_path=("blocks",),
-               description="pairs whose margin envelope crosses 0 over a block's cells"),
+               description="pairs whose margin envelope crosses 0 over a block's cells",
+               estimator=_ESTIMATORS + "factorial_blocks"),
     MetricSpec(ENVELOPES, "envelope counts", "count", +1, "envelope count",
                key_thresholds={"strict": MIN_STRICT_PAIRS, "sign_crossing": MAX_SIGN_CROSSINGS},
                key_labels={"strict": "strictly ordered pairs", "sign_crossing": "sign-crossing pairs",
                            "tie_boundary": "tie-boundary pairs"},
-               places=_NO_COMPARE, description="margin-envelope counts of the generator pairs"),
+               places=_NO_COMPARE, description="margin-envelope counts of the generator pairs",
+               estimator=_ESTIMATORS + "protocol_envelopes"),
     MetricSpec(SIGN_CROSSINGS, "sign-crossing pairs", "count", +1, None, MAX_SIGN_CROSSINGS,
                margin=1.0, key_labels={"": "sign-crossing pairs"}, summary_path=(ENVELOPES, "sign_crossing"),
-               description="pairs whose margin envelope crosses 0"),
+               description="pairs whose margin envelope crosses 0",
+               estimator=_ESTIMATORS + "protocol_envelopes"),
     MetricSpec(STRICT_PAIRS, "strictly ordered pairs", "count", -1, None, MIN_STRICT_PAIRS,
                margin=1.0, key_labels={"": "strictly ordered pairs"}, summary_path=(ENVELOPES, "strict"),
-               description="pairs strictly ordered over every shared protocol"),
+               description="pairs strictly ordered over every shared protocol",
+               estimator=_ESTIMATORS + "protocol_envelopes"),
     MetricSpec(HUMAN_AGREEMENT, "human agreement", "coefficient", -1, None, MIN_HUMAN_AGREEMENT,
                margin=0.05, places=_HUMAN,
-               description="Pearson r of the c0 scores with the mean human rating (with human ratings)"),
+               description="Pearson r of the c0 scores with the mean human rating (with human ratings)",
+               estimator=_ESTIMATORS + "human_agreement"),
     MetricSpec(HUMAN_AGREEMENT_DROP, "human agreement drop", "coefficient", +1, "factor",
                MAX_HUMAN_AGREEMENT_DROP, margin=0.05, places=_HUMAN,
                description="largest drop of human agreement from c0 over the factor's levels "
-               "(with human ratings)"),
+               "(with human ratings)",
+               estimator=_ESTIMATORS + "human_agreement"),
 ):
     METRICS.register(_metric)
 del _metric
