@@ -74,17 +74,33 @@ def test_apply_memory_limit_makes_a_runaway_allocation_a_memory_error() -> None:
 def test_a_dead_render_worker_is_a_typed_error() -> None:
     from harness.render.cache_warmer import _worker_died
 
-    def pool(code):
-        return SimpleNamespace(_processes={1: SimpleNamespace(exitcode=code)})
+    def workers(code):
+        return [SimpleNamespace(exitcode=code)]
 
-    err = _worker_died(pool(-signal.SIGABRT), "cpu", 8 << 30, 1800.0)  # type: ignore[arg-type]
+    err = _worker_died(workers(-signal.SIGABRT), "cpu", 8 << 30, 1800.0)  # type: ignore[arg-type]
     assert isinstance(err, RenderError)
     assert "a render worker process died (killed by SIGABRT" in err.what
     assert "8 GiB memory limit" in err.what and rl.MEMORY_ENV in (err.hint or "")
-    late = _worker_died(pool(-signal.SIGALRM), "cpu", None, 90.0)  # type: ignore[arg-type]
+    late = _worker_died(workers(-signal.SIGALRM), "cpu", None, 90.0)  # type: ignore[arg-type]
     assert "(a render ran past the 90 s deadline, T3D_AUDIT_RENDER_DEADLINE)" in late.what
-    gone = _worker_died(SimpleNamespace(_processes=None), "cpu", None, 90.0)  # type: ignore[arg-type]
+    gone = _worker_died([], "cpu", None, 90.0)  # type: ignore[arg-type]
     assert gone.what.startswith("a render worker process died; renders finished before it")
+
+
+def test_a_worker_not_yet_reaped_is_waited_for(monkeypatch) -> None:
+    """Regression: a broken pool can be seen before the dead worker has an exit status; the
+    deadline's SIGALRM was then reported as an unexplained death."""
+    import threading
+
+    import harness.render.cache_warmer as cw
+
+    worker = SimpleNamespace(exitcode=None)
+    threading.Timer(0.3, lambda: setattr(worker, "exitcode", -signal.SIGALRM)).start()
+    err = cw._worker_died([worker], "cpu", None, 0.2)  # type: ignore[list-item]
+    assert "(a render ran past the 0.2 s deadline, T3D_AUDIT_RENDER_DEADLINE)" in err.what
+    monkeypatch.setattr(cw, "REAP_WAIT_S", 0.1)
+    alive = cw._worker_died([SimpleNamespace(exitcode=None)], "cpu", None, 0.2)  # type: ignore[list-item]
+    assert alive.what.startswith("a render worker process died; renders finished before it")
 
 
 def test_render_deadline_parsing() -> None:

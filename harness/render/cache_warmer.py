@@ -13,10 +13,12 @@ import os
 import queue as queue_mod
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from harness.core.errors import AuditError, RenderError
@@ -177,12 +179,24 @@ def _worker_group(group: list[RenderRequest]) -> None:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+#: Seconds to wait for a dead worker's exit status (the pool may not have reaped it yet).
+REAP_WAIT_S = 5.0
+
+
 def _worker_died(
-    pool: ProcessPoolExecutor, device: str, memory: int | None, deadline: float
+    workers: Sequence[BaseProcess], device: str, memory: int | None, deadline: float
 ) -> RenderError:
-    """The typed error of a render worker that died (its deadline, an abort, the OOM killer)."""
-    codes = [p.exitcode for p in (getattr(pool, "_processes", None) or {}).values()]
-    dead = next((c for c in codes if c is not None and c < 0), None)
+    """The typed error of a render worker that died (its deadline, an abort, the OOM killer).
+    ``workers``: every worker process the pool started; the dead one is waited for briefly, as
+    a broken pool can be noticed before its process is reaped and has an exit status."""
+    end = time.monotonic() + REAP_WAIT_S
+    dead = None
+    while dead is None:
+        codes = [p.exitcode for p in workers]
+        dead = next((c for c in codes if c is not None and c < 0), None)
+        if dead is not None or time.monotonic() > end:
+            break
+        time.sleep(0.05)
     why = None
     if dead == -signal.SIGALRM:
         why = (
@@ -269,10 +283,12 @@ def warm(
         initializer=_init_worker,
         initargs=(q, str(cache_root), timeout_s, device, core_share(jobs), memory, deadline),
     )
+    workers: dict[int, BaseProcess] = {}  # every process the pool started, kept past its death
     try:
         futures = {pool.submit(_worker_group, g) for g in scene_groups(todo)}
         remaining = len(todo)
         while remaining:
+            workers.update(getattr(pool, "_processes", None) or {})
             try:
                 record(q.get(timeout=0.2))
                 remaining -= 1
@@ -282,7 +298,8 @@ def warm(
             done, _ = wait(futures, timeout=0, return_when=FIRST_EXCEPTION)
             for fut in done:
                 if isinstance(fut.exception(), BrokenProcessPool):
-                    raise _worker_died(pool, device, memory, deadline) from None
+                    workers.update(getattr(pool, "_processes", None) or {})
+                    raise _worker_died(list(workers.values()), device, memory, deadline) from None
                 if fut.exception() is not None:
                     raise fut.exception()  # type: ignore[misc]
             if all(f.done() for f in futures):
