@@ -26,9 +26,11 @@ from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, NoReturn
 
+from harness.checks.evidence import DEFAULT_EVIDENCE, check_evidence, confirmed_level, gated_pass
 from harness.core.numbers import finite_or_none
 
 if TYPE_CHECKING:
+    from harness.stats.confirmation import FamilyConfirmation
     from harness.stats.summary import EvaluatorSummary, PanelSummary
 
 Outcome = dict[str, object]
@@ -153,6 +155,7 @@ class AuditCheck:
         no_data: Callable[[], str | None] | None = None,
         blocks: Callable[[], int | None] | None = None,
         absent: Callable[[str, str | None], str] | None = None,
+        evidence: str = DEFAULT_EVIDENCE,
     ):
         self.evaluator = evaluator
         self._declared = declared
@@ -163,6 +166,7 @@ class AuditCheck:
         self._skip = skip
         self._blocks = blocks
         self._absent = absent  # (metric name, key) -> why this run does not measure it
+        self.evidence = check_evidence(evidence, "evidence")  # which level gates (harness.checks.evidence)
 
     @property
     def card_id(self) -> str:
@@ -237,7 +241,9 @@ class AuditCheck:
             reason = "the bootstrap is off or undefined for it"
         elif reason is None and self._no_data is not None:
             reason = self._no_data()
-        return self._gate(found.label, found.value, found.interval, threshold_name, value, which, reason)
+        confirmation = getattr(summary, "confirmation", None)  # an evaluator's; a panel has none
+        return self._gate(found.label, found.value, found.interval, threshold_name, value, which, reason,
+                          confirmed_of=(confirmation, name, key))  # fmt: skip
 
     def _threshold_value(self, name: str) -> float:
         """The threshold's value; fails for an unknown name, skips for an undeclared known one."""
@@ -271,6 +277,7 @@ class AuditCheck:
         bound: Bound,
         reason: str | None,
         interval_kind: str | None = None,
+        confirmed_of: tuple[FamilyConfirmation | None, str, str | None] | None = None,
     ) -> Outcome:
         """Check, attach ``reason`` when nothing could be tested, record, then assert."""
         __tracebackhide__ = True
@@ -290,6 +297,13 @@ class AuditCheck:
         )
         if outcome["tested"] is None and reason:
             outcome["reason"] = reason
+        confirmation, name, key = confirmed_of or (None, None, None)
+        confirmed = confirmed_level(op, value, confirmation, name, key)
+        outcome["descriptive"] = "holds" if outcome["passed"] else "fails"
+        outcome["confirmed"] = confirmed
+        outcome["evidence"] = self.evidence
+        if outcome["tested"] is not None:  # not measured fails under either evidence
+            outcome["passed"] = gated_pass(self.evidence, bool(outcome["passed"]), confirmed)
         if interval_kind:  # not a prompt bootstrap: no prompt-block count
             outcome["interval_kind"] = interval_kind
         elif outcome["interval"] is not None and self._blocks is not None:

@@ -127,6 +127,13 @@ def rule(outcome: Mapping[str, object], *, evaluator: bool = True) -> str:
 
 
 def rule_with_card(outcome: Mapping[str, object]) -> str:
-    """:func:`rule` followed by ``[card <id>]`` when the check names a card (one line)."""
+    """:func:`rule` followed by ``[card <id>]`` when the check names a card (one line); a check
+    gated on confirmed evidence also says what the confirmed level found."""
+    from harness.checks.evidence import confirmed_words
+
     card = outcome.get("card_id")
-    return rule(outcome) + (f" [card {card}]" if card else "")
+    confirmed = outcome.get("confirmed")
+    tier = ""
+    if outcome.get("evidence") == "confirmed" and isinstance(confirmed, dict):
+        tier = f" (gated on confirmed evidence; {confirmed_words(confirmed)})"
+    return rule(outcome) + tier + (f" [card {card}]" if card else "")

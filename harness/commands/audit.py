@@ -58,6 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gate", action="store_true", help="exit 1 when an audit assertion fails (release gating)"
     )
     parser.add_argument(
+        "--evidence", choices=("descriptive", "confirmed"), default=None,
+        help="which evidence gates a check: descriptive (the point estimate, as the study "
+        "reports; default) or confirmed (an interval at the family-wise level beyond the "
+        "threshold); docs/release-gate.md, 'Evidence'",
+    )
+    parser.add_argument(
         "--baseline", metavar="PATH", type=argtypes.input_path,
         help="gate against a previous release too (pytest --audit-baseline; docs/release-gate.md)",
     )
@@ -163,23 +169,32 @@ def _audit(args: argparse.Namespace) -> int:
         print("t3d-audit audit: no report was written by this run, so there is no verdict: gate FAIL")
         return 1
     partial = _partial_report(args, started) if where else None
+    undecided = _undecided(args, started) if where else 0  # the summary printed both evidence levels
+    on = f" on {args.evidence} evidence" if getattr(args, "evidence", None) else ""
     if code not in (_PASSED, _FAILED):
         print(f"t3d-audit audit: the audit did not complete (pytest exit code {code})")
         return code
     if args.save_baseline:  # whatever the verdict: the next release is compared with this one
         _save_baseline(args, started, partial)
     if code == _PASSED and partial:
-        print(f"t3d-audit audit: verdict PASS for the checks this run selected only: {partial}" + where)
+        print(f"t3d-audit audit: verdict PASS{on} for the checks this run selected only: {partial}" + where)
         if args.gate:
             print("t3d-audit audit: a partial audit cannot pass a gate: gate FAIL")
             return 1
+    elif code == _PASSED and undecided and getattr(args, "evidence", None) == "confirmed":
+        print(f"t3d-audit audit: verdict PASS on confirmed evidence, but {undecided} interval checks were not "
+              "confirmable at this run's prompt count, so they could not fail" + where)
+        if args.gate:
+            print("t3d-audit audit: a gate on confirmed evidence needs every interval check decidable: gate FAIL "
+                  "(audit more prompts, or gate on descriptive evidence)")
+            return 1
     elif code == _PASSED:
-        print("t3d-audit audit: verdict PASS (every audit assertion held)" + where)
+        print(f"t3d-audit audit: verdict PASS{on} (every audit assertion held)" + where)
     else:
         note = _expected_note(args)
         if note:  # before the verdict, which stays the last line
             print(f"t3d-audit audit: {note}")
-        print("t3d-audit audit: verdict FAIL (audit assertions failed)" + where)
+        print(f"t3d-audit audit: verdict FAIL{on} (audit assertions failed)" + where)
         if args.gate:
             return 1
     return 0
@@ -234,6 +249,24 @@ def _partial_report(args: argparse.Namespace, started: float) -> str | None:
     how = f"it selected part of the suite ({doc['selection']})" if doc.get("selection") else "part of the suite ran"
     lacking = f", {missing} collected audit tests have no result" if missing else ""
     return f"{how}, {ran} audit test results{lacking}; the report is marked partial"
+
+
+def _undecided(args: argparse.Namespace, started: float) -> int:
+    """How many interval checks of this run's report the confirmed level could not decide for
+    want of prompts (0 when its ``results.json`` cannot be read)."""
+    import json
+
+    from harness.core.errors import AuditError
+
+    try:
+        doc = json.loads((latest_report(reports_dir(args.report_dir), started) / "results.json").read_text())
+        checks = [c for r in doc.get("results") or () for c in r.get("checks") or () if isinstance(c, dict)]
+    except (AuditError, OSError, ValueError, AttributeError, TypeError):
+        return 0
+    from harness.checks.evidence import NOT_CONFIRMABLE
+
+    return sum(isinstance(c.get("confirmed"), dict) and "interval" in c["confirmed"]
+               and c["confirmed"].get("status") == NOT_CONFIRMABLE for c in checks)  # fmt: skip
 
 
 def _report_of_run(args: argparse.Namespace, started: float) -> str:

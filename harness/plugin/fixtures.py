@@ -220,6 +220,7 @@ def audit_check(
         no_data=no_data,
         blocks=lambda: len(audit_session.inputs.scene_set.prompt_ids),
         absent=lambda name, key: _absent_reason(audit_session.inputs, name, key),
+        evidence=audit_session.options.evidence,
     )
 
 

@@ -225,6 +225,11 @@ class ControllerSink:
         measured = _sum_facts(self.worker_facts)
         if measured:
             terminalreporter.write_line(measured_line(measured))
+        checks = [c for r in self.results.values() for c in r.get("checks") or () if isinstance(c, dict)]
+        if checks:
+            from harness.checks.evidence import evidence_summary
+
+            terminalreporter.write_line(evidence_summary(checks))
         if self.kept:
             terminalreporter.write_line(
                 f"partial run: {self.kept} results kept from the earlier report of this run id"

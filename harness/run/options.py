@@ -48,6 +48,7 @@ class AuditOptions:
     store_fill: str = "none"  # none: only read the store; local: compute what is missing here
     view_policy: str = "single"  # harness.protocol.view_policies.VIEW_POLICIES
     human: HumanInput | None = None  # --audit-human (with its scale and dimension)
+    evidence: str = "descriptive"  # which evidence level gates a check (harness.checks.evidence)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,11 @@ OPTIONS: dict[str, OptionSpec] = {
     ),
     "audit_human_dimension": OptionSpec(
         "the rating dimension of --audit-human to use (default: overall, or the only one)"
+    ),
+    "audit_evidence": OptionSpec(
+        "which evidence gates a check: descriptive (its point estimate against the threshold, as "
+        "the study reports; default) or confirmed (its interval at the evaluator's family-wise "
+        "level is beyond the threshold; docs/release-gate.md, 'Evidence')"
     ),
     "audit_allow_empty": OptionSpec(
         "let a run pass in which no audit check reached an assertion (default: such a run fails)",
@@ -381,8 +387,15 @@ def build_options(config: pytest.Config) -> AuditOptions:
             f"--audit-view-policy must be one of {', '.join(VIEW_POLICIES)}, got {view_policy!r}"
         )
     human = _human(path_of("audit_human"), value_of("audit_human_scale"), value_of("audit_human_dimension"))
+    from harness.checks.evidence import DEFAULT_EVIDENCE, check_evidence
+
+    try:
+        evidence = check_evidence(str(value_of("audit_evidence") or DEFAULT_EVIDENCE).strip())
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     return AuditOptions(
         human=human,
+        evidence=evidence,
         profile=profile,
         profile_file=profile_file,
         evaluators=evaluators,

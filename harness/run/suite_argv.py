@@ -29,6 +29,7 @@ class SuiteRun:
     baseline: str | Path | None = None
     profile_file: str | Path | None = None
     pytest_args: tuple[str, ...] = ()
+    evidence: str | None = None  # None: the project's setting, else descriptive
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SuiteRun:
@@ -37,7 +38,7 @@ class SuiteRun:
                    report_dir=args.report_dir, cache_dir=args.cache_dir,
                    view_policy=getattr(args, "view_policy", "single"), gate=bool(args.gate),
                    baseline=getattr(args, "baseline", None), profile_file=getattr(args, "profile_file", None),
-                   pytest_args=tuple(args.pytest_args or ()))  # fmt: skip
+                   pytest_args=tuple(args.pytest_args or ()), evidence=getattr(args, "evidence", None))  # fmt: skip
 
 
 def suite_args() -> list[str]:
@@ -75,6 +76,8 @@ def pytest_argv(run: SuiteRun) -> list[str]:
         argv += [f"--audit-view-policy={run.view_policy}"]
     if run.gate:
         argv += ["--audit-gate"]
+    if run.evidence:
+        argv += [f"--audit-evidence={run.evidence}"]
     if run.baseline:
         argv += [f"--audit-baseline={run.baseline}"]
     extra = list(run.pytest_args)

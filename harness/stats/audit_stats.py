@@ -17,6 +17,7 @@ from harness.core.errors import AuditError, RecordsError
 from harness.core.numbers import finite_or_none
 from harness.stats import bootstrap as bs
 from harness.stats import engine, estimators
+from harness.stats.confirmation import FamilyConfirmation, family_confirmation
 from harness.stats.envelopes import (
     SIGN_CROSSING,
     STRICT,
@@ -115,6 +116,7 @@ class EvaluatorAudit:
     blocks: Mapping[str, BlockStats] = field(default_factory=dict)
     registered: Mapping[str, float | Mapping[str, float]] = field(default_factory=dict)
     registered_ci: Mapping[str, CI | Mapping[str, CI]] = field(default_factory=dict)
+    confirmation: FamilyConfirmation | None = None  # the confirmed tier's intervals (bootstrap on)
 
     @property
     def template_rho(self) -> float:
@@ -241,6 +243,7 @@ def _evaluator_summary(ev: EvaluatorAudit, with_intervals: bool) -> EvaluatorSum
         blocks=MappingProxyType({b: _block_summary(st) for b, st in ev.blocks.items()}),
         registered=as_registered(ev.registered),
         registered_intervals=registered_intervals,
+        confirmation=ev.confirmation if with_intervals else None,
     )
 
 
@@ -435,6 +438,12 @@ def _evaluator_audit(
             effects = slot_effects(means, template_slots)
 
     registered, registered_ci = _computed_statistics(t, weights)
+    confirmation = None
+    if weights is not None:  # the gated interval estimates, read at the family-wise level
+        members = [(m.RHO, f, spread.rho_draws[:, i]) for i, f in enumerate(factor_names)]
+        members += [(m.PEAK_RHO, None, spread.peak_draws)] if factor_names else []
+        members += [(m.DISCRIMINATION, name, discrimination[name].draws) for name in t.probes]
+        confirmation = family_confirmation(members, len(t.prompts))
     return EvaluatorAudit(
         evaluator=t.evaluator,
         prompt_free=t.prompt_free,
@@ -465,6 +474,7 @@ def _evaluator_audit(
         blocks=block_results,
         registered=registered,
         registered_ci=registered_ci,
+        confirmation=confirmation,
     )
 
 

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from harness.core.errors import AuditError
 from harness.core.numbers import count_or_none, finite_or_none
+from harness.stats.confirmation import FamilyConfirmation
 from harness.vocab import metrics as m
 from harness.vocab.factors import factor_names, shared_factor_names
 from harness.vocab.metrics import METRICS, PANEL_METRICS, MetricSpec
@@ -375,6 +376,9 @@ class EvaluatorSummary:
     """The 95 % bootstrap intervals of the ``registered`` statistics, from the metric engine's
     draws (:mod:`harness.stats.engine`): name → interval, or key → interval for a keyed one;
     serialised beside ``rho``'s under ``intervals``."""
+    confirmation: FamilyConfirmation | None = None
+    """The confirmed tier's intervals of the gated interval estimates, read at one family-wise
+    level (:mod:`harness.stats.confirmation`); ``None`` when the bootstrap is off."""
 
     def __repr__(self) -> str:
         # short: pytest prints fixture values in a traceback, and the full field dump runs
@@ -426,12 +430,13 @@ class EvaluatorSummary:
                 {k: v for k, v in intervals.items() if k not in INTERVAL_METRICS}
                 if isinstance(intervals, Mapping) else {}
             ),
+            confirmation=FamilyConfirmation.from_entry(entry.get("confirmation")),
         )
 
     def to_entry(self) -> dict[str, object]:
         """The evaluator's ``summary.json`` entry (docs/formats.md "summary.json"), key for key
-        and in order: the inverse of :meth:`from_entry`. ``blocks``, ``registered`` and
-        ``intervals`` appear only when the summary has them."""
+        and in order: the inverse of :meth:`from_entry`. ``blocks``, ``registered``,
+        ``intervals`` and ``confirmation`` appear only when the summary has them."""
         env = self.envelopes
         entry: dict[str, object] = {
             m.DISPERSION: dict(self.dispersion),
@@ -469,6 +474,8 @@ class EvaluatorSummary:
                 name: {k: _pair(ci) for k, ci in v.items()} if isinstance(v, Mapping) else _pair(v)
                 for name, v in self.registered_intervals.items()
             }
+        if self.confirmation is not None:
+            entry["confirmation"] = self.confirmation.to_entry()
         return entry
 
     def interval(self, name: str, key: str | None = None) -> Interval | None:

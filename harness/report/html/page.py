@@ -100,8 +100,14 @@ def _verdict(data: ReportData) -> str:
                 f'{"✗ FAIL" if failing else "✓ PASS"}</span> '
                 + e(headline_text({ev: [str(r.get("outcome")) for r in by_ev[ev]] for ev in by_ev})) + "</p>")
     complete = data.results.get("complete")
-    note = "" if complete is not False else (
-        '<p class="warn">⚠ Partial report: missing ' + e(", ".join(data.results.get("missing", [])[:10])) + "</p>")
+    missing = data.results.get("missing") or []
+    why = f"missing {', '.join(missing[:10])}" if missing else f"the run ran {data.results.get('selection')}"
+    note = "" if complete is not False else '<p class="warn">⚠ Partial report: ' + e(why) + "</p>"
+    checks = [c for r in data.results.get("results") or () for c in r.get("checks") or () if isinstance(c, dict)]
+    if checks:
+        from harness.checks.evidence import evidence_summary
+
+        note += '<p class="evidence">' + e(evidence_summary(checks)) + "</p>"
     note += _looser_html(data)
     return (
         '<section id="verdict"><h2>Failing checks by evaluator</h2>' + headline + note

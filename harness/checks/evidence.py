@@ -1,0 +1,98 @@
+"""Two evidence levels for every check, and which one gates.
+
+*Descriptive*: the point estimate against the threshold, as the study reports it.
+*Confirmed*: the check's interval at the evaluator's family-wise level
+(:mod:`harness.stats.confirmation`) lies wholly beyond the threshold (``fails``) or wholly
+within it (``holds``); straddling it is ``inconclusive``; below the minimum prompt blocks of
+that level, or without an interval in the family, it is ``not confirmable`` with the reason.
+
+``--audit-evidence`` (``t3d-audit audit --evidence``) chooses which level gates: under
+``descriptive`` (the default) a check fails when its point estimate is beyond the threshold;
+under ``confirmed`` only when the confirmed level says ``fails``. Both levels are recorded in
+every outcome either way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from harness.stats.confirmation import FamilyConfirmation
+
+Evidence = Literal["descriptive", "confirmed"]
+EVIDENCE_LEVELS: tuple[str, ...] = ("descriptive", "confirmed")
+DEFAULT_EVIDENCE: Evidence = "descriptive"
+
+FAILS, HOLDS, INCONCLUSIVE, NOT_CONFIRMABLE = "fails", "holds", "inconclusive", "not confirmable"
+
+
+def check_evidence(value: object, where: str = "--audit-evidence") -> Evidence:
+    """``value`` as an :data:`Evidence`, or ``ValueError`` naming the choices."""
+    if value not in EVIDENCE_LEVELS:
+        raise ValueError(f"{where} must be one of {', '.join(EVIDENCE_LEVELS)}, got {value!r}")
+    return "confirmed" if value == "confirmed" else "descriptive"
+
+
+def confirmed_level(op: str, threshold: float, confirmation: FamilyConfirmation | None,
+                    metric: str | None, key: str | None) -> dict[str, object]:  # fmt: skip
+    """The confirmed level of one check: ``status`` (fails, holds, inconclusive, not
+    confirmable), and where known the ``interval``, its ``level`` and the ``family`` size; a
+    ``reason`` when not confirmable. ``op``: ``"<="`` or ``">="``."""
+    found = None if confirmation is None or metric is None else confirmation.interval(metric, key)
+    if found is None:
+        return {"status": NOT_CONFIRMABLE, "reason": "no interval of this check in the confirmation family"}
+    lo, hi = found
+    out: dict[str, object] = {
+        "interval": [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None],
+        "level": confirmation.level, "family": confirmation.family,
+    }  # fmt: skip
+    if not confirmation.confirmable:
+        return {"status": NOT_CONFIRMABLE, "reason": confirmation.reason, **out}
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return {"status": INCONCLUSIVE, **out}
+    if op == "<=":
+        status = FAILS if lo > threshold else HOLDS if hi <= threshold else INCONCLUSIVE
+    else:
+        status = FAILS if hi < threshold else HOLDS if lo >= threshold else INCONCLUSIVE
+    return {"status": status, **out}
+
+
+def gated_pass(evidence: str, descriptive_passed: bool, confirmed: dict[str, object]) -> bool:
+    """Whether the check passes the gate under ``evidence``."""
+    if evidence == "confirmed":
+        return confirmed.get("status") != FAILS
+    return descriptive_passed
+
+
+def confirmed_words(confirmed: dict[str, object]) -> str:
+    """The confirmed level in a few words, for a check's line (``confirmed: fails, 99.2 %
+    interval of 13 [1.20, 3.40]``)."""
+    status = str(confirmed.get("status", NOT_CONFIRMABLE))
+    if status == NOT_CONFIRMABLE:
+        return f"confirmed: {confirmed.get('reason') or status}"
+    lo, hi = (confirmed.get("interval") or [None, None])[:2]
+    level, family = confirmed.get("level"), confirmed.get("family")
+
+    def num(v: object) -> str:
+        return "-" if not isinstance(v, int | float) else f"{v:.3g}"
+
+    return (f"confirmed: {status}, {100 * float(level):.1f} % interval of a family of {family} "
+            f"[{num(lo)}, {num(hi)}]")  # fmt: skip
+
+
+def evidence_summary(checks: Sequence[Mapping[str, object]]) -> str:
+    """Both evidence levels over a run's check outcomes in one line: which level gated, how
+    many checks fail on descriptive evidence and how many of those the confirmed level
+    confirms, and how many checks the confirmed level cannot decide (with the first reason)."""
+    gated = "/".join(sorted({str(c.get("evidence", DEFAULT_EVIDENCE)) for c in checks}))
+    levels = [c.get("confirmed") if isinstance(c.get("confirmed"), Mapping) else {} for c in checks]
+    failing = [lv for c, lv in zip(checks, levels, strict=True) if c.get("descriptive") == FAILS]
+    confirmed = sum(lv.get("status") == FAILS for lv in failing)
+    in_family = [lv for lv in levels if "interval" in lv]
+    undecided = [lv for lv in in_family if lv.get("status") == NOT_CONFIRMABLE]
+    why = f" ({undecided[0].get('reason')})" if undecided else ""
+    return (f"evidence: {gated} gated the checks; {len(failing)} of {len(checks)} fail on descriptive evidence, "
+            f"{confirmed} of them confirmed; {len(in_family)} checks have a confirmation interval"
+            + (f", {len(undecided)} of them not confirmable{why}" if undecided else ""))
