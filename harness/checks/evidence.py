@@ -18,6 +18,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
+from harness.core.numbers import finite_or_none
+
 if TYPE_CHECKING:
     from harness.stats.confirmation import FamilyConfirmation
 
@@ -45,7 +47,7 @@ def confirmed_level(op: str, threshold: float, confirmation: FamilyConfirmation 
         return {"status": NOT_CONFIRMABLE, "reason": "no interval of this check in the confirmation family"}
     lo, hi = found
     out: dict[str, object] = {
-        "interval": [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None],
+        "interval": [finite_or_none(lo), finite_or_none(hi)],
         "level": confirmation.level, "family": confirmation.family,
     }  # fmt: skip
     if not confirmation.confirmable:
