@@ -136,3 +136,13 @@ def test_an_audit_records_both_levels_and_gates_on_the_one_chosen(pytester):
     bad = run_audit(pytester, "b", "-n", "0", "--audit-evidence=strict")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--audit-evidence must be one of descriptive, confirmed*"])
+
+
+def test_the_card_carries_the_confirmed_level_and_validates():
+    from tests._card_inputs import card_of_stats, stats_entry
+
+    entry = stats_entry() | {"confirmation": _family(12, (1.2, 3.0)).to_entry()}
+    card = card_of_stats(entry, {"peak_rho_max": 1.0})  # validated against the schema there
+    found = card["score_uncertainty"]["confirmation"]
+    assert found["intervals"]["rho"]["pitch"] == [1.2, 3.0] and found["confirmable"] is True
+    assert "confirmation" not in card_of_stats(stats_entry(), {"peak_rho_max": 1.0})["score_uncertainty"]

@@ -338,6 +338,8 @@ def build_card(
             **_small_sample(scenes.get("n_prompts")),
             # a card of an evaluator that produced nothing says so instead of looking unmeasured
             "records_status": "no_successful_records" if s.failed_share == 1.0 else "ok",
+            # the confirmed evidence level's family-wise intervals (with the bootstrap on)
+            **({"confirmation": s.confirmation.to_entry()} if s.confirmation is not None else {}),
         },
         "rank_stability": {
             m.KENDALL_W: _number_map(s.kendall_w),
