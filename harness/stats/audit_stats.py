@@ -243,7 +243,7 @@ def _evaluator_summary(ev: EvaluatorAudit, with_intervals: bool) -> EvaluatorSum
         blocks=MappingProxyType({b: _block_summary(st) for b, st in ev.blocks.items()}),
         registered=as_registered(ev.registered),
         registered_intervals=registered_intervals,
-        confirmation=ev.confirmation if with_intervals else None,
+        confirmation=ev.confirmation,  # summary.json carries the confirmed level (the cards read it)
     )
 
 
