@@ -122,8 +122,9 @@ def table01(result: AuditResult) -> Table:
         ("Does the point-estimate winner change?", f"{counts.descriptive}/{n}",
          "Across tested factor levels, without claiming a confirmed reversal."),
         ("Is an opposite pairwise ordering confirmed after search?",
-         f"{counts.simultaneous}/{n}" if boot else DASH,
-         f"Simultaneous band over {result.band.contrasts:,} contrasts "
+         f"{counts.simultaneous}/{n}" if boot and not result.reversals.reason else DASH,
+         (f"{result.reversals.reason.capitalize()}: descriptive only. " if result.reversals.reason else "")
+         + f"Simultaneous band over {result.band.contrasts:,} contrasts "
          f"(q95 = {num(result.band.q95, 3)}); pointwise: {counts.pointwise}/{n}."),
         ("Which pairwise orders survive all tested protocols?",
          f"{min(strict)}–{max(strict)}/{n_pairs}" if strict else DASH,
@@ -211,7 +212,8 @@ def table04(result: AuditResult) -> Table:
                   "Simultaneous 95%", "Confirmed"), tuple(rows),
                  "One instance per evaluator (the most separated) with opposite pointwise "
                  "intervals at two levels of one factor; confirmed when both simultaneous "
-                 "intervals also exclude zero in opposite directions.")
+                 "intervals also exclude zero in opposite directions."
+                 + (f" None listed: {result.reversals.reason}." if result.reversals.reason else ""))
 
 
 def table08(result: AuditResult) -> Table | None:

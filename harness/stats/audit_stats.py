@@ -28,7 +28,7 @@ from harness.stats.envelopes import (
 )
 from harness.stats.family import build_family
 from harness.stats.interactions import CI, NAN_CI, BlockStats, block_stats
-from harness.stats.intervals import interval, percentile_bounds
+from harness.stats.intervals import block_bounds, interval
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
 from harness.stats.logo import logo_peak_rho
 from harness.stats.probe_stats import ProbeOutcome, content_accuracy, pair_credit, probe_outcome
@@ -86,7 +86,8 @@ class TopGap:
 @dataclass(frozen=True)
 class EvaluatorAudit:
     """All per-evaluator statistics. Fractions, ratios or score units as named; intervals are
-    pointwise 95 % prompt-bootstrap percentile intervals (NaN when the bootstrap is off)."""
+    pointwise 95 % prompt-bootstrap intervals read by the interval policy over the run's
+    prompts (:func:`harness.stats.intervals.interval`; NaN when the bootstrap is off)."""
 
     evaluator: str
     prompt_free: bool
@@ -373,8 +374,9 @@ def _descriptive_only(alignment: list[EvaluatorScores]) -> ReversalSearch:
     return ReversalSearch(desc, off, dict(off), ())
 
 
-def _ci(draws: np.ndarray | None) -> CI:
-    return interval(draws).as_tuple() if draws is not None else NAN_CI
+def _ci(draws: np.ndarray | None, n_blocks: int) -> CI:
+    """The policy's interval of ``draws`` over ``n_blocks`` resampled prompts."""
+    return interval(draws, n_blocks=n_blocks).as_tuple() if draws is not None else NAN_CI
 
 
 def _evaluator_audit(
@@ -393,14 +395,15 @@ def _evaluator_audit(
     disp_ci: dict[str, CI] = dict.fromkeys(factor_names, NAN_CI)
     rho_ci: dict[str, CI] = dict.fromkeys(factor_names, NAN_CI)
     peak_ci = NAN_CI
+    n_blocks = len(t.prompts)
     if weights is not None and factor_names:
         r_draws, d_draws = engine.factor_draws(t, weights)
         for i, f in enumerate(factor_names):
-            disp_ci[f] = _ci(d_draws[:, i])
-            rho_ci[f] = _ci(r_draws[:, i])
+            disp_ci[f] = _ci(d_draws[:, i], n_blocks)
+            rho_ci[f] = _ci(r_draws[:, i], n_blocks)
         from harness.stats._nan import nanmax
 
-        peak_ci = _ci(nanmax(r_draws, axis=1))
+        peak_ci = _ci(nanmax(r_draws, axis=1), n_blocks)
 
     rank = {
         f: rank_stability(generator_means(t.factors[f].scores))
@@ -425,7 +428,7 @@ def _evaluator_audit(
                 ]
             )
             draws = bs.scene_mean_draws(parts, weights)
-            ci = {k: _ci(draws[:, i]) for i, k in enumerate(("strict_drop", "tie", "rise", "discrimination"))}
+            ci = {k: _ci(draws[:, i], n_blocks) for i, k in enumerate(("strict_drop", "tie", "rise", "discrimination"))}
         probes[name] = ProbeStats(outcome, ci)
 
     _ids, shared = t.shared_protocols()
@@ -525,9 +528,9 @@ def _computed_statistics(
     for spec in specs:
         mine = [e for e in estimates if e.kind == spec.name]
         if spec.key is None:
-            cis[spec.name] = _ci(mine[0].draws) if mine else NAN_CI
+            cis[spec.name] = _ci(mine[0].draws, len(t.prompts)) if mine else NAN_CI
         else:
-            cis[spec.name] = {str(e.subject): _ci(e.draws) for e in mine}
+            cis[spec.name] = {str(e.subject): _ci(e.draws, len(t.prompts)) for e in mine}
     return out, cis
 
 
@@ -559,10 +562,11 @@ def _baseline_gap(
     gap = float(means[a] - means[b])
     if weights is None:
         return TopGap(t.generators[a], t.generators[b], gap, NAN_CI), None
-    top = TopGap(t.generators[a], t.generators[b], gap, _ci(bs.paired_gap(t.baseline, a, b, weights)))
+    n_blocks = len(t.prompts)
+    top = TopGap(t.generators[a], t.generators[b], gap, _ci(bs.paired_gap(t.baseline, a, b, weights), n_blocks))
     pairs = generator_pairs(len(t.generators))
     d = np.stack([t.baseline[m] - t.baseline[n] for m, n in pairs], axis=1)  # (P, pairs)
-    lo, hi = percentile_bounds(bs.prompt_mean_draws(d, weights))
+    lo, hi = block_bounds(bs.prompt_mean_draws(d, weights), n_blocks)
     return top, int(((lo > 0) | (hi < 0)).sum())
 
 
