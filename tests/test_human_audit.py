@@ -79,10 +79,17 @@ def test_best_configuration_selects_on_one_half_and_confirms_on_the_other():
     assert best["configuration"] == "x=1" and best["confirmed"] is False  # one held-out prompt
     assert best["confirmation_pearson"] == pytest.approx(1.0)
     assert best["c0_confirmation_pearson"] == pytest.approx(0.8)
-    # four prompts alike: the held-out half (2 prompts) confirms by an interval above 0
+    # four prompts alike: the held-out half (2 prompts) has its interval above 0, but 2 prompts
+    # are below the interval policy's minimum: not confirmable
     four = hp.best_configuration(np.tile(scores, 2), np.tile(human, 2), [p + s for s in "12" for p in prompts],
                                  ["baseline", "x=1"], "baseline", 42)
-    assert four["confirmed"] is True and four["confirmation_gain_ci"] == [pytest.approx(0.2), pytest.approx(0.2)]
+    assert four["confirmed"] is False and four["confirmation_gain_ci"] == [pytest.approx(0.2), pytest.approx(0.2)]
+    assert four["reason"] == "not confirmable: 2 held-out prompts (needs 6)"
+    # twelve prompts alike: the held-out half (6 prompts) confirms by an interval above 0
+    twelve = hp.best_configuration(np.tile(scores, 6), np.tile(human, 6), [p + s for s in "123456" for p in prompts],
+                                   ["baseline", "x=1"], "baseline", 42)
+    assert twelve["confirmed"] is True and twelve["confirmation_gain_ci"] == [pytest.approx(0.2), pytest.approx(0.2)]
+    assert twelve["reason"] is None
     assert set(best["split"]["selection"]) | set(best["split"]["confirmation"]) == {"a", "b"}
     tie = hp.best_configuration(np.vstack([c0, c0]), human, prompts, ["a=1", "baseline"], "baseline", 42)
     assert tie["configuration"] == "baseline" and tie["confirmed"] is False  # a tie keeps c0
