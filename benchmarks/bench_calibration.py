@@ -23,10 +23,9 @@ the smoke (2) and default (6) prompt counts: the human best configuration (nothi
 better than c0; 12 prompts too: 6 held out), the concordance's disagreements (no preset
 reverses any pair; family-wise: a run with any confirmed disagreement counts once) and the
 human stability check at its own boundary (every level's true drop exactly 0.1,
-``max_human_agreement_drop``; 1, 5 and 20 levels): each under the harness's policy (``now``)
-and under ``IntervalPolicy(study_method="percentile", refuse_below_min_blocks=False)``, the
-plain percentile with no minimum (the factor band then keeps its √(P/(P − 1)) widening: the
-stability check exactly as it was before the study method).
+``max_human_agreement_drop``; 1, 5 and 20 levels): each under the harness's policy (``study
+method``) and under ``IntervalPolicy(study_method="percentile", refuse_below_min_blocks=False)``,
+the plain percentile with no minimum (its factor band widened by √(P/(P − 1)))).
 
 ``--workers N`` spreads the cells over N processes; every cell has its own seed, so the table
 does not depend on N. Runtime on a 2-core CPU: ``--quick`` about 80 s; the full table (1,000
@@ -219,7 +218,7 @@ def _coverage_cell(task: tuple[bool, int, Sizes, int]) -> dict[tuple[str, str], 
 
 
 def _null_cell(task: tuple[str, int, int, bool, Sizes, int]) -> tuple[int, int]:
-    """(false confirmations now, under the plain percentile policy) of one null row."""
+    """(false confirmations under the study method, under the plain percentile policy) of one null row."""
     kind, n, levels, skewed, sizes, seed = task
 
     def run(policy: IntervalPolicy) -> int:
@@ -271,11 +270,11 @@ def main(argv: list[str] | None = None) -> int:
         tasks = [(kind, n, lv, skewed, sizes, args.seed + 31 * n + skewed)
                  for kind, n, lv in rows for skewed in (False, True)]
         print(f"\n## False confirmations ({sizes.null_reps} nulls each, Wilson 95 %)")
-        print("| confirmation | variant | P | now | plain percentile, no minimum |")
+        print("| confirmation | variant | P | study method | plain percentile, no minimum |")
         print("|---|---|---|---|---|")
-        for (kind, n, lv, skewed, _s, _seed), (now, before) in zip(tasks, mapper(_null_cell, tasks), strict=True):
+        for (kind, n, lv, skewed, _s, _seed), (study, plain) in zip(tasks, mapper(_null_cell, tasks), strict=True):
             print(f"| {NULL_LABELS[kind].format(levels=lv)} | {'skewed' if skewed else 'symmetric'} | {n} | "
-                  f"{_rate(now, sizes.null_reps)} | {_rate(before, sizes.null_reps)} |", flush=True)
+                  f"{_rate(study, sizes.null_reps)} | {_rate(plain, sizes.null_reps)} |", flush=True)
     if pool is not None:
         pool.shutdown()
     print(f"\nwall {time.perf_counter() - started:.0f} s")

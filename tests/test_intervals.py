@@ -234,3 +234,37 @@ def test_no_module_but_the_interval_module_reads_a_quantile():
     assert hits == []
     stale = [m for m in NOT_INTERVALS if not (HARNESS.parent / m).exists() or not _quantile_calls(HARNESS.parent / m)]
     assert stale == []
+
+
+def _unpoliced_calls(path: Path) -> list[str]:
+    """Calls, by a name imported from ``harness.stats.intervals``, of ``interval`` without
+    ``n_blocks`` or of the raw percentile primitives."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {a.asname or a.name: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+             and n.module == "harness.stats.intervals" for a in n.names}
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names):
+            continue
+        real = names[node.func.id]
+        blocks = any(k.arg == "n_blocks" for k in node.keywords)
+        if real in ("percentile_bounds", "percentile_columns") or (real == "interval" and not blocks):
+            found.append(f"{path.relative_to(HARNESS.parent)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
+def test_every_prompt_block_interval_in_the_harness_knows_its_blocks(tmp_path):
+    """The policy reads an interval by its P prompt blocks: a call that does not pass them would
+    silently read a plain percentile (the scan is shown to find one first)."""
+    planted = tmp_path / "x.py"
+    planted.write_text("from harness.stats.intervals import interval as iv, percentile_bounds\n"
+                       "a = iv(d)\nb = iv(d, n_blocks=6)\nc = percentile_bounds(d)\n", encoding="utf-8")
+    global HARNESS
+    saved, HARNESS = HARNESS, tmp_path / "harness"
+    try:
+        assert len(_unpoliced_calls(planted)) == 2
+    finally:
+        HARNESS = saved
+    hits = [hit for p in sorted(HARNESS.rglob("*.py")) if p != HARNESS / "stats" / "intervals.py"
+            for hit in _unpoliced_calls(p)]
+    assert hits == []
