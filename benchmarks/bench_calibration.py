@@ -28,8 +28,8 @@ method``) and under ``IntervalPolicy(study_method="percentile", refuse_below_min
 the plain percentile with no minimum (its factor band widened by √(P/(P − 1)))).
 
 ``--workers N`` spreads the cells over N processes; every cell has its own seed, so the table
-does not depend on N. Runtime on a 2-core CPU: ``--quick`` about 80 s; the full table (1,000
-replications, B = 2,000) about an hour with ``--workers 2``.
+does not depend on N. Runtime on a 2-core CPU: ``--quick`` about 50 s; the full table (1,000
+replications, B = 2,000) about 20 minutes with ``--workers 2``.
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ NULL_LABELS = {"best": "best configuration (c0 + 5 alike; half held out)",
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer replications and draws (about 2 minutes)")
+    ap.add_argument("--quick", action="store_true", help="fewer replications and draws (about a minute)")
     ap.add_argument("--prompts", default="2,6,20,50", help="prompt counts of the coverage table")
     ap.add_argument("--only", choices=("coverage", "confirmations"), default=None)
     ap.add_argument("--workers", type=int, default=1, help="processes (cells are seeded alike at any count)")
