@@ -14,4 +14,5 @@ def test_rho(audit_evaluator, audit_factor, audit_summary, audit_check):
 
 def test_peak_rho_lower_bound(audit_evaluator, audit_summary, audit_check):
     # fragility confirmed beyond prompt-sampling noise: the bootstrap lower bound exceeds the bound
+    # (from 6 prompts on; with fewer the check skips, not confirmable)
     audit_check.metric(audit_summary, "peak_rho", bound=Bound.LOWER)

@@ -6,7 +6,9 @@ r, the unit of the raters' noise ceiling. ``min_human_agreement`` bounds it at c
 ``max_human_agreement_drop`` bounds, per factor, the largest drop from c0 over the factor's
 levels (each level against c0 on the items both cover) — tested on the lower bound of an
 interval simultaneous over the factor's levels, so only a drop the prompts confirm fails, and a
-factor with hundreds of levels is not hundreds of chances to fail by noise.
+factor with hundreds of levels is not hundreds of chances to fail by noise. With fewer prompts
+than the interval policy's minimum (6) the bound confirms nothing and the check skips, "not
+confirmable".
 Without human data both checks are skipped as not applicable.
 """
 

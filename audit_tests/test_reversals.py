@@ -2,7 +2,8 @@
 
 A reversal: two levels of one factor with distinct unique winners whose pair intervals exclude
 zero in opposite directions. The simultaneous band covers every (evaluator, generator pair,
-protocol) contrast, so this test looks at all selected evaluators together.
+protocol) contrast, so this test looks at all selected evaluators together. With fewer than 6
+prompts no reversal is confirmed (the count is 0; the report says "not confirmable").
 """
 
 

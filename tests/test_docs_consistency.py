@@ -24,6 +24,8 @@ PLACEHOLDER_IDS = {
     "clip-v2",
     "planted-offgrid",  # docs/search.md: the search's known answer, outside the registry
     "planted-jitter",  # docs/evaluators.md: the repeatability check's known answer, outside the registry
+    "planted-boundary",  # docs/intervals.md: the interval policy's known answers, outside the registry
+    "planted-noise",
 }
 
 

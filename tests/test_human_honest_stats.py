@@ -22,7 +22,12 @@ from harness.human import agreement_table as hs
 from harness.human import item_agreement as hc
 from harness.human import protocol_dependence as hp
 from harness.stats.bootstrap import prompt_weights
-from harness.stats.intervals import few_cluster_inflation, max_t_band
+from harness.stats.intervals import (
+    DEFAULT_POLICY,
+    IntervalPolicy,
+    few_cluster_inflation,
+    max_t_band,
+)
 from tests._human_data import human_data
 
 THRESHOLD = 0.1  # max_human_agreement_drop's default
@@ -107,8 +112,12 @@ def test_max_t_band_equals_a_loop_reference(seed, n_levels, n_draws, studentize,
     point = rng.normal(size=n_levels)
     draws = point + rng.normal(size=(n_draws, n_levels)) * rng.uniform(0.1, 2, n_levels)
     band = max_t_band(point, draws, studentize=studentize, clusters=clusters)
-    se, q = _naive_max_t(point, draws, 0.95, studentize)
-    q *= 1.0 if clusters is None else np.sqrt(clusters / (clusters - 1))
+    se, q = _naive_max_t(point, draws, DEFAULT_POLICY.read_level(clusters), studentize)  # the expanded level
+    plain = max_t_band(point, draws, studentize=studentize, clusters=clusters,
+                       policy=IntervalPolicy(study_method="percentile"))
+    _, q_plain = _naive_max_t(point, draws, 0.95, studentize)
+    q_plain *= 1.0 if clusters is None else np.sqrt(clusters / (clusters - 1))
+    assert abs(plain.q - q_plain) <= 1e-9
     assert np.allclose(band.se, se, atol=1e-12, rtol=0) and abs(band.q - q) <= 1e-9
     lo, hi = band.interval()
     half = q * se if studentize else q
@@ -168,9 +177,10 @@ def test_null_fails_the_stability_check_at_most_at_its_nominal_rate(n_levels, re
 @pytest.mark.parametrize(("n_levels", "reps"), [(10, 20), (50, 12), (337, 6)])
 def test_a_planted_drop_at_one_level_is_still_found(n_levels, reps):
     """One level reverses the ranking (r ≈ 0.6 → −0.6); with 6 prompts and hundreds of levels
-    the band is wide, so a drop that large is found most, not all, of the time (about 95 %)."""
+    the band (read at the expanded level for 6 prompts) is wide, so a drop that large is found
+    most, not all, of the time (90-95 % over 20-60 replications at 10, 50 and 337 levels)."""
     fails, worst = _stability_fails(n_levels, reps, planted=True, seed=7 + n_levels)
-    assert worst == reps and fails >= 0.8 * reps, fails
+    assert worst == reps and fails >= 0.7 * reps, fails
 
 
 # ------------------------------------------------------------ shared items (item 4)

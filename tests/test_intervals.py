@@ -16,6 +16,8 @@ from hypothesis.extra.numpy import arrays
 from harness.stats.intervals import (
     DEFAULT_POLICY,
     IntervalPolicy,
+    block_bounds,
+    block_columns,
     critical_value,
     expanded_level,
     interval,
@@ -74,11 +76,37 @@ def test_the_expanded_percentile_reads_at_the_expanded_level_and_knows_its_minim
 
 def test_the_policy_is_one_frozen_value():
     assert IntervalPolicy(0.95, "linear", "expanded percentile", 2000, True) == DEFAULT_POLICY
+    assert DEFAULT_POLICY.study_method == "expanded percentile" and DEFAULT_POLICY.refuse_below_min_blocks
     with pytest.raises(AttributeError):
         DEFAULT_POLICY.level = 0.9  # type: ignore[misc]
     narrower = IntervalPolicy(level=0.5)
     assert interval(np.array([1.0, 2.0, 3.0, 4.0]), policy=narrower).as_tuple() == (1.75, 3.25)
     assert IntervalPolicy(level=0.99).min_blocks() == 8  # 2**-8 <= 0.5 % < 2**-7
+
+
+def test_every_prompt_block_interval_reads_the_study_method_over_its_blocks():
+    draws = np.linspace(-1.0, 3.0, 401)
+    given = interval(draws, n_blocks=6)
+    assert given.method == "expanded percentile" and given.percentile_level == expanded_level(6)
+    assert given.as_tuple() == interval(draws, method="expanded percentile", n_blocks=6).as_tuple()
+    assert interval(draws).method == "percentile"  # no blocks named: nothing to correct for
+    np.testing.assert_array_equal(block_bounds(draws[:, None], 6)[:, 0], given.as_tuple())
+    wide = np.column_stack([draws, draws[::-1] * 2])
+    np.testing.assert_array_equal(block_columns(wide, 6), block_bounds(wide, 6))
+    assert np.isnan(block_bounds(wide, 1)).all() and block_bounds(wide, 1).shape == (2, 2)
+    plain = IntervalPolicy(study_method="percentile")
+    np.testing.assert_array_equal(block_bounds(wide, 6, policy=plain), percentile_bounds(wide))
+    assert plain.read_level(6) == 0.95 == DEFAULT_POLICY.read_level(None)
+    assert DEFAULT_POLICY.read_level(6) == expanded_level(6)
+
+
+def test_not_confirmable_below_the_minimum_and_only_there():
+    assert DEFAULT_POLICY.not_confirmable(2) == "not confirmable: 2 prompts (needs 6)"
+    assert DEFAULT_POLICY.not_confirmable(3, noun="held-out prompts") == "not confirmable: 3 held-out prompts (needs 6)"
+    assert DEFAULT_POLICY.not_confirmable(6) == ""
+    assert IntervalPolicy(refuse_below_min_blocks=False).not_confirmable(2) == ""
+    assert not interval(np.arange(5.0), n_blocks=5).confirmable
+    assert interval(np.arange(5.0), n_blocks=5, policy=IntervalPolicy(refuse_below_min_blocks=False)).confirmable
 
 
 def test_critical_value_and_the_one_width_band_by_hand():
@@ -91,11 +119,19 @@ def test_critical_value_and_the_one_width_band_by_hand():
     lo, hi = band.interval()
     np.testing.assert_array_equal(lo, [-1.0, 0.0])
     np.testing.assert_array_equal(hi, [1.0, 2.0])
-    widened = max_t_band(np.array([0.0]), np.array([[1.0], [0.0], [-1.0]]), 0.5, studentize=False, clusters=6)
+    plain = IntervalPolicy(study_method="percentile")
+    widened = max_t_band(np.array([0.0]), np.array([[1.0], [0.0], [-1.0]]), 0.5, studentize=False, clusters=6,
+                         policy=plain)
     assert widened.q == pytest.approx(math.sqrt(6 / 5))
     off = max_t_band(np.array([0.0]), np.array([[1.0], [0.0], [-1.0]]), 0.5, studentize=False, clusters=6,
-                     policy=IntervalPolicy(few_block_widening=False))
+                     policy=IntervalPolicy(study_method="percentile", few_block_widening=False))
     assert off.q == 1.0
+    # the study method reads q at the expanded level instead: |θ* − θ| = 0, 1, 2, 3 → the
+    # linear rule's virtual index 3 · level is the quantile itself
+    expanded = max_t_band(np.array([0.0]), np.array([[0.0], [1.0], [-2.0], [3.0]]), 0.5, studentize=False,
+                          clusters=6)
+    assert expanded.q == pytest.approx(3 * expanded_level(6, 0.5), abs=1e-12)
+    assert expanded_level(6, 0.5) > 0.5
 
 
 def test_an_empty_family_has_no_band():
@@ -198,3 +234,37 @@ def test_no_module_but_the_interval_module_reads_a_quantile():
     assert hits == []
     stale = [m for m in NOT_INTERVALS if not (HARNESS.parent / m).exists() or not _quantile_calls(HARNESS.parent / m)]
     assert stale == []
+
+
+def _unpoliced_calls(path: Path) -> list[str]:
+    """Calls, by a name imported from ``harness.stats.intervals``, of ``interval`` without
+    ``n_blocks`` or of the raw percentile primitives."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {a.asname or a.name: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+             and n.module == "harness.stats.intervals" for a in n.names}
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names):
+            continue
+        real = names[node.func.id]
+        blocks = any(k.arg == "n_blocks" for k in node.keywords)
+        if real in ("percentile_bounds", "percentile_columns") or (real == "interval" and not blocks):
+            found.append(f"{path.relative_to(HARNESS.parent)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
+def test_every_prompt_block_interval_in_the_harness_knows_its_blocks(tmp_path):
+    """The policy reads an interval by its P prompt blocks: a call that does not pass them would
+    silently read a plain percentile (the scan is shown to find one first)."""
+    planted = tmp_path / "x.py"
+    planted.write_text("from harness.stats.intervals import interval as iv, percentile_bounds\n"
+                       "a = iv(d)\nb = iv(d, n_blocks=6)\nc = percentile_bounds(d)\n", encoding="utf-8")
+    global HARNESS
+    saved, HARNESS = HARNESS, tmp_path / "harness"
+    try:
+        assert len(_unpoliced_calls(planted)) == 2
+    finally:
+        HARNESS = saved
+    hits = [hit for p in sorted(HARNESS.rglob("*.py")) if p != HARNESS / "stats" / "intervals.py"
+            for hit in _unpoliced_calls(p)]
+    assert hits == []

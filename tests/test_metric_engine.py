@@ -183,7 +183,7 @@ def test_the_engine_plan_lists_what_it_estimates():
 
 
 def test_the_audit_and_the_comparison_share_the_factor_draws():
-    """ρ's interval in the audit is the percentile interval of the draws ``compare`` pairs."""
+    """ρ's interval in the audit is the policy's interval (over the run's prompts) of the draws ``compare`` pairs."""
     from harness.stats.audit_stats import compute_audit
 
     records = _records()
@@ -192,7 +192,7 @@ def test_the_audit_and_the_comparison_share_the_factor_draws():
     rho_d, _disp_d = factor_draws(t, weights)
     audit = compute_audit(records, bootstrap=100, seed=4).evaluators["eval0"]
     for i, f in enumerate(t.factors):
-        lo, hi = interval(rho_d[:, i]).as_tuple()
+        lo, hi = interval(rho_d[:, i], n_blocks=len(t.prompts)).as_tuple()
         got = audit.rho_ci[f]
         assert (math.isnan(lo) and math.isnan(got[0])) or (got[0], got[1]) == (lo, hi)
 

@@ -103,11 +103,11 @@ def test_the_audit_reads_the_engines_values():
     sample = Sample(t, bs.prompt_weights(len(t.prompts), 40, 5))
     for e in m.metric(m.DISCRIMINATION).estimate(sample):
         assert audit.discrimination[e.subject] == e.point
-        assert audit.probes[e.subject].ci[m.DISCRIMINATION] == interval(e.draws).as_tuple()
+        assert audit.probes[e.subject].ci[m.DISCRIMINATION] == interval(e.draws, n_blocks=len(t.prompts)).as_tuple()
     (views,) = m.metric(m.BEST_VIEW_INFLATION).estimate(sample)
     assert audit.best_view_inflation == views.point
     (peak,) = m.metric(m.PEAK_RHO).estimate(sample)
-    assert audit.peak_rho == peak.point and audit.peak_rho_ci == interval(peak.draws).as_tuple()
+    assert audit.peak_rho == peak.point and audit.peak_rho_ci == interval(peak.draws, n_blocks=len(t.prompts)).as_tuple()
     assert audit.rho == {e.subject: e.point for e in m.metric(m.RHO).estimate(sample)}
 
 

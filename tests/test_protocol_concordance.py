@@ -90,8 +90,10 @@ def test_neighbours_move_one_parameter_each():
 
 
 def test_tiling_preference_flips_the_winner_and_the_band_confirms_it(capsys):
+    # 6 prompts: the interval policy's minimum for a confirmation (the smoke profile's 2 are not)
     data = run_cli(["concordance", "--evaluator", "preset-tiling", "--presets", "3dcodebench,3d-defectbench",
-                    "--bootstrap", "300", "--json"], capsys)
+                    "--profile", "default", "--bootstrap", "300", "--json"], capsys)
+    assert data["confirmable"] is True and data["reason"] == "" and data["prompts"] == 6
     assert data["rankings"]["3dcodebench"]["order"][0] == "faithful"
     assert data["rankings"]["3d-defectbench"]["order"][0] in FAVOURED  # the grid crowns a favoured one
     confirmed = {(d["first"], d["second"], d["above_under"]) for d in data["disagreements"]}
@@ -100,9 +102,19 @@ def test_tiling_preference_flips_the_winner_and_the_band_confirms_it(capsys):
     assert tau["lo"] <= tau["tau"] <= tau["hi"] < 1.0
 
 
+def test_two_prompts_confirm_no_disagreement_and_say_why(capsys):
+    data = run_cli(["concordance", "--evaluator", "preset-tiling", "--presets", "3dcodebench,3d-defectbench",
+                    "--bootstrap", "300", "--json"], capsys)
+    assert data["rankings"]["3d-defectbench"]["order"][0] in FAVOURED  # the rankings are still given
+    assert data["disagreements"] == [] and data["confirmable"] is False
+    assert data["reason"] == "not confirmable: 2 prompts (needs 6)"
+    tau = data["kendall_tau"][0]
+    assert tau["lo"] <= tau["tau"] <= tau["hi"]  # an interval is still printed
+
+
 def test_max_over_views_preference_flips_the_winner(capsys):
     data = run_cli(["concordance", "--evaluator", "preset-viewspike", "--presets", "mate3d,t3bench",
-                    "--max-views", "210", "--bootstrap", "300", "--json"], capsys)
+                    "--max-views", "210", "--profile", "default", "--bootstrap", "300", "--json"], capsys)
     assert data["protocols"]["t3bench@scaled"]["icosphere"] == [1, 5]
     assert data["rankings"]["mate3d"]["order"][0] == "faithful"
     assert data["rankings"]["t3bench@scaled"]["order"][0] in FAVOURED

@@ -50,8 +50,9 @@ def test_rho_above_threshold_for_the_planted_factor_only(audit, name):
 def test_planted_reversal_found_and_only_there(audit):
     rev = audit.reversals
     assert rev.descriptive["planted-pitch"]
-    assert {r.evaluator for r in rev.instances} == {"planted-pitch"}
-    assert {r.factor for r in rev.instances} == {"pitch"}
+    # 2 prompts are below the interval policy's minimum: the reversal is descriptive only
+    assert rev.instances == () and rev.reason == "not confirmable: 2 prompts (needs 6)"
+    assert not any(rev.pointwise.values()) and not any(rev.simultaneous.values())
     for name in ("planted-template", "planted-lighting", "planted-bow", "planted-robust"):
         assert not rev.descriptive[name] and not rev.simultaneous[name]
         assert audit.evaluators[name].max_top1 == 1

@@ -31,10 +31,10 @@ def space():
 # ------------------------------------------------------------------------------ wording
 
 
-def _outcome(**kw):
+def _outcome(blocks: int = 2, **kw):
     recorded = []
     check = AuditCheck(evaluator="ev", thresholds={"max_flip_share": 0.0}, record=recorded.append,
-                       blocks=lambda: 2)  # fmt: skip
+                       blocks=lambda: blocks)  # fmt: skip
     with pytest.raises(AssertionError) as info:
         check("flip_share[c0 winner]", 0.02, "max_flip_share", interval=[0.003, 0.08], bound=Bound.LOWER, **kw)
     return recorded[0], str(info.value)
@@ -51,10 +51,10 @@ def test_the_flip_check_names_its_wilson_interval_not_a_bootstrap():
 
 
 def test_other_checks_keep_the_bootstrap_wording():
-    outcome, message = _outcome()
-    assert "interval_kind" not in outcome and outcome["blocks"] == 2
+    outcome, message = _outcome(blocks=6)  # 6: the fewest prompt blocks a bound may confirm on
+    assert "interval_kind" not in outcome and outcome["blocks"] == 6
     assert message == ("flip_share[c0 winner] of ev: the bootstrap lower bound 0.003 (estimate 0.02, 95% CI "
-                       "[0.003, 0.08]; small sample: 2 prompt blocks, under 10), must be ≤ 0.00 (max_flip_share): "
+                       "[0.003, 0.08]; small sample: 6 prompt blocks, under 10), must be ≤ 0.00 (max_flip_share): "
                        "fails")  # fmt: skip
     missing = rule({**outcome, "tested": None, "interval_kind": "Wilson interval over 8 Sobol points"})
     assert "its Wilson interval over 8 Sobol points is not available" in missing

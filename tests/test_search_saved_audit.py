@@ -140,11 +140,11 @@ def _project(pytester: pytest.Pytester) -> None:
     (pytester.path / "conftest.py").write_text(CONFTEST)
 
 
-def _audit(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+def _audit(pytester: pytest.Pytester, *args: str, profile: str = "smoke") -> pytest.RunResult:
     root = pytester.path
     return pytester.runpytest_subprocess(
         "audit_tests/test_search.py", "audit_tests/test_failures.py", "-p", "no:cacheprovider", "-rfs",
-        "--audit-profile=smoke", EVALUATORS, f"--audit-cache-dir={root / 'cache'}",
+        f"--audit-profile={profile}", EVALUATORS, f"--audit-cache-dir={root / 'cache'}",
         f"--audit-report-dir={root / 'reports'}", *args, timeout=600,
     )  # fmt: skip
 
@@ -160,21 +160,37 @@ def test_bad_profile_file_is_a_usage_error_before_the_run(pytester):
     assert not (pytester.path / "reports").exists()
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
-def test_a_saved_level_fails_the_fragile_evaluator_next_release(pytester, monkeypatch, capsys, workers):
-    """search → --save-level → audit with --audit-profile-file: test_saved_level fails exactly
-    for planted-offgrid (its off-grid fragility) and passes for planted-robust; the grid checks
-    of the same run (test_failed_share) passes both, and a run without the file collects no saved-level check."""
+def _saved_level(pytester: pytest.Pytester, monkeypatch, capsys, profile: str):
+    """search → --save-level: (the profile file, the search's JSON)."""
     _project(pytester)
     root = pytester.path
     into = root / "release-1.json"
     monkeypatch.setenv("T3D_AUDIT_CACHE_DIR", str(root / "cache"))
-    assert main(["search", "--evaluator", "planted-offgrid", "--profile", "smoke", "--objective",
+    assert main(["search", "--evaluator", "planted-offgrid", "--profile", profile, "--objective",
                  "pair:faithful,gridded", "--budget", "64", "--seed", "0", "--json", "--no-progress",
                  "--save-level", "offgrid", "--into", str(into)]) == 0  # fmt: skip
     doc = json.loads(capsys.readouterr().out)
     assert doc["confirmed"] is True
-    result = _audit(pytester, f"--audit-profile-file={into}", "-n", workers)
+    return into, doc
+
+
+def test_a_saved_level_on_two_prompts_is_not_confirmable(pytester, monkeypatch, capsys):
+    """The smoke profile's 2 prompts are below the interval policy's minimum (6): the saved-level
+    check of either evaluator is skipped, "not confirmable", never failed or passed by noise."""
+    into, _doc = _saved_level(pytester, monkeypatch, capsys, "smoke")
+    result = _audit(pytester, f"--audit-profile-file={into}", "-n", "2")
+    assert result.ret == 0, result.stdout.str()[-4000:]
+    result.stdout.fnmatch_lines(["*SKIPPED [[]2[]] *not confirmable: 2 prompts (needs 6)*"])
+
+
+def test_a_saved_level_fails_the_fragile_evaluator_next_release(pytester, monkeypatch, capsys):
+    """search → --save-level → audit with --audit-profile-file on the default profile's 6
+    prompts: test_saved_level fails exactly for planted-offgrid (its off-grid fragility) and
+    passes for planted-robust; the grid checks of the same run (test_failed_share) passes both,
+    and a run without the file collects no saved-level check."""
+    into, doc = _saved_level(pytester, monkeypatch, capsys, "default")
+    root = pytester.path
+    result = _audit(pytester, f"--audit-profile-file={into}", "-n", "0", profile="default")
     tail = result.stdout.str()[-4000:]
     failed = sorted(ln.split(" ")[1].split("::")[1] for ln in result.outlines if ln.startswith("FAILED "))
     assert failed == ["test_saved_level[planted-offgrid-offgrid]"], tail
@@ -204,7 +220,7 @@ def test_a_saved_level_fails_the_fragile_evaluator_next_release(pytester, monkey
     assert derived_run_id(**common, saved_levels=opts["saved_levels"]) == manifest["run_id"]
     assert derived_run_id(**common) != manifest["run_id"]
     # without the file no saved-level check is collected (not even as a skip)
-    collected = _audit(pytester, "--collect-only", "-q", "-n", "0")
+    collected = _audit(pytester, "--collect-only", "-q", "-n", "0", profile="default")
     assert collected.ret == 0 and "test_failed_share" in collected.stdout.str()
     assert "test_saved_level" not in collected.stdout.str()
 

@@ -114,5 +114,5 @@ def test_margin_ci_brackets_margins_and_matches_paired_gap():
     assert ci.shape == (2, 3, 4)
     margin = scores[0].mean(0) - scores[1].mean(0)
     assert (ci[0, 0] <= margin).all() and (margin <= ci[1, 0]).all()
-    lo, hi = interval(bs.paired_gap(scores[:, :, 2], 1, 2, w)).as_tuple()
+    lo, hi = interval(bs.paired_gap(scores[:, :, 2], 1, 2, w), n_blocks=15).as_tuple()
     np.testing.assert_allclose(ci[:, 2, 2], [lo, hi])

@@ -279,9 +279,20 @@ class AuditCheck:
         interval_kind: str | None = None,
         confirmed_of: tuple[FamilyConfirmation | None, str, str | None] | None = None,
     ) -> Outcome:
-        """Check, attach ``reason`` when nothing could be tested, record, then assert."""
+        """Check, attach ``reason`` when nothing could be tested, record, then assert. A check
+        on an end of a prompt-bootstrap interval over fewer prompt blocks than the interval
+        policy's minimum is skipped, "not confirmable" (docs/intervals.md): such a bound
+        confirms nothing at the nominal level."""
         __tracebackhide__ = True
         from harness.checks.thresholds import direction
+
+        if bound is not Bound.ESTIMATE and interval_kind is None and self._blocks is not None:
+            from harness.stats.intervals import DEFAULT_POLICY
+
+            blocks = self._blocks()
+            why = DEFAULT_POLICY.not_confirmable(blocks) if isinstance(blocks, int) else ""
+            if why:
+                self._skip_with(f"{why}: the {bound.value} bound of an interval over so few prompts confirms nothing")
 
         op = "<=" if direction(threshold_name) == "max" else ">="
         outcome = check(

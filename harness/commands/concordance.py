@@ -98,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {r.preset:<20} " + " > ".join(f"{g} ({r.means[g]:.3f})" for g in r.order))
     for t in result.taus:
         print(f"  tau({t.a}, {t.b}) = {t.tau:+.2f}  [{t.lo:+.2f}, {t.hi:+.2f}]")
-    if not result.disagreements:
+    if result.reason:
+        print(f"  {result.reason}: no generator pair's order is called preset-dependent")
+    elif not result.disagreements:
         print("  no generator pair's order is confirmed to depend on the preset")
     for d in result.disagreements:
         print(f"  {d.first} above {d.second} under {d.a} (gap {d.gap_a[0]:+.3f} [{d.gap_a[1]:+.3f}, "

@@ -18,7 +18,7 @@ from harness.human import generator_agreement as hr
 from harness.human import item_agreement as hc
 from harness.human import rater_reliability as rel
 from harness.stats.bootstrap import prompt_weights
-from harness.stats.intervals import percentile_bounds, percentile_columns
+from harness.stats.intervals import block_bounds, block_columns
 
 # chunks are independent and numpy releases the GIL in its loops, partitions and sorts, so two
 # threads keep two cores busy; each chunk's result does not depend on the thread that ran it
@@ -26,8 +26,9 @@ WORKERS = 2
 KEYS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
 
 
-def _ci(draws: np.ndarray, level: float) -> list:
-    lo, hi = percentile_bounds(draws, level)
+def _ci(draws: np.ndarray, n_blocks: int, level: float) -> list:
+    """The interval policy's interval of ``draws`` over ``n_blocks`` resampled blocks."""
+    lo, hi = block_bounds(draws, n_blocks, level)
     return [finite_or_none(lo), finite_or_none(hi)]
 
 
@@ -80,7 +81,7 @@ def series_agreement(
             draws = hb.grouped_draws(hb.per_block_values(xc, y, blocks, n_blocks, eps), w)
         else:
             draws = hb.pooled_draws(xc, y, blocks, w, eps)
-        cis = {k: percentile_columns(draws[k][1:], level) for k in KEYS}  # (2, chunk) each
+        cis = {k: block_columns(draws[k][1:], n_blocks, level) for k in KEYS}  # (2, chunk) each
         return eps, {k: draws[k][0] for k in KEYS}, cis
 
     out = []
@@ -120,9 +121,9 @@ def reliability_summary(
         a_int = rel.alpha_draws_sparse(r, blocks, weights, "interval")
         a_ord = rel.alpha_draws_sparse(r, blocks, weights, "ordinal")
         ci = {
-            "krippendorff_alpha_interval": _ci(a_int, level),
-            "krippendorff_alpha_ordinal": _ci(a_ord, level),
-            "noise_ceiling": _ci(rel.noise_ceiling(a_int, figures["effective_raters"]), level),
+            "krippendorff_alpha_interval": _ci(a_int, n_blocks, level),
+            "krippendorff_alpha_ordinal": _ci(a_ord, n_blocks, level),
+            "noise_ceiling": _ci(rel.noise_ceiling(a_int, figures["effective_raters"]), n_blocks, level),
         }
     out = {
         "items": int(np.isfinite(r).any(axis=1).sum()),
@@ -169,7 +170,7 @@ def generator_level(
     if blocks is not None and weights is not None and len(names) > 1:
         gidx = np.searchsorted(np.array(names), g)
         tau, match = hr.generator_level_draws(scores, human, gidx, np.asarray(blocks), weights)
-        out["ci"] = {"kendall_tau_b": _ci(tau, level)}
+        out["ci"] = {"kendall_tau_b": _ci(tau, np.asarray(weights).shape[1], level)}
         out["winner_match_rate"] = float(np.mean(match))
     return out
 
@@ -197,7 +198,7 @@ def bradley_terry_summary(
     labels = hr.comparison_components(wins.sum(axis=0))
     beta = hr.centre_within(hr.bradley_terry(wins.sum(axis=0), prior=prior), labels)
     draws, broken = hr.bradley_terry_within_components(wins, weights, labels, prior=prior)
-    ci = percentile_bounds(draws, level)
+    ci = block_bounds(draws, n_blocks, level)
     groups = [[g for g, lab in zip(generators, labels, strict=True) if lab == k] for k in range(int(labels.max()) + 1)]
     flags = []
     if len(groups) > 1:

@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 STATISTIC = "pearson"  # the agreement the checks gate: in the noise ceiling's units
 # which intervals hold one at a time and which hold jointly (docs/human-agreement.md, "Intervals")
 INTERVAL_KINDS = {
-    "c0": "pointwise",
-    "configurations": "pointwise: each holds on its own; do not pick the worst of them",
-    "factors.drops": "simultaneous over the factor's levels (max over levels within each draw, x sqrt(P/(P-1)))",
-    "factors.max_drop_ci": "simultaneous over the factor's levels (max over levels within each draw, x sqrt(P/(P-1)))",
-    "best.confirmation_gain_ci": "pointwise, on the held-out half (one comparison), x sqrt(P/(P-1))",
+    "c0": "pointwise, expanded percentile over the P prompts",
+    "configurations": "pointwise, expanded percentile: each holds on its own; do not pick the worst of them",
+    "factors.drops": "simultaneous over the factor's levels (max over levels within each draw, read at the expanded level for P prompts)",
+    "factors.max_drop_ci": "simultaneous over the factor's levels (max over levels within each draw, read at the expanded level for P prompts)",
+    "best.confirmation_gain_ci": "pointwise, expanded percentile on the held-out half (one comparison); not confirmable below 6 held-out prompts",
 }
 
 
@@ -134,7 +134,7 @@ def evaluator_agreement(
     from harness.human import protocol_dependence as hp
     from harness.human.degenerate import MIN_ITEMS
     from harness.human.join import C0_NAME, join_scores, read_scores
-    from harness.stats.intervals import percentile_bounds
+    from harness.stats.intervals import block_bounds
 
     items, _raters, matrix = ratings.matrix(dimension)
     frame = read_scores(records_file)
@@ -164,7 +164,7 @@ def evaluator_agreement(
     c0_entry = hs.series_agreement(scores[[confs.index(c0)]], mean, blocks, len(names), weights)[0]
     draws = hp.configuration_draws(scores, mean, blocks, weights)
     drops = hp.paired_drop_draws(scores, mean, blocks, weights, confs.index(c0))
-    ci = percentile_bounds(draws[1:])
+    ci = block_bounds(draws[1:], len(names))
     if len(names) < 2:  # one prompt: every draw is the sample, a zero-width "interval"
         ci = np.full_like(ci, np.nan)
     few = (np.isfinite(scores) & np.isfinite(mean)[None, :]).sum(axis=1) < MIN_ITEMS

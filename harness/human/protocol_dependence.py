@@ -12,7 +12,8 @@ noise ceiling (:func:`harness.human.rater_reliability.noise_ceiling`).
   c0 on the items both cover (:func:`paired_drop_draws`).
 - :func:`best_configuration`: the configuration that agrees best, *selected* on one half of the
   prompts and *confirmed* on the other (:func:`split_prompts`) only when the held-out paired
-  interval of its gain over c0 excludes 0, so the choice is not fit to noise.
+  interval of its gain over c0 excludes 0, so the choice is not fit to noise, and never with
+  fewer held-out prompts than the interval policy's minimum (``reason``: "not confirmable").
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from harness.core.numbers import finite_or_none
 from harness.human.agreement_draws import pearson_draws
 from harness.stats._nan import nanmax
 from harness.stats.bootstrap import prompt_weights
-from harness.stats.intervals import max_t_band
+from harness.stats.intervals import DEFAULT_POLICY, IntervalPolicy, interval, max_t_band
 
 SPLIT_RULE = (
     "prompts sorted by id and shuffled with numpy's default_rng(seed); the first ceil(P/2) "
     "select the configuration with the highest Pearson r, the other floor(P/2) confirm it when "
-    "the paired 95% prompt-block interval of its gain in r over c0 on them (gain ± the 95% "
-    "quantile of |gain* − gain| times sqrt(P/(P-1))) lies above 0"
+    "they are at least the interval policy's minimum (6 at 95%) and the paired 95% prompt-block "
+    "interval of its gain in r over c0 on them (the expanded percentile interval over the "
+    "held-out prompts) lies above 0"
 )
 
 
@@ -87,6 +89,8 @@ def factor_envelopes(
     level: float = 0.95,
     drops: np.ndarray | None = None,
     n_blocks: int | None = None,
+    *,
+    policy: IntervalPolicy = DEFAULT_POLICY,
 ) -> dict[str, dict]:
     """Per factor: ``levels`` {level: r}, ``envelope`` [min, max] r over the levels,
     ``max_drop`` = max over levels of r(c0) − r(level), ``worst_level`` (the level of the largest
@@ -104,11 +108,14 @@ def factor_envelopes(
     :func:`paired_drop_draws` (each level against c0 on the items both cover; default
     ``draws[:, c0] − draws``, right when every configuration has the same items);
     ``factor_of`` maps a configuration to its (factor, level) (c0 and unlisted configurations
-    are not a factor's level). ``n_blocks`` (the prompts resampled) widens the critical value
-    by √(P/(P − 1)) (:func:`harness.stats.intervals.few_cluster_inflation`); without it the
-    plain bootstrap maximum.
+    are not a factor's level). ``n_blocks`` (the prompts resampled) reads the critical value at
+    the interval policy's level for P blocks (:meth:`IntervalPolicy.read_level`: the expanded
+    level, which holds at the check's boundary with 6 prompts; docs/intervals.md); without it
+    the plain bootstrap quantile. ``interval.confirmable`` says whether P reaches the policy's
+    minimum (``reason`` why not).
     """
     index = {c: i for i, c in enumerate(configurations)}
+    reason = "" if n_blocks is None else policy.not_confirmable(n_blocks, level)
     if drops is None:
         drops = draws[:, [index[c0]]] - draws
     out: dict[str, dict] = {}
@@ -122,7 +129,7 @@ def factor_envelopes(
         d = drops[:, cols]  # (1 + B, L)
         point = d[0]
         worst = int(np.nanargmax(point)) if np.isfinite(point).any() else None
-        band = max_t_band(point, d[1:], level, studentize=False, clusters=n_blocks)
+        band = max_t_band(point, d[1:], level, studentize=False, clusters=n_blocks, policy=policy)
         lo, hi = band.interval()
         values = draws[0, cols]
         finite = values[np.isfinite(values)]
@@ -134,7 +141,8 @@ def factor_envelopes(
             "worst_level": None if worst is None else levels[worst][0],
             "drops": {lvl: {"drop": finite_or_none(point[k]), "ci": [finite_or_none(lo[k]), finite_or_none(hi[k])]} for k, (lvl, _) in enumerate(levels)},
             "interval": {"kind": "simultaneous", "over_levels": len(levels), "half_width": finite_or_none(band.q),
-                         "level": level, "few_prompt_correction": n_blocks is not None},
+                         "level": level, "few_prompt_correction": n_blocks is not None,
+                         "confirmable": not reason, "reason": reason},
         }
     return out
 
@@ -148,18 +156,22 @@ def best_configuration(
     seed: int,
     n_draws: int = 2000,
     level: float = 0.95,
+    *,
+    policy: IntervalPolicy = DEFAULT_POLICY,
 ) -> dict | None:
     """The configuration with the highest Pearson r on the selection half of the prompts, and
     whether the held-out half confirms that it agrees better than c0.
 
-    ``confirmed`` needs the lower bound of ``confirmation_gain_ci`` above 0: the paired
-    interval of r(pick) − r(c0) on the confirmation half (its prompts resampled, ``n_draws``
-    draws of seed ``seed``; both r on the items both configurations cover), gain ± q with q the
-    ``level`` quantile of |gain* − gain| times √(P/(P − 1)) (the factor band's rule for one
-    comparison: the plain percentile interval of 6 held-out prompts confirmed 6.5 % of null picks
-    at a nominal 2.5 %, this one 2 %). A larger point value alone is a coin flip when nothing is
-    better (it confirmed 40 %). With fewer than two confirmation
-    prompts the half cannot be resampled: ``confirmed`` is False and ``reason`` says why.
+    ``confirmed`` needs at least ``policy.min_blocks()`` confirmation prompts and the lower bound
+    of ``confirmation_gain_ci`` above 0: the paired interval of r(pick) − r(c0) on the
+    confirmation half (its prompts resampled, ``n_draws`` draws of seed ``seed``; both r on the
+    items both configurations cover), the policy's interval over those prompts
+    (:func:`harness.stats.intervals.interval`, the expanded percentile). A larger point value
+    alone is a coin flip when nothing is better (it confirmed 40 %); the plain percentile
+    interval confirmed 7.6 % of null picks with 3 held-out prompts at a nominal 2.5 %
+    (benchmarks/bench_calibration.py). With fewer held-out prompts than the minimum the interval
+    is still given, but ``confirmed`` is False and ``reason`` says "not confirmable: 3 held-out
+    prompts (needs 6)"; with one the half cannot be resampled and there is no interval.
 
     ``scores`` (C, n), ``human`` (n,), ``item_prompts`` (n,) prompt ids. ``None`` with fewer
     than two prompts (no split).
@@ -189,21 +201,20 @@ def best_configuration(
         reason = "c0 agrees best on the selection half: nothing to confirm"
     elif len(confirm) < 2:
         reason = "one confirmation prompt: the held-out half cannot be resampled, so no interval"
-    else:
+    if pick != c0_i and len(confirm) >= 2:
         keep = np.isin(ip, confirm)
         cidx = {p: k for k, p in enumerate(confirm)}
         blocks = np.array([cidx[p] for p in ip[keep]], dtype=np.int64)
         w = prompt_weights(len(confirm), max(int(n_draws), 2), seed)
         d = paired_drop_draws(x[[c0_i, pick]][:, keep], y[keep], blocks, w, 0)[:, 1]  # r(c0) − r(pick)
         gain = finite_or_none(-d[0])
-        # the one-comparison case of the factor band: max over a single level, so q is the
-        # quantile of |gain* − gain|, widened by √(P/(P − 1)) for the few held-out prompts
-        band = max_t_band(-d[:1], -d[1:, None], level, studentize=False, clusters=len(confirm))
-        lo, hi = band.interval()
-        gain_ci = [finite_or_none(lo[0]), finite_or_none(hi[0])]
-        if gain_ci[0] is None or not gain_ci[0] > 0:
+        found = interval(-d[1:], level=level, n_blocks=len(confirm), policy=policy)
+        gain_ci = [finite_or_none(found.low), finite_or_none(found.high)]
+        if policy.not_confirmable(len(confirm), level):
+            reason = policy.not_confirmable(len(confirm), level, noun="held-out prompts")
+        elif gain_ci[0] is None or not gain_ci[0] > 0:
             reason = f"the held-out {int(level * 100)}% interval of the gain over c0 does not exclude 0"
-    confirmed = gain_ci[0] is not None and gain_ci[0] > 0
+    confirmed = reason is None and gain_ci[0] is not None and gain_ci[0] > 0
     return {
         "split": {"rule": SPLIT_RULE, "seed": int(seed), "selection": select, "confirmation": confirm},
         "configuration": configurations[pick],

@@ -148,7 +148,7 @@ def score_outcome(candidate: Candidate, scores: np.ndarray, generators: tuple[st
         else np.full(rows.shape[1], np.nan)  # fmt: skip
     value = float(np.nanmean(per_prompt)) if np.isfinite(per_prompt).any() else math.nan
     draws = prompt_mean_draws(per_prompt[:, None], weights)[:, 0]
-    lo, hi = interval(draws, level=level).as_tuple()
+    lo, hi = interval(draws, level=level, n_blocks=weights.shape[1]).as_tuple()
     ok = score is not None and math.isfinite(lo) and lo - margin <= score <= hi + margin
     return Outcome(candidate, value, lo, hi, bool(ok))
 
@@ -161,7 +161,7 @@ def ordering_outcome(candidate: Candidate, scores: np.ndarray, generators: tuple
     means = np.nanmean(scores[idx], axis=1)
     gaps = -np.diff(means)
     value = float(gaps.min())  # the smallest adjacent gap: > 0 when the point order holds
-    lo_hi = interval((-np.diff(draws, axis=1)).min(axis=1), level=level).as_tuple()
+    lo_hi = interval((-np.diff(draws, axis=1)).min(axis=1), level=level, n_blocks=weights.shape[1]).as_tuple()
     support = float(holds.mean())
     return Outcome(candidate, value, float(lo_hi[0]), float(lo_hi[1]), support >= ORDERING_SUPPORT, support)
 

@@ -34,11 +34,11 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def evaluator_spec(evaluator_id: str) -> object:
-    """The one spec ``evaluator_id`` names (registry or the preset known answers)."""
-    from harness.evaluators.reference.specs import preset_planted_specs
+    """The one spec ``evaluator_id`` names (registry, the preset known answers or the noisy ones)."""
+    from harness.evaluators.reference.specs import noisy_planted_specs, preset_planted_specs
     from harness.run.evaluator_selection import select_evaluators
 
-    specs = select_evaluators([evaluator_id], preset_planted_specs())
+    specs = select_evaluators([evaluator_id], preset_planted_specs() + noisy_planted_specs())
     if len(specs) != 1:
         raise EvaluatorError(f"--evaluator {evaluator_id!r} matches {len(specs)} evaluators",
                              hint="give exactly one id (see 't3d-audit evaluators')")  # fmt: skip

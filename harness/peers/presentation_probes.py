@@ -137,6 +137,6 @@ def probe_result(probe: PresentationProbe, ref: np.ndarray, changed: np.ndarray,
     lo = hi = math.nan
     if weights is not None and len(weights):
         draws = order_agreement(ref, changed, weights)
-        lo, hi = interval(np.asarray(draws), level=level).as_tuple()
+        lo, hi = interval(np.asarray(draws), level=level, n_blocks=np.asarray(weights).shape[1]).as_tuple()
     return ProbeResult(probe.name, probe.label, float(order_agreement(ref, changed)), float(lo), float(hi),
                        default_threshold() if threshold is None else float(threshold))  # fmt: skip

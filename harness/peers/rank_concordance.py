@@ -3,11 +3,15 @@
 Input: per-scene scores of one evaluator under several presets (``measure.py``), as a
 ``(K presets, G generators, P prompts)`` array. Per preset, the generator ranking by mean over
 prompts; per preset pair, Kendall's τ-b between the two rankings (``scipy.stats.kendalltau``)
-with a prompt-bootstrap percentile interval (the same prompt draws for every preset, so the
-presets stay paired); and the generator pairs whose order depends on the preset, called so
-only when the study's simultaneous band (:func:`harness.stats.simultaneous.simultaneous_band`,
-over every (preset, generator pair) contrast at once) puts the pair's gap above zero under one
-preset and below zero under the other.
+with a prompt-bootstrap interval (the interval policy's, over the P prompts; the same prompt
+draws for every preset, so the presets stay paired); and the generator pairs whose order
+depends on the preset, called so only when the study's simultaneous band
+(:func:`harness.stats.simultaneous.simultaneous_band`, over every (preset, generator pair)
+contrast at once) puts the pair's gap above zero under one preset and below zero under the
+other. The band covers every contrast jointly, so the disagreements reported are confirmed
+family-wise: with no preset reversing anything, a run reports any at most about 5 % of the
+time at 6 prompts (benchmarks/bench_calibration.py). With fewer prompts than the interval
+policy's minimum none is confirmed (``reason``: "not confirmable: 2 prompts (needs 6)").
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from scipy.stats import kendalltau
 
 from harness.core.numbers import finite_or_none
 from harness.stats.bootstrap import generator_mean_draws, prompt_weights
-from harness.stats.intervals import interval
+from harness.stats.intervals import DEFAULT_POLICY, IntervalPolicy, interval
 from harness.stats.simultaneous import simultaneous_band
 
 
@@ -64,6 +68,7 @@ class Concordance:
     band_q: float
     level: float
     n_draws: int
+    reason: str = ""  # why no disagreement could be confirmed ("not confirmable: ..."), "" otherwise
 
     def to_dict(self) -> dict:
         return {
@@ -82,6 +87,8 @@ class Concordance:
                  "gap_a": [finite_or_none(x) for x in d.gap_a], "gap_b": [finite_or_none(x) for x in d.gap_b]}
                 for d in self.disagreements
             ],
+            "confirmable": not self.reason,
+            "reason": self.reason,
         }
 
 
@@ -99,6 +106,26 @@ def tau(x: np.ndarray, y: np.ndarray) -> float:
     return float(kendalltau(x[ok], y[ok]).statistic)
 
 
+def tau_draws(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """:func:`tau` of every row pair: ``x``, ``y`` (B, G) → (B,). Rows without a NaN are computed
+    at once (τ-b from the signs of every generator pair, ties counted as scipy counts them);
+    a row with a NaN takes :func:`tau`."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    out = np.full(x.shape[0], np.nan)
+    whole = np.isfinite(x).all(axis=1) & np.isfinite(y).all(axis=1)
+    if x.shape[1] >= 2 and whole.any():
+        i, j = np.triu_indices(x.shape[1], k=1)
+        sx = np.sign(x[whole][:, i] - x[whole][:, j])
+        sy = np.sign(y[whole][:, i] - y[whole][:, j])
+        den = np.sqrt((sx != 0).sum(axis=1) * (sy != 0).sum(axis=1).astype(np.float64))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[whole] = np.where(den > 0, (sx * sy).sum(axis=1) / den, np.nan)
+    for b in np.flatnonzero(~whole):
+        out[b] = tau(x[b], y[b])
+    return out
+
+
 def concordance(
     scores: np.ndarray,
     presets: tuple[str, ...],
@@ -107,8 +134,11 @@ def concordance(
     n_draws: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    policy: IntervalPolicy = DEFAULT_POLICY,
 ) -> Concordance:
-    """Concordance of ``scores`` ``(K, G, P)`` (NaN: a failed scene) across presets."""
+    """Concordance of ``scores`` ``(K, G, P)`` (NaN: a failed scene) across presets: τ-b
+    intervals and the band read by ``policy`` over the P prompts; disagreements only from
+    ``policy.min_blocks()`` prompts on."""
     s = np.asarray(scores, dtype=np.float64)
     k, g, p = s.shape
     if k != len(presets) or g != len(generators) or k < 2 or g < 2 or p < 1:
@@ -119,16 +149,17 @@ def concordance(
     rankings = tuple(ranking(presets[i], generators, means[i]) for i in range(k))
     taus = []
     for a, b in itertools.combinations(range(k), 2):
-        t_draws = np.array([tau(draws[a, j], draws[b, j]) for j in range(n_draws)])
-        lo, hi = interval(t_draws, level=level).as_tuple()
+        t_draws = tau_draws(draws[a], draws[b])
+        lo, hi = interval(t_draws, level=level, n_blocks=p, policy=policy).as_tuple()
         taus.append(TauPair(presets[a], presets[b], tau(means[a], means[b]), float(lo), float(hi)))
     pairs = list(itertools.combinations(range(g), 2))
     # contrast (preset i, pair (x, y)): per-prompt gap s[i, x] − s[i, y]
     contrasts = np.stack([s[i, x] - s[i, y] for i in range(k) for x, y in pairs], axis=1)  # (P, K·pairs)
-    band = simultaneous_band(contrasts, weights, level=level)
+    band = simultaneous_band(contrasts, weights, level=level, policy=policy)
     lo, hi = band.interval(np.arange(contrasts.shape[1]))
+    reason = policy.not_confirmable(p, level)
     disagreements = []
-    for n, (x, y) in enumerate(pairs):
+    for n, (x, y) in enumerate([] if reason else pairs):
         for a, b in itertools.permutations(range(k), 2):
             ja, jb = a * len(pairs) + n, b * len(pairs) + n
             if lo[ja] > 0 and hi[jb] < 0:  # x above y under a, below under b, both confirmed
@@ -138,7 +169,7 @@ def concordance(
                     (float(band.mean[jb]), float(lo[jb]), float(hi[jb])),
                 ))  # fmt: skip
     return Concordance(tuple(presets), tuple(generators), p, rankings, tuple(taus), tuple(disagreements),
-                       band.q, level, n_draws)  # fmt: skip
+                       band.q, level, n_draws, reason)  # fmt: skip
 
 
 def score_array(table, presets: tuple[str, ...]) -> tuple[np.ndarray, tuple[str, ...], tuple[str, ...]]:

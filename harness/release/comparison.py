@@ -34,7 +34,7 @@ from harness.protocol.configurations import record_factors
 from harness.stats import bootstrap as bs
 from harness.stats import engine
 from harness.stats.engine import Estimate
-from harness.stats.intervals import max_t_band, percentile_bounds
+from harness.stats.intervals import block_bounds, max_t_band
 from harness.stats.table import EvaluatorScores, level_sort_key, pivot_records
 from harness.vocab.metrics import METRICS, THRESHOLDS, MetricSpec
 
@@ -174,7 +174,8 @@ def verdict(lo: float, hi: float, margin: float, harmful: int) -> str:
 class MetricComparison:
     """One metric of one evaluator pair. Values in the metric's unit; ``difference`` is
     candidate − baseline; ``ci`` the simultaneous (max-t) interval of the difference,
-    ``ci_pointwise`` the plain 95 % percentile interval; ``se`` the bootstrap SD."""
+    ``ci_pointwise`` the interval policy's pointwise 95 % interval over the P prompts (the
+    expanded percentile, :func:`harness.stats.intervals.block_bounds`); ``se`` the bootstrap SD."""
 
     metric: str
     kind: str
@@ -517,7 +518,7 @@ def compare_records(
     band = max_t_band(diff, draws, level)
     lo, hi = band.interval()
     se, q = band.se, band.q
-    pointwise = percentile_bounds(draws, level) if kept else np.zeros((2, 0))
+    pointwise = block_bounds(draws, len(b_t.prompts), level) if kept else np.zeros((2, 0))
     metrics = []
     for j, (mb, mc) in enumerate(kept):
         kind = KINDS[mb.kind]

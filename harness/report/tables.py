@@ -97,6 +97,16 @@ def _present(result: AuditResult, factors: Sequence[str], attr: str) -> list[str
     return [f for f in factors if f in have]
 
 
+#: What ρ's prompt intervals assume, said under every table that prints one (docs/intervals.md).
+RHO_INTERVAL_NOTE = (
+    "Prompt intervals: the expanded percentile over the run's prompts, confirmed from 6 prompts on. "
+    "ρ's estimate is biased low with few prompts and its intervals assume roughly symmetric "
+    "per-prompt effects: they run low (95 % intervals covered ρ 87 % of the time at 6 prompts, "
+    "81 % with skewed per-prompt effects), so a lower bound above 1 is conservative and an upper "
+    "bound below 1 is not a proof of robustness."
+)
+
+
 def table01(result: AuditResult) -> Table:
     align = [result.evaluators[k] for k in result.alignment]
     n = len(align)
@@ -122,8 +132,9 @@ def table01(result: AuditResult) -> Table:
         ("Does the point-estimate winner change?", f"{counts.descriptive}/{n}",
          "Across tested factor levels, without claiming a confirmed reversal."),
         ("Is an opposite pairwise ordering confirmed after search?",
-         f"{counts.simultaneous}/{n}" if boot else DASH,
-         f"Simultaneous band over {result.band.contrasts:,} contrasts "
+         f"{counts.simultaneous}/{n}" if boot and not result.reversals.reason else DASH,
+         (f"{result.reversals.reason.capitalize()}: descriptive only. " if result.reversals.reason else "")
+         + f"Simultaneous band over {result.band.contrasts:,} contrasts "
          f"(q95 = {num(result.band.q95, 3)}); pointwise: {counts.pointwise}/{n}."),
         ("Which pairwise orders survive all tested protocols?",
          f"{min(strict)}–{max(strict)}/{n_pairs}" if strict else DASH,
@@ -157,7 +168,7 @@ def table02(result: AuditResult) -> Table:
     return Table("table02_evaluators", "Table 2: Per-evaluator audit",
                  ("Evaluator", "template ρ", "peak ρ", "min W", "#top-1", "Content acc. (%)",
                   "Best view"), tuple(rows),
-                 "† prompt-bootstrap lower bound of peak ρ above 1.")
+                 "† prompt-bootstrap lower bound of peak ρ above 1. " + RHO_INTERVAL_NOTE)
 
 
 def table03(result: AuditResult) -> Table:
@@ -211,7 +222,8 @@ def table04(result: AuditResult) -> Table:
                   "Simultaneous 95%", "Confirmed"), tuple(rows),
                  "One instance per evaluator (the most separated) with opposite pointwise "
                  "intervals at two levels of one factor; confirmed when both simultaneous "
-                 "intervals also exclude zero in opposite directions.")
+                 "intervals also exclude zero in opposite directions."
+                 + (f" None listed: {result.reversals.reason}." if result.reversals.reason else ""))
 
 
 def table08(result: AuditResult) -> Table | None:
@@ -303,7 +315,7 @@ def table15(result: AuditResult) -> Table:
     return Table("table15_rho_uncertainty", "Table 15: Peak ρ uncertainty and generator-set "
                  "sensitivity", ("Evaluator", "Peak ρ", "Prompt 95% CI", "Leave-one-gen range",
                                  "Top-1/2 gap [95% CI]", "Separable pairs (baseline)"),
-                 tuple(rows), "* interval excludes zero.")
+                 tuple(rows), "* interval excludes zero. " + RHO_INTERVAL_NOTE)
 
 
 def table16(result: AuditResult) -> Table:

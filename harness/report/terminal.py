@@ -123,7 +123,8 @@ def dash_notes(rows: Sequence[Mapping[str, str]]) -> list[str]:
 
         notes.append(
             f"*: interval from fewer than {SMALL_SAMPLE_BLOCKS} prompt blocks, a small sample: "
-            "read it as indicative"
+            "read it as indicative (below 6 nothing is confirmed on it; peak ρ's interval runs low "
+            "with few or skewed prompts: docs/intervals.md)"
         )
     return notes
 

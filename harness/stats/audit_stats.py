@@ -27,7 +27,7 @@ from harness.stats.envelopes import (
 )
 from harness.stats.family import build_family
 from harness.stats.interactions import CI, NAN_CI, BlockStats, block_stats
-from harness.stats.intervals import interval, percentile_bounds
+from harness.stats.intervals import block_bounds, interval
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
 from harness.stats.logo import logo_peak_rho
 from harness.stats.probe_stats import ProbeOutcome, content_accuracy
@@ -85,7 +85,8 @@ class TopGap:
 @dataclass(frozen=True)
 class EvaluatorAudit:
     """All per-evaluator statistics. Fractions, ratios or score units as named; intervals are
-    pointwise 95 % prompt-bootstrap percentile intervals (NaN when the bootstrap is off)."""
+    pointwise 95 % prompt-bootstrap intervals read by the interval policy over the run's
+    prompts (:func:`harness.stats.intervals.interval`; NaN when the bootstrap is off)."""
 
     evaluator: str
     prompt_free: bool
@@ -368,8 +369,9 @@ def _descriptive_only(alignment: list[EvaluatorAudit]) -> ReversalSearch:
     return ReversalSearch(desc, off, dict(off), ())
 
 
-def _ci(draws: np.ndarray | None) -> CI:
-    return interval(draws).as_tuple() if draws is not None else NAN_CI
+def _ci(draws: np.ndarray | None, n_blocks: int) -> CI:
+    """The policy's interval of ``draws`` over ``n_blocks`` resampled prompts."""
+    return interval(draws, n_blocks=n_blocks).as_tuple() if draws is not None else NAN_CI
 
 
 def _evaluator_audit(
@@ -383,8 +385,10 @@ def _evaluator_audit(
     # the audit shows no interval of best-view inflation: its point alone, without draws
     views = m.metric(m.BEST_VIEW_INFLATION).estimate(engine.Sample.points_only(t))
 
+    n_blocks = len(t.prompts)
+
     def ci(draws: np.ndarray) -> CI:
-        return _ci(draws) if weights is not None else NAN_CI
+        return _ci(draws, n_blocks) if weights is not None else NAN_CI
 
     factor_names = list(t.factors)
     blocks = {f: t.factors[f].scores for f in factor_names}
@@ -411,7 +415,7 @@ def _evaluator_audit(
             ok = np.isfinite(credit)
             parts = np.stack([np.where(ok, credit == c, np.nan) for c in (1.0, 0.5, 0.0)])
             draws = bs.scene_mean_draws(parts, weights)
-            cis = {k: _ci(draws[:, i]) for i, k in enumerate(("strict_drop", "tie", "rise"))}
+            cis = {k: _ci(draws[:, i], n_blocks) for i, k in enumerate(("strict_drop", "tie", "rise"))}
         probes[name] = ProbeStats(outcomes[name], {**cis, m.DISCRIMINATION: ci(discrimination[name].draws)})
 
     env = estimators.shared_envelopes(sample)
@@ -517,9 +521,9 @@ def _computed_statistics(
     for spec in specs:
         mine = [e for e in estimates if e.kind == spec.name]
         if spec.key is None:
-            cis[spec.name] = _ci(mine[0].draws) if mine else NAN_CI
+            cis[spec.name] = _ci(mine[0].draws, len(t.prompts)) if mine else NAN_CI
         else:
-            cis[spec.name] = {str(e.subject): _ci(e.draws) for e in mine}
+            cis[spec.name] = {str(e.subject): _ci(e.draws, len(t.prompts)) for e in mine}
     return out, cis
 
 
@@ -551,10 +555,11 @@ def _baseline_gap(
     gap = float(means[a] - means[b])
     if weights is None:
         return TopGap(t.generators[a], t.generators[b], gap, NAN_CI), None
-    top = TopGap(t.generators[a], t.generators[b], gap, _ci(bs.paired_gap(t.baseline, a, b, weights)))
+    n_blocks = len(t.prompts)
+    top = TopGap(t.generators[a], t.generators[b], gap, _ci(bs.paired_gap(t.baseline, a, b, weights), n_blocks))
     pairs = generator_pairs(len(t.generators))
     d = np.stack([t.baseline[m] - t.baseline[n] for m, n in pairs], axis=1)  # (P, pairs)
-    lo, hi = percentile_bounds(bs.prompt_mean_draws(d, weights))
+    lo, hi = block_bounds(bs.prompt_mean_draws(d, weights), n_blocks)
     return top, int(((lo > 0) | (hi < 0)).sum())
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.stats.intervals import percentile_bounds
+from harness.stats.intervals import block_bounds
 
 # The largest B the harness accepts anywhere: B x prompts weights and B-row draws stay within
 # memory at every profile (B = 100,000 recomputes a smoke report in about 3 s).
@@ -96,7 +96,8 @@ def paired_gap(scores: np.ndarray, a: int, b: int, weights: np.ndarray) -> np.nd
 
 
 def margin_ci(scores: np.ndarray, weights: np.ndarray, level: float = 0.95) -> np.ndarray:
-    """Pointwise percentile intervals of every pairwise margin Δ_mn(π).
+    """Pointwise intervals of every pairwise margin Δ_mn(π), read by the interval policy over
+    the P prompts the weights resample (:func:`harness.stats.intervals.block_bounds`).
 
     ``scores`` (G, P, Π) for one evaluator, ``weights`` (B, P). Returns (2, pairs, Π) in
     score units, pairs in :func:`harness.stats.envelopes.generator_pairs` order. Memory
@@ -110,5 +111,5 @@ def margin_ci(scores: np.ndarray, weights: np.ndarray, level: float = 0.95) -> n
     b = np.array([n for _, n in pairs], dtype=np.int64)
     d = s[a] - s[b]  # (pairs, P, Π)
     flat = np.transpose(d, (1, 0, 2)).reshape(s.shape[1], -1)
-    ci = percentile_bounds(prompt_mean_draws(flat, weights), level)
+    ci = block_bounds(prompt_mean_draws(flat, weights), np.asarray(weights).shape[1], level)
     return ci.reshape(2, len(pairs), s.shape[2])

@@ -178,8 +178,8 @@ def block_stats(
     if weights is not None:
         draws = bs.scene_mean_draws(np.concatenate([parts, total[None]], axis=0), weights)
         d = shares(draws[:, :-1], draws[:, -1:], tol)
-        share_ci = [interval(d[:, i]).as_tuple() for i in range(k + 1)]
-        rho_int_ci = interval(bs.rho_draws((inter / n_cells)[None], baseline, weights)[:, 0]).as_tuple()
+        share_ci = [interval(d[:, i], n_blocks=P).as_tuple() for i in range(k + 1)]
+        rho_int_ci = interval(bs.rho_draws((inter / n_cells)[None], baseline, weights)[:, 0], n_blocks=P).as_tuple()
     means = nanmean(y.reshape(G, P, n_cells), axis=1)  # (G, cells)
     env = envelopes(means)
     winners = unique_winners(means)

@@ -4,21 +4,27 @@ The prompt-block bootstrap (:mod:`harness.stats.bootstrap`) gives draws; this mo
 draws into intervals, and nothing else in ``harness/`` takes a quantile for an interval
 (``tests/test_intervals.py`` scans for one). The rules live in one frozen
 :class:`IntervalPolicy`, :data:`DEFAULT_POLICY`; changing the small-sample behaviour of every
-interval is a change of that one value. The constructions:
+interval is a change of that one value. Every prompt-block interval is read knowing P, the
+prompt blocks its draws resampled (``n_blocks``), by the policy's ``study_method``
+(docs/intervals.md says why that method, with the calibration benchmark's numbers). The
+constructions:
 
-- ``"percentile"`` (:func:`interval`, :func:`percentile_bounds`): the draws' quantiles at
-  ``(1 ∓ level) / 2``, NaN draws skipped. The audit's, ``compare``'s pointwise, the
-  leaderboard's, the peers' and the human agreement intervals.
-- ``"expanded percentile"`` (:func:`interval` with ``n_blocks``): the quantiles taken at
-  Hesterberg's expanded level (:func:`expanded_level`) so that, for a mean over ``n`` prompt
-  blocks, the interval is as wide as the t interval; below :meth:`IntervalPolicy.min_blocks`
-  blocks it is *not confirmable* (no lower bound can reach the nominal level). The search's
-  held-out confirmation.
+- ``"percentile"`` (:func:`percentile_bounds`): the draws' quantiles at ``(1 ∓ level) / 2``,
+  NaN draws skipped; the primitive every other construction reads its quantiles with.
+- ``"expanded percentile"`` (:func:`interval` and :func:`block_bounds` with ``n_blocks``, the
+  default ``study_method``): the quantiles taken at Hesterberg's expanded level
+  (:func:`expanded_level`) so that, for a mean over P prompt blocks, the interval is as wide
+  as the t interval while keeping the bootstrap's asymmetry. The audit's, ``compare``'s
+  pointwise, the leaderboard's, the peers' and the human agreement intervals, and the search's
+  held-out confirmation. Below :meth:`IntervalPolicy.min_blocks` blocks an interval is still
+  reported, but it is *not confirmable* (no lower bound can reach the nominal level) and no
+  verdict is called confirmed on it.
 - ``"max-t"`` (:func:`max_t_band`, :func:`critical_value`): simultaneous intervals over a
-  family, θ_j ± q·SE_j with q the ``level`` quantile over draws of max_j |θ*_j − θ_j| / SE_j
-  (the study's Eq. 3), optionally one width for the family and widened for few prompt blocks
-  (:func:`few_cluster_inflation`). The release gate, the simultaneous contrast band
-  (:mod:`harness.stats.simultaneous`) and the human protocol drops.
+  family, θ_j ± q·SE_j with q the quantile over draws of max_j |θ*_j − θ_j| / SE_j (the
+  study's Eq. 3), optionally one width for the family. Given P, q is read at the level the
+  study method reads a pointwise interval at (:meth:`IntervalPolicy.read_level`). The release
+  gate, the simultaneous contrast band (:mod:`harness.stats.simultaneous`), the concordance's
+  disagreements and the human protocol drops.
 - ``"wilson"`` (:func:`share_interval`): the score interval of a share k / n, for counts that
   are not bootstrap draws (the search's flip region).
 """
@@ -46,8 +52,13 @@ class IntervalPolicy:
     ``quantile_rule``: numpy's quantile ``method`` for every percentile and critical value
     (``"linear"``: Hyndman–Fan type 7, numpy's default). ``held_out_method``: the interval of a
     selection-aware confirmation on held-out prompts. ``held_out_min_draws``: the fewest draws
-    it is read from (its tail quantiles need many). ``few_block_widening``: whether a max-t
-    critical value given its number of resampled prompt blocks is widened by √(P/(P − 1)).
+    it is read from (its tail quantiles need many). ``few_block_widening``: under a
+    ``"percentile"`` study method, whether a max-t critical value given its number of resampled
+    prompt blocks is widened by √(P/(P − 1)) (the expanded level already holds that factor).
+    ``study_method``: how every other prompt-block interval over P blocks is read, pointwise
+    and, through :meth:`read_level`, the max-t critical values. ``refuse_below_min_blocks``:
+    whether a verdict over fewer prompt blocks than :meth:`min_blocks` is refused ("not
+    confirmable", :meth:`not_confirmable`) while its interval is still reported.
     """
 
     level: float = 0.95
@@ -55,6 +66,8 @@ class IntervalPolicy:
     held_out_method: Method = "expanded percentile"
     held_out_min_draws: int = 2000
     few_block_widening: bool = True
+    study_method: Method = "expanded percentile"
+    refuse_below_min_blocks: bool = True
 
     def min_blocks(self, level: float | None = None) -> int:
         """The fewest prompt blocks at which a lower bound can be confirmed at ``level``: the
@@ -62,6 +75,23 @@ class IntervalPolicy:
         lower bound's one-sided error ``(1 − level) / 2`` (6 at 95 %)."""
         lvl = self.level if level is None else level
         return math.ceil(math.log2(2.0 / (1.0 - lvl)))
+
+    def read_level(self, n_blocks: int | None, level: float | None = None) -> float:
+        """The percentile level a ``level`` interval over ``n_blocks`` prompt blocks is read at:
+        ``level`` itself under a ``"percentile"`` study method (or without ``n_blocks``),
+        :func:`expanded_level` under ``"expanded percentile"`` (NaN below 2 blocks)."""
+        lvl = self.level if level is None else level
+        if n_blocks is None or self.study_method == "percentile":
+            return lvl
+        return expanded_level(n_blocks, lvl, policy=self)
+
+    def not_confirmable(self, n_blocks: int, level: float | None = None, noun: str = "prompts") -> str:
+        """Why no verdict may rest on an interval over ``n_blocks`` prompt blocks
+        (``"not confirmable: 2 prompts (needs 6)"``), ``""`` when one may."""
+        need = self.min_blocks(level)
+        if not self.refuse_below_min_blocks or n_blocks >= need:
+            return ""
+        return f"not confirmable: {n_blocks} {noun} (needs {need})"
 
 
 DEFAULT_POLICY = IntervalPolicy()
@@ -166,20 +196,24 @@ def interval(
     draws: np.ndarray,
     *,
     level: float | None = None,
-    method: Method = "percentile",
+    method: Method | None = None,
     n_blocks: int | None = None,
     min_blocks: int | None = None,
     policy: IntervalPolicy = DEFAULT_POLICY,
 ) -> Interval:
-    """The :class:`Interval` of one statistic from its (B,) bootstrap ``draws`` (NaN draws
-    skipped; none finite gives NaN ends).
+    """The :class:`Interval` of one statistic from its (B,) bootstrap ``draws`` over
+    ``n_blocks`` resampled prompt blocks (NaN draws skipped; none finite gives NaN ends).
 
-    ``method`` "percentile" reads the quantiles at ``level`` (default the policy's);
+    ``method`` (default: the policy's ``study_method`` when ``n_blocks`` is given, else
+    ``"percentile"``): "percentile" reads the quantiles at ``level`` (default the policy's);
     "expanded percentile" at :func:`expanded_level` of ``n_blocks`` (required; NaN ends below 2
     blocks). ``confirmable`` is ``n_blocks >= min_blocks`` (default
-    :meth:`IntervalPolicy.min_blocks`), True when ``n_blocks`` is not given.
+    :meth:`IntervalPolicy.min_blocks`, none when the policy does not refuse below it), True when
+    ``n_blocks`` is not given.
     """
     lvl = policy.level if level is None else level
+    if method is None:
+        method = policy.study_method if n_blocks is not None else "percentile"
     if method == "percentile":
         read_at = lvl
     elif method == "expanded percentile":
@@ -192,19 +226,49 @@ def interval(
         lo, hi = (float(x) for x in percentile_bounds(np.ravel(draws), read_at, policy=policy))
     else:
         lo = hi = math.nan
-    need = policy.min_blocks(lvl) if min_blocks is None else min_blocks
+    if min_blocks is not None:
+        need = min_blocks
+    else:
+        need = policy.min_blocks(lvl) if policy.refuse_below_min_blocks else 0
     confirmable = n_blocks is None or n_blocks >= need
     return Interval(lo, hi, method, lvl, read_at, n_blocks, confirmable)
+
+
+def block_bounds(
+    draws: np.ndarray, n_blocks: int, level: float | None = None, *, policy: IntervalPolicy = DEFAULT_POLICY
+) -> np.ndarray:
+    """The study method's interval of every column of (B, ...) ``draws`` over ``n_blocks``
+    resampled prompt blocks: (2, ...), :func:`percentile_bounds` read at
+    :meth:`IntervalPolicy.read_level` (NaN everywhere below 2 blocks under the expanded
+    percentile: one block has no spread to read)."""
+    read_at = policy.read_level(n_blocks, level)
+    if not math.isfinite(read_at):
+        d = np.asarray(draws, dtype=np.float64)
+        return np.full((2, *d.shape[1:]), np.nan)
+    return percentile_bounds(draws, read_at, policy=policy)
+
+
+def block_columns(
+    draws: np.ndarray, n_blocks: int, level: float | None = None, *, policy: IntervalPolicy = DEFAULT_POLICY
+) -> np.ndarray:
+    """:func:`block_bounds` of wide (B, C) draws → (2, C) by :func:`percentile_columns`, bit for
+    bit the same values."""
+    read_at = policy.read_level(n_blocks, level)
+    if not math.isfinite(read_at):
+        return np.full((2, np.asarray(draws).shape[1]), np.nan)
+    return percentile_columns(draws, read_at, policy=policy)
 
 
 def critical_value(statistics: np.ndarray, level: float | None = None, *,
                    policy: IntervalPolicy = DEFAULT_POLICY) -> float:
     """A simultaneous band's critical value: the ``level`` quantile of the per-draw maxima
-    ``statistics`` (B,) (e.g. max_j |θ*_j − θ_j| / SE_j); NaN when there are none."""
+    ``statistics`` (B,) (e.g. max_j |θ*_j − θ_j| / SE_j); NaN when there are none or the
+    level is NaN."""
     t = np.asarray(statistics, dtype=np.float64)
-    if not t.size:
+    lvl = policy.level if level is None else level
+    if not t.size or not math.isfinite(lvl):
         return float("nan")
-    return float(_quantiles(t, policy.level if level is None else level, None, policy))
+    return float(_quantiles(t, lvl, None, policy))
 
 
 def few_cluster_inflation(clusters: int) -> float:
@@ -257,8 +321,10 @@ def max_t_band(point: np.ndarray, draws: np.ndarray, level: float | None = None,
     (``studentize``) or of max_j |θ*_j − θ_j| (not studentized: one width for the family), over
     eligible j. Every interval covers its target jointly with the others at ``level``, so a
     check that takes the worst of J levels is not J chances to fail by noise. ``clusters`` (the
-    prompts resampled) multiplies q by :func:`few_cluster_inflation` when the policy's
-    ``few_block_widening`` is on.
+    prompts resampled, P) reads q at :meth:`IntervalPolicy.read_level` (the expanded level of
+    the ``"expanded percentile"`` study method: for one estimate, not studentized, the
+    symmetric expanded percentile interval); under a ``"percentile"`` study method it
+    multiplies q by :func:`few_cluster_inflation` when the policy's ``few_block_widening`` is on.
 
     Why not studentize with few prompts: SE_j from 6 prompts is itself noisy, and the maximum
     over hundreds of levels picks the levels whose SE came out small; in the null simulation of
@@ -282,8 +348,8 @@ def max_t_band(point: np.ndarray, draws: np.ndarray, level: float | None = None,
             if studentize:
                 t = t / se[eligible]
         t_max = nanmax(t, axis=1)
-        q = critical_value(t_max[np.isfinite(t_max)], lvl, policy=policy)
-        if clusters is not None and policy.few_block_widening:
+        q = critical_value(t_max[np.isfinite(t_max)], policy.read_level(clusters, lvl), policy=policy)
+        if clusters is not None and policy.study_method == "percentile" and policy.few_block_widening:
             q *= few_cluster_inflation(clusters)
     return MaxTBand(theta, se, eligible, q, lvl, studentize)
 

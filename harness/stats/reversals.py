@@ -2,7 +2,10 @@
 
 For one evaluator and one shared factor, a *candidate* is two levels l1, l2 whose unique
 sample winners a ≠ b differ. It is a pointwise (simultaneous) reversal when the interval
-of Δ_ab at l1 lies above zero and the interval of Δ_ab at l2 lies below zero.
+of Δ_ab at l1 lies above zero and the interval of Δ_ab at l2 lies below zero. Both are
+confirmations: with fewer prompts than the interval policy's minimum
+(:meth:`harness.stats.intervals.IntervalPolicy.min_blocks`) none is called, and the search
+says why (``reason``: "not confirmable: 2 prompts (needs 6)").
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import numpy as np
 from harness.stats._nan import nanmean
 from harness.stats.bootstrap import prompt_mean_draws
 from harness.stats.family import ContrastFamily
-from harness.stats.intervals import percentile_bounds
+from harness.stats.intervals import DEFAULT_POLICY, IntervalPolicy, block_bounds
 from harness.stats.rank import unique_winners
 from harness.stats.simultaneous import Band
 from harness.stats.table import EvaluatorScores, generator_means
@@ -49,12 +52,14 @@ class Reversal:
 @dataclass(frozen=True)
 class ReversalSearch:
     """Per-evaluator flags and every confirmed instance, in search order (evaluator, factor,
-    winner pair); each instance is the most separated level pair of its winner pair."""
+    winner pair); each instance is the most separated level pair of its winner pair.
+    ``reason``: why nothing could be confirmed ("not confirmable: ..."), ``""`` otherwise."""
 
     descriptive: dict[str, bool]
     pointwise: dict[str, bool]
     simultaneous: dict[str, bool]
     instances: tuple[Reversal, ...]
+    reason: str = ""
 
     def counts(self) -> dict[str, int]:
         return {
@@ -70,12 +75,18 @@ def search_reversals(
     family: ContrastFamily,
     band: Band,
     level: float = 0.95,
+    *,
+    policy: IntervalPolicy = DEFAULT_POLICY,
 ) -> ReversalSearch:
     """Search every (evaluator, shared factor) of ``family`` for reversals.
 
-    ``weights`` (B, P) are the audit's shared prompt counts; pointwise intervals are
-    percentile intervals of the paired differences, simultaneous ones come from ``band``.
+    ``weights`` (B, P) are the audit's shared prompt counts; pointwise intervals are the
+    policy's intervals of the paired differences over the P prompts
+    (:func:`harness.stats.intervals.block_bounds`), simultaneous ones come from ``band``.
+    Below ``policy.min_blocks()`` prompts every reversal stays descriptive (``reason``).
     """
+    n_blocks = int(np.asarray(weights).shape[1])
+    reason = policy.not_confirmable(n_blocks, level)
     desc: dict[str, bool] = {}
     point: dict[str, bool] = {}
     simul: dict[str, bool] = {}
@@ -92,6 +103,8 @@ def search_reversals(
             if len(winners) < 2:
                 continue
             desc[name] = True
+            if reason:
+                continue
             for i_a, a in enumerate(winners):
                 for b in winners[i_a + 1 :]:
                     la = np.flatnonzero(win == a)
@@ -99,7 +112,7 @@ def search_reversals(
                     levels = np.concatenate([la, lb])
                     d = fs.scores[a][:, levels] - fs.scores[b][:, levels]  # (P, k)
                     gaps = nanmean(d, axis=0)
-                    lo, hi = percentile_bounds(prompt_mean_draws(d, weights), level)
+                    lo, hi = block_bounds(prompt_mean_draws(d, weights), n_blocks, level, policy=policy)
                     s_lo, s_hi = _simultaneous(family, band, name, factor, fs.levels, a, b, levels)
                     for kind, (L, H), flags in (
                         ("pointwise", (lo, hi), point),
@@ -127,7 +140,7 @@ def search_reversals(
                                 band2=(float(s_lo[k]), float(s_hi[k])),
                             )
                         )
-    return ReversalSearch(desc, point, simul, tuple(found))
+    return ReversalSearch(desc, point, simul, tuple(found), reason)
 
 
 def _best_pair(lo: np.ndarray, hi: np.ndarray, gaps: np.ndarray, n_a: int):

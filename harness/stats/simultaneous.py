@@ -5,7 +5,9 @@ d_pj. With prompt counts ``weights`` (B, P) the bootstrap means of every contras
 matrix product W·D/P. The family (110,295 contrasts at the study's scale) is streamed in
 column chunks so memory stays at about B × chunk × 8 bytes, and each chunk holds every draw,
 so the bootstrap SD and the per-draw maximum are obtained in one pass. The critical value is
-read by :func:`harness.stats.intervals.critical_value`; a family whose draws are given rather
+read by :func:`harness.stats.intervals.critical_value` at the level the interval policy reads
+an interval over the P resampled prompts at (:meth:`IntervalPolicy.read_level`: the expanded
+level of the study method, 0.9951 for a 95 % band over 6 prompts); a family whose draws are given rather
 than formed from per-prompt differences takes :func:`harness.stats.intervals.max_t_band`.
 """
 
@@ -18,7 +20,7 @@ import numpy as np
 
 from harness.stats._nan import nanmax, nanmean, nanmin
 from harness.stats.bootstrap import prompt_mean_draws
-from harness.stats.intervals import critical_value
+from harness.stats.intervals import DEFAULT_POLICY, IntervalPolicy, critical_value
 
 SEMethod = Literal["bootstrap", "analytic"]
 
@@ -28,8 +30,9 @@ class Band:
     """Result of :func:`simultaneous_band`.
 
     ``mean`` (J,) d̄_j, ``se`` (J,) SE_j fixed at the original sample, ``eligible`` (J,)
-    bool (non-constant contrasts with SE > 0), ``q`` the ``level`` quantile of ``t_max``
-    (B,) = max_j |d̄*_j − d̄_j| / SE_j over eligible j.
+    bool (non-constant contrasts with SE > 0), ``q`` the quantile of ``t_max``
+    (B,) = max_j |d̄*_j − d̄_j| / SE_j over eligible j, read at the interval policy's level for
+    ``level`` over the resampled prompts.
     """
 
     mean: np.ndarray
@@ -68,6 +71,7 @@ def simultaneous_band(
     level: float = 0.95,
     se_method: SEMethod = "bootstrap",
     max_bytes: int = 256 * 2**20,
+    policy: IntervalPolicy = DEFAULT_POLICY,
 ) -> Band:
     """Eq. 3: the band's critical value q and the per-contrast SE.
 
@@ -76,7 +80,8 @@ def simultaneous_band(
     the bootstrap means (the same draws), "analytic" as the paired standard error
     sd_p(d_pj)/√P_j (ddof=1). Either way SE is fixed at the original sample, not
     re-estimated within a draw. Contrasts whose d_pj are constant over prompts, or whose
-    SE is 0 or NaN, are ineligible. ``max_bytes`` bounds the working block.
+    SE is 0 or NaN, are ineligible. ``max_bytes`` bounds the working block. q is read at
+    ``policy.read_level(P, level)``, P the prompts the weights resample.
     """
     d = np.asarray(contrasts, dtype=np.float64)
     w = np.asarray(weights)
@@ -118,7 +123,8 @@ def simultaneous_band(
         np.abs(means, out=means)
         t_max = np.fmax(t_max, means.max(axis=1) if finite else nanmax(means, axis=1))
     eligible = ~constant & np.isfinite(se) & (se > 0)
-    q = critical_value(t_max, level) if eligible.any() else float("nan")
+    read_at = policy.read_level(w.shape[1], level)
+    q = critical_value(t_max, read_at, policy=policy) if eligible.any() else float("nan")
     return Band(mean, se, eligible, t_max, q, level, se_method)
 
 
@@ -139,7 +145,8 @@ def _nanstd(block: np.ndarray) -> np.ndarray:
         return np.nanstd(block, axis=0, ddof=1)
 
 
-def naive_band(contrasts: np.ndarray, weights: np.ndarray, level: float = 0.95) -> float:
+def naive_band(contrasts: np.ndarray, weights: np.ndarray, level: float = 0.95, *,
+               policy: IntervalPolicy = DEFAULT_POLICY) -> float:
     """Reference implementation: one resampled mean vector per draw in a Python loop.
 
     Same estimand as :func:`simultaneous_band` with bootstrap SE; keeps (B, J) draws in
@@ -155,4 +162,4 @@ def naive_band(contrasts: np.ndarray, weights: np.ndarray, level: float = 0.95) 
     se = draws.std(axis=0, ddof=1)
     ok = (d.max(axis=0) > d.min(axis=0)) & (se > 0)
     t = (np.abs(draws[:, ok] - mean[ok]) / se[ok]).max(axis=1)
-    return critical_value(t, level)
+    return critical_value(t, policy.read_level(n_prompts, level), policy=policy)

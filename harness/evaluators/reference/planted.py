@@ -41,6 +41,17 @@ planted-pitch90    ``s + a * w(generator)`` at pitch 90° only (``a = 0.5``, ``w
                    companion collapses at eye level and nowhere else (yaw levels sit at 45°).
                    Not in the registry (:data:`EXTRA_PLANTED`): the human-agreement known
                    answer registers it through ``pytest_audit_evaluators``.
+planted-boundary   ``q(generator) + σ · z(scene, configuration)`` at every configuration but
+                   c0 (``q(generator)`` there): not the companion but known generator
+                   qualities :data:`BOUNDARY_QUALITY`, plus a standard normal ``z`` seeded by
+                   the record, with ``σ = 2 · sd(q)``; every configuration's true ρ against
+                   c0 (the search's ``shift`` objective, a saved level's effect) is exactly
+                   1 = ``max_worst_case_rho``: a confirmation at its own boundary. Not in
+                   the registry (:data:`NOISY_PLANTED`).
+planted-noise      ``s + 0.3 · z(scene, configuration)`` at every configuration, c0 included
+                   (:class:`InvariantNoise`): noise and no effect, so every confirmed
+                   effect, disagreement or reversal is a false one. Not in the registry
+                   (:data:`NOISY_PLANTED`).
 =================  ==========================================================================
 
 With the companion as base, the planted factor is the only factor with non-zero within-scene
@@ -324,6 +335,9 @@ EXTRA_PLANTED = ("planted-pitch90",)
 #: The repeatability check's known answer (per-call seeded noise, :class:`CallNoise`), outside
 #: the registry: :func:`harness.evaluators.reference.specs.repeatability_planted_specs`.
 REPEATABILITY_PLANTED = ("planted-jitter",)
+#: Known answers with seeded per-record noise, outside the registry (the interval policy's
+#: calibration, docs/intervals.md): :func:`harness.evaluators.reference.specs.noisy_planted_specs`.
+NOISY_PLANTED = ("planted-boundary", "planted-noise")
 
 
 def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
@@ -348,6 +362,10 @@ def make_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
         return make_preset_planted(name, base, spec)
     if name in SEARCH_PLANTED:
         return PlantedEvaluator(name, base, SEARCH_PLANTED[name](), spec=spec)
+    if name == "planted-boundary":
+        return PlantedEvaluator(name, QualityBase(), BoundaryNoise(), spec=spec)
+    if name == "planted-noise":
+        return PlantedEvaluator(name, base, InvariantNoise(), spec=spec)
     raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PLANTED_IDS)}")
 
 
@@ -448,23 +466,75 @@ class OffGridCollapse:
         return self.amplitude * w
 
 
+def record_normal(item: ScoreItem) -> float:
+    """A standard normal seeded by the record: the scene id and the configuration's hash (the
+    same item always gets the same number, another configuration an independent one)."""
+    import hashlib
+
+    import numpy as np
+
+    key = hashlib.sha256(f"{item.scene.id}|{_need_context(item).configuration.hash}".encode()).digest()
+    return float(np.random.default_rng(int.from_bytes(key[:8], "little")).standard_normal())
+
+
 @dataclass(frozen=True)
 class InvariantNoise:
     """Protocol-invariant in distribution: N(0, ``sigma``²) drawn afresh for every scene and
     configuration (seeded by both), so no configuration moves the expected scores but every
     one moves the realised ones: the search's winner's curse, the known answer of the held-out
     confirmation's false-confirmation rate (``tests/test_search.py``,
-    ``benchmarks/bench_confirm_rate.py``; not in :data:`SEARCH_PLANTED`)."""
+    ``benchmarks/bench_confirm_rate.py``; planted-noise, :data:`NOISY_PLANTED`)."""
 
     sigma: float = 0.3
 
     def offset(self, item: ScoreItem) -> float:
-        import hashlib
+        return self.sigma * record_normal(item)
 
-        import numpy as np
 
-        key = hashlib.sha256(f"{item.scene.id}|{_need_context(item).configuration.hash}".encode()).digest()
-        return self.sigma * float(np.random.default_rng(int.from_bytes(key[:8], "little")).standard_normal())
+#: planted-boundary's generator qualities (its base scores, arbitrary units): the bundled six,
+#: 0.2 apart. Their population variance is 0.35 / 3.
+BOUNDARY_QUALITY: dict[str, float] = {
+    "faithful": 1.0, "jittered": 0.8, "gridded": 0.6, "sparse": 0.4, "cluttered": 0.2, "confused": 0.0,
+}
+
+
+class QualityBase:
+    """Scores a scene by its generator's :data:`BOUNDARY_QUALITY` alone (no scene is read); a
+    generator without a quality fails its items."""
+
+    id = "boundary-quality"
+    needs_scene = True
+    needs_render = False
+
+    def score_items(self, items: Sequence[ScoreItem]) -> list[ScoreResult]:
+        out = []
+        for item in items:
+            q = BOUNDARY_QUALITY.get(_need_context(item).generator)
+            out.append(ScoreResult.ok(q) if q is not None else ScoreResult.failed(
+                f"planted-boundary has no quality for generator {_need_context(item).generator!r}"))
+        return out
+
+
+def boundary_sigma() -> float:
+    """σ that puts every configuration's ρ against c0 at 1: the two-level scene variance of one
+    configuration, E[(σ z / 2)²] = σ² / 4, over the generators' variance Var_g(q)."""
+    import statistics
+
+    return 2.0 * statistics.pstdev(BOUNDARY_QUALITY.values())
+
+
+@dataclass(frozen=True)
+class BoundaryNoise:
+    """Offset ``boundary_sigma() · z(scene, configuration)`` at every configuration but c0
+    (the ``baseline`` factor), whose score is exact: over :class:`QualityBase` every
+    configuration's true ρ against c0 is 1 (planted-boundary)."""
+
+    def offset(self, item: ScoreItem) -> float:
+        from harness.protocol.configurations import BASELINE
+
+        if _need_context(item).configuration.factor == BASELINE:
+            return 0.0
+        return boundary_sigma() * record_normal(item)
 
 
 #: Planted effects of the search's known answers: outside the registry and the default panel

@@ -189,3 +189,20 @@ def repeatability_planted_specs() -> list[EvaluatorSpec]:
                     model_name=f"companion + {name.removeprefix('planted-')} effect",
                     description=f"{name}: per-call seeded noise, the repeatability check's known answer")
             for name in REPEATABILITY_PLANTED]  # fmt: skip
+
+
+def noisy_planted_specs() -> list[EvaluatorSpec]:
+    """The known answers with seeded per-record noise (``planted.NOISY_PLANTED``:
+    planted-boundary, every configuration's ρ against c0 exactly at 1; planted-noise, noise and
+    no effect), outside the registry; a project offers them through ``pytest_audit_evaluators``
+    or a test builds them (docs/intervals.md, "Known answers")."""
+    from harness.evaluators.reference.planted import NOISY_PLANTED
+
+    base = next(s for s in planted_specs() if s.id == "planted-robust")
+    models = {"planted-boundary": "known generator qualities + seeded noise at every configuration but c0",
+              "planted-noise": "companion + seeded noise at every configuration"}
+    return [replace(base, id=name, options=(("effect", name),), model_name=models[name],
+                    score_scale="the base score plus seeded normal noise (planted.py): unbounded",
+                    score_range=None,  # normal noise has no bound
+                    description=f"{name}: seeded per-record noise, a known answer of the interval policy")
+            for name in NOISY_PLANTED]  # fmt: skip
