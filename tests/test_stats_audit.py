@@ -132,10 +132,12 @@ def test_summary_has_exactly_the_design_keys(synthetic):
     assert set(summary["simultaneous"]) == {"q95", "contrasts", "B", "seed"}
     assert set(summary["reversals"]) == {"descriptive", "pointwise", "simultaneous"}
     for ev in summary["evaluators"].values():
-        assert set(ev) == DESIGN_EVALUATOR_KEYS
+        assert set(ev) == DESIGN_EVALUATOR_KEYS | {"confirmation"}  # with the bootstrap on
         assert set(ev["envelopes"]) == {"strict", "sign_crossing", "tie_boundary", "stable_winner"}
         assert "paraphrase" not in ev["kendall_w"]
     json.dumps(summary, allow_nan=False)  # strict JSON: undefined values are null
+    for ev in compute_audit(synthetic, bootstrap=0, seed=42).to_summary()["evaluators"].values():
+        assert set(ev) == DESIGN_EVALUATOR_KEYS  # no draws, no confirmed level
 
 
 def test_failures_are_excluded_and_counted(synthetic):
