@@ -100,6 +100,21 @@ def test_tiling_preference_flips_the_winner_and_the_band_confirms_it(capsys):
     assert ("faithful", "gridded", "3dcodebench") in confirmed
     tau = data["kendall_tau"][0]
     assert tau["lo"] <= tau["tau"] <= tau["hi"] < 1.0
+    assert data["answer"].startswith("answer: the order depends on the preset: ")
+
+
+def test_the_answer_is_one_line_and_the_list_is_cut(capsys):
+    """Many confirmed reversals: the terminal lists a few, says how many more and where, and
+    ends with the one-line answer."""
+    from harness.cli import main
+
+    assert main(["concordance", "--evaluator", "preset-tiling", "--presets", "3dcodebench,3d-defectbench",
+                 "--profile", "default", "--bootstrap", "300"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1].startswith("answer: the order depends on the preset: ")
+    listed = [line for line in lines if " above " in line and " below under " in line]
+    assert 1 <= len(listed) <= 8
+    assert not any(" more confirmed reversals " in line for line in lines) or len(listed) == 8
 
 
 def test_two_prompts_confirm_no_disagreement_and_say_why(capsys):
@@ -108,6 +123,7 @@ def test_two_prompts_confirm_no_disagreement_and_say_why(capsys):
     assert data["rankings"]["3d-defectbench"]["order"][0] in FAVOURED  # the rankings are still given
     assert data["disagreements"] == [] and data["confirmable"] is False
     assert data["reason"] == "not confirmable: 2 prompts (needs 6)"
+    assert data["answer"].startswith("answer: not confirmable: 2 prompts (needs 6): whether the order")
     tau = data["kendall_tau"][0]
     assert tau["lo"] <= tau["tau"] <= tau["hi"]  # an interval is still printed
 
@@ -125,6 +141,7 @@ def test_robust_evaluator_has_no_confirmed_disagreement(capsys):
     data = run_cli(["concordance", "--evaluator", "planted-robust", "--presets", "mate3d,3d-defectbench",
                     "--bootstrap", "200", "--json"], capsys)
     assert data["disagreements"] == [] and data["kendall_tau"][0]["tau"] == pytest.approx(1.0)
+    assert data["answer"].startswith("answer: ")
 
 
 def test_forensics_recovers_the_hidden_preset(capsys):

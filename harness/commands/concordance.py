@@ -50,7 +50,13 @@ def run(args: argparse.Namespace) -> int:
     from harness.peers.inputs import presentation_threshold, resolve
     from harness.peers.measure import score_protocols
     from harness.peers.presentation_probes import parse_probes, probe_result
-    from harness.peers.rank_concordance import concordance, figure, score_array
+    from harness.peers.rank_concordance import (
+        SHOWN_DISAGREEMENTS,
+        answer,
+        concordance,
+        figure,
+        score_array,
+    )
     from harness.protocol.presets import parse_presets
     from harness.stats.bootstrap import prompt_weights
 
@@ -68,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     result = concordance(scores, names, generators, n_draws=args.bootstrap, seed=args.seed)
     payload = {"evaluator": inputs.spec.id, "profile": inputs.profile,
                "protocols": {p.name: p.to_dict() for p in protocols},
-               "failed_scenes": int((table["status"] == "failed").sum()), **result.to_dict()}  # fmt: skip
+               "failed_scenes": int((table["status"] == "failed").sum()), **result.to_dict(),
+               "answer": answer(result)}  # fmt: skip
     probe_results = []
     if probes:
         probe_names = tuple(q.name for q in probe_protocols)
@@ -102,14 +109,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {result.reason}: no generator pair's order is called preset-dependent")
     elif not result.disagreements:
         print("  no generator pair's order is confirmed to depend on the preset")
-    for d in result.disagreements:
+    for d in result.disagreements[:SHOWN_DISAGREEMENTS]:
         print(f"  {d.first} above {d.second} under {d.a} (gap {d.gap_a[0]:+.3f} [{d.gap_a[1]:+.3f}, "
               f"{d.gap_a[2]:+.3f}]), below under {d.b} (gap {d.gap_b[0]:+.3f} [{d.gap_b[1]:+.3f}, {d.gap_b[2]:+.3f}])")  # fmt: skip
+    if len(result.disagreements) > SHOWN_DISAGREEMENTS:
+        where = f"{args.out}/concordance.json" if args.out is not None else "--json"
+        print(f"  ... and {len(result.disagreements) - SHOWN_DISAGREEMENTS} more confirmed reversals ({where})")
     for r in probe_results:
         print(f"  probe {r.probe:<11} agreement {r.agreement:.2f} [{r.lo:.2f}, {r.hi:.2f}] "
               f"(min {r.threshold:g}): {'passed' if r.passed else 'FAILED: the verdict depends on the presentation'}")  # fmt: skip
     if args.out is not None:
         print(f"  -> {args.out}/concordance.json, scores.csv, concordance.png")
+    print(answer(result))
     return rc
 
 

@@ -17,6 +17,8 @@ policy's minimum none is confirmed (``reason``: "not confirmable: 2 prompts (nee
 from __future__ import annotations
 
 import itertools
+import math
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,6 +93,10 @@ class Concordance:
             "reason": self.reason,
         }
 
+
+
+#: Colour-blind-safe line colours, one per generator (Okabe & Ito).
+OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
 
 
 def ranking(preset: str, generators: tuple[str, ...], means: np.ndarray) -> PresetRanking:
@@ -187,6 +193,29 @@ def score_array(table, presets: tuple[str, ...]) -> tuple[np.ndarray, tuple[str,
     return out, generators, prompts
 
 
+#: Disagreement lines the terminal lists before pointing at concordance.json for the rest.
+SHOWN_DISAGREEMENTS = 8
+
+
+def answer(result: Concordance) -> str:
+    """The concordance in one line: whether the generators' order depends on the preset, how
+    much of it (confirmed reversals, the pairs and presets involved most) and the τ-b range."""
+    taus = [t.tau for t in result.taus if math.isfinite(t.tau)]
+    spread = f"; Kendall τ-b between presets {min(taus):+.2f} to {max(taus):+.2f}" if taus else ""
+    if result.reason:
+        return f"answer: {result.reason}: whether the order depends on the preset is not decided{spread}"
+    found = result.disagreements
+    if not found:
+        return f"answer: the generators' order holds under every preset (no confirmed reversal){spread}"
+    pairs = Counter(tuple(sorted((d.first, d.second))) for d in found)
+    presets = Counter(p for d in found for p in (d.a, d.b))
+    (top_pair, _), = pairs.most_common(1)
+    (top_preset, n_preset), = presets.most_common(1)
+    return (f"answer: the order depends on the preset: {len(pairs)} of {len(result.generators) * (len(result.generators) - 1) // 2} "
+            f"generator pairs reverse between presets ({len(found)} confirmed reversals), most under {top_preset} "
+            f"({n_preset}); e.g. {top_pair[0]} vs {top_pair[1]}{spread}")  # fmt: skip
+
+
 def figure(result: Concordance, path) -> None:
     """A bump chart of the generators' ranks across presets; confirmed disagreements in red."""
     import matplotlib
@@ -194,12 +223,14 @@ def figure(result: Concordance, path) -> None:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    flagged = {g for d in result.disagreements for g in (d.first, d.second)}
+    reversals = Counter(g for d in result.disagreements for g in (d.first, d.second))
     fig, ax = plt.subplots(figsize=(1.8 + 1.4 * len(result.presets), 3.2), dpi=100)
     xs = range(len(result.presets))
-    for gen in result.generators:
+    for n, gen in enumerate(result.generators):
         ranks = [r.order.index(gen) + 1 for r in result.rankings]
-        ax.plot(xs, ranks, marker="o", color="tab:red" if gen in flagged else "0.55", lw=1.5)
+        # one colour per generator; solid when it takes part in a confirmed reversal
+        ax.plot(xs, ranks, marker="o", color=OKABE_ITO[n % len(OKABE_ITO)], lw=1.8,
+                linestyle="-" if reversals[gen] else ":")  # fmt: skip
         # parse_math off: a generator named "$\\frac$" is text, not mathtext to typeset (or fail on)
         ax.annotate(gen, (xs[-1], ranks[-1]), xytext=(6, 0), textcoords="offset points", va="center",
                     fontsize=8, parse_math=False)  # fmt: skip
@@ -207,7 +238,7 @@ def figure(result: Concordance, path) -> None:
     ax.set_yticks(range(1, len(result.generators) + 1))
     ax.invert_yaxis()
     ax.set_ylabel("rank (1 = best)")
-    ax.set_title("Rank by preset (red: a confirmed reversal)", fontsize=9)
+    ax.set_title(f"Rank by preset ({len(result.disagreements)} confirmed reversals; dotted: none)", fontsize=9)
     ax.set_xlim(-0.3, len(result.presets) - 0.2)
     fig.tight_layout()
     fig.savefig(path, metadata={"Software": None})
