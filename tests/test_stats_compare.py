@@ -253,3 +253,26 @@ def test_pairing_rules(release):
         cmp.compare_records(two, two, bootstrap=10)
     with pytest.raises(cmp.CompareError, match="'nope' is not in the candidate"):
         cmp.compare_records(release, release, baseline_evaluator="eval0", candidate_evaluator="nope")
+
+
+def test_a_bounded_statistics_difference_interval_stays_within_its_range(monkeypatch):
+    """Regression: W's difference got an interval reaching 1.03; a difference of a statistic in
+    [0, 1] lies in [-1, 1], of human agreement r in [-2, 2]; ρ is unbounded."""
+    assert cmp._span("kendall_w") == 1.0 and cmp._span("human_agreement") == 2.0
+    assert math.isinf(cmp._span("rho")) and math.isinf(cmp._span("not-a-metric"))
+    real = cmp.max_t_band
+
+    def wide(point, draws, level):
+        band = real(point, draws, level)
+        return type(band)(**{**band.__dict__, "q": band.q * 1e6})  # absurdly wide: every end clipped
+
+    monkeypatch.setattr(cmp, "max_t_band", wide)
+    records = synthetic_records(SyntheticSpec(evaluators=2, prompt_free=0, generators=4, prompts=6, templates=3,
+                                              paraphrases=2, render_levels=3, seed=3))
+    comparison = cmp.compare_records(records, records, baseline_evaluator="eval0", candidate_evaluator="eval1",
+                                     bootstrap=200, seed=1)  # fmt: skip
+    for m in comparison.metrics:
+        span = cmp._span(m.kind)
+        assert -span <= m.ci[0] <= m.ci[1] <= span or not math.isfinite(m.se) or m.se == 0, m
+    w = [m for m in comparison.metrics if m.kind == "kendall_w" and m.se > 0]
+    assert w and all(m.ci == (-1.0, 1.0) for m in w)  # the widened band reached both ends

@@ -437,6 +437,16 @@ def _per_prompt(records: pd.DataFrame, prompts: tuple[str, ...]) -> tuple[np.nda
     return grouped["sum"].to_numpy(np.float64), grouped["count"].to_numpy(np.float64)
 
 
+def _span(kind: str) -> float:
+    """The largest possible |difference| of metric ``kind`` between two releases: the width
+    of its ``bounds`` (inf for an unbounded one or a kind the registry does not know)."""
+    from harness.vocab.metrics import METRICS
+
+    spec = METRICS.find(kind)
+    bounds = None if spec is None else spec.bounds
+    return math.inf if bounds is None else float(bounds[1] - bounds[0])
+
+
 def compare_records(
     baseline: pd.DataFrame,
     candidate: pd.DataFrame,
@@ -519,6 +529,10 @@ def compare_records(
     lo, hi = band.interval()
     se, q = band.se, band.q
     pointwise = block_bounds(draws, len(b_t.prompts), level) if kept else np.zeros((2, 0))
+    # a difference of a bounded statistic cannot leave ±(its range): W's Δ lies in [−1, 1]
+    span = np.array([_span(mb.kind) for mb, _ in kept]) if kept else np.zeros(0)
+    lo, hi = np.maximum(lo, -span), np.minimum(hi, span)
+    pointwise = np.stack([np.maximum(pointwise[0], -span), np.minimum(pointwise[1], span)]) if kept else pointwise
     metrics = []
     for j, (mb, mc) in enumerate(kept):
         kind = KINDS[mb.kind]

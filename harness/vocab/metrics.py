@@ -192,7 +192,9 @@ class MetricSpec:
     for a statistic with its own function (see the module docstring), estimated by the
     engine's compute path when the row names no estimator. ``draws``: that statistic's
     vectorised bootstrap replicates (optional). ``summary_path``: where its value sits in a
-    ``summary.json`` evaluator entry when that is not its own name.
+    ``summary.json`` evaluator entry when that is not its own name. ``bounds``: the closed range
+    of values the statistic can take (``None``: unbounded); an interval of it, or of a
+    difference of two of it, is clipped to what it can reach.
     """
 
     name: str
@@ -210,6 +212,7 @@ class MetricSpec:
     summary_path: tuple[str, ...] = ()
     draws: Draws | str | None = None
     estimator: Estimator | str | None = None
+    bounds: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.compute, str):  # "module:function", imported on first use
@@ -381,13 +384,13 @@ for _metric in (
                estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(KENDALL_W, "Kendall's W", "coefficient", -1, "shared factor", MIN_KENDALL_W,
                margin=0.05, description="rank agreement over levels",
-               estimator=_ESTIMATORS + "factor_levels"),
+               estimator=_ESTIMATORS + "factor_levels", bounds=(0.0, 1.0)),
     MetricSpec(TOP1_COUNT, "distinct winners", "count", +1, "shared factor", MAX_TOP1_COUNT,
                margin=1.0, description="distinct unique winners over levels",
                estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(DISCRIMINATION, "discrimination", "fraction", -1, "probe", margin=0.05,
                description="tie-adjusted directional discrimination",
-               estimator=_ESTIMATORS + "probes"),
+               estimator=_ESTIMATORS + "probes", bounds=(0.0, 1.0)),
     MetricSpec(PEAK_RHO, "peak ρ", "ratio", +1, None, PEAK_RHO_MAX, margin=0.10,
                description="largest rho over factors",
                estimator=_ESTIMATORS + "factor_levels"),
@@ -396,7 +399,7 @@ for _metric in (
                estimator=_ESTIMATORS + "factor_levels"),
     MetricSpec(MIN_W, "min W", "coefficient", -1, None, MIN_KENDALL_W, places=_NO_COMPARE,
                description="smallest Kendall's W over the shared factors",
-               estimator=_ESTIMATORS + "factor_levels"),
+               estimator=_ESTIMATORS + "factor_levels", bounds=(0.0, 1.0)),
     MetricSpec(MAX_TOP1, "max winners", "count", +1, None, MAX_TOP1_COUNT, places=_NO_COMPARE,
                description="largest top1_count over the shared factors",
                estimator=_ESTIMATORS + "factor_levels"),
@@ -405,14 +408,14 @@ for _metric in (
                estimator=_ESTIMATORS + "best_view"),
     MetricSpec(CONTENT_ACCURACY, "content accuracy", "fraction", -1, None, places=_NO_COMPARE,
                description="mean discrimination over the probes",
-               estimator=_ESTIMATORS + "probes"),
+               estimator=_ESTIMATORS + "probes", bounds=(0.0, 1.0)),
     MetricSpec(FAILED_SHARE, "failed share", "fraction", +1, None, MAX_FAILED_SHARE, margin=0.01,
                key_labels={"": "failed share"}, description="share of records that failed",
-               estimator=_ESTIMATORS + "failed_records"),
+               estimator=_ESTIMATORS + "failed_records", bounds=(0.0, 1.0)),
     MetricSpec(INTERACTION_SHARE, "interaction share", "fraction", +1, "block", MAX_INTERACTION_SHARE,
                margin=0.05, summary_path=("blocks",),
                description="non-additive share of a factorial block's protocol variance",
-               estimator=_ESTIMATORS + "factorial_blocks"),
+               estimator=_ESTIMATORS + "factorial_blocks", bounds=(0.0, 1.0)),
     MetricSpec(BLOCK_SIGN_CROSSINGS, "block sign crossings", "count", +1, "block",
                MAX_BLOCK_SIGN_CROSSINGS, margin=1.0, summary_path=("blocks",),
                description="pairs whose margin envelope crosses 0 over a block's cells",
@@ -434,7 +437,7 @@ for _metric in (
     MetricSpec(HUMAN_AGREEMENT, "human agreement", "coefficient", -1, None, MIN_HUMAN_AGREEMENT,
                margin=0.05, places=_HUMAN,
                description="Pearson r of the c0 scores with the mean human rating (with human ratings)",
-               estimator=_ESTIMATORS + "human_agreement"),
+               estimator=_ESTIMATORS + "human_agreement", bounds=(-1.0, 1.0)),
     MetricSpec(HUMAN_AGREEMENT_DROP, "human agreement drop", "coefficient", +1, "factor",
                MAX_HUMAN_AGREEMENT_DROP, margin=0.05, places=_HUMAN,
                description="largest drop of human agreement from c0 over the factor's levels "
