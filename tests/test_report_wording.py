@@ -119,3 +119,7 @@ def test_the_audit_command_calls_fail_expected_for_the_bundled_and_planted_panel
     assert _expected_note(args("ref-vit-clip,my-scorer")) == ""
     assert _expected_note(args("ref-*")) == ""  # a glob may reach further than the panel
     assert _expected_note(args(profile="smoke")) == ""  # every evaluator here: not known ahead
+    # regression: a project whose configuration audits its own evaluator under the default
+    # profile was told FAIL is expected of the bundled ones; the report's evaluators decide
+    assert _expected_note(args(), ["colorstat"]) == ""
+    assert _expected_note(args(), ["ref-vit-clip", "companion"]).startswith("FAIL is the expected")

@@ -191,7 +191,7 @@ def _audit(args: argparse.Namespace) -> int:
     elif code == _PASSED:
         print(f"t3d-audit audit: verdict PASS{on} (every audit assertion held)" + where)
     else:
-        note = _expected_note(args)
+        note = _expected_note(args, _report_evaluators(args, started) if where else None)
         if note:  # before the verdict, which stays the last line
             print(f"t3d-audit audit: {note}")
         print(f"t3d-audit audit: verdict FAIL{on} (audit assertions failed)" + where)
@@ -214,16 +214,31 @@ def _save_baseline(args: argparse.Namespace, started: float, partial: str | None
           f"gate the next release with: t3d-audit compare {saved} <its report>")
 
 
-def _expected_note(args: argparse.Namespace) -> str:
+def _report_evaluators(args: argparse.Namespace, started: float) -> list[str] | None:
+    """The evaluators this run's report covers (its ``results.json``), ``None`` when unreadable."""
+    import json
+
+    from harness.core.errors import AuditError
+
+    try:
+        doc = json.loads((latest_report(reports_dir(args.report_dir), started) / "results.json").read_text())
+    except (AuditError, OSError, ValueError):
+        return None
+    found = doc.get("evaluators") if isinstance(doc, dict) else None
+    return [str(e) for e in found] if isinstance(found, list) else None
+
+
+def _expected_note(args: argparse.Namespace, audited: list[str] | None = None) -> str:
     """That FAIL is expected, when the run audited only the bundled evaluators (``""`` for a
-    run of a user's own)."""
+    run of a user's own). ``audited``: the evaluators the run's report covers, else those the
+    command line or the profile names (a project's own configuration can choose others)."""
     from harness.evaluators.reference.planted import PLANTED_IDS
     from harness.protocol.profiles import get_profile
     from harness.report.verdict_words import bundled_panel, expected_verdict_note
 
     chosen = [e.strip() for e in (args.evaluators or "").split(",") if e.strip()]
     try:
-        audited = chosen or list(get_profile(args.profile).evaluators)
+        audited = audited or chosen or list(get_profile(args.profile).evaluators)
     except Exception:  # an unknown profile was reported before the run
         return ""
     if any(ch in ev for ev in audited for ch in "*?["):  # a glob may match more than the panel
