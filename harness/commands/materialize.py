@@ -87,19 +87,19 @@ def score_plan(session: object, *, backend: str = "local", address: str | None =
 
 
 def check_selection(profile: str, evaluators: tuple[str, ...], extra: Sequence[object] = ()) -> None:
-    """Raise the typed error an unknown profile or evaluator pattern, or an evaluator this
+    """Raise the typed error an unknown profile or evaluator pattern, or a named evaluator this
     install cannot run, would raise later, now. ``extra``: specs a project's
-    ``pytest_audit_evaluators`` hook offers (they match too). Without ``evaluators`` the
-    profile's own list is checked."""
+    ``pytest_audit_evaluators`` hook offers (they match too). Without ``evaluators`` only the
+    profile is checked: the project's own configuration may choose its evaluators."""
     from harness.core.errors import EvaluatorError
     from harness.evaluators.families import install_problem
     from harness.protocol.profiles import get_profile
     from harness.run.evaluator_selection import select_evaluators
 
-    listed = list(evaluators) or list(get_profile(profile).evaluators)
-    if not listed:
+    get_profile(profile)
+    if not evaluators:
         return
-    lacking = {str(spec.id): problem for spec in select_evaluators(listed, extra)
+    lacking = {str(spec.id): problem for spec in select_evaluators(list(evaluators), extra)
                if (problem := install_problem(spec)) is not None}  # fmt: skip
     if lacking:
         first = next(iter(lacking.values()))
