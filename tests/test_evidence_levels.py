@@ -58,10 +58,13 @@ def test_below_the_minimum_or_without_an_interval_nothing_is_confirmable():
 
 
 def test_which_level_gates():
-    assert gated_pass("descriptive", False, {"status": INCONCLUSIVE}) is False
-    assert gated_pass("confirmed", False, {"status": INCONCLUSIVE}) is True
-    assert gated_pass("confirmed", True, {"status": FAILS}) is False
-    assert gated_pass("confirmed", False, {"status": NOT_CONFIRMABLE}) is True
+    inside = {"interval": [0.5, 2.0]}
+    assert gated_pass("descriptive", False, {"status": INCONCLUSIVE, **inside}) is False
+    assert gated_pass("confirmed", False, {"status": INCONCLUSIVE, **inside}) is True
+    assert gated_pass("confirmed", True, {"status": FAILS, **inside}) is False
+    assert gated_pass("confirmed", False, {"status": NOT_CONFIRMABLE, **inside}) is True
+    # nothing to confirm (no interval in the family): the point estimate still gates
+    assert gated_pass("confirmed", False, {"status": NOT_CONFIRMABLE, "reason": "no interval"}) is False
     assert check_evidence("confirmed") == "confirmed"
     with pytest.raises(ValueError, match="must be one of descriptive, confirmed"):
         check_evidence("strict")
@@ -132,7 +135,7 @@ def test_an_audit_records_both_levels_and_gates_on_the_one_chosen(pytester):
     checks = [c for r in doc["results"] for c in r["checks"]]
     assert checks and all(c["evidence"] == "confirmed" for c in checks)
     assert any(c["descriptive"] == "fails" for c in checks)
-    assert all(c["confirmed"]["status"] == "not confirmable" and c["passed"] for c in checks)
+    assert all(c["confirmed"]["status"] == "not confirmable" and c["passed"] for c in checks if "interval" in c["confirmed"])
     bad = run_audit(pytester, "b", "-n", "0", "--audit-evidence=strict")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--audit-evidence must be one of descriptive, confirmed*"])

@@ -8,8 +8,9 @@ that level, or without an interval in the family, it is ``not confirmable`` with
 
 ``--audit-evidence`` (``t3d-audit audit --evidence``) chooses which level gates: under
 ``descriptive`` (the default) a check fails when its point estimate is beyond the threshold;
-under ``confirmed`` only when the confirmed level says ``fails``. Both levels are recorded in
-every outcome either way.
+under ``confirmed`` a check with an interval in the family fails only when the confirmed level
+says ``fails``, and a check without one (counts, W, a project's own value) still gates on its
+point estimate. Both levels are recorded in every outcome either way.
 """
 
 from __future__ import annotations
@@ -62,8 +63,10 @@ def confirmed_level(op: str, threshold: float, confirmation: FamilyConfirmation 
 
 
 def gated_pass(evidence: str, descriptive_passed: bool, confirmed: dict[str, object]) -> bool:
-    """Whether the check passes the gate under ``evidence``."""
-    if evidence == "confirmed":
+    """Whether the check passes the gate under ``evidence``. On confirmed evidence a check
+    with an interval in the family fails only when confirmed failing; one without (a count, W,
+    a check of the project's own value) has nothing to confirm and gates on its point estimate."""
+    if evidence == "confirmed" and "interval" in confirmed:
         return confirmed.get("status") != FAILS
     return descriptive_passed
 
