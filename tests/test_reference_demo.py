@@ -46,4 +46,9 @@ def test_audit_flags_exactly_the_planted_effects(tmp_path):
     pitch = failing("planted-pitch")
     assert "test_rho[planted-pitch-pitch]" in pitch and "test_top1_count[planted-pitch-pitch]" in pitch
     assert all("pitch" in n or "peak_rho" in n or "best_view" in n for n in pitch), pitch
-    assert any("reversal" in n for n in failed)  # the planted reversal is confirmed
+    # 2 prompts are below the 6 a confirmation needs (docs/intervals.md): the planted reversal
+    # stays descriptive, so the reversal check does not fail, and peak ρ's lower-bound check skips
+    assert not any("reversal" in n for n in failed)
+    skipped = [case.get("name", "") for case in ET.parse(junit).getroot().iter("testcase")
+               if case.find("skipped") is not None]
+    assert "test_peak_rho_lower_bound[planted-pitch]" in skipped, skipped
