@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -66,17 +67,25 @@ class BrokenStat(Scorer):
 '''
 
 
-def _declared_hash(evaluator_id: str) -> str:
+def _declared_hash(evaluator_id: str, conftest: Path) -> str:
+    import importlib.util
+
     from harness.evaluators import registry
 
-    namespace: dict = {}
-    exec(CONFTEST, namespace)  # the same declarations the project's conftest registers
+    # the project's own conftest file, loaded as pytest loads it: a Scorer's identity includes
+    # the sha256 of the file that defines it
+    name = f"t3d_declared_{conftest.parent.name}"
+    spec = importlib.util.spec_from_file_location(name, conftest)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an imported conftest is: its classes' source file is found
+    spec.loader.exec_module(module)
     try:
         return registry.get(evaluator_id).identity_hash
     finally:
         registry.unregister("colorstat")
         registry.unregister("brokenstat")
         registry.unregister("objectcount")
+        sys.modules.pop(name, None)
 
 
 def _project(pytester):
@@ -98,7 +107,7 @@ def test_a_conftest_scorer_is_audited_with_a_card(pytester, workers):
     broken = summary["evaluators"]["brokenstat"]
     assert broken["failed_share"] == 1.0
     card = json.dumps(json.loads((report / "cards" / "colorstat.json").read_text()))
-    assert _declared_hash("colorstat") in card  # the card records the declared identity
+    assert _declared_hash("colorstat", root / "conftest.py") in card  # the card records the declared identity
     from harness.protocol.records import read_records
 
     scores = read_records(report / "scores" / "brokenstat.csv")
