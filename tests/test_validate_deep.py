@@ -335,3 +335,22 @@ def test_any_replaced_manifest_field_gives_lines_never_a_traceback(written, tmp_
     assert all(isinstance(p, str) and p for p in problems)
     if doc is None or manifest_problems(doc):
         assert problems
+
+
+def test_recomputed_numbers_that_differ_only_in_their_last_bits_are_the_same(tmp_path):
+    """Regression: the simultaneous band's q95 computed in an xdist worker and again in this
+    process (another BLAS thread count) differed in its last bit, and validate --deep failed."""
+    from harness.report.rebuild import compare_file
+
+    disk, rebuilt = tmp_path / "disk.json", tmp_path / "rebuilt.json"
+    rebuilt.write_text('{"simultaneous": {"q95": 2.7734232328286454, "B": 2000}}')
+    disk.write_text('{"simultaneous": {"q95": 2.7734232328286463, "B": 2000}}')
+    assert compare_file("summary.json", disk, rebuilt) == []
+    disk.write_text('{"simultaneous": {"q95": 2.7734242328286463, "B": 2000}}')  # 4e-7 relative: a change
+    (changed,) = compare_file("summary.json", disk, rebuilt)
+    assert changed.startswith("summary.json#/simultaneous/q95: 2.77342423") and "recomputed 2.77342323" in changed
+    disk.write_text('{"simultaneous": {"q95": 2.7734232328286454,  "B": 2000}}')  # same values, other bytes
+    assert compare_file("summary.json", disk, rebuilt) == [
+        "summary.json: bytes differ from the file recomputed from scores/ (same JSON values)"]
+    disk.write_text('{"simultaneous": {"q95": 2.7734232328286454, "B": 2000.0}}')  # an int became a float
+    assert compare_file("summary.json", disk, rebuilt) != []
