@@ -52,6 +52,7 @@ from harness.peers.rank_concordance import concordance
 from harness.stats.bootstrap import prompt_weights
 from harness.stats.intervals import DEFAULT_POLICY, IntervalPolicy, interval, share_interval
 from tests._calibration import (
+    PLAIN,
     STATISTICS,
     Model,
     Statistic,
@@ -64,7 +65,6 @@ from tests._calibration import (
 )
 
 METHODS = ("percentile", "expanded", "bca", "student")
-PERCENTILE = IntervalPolicy(study_method="percentile", refuse_below_min_blocks=False)
 LEVEL = 0.95
 
 
@@ -228,7 +228,7 @@ def _null_cell(task: tuple[str, int, int, bool, Sizes, int]) -> tuple[int, int]:
             return concordance_rate(n, sizes, policy, skewed, seed)
         return stability_rate(n, levels, sizes, policy, skewed, seed)
 
-    return run(DEFAULT_POLICY), run(PERCENTILE)
+    return run(DEFAULT_POLICY), run(PLAIN)
 
 
 NULL_LABELS = {"best": "best configuration (c0 + 5 alike; half held out)",

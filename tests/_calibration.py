@@ -40,9 +40,13 @@ import numpy as np
 from harness.human.agreement_draws import pearson_draws
 from harness.stats import bootstrap as bs
 from harness.stats._nan import nanmax
+from harness.stats.intervals import IntervalPolicy
 from harness.stats.probe_stats import pair_credit
 from harness.stats.replicates import kendall_w_draws, level_mean_draws
 from harness.stats.rho import scene_level_variance
+
+#: The plain rule the calibrated policy replaces: percentile intervals, no minimum prompt blocks.
+PLAIN = IntervalPolicy(study_method="percentile", refuse_below_min_blocks=False)
 
 TRUTH_PROMPTS = 100_000
 STATISTICS = ("rho", "peak_rho", "kendall_w", "discrimination", "agreement_r")

@@ -23,6 +23,7 @@ from harness.peers.rank_concordance import concordance
 from harness.stats.bootstrap import prompt_weights
 from harness.stats.intervals import DEFAULT_POLICY, IntervalPolicy, interval
 from tests._calibration import (
+    PLAIN,
     Model,
     agreement_null,
     concordance_null,
@@ -31,8 +32,6 @@ from tests._calibration import (
     statistics,
     true_values,
 )
-
-PLAIN = IntervalPolicy(study_method="percentile", refuse_below_min_blocks=False)  # no expansion, no minimum
 
 
 def tolerance(reps: int, rate: float) -> int:

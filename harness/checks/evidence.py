@@ -16,7 +16,7 @@ point estimate. Both levels are recorded in every outcome either way.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from harness.core.numbers import finite_or_none
@@ -101,3 +101,17 @@ def evidence_summary(checks: Sequence[Mapping[str, object]]) -> str:
     return (f"evidence: {gated} gated the checks; {len(failing)} of {len(checks)} fail on descriptive evidence, "
             f"{confirmed} of them confirmed; {len(in_family)} checks have a confirmation interval"
             + (f", {len(undecided)} of them not confirmable{why}" if undecided else ""))
+
+
+def check_outcomes(results: object) -> list[Mapping[str, object]]:
+    """Every check outcome of a ``results.json`` ``results`` list (or the controller's result
+    dicts), in order; anything malformed is left out."""
+    if not isinstance(results, Sequence | Iterable) or isinstance(results, str | Mapping):
+        return []
+    return [c for r in results if isinstance(r, Mapping) for c in r.get("checks") or () if isinstance(c, Mapping)]
+
+
+def undecided_checks(checks: Sequence[Mapping[str, object]]) -> int:
+    """How many checks with an interval in the family the confirmed level could not decide."""
+    return sum(isinstance(lv := c.get("confirmed"), Mapping) and "interval" in lv
+               and lv.get("status") == NOT_CONFIRMABLE for c in checks)  # fmt: skip

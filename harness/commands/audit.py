@@ -21,8 +21,10 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
+from harness.checks.evidence import check_outcomes, undecided_checks
 from harness.run import argtypes
 from harness.run.suite_argv import SuiteRun, latest_report, pytest_argv, reports_dir
 
@@ -168,8 +170,9 @@ def _audit(args: argparse.Namespace) -> int:
     if code == _PASSED and not where and args.gate:
         print("t3d-audit audit: no report was written by this run, so there is no verdict: gate FAIL")
         return 1
-    partial = _partial_report(args, started) if where else None
-    undecided = _undecided(args, started) if where else 0  # the summary printed both evidence levels
+    results = _run_results(args, started) if where else {}
+    partial = _partial_report(results)
+    undecided = undecided_checks(check_outcomes(results.get("results")))  # the summary printed both levels
     on = f" on {args.evidence} evidence" if getattr(args, "evidence", None) else ""
     if code not in (_PASSED, _FAILED):
         print(f"t3d-audit audit: the audit did not complete (pytest exit code {code})")
@@ -191,7 +194,8 @@ def _audit(args: argparse.Namespace) -> int:
     elif code == _PASSED:
         print(f"t3d-audit audit: verdict PASS{on} (every audit assertion held)" + where)
     else:
-        note = _expected_note(args, _report_evaluators(args, started) if where else None)
+        found = results.get("evaluators")
+        note = _expected_note(args, [str(e) for e in found] if isinstance(found, list) else None)
         if note:  # before the verdict, which stays the last line
             print(f"t3d-audit audit: {note}")
         print(f"t3d-audit audit: verdict FAIL{on} (audit assertions failed)" + where)
@@ -214,20 +218,6 @@ def _save_baseline(args: argparse.Namespace, started: float, partial: str | None
           f"gate the next release with: t3d-audit compare {saved} <its report>")
 
 
-def _report_evaluators(args: argparse.Namespace, started: float) -> list[str] | None:
-    """The evaluators this run's report covers (its ``results.json``), ``None`` when unreadable."""
-    import json
-
-    from harness.core.errors import AuditError
-
-    try:
-        doc = json.loads((latest_report(reports_dir(args.report_dir), started) / "results.json").read_text())
-    except (AuditError, OSError, ValueError):
-        return None
-    found = doc.get("evaluators") if isinstance(doc, dict) else None
-    return [str(e) for e in found] if isinstance(found, list) else None
-
-
 def _expected_note(args: argparse.Namespace, audited: list[str] | None = None) -> str:
     """That FAIL is expected, when the run audited only the bundled evaluators (``""`` for a
     run of a user's own). ``audited``: the evaluators the run's report covers, else those the
@@ -246,9 +236,8 @@ def _expected_note(args: argparse.Namespace, audited: list[str] | None = None) -
     return expected_verdict_note(audited, failing=True, bundled=bundled_panel() | frozenset(PLANTED_IDS))
 
 
-def _partial_report(args: argparse.Namespace, started: float) -> str | None:
-    """Why the report this run wrote is partial (its ``results.json`` says ``complete: false``),
-    or ``None`` when it is complete or cannot be read."""
+def _run_results(args: argparse.Namespace, started: float) -> dict[str, object]:
+    """The ``results.json`` of the report this run wrote (``{}`` when it cannot be read)."""
     import json
 
     from harness.core.errors import AuditError
@@ -256,32 +245,20 @@ def _partial_report(args: argparse.Namespace, started: float) -> str | None:
     try:
         doc = json.loads((latest_report(reports_dir(args.report_dir), started) / "results.json").read_text())
     except (AuditError, OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _partial_report(results: Mapping[str, object]) -> str | None:
+    """Why the report is partial (its ``results.json`` says ``complete: false``), or ``None``
+    when it is complete or was not read."""
+    if results.get("complete") is not False:
         return None
-    if not isinstance(doc, dict) or doc.get("complete") is not False:
-        return None
-    ran = len(doc.get("results") or {})
-    missing = len(doc.get("missing") or [])
-    how = f"it selected part of the suite ({doc['selection']})" if doc.get("selection") else "part of the suite ran"
+    ran = len(results.get("results") or ())
+    missing = len(results.get("missing") or ())
+    how = f"it selected part of the suite ({results['selection']})" if results.get("selection") else "part of the suite ran"
     lacking = f", {missing} collected audit tests have no result" if missing else ""
     return f"{how}, {ran} audit test results{lacking}; the report is marked partial"
-
-
-def _undecided(args: argparse.Namespace, started: float) -> int:
-    """How many interval checks of this run's report the confirmed level could not decide for
-    want of prompts (0 when its ``results.json`` cannot be read)."""
-    import json
-
-    from harness.core.errors import AuditError
-
-    try:
-        doc = json.loads((latest_report(reports_dir(args.report_dir), started) / "results.json").read_text())
-        checks = [c for r in doc.get("results") or () for c in r.get("checks") or () if isinstance(c, dict)]
-    except (AuditError, OSError, ValueError, AttributeError, TypeError):
-        return 0
-    from harness.checks.evidence import NOT_CONFIRMABLE
-
-    return sum(isinstance(c.get("confirmed"), dict) and "interval" in c["confirmed"]
-               and c["confirmed"].get("status") == NOT_CONFIRMABLE for c in checks)  # fmt: skip
 
 
 def _report_of_run(args: argparse.Namespace, started: float) -> str:

@@ -440,8 +440,6 @@ def _per_prompt(records: pd.DataFrame, prompts: tuple[str, ...]) -> tuple[np.nda
 def _span(kind: str) -> float:
     """The largest possible |difference| of metric ``kind`` between two releases: the width
     of its ``bounds`` (inf for an unbounded one or a kind the registry does not know)."""
-    from harness.vocab.metrics import METRICS
-
     spec = METRICS.find(kind)
     bounds = None if spec is None else spec.bounds
     return math.inf if bounds is None else float(bounds[1] - bounds[0])

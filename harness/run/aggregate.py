@@ -225,10 +225,10 @@ class ControllerSink:
         measured = _sum_facts(self.worker_facts)
         if measured:
             terminalreporter.write_line(measured_line(measured))
-        checks = [c for r in self.results.values() for c in r.get("checks") or () if isinstance(c, dict)]
-        if checks:
-            from harness.checks.evidence import evidence_summary
+        from harness.checks.evidence import check_outcomes, evidence_summary
 
+        checks = check_outcomes(list(self.results.values()))
+        if checks:
             terminalreporter.write_line(evidence_summary(checks))
         if self.kept:
             terminalreporter.write_line(

@@ -103,10 +103,10 @@ def _verdict(data: ReportData) -> str:
     missing = data.results.get("missing") or []
     why = f"missing {', '.join(missing[:10])}" if missing else f"the run ran {data.results.get('selection')}"
     note = "" if complete is not False else '<p class="warn">⚠ Partial report: ' + e(why) + "</p>"
-    checks = [c for r in data.results.get("results") or () for c in r.get("checks") or () if isinstance(c, dict)]
-    if checks:
-        from harness.checks.evidence import evidence_summary
+    from harness.checks.evidence import check_outcomes, evidence_summary
 
+    checks = check_outcomes(data.results.get("results"))
+    if checks:
         note += '<p class="evidence">' + e(evidence_summary(checks)) + "</p>"
     note += _looser_html(data)
     return (
