@@ -268,3 +268,17 @@ def test_every_prompt_block_interval_in_the_harness_knows_its_blocks(tmp_path):
     hits = [hit for p in sorted(HARNESS.rglob("*.py")) if p != HARNESS / "stats" / "intervals.py"
             for hit in _unpoliced_calls(p)]
     assert hits == []
+
+
+def test_a_spread_of_rounding_residue_does_not_set_the_max_t_quantile():
+    """An estimate whose draws equal its point up to a few ulps has no sampling spread: studentized,
+    its rounding residue read as t statistics of order one and widened every other interval."""
+    from harness.stats.intervals import max_t_band
+
+    rng = np.random.default_rng(0)
+    real = rng.normal(size=400)
+    flat = 6.466918377220553 + rng.choice([-1, 0, 1], size=400) * 8.9e-16
+    alone = max_t_band(np.array([0.0]), real[:, None])
+    both = max_t_band(np.array([0.0, 6.466918377220553]), np.stack([real, flat], axis=1))
+    assert not both.eligible[1]
+    assert both.q == pytest.approx(alone.q)

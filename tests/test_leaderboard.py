@@ -180,3 +180,37 @@ def test_an_evaluator_over_the_failed_share_ranks_after_every_one_within_it(tmp_
     board = build_leaderboard([a])
     assert [r.evaluator for r in board.rows] == ["steady", "unknown", "mostly-failed"]
     assert board.rows[-1].failed_share == 0.73 and board.rows[-1].rank == 3
+
+
+def _moved(peak_rho, movement, ci=None):
+    return entry(peak_rho) | {"registered": {"movement": movement,
+                                             "peak_movement": max(movement.values())},
+                              "intervals": {"peak_movement": ci}}
+
+
+def test_the_release_that_moves_scores_more_ranks_worse_though_its_peak_rho_is_lower(tmp_path):
+    """v2 spreads the generators apart (peak ρ 3.10) and collapses under lighting (movement 4.2);
+    v1's ρ is high only because its generators sit close together. The headline ranks v1 first
+    and names the factor that moves v2."""
+    report = make_report(tmp_path, "smoke-rel", {
+        "v1": _moved(44.96, {"lighting": 1.1, "pitch": 0.8}, [0.9, 1.4]),
+        "v2": _moved(3.10, {"lighting": 4.2, "pitch": 0.7}, [3.1, 5.0]),
+    })
+    board = build_leaderboard([report])
+    first, second = board.rows
+    assert (first.evaluator, second.evaluator) == ("v1", "v2")
+    assert (second.peak_movement, second.movement_factor) == (4.2, "lighting")
+    assert (second.peak_movement_low, second.peak_movement_high) == (3.1, 5.0)
+    assert "moved most by" in render_html(board) and "lighting" in render_html(board)
+
+
+def test_a_run_without_movement_ranks_after_one_with_it(tmp_path):
+    report = make_report(tmp_path, "smoke-old", {"old": entry(0.1), "new": _moved(9.0, {"pitch": 3.0})})
+    assert [r.evaluator for r in build_leaderboard([report]).rows] == ["new", "old"]
+
+
+def test_a_movement_that_is_not_a_number_is_refused_naming_it(tmp_path):
+    bad = _moved(1.0, {"pitch": 1.0}) | {"registered": {"movement": {"pitch": "1.0"}, "peak_movement": 1.0}}
+    report = make_report(tmp_path, "smoke-bad", {"x": bad})
+    with pytest.raises(AuditError, match="registered/movement/pitch"):
+        build_leaderboard([report])

@@ -111,7 +111,7 @@ def test_configuration_id_and_hash():
 
 def test_profiles_load_and_smoke_is_small():
     profiles = load_profiles()
-    assert list(profiles) == ["smoke", "interactions", "search-smoke", "default", "paper"]
+    assert list(profiles) == ["smoke", "interactions", "search-smoke", "ci", "default", "paper"]
     smoke = profiles["smoke"]
     templates = smoke.levels["template"]
     assert {DEFAULT_TEMPLATE_ID, IDENTITY_TEMPLATE_ID, BEST_PAPER_TEMPLATE_ID} <= set(templates)

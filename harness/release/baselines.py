@@ -33,6 +33,7 @@ from harness.release.comparison import (
     MetricComparison,
 )
 from harness.release.margins import Margins
+from harness.vocab.metrics import MOVEMENT, PEAK_MOVEMENT
 
 SCORE_SUFFIXES = (*CSV_SUFFIXES, *PARQUET_SUFFIXES)
 BASELINES_DIR = "baselines"
@@ -235,6 +236,10 @@ def exit_code(
     return int(any(m.verdict in bad for c in comparisons for m in c.metrics))
 
 
+#: The compared metrics a gate line names first (:mod:`harness.stats.movement`).
+HEADLINE_KINDS = frozenset({MOVEMENT, PEAK_MOVEMENT})
+
+
 def gate_line(
     comparisons: Sequence[Comparison],
     *,
@@ -242,8 +247,9 @@ def gate_line(
     unpaired_evaluators: dict[str, list[str]] | None = None,
 ) -> str:
     """The comparison's verdict in one line, naming what regressed: each regressed metric with
-    its subject (the factor, probe or block), its change and interval, e.g.
-    ``gate FAIL: v2 regressed on rho[lighting] +3.21 [1.05, 5.37] (margin 0.5)``; or why it passed."""
+    its subject (the factor, probe or block), its change and interval, protocol movement first,
+    e.g. ``gate FAIL: v2 regression on movement[lighting] +4.26 [0.85, 7.67] (margin 0.5)``; or
+    why it passed."""
 
     def named(m: MetricComparison, evaluator: str) -> str:
         what = f"{m.kind}[{m.subject}]" if m.subject else m.kind
@@ -251,7 +257,10 @@ def gate_line(
         return f"{evaluator} {m.verdict} on {what} {m.difference:+.3g} [{lo:.3g}, {hi:.3g}] (margin {m.margin:g})"
 
     bad = {REGRESSION, INCONCLUSIVE} if fail_on_inconclusive else {REGRESSION}
-    found = [named(m, c.candidate_evaluator) for c in comparisons for m in c.metrics if m.verdict in bad]
+    # the headline first: movement is what says which factor got worse, whatever the spread
+    flagged = [(m, c.candidate_evaluator) for c in comparisons for m in c.metrics if m.verdict in bad]
+    flagged.sort(key=lambda pair: pair[0].kind not in HEADLINE_KINDS)
+    found = [named(m, ev) for m, ev in flagged]
     left_out = [ev for side in (unpaired_evaluators or {}).values() for ev in side]
     if left_out:
         found.append(f"{', '.join(left_out)} not compared (present on one side only)")

@@ -4,6 +4,10 @@ Reads each report directory only (``manifest.json``, ``summary.json``, ``results
 ``cards/*.json`` and, where present, ``agreement.json`` written by ``t3d-audit agreement --out``),
 never the caches. One row per (run, evaluator) with:
 
+* ``peak_movement`` (protocol movement of the factor that moves scores most, in c0
+  within-generator standard deviations; lower is steadier: :mod:`harness.stats.movement`), its
+  95 % interval ``peak_movement_low/high`` and that factor, ``movement_factor``: the headline,
+  because it does not fall when a release only spreads the generators further apart at c0;
 * ``peak_rho`` (a ratio; lower is steadier) and its 95 % interval ``peak_rho_low/high``;
 * ``min_w`` (smallest Kendall's W over the shared factors, in [0, 1]; higher is steadier);
 * ``max_top1`` (most distinct top-1 generators over one factor's levels, a count; 1 is steady);
@@ -27,7 +31,7 @@ the file and the key.
 
 Ranking: an evaluator whose failed share exceeds the study's ``max_failed_share`` (0.01) ranks
 after every one within it (its statistics rest on the records that did not fail); then
-ascending ``peak_rho``, descending ``min_w``, ascending ``max_top1``, descending
+ascending ``peak_movement``, ascending ``peak_rho``, descending ``min_w``, ascending ``max_top1``, descending
 ``discrimination``, descending ``c0_agreement``; an unknown value sorts after every known one;
 ties share a rank. Runs over different scene sets or profiles are refused
 (:class:`~harness.core.errors.AuditError`) unless ``allow_mixed``: their numbers do not measure the
@@ -60,6 +64,8 @@ from harness.vocab.metrics import (
     HUMAN_AGREEMENT,
     MAX_TOP1,
     MIN_W,
+    MOVEMENT,
+    PEAK_MOVEMENT,
     PEAK_RHO,
 )
 
@@ -67,12 +73,15 @@ PEAK_RHO_CI = f"{PEAK_RHO}_ci"  # summary.json's key of peak_rho's 95 % interval
 DISCRIMINATION_COLUMN = "discrimination"  # the column of content_accuracy (mean over the probes)
 
 COLUMNS = (
-    "rank", "evaluator", "run_id", "profile", PEAK_RHO, "peak_rho_low", "peak_rho_high", MIN_W,
+    "rank", "evaluator", "run_id", "profile", PEAK_MOVEMENT, "peak_movement_low", "peak_movement_high",
+    "movement_factor", PEAK_RHO, "peak_rho_low", "peak_rho_high", MIN_W,
     MAX_TOP1, "discrimination", "c0_agreement", "competent", "human_spearman", "human_pearson",
     FAILED_SHARE, "verdict",
 )  # fmt: skip
 LABELS = {
     "rank": "#", "evaluator": "evaluator", "run_id": "run", "profile": "profile",
+    PEAK_MOVEMENT: "peak movement", "peak_movement_low": "movement CI low",
+    "peak_movement_high": "movement CI high", "movement_factor": "moved most by",
     PEAK_RHO: "peak ρ", "peak_rho_low": "ρ CI low", "peak_rho_high": "ρ CI high",
     MIN_W: "min W", MAX_TOP1: "top-1 changes", DISCRIMINATION_COLUMN: "discrimination",
     "c0_agreement": "c0 agreement", "competent": "c0 competent",
@@ -99,6 +108,10 @@ class Row:
     evaluator: str
     run_id: str
     profile: str
+    peak_movement: float | None
+    peak_movement_low: float | None
+    peak_movement_high: float | None
+    movement_factor: str | None
     peak_rho: float | None
     peak_rho_low: float | None
     peak_rho_high: float | None
@@ -126,7 +139,7 @@ class Leaderboard:
         return {
             "runs": [asdict(r) for r in self.runs],
             "mixed": self.mixed,
-            "ranking": "failed_share within max_failed_share first, then peak_rho asc, min_w desc, "
+            "ranking": "failed_share within max_failed_share first, then peak_movement asc, peak_rho asc, min_w desc, "
             "max_top1 asc, discrimination desc, c0_agreement desc; unknown last",
             "rows": [asdict(r) for r in self.rows],
         }
@@ -274,6 +287,7 @@ def read_run(report: Path, *, verify: bool = True) -> tuple[RunInfo, list[dict[s
                 else f"{report / 'cards' / f'{ev}.json'}#/human_agreement/c0")  # fmt: skip
         rows.append({
             "evaluator": str(ev), "run_id": run.run_id, "profile": run.profile,
+            **_movement(entry, at),
             PEAK_RHO: stats.peak_rho,
             "peak_rho_low": ci.low if ci else None,
             "peak_rho_high": ci.high if ci else None,
@@ -314,6 +328,26 @@ def _ranked_fields(entry: Mapping[str, object], at: str) -> dict[str, object]:
     return fields
 
 
+def _movement(entry: Mapping[str, object], at: str) -> dict[str, object]:
+    """The row's movement columns from a summary entry's ``registered`` values and ``intervals``:
+    the peak movement, its interval and the factor with the largest movement (``None`` each in
+    a run without them, e.g. one written before the statistic existed)."""
+    registered = entry.get("registered")
+    registered = registered if isinstance(registered, Mapping) else {}
+    peak_value = _number(registered.get(PEAK_MOVEMENT), f"{at}/registered/{PEAK_MOVEMENT}")
+    per_factor = registered.get(MOVEMENT)
+    factors = {str(f): _number(v, f"{at}/registered/{MOVEMENT}/{f}")
+               for f, v in per_factor.items()} if isinstance(per_factor, Mapping) else {}
+    known = {f: v for f, v in factors.items() if v is not None}
+    intervals = entry.get("intervals")
+    ci = intervals.get(PEAK_MOVEMENT) if isinstance(intervals, Mapping) else None
+    low = high = None
+    if isinstance(ci, list | tuple) and len(ci) == 2:
+        low, high = (_number(ci[i], f"{at}/intervals/{PEAK_MOVEMENT}/{i}") for i in (0, 1))
+    return {PEAK_MOVEMENT: peak_value, "peak_movement_low": low, "peak_movement_high": high,
+            "movement_factor": max(known, key=lambda f: known[f]) if known else None}
+
+
 def _card_human(card: object) -> Mapping[str, object]:
     """The c0 agreement (``spearman``, ``pearson``) an ``--audit-human`` run put on the card
     (``human_agreement.c0``); empty when the card has none."""
@@ -338,7 +372,7 @@ def _key(row: Mapping[str, object]) -> tuple[object, ...]:
     failed = row[FAILED_SHARE]
     unreliable = failed is not None and failed > _max_failed_share()
     return (
-        unreliable, asc(row[PEAK_RHO]), desc(row[MIN_W]),
+        unreliable, asc(row[PEAK_MOVEMENT]), asc(row[PEAK_RHO]), desc(row[MIN_W]),
         asc(None if row[MAX_TOP1] is None else float(row[MAX_TOP1])),
         desc(row[DISCRIMINATION_COLUMN]), desc(row["c0_agreement"]),
     )  # fmt: skip
@@ -419,7 +453,7 @@ def render_markdown(board: Leaderboard) -> str:
 
 def render_text(board: Leaderboard) -> str:
     """A plain aligned table for the terminal."""
-    cols = ("rank", "evaluator", "run_id", PEAK_RHO, "peak_rho_low", "peak_rho_high", MIN_W,
+    cols = ("rank", "evaluator", "run_id", PEAK_MOVEMENT, "movement_factor", PEAK_RHO, "peak_rho_low", "peak_rho_high", MIN_W,
             MAX_TOP1, DISCRIMINATION_COLUMN, "c0_agreement", "human_spearman", "verdict")  # fmt: skip
     table = [[LABELS[c] for c in cols]] + [[cell(getattr(r, c)) for c in cols] for r in board.rows]
     widths = [max(len(t[i]) for t in table) for i in range(len(cols))]
@@ -453,7 +487,7 @@ def render_html(board: Leaderboard) -> str:
 
     policy = (f"default-src 'none'; style-src {csp_hash(_CSS)}; script-src 'none'; "
               "base-uri 'none'; form-action 'none'")  # fmt: skip
-    text_cols = {"evaluator", "run_id", "profile", "verdict"}
+    text_cols = {"evaluator", "run_id", "profile", "movement_factor", "verdict"}
     head = "".join(
         f'<th scope="col" class="{"t" if c in text_cols else "n"}">{e(LABELS[c])}</th>'
         for c in COLUMNS
@@ -479,8 +513,9 @@ def render_html(board: Leaderboard) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{e(policy)}">'
         f"<title>t3d-audit leaderboard</title><style>{_CSS}</style></head><body>"
         "<h1>t3d-audit leaderboard</h1>"
-        "<p>Ranked by peak ρ (lower is steadier), then min W, top-1 changes, discrimination and "
-        "c0 agreement; n/a sorts last.</p>"
+        "<p>Ranked by peak movement (how far the factor that moves scores most moves a scene's "
+        "score, in c0 within-generator standard deviations; lower is steadier), then peak ρ, "
+        "min W, top-1 changes, discrimination and c0 agreement; n/a sorts last.</p>"
         f"{warn}<table><caption>Evaluators across runs</caption><thead><tr>{head}</tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table><h2>Runs</h2><ul>{runs}</ul></body></html>\n"
     )

@@ -301,6 +301,33 @@ def table14(result: AuditResult) -> Table:
                          "by (G−1)/G.")
 
 
+def table_movement(result: AuditResult) -> Table | None:
+    """Protocol movement per factor (:mod:`harness.stats.movement`) with the peak, its factor
+    and its 95 % interval; ``None`` when no evaluator has it."""
+    from harness.vocab.metrics import MOVEMENT, PEAK_MOVEMENT
+
+    evs = [ev for ev in result.evaluators.values() if isinstance(ev.registered.get(MOVEMENT), Mapping)]
+    if not evs:
+        return None
+    factors = [f for f in factor_names() if any(f in ev.registered[MOVEMENT] for ev in evs)]
+    rows = []
+    for ev in evs:
+        values = ev.registered[MOVEMENT]
+        known = {f: float(v) for f, v in values.items() if _finite(v)}
+        ci = ev.registered_ci.get(PEAK_MOVEMENT)
+        peak_value = ev.registered.get(PEAK_MOVEMENT)
+        rows.append((_name(ev), *(num(values.get(f)) for f in factors),
+                     num(peak_value if isinstance(peak_value, float) else None),
+                     max(known, key=known.__getitem__) if known else DASH,
+                     interval(ci) if isinstance(ci, tuple) else DASH))
+    return Table("table_movement", "Protocol movement (c0 within-generator SDs)",
+                 ("Evaluator", *(short_label(f) for f in factors), "Peak", "Peak factor", "95% CI"),
+                 tuple(rows),
+                 "sqrt(mean over scenes of the score's variance over the factor's levels / pooled "
+                 "within-generator variance of the c0 scores); larger is worse. Unlike ρ it does not "
+                 "fall when an evaluator only spreads the generators further apart at c0.")
+
+
 def table15(result: AuditResult) -> Table:
     rows = []
     for ev in result.evaluators.values():
@@ -480,7 +507,7 @@ def build_tables(result: AuditResult) -> list[Table]:
 
     tables = [table01(result), table02(result), table03(result), table03_best_template(result),
               table04(result), table08(result),
-              table09(result), table10(result), table13(result), table14(result), table15(result),
+              table09(result), table10(result), table13(result), table14(result), table_movement(result), table15(result),
               table16(result), table17(result), table18(result), table_failures(result),
               table_blocks(result), table_block_cells(result)]
     if report_metrics():

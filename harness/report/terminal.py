@@ -1,7 +1,8 @@
 """The terminal summary table printed at the end of an audit run (plain text, fixed width).
 
 Competence at c0 (agreement with the symbolic companion, from the cards) stands next to the
-fragility columns (peak ρ, min W, top-1 changes), and :func:`headlines` says in one sentence per
+fragility columns (peak movement and the factor that moves scores most, peak ρ, min W, top-1
+changes), and :func:`headlines` says in one sentence per
 evaluator whether it is competent at the default view yet moved by the protocol
 (:mod:`harness.report.competence`)."""
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from harness.vocab.metrics import MAX_TOP1, MIN_W, PEAK_RHO
+from harness.vocab.metrics import MAX_TOP1, MIN_W, MOVEMENT, PEAK_MOVEMENT, PEAK_RHO
 from harness.vocab.probes import SCRAMBLED
 
 # row keys of the table (display columns, not summary keys)
@@ -22,6 +23,7 @@ COLUMNS = (
     ("evaluator", "evaluator", "<"),
     ("c0_agree", "c0 agree", ">"),
     ("c0_winner", "c0 winner", "<"),
+    (PEAK_MOVEMENT, "peak movement", ">"),
     (PEAK_RHO, "peak ρ", ">"),
     (CI_COLUMN, "95% CI", ">"),
     (MIN_W, "min W", ">"),
@@ -90,6 +92,7 @@ def rows_from(
                     else f"— {no_agreement_reason((cards or {}).get(ev))}"
                 ),
                 "c0_winner": str((contrast.get(ev) or {}).get("winner") or "—"),
+                PEAK_MOVEMENT: _movement_cell(typed.registered),
                 PEAK_RHO: _f(typed.peak_rho),
                 CI_COLUMN: f"[{_f(ci[0])}, {_f(ci[1])}]" + ("*" if small else ""),
                 MIN_W: _f(typed.min_w),
@@ -103,6 +106,19 @@ def rows_from(
             }
         )
     return rows
+
+
+def _movement_cell(registered: Mapping[str, object]) -> str:
+    """``2.41 lighting``: the peak protocol movement and the factor that carries it ("—" when
+    the run has none)."""
+    from harness.stats.movement import peak_movement_factor
+
+    per_factor = registered.get(MOVEMENT)
+    if not isinstance(per_factor, Mapping):
+        return "—"
+    factor = peak_movement_factor({str(k): float(v) for k, v in per_factor.items() if v is not None})
+    value = _f(registered.get(PEAK_MOVEMENT))
+    return value if factor is None or value == "—" else f"{value} {factor}"
 
 
 def dash_notes(rows: Sequence[Mapping[str, str]]) -> list[str]:

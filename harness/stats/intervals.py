@@ -289,7 +289,7 @@ class MaxTBand:
     """Simultaneous intervals for a family of J estimates from shared bootstrap draws.
 
     ``point`` (J,), ``se`` (J,) the SD of each estimate's draws (ddof 1), ``eligible`` (J,)
-    (finite point and SE > 0), ``q`` the critical value (NaN when none is eligible) and
+    (finite point and an SE above rounding, :data:`ROUNDING_SPREAD`), ``q`` the critical value (NaN when none is eligible) and
     ``studentized``: the band is θ_j ± q·SE_j when True, θ_j ± q (one width) when False.
     """
 
@@ -307,6 +307,11 @@ class MaxTBand:
         with np.errstate(invalid="ignore"):
             half = np.where(self.eligible, self.q * scale, np.where(self.se == 0, 0.0, np.nan))
         return self.point - half, self.point + half
+
+
+#: A bootstrap SD below this fraction of the estimate's magnitude is rounding residue (draws
+#: that equal the point in exact arithmetic), so the estimate has no sampling spread to band.
+ROUNDING_SPREAD = 1e-9
 
 
 def max_t_band(point: np.ndarray, draws: np.ndarray, level: float | None = None, *,
@@ -340,7 +345,9 @@ def max_t_band(point: np.ndarray, draws: np.ndarray, level: float | None = None,
     se = np.where(np.isfinite(d).any(axis=0), se, np.nan)
     if clusters is not None and clusters < 2:  # every draw is the sample itself: no spread to read
         se = np.full(theta.size, np.nan)
-    eligible = np.isfinite(theta) & np.isfinite(se) & (se > 0)
+    # a spread of a few ulps is rounding, not sampling: studentizing by it would turn the
+    # rounding residue of draws equal to the point into t statistics of order one
+    eligible = np.isfinite(theta) & np.isfinite(se) & (se > ROUNDING_SPREAD * np.maximum(np.abs(theta), 1e-300))
     q = float("nan")
     if eligible.any():
         with np.errstate(invalid="ignore"):

@@ -36,6 +36,7 @@ draw's resample of the scores.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -88,6 +89,8 @@ BLOCK_SIGN_CROSSINGS = "block_sign_crossings"
 HUMAN_AGREEMENT = "human_agreement"
 HUMAN_AGREEMENT_DROP = "human_agreement_drop"
 REVERSALS = "reversals"
+MOVEMENT = "movement"
+PEAK_MOVEMENT = "peak_movement"
 
 #: Threshold names of the study, one constant each.
 PEAK_RHO_MAX = "peak_rho_max"
@@ -110,6 +113,8 @@ MAX_WORST_CASE_RHO = "max_worst_case_rho"
 MAX_WORST_CASE_RANKING_DISTANCE = "max_worst_case_ranking_distance"
 MAX_WORST_CASE_PAIR_REVERSAL = "max_worst_case_pair_reversal"
 MAX_FLIP_SHARE = "max_flip_share"
+#: Protocol movement's threshold: known, not gated unless a project sets it.
+MAX_MOVEMENT = "max_movement"
 
 
 @dataclass(frozen=True)
@@ -354,6 +359,9 @@ for _threshold in (
     ThresholdSpec(MAX_HUMAN_AGREEMENT_DROP, "max", 0.1,
                   "largest drop of human agreement from c0 over a factor's levels, bootstrap lower bound",
                   "human"),
+    ThresholdSpec(MAX_MOVEMENT, "max", None,
+                  "protocol movement: a factor's per-scene score movement in c0 within-generator "
+                  "standard deviations (every factor and the peak)"),
     ThresholdSpec(MAX_WORST_CASE_RHO, "max", 1.0,
                   "rho of the searched worst configuration against c0 on held-out prompts (lower bound)",
                   "search"),
@@ -372,6 +380,11 @@ del _threshold
 
 #: The module of the study's estimator groups (a row names its group "module:NAME").
 _ESTIMATORS = "harness.stats.estimators:"
+#: The module of protocol movement, a built-in row with its own ``compute`` and ``draws``.
+_MOVEMENT = "harness.stats.movement:"
+#: Protocol movement has its own columns in the report's tables and the terminal, not the grid of
+#: registered statistics.
+_MOVEMENT_PLACES = frozenset({"summary", "check", "card", "compare"})
 _NO_COMPARE = frozenset({"summary", "check", "card", "report"})
 _HUMAN = frozenset({"check", "card", "report", "compare"})  # not in summary.json's entry
 
@@ -443,6 +456,15 @@ for _metric in (
                description="largest drop of human agreement from c0 over the factor's levels "
                "(with human ratings)",
                estimator=_ESTIMATORS + "human_agreement"),
+    MetricSpec(MOVEMENT, "protocol movement", "ratio", +1, "factor", MAX_MOVEMENT, margin=0.5,
+               description="a factor's per-scene score movement over its levels, in c0 "
+               "within-generator standard deviations (not changed by how far apart the generators are)",
+               compute=_MOVEMENT + "movement", draws=_MOVEMENT + "movement_draws", bounds=(0.0, math.inf),
+               places=_MOVEMENT_PLACES),
+    MetricSpec(PEAK_MOVEMENT, "peak movement", "ratio", +1, None, MAX_MOVEMENT, margin=0.5,
+               description="largest protocol movement over the factors",
+               compute=_MOVEMENT + "peak_movement", draws=_MOVEMENT + "peak_movement_draws",
+               bounds=(0.0, math.inf), places=_MOVEMENT_PLACES),
 ):
     METRICS.register(_metric)
 del _metric
