@@ -18,7 +18,14 @@ from hypothesis import strategies as st
 
 from harness.claims import verdict as v
 from harness.claims.all_pairs import DEPENDENT, REVERSED_CLASS, ROBUST, partial_order
-from harness.claims.evidence import GRID, PRESET, PairEvidence, ProtocolGap, pair_evidence, weights_for
+from harness.claims.evidence import (
+    GRID,
+    PRESET,
+    PairEvidence,
+    ProtocolGap,
+    pair_evidence,
+    weights_for,
+)
 from harness.claims.inputs import ClaimRequest
 from harness.claims.paper import latex_escape, markdown_escape, paper_block
 from harness.claims.pipeline import run_claim
