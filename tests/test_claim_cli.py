@@ -118,7 +118,7 @@ def test_out_that_is_a_file_is_refused_before_any_work(tmp_path, capsys, monkeyp
     taken.write_text("mine")
     code, _, err = _run(capsys, "--evaluator", "planted-pitch", "--a", "faithful", "--b", "gridded", *FAST,
                         "--out", str(taken))  # fmt: skip
-    assert code == 2 and "is not a folder" in err and taken.read_text() == "mine"
+    assert code == 2 and "is a file, not a directory" in err and taken.read_text() == "mine"
 
 
 PYPROJECT = """
