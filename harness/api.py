@@ -6,6 +6,7 @@ to call them (``audit`` runs the audit suite with pytest in this process).
     results = score("clip-vit-b32", ["a.png", "b.png"], ["a red chair", "a blue sofa"])
     run = audit(evaluators=["redness"], profile="smoke")
     run.panel.evaluators["redness"].peak_rho
+    found = claim("ref-vit-clip", "faithful", "gridded")   # does A beat B, and where?
 
 Every function raises a typed :class:`~harness.core.errors.AuditError` on bad input. Heavy
 libraries (torch, bpy) load only when an evaluator or a render needs them.
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from harness.evaluators.scorer import Scorer
     from harness.stats.summary import EvaluatorSummary, PanelSummary
 
-__all__ = ["AuditRun", "Comparison", "agreement", "audit", "compare", "score", "search"]
+__all__ = ["AuditRun", "Comparison", "agreement", "audit", "claim", "compare", "score", "search"]
 
 
 # ----------------------------------------------------------------------------- score
@@ -425,3 +426,78 @@ def _search_split_and_axes(split: object, axes: object) -> tuple[tuple[int, int]
             raise AuditError(f"axis {twice!r:.40} is named twice", where="axes")
         axes = names
     return split, axes  # type: ignore[return-value]
+
+
+# ----------------------------------------------------------------------------- claim
+
+
+def claim(
+    evaluator: str | EvaluatorSpec | None = None,
+    a: str | None = None,
+    b: str | None = None,
+    *,
+    profile: str | None = None,
+    scenes: str | Path | None = None,
+    presets: str | Sequence[str] = "all",
+    search_budget: int = 16,
+    flip_points: int = 32,
+    seed: int = 0,
+    bootstrap: int | None = None,
+    max_views: int = 4,
+    presets_as_published: bool = False,
+    all_pairs: bool = False,
+    generators: Sequence[str] | None = None,
+    out: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    backend: str = "inline",
+    jobs: int | None = None,
+    project: str | Path | None = None,
+) -> dict[str, object]:
+    """Does generator ``a`` beat ``b`` under ``evaluator``, and under which protocols
+    (``t3d-audit claim``'s logic and its ``--json`` document; docs/claims.md).
+
+    ``evaluator``: an id (the registry, the project's ``conftest.py`` scorers, the known-answer
+    evaluators) or an :class:`~harness.evaluators.base.EvaluatorSpec`; ``None``: the one entry
+    of ``evaluators`` in the project's ``[tool.t3d-audit]``. ``profile`` and ``scenes`` left
+    ``None`` come from that table too, else ``default`` and the bundled scenes. ``presets``:
+    ``"all"``, ``"none"`` or names. ``search_budget``: configurations searched beyond the grid
+    (0: none); ``flip_points``: Sobol points of the flip region. ``all_pairs``: every pairwise
+    claim of ``generators`` (the claimed order, best first; default c0's order). ``out``: also
+    write ``claim.json``, ``claim.md``, ``claim.tex``, ``card.json``, ``claim.html`` and the
+    figures there (all or none). ``project``: the folder whose ``pyproject.toml`` and
+    ``conftest.py`` are read (default: the working folder). The document has ``verdict``
+    (``kind``, ``line``, ``evidence``, ``scope``; with ``all_pairs`` ``partial_order``),
+    ``pairs`` (each pair's evidence and search), ``scores``, ``card_id`` and ``concordance``.
+    """
+    from dataclasses import replace
+
+    from harness.backends.prefetch import prefetch_for
+    from harness.claims.inputs import ClaimRequest, project_config, resolve_spec
+    from harness.claims.outputs import check_out
+    from harness.claims.pipeline import run_claim, write_out
+    from harness.core.paths import default_cache_dir
+    from harness.render.renderer import default_renderer
+    from harness.run.project_evaluators import project_specs
+
+    if out is not None:
+        check_out(Path(out))
+    folder = Path(project) if project is not None else None
+    names = presets if isinstance(presets, str) else ",".join(presets)
+    cache = Path(cache_dir) if cache_dir else default_cache_dir()
+    renderer = default_renderer(cache / "renders")
+    spec_or_id = evaluator if evaluator is not None else ""
+    request = ClaimRequest("", a, b, profile, Path(scenes) if scenes else None, names, search_budget, flip_points,
+                           seed, bootstrap, max_views, as_published=presets_as_published, all_pairs=all_pairs,
+                           generators=tuple(generators) if generators else None)  # fmt: skip
+    config = project_config(folder)
+    offered = project_specs(folder)
+    if spec_or_id or not config.evaluators:  # else the project's one evaluator (resolve reads it)
+        spec = resolve_spec(spec_or_id, offered)
+        request = replace(request, evaluator=spec.id)
+        if not isinstance(spec_or_id, str):  # a spec of the caller's: offered like a conftest's
+            offered = [spec, *offered]
+    result = run_claim(request, cache_dir=cache, renderer=renderer, prefetch=prefetch_for(backend, cache / "renders", jobs),
+                       config=config, offered=offered)  # fmt: skip
+    if out is not None:
+        write_out(result, Path(out), renderer)
+    return result.to_dict()

@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "concordance": ("concordance", "rank generators under several protocol presets and find where their winners disagree"),
     "reproduce": ("reproduce", "find the protocol presets and nearby protocols consistent with a reported score or ordering"),
     "search": ("search", "search the protocol space beyond the grid for where a verdict breaks"),
+    "claim": ("claim", "does generator A beat B under an evaluator, and under which protocols? (verdict, paper block)"),
 }
 
 

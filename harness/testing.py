@@ -200,6 +200,7 @@ _ROOMS = {
     "p01": ("a bedroom with a bed, a nightstand and a lamp", ["bed", "nightstand", "lamp", "rug"]),
     "p02": ("a living room with a sofa and a coffee table", ["sofa", "coffee_table", "armchair", "tv"]),
     "p03": ("a small office with a desk and a chair", ["desk", "office_chair", "bookshelf", "plant"]),
+    "p04": ("a dining room with a table and a chair", ["table", "chair", "cabinet", "lamp"]),
 }
 
 

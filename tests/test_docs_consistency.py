@@ -26,6 +26,7 @@ PLACEHOLDER_IDS = {
     "planted-jitter",  # docs/evaluators.md: the repeatability check's known answer, outside the registry
     "planted-boundary",  # docs/intervals.md: the interval policy's known answers, outside the registry
     "planted-noise",
+    "planted-preset",  # docs/claims.md: the claim's preset known answer, outside the registry
 }
 
 

@@ -45,7 +45,7 @@ PUBLIC_DOORS = {"harness", "harness.__main__", "harness.api", "harness.audit_api
 #: The stages in data-flow order: a package imports only packages before it (or itself).
 STAGES = ("harness", "core", "store", "captions", "vocab", "protocol", "scenes", "render", "evaluators",
           "stats", "training", "measure", "checks", "human", "search", "cards", "report", "run",
-          "release", "peers", "plugin", "backends", "api", "audit_api", "commands", "cli", "testing",
+          "release", "peers", "claims", "plugin", "backends", "api", "audit_api", "commands", "cli", "testing",
           "__main__")
 
 #: Imports against the flow, each with its reason; an allowance no longer used fails too.

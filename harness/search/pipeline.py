@@ -11,8 +11,11 @@
    (:mod:`~harness.search.trial_log`) before the optimiser is told;
 3. the point with the largest discovery effect is measured once on the held-out split and
    confirmed or not (:mod:`~harness.search.confirm`);
-4. with ``flip_points``, a Sobol sample of the space on both splits gives the flip region
-   (:mod:`~harness.search.flip_region`).
+4. with ``flip_points``, a Sobol sample of the space on both splits (``flip_on="discovery"``:
+   on the discovery split only) gives the flip region (:mod:`~harness.search.flip_region`).
+
+``generators`` limits the search to some of the scene set's generators (``t3d-audit claim``
+measures its pair only); the search key covers the selection, so its trial log is its own.
 
 The budget is in configurations (``budget``) and in seconds (``wall_time``: no new batch is
 started past it). Everything measured is cached, and the trial log replays, so a killed
@@ -84,6 +87,8 @@ class SearchRequest:
     flip_points: int = 0
     bootstrap: int | None = None  # None: the profile's
     attribute: bool = True  # take the worst point apart one axis at a time (search/attribution.py)
+    generators: tuple[str, ...] | None = None  # None: the profile's (a claim measures its pair only)
+    flip_on: str = "all"  # the flip region's prompts: "all" (both splits) or "discovery"
 
 
 @dataclass
@@ -205,6 +210,8 @@ def check_request(request: SearchRequest) -> None:
         raise
     except AuditError as exc:
         raise SearchError(exc.what, where=exc.where) from None
+    if request.flip_on not in ("all", "discovery"):
+        raise SearchError(f"flip_on must be 'all' or 'discovery', got {request.flip_on!r:.40}", where="search flip_on")
 
 
 def run_search(
@@ -241,7 +248,8 @@ def run_search(
             f"the split needs {needed} prompts, the scene set has {len(full.prompt_ids)}",
             where="split", hint="lower the split's discovery or held-out count",
         )  # fmt: skip
-    chosen = full.select_for_profile(needed, named.generators)
+    chosen = (full.select(needed, request.generators) if request.generators
+              else full.select_for_profile(needed, named.generators))
     prompts = tuple(sorted(chosen.prompt_ids))
     discovery_ids, held_ids = prompts[: split.discovery], prompts[split.discovery :]
     profile = named.for_scene_kind(chosen.kind)
@@ -331,7 +339,8 @@ def run_search(
     flip = None
     measure_seconds = disc.seconds + held.seconds
     if request.flip_points > 0:
-        flip, secs = _flip(space, objective, scorer(prompts), request, c0)
+        flip_prompts = discovery_ids if request.flip_on == "discovery" else prompts
+        flip, secs = _flip(space, objective, scorer(flip_prompts), request, c0)
         measure_seconds += secs
     renders = {"fetched": disc.stats.images + held.stats.images,
                "rendered": disc.stats.renders + held.stats.renders}  # fmt: skip

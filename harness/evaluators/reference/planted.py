@@ -390,8 +390,13 @@ def build(spec, *, device: str = "auto", batch_size: int = 32) -> PlantedEvaluat
 #                    from the front only, so T3Bench's best smoothed view (0.62 at icosphere
 #                    subdivision 1, 0.89 at 2) crowns it and the mean over six axis views
 #                    (mate3d: 1/6 - 0.2 < 0) does not.
+# planted-preset    ``s + a * w(generator)`` under the one preset mate3d (``a = 0.5``, ``w`` as
+#                    for planted-pitch), else ``s``: no grid configuration, no point of the
+#                    search space and no other preset moves it, so a generator pair's order
+#                    flips under mate3d alone (the known answer of ``t3d-audit claim``'s
+#                    "depends on the protocol").
 
-PRESET_PLANTED = ("preset-tiling", "preset-viewspike")
+PRESET_PLANTED = ("preset-tiling", "preset-viewspike", "planted-preset")
 
 
 @dataclass(frozen=True)
@@ -430,12 +435,34 @@ class FrontSpike:
         return self.amplitude * (max(0.0, cos_front) - self.baseline)
 
 
+@dataclass(frozen=True)
+class OnePresetPreference:
+    """Offset ``amplitude * w(generator)`` under the protocol preset ``preset`` only (a
+    configuration of factor ``preset`` at that level), else 0 (``w`` as for PitchShift)."""
+
+    amplitude: float = 0.5
+    preset: str = "mate3d"
+    favoured: tuple[str, ...] = FAVOURED
+    disfavoured: tuple[str, ...] = DISFAVOURED
+
+    def offset(self, item: ScoreItem) -> float:
+        ctx = _need_context(item)
+        cfg = ctx.configuration
+        # a scaled preset (fewer views, another resolution) is named "<preset>@scaled"
+        if ctx.presentation is None or cfg.factor != "preset" or cfg.level.partition("@")[0] != self.preset:
+            return 0.0
+        w = 1.0 if ctx.generator in self.favoured else -1.0 if ctx.generator in self.disfavoured else 0.0
+        return self.amplitude * w
+
+
 def make_preset_planted(name: str, base: SceneScorer, spec=None) -> PlantedEvaluator:
     """The preset known-answer evaluator ``name`` (one of :data:`PRESET_PLANTED`) over ``base``."""
     if name == "preset-tiling":
         return PlantedEvaluator(name, base, TilingPreference(), spec=spec)
     if name == "preset-viewspike":
         return PlantedEvaluator(name, base, FrontSpike(), spec=spec)
+    if name == "planted-preset":
+        return PlantedEvaluator(name, base, OnePresetPreference(), spec=spec)
     raise EvaluatorError(f"unknown planted evaluator {name!r}", hint=f"use one of {', '.join(PRESET_PLANTED)}")
 
 

@@ -160,7 +160,7 @@ def preset_planted_specs() -> list[EvaluatorSpec]:
     template = planted_specs()[0]
     return [
         replace(template, id=name, options=(("effect", name),),
-                model_name=f"companion + {name.removeprefix('preset-')} effect",
+                model_name=f"companion + {name.removeprefix('preset-').removeprefix('planted-')} effect",
                 description=f"{name}: known protocol-preset effect (docs/protocols.md)")
         for name in PRESET_PLANTED
     ]
