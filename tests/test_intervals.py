@@ -282,3 +282,29 @@ def test_a_spread_of_rounding_residue_does_not_set_the_max_t_quantile():
     both = max_t_band(np.array([0.0, 6.466918377220553]), np.stack([real, flat], axis=1))
     assert not both.eligible[1]
     assert both.q == pytest.approx(alone.q)
+
+
+def test_rho_upper_end_is_withheld_below_its_measured_minimum():
+    """ρ's interval misses above with few prompts (coverage 0.865 at 6): its upper end is
+    withheld below 20 prompt blocks; a statistic without the setting keeps both ends."""
+    from harness.stats.intervals import withheld_upper
+    from harness.vocab.metrics import KENDALL_W, PEAK_RHO, RHO, RHO_UPPER_MIN_BLOCKS
+
+    lo, hi = withheld_upper((0.4, 2.8), RHO, 6)
+    assert lo == 0.4 and math.isnan(hi)
+    assert math.isnan(withheld_upper((0.4, 2.8), PEAK_RHO, RHO_UPPER_MIN_BLOCKS - 1)[1])
+    assert withheld_upper((0.4, 2.8), RHO, RHO_UPPER_MIN_BLOCKS) == (0.4, 2.8)
+    assert withheld_upper((0.4, 0.8), KENDALL_W, 2) == (0.4, 0.8)
+    assert withheld_upper((0.4, 0.8), "not-a-metric", 2) == (0.4, 0.8)
+
+
+def test_a_one_sided_interval_confirms_a_failure_but_never_that_a_check_holds():
+    from harness.checks.evidence import FAILS, INCONCLUSIVE, confirmed_level
+    from harness.stats.confirmation import FamilyConfirmation
+
+    def level(lo: float, hi: float) -> str:
+        fam = FamilyConfirmation(13, 0.992, 12, 9, {"rho": {"pitch": (lo, hi)}})
+        return confirmed_level("<=", 1.0, fam, "rho", "pitch")["status"]
+
+    assert level(1.3, math.nan) == FAILS
+    assert level(0.2, math.nan) == INCONCLUSIVE

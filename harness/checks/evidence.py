@@ -53,12 +53,13 @@ def confirmed_level(op: str, threshold: float, confirmation: FamilyConfirmation 
     }  # fmt: skip
     if not confirmation.confirmable:
         return {"status": NOT_CONFIRMABLE, "reason": confirmation.reason, **out}
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return {"status": INCONCLUSIVE, **out}
+    # an end may be withheld (NaN): a statistic biased low with few prompts keeps only its lower
+    # end, which can still confirm a failure of "<=" but never that it holds
+    below, above = math.isfinite(lo), math.isfinite(hi)
     if op == "<=":
-        status = FAILS if lo > threshold else HOLDS if hi <= threshold else INCONCLUSIVE
+        status = FAILS if below and lo > threshold else HOLDS if above and hi <= threshold else INCONCLUSIVE
     else:
-        status = FAILS if hi < threshold else HOLDS if lo >= threshold else INCONCLUSIVE
+        status = FAILS if above and hi < threshold else HOLDS if below and lo >= threshold else INCONCLUSIVE
     return {"status": status, **out}
 
 

@@ -87,9 +87,10 @@ def signed(x: float | None, digits: int = 2) -> str:
 
 def interval(ci: Sequence[float], fmt=num, digits: int = 2) -> str:
     lo, hi = ci
-    if not (_finite(lo) and _finite(hi)):
+    if not (_finite(lo) or _finite(hi)):
         return DASH
-    return f"[{fmt(lo, digits)}, {fmt(hi, digits)}]"
+    # one end may be withheld (ρ's upper end with few prompts): it reads as a dash
+    return f"[{fmt(lo, digits) if _finite(lo) else DASH}, {fmt(hi, digits) if _finite(hi) else DASH}]"
 
 
 def _present(result: AuditResult, factors: Sequence[str], attr: str) -> list[str]:
@@ -102,8 +103,8 @@ RHO_INTERVAL_NOTE = (
     "Prompt intervals: the expanded percentile over the run's prompts, confirmed from 6 prompts on. "
     "ρ's estimate is biased low with few prompts and its intervals assume roughly symmetric "
     "per-prompt effects: they run low (95 % intervals covered ρ 87 % of the time at 6 prompts, "
-    "81 % with skewed per-prompt effects), so a lower bound above 1 is conservative and an upper "
-    "bound below 1 is not a proof of robustness."
+    "81 % with skewed per-prompt effects), so a lower bound above 1 is conservative, and below 20 "
+    "prompts a ρ interval's upper end is withheld (—): there it would not cover."
 )
 
 

@@ -139,8 +139,8 @@ def dash_notes(rows: Sequence[Mapping[str, str]]) -> list[str]:
 
         notes.append(
             f"*: interval from fewer than {SMALL_SAMPLE_BLOCKS} prompt blocks, a small sample: "
-            "read it as indicative (below 6 nothing is confirmed on it; peak ρ's interval runs low "
-            "with few or skewed prompts: docs/intervals.md)"
+            "read it as indicative (below 6 nothing is confirmed on it; ρ runs low with few prompts, "
+            "so the upper end of a ρ interval is withheld, —, below 20: docs/intervals.md)"
         )
     return notes
 

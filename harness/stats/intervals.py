@@ -381,3 +381,17 @@ def share_interval(k: int, n: int, level: float | None = None, *,
     lo = 0.0 if k == 0 else min(max(0.0, centre - half), p)
     hi = 1.0 if k == n else max(min(1.0, centre + half), p)
     return lo, hi
+
+
+def withheld_upper(bounds: tuple[float, float], metric: str, n_blocks: int) -> tuple[float, float]:
+    """``bounds`` with the upper end withheld (NaN) when ``metric``'s row sets
+    ``upper_min_blocks`` and the interval rests on fewer prompt blocks (a statistic biased low
+    with few prompts: its interval misses above, so only its lower end covers); unchanged
+    otherwise, and for a name the registry does not hold."""
+    from harness.vocab.metrics import METRICS
+
+    spec = METRICS.find(metric)
+    needed = None if spec is None else spec.upper_min_blocks
+    if needed is None or n_blocks >= needed:
+        return bounds
+    return (bounds[0], float("nan"))
