@@ -249,13 +249,16 @@ def compare(
     seed: int = 42,
     fail_on_inconclusive: bool = False,
     allow_unpaired: bool = False,
+    evidence: str = "confirmed",
 ) -> Comparison:
     """Compare a candidate release with its baseline (``t3d-audit compare``'s logic).
 
     ``baseline``/``candidate``: report directories or score files. ``pairs``:
     ``(baseline id, candidate id)`` (default: the single alignment evaluator of each side, else
     equal ids). ``margins``: ``{"rho": 0.1, "rho.pitch": 0.2}`` over ``config``'s
-    ``[tool.t3d-audit.compare]`` (default ``./pyproject.toml`` when present).
+    ``[tool.t3d-audit.compare]`` (default ``./pyproject.toml`` when present). ``evidence``:
+    ``confirmed`` (verdicts from the simultaneous intervals) or ``descriptive`` (from the point
+    differences).
     """
     from harness.release.baselines import (
         comparison_document,
@@ -279,7 +282,7 @@ def compare(
     comparisons = [
         compare_records(base.records, cand.records, baseline_evaluator=b, candidate_evaluator=c,
                         margins=loaded_margins.for_evaluator(c, cli_margins),
-                        bootstrap=bootstrap, seed=seed)
+                        bootstrap=bootstrap, seed=seed, evidence=evidence)
         for b, c in chosen
     ]
     left_out = unpaired(sorted(set(base.records["evaluator"])),

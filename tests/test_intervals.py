@@ -308,3 +308,13 @@ def test_a_one_sided_interval_confirms_a_failure_but_never_that_a_check_holds():
 
     assert level(1.3, math.nan) == FAILS
     assert level(0.2, math.nan) == INCONCLUSIVE
+
+
+def test_an_estimate_without_sampling_spread_gets_its_point_as_interval():
+    from harness.stats.intervals import max_t_band
+
+    rng = np.random.default_rng(1)
+    flat = -1.0 + rng.choice([-1, 0, 1], size=300) * 2.2e-16
+    band = max_t_band(np.array([0.0, -1.0]), np.stack([rng.normal(size=300), flat], axis=1))
+    lo, hi = band.interval()
+    assert (lo[1], hi[1]) == (-1.0, -1.0)

@@ -76,3 +76,21 @@ def test_compare_fails_v2_on_lighting_movement_and_says_so_first():
     assert verdicts["rho-lighting"] != cmp.REGRESSION  # ρ fell: it cannot see the regression
     line = gate_line([out])
     assert line.startswith("gate FAIL: ev regression on movement[lighting] +"), line
+
+
+def test_compare_on_descriptive_evidence_reads_the_point_differences():
+    base, cand = release("ev", **V1), release("ev", **V2)
+    confirmed = cmp.compare_records(base, cand, bootstrap=300, seed=3)
+    described = cmp.compare_records(base, cand, bootstrap=300, seed=3, evidence="descriptive")
+    assert described.evidence == "descriptive" and described.to_dict()["evidence"] == "descriptive"
+    for c, d in zip(confirmed.metrics, described.metrics, strict=True):
+        assert (c.ci, c.difference) == (d.ci, d.difference)  # the intervals are reported either way
+        expected = cmp.point_verdict(d.difference, d.margin, d.harmful)
+        assert d.verdict == expected != cmp.INCONCLUSIVE or not np.isfinite(d.difference)
+    assert cmp.point_verdict(0.6, 0.5, +1) == cmp.REGRESSION
+    assert cmp.point_verdict(-0.6, 0.5, -1) == cmp.REGRESSION
+    assert cmp.point_verdict(-0.6, 0.5, +1) == cmp.IMPROVEMENT
+    assert cmp.point_verdict(0.5, 0.5, +1) == cmp.NO_CHANGE
+    assert gate_line([described]).endswith("on descriptive evidence (point differences against the margins)")
+    with pytest.raises(Exception, match="evidence must be one of"):
+        cmp.compare_records(base, cand, bootstrap=10, evidence="strong")

@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=argtypes.seed, default=42, metavar="S", help="bootstrap seed (default 42)")
     parser.add_argument("--fail-on-inconclusive", action="store_true",
                         help="exit 1 when a metric is inconclusive, not only on a regression")
+    parser.add_argument("--evidence", choices=("confirmed", "descriptive"), default="confirmed",
+                        help="what a verdict rests on: confirmed (default: the simultaneous interval of "
+                        "each difference beyond its margin) or descriptive (the point difference)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     parser.add_argument("--out", type=argtypes.output_dir, metavar="DIR",
                         help="also write comparison.md and comparison.json to DIR")
@@ -94,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
             bootstrap=args.bootstrap,
             seed=args.seed,
             human=human,
+            evidence=args.evidence,
         )
         for b, c in pairs
     ]

@@ -268,6 +268,8 @@ def gate_line(
 
     small = min((c.n_prompts for c in comparisons if is_small_sample(c.n_prompts)), default=None)
     indicative = "" if small is None else f"; indicative ({small_sample_note(small)})"
+    if any(c.evidence == "descriptive" for c in comparisons):
+        indicative += "; on descriptive evidence (point differences against the margins)"
     if found:
         more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
         return "gate FAIL: " + "; ".join(found[:3]) + more + indicative
@@ -345,6 +347,10 @@ def render_markdown(document: dict[str, object]) -> str:
             f"- intervals: 95 % paired prompt-block bootstrap (B = {pair['bootstrap']}, seed "
             f"{pair['seed']}, {pair['n_prompts']} prompts), simultaneous over the "
             f"{len(pair['metrics'])} metrics by a {pair['correction']} band (q = {_fmt(pair['q'])})",
+            f"- evidence: {pair.get('evidence', 'confirmed')} ("
+            + ("the simultaneous interval of each difference against its margin)"
+               if pair.get("evidence", "confirmed") == "confirmed"
+               else "each point difference against its margin; the intervals are shown, not gated)"),
             f"- failed rows: baseline {fb['failed']} of {fb['rows']}, candidate {fc['failed']} of "
             f"{fc['rows']}; {pair['failures']['excluded_rows']} paired rows excluded",
             f"- cards: baseline `{pair.get('baseline_card_id') or 'not given'}`, candidate "

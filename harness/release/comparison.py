@@ -150,6 +150,22 @@ def margin_for(margins: Mapping[str, float], kind: str, subject: str | None) -> 
     return float(margins.get(kind, DEFAULT_MARGINS[kind]))
 
 
+#: The evidence a comparison's verdicts rest on: ``confirmed`` (the default: the simultaneous
+#: interval of the difference lies beyond the margin) or ``descriptive`` (the point difference
+#: does, as the study's thresholds read point estimates).
+COMPARE_EVIDENCE = ("confirmed", "descriptive")
+
+
+def point_verdict(difference: float, margin: float, harmful: int) -> str:
+    """The descriptive verdict of one metric: its point difference (candidate − baseline) in the
+    harmful orientation against the margin; regression beyond it, improvement beyond −margin,
+    no change between; an undefined difference is inconclusive."""
+    if not math.isfinite(difference):
+        return INCONCLUSIVE
+    h = harmful * difference
+    return REGRESSION if h > margin else IMPROVEMENT if h < -margin else NO_CHANGE
+
+
 def verdict(lo: float, hi: float, margin: float, harmful: int) -> str:
     """Verdict of one metric from its (multiplicity-corrected) CI of candidate − baseline.
 
@@ -237,6 +253,7 @@ class Comparison:
     q: float
     correction: str = CORRECTION
     margins: Mapping[str, float] = field(default_factory=dict)
+    evidence: str = "confirmed"
 
     def with_verdict(self, verdict_name: str) -> list[MetricComparison]:
         return [m for m in self.metrics if m.verdict == verdict_name]
@@ -261,6 +278,7 @@ class Comparison:
             "seed": self.seed,
             "level": self.level,
             "correction": self.correction,
+            "evidence": self.evidence,
             "q": finite_or_none(self.q),
             "margins": dict(sorted(self.margins.items())),
             "failures": {
@@ -456,8 +474,13 @@ def compare_records(
     seed: int = 42,
     level: float = 0.95,
     human: Mapping[tuple[str, str], float] | None = None,
+    evidence: str = "confirmed",
 ) -> Comparison:
     """Compare one evaluator pair of two releases; pure function of the two record tables.
+
+    ``evidence``: ``confirmed`` (a verdict from the simultaneous interval, :func:`verdict`) or
+    ``descriptive`` (from the point difference, :func:`point_verdict`); the intervals are
+    computed and reported either way.
 
     ``baseline_evaluator`` / ``candidate_evaluator`` select the evaluator on each side
     (default: the single alignment evaluator, see :func:`auto_pairs`). ``margins`` maps a
@@ -468,6 +491,10 @@ def compare_records(
     regresses). Raises :class:`CompareError` for an impossible pairing and
     :class:`harness.core.errors.RecordsError` for an unusable table.
     """
+    if evidence not in COMPARE_EVIDENCE:
+        raise AuditError(f"evidence must be one of {', '.join(COMPARE_EVIDENCE)}, got {evidence!r}",
+                         where="compare", hint="--evidence confirmed|descriptive")  # fmt: skip
+    confirmed = evidence == "confirmed"
     if bootstrap < 2:
         raise CompareError(f"bootstrap must be ≥ 2, got {bootstrap}", where="--bootstrap")
     margins = dict(margins or {})
@@ -548,7 +575,8 @@ def compare_records(
                 se=float(se[j]),
                 margin=margin,
                 harmful=kind.harmful,
-                verdict=verdict(float(lo[j]), float(hi[j]), margin, kind.harmful),
+                verdict=(verdict(float(lo[j]), float(hi[j]), margin, kind.harmful) if confirmed
+                         else point_verdict(float(diff[j]), margin, kind.harmful)),
             )
         )
     human_only, block_only = human_kinds(), block_kinds()
@@ -569,6 +597,7 @@ def compare_records(
                  if (human is not None or k not in human_only) and (b_t.blocks or k not in block_only)} | {
             k: float(v) for k, v in margins.items() if "." in k
         },
+        evidence=evidence,
     )
 
 

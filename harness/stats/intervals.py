@@ -289,7 +289,8 @@ class MaxTBand:
     """Simultaneous intervals for a family of J estimates from shared bootstrap draws.
 
     ``point`` (J,), ``se`` (J,) the SD of each estimate's draws (ddof 1), ``eligible`` (J,)
-    (finite point and an SE above rounding, :data:`ROUNDING_SPREAD`), ``q`` the critical value (NaN when none is eligible) and
+    (finite point and an SE above rounding, :data:`ROUNDING_SPREAD`), ``q`` the critical value
+    (NaN when none is eligible) and
     ``studentized``: the band is θ_j ± q·SE_j when True, θ_j ± q (one width) when False.
     """
 
@@ -301,11 +302,13 @@ class MaxTBand:
     studentized: bool = True
 
     def interval(self) -> tuple[np.ndarray, np.ndarray]:
-        """(lo, hi), each (J,). An estimate whose draws never move (SE 0, e.g. a level scored
-        exactly like c0) gets the point [θ, θ]; one without finite draws NaN."""
+        """(lo, hi), each (J,). An estimate whose draws never move (SE 0 or rounding residue,
+        e.g. a level scored exactly like c0, or every score shifted by one constant) gets the
+        point [θ, θ]; one without finite draws NaN."""
         scale = self.se if self.studentized else np.ones_like(self.se)
+        still = np.isfinite(self.se) & (self.se <= ROUNDING_SPREAD * np.maximum(np.abs(self.point), 1e-300))
         with np.errstate(invalid="ignore"):
-            half = np.where(self.eligible, self.q * scale, np.where(self.se == 0, 0.0, np.nan))
+            half = np.where(self.eligible, self.q * scale, np.where(still | (self.se == 0), 0.0, np.nan))
         return self.point - half, self.point + half
 
 
