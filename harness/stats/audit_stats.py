@@ -217,6 +217,8 @@ def _evaluator_summary(ev: EvaluatorAudit, with_intervals: bool) -> EvaluatorSum
             m.DISCRIMINATION: as_intervals({p: st.ci.get(m.DISCRIMINATION) for p, st in ev.probes.items()}),
         }
         registered_intervals = as_registered_intervals(ev.registered_ci)
+    elif m.PEAK_MOVEMENT in ev.registered_ci:  # the headline keeps its interval, as peak ρ does
+        registered_intervals = as_registered_intervals({m.PEAK_MOVEMENT: ev.registered_ci[m.PEAK_MOVEMENT]})
     return EvaluatorSummary(
         evaluator=ev.evaluator,
         rho=as_floats(ev.rho),
