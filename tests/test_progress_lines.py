@@ -61,3 +61,75 @@ def test_the_audit_command_without_warm_prints_progress_lines(pytester):
     )  # fmt: skip
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     check_progress(done.stdout + done.stderr)
+
+
+# -- the preset commands and the presentation probes (in process, the box rasterizer) ------------
+
+
+@pytest.fixture
+def tiny_set(tmp_path):
+    from harness.scenes.scene_source import load_scene_set
+    from harness.testing import write_tiny_scene_set
+
+    return load_scene_set(write_tiny_scene_set(tmp_path / "set", generators=("g1", "g2"), prompts=("p01",)))
+
+
+def test_a_preset_study_counts_every_protocols_renders_in_one_progress(tiny_set, tmp_path, monkeypatch, capsys):
+    from dataclasses import replace
+
+    from harness.measure.images import render_total
+    from harness.peers.measure import StudyProgress, preset_plan, score_protocols
+    from harness.protocol.presets import get_preset
+    from harness.testing import BoxRasterizer, TinySpec
+
+    monkeypatch.setenv("T3D_AUDIT_PROGRESS_INTERVAL", FAST)
+    mate = get_preset("mate3d").scaled(max_views=2, resolution_px=64, samples=1)
+    best = replace(mate, name="mate3d-max", aggregation="max")  # the same 2 views, reduced otherwise
+    # 2 scenes x 2 views of one pass: 4 renders a protocol
+    assert render_total(preset_plan(tiny_set, mate, "-.-.-.-.-")) == 4
+    spec = TinySpec("tiny", grid=False)
+    study = StudyProgress(spec, tiny_set, [mate, best], "-.-.-.-.-")
+    score_protocols(spec, tiny_set, [mate, best], template="-.-.-.-.-", cache_dir=tmp_path / "cache",
+                    renderer=BoxRasterizer(), progress_of=study.of)  # fmt: skip
+    study.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.startswith("tiny under 2 protocols: fetched ") for line in lines)
+    assert lines[-1].startswith("tiny under 2 protocols: fetched 8/8 renders (100%), ")
+    done = [int(line.split()[5].split("/")[0]) for line in lines]
+    assert done == sorted(set(done)) and len(done) > 1  # lines along the way, not one at the end
+
+
+def test_a_scene_reading_evaluator_has_no_render_progress(tiny_set, capsys):
+    from harness.evaluators.reference.specs import preset_planted_specs
+    from harness.peers.measure import StudyProgress
+    from harness.protocol.presets import get_preset
+
+    spec = next(s for s in preset_planted_specs() if s.id == "preset-tiling")
+    study = StudyProgress(spec, tiny_set, [get_preset("mate3d")], "-.-.-.-.-")
+    assert study.bar is None
+    study.close()
+    assert capsys.readouterr().err == ""
+
+
+def test_a_presentation_probe_announces_its_renders_and_their_progress(tmp_path, monkeypatch):
+    # regression: the probes of an audit under a preset rendered for most of the run, at the
+    # preset's own size and outside the warm plan, with no line at all
+    from harness.peers.audit_probes import presentation_check
+    from harness.testing import TinySpec
+    from tests._audit_project import tiny_session
+
+    monkeypatch.setenv("T3D_AUDIT_PROGRESS_INTERVAL", FAST)
+    session = tiny_session(tmp_path, [TinySpec("tiny-grid")], view_policy="preset:3dcodebench")
+    lines: list[str] = []
+    presentation_check(session.inputs, "tiny-grid", "untextured", None, lines.append)
+    scenes = len(session.inputs.scene_set.scenes)
+    assert lines[0] == (
+        f"t3d-audit: presentation probe untextured for tiny-grid: {scenes} scenes under "
+        "3dcodebench~untextured=ref and 3dcodebench~untextured=changed (512 px, 16 samples; renders "
+        "missing from the render cache are rendered now; this can take minutes)"
+    )
+    for which in ("ref", "changed"):  # 4 views a scene; lines along the way, the last at the total
+        label = f"t3d-audit: measuring tiny-grid under 3dcodebench~untextured={which}: fetched "
+        counts = [line.removeprefix(label).split(" ")[0] for line in lines if line.startswith(label)]
+        done = [int(c.split("/")[0]) for c in counts]
+        assert len(done) > 1 and done == sorted(set(done)) and counts[-1] == f"{4 * scenes}/{4 * scenes}"
