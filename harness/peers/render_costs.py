@@ -34,6 +34,7 @@ class RenderBatch:
     listed: int
     resolution_px: int
     samples: int
+    keys: tuple[tuple[str, RenderConfig], ...] = ()  # the new renders: (scene id, render config)
 
 
 def protocol_batches(
@@ -51,10 +52,11 @@ def protocol_batches(
     for label, protocol in protocols:
         plan = preset_plan(scene_set, protocol, None)
         keys = [(v.scene, v.render) for row in plan.rows if row.image is not None for v in row.image.view_keys()]
-        listed = set(keys)
-        new = listed - known
-        known |= listed
-        batches.append(RenderBatch(label, protocol.name, len(new), len(listed), protocol.resolution_px, protocol.samples))
+        listed = dict.fromkeys(keys)  # plan order, each once
+        new = tuple(k for k in listed if k not in known)
+        known |= set(listed)
+        batches.append(RenderBatch(label, protocol.name, len(new), len(listed), protocol.resolution_px,
+                                   protocol.samples, new))  # fmt: skip
     return batches
 
 
