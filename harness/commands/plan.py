@@ -4,7 +4,12 @@
 and GPU-hours, from per-render and per-pair costs measured on this machine by a quick
 calibration (cached per machine under ``<cache dir>/calibration``) or read from a costs file
 (``--costs FILE``, written by ``--calibrate-out FILE`` on the machine that measured it, with
-its provenance). See :mod:`harness.measure.cost_estimate`.
+its provenance). See :mod:`harness.measure.cost_estimate`. The counts are those of the audit
+under ``--view-policy``; under ``preset:NAME`` a block adds the presentation probes the audit
+scores after its plan, and ``--presets A,B [--probes ...]`` one for a preset study
+(``concordance``, ``reproduce``; ``--max-views``/``--resolution``/``--samples`` scale it as
+they do): per protocol its new renders, their size and estimated seconds
+(:mod:`harness.peers.render_costs`).
 
 ``--backend slurm|ray --nodes N --gpus G`` adds the cluster's wall time, node-hours and shard
 counts (:mod:`harness.measure.cluster_estimate`), from ``--costs FILE`` (a calibration of the
@@ -210,8 +215,8 @@ def _protocol_renders(args: argparse.Namespace, scene_set, plan, costs: dict, es
 
     probes = rc.protocol_batches(scene_set, rc.audit_probe_protocols(args.view_policy), plan.renders)
     if probes:
-        total_s = _print_batches(f"presentation probes (an audit under {args.view_policy} runs them after its plan, "
-                                 "outside the warm step):", probes, costs)  # fmt: skip
+        total_s = _print_batches(f"presentation probes (an audit under {args.view_policy} scores them after its plan; "
+                                 "its warm step renders them too):", probes, costs)  # fmt: skip
         hours = est["wall_hours_here"] + total_s / 3600
         print(f"  audit with its probes: {hours:.2f} h on the measured {est['cores']}-core machine")
     presets = getattr(args, "study_presets", None)
