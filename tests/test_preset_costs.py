@@ -7,6 +7,8 @@ import json
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.measure.cost_estimate import PlanCounts, c0_scale
@@ -65,7 +67,7 @@ def test_plan_estimate_of_an_audit_under_a_preset_counts_its_views_and_its_probe
     # the audit's own plan under the preset: every configuration's 4 views (the smoke c0 of
     # 224 px x 8 samples is the user's, so kept); before, the estimate ignored the view policy
     assert "  renders:         528" in out
-    assert "presentation probes (an audit under preset:3dcodebench runs them" in out
+    assert "presentation probes (an audit under preset:3dcodebench scores them after its plan; its warm step" in out
     assert "  total: 192 renders, ~3.2 min on the calibrated machine" in out  # 4 x 48 x 1 s
     assert "audit with its probes:" in out
     single = plan(capsys, costs)
@@ -105,3 +107,38 @@ def test_batch_seconds_by_hand():
 
     batch = RenderBatch("preset", "x", renders=10, listed=12, resolution_px=1024, samples=64)
     assert batch_seconds(batch, RENDER) == pytest.approx(10 * 2.0 * 4 * 2)
+
+
+@pytest.fixture(scope="module")
+def tiny_set(tmp_path_factory):
+    from harness.scenes.scene_source import load_scene_set
+    from harness.testing import write_tiny_scene_set
+
+    root = tmp_path_factory.mktemp("set")
+    return load_scene_set(write_tiny_scene_set(root / "set", generators=("g1", "g2"), prompts=("p01",)))
+
+
+def _protocols():
+    from dataclasses import replace
+
+    from harness.peers.presentation_probes import PROBES
+    from harness.protocol.presets import get_preset
+
+    base = get_preset("3dcodebench")
+    out = [("preset", base), ("preset", replace(get_preset("mate3d"), name="mate3d-copy"))]
+    return out + [(f"probe {p.name}", q) for p in PROBES for q in p.protocols(base)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(range(10)))
+def test_batches_count_every_distinct_render_once_in_any_order(tiny_set, order):
+    from harness.peers.render_costs import protocol_batches
+
+    protocols = _protocols()
+    batches = protocol_batches(tiny_set, [protocols[i] for i in order])
+    keys = [k for b in batches for k in b.keys]
+    assert all(b.renders == len(b.keys) <= b.listed for b in batches)
+    assert len(keys) == len(set(keys))  # no render counted twice
+    # the union does not depend on the order: 2 scenes x (3dcodebench's 4 views, untextured,
+    # normal and point presentations of them: 16) + mate3d's 6 views
+    assert sum(b.renders for b in batches) == 2 * (16 + 6)
