@@ -133,3 +133,18 @@ def test_a_presentation_probe_announces_its_renders_and_their_progress(tmp_path,
         counts = [line.removeprefix(label).split(" ")[0] for line in lines if line.startswith(label)]
         done = [int(c.split("/")[0]) for c in counts]
         assert len(done) > 1 and done == sorted(set(done)) and counts[-1] == f"{4 * scenes}/{4 * scenes}"
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_the_presentation_probes_of_a_preset_audit_print_progress_lines(pytester, monkeypatch, workers):
+    make_project(pytester)
+    monkeypatch.setenv("T3D_AUDIT_PROGRESS_INTERVAL", FAST)
+    result = run_audit(pytester, f"probes{workers}", "-n", workers, "--audit-view-policy=preset:3dcodebench",
+                       "-k", "presentation and tiny-grid")  # fmt: skip
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()[-3000:]
+    err = result.stderr.str()
+    for probe in ("untextured", "normal_map", "tiled", "points"):
+        assert f"t3d-audit: presentation probe {probe} for tiny-grid: " in err, err[-3000:]
+        for which in ("ref", "changed"):
+            assert re.search(rf"t3d-audit: measuring tiny-grid under 3dcodebench~{probe}={which}: "
+                             r"fetched (\d+)/\1 renders \(100%\)", err), err[-3000:]  # fmt: skip
