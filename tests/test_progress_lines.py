@@ -148,3 +148,18 @@ def test_the_presentation_probes_of_a_preset_audit_print_progress_lines(pytester
         for which in ("ref", "changed"):
             assert re.search(rf"t3d-audit: measuring tiny-grid under 3dcodebench~{probe}={which}: "
                              r"fetched (\d+)/\1 renders \(100%\)", err), err[-3000:]  # fmt: skip
+
+
+def test_materialize_scoring_prints_each_evaluators_progress(tmp_path, capsys):
+    # regression: materialize scored (and rendered what the store lacked) with no progress
+    from harness.commands.materialize import score_plan
+    from harness.testing import TinySpec
+    from tests._audit_project import tiny_session
+
+    specs = [TinySpec("tiny-grid"), TinySpec("tiny-pairs", grid=False)]
+    session = tiny_session(tmp_path, specs, store=(tmp_path / "store").as_uri(), store_fill="local")
+    score_plan(session, backend="local", log=lambda text: None)
+    err = capsys.readouterr().err
+    for evaluator in ("tiny-grid", "tiny-pairs"):
+        last = [line for line in err.splitlines() if line.startswith(f"scoring {evaluator}: fetched ")][-1]
+        assert "renders (100%)" in last, err[-2000:]
