@@ -117,6 +117,19 @@ def test_score_writes_records_with_failures_and_uses_cache(tmp_path, judge_id, c
     assert list(read_records(out)["served_model"]) == list(df["served_model"])
 
 
+def test_score_prints_progress_on_stderr(tmp_path, judge_id, capsys, monkeypatch):
+    # regression: scoring many records printed nothing until the summary line
+    monkeypatch.setenv("T3D_AUDIT_PROGRESS_INTERVAL", "0.001")
+    write_images(tmp_path / "imgs")
+    captions = tmp_path / "captions.json"
+    captions.write_text(json.dumps({"im0.png": ["a bed", "a lamp"], "im1.png": "a kitchen table"}))
+    assert main(["score", "--evaluator", judge_id, "--images", str(tmp_path / "imgs"), "--captions",
+                 str(captions), "--out", str(tmp_path / "out.csv"), "--no-cache"]) == 0  # fmt: skip
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[-1].startswith(f"{judge_id}: scored 3/3 records (100%), ")
+    assert "scored" not in captured.out  # stdout keeps the summary alone
+
+
 def test_score_csv_captions_with_record_columns(tmp_path, judge_id):
     write_images(tmp_path / "imgs", 1)
     captions = tmp_path / "caps.csv"

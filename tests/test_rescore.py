@@ -85,9 +85,9 @@ def test_an_honest_report_rescores_clean(tmp_path, capsys):
     assert "is valid (sample re-scored from the scenes)" in out
 
 
-def test_image_evaluator_is_re_rendered_and_re_scored(tmp_path):
+def test_image_evaluator_is_re_rendered_and_re_scored(tmp_path, capsys):
     """An image evaluator (tiny numpy model on the box rasterizer): the forged score is found
-    by rendering and scoring again in an empty cache."""
+    by rendering and scoring again in an empty cache, with progress lines of its renders."""
     spec = TinySpec("tiny-grid")
     session = tiny_session(tmp_path, [spec])
     session.record_cache.file("tiny-grid")
@@ -99,6 +99,9 @@ def test_image_evaluator_is_re_rendered_and_re_scored(tmp_path):
     assert result.sampled == {"tiny-grid": len(read_records(report / "scores" / "tiny-grid.csv"))}
     assert len(result.problems) == 1
     assert result.problems[0].startswith(f"scores/tiny-grid.csv: {gen}/{pid} {factor}={level}: score ")
+    # regression: re-rendering the sample printed nothing; the last line is at the total
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("rescore tiny-grid: fetched ") and "renders (100%)" in last
 
 
 def test_inputs_that_are_not_the_reports_are_problems(tmp_path):

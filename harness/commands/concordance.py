@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.core.fileio import write_bytes_atomic, write_json_atomic, write_text_atomic
     from harness.core.jsonout import strict
     from harness.peers.inputs import presentation_threshold, resolve
-    from harness.peers.measure import score_protocols
+    from harness.peers.measure import StudyProgress, score_protocols
     from harness.peers.presentation_probes import parse_probes, probe_result
     from harness.peers.rank_concordance import (
         SHOWN_DISAGREEMENTS,
@@ -67,8 +67,13 @@ def run(args: argparse.Namespace) -> int:
     protocols = tuple(inputs.scaled(p, args) for p in parse_presets(args.presets))
     probes = parse_probes(args.probes) if args.probes is not None else ()
     probe_protocols = [q for probe in probes for q in probe.protocols(protocols[0])]
-    table = score_protocols(inputs.spec, inputs.scene_set, (*protocols, *probe_protocols),
-                            template=inputs.template, cache_dir=inputs.cache_dir)  # fmt: skip
+    measured = (*protocols, *probe_protocols)
+    study = StudyProgress(inputs.spec, inputs.scene_set, measured, inputs.template)
+    try:
+        table = score_protocols(inputs.spec, inputs.scene_set, measured, template=inputs.template,
+                                cache_dir=inputs.cache_dir, progress_of=study.of)  # fmt: skip
+    finally:
+        study.close()
     names = tuple(p.name for p in protocols)
     scores, generators, prompts = score_array(table[table["preset"].isin(names)], names)
     result = concordance(scores, names, generators, n_draws=args.bootstrap, seed=args.seed)

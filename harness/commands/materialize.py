@@ -48,7 +48,8 @@ def score_plan(session: object, *, backend: str = "local", address: str | None =
     as jobs; ``shard_report`` gets ``failed`` (shard -> why) and ``size`` (groups per shard)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from harness.measure.images import MeasureStats, measure_images, measurement_kind
+    from harness.core.progress import progress
+    from harness.measure.images import MeasureStats, measure_images, measurement_kind, render_total
 
     inputs = session.inputs
     specs = [s for s in inputs.specs.values() if measurement_kind(s) == "image"]
@@ -71,17 +72,24 @@ def score_plan(session: object, *, backend: str = "local", address: str | None =
 
         load = ray_evaluator_loader(connect(address), device=device, batch_size=batch_size)
     plan, renderer, cache_dir = inputs.plan, inputs.renderer, session.options.cache_dir
+    workers = len(specs) if backend == "ray" else 1
 
     def one(spec: EvaluatorSpec) -> tuple[str, MeasureStats]:
         stats = MeasureStats()
         start = time.monotonic()
-        measure_images(spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load,
-                       stats=stats, score_cache=inputs.score_cache())  # fmt: skip
+        # one evaluator at a time locally: its progress on stderr (a bar, or lines in a log)
+        bar = progress(render_total(plan), verb="fetched", unit="render", label=f"scoring {spec.id}") \
+            if workers == 1 else None  # fmt: skip
+        try:
+            measure_images(spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load,
+                           stats=stats, score_cache=inputs.score_cache(), progress=bar)  # fmt: skip
+        finally:
+            if bar is not None:
+                bar.close()
         log(f"  {spec.id}: {stats.scored_pairs} pairs scored, {stats.cached_pairs} already "
             f"stored, {stats.failed_rows} failed rows ({time.monotonic() - start:.1f} s)")  # fmt: skip
         return spec.id, stats
 
-    workers = len(specs) if backend == "ray" else 1
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return dict(pool.map(one, specs))
 

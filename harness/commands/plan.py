@@ -4,7 +4,12 @@
 and GPU-hours, from per-render and per-pair costs measured on this machine by a quick
 calibration (cached per machine under ``<cache dir>/calibration``) or read from a costs file
 (``--costs FILE``, written by ``--calibrate-out FILE`` on the machine that measured it, with
-its provenance). See :mod:`harness.measure.cost_estimate`.
+its provenance). See :mod:`harness.measure.cost_estimate`. The counts are those of the audit
+under ``--view-policy``; under ``preset:NAME`` a block adds the presentation probes the audit
+scores after its plan, and ``--presets A,B [--probes ...]`` one for a preset study
+(``concordance``, ``reproduce``; ``--max-views``/``--resolution``/``--samples`` scale it as
+they do): per protocol its new renders, their size and estimated seconds
+(:mod:`harness.peers.render_costs`).
 
 ``--backend slurm|ray --nodes N --gpus G`` adds the cluster's wall time, node-hours and shard
 counts (:mod:`harness.measure.cluster_estimate`), from ``--costs FILE`` (a calibration of the
@@ -47,6 +52,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--evaluators", type=argtypes.name_list, default=None,
                         help="image evaluators to cost (default: the profile's, else default's)")  # fmt: skip
     parser.add_argument("--recalibrate", action="store_true", help="ignore cached calibration")
+    study = parser.add_argument_group("preset study (with --estimate): the renders of concordance / reproduce")
+    study.add_argument("--presets", default=None,
+                       help="comma-separated presets: also cost their renders over the profile's scenes")  # fmt: skip
+    study.add_argument("--probes", default=None,
+                       help="with --presets: the presentation probes around the first preset (all, or some of "
+                       "untextured,normal_map,tiled,points)")  # fmt: skip
+    study.add_argument("--max-views", type=argtypes.integer(1, 100_000), default=None,
+                       help="at most this many views per preset (as concordance --max-views)")  # fmt: skip
+    study.add_argument("--resolution", type=argtypes.integer(16, 8192), default=None,
+                       help="every preset at this many pixels (as concordance --resolution)")  # fmt: skip
+    study.add_argument("--samples", type=argtypes.samples, default=None, help="Cycles samples per view")
     cluster = parser.add_argument_group("cluster estimate (with --estimate)")
     cluster.add_argument("--backend", choices=("slurm", "ray"), default=None,
                          help="also estimate wall time, node-hours and shards on this backend")  # fmt: skip
@@ -68,6 +84,27 @@ def run(args: argparse.Namespace) -> int:
 
         print("t3d-audit plan: --backend estimates a cluster's cost: add --estimate", file=sys.stderr)
         return 2
+    study = args.presets is not None
+    if not study and (args.probes, args.max_views, args.resolution, args.samples) != (None,) * 4:
+        import sys
+
+        print("t3d-audit plan: --probes, --max-views, --resolution and --samples cost a preset study: "
+              "add --presets A,B", file=sys.stderr)  # fmt: skip
+        return 2
+    if study and not args.estimate:
+        import sys
+
+        print("t3d-audit plan: --presets estimates a preset study's cost: add --estimate", file=sys.stderr)
+        return 2
+    if study:
+        from harness.peers.presentation_probes import parse_probes
+        from harness.protocol.presets import get_preset, preset_names
+
+        presets = tuple(get_preset(n).scaled(max_views=args.max_views, resolution_px=args.resolution,
+                                             samples=args.samples) for n in preset_names(args.presets))  # fmt: skip
+        if args.probes is not None:
+            parse_probes(args.probes)  # a bad name: one line before any calibration
+        args.study_presets = presets
     profile = get_profile(args.profile)
     if args.prompts is not None:
         profile = replace(profile, prompts=args.prompts)
@@ -108,7 +145,7 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
     patterns = patterns or profile.evaluators or get_profile("default").evaluators
     offered = project_specs()  # a project's conftest scorers are costed like the others
     specs = [s for s in select_evaluators(patterns, offered) if measurement_kind(s) == "image"]
-    counts, plan = ce.plan_counts(profile, scene_set)
+    counts, plan = ce.plan_counts(profile, scene_set, view_policy=args.view_policy)
     if args.costs is not None:
         costs = ce.read_costs(args.costs)
         source = f"costs file {args.costs}"
@@ -165,9 +202,44 @@ def _estimate(args: argparse.Namespace, profile, scene_set) -> int:
                       for e, devs in costs.get("scoring", {}).items() for d, m in devs.items()))  # fmt: skip
     print(f"  provenance: {source}; {h.get('cpu_model', '?')} ({h.get('node', '?')}), "
           f"Blender {h.get('blender', '?')}, measured {costs.get('measured_at', '?')}")  # fmt: skip
+    _protocol_renders(args, scene_set, plan, costs, est)
     if args.backend is not None:
         _cluster(args, counts, costs, specs)
     return 0
+
+
+def _protocol_renders(args: argparse.Namespace, scene_set, plan, costs: dict, est: dict) -> None:
+    """The blocks of ``--estimate`` for renders outside the audit's plan: the presentation
+    probes of an audit under ``preset:NAME``, and the preset study of ``--presets``."""
+    from harness.peers import render_costs as rc
+
+    probes = rc.protocol_batches(scene_set, rc.audit_probe_protocols(args.view_policy), plan.renders)
+    if probes:
+        total_s = _print_batches(f"presentation probes (an audit under {args.view_policy} scores them after its plan; "
+                                 "its warm step renders them too):", probes, costs)  # fmt: skip
+        hours = est["wall_hours_here"] + total_s / 3600
+        print(f"  audit with its probes: {hours:.2f} h on the measured {est['cores']}-core machine")
+    presets = getattr(args, "study_presets", None)
+    if presets:
+        batches = rc.protocol_batches(scene_set, rc.study_protocols(presets, args.probes))
+        _print_batches(f"preset study (concordance / reproduce over {len(scene_set.scenes)} scenes, "
+                       "its own render cache entries):", batches, costs)  # fmt: skip
+
+
+def _print_batches(title: str, batches: list, costs: dict) -> float:
+    """Print one line per batch and a total; returns the total estimated seconds."""
+    from harness.peers.render_costs import batch_seconds
+
+    print(title)
+    total_s = 0.0
+    for b in batches:
+        seconds = batch_seconds(b, costs["render"])
+        total_s += seconds
+        shared = f" ({b.listed - b.renders} shared)" if b.listed != b.renders else ""
+        print(f"  {b.label:<17} {b.protocol:<32} {b.renders:>6} renders{shared} at {b.resolution_px} px x "
+              f"{b.samples} samples, ~{seconds:.0f} s")  # fmt: skip
+    print(f"  total: {sum(b.renders for b in batches)} renders, ~{total_s / 60:.1f} min on the calibrated machine")
+    return total_s
 
 
 def _cluster(args: argparse.Namespace, counts, costs: dict, specs: list) -> None:

@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.core.hashing import sha256_file
     from harness.core.ids import stored_model_id
     from harness.core.paths import default_cache_dir
+    from harness.core.progress import progress
     from harness.evaluators.cache import CachedEvaluator, ScoreCache
     from harness.protocol.records import records_from_rows, write_records
     from harness.run.evaluator_selection import select_evaluators
@@ -131,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
         cache_dir = args.cache_dir or default_cache_dir()
         evaluator = CachedEvaluator(evaluator, ScoreCache(cache_dir))
     todo = list(rows.values())
+    # a bar on a terminal, a plain line every 30 s in a log (stderr: stdout keeps the summary)
+    bar = progress(len(todo), verb="scored", unit="record", label=spec.id)
     try:
         for start in range(0, len(todo), CHUNK):
             chunk = todo[start : start + CHUNK]
@@ -139,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
                                    strict=True):  # fmt: skip
                 row.update(score=result.score, status=result.status, error=result.error,
                            served_model=stored_model_id(result.metadata.get("model", "")))  # fmt: skip
+            bar.update(len(chunk))
     finally:
+        bar.close()
         evaluator.close()
     table = records_from_rows({k: v for k, v in r.items() if k != "_path"} for r in todo)
     out = write_records(table, args.out)

@@ -4,6 +4,9 @@ The renders are read from the audit's own measurement plan (:func:`audit_request
 renders exactly what the audit uses: nothing for a probe that does not apply to a scene or a
 factor that cannot change it (lighting on 3D Gaussian splats).
 
+Under ``--view-policy preset:NAME`` the audit's presentation probes render too, at the
+preset's own size: their renders follow the plan's (``t3d-audit plan --estimate`` prices them).
+
 Prints the plan size first, then renders the missing entries with a progress bar (done/total,
 renders/s, ETA) on a terminal, or one plain progress line every 30 s in a log
 (``harness.core.progress``). Resumable: entries already in the cache are skipped, so a run interrupted by
@@ -35,12 +38,14 @@ from harness.protocol.profiles import get_profile
 from harness.run import argtypes
 
 
-def audit_requests(sset, profile, view_policy: str) -> tuple[list, list[str]]:
+def audit_requests(sset, profile, view_policy: str) -> tuple[list, list[str], int]:
     """The renders the audit measures, read from its own measurement plan
     (:func:`harness.measure.plan.build_plan`, probes applied with the session's seed), and the
     probes that failed to apply (the audit records them as failed measurements). A probe that
     does not apply to a scene (an object scene) or a factor that cannot change it (lighting on
-    3D Gaussian splats) has no row there, so nothing is rendered for it."""
+    3D Gaussian splats) has no row there, so nothing is rendered for it. Under
+    ``preset:NAME`` the presentation probes' renders follow (:func:`probe_requests`; their
+    count is the third value)."""
     from harness.measure.plan import build_plan
     from harness.render.scene_inputs import PROBE_SEED
     from harness.render.service import RenderRequest
@@ -50,7 +55,21 @@ def audit_requests(sset, profile, view_policy: str) -> tuple[list, list[str]]:
     requests = [RenderRequest(plan.scenes[key].scene, root, plan.scenes[key].identity, cfg)
                 for key, cfg in plan.renders]  # fmt: skip
     failed = [f"scene {row.group}: {row.error}" for row in plan.rows if row.error]
-    return requests, failed
+    probes = probe_requests(sset, view_policy, plan.renders)
+    return requests + probes, failed, len(probes)
+
+
+def probe_requests(sset, view_policy: str, planned: list) -> list:
+    """The renders of the presentation probes an audit under ``preset:NAME`` runs after its
+    plan (the preset's own size; none under another policy), less those in ``planned``."""
+    from harness.peers.render_costs import audit_probe_protocols, protocol_batches
+    from harness.render.service import RenderRequest
+
+    scenes = {scene.id: scene for scene in sset.scenes}
+    root = Path(sset.root)
+    return [RenderRequest(scenes[key], root, sset.identity(key), cfg)
+            for batch in protocol_batches(sset, audit_probe_protocols(view_policy), planned)
+            for key, cfg in batch.keys]  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -137,10 +156,12 @@ def run(args: argparse.Namespace) -> int:
         profile = replace(profile, prompts=args.prompts)
     sset = load_profile_scenes(profile, args.scenes)
     profile = profile.for_scene_kind(sset.kind)
-    requests, skipped = audit_requests(sset, profile, args.view_policy)
+    requests, skipped, probes = audit_requests(sset, profile, args.view_policy)
     print(
         f"render plan: {len(requests)} renders for {len(sset)} scenes "
-        f"(profile {profile.name}, {len(requests) // max(len(sset), 1)} per scene)",
+        f"(profile {profile.name}, {len(requests) // max(len(sset), 1)} per scene"
+        + (f"; {probes} of them for the presentation probes under {args.view_policy}" if probes else "")
+        + ")",
         flush=True,
     )
     start = time.monotonic()

@@ -51,21 +51,25 @@ class PlanCounts:
     scenes: int
     renders: int
     renders_per_scene: float
-    render_pixels: float  # sum over renders of (res / c0 res)^2: renders in c0-pixel units
+    render_pixels: float  # sum over renders of (res / c0 res)^2 x samples / c0 samples: renders in c0 units
     distinct_images: int
     text_pairs: int  # distinct (image, caption) pairs
     groups: int
+    # the c0 the render units are relative to; a calibration at another size is scaled to it
+    c0_px: int | None = None
+    c0_samples: int | None = None
 
 
-def plan_counts(profile: object, scene_set: object) -> tuple[PlanCounts, object]:
-    """The counts and the measurement plan (``harness.measure.plan.Plan``)."""
+def plan_counts(profile: object, scene_set: object, view_policy: str = "single") -> tuple[PlanCounts, object]:
+    """The counts and the measurement plan (``harness.measure.plan.Plan``) of the audit under
+    ``view_policy`` (a multi-view policy renders every view of every configuration)."""
     from harness.measure.plan import build_plan
     from harness.render.job_plan import render_plan
 
     profile = profile.for_scene_kind(scene_set.kind)
-    jobs = render_plan(profile, list(scene_set.scenes))
-    plan = build_plan(scene_set, profile)
-    base = float(profile.c0.resolution_px) ** 2
+    jobs = render_plan(profile, list(scene_set.scenes), view_policy=view_policy)
+    plan = build_plan(scene_set, profile, view_policy=view_policy)
+    base = float(profile.c0.resolution_px) ** 2 * float(profile.c0.samples)
     images = {r.image for r in plan.rows if r.image is not None}
     pairs = {(r.image, r.caption) for r in plan.rows if r.image is not None}
     counts = PlanCounts(
@@ -73,10 +77,12 @@ def plan_counts(profile: object, scene_set: object) -> tuple[PlanCounts, object]
         scenes=len(scene_set.scenes),
         renders=len(jobs),
         renders_per_scene=len(jobs) / max(1, len(scene_set.scenes)),
-        render_pixels=sum(float(j.cfg.resolution_px) ** 2 / base for j in jobs),
+        render_pixels=sum(float(j.cfg.resolution_px) ** 2 * float(j.cfg.samples) / base for j in jobs),
         distinct_images=len(images),
         text_pairs=len(pairs),
         groups=sum(1 for _ in plan.groups()),
+        c0_px=profile.c0.resolution_px,
+        c0_samples=profile.c0.samples,
     )
     return counts, plan
 
@@ -186,7 +192,7 @@ def estimate(counts: PlanCounts, costs: dict[str, object], specs: list) -> dict[
     render = costs["render"]
     cores = int(costs.get("host", {}).get("cores", 1))
     build_s = max(0.0, render["first_s"] - render["marginal_s"])
-    render_s = counts.render_pixels * render["marginal_s"] + counts.scenes * build_s
+    render_s = counts.render_pixels * render["marginal_s"] * c0_scale(counts, render) + counts.scenes * build_s
     scoring: dict[str, dict[str, float]] = {}
     cpu_score_s, gpu_score_s, gpu_missing, unmeasured = 0.0, 0.0, [], []
     for spec in specs:
@@ -221,6 +227,15 @@ def estimate(counts: PlanCounts, costs: dict[str, object], specs: list) -> dict[
         # no cost on any device: left out of every hour above (the caller says why)
         "not_measured": unmeasured,
     }
+
+
+def c0_scale(counts: PlanCounts, render: dict[str, float]) -> float:
+    """A c0 render's cost relative to the calibrated one: (c0 px / calibrated px)^2 x (c0
+    samples / calibrated samples), first order; 1 when the counts do not say their c0 or the
+    calibration was made at it (a calibration on this machine measures the profile's c0)."""
+    if counts.c0_px is None or counts.c0_samples is None or not render["resolution_px"] or not render["samples"]:
+        return 1.0
+    return (counts.c0_px / float(render["resolution_px"])) ** 2 * (counts.c0_samples / float(render["samples"]))
 
 
 def read_costs(path: str | Path) -> dict[str, object]:

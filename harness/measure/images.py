@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from harness.core.progress import Progress
     from harness.evaluators.base import EvaluatorSpec
     from harness.measure.plan import ImageKey, Plan
     from harness.protocol.configurations import RenderConfig
@@ -62,6 +63,7 @@ class ImageSource:
         self._rgb: dict[ImageKey, np.ndarray | str] = {}
         self.images = 0  # renders fetched, from the render cache or rendered
         self.renders = 0  # of those, rendered here (when the renderer counts its cache misses)
+        self.fetched: Callable[[int], object] = lambda n: None  # after each render, failed or not
 
     def clear(self) -> None:
         self._rgba.clear()
@@ -80,6 +82,7 @@ class ImageSource:
                 self.renders += 1 if before is None or after is None else after - before
             except RenderError as exc:
                 self._rgba[key] = f"render failed: {exc}"
+            self.fetched(1)
         return self._rgba[key]
 
     def rgb(self, image: ImageKey) -> np.ndarray | str:
@@ -110,6 +113,16 @@ class ImageSource:
                      for v in image.view_keys()]  # fmt: skip
             return preset_images(protocol, [self.rgb(v) for v in views])
         return [self.rgb(image)]
+
+
+def render_total(plan: Plan) -> int:
+    """How many renders :func:`measure_images` fetches for ``plan`` (from the render cache or
+    rendered): the distinct (scene, render config) pairs of each scene group's images, every
+    view of a multi-view image counted; the total of its progress lines."""
+    total = 0
+    for _group, rows in plan.groups():
+        total += len({(v.scene, v.render) for row in rows if row.image is not None for v in row.image.view_keys()})
+    return total
 
 
 #: How the per-view scores of a multi-view row become its score.
@@ -208,6 +221,7 @@ def measure_images(
     score_cache: object = None,
     fill: bool = True,
     protocol_of: Callable[[str], Protocol | None] | None = None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Measure every row of ``plan`` with image evaluator ``spec``; returns the records table.
 
@@ -219,6 +233,8 @@ def measure_images(
     rows fail (the caller reports them and discards the table). ``protocol_of(policy)``: the
     protocol a ``preset:NAME`` row shows and reduces by (default: the registered preset
     NAME; a caller measuring protocols of its own, scaled or edited, passes its lookup).
+    ``progress`` is advanced once per render fetched (:func:`render_total` in all; the
+    caller makes it and closes it).
     """
     from harness.evaluators.cache import ScoreCache, image_sha256
 
@@ -229,6 +245,8 @@ def measure_images(
     needs_text = bool(getattr(spec, "needs_text", True))
     protocol_of = protocol_of or policy_protocol
     source = ImageSource(plan, renderer, protocol_of)
+    if progress is not None:
+        source.fetched = _counting(progress, source)
     evaluator: object = None
     out: list[Record] = []
     scored_here: set[tuple[str, str]] = set()  # so a pair met again is not called cached
@@ -300,6 +318,19 @@ def measure_images(
     return records_frame(out)
 
 
+def _counting(progress: Progress, source: ImageSource) -> Callable[[int], object]:
+    """``progress.update``, with a plain line's note saying how many of the renders fetched
+    so far were rendered now (the rest came from the render cache)."""
+    from harness.core.progress import LineProgress
+
+    def fetched(n: int) -> object:
+        if isinstance(progress, LineProgress):
+            progress.note = f"{source.renders} rendered now"
+        return progress.update(n)
+
+    return fetched
+
+
 def _aggregate(parts: list[tuple[float, str, str]], how: str, protocol: Protocol | None = None) -> tuple[float, str, str]:
     """One row's ``(score, error, served model)`` from its views' ``(score, error, served)``:
     the one view's as is; several views' mean or max (``how``), or a preset's reduction
@@ -342,12 +373,13 @@ def measure(
     stats: MeasureStats | None = None,
     score_cache: object = None,
     fill: bool = True,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Measure every row of ``plan`` with evaluator ``spec``; returns the records table.
 
     ``load_evaluator(spec)`` builds the model (default ``spec.build()``). ``stats`` counts the
-    image pipeline's work (a scene evaluator renders and caches nothing). ``score_cache`` and
-    ``fill``: see :func:`measure_images`.
+    image pipeline's work (a scene evaluator renders and caches nothing). ``score_cache``,
+    ``fill`` and ``progress``: see :func:`measure_images`.
     """
     if measurement_kind(spec) == "scene":
         from harness.evaluators.reference.scene_measure import measure_scenes
@@ -355,5 +387,5 @@ def measure(
         return measure_scenes(spec, plan, load_evaluator=load_evaluator)
     return measure_images(
         spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load_evaluator, stats=stats,
-        score_cache=score_cache, fill=fill,
+        score_cache=score_cache, fill=fill, progress=progress,
     )  # fmt: skip

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.measure.images import ImageSource, measure_images
+from harness.measure.images import ImageSource, measure_images, render_total
 from harness.measure.plan import ImageKey, Plan, PlannedScene, Row
 from harness.protocol.configurations import Configuration
 from harness.protocol.presets import Protocol
@@ -27,9 +27,13 @@ from harness.render.renderer import default_renderer
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.core.progress import Progress
     from harness.evaluators.base import EvaluatorSpec
     from harness.render.renderer import Renderer
     from harness.scenes.sceneset import SceneSet
+
+#: ``(protocol, renders) -> Progress``: the progress of one protocol's renders
+ProgressOf = Callable[[Protocol, int], "Progress"]
 
 FACTOR = "preset"  # the configuration factor of a preset's views; its level is the preset name
 COLUMNS = ("preset", "generator", "prompt_id", "scene_id", "score", "status", "error")
@@ -118,11 +122,18 @@ def scene_images(renderer: Renderer, scene_set: SceneSet, scene: object, protoco
 
 
 def score_scenes_images(spec: EvaluatorSpec, renderer: Renderer, scene_set: SceneSet, protocol: Protocol, template: str,
-                        *, cache_dir: Path, load_evaluator: Callable[[object], object]) -> list[dict[str, object]]:  # fmt: skip
-    """Rows of an image evaluator under ``protocol``, measured by the audit's pipeline."""
+                        *, cache_dir: Path, load_evaluator: Callable[[object], object],
+                        progress_of: ProgressOf | None = None) -> list[dict[str, object]]:  # fmt: skip
+    """Rows of an image evaluator under ``protocol``, measured by the audit's pipeline;
+    ``progress_of(protocol, renders)`` makes the progress its renders advance."""
     plan = preset_plan(scene_set, protocol, template)
-    table = measure_images(spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load_evaluator,
-                           protocol_of={plan.view_policy: protocol}.get)  # fmt: skip
+    bar = progress_of(protocol, render_total(plan)) if progress_of is not None else None
+    try:
+        table = measure_images(spec, plan, renderer, cache_dir=cache_dir, load_evaluator=load_evaluator,
+                               protocol_of={plan.view_policy: protocol}.get, progress=bar)  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.close()
     return [_row(protocol, plan.scenes[row.group].scene, float(score), str(error))
             for row, score, error in zip(plan.rows, table["score"], table["error"], strict=True)]
 
@@ -140,11 +151,14 @@ def score_protocols(
     cache_dir: Path,
     renderer: object = None,
     load_evaluator: Callable[[object], object] | None = None,
+    progress_of: ProgressOf | None = None,
 ) -> pd.DataFrame:
     """One row per (preset, scene) (:data:`COLUMNS`), presets in the given order.
 
     ``renderer`` (default: the Blender render service under ``cache_dir/renders``) is used
     only by image evaluators; their scores go through the score cache under ``cache_dir``.
+    ``progress_of(protocol, renders)``: the progress each protocol's renders advance (image
+    evaluators only; a scene-reading evaluator renders nothing).
     """
     import pandas as pd
 
@@ -163,7 +177,8 @@ def score_protocols(
                 renderer = default_renderer(Path(cache_dir) / "renders")
             for protocol in protocols:
                 rows += score_scenes_images(spec, renderer, scene_set, protocol, template,
-                                            cache_dir=Path(cache_dir), load_evaluator=evaluator.load)  # fmt: skip
+                                            cache_dir=Path(cache_dir), load_evaluator=evaluator.load,
+                                            progress_of=progress_of)  # fmt: skip
     finally:
         close = getattr(evaluator, "close", None)
         if close is not None:
@@ -203,3 +218,40 @@ class _KeptOpen:
 
     def close(self) -> None:
         """Nothing: the model serves the next preset too."""
+
+
+class StudyProgress:
+    """One progress over every protocol of a preset command (``concordance``, ``reproduce``):
+    the renders of all of them, counted per protocol (a render two protocols share is fetched
+    twice, the second time from the render cache); :meth:`of` is ``score_protocols``'s
+    ``progress_of``. A scene-reading evaluator renders nothing: no progress then."""
+
+    def __init__(self, spec: EvaluatorSpec, scene_set: SceneSet, protocols: Sequence[Protocol], template: str):
+        from harness.core.progress import progress
+        from harness.evaluators.reference.scene_measure import is_scene_evaluator
+
+        self.bar: Progress | None = None
+        if not is_scene_evaluator(spec):
+            total = sum(render_total(preset_plan(scene_set, p, template)) for p in protocols)
+            self.bar = progress(total, verb="fetched", unit="render", label=f"{spec.id} under {len(protocols)} protocols")
+
+    def of(self, protocol: Protocol, total: int) -> Progress:
+        assert self.bar is not None  # asked for by image evaluators only
+        return _Part(self.bar)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+class _Part:
+    """One protocol's share of a :class:`StudyProgress`: advances it, closes nothing."""
+
+    def __init__(self, bar: Progress):
+        self._bar = bar
+
+    def update(self, n: int = 1) -> object:
+        return self._bar.update(n)
+
+    def close(self) -> None:
+        """Nothing: the study's progress goes on with the next protocol."""

@@ -110,7 +110,9 @@ def audit_presentation(
     from harness.vocab.metrics import MIN_PRESENTATION_AGREEMENT
 
     threshold = audit_thresholds.get(MIN_PRESENTATION_AGREEMENT)
-    return _guard(lambda: presentation_check(audit_session.inputs, audit_evaluator, audit_presentation_probe, threshold))
+    announce = audit_session.record_cache.announce  # past pytest's capture, from workers too
+    return _guard(lambda: presentation_check(audit_session.inputs, audit_evaluator, audit_presentation_probe,
+                                             threshold, announce))  # fmt: skip
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from harness.core.hashing import sha256_json
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.core.progress import Progress
     from harness.evaluators.base import EvaluatorSpec
     from harness.measure.images import MeasureStats
     from harness.run.inputs import RunInputs
@@ -104,16 +105,22 @@ class RecordsCache:
                     missing_before = stats.missing_pairs
                     started = time.monotonic()
                     self.announce(measuring_line(evaluator_id, len(self.inputs.plan.rows)))
-                    frame = measure(
-                        self.inputs.specs[evaluator_id],
-                        self.inputs.plan,
-                        self.inputs.renderer,
-                        cache_dir=options.cache_dir,
-                        load_evaluator=self.build_evaluator,
-                        stats=stats,
-                        score_cache=self.inputs.score_cache(),
-                        fill=options.store_fill == "local" or not options.store,
-                    )
+                    bar = self._progress(evaluator_id)
+                    try:
+                        frame = measure(
+                            self.inputs.specs[evaluator_id],
+                            self.inputs.plan,
+                            self.inputs.renderer,
+                            cache_dir=options.cache_dir,
+                            load_evaluator=self.build_evaluator,
+                            stats=stats,
+                            score_cache=self.inputs.score_cache(),
+                            fill=options.store_fill == "local" or not options.store,
+                            progress=bar,
+                        )
+                    finally:
+                        if bar is not None:
+                            bar.close()
                     if options.store:
                         try:
                             self.inputs.check_store_complete(evaluator_id, stats.missing_pairs - missing_before)
@@ -125,6 +132,18 @@ class RecordsCache:
                     write_bytes_atomic(cacheseal.sidecar(path), cacheseal.seal(key, path.read_bytes()))
         self.files[evaluator_id] = path
         return path
+
+    def _progress(self, evaluator_id: str) -> Progress | None:
+        """Plain progress lines of the evaluator's renders through :attr:`announce` (one every
+        ``T3D_AUDIT_PROGRESS_INTERVAL`` seconds, default 30); ``None`` for an evaluator that
+        reads scenes (it renders nothing)."""
+        from harness.core.progress import progress
+        from harness.measure.images import measurement_kind, render_total
+
+        if measurement_kind(self.inputs.specs[evaluator_id]) != "image":
+            return None
+        return progress(render_total(self.inputs.plan), verb="fetched", unit="render",
+                        write=self.announce, label=f"t3d-audit: measuring {evaluator_id}")  # fmt: skip
 
     def cached(self, evaluator_id: str) -> bool:
         """Whether the evaluator's records are in the cache and intact (measures nothing; a

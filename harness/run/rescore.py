@@ -103,7 +103,8 @@ def rescore_report(
 
     from harness.cards.provenance import load_manifest, manifest_problems
     from harness.core.errors import AuditError
-    from harness.measure.images import measure, measurement_kind
+    from harness.core.progress import progress
+    from harness.measure.images import measure, measurement_kind, render_total
     from harness.protocol.records import read_records
     from harness.run.options import AuditOptions
     from harness.run.session import AuditSession
@@ -178,8 +179,16 @@ def rescore_report(
                 result.problems.append(f"scores/{ev}.csv: {'/'.join(key[:2])} {key[2]}={key[3]}: "
                                        "not a measurement of the report's plan")  # fmt: skip
             renderer = session.inputs.renderer if measurement_kind(specs[ev]) == "image" else None
-            fresh = measure(specs[ev], replace(plan, rows=rows), renderer,
-                            cache_dir=audit_options.cache_dir, load_evaluator=session.record_cache.build_evaluator)  # fmt: skip
+            sampled = replace(plan, rows=rows)
+            # re-rendered in an empty cache: a bar on a terminal, plain lines in a log (stderr)
+            bar = progress(render_total(sampled), verb="fetched", unit="render",
+                           label=f"rescore {ev}") if renderer is not None else None  # fmt: skip
+            try:
+                fresh = measure(specs[ev], sampled, renderer, cache_dir=audit_options.cache_dir,
+                                load_evaluator=session.record_cache.build_evaluator, progress=bar)  # fmt: skip
+            finally:
+                if bar is not None:
+                    bar.close()
             by_key = {tuple(str(v) for v in row[list(KEY)]): row for _, row in fresh.iterrows()}
             for _, row in mine.iterrows():
                 key = tuple(str(row[c]) for c in KEY)
