@@ -81,8 +81,8 @@ def test_report_tables_and_leaderboard_csv_are_inert(tmp_path, monkeypatch):
     table = Table("t", "title", ("=evaluator", "value"), (("=cmd()", "-0.5"), ("@x", "+3")))
     text = table.to_csv()
     assert _formula_cells(text) == [] and "-0.5" in text and "'=cmd()" in text
-    row = ranking.Row(1, "=HYPERLINK(1)", "@run", "-p", -0.5, None, None, None, None, None, None, None,
-                      None, None, 0.0, "+passed")  # fmt: skip
+    row = ranking.Row(1, "=HYPERLINK(1)", "@run", "-p", 1.5, None, None, "=lighting", -0.5, None, None, None,
+                      None, None, None, None, None, None, 0.0, "+passed")  # fmt: skip
     board = ranking.Leaderboard((row,), (), False)
     assert _formula_cells(ranking.render_csv(board)) == []
 

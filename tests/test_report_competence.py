@@ -80,6 +80,7 @@ def test_every_dash_says_why():
     assert "c0 winner needs a c0 agreement" in note and "does not measure it" in note
     full = rows_from({"evaluators": {"a": {"peak_rho": 1, "peak_rho_ci": [0.5, 2], "min_w": 1, "max_top1": 1,
                                            "discrimination": {"scrambled": 1}, "best_view_inflation": 1,
-                                           "failed": 0}}},
+                                           "failed": 0, "registered": {"movement": {"pitch": 0.4},
+                                                                        "peak_movement": 0.4}}}},
                      [{"evaluator": "a", "outcome": "passed"}], {"a": _card(AGREE)})
     assert dash_notes(full) == []  # nothing to explain

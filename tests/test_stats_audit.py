@@ -132,12 +132,14 @@ def test_summary_has_exactly_the_design_keys(synthetic):
     assert set(summary["simultaneous"]) == {"q95", "contrasts", "B", "seed"}
     assert set(summary["reversals"]) == {"descriptive", "pointwise", "simultaneous"}
     for ev in summary["evaluators"].values():
-        assert set(ev) == DESIGN_EVALUATOR_KEYS | {"confirmation"}  # with the bootstrap on
+        # with the bootstrap on; the built-in protocol movement with its headline interval
+        assert set(ev) == DESIGN_EVALUATOR_KEYS | {"confirmation", "registered", "intervals"}
+        assert set(ev["registered"]) == {"movement", "peak_movement"} and set(ev["intervals"]) == {"peak_movement"}
         assert set(ev["envelopes"]) == {"strict", "sign_crossing", "tie_boundary", "stable_winner"}
         assert "paraphrase" not in ev["kendall_w"]
     json.dumps(summary, allow_nan=False)  # strict JSON: undefined values are null
     for ev in compute_audit(synthetic, bootstrap=0, seed=42).to_summary()["evaluators"].values():
-        assert set(ev) == DESIGN_EVALUATOR_KEYS  # no draws, no confirmed level
+        assert set(ev) == DESIGN_EVALUATOR_KEYS | {"registered"}  # no draws: no confirmed level, no interval
 
 
 def test_failures_are_excluded_and_counted(synthetic):

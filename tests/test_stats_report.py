@@ -24,6 +24,7 @@ TABLE_KEYS = {
     "table10_probe_outcomes",
     "table13_dispersion",
     "table14_rho",
+    "table_movement",
     "table15_rho_uncertainty",
     "table16_rank_stability",
     "table17_discrimination",

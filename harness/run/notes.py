@@ -18,11 +18,12 @@ from harness.vocab.probes import PROBES
 def trim_note(profile: str, audited: int, available: int, profiles: Mapping[str, int | None]) -> str | None:
     """The start-of-run line when ``audited < available`` prompts, else ``None``.
 
-    ``profiles``: every profile's prompt count (``None``: all); the hint names the first one
+    ``profiles``: every profile's prompt count (``None``: all); the hint names the smallest one
     that audits every prompt of the set."""
     if audited >= available:
         return None
-    full = sorted(name for name, n in profiles.items() if n is None or n >= available)
+    full = [name for _n, name in sorted(((available * 10**6 if n is None else n), name)
+                                         for name, n in profiles.items() if n is None or n >= available)]
     hint = f"use --audit-profile={full[0]} for all" if full else "no profile audits all of them"
     return f"t3d-audit: auditing {audited} of {available} prompts (profile {profile}); {hint}"
 
