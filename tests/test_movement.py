@@ -128,3 +128,11 @@ def _sample_table() -> EvaluatorScores:
     rng = np.random.default_rng(11)
     return _table(rng.normal(size=(3, 5)), {"lighting": rng.normal(size=(3, 5, 4)),
                                            "yaw": rng.normal(scale=0.1, size=(3, 5, 2))})
+
+
+def test_no_factor_carries_a_peak_of_zero():
+    from harness.stats.movement import peak_movement_factor
+
+    assert peak_movement_factor({"template": 0.0, "pitch": 0.0}) is None
+    assert peak_movement_factor({"template": 0.0, "pitch": 0.3, "yaw": None}) == "pitch"
+    assert peak_movement_factor({}) is None

@@ -57,6 +57,7 @@ from harness.core.csvcells import neutral
 from harness.core.errors import AuditError
 from harness.core.jsonout import JSONValue
 from harness.core.numbers import finite_or_none
+from harness.stats.movement import peak_movement_factor
 from harness.stats.summary import EvaluatorSummary
 from harness.vocab.metrics import (
     CONTENT_ACCURACY,
@@ -345,7 +346,7 @@ def _movement(entry: Mapping[str, object], at: str) -> dict[str, object]:
     if isinstance(ci, list | tuple) and len(ci) == 2:
         low, high = (_number(ci[i], f"{at}/intervals/{PEAK_MOVEMENT}/{i}") for i in (0, 1))
     return {PEAK_MOVEMENT: peak_value, "peak_movement_low": low, "peak_movement_high": high,
-            "movement_factor": max(known, key=lambda f: known[f]) if known else None}
+            "movement_factor": peak_movement_factor(known)}
 
 
 def _card_human(card: object) -> Mapping[str, object]:

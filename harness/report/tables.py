@@ -305,6 +305,7 @@ def table14(result: AuditResult) -> Table:
 def table_movement(result: AuditResult) -> Table | None:
     """Protocol movement per factor (:mod:`harness.stats.movement`) with the peak, its factor
     and its 95 % interval; ``None`` when no evaluator has it."""
+    from harness.stats.movement import peak_movement_factor
     from harness.vocab.metrics import MOVEMENT, PEAK_MOVEMENT
 
     evs = [ev for ev in result.evaluators.values() if isinstance(ev.registered.get(MOVEMENT), Mapping)]
@@ -319,7 +320,7 @@ def table_movement(result: AuditResult) -> Table | None:
         peak_value = ev.registered.get(PEAK_MOVEMENT)
         rows.append((_name(ev), *(num(values.get(f)) for f in factors),
                      num(peak_value if isinstance(peak_value, float) else None),
-                     max(known, key=known.__getitem__) if known else DASH,
+                     peak_movement_factor(known) or DASH,
                      interval(ci) if isinstance(ci, tuple) else DASH))
     return Table("table_movement", "Protocol movement (c0 within-generator SDs)",
                  ("Evaluator", *(short_label(f) for f in factors), "Peak", "Peak factor", "95% CI"),

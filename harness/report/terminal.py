@@ -116,7 +116,7 @@ def _movement_cell(registered: Mapping[str, object]) -> str:
     per_factor = registered.get(MOVEMENT)
     if not isinstance(per_factor, Mapping):
         return "—"
-    factor = peak_movement_factor({str(k): float(v) for k, v in per_factor.items() if v is not None})
+    factor = peak_movement_factor({str(k): v for k, v in per_factor.items()})
     value = _f(registered.get(PEAK_MOVEMENT))
     return value if factor is None or value == "—" else f"{value} {factor}"
 

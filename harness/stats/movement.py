@@ -20,6 +20,7 @@ generator or no c0 spread.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -100,9 +101,11 @@ def peak_movement(t: EvaluatorScores) -> float:
     return peak(movement(t))[1]
 
 
-def peak_movement_factor(values: dict[str, float]) -> str | None:
-    """The factor of the largest finite movement in ``values`` (``None`` if none)."""
-    return peak(values)[0]
+def peak_movement_factor(values: Mapping[str, float | None]) -> str | None:
+    """The factor of the largest finite movement in ``values``; ``None`` when none is finite
+    or the largest is 0 (no factor moves a score: none carries the peak)."""
+    factor, value = peak({k: float(v) for k, v in values.items() if v is not None})
+    return factor if factor is not None and value > 0 else None
 
 
 def peak_movement_draws(t: EvaluatorScores, weights: np.ndarray) -> np.ndarray:
