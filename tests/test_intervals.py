@@ -318,3 +318,15 @@ def test_an_estimate_without_sampling_spread_gets_its_point_as_interval():
     band = max_t_band(np.array([0.0, -1.0]), np.stack([rng.normal(size=300), flat], axis=1))
     lo, hi = band.interval()
     assert (lo[1], hi[1]) == (-1.0, -1.0)
+
+
+def test_draws_equal_to_the_point_only_where_defined_give_no_interval():
+    """At 2 prompts a within-generator spread is undefined on half the resamples and equals the
+    point on the rest: that is no evidence of precision, so no zero-width interval."""
+    from harness.stats.intervals import max_t_band
+
+    rng = np.random.default_rng(2)
+    partial = np.where(rng.random(300) < 0.5, np.nan, 6.47)
+    band = max_t_band(np.array([0.0, 6.47]), np.stack([rng.normal(size=300), partial], axis=1))
+    lo, hi = band.interval()
+    assert np.isnan(lo[1]) and np.isnan(hi[1])

@@ -86,8 +86,16 @@ def test_draws_at_unit_weights_are_the_point():
 
 
 def test_a_draw_of_one_prompt_has_no_spread():
+    t = _table(np.array([[1.0, 3.0, 2.0], [5.0, 7.0, 6.0]]), {"lighting": np.ones((2, 3, 3))})
+    assert math.isnan(movement_draws(t, np.array([[3.0, 0.0, 0.0]]))["lighting"][0])
+    assert np.isfinite(movement_draws(t, np.array([[1.0, 1.0, 1.0]]))["lighting"][0])
+
+
+def test_a_run_of_two_prompts_has_no_movement():
+    """Two prompts: each generator's c0 spread is one difference, and half the resamples have none."""
     t = _table(np.array([[1.0, 3.0], [5.0, 7.0]]), {"lighting": np.ones((2, 2, 3))})
-    assert math.isnan(movement_draws(t, np.array([[2.0, 0.0]]))["lighting"][0])
+    assert math.isnan(movement(t)["lighting"]) and math.isnan(peak_movement(t))
+    assert np.isnan(movement_draws(t, np.ones((4, 2)))["lighting"]).all()
 
 
 def test_the_lighting_fragile_release_ranks_worse_where_rho_ranks_it_steadier():

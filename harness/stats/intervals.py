@@ -348,6 +348,13 @@ def max_t_band(point: np.ndarray, draws: np.ndarray, level: float | None = None,
     se = np.where(np.isfinite(d).any(axis=0), se, np.nan)
     if clusters is not None and clusters < 2:  # every draw is the sample itself: no spread to read
         se = np.full(theta.size, np.nan)
+    # draws that equal the point only where the estimate is defined (e.g. a within-prompt spread
+    # on resamples of two prompts, undefined whenever one prompt is drawn twice) say nothing of
+    # its precision: such an estimate has no interval, never the zero-width one; unless it is
+    # exactly 0 on every draw where defined (two identical releases: nothing differs at all)
+    rounding = np.isfinite(se) & (se <= ROUNDING_SPREAD * np.maximum(np.abs(theta), 1e-300))
+    identical = (theta == 0) & (se == 0)
+    se = np.where(rounding & ~identical & ~np.isfinite(d).all(axis=0), np.nan, se)
     # a spread of a few ulps is rounding, not sampling: studentizing by it would turn the
     # rounding residue of draws equal to the point into t statistics of order one
     eligible = np.isfinite(theta) & np.isfinite(se) & (se > ROUNDING_SPREAD * np.maximum(np.abs(theta), 1e-300))

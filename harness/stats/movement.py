@@ -13,8 +13,10 @@ scores (sample variance over one generator's prompts, averaged over generators),
 not change when the generators move apart. M is the typical movement of a scene's score over
 the factor's levels in c0 standard deviations of a scene within its generator: M = 2 reads
 "lighting moves a scene's score by two c0 spreads". It is unchanged by any affine rescaling of
-the scores (a·σ + b, a ≠ 0), like ρ. Undefined (NaN) with fewer than two prompts per
-generator or no c0 spread.
+the scores (a·σ + b, a ≠ 0), like ρ. Undefined (NaN) without c0 spread, and for a run of
+fewer than :data:`MIN_PROMPTS` prompts: with two, each generator's c0 spread rests on one
+difference, and half of the prompt resamples (one prompt drawn twice) have none, so the
+statistic could be neither estimated nor given an interval.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ from harness.stats import bootstrap as bs
 from harness.stats._nan import nanmean
 from harness.stats.rho import peak, scene_level_variance
 from harness.stats.table import EvaluatorScores
+
+
+#: The fewest prompts at which a run's protocol movement is estimated.
+MIN_PROMPTS = 3
 
 
 def within_generator_variance(baseline: np.ndarray) -> float:
@@ -79,7 +85,10 @@ def factor_movement(scores: np.ndarray, baseline: np.ndarray) -> float:
 
 
 def movement(t: EvaluatorScores) -> dict[str, float]:
-    """factor → M(f) for every factor of the evaluator's score table (its ``factors`` order)."""
+    """factor → M(f) for every factor of the evaluator's score table (its ``factors`` order);
+    NaN each below :data:`MIN_PROMPTS` prompts."""
+    if len(t.prompts) < MIN_PROMPTS:
+        return dict.fromkeys(t.factors, math.nan)
     return {f: factor_movement(fs.scores, t.baseline) for f, fs in t.factors.items()}
 
 
@@ -89,6 +98,8 @@ def movement_draws(t: EvaluatorScores, weights: np.ndarray) -> dict[str, np.ndar
     names = list(t.factors)
     if not names:
         return {}
+    if len(t.prompts) < MIN_PROMPTS:
+        return {f: np.full(np.asarray(weights).shape[0], np.nan) for f in names}
     scene_var = np.stack([scene_level_variance(t.factors[f].scores) for f in names])  # (F, G, P)
     num = bs.scene_mean_draws(scene_var, weights)  # (B, F)
     den = within_generator_variance_draws(t.baseline, weights)  # (B,)
