@@ -185,8 +185,8 @@ def test_the_engine_plan_lists_what_it_estimates():
 def test_the_audit_and_the_comparison_share_the_factor_draws():
     """ρ's interval in the audit is the policy's interval (over the run's prompts) of the draws ``compare`` pairs,
     its upper end withheld below ρ's minimum prompt blocks."""
-    from harness.stats.intervals import withheld_upper
     from harness.stats.audit_stats import compute_audit
+    from harness.stats.intervals import withheld_upper
 
     records = _records()
     t = pivot_records(records)["eval0"]

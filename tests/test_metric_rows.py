@@ -6,9 +6,9 @@ compared like the study's."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
-import math
 import numpy as np
 import pytest
 

@@ -31,7 +31,6 @@ from harness.stats._nan import nanmean
 from harness.stats.rho import peak, scene_level_variance
 from harness.stats.table import EvaluatorScores
 
-
 #: The fewest prompts at which a run's protocol movement is estimated.
 MIN_PROMPTS = 3
 
