@@ -48,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
     from harness.core.fileio import write_bytes_atomic, write_json_atomic, write_text_atomic
     from harness.core.jsonout import strict
     from harness.peers.inputs import presentation_threshold, resolve
-    from harness.peers.measure import StudyProgress, score_protocols
     from harness.peers.presentation_probes import parse_probes, probe_result
     from harness.peers.rank_concordance import (
         SHOWN_DISAGREEMENTS,
@@ -68,12 +67,7 @@ def run(args: argparse.Namespace) -> int:
     probes = parse_probes(args.probes) if args.probes is not None else ()
     probe_protocols = [q for probe in probes for q in probe.protocols(protocols[0])]
     measured = (*protocols, *probe_protocols)
-    study = StudyProgress(inputs.spec, inputs.scene_set, measured, inputs.template)
-    try:
-        table = score_protocols(inputs.spec, inputs.scene_set, measured, template=inputs.template,
-                                cache_dir=inputs.cache_dir, progress_of=study.of)  # fmt: skip
-    finally:
-        study.close()
+    table = inputs.measure(measured)
     names = tuple(p.name for p in protocols)
     scores, generators, prompts = score_array(table[table["preset"].isin(names)], names)
     result = concordance(scores, names, generators, n_draws=args.bootstrap, seed=args.seed)

@@ -45,7 +45,6 @@ def run(args: argparse.Namespace) -> int:
         weights_for,
     )  # fmt: skip
     from harness.peers.inputs import resolve
-    from harness.peers.measure import StudyProgress, score_protocols
     from harness.peers.rank_concordance import score_array
     from harness.protocol.presets import PRESETS, get_preset, preset_names
 
@@ -60,12 +59,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = resolve(args)
     candidates = [c for n in names for c in neighbours(inputs.scaled(get_preset(n), args))]
     measured = [c.protocol for c in candidates]
-    study = StudyProgress(inputs.spec, inputs.scene_set, measured, inputs.template)
-    try:
-        table = score_protocols(inputs.spec, inputs.scene_set, measured, template=inputs.template,
-                                cache_dir=inputs.cache_dir, progress_of=study.of)  # fmt: skip
-    finally:
-        study.close()
+    table = inputs.measure(measured)
     scores, generators, prompts = score_array(table, tuple(c.protocol.name for c in candidates))
     for g in (*(ordering or ()), *([args.generator] if args.generator is not None else [])):
         if g not in generators:

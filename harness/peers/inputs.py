@@ -13,6 +13,10 @@ from harness.protocol.presets import Protocol
 from harness.run import argtypes
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
+
     from harness.evaluators.base import EvaluatorSpec
 
 MAX_VIEWS = 100_000  # --max-views: no preset has more views; a larger number is a typo
@@ -57,6 +61,18 @@ class PresetRun:
 
     def scaled(self, protocol: Protocol, args: argparse.Namespace) -> Protocol:
         return protocol.scaled(max_views=args.max_views, resolution_px=args.resolution, samples=args.samples)
+
+    def measure(self, protocols: Sequence[Protocol]) -> pd.DataFrame:
+        """The evaluator's scores of the scene set under ``protocols``
+        (:func:`harness.peers.measure.score_protocols`), with one progress line over them all."""
+        from harness.peers.measure import StudyProgress, score_protocols
+
+        study = StudyProgress(self.spec, self.scene_set, protocols, self.template)
+        try:
+            return score_protocols(self.spec, self.scene_set, protocols, template=self.template,
+                                   cache_dir=self.cache_dir, progress_of=study.of)  # fmt: skip
+        finally:
+            study.close()
 
 
 def resolve(args: argparse.Namespace) -> PresetRun:
