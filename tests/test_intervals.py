@@ -287,15 +287,15 @@ def test_a_spread_of_rounding_residue_does_not_set_the_max_t_quantile():
 def test_rho_upper_end_is_withheld_below_its_measured_minimum():
     """ρ's interval misses above with few prompts (coverage 0.865 at 6): its upper end is
     withheld below 20 prompt blocks; a statistic without the setting keeps both ends."""
-    from harness.stats.intervals import withheld_upper
+    from harness.stats.intervals import withheld_ends
     from harness.vocab.metrics import KENDALL_W, PEAK_RHO, RHO, RHO_UPPER_MIN_BLOCKS
 
-    lo, hi = withheld_upper((0.4, 2.8), RHO, 6)
+    lo, hi = withheld_ends((0.4, 2.8), RHO, 6)
     assert lo == 0.4 and math.isnan(hi)
-    assert math.isnan(withheld_upper((0.4, 2.8), PEAK_RHO, RHO_UPPER_MIN_BLOCKS - 1)[1])
-    assert withheld_upper((0.4, 2.8), RHO, RHO_UPPER_MIN_BLOCKS) == (0.4, 2.8)
-    assert withheld_upper((0.4, 0.8), KENDALL_W, 2) == (0.4, 0.8)
-    assert withheld_upper((0.4, 0.8), "not-a-metric", 2) == (0.4, 0.8)
+    assert math.isnan(withheld_ends((0.4, 2.8), PEAK_RHO, RHO_UPPER_MIN_BLOCKS - 1)[1])
+    assert withheld_ends((0.4, 2.8), RHO, RHO_UPPER_MIN_BLOCKS) == (0.4, 2.8)
+    assert withheld_ends((0.4, 0.8), KENDALL_W, 2) == (0.4, 0.8)
+    assert withheld_ends((0.4, 0.8), "not-a-metric", 2) == (0.4, 0.8)
 
 
 def test_a_one_sided_interval_confirms_a_failure_but_never_that_a_check_holds():
@@ -330,3 +330,14 @@ def test_draws_equal_to_the_point_only_where_defined_give_no_interval():
     band = max_t_band(np.array([0.0, 6.47]), np.stack([rng.normal(size=300), partial], axis=1))
     lo, hi = band.interval()
     assert np.isnan(lo[1]) and np.isnan(hi[1])
+
+
+def test_movement_lower_end_is_withheld_below_its_measured_minimum():
+    """Movement is biased high with few prompts (coverage 0.745 at 6, misses below)."""
+    from harness.stats.intervals import withheld_ends
+    from harness.vocab.metrics import MOVEMENT, MOVEMENT_LOWER_MIN_BLOCKS, PEAK_MOVEMENT
+
+    lo, hi = withheld_ends((0.4, 2.8), MOVEMENT, 6)
+    assert math.isnan(lo) and hi == 2.8
+    assert math.isnan(withheld_ends((0.4, 2.8), PEAK_MOVEMENT, 12)[0])
+    assert withheld_ends((0.4, 2.8), MOVEMENT, MOVEMENT_LOWER_MIN_BLOCKS) == (0.4, 2.8)

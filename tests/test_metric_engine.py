@@ -186,7 +186,7 @@ def test_the_audit_and_the_comparison_share_the_factor_draws():
     """ρ's interval in the audit is the policy's interval (over the run's prompts) of the draws ``compare`` pairs,
     its upper end withheld below ρ's minimum prompt blocks."""
     from harness.stats.audit_stats import compute_audit
-    from harness.stats.intervals import withheld_upper
+    from harness.stats.intervals import withheld_ends
 
     records = _records()
     t = pivot_records(records)["eval0"]
@@ -194,7 +194,7 @@ def test_the_audit_and_the_comparison_share_the_factor_draws():
     rho_d, _disp_d = factor_draws(t, weights)
     audit = compute_audit(records, bootstrap=100, seed=4).evaluators["eval0"]
     for i, f in enumerate(t.factors):
-        lo, hi = withheld_upper(interval(rho_d[:, i], n_blocks=len(t.prompts)).as_tuple(), "rho", len(t.prompts))
+        lo, hi = withheld_ends(interval(rho_d[:, i], n_blocks=len(t.prompts)).as_tuple(), "rho", len(t.prompts))
         got = audit.rho_ci[f]
         assert (math.isnan(lo) and math.isnan(got[0])) or got[0] == lo
         assert math.isnan(hi) and math.isnan(got[1])  # fewer than 20 prompts

@@ -68,4 +68,5 @@ def test_summary_json_carries_peak_movement_with_its_interval(releases):
     for report, ev in zip(releases, ("light-v1", "light-v2"), strict=True):
         entry = json.loads((report / "summary.json").read_text())["evaluators"][ev]
         lo, hi = entry["intervals"]["peak_movement"]
-        assert lo <= entry["registered"]["peak_movement"] <= hi
+        assert lo is None  # biased high with few prompts: the lower end is withheld below 50
+        assert entry["registered"]["peak_movement"] <= hi

@@ -27,7 +27,7 @@ from harness.stats.envelopes import (
 )
 from harness.stats.family import build_family
 from harness.stats.interactions import CI, NAN_CI, BlockStats, block_stats
-from harness.stats.intervals import block_bounds, interval, withheld_upper
+from harness.stats.intervals import block_bounds, interval, withheld_ends
 from harness.stats.levels import best_worst, lighting_correlation, mean_standardised_shift
 from harness.stats.logo import logo_peak_rho
 from harness.stats.probe_stats import ProbeOutcome, content_accuracy
@@ -403,8 +403,8 @@ def _evaluator_audit(
     rhos_sample = {f: rho(s, t.baseline, ddof=1) for f, s in blocks.items()}
     peak_factor, peak_rho = spread.peak
     disp_ci = {f: ci(spread.dispersion_draws[:, i]) for i, f in enumerate(factor_names)}
-    rho_ci = {f: withheld_upper(ci(spread.rho_draws[:, i]), m.RHO, n_blocks) for i, f in enumerate(factor_names)}
-    peak_ci = withheld_upper(ci(spread.peak_draws), m.PEAK_RHO, n_blocks) if factor_names else NAN_CI
+    rho_ci = {f: withheld_ends(ci(spread.rho_draws[:, i]), m.RHO, n_blocks) for i, f in enumerate(factor_names)}
+    peak_ci = withheld_ends(ci(spread.peak_draws), m.PEAK_RHO, n_blocks) if factor_names else NAN_CI
     rank = estimators.factor_ranks(sample)
     inflation = views[0].point if views else float("nan")
 
@@ -523,9 +523,10 @@ def _computed_statistics(
     for spec in specs:
         mine = [e for e in estimates if e.kind == spec.name]
         if spec.key is None:
-            cis[spec.name] = _ci(mine[0].draws, len(t.prompts)) if mine else NAN_CI
+            cis[spec.name] = withheld_ends(_ci(mine[0].draws, len(t.prompts)), spec.name, len(t.prompts)) if mine else NAN_CI
         else:
-            cis[spec.name] = {str(e.subject): _ci(e.draws, len(t.prompts)) for e in mine}
+            cis[spec.name] = {str(e.subject): withheld_ends(_ci(e.draws, len(t.prompts)), spec.name, len(t.prompts))
+                              for e in mine}
     return out, cis
 
 

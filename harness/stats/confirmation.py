@@ -109,7 +109,7 @@ def family_confirmation(members: Sequence[Member], n_blocks: int, *, alpha: floa
     resampled over ``n_blocks`` prompt blocks (``policy``: default the interval policy's)."""
     import numpy as np
 
-    from harness.stats.intervals import DEFAULT_POLICY, interval, withheld_upper
+    from harness.stats.intervals import DEFAULT_POLICY, interval, withheld_ends
 
     policy = DEFAULT_POLICY if policy is None else policy
     kept = [(name, key, np.asarray(draws, dtype=np.float64)) for name, key, draws in members
@@ -118,7 +118,7 @@ def family_confirmation(members: Sequence[Member], n_blocks: int, *, alpha: floa
     out: dict[str, dict[str, tuple[float, float]]] = {}
     for name, key, draws in kept:
         found = interval(draws, level=level, method="expanded percentile", n_blocks=n_blocks, policy=policy)
-        bounds = withheld_upper((found.low, found.high), name, n_blocks)
+        bounds = withheld_ends((found.low, found.high), name, n_blocks)
         out.setdefault(name, {})[NO_KEY if key is None else str(key)] = bounds
     return FamilyConfirmation(len(kept), level, n_blocks, policy.min_blocks(level),
                               MappingProxyType({k: MappingProxyType(v) for k, v in out.items()}))  # fmt: skip

@@ -393,15 +393,20 @@ def share_interval(k: int, n: int, level: float | None = None, *,
     return lo, hi
 
 
-def withheld_upper(bounds: tuple[float, float], metric: str, n_blocks: int) -> tuple[float, float]:
-    """``bounds`` with the upper end withheld (NaN) when ``metric``'s row sets
-    ``upper_min_blocks`` and the interval rests on fewer prompt blocks (a statistic biased low
-    with few prompts: its interval misses above, so only its lower end covers); unchanged
-    otherwise, and for a name the registry does not hold."""
+def withheld_ends(bounds: tuple[float, float], metric: str, n_blocks: int) -> tuple[float, float]:
+    """``bounds`` with an end withheld (NaN) where it would not cover: the upper end when
+    ``metric``'s row sets ``upper_min_blocks`` and the interval rests on fewer prompt blocks (a
+    statistic biased low with few prompts misses above), the lower end likewise for
+    ``lower_min_blocks`` (one biased high misses below); unchanged otherwise, and for a name the
+    registry does not hold."""
     from harness.vocab.metrics import METRICS
 
     spec = METRICS.find(metric)
-    needed = None if spec is None else spec.upper_min_blocks
-    if needed is None or n_blocks >= needed:
+    if spec is None:
         return bounds
-    return (bounds[0], float("nan"))
+    low, high = bounds
+    if spec.lower_min_blocks is not None and n_blocks < spec.lower_min_blocks:
+        low = float("nan")
+    if spec.upper_min_blocks is not None and n_blocks < spec.upper_min_blocks:
+        high = float("nan")
+    return (low, high)
