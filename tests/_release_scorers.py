@@ -29,27 +29,20 @@ def _score(item: object, *, spread: float, base: float, light: float, collapse: 
     return c0 * (collapse if dark and collapse != 1.0 else 1.0) + light * brightness
 
 
-class LightV1(Scorer):
-    name = "light-v1"
-    version = "1"
-    input = "scene"
-    needs_text = False
-    score_range = (-10.0, 10.0)
+def _release(name: str, version: str, **effect: float) -> type[Scorer]:
+    """A release of the scorer: :func:`_score` with its ``effect`` (spread, base, light, collapse)."""
 
     def score_batch(self, images, texts):
-        return [_score(i, spread=0.005, base=0.5, light=0.05, collapse=1.0) for i in images]
+        return [_score(i, **effect) for i in images]
+
+    return type(f"Light{version}", (Scorer,), {
+        "name": name, "version": version, "input": "scene", "needs_text": False,
+        "score_range": (-10.0, 10.0), "score_batch": score_batch, "__module__": __name__,
+    })
 
 
-class LightV2(Scorer):
-    name = "light-v2"
-    version = "2"
-    input = "scene"
-    needs_text = False
-    score_range = (-10.0, 10.0)
-
-    def score_batch(self, images, texts):
-        return [_score(i, spread=0.06, base=0.3, light=0.0, collapse=0.15) for i in images]
-
+LightV1 = _release("light-v1", "1", spread=0.005, base=0.5, light=0.05, collapse=1.0)
+LightV2 = _release("light-v2", "2", spread=0.06, base=0.3, light=0.0, collapse=0.15)
 
 registry.register(LightV1)
 registry.register(LightV2)

@@ -306,15 +306,20 @@ class MaxTBand:
         e.g. a level scored exactly like c0, or every score shifted by one constant) gets the
         point [θ, θ]; one without finite draws NaN."""
         scale = self.se if self.studentized else np.ones_like(self.se)
-        still = np.isfinite(self.se) & (self.se <= ROUNDING_SPREAD * np.maximum(np.abs(self.point), 1e-300))
         with np.errstate(invalid="ignore"):
-            half = np.where(self.eligible, self.q * scale, np.where(still | (self.se == 0), 0.0, np.nan))
+            half = np.where(self.eligible, self.q * scale, np.where(rounding_spread(self.se, self.point), 0.0, np.nan))
         return self.point - half, self.point + half
 
 
 #: A bootstrap SD below this fraction of the estimate's magnitude is rounding residue (draws
 #: that equal the point in exact arithmetic), so the estimate has no sampling spread to band.
 ROUNDING_SPREAD = 1e-9
+
+
+def rounding_spread(se: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """Where a finite bootstrap SD (J,) is rounding residue of its estimate ``point`` (J,), 0
+    included: at most :data:`ROUNDING_SPREAD` of the estimate's magnitude."""
+    return np.isfinite(se) & (se <= ROUNDING_SPREAD * np.maximum(np.abs(point), 1e-300))
 
 
 def max_t_band(point: np.ndarray, draws: np.ndarray, level: float | None = None, *,
@@ -352,12 +357,12 @@ def max_t_band(point: np.ndarray, draws: np.ndarray, level: float | None = None,
     # on resamples of two prompts, undefined whenever one prompt is drawn twice) say nothing of
     # its precision: such an estimate has no interval, never the zero-width one; unless it is
     # exactly 0 on every draw where defined (two identical releases: nothing differs at all)
-    rounding = np.isfinite(se) & (se <= ROUNDING_SPREAD * np.maximum(np.abs(theta), 1e-300))
+    rounding = rounding_spread(se, theta)
     identical = (theta == 0) & (se == 0)
     se = np.where(rounding & ~identical & ~np.isfinite(d).all(axis=0), np.nan, se)
     # a spread of a few ulps is rounding, not sampling: studentizing by it would turn the
     # rounding residue of draws equal to the point into t statistics of order one
-    eligible = np.isfinite(theta) & np.isfinite(se) & (se > ROUNDING_SPREAD * np.maximum(np.abs(theta), 1e-300))
+    eligible = np.isfinite(theta) & np.isfinite(se) & ~rounding_spread(se, theta)
     q = float("nan")
     if eligible.any():
         with np.errstate(invalid="ignore"):

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from harness.stats import bootstrap as bs
-from harness.stats._nan import nanmean
+from harness.stats._nan import nanmax, nanmean
 from harness.stats.rho import peak, scene_level_variance
 from harness.stats.table import EvaluatorScores
 
@@ -123,6 +123,4 @@ def peak_movement_draws(t: EvaluatorScores, weights: np.ndarray) -> np.ndarray:
     draws = movement_draws(t, weights)
     if not draws:
         return np.full(np.asarray(weights).shape[0], np.nan)
-    stacked = np.stack(list(draws.values()), axis=1)
-    finite = np.isfinite(stacked)
-    return np.where(finite.any(axis=1), np.where(finite, stacked, -np.inf).max(axis=1), np.nan)
+    return nanmax(np.stack(list(draws.values()), axis=1), axis=1)
