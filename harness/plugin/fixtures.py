@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # fixture types only: none of these is imported when the plug
     import pandas as pd
 
     from harness.checks.assertions import AuditCheck
+    from harness.claims.in_audit import AuditClaims
     from harness.core.jsonout import JSONObject
     from harness.measure.plan import ImageKey, Plan
     from harness.measure.repeatability import Repeatability
@@ -42,7 +43,7 @@ def _guard(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except AuditError as exc:
-        pytest.fail(f"t3d-audit: {exc}", pytrace=False)
+        message = f"t3d-audit: {exc}"
     except OSError as exc:  # a full disk under the cache: one line, not a traceback per test
         if exc.errno not in WRITE_FAILURES:
             raise
@@ -124,6 +125,30 @@ def audit_search(audit_session: AuditSession, audit_evaluator: str) -> JSONObjec
     if found is None:  # collected anyway (e.g. a test file run with another plugin order)
         pytest.skip(f"not applicable: profile {audit_session.inputs.named_profile.name!r} declares no search block")
     return found
+
+
+@pytest.fixture(scope="session")
+def _audit_claims(audit_session: AuditSession) -> AuditClaims:
+    """The run's claims, each computed once per process (``harness.claims.in_audit``)."""
+    from harness.claims.in_audit import AuditClaims
+
+    return AuditClaims(audit_session.inputs, lambda: audit_session.gate_thresholds,
+                       lambda line: audit_session.record_cache.announce(line))  # fmt: skip
+
+
+@pytest.fixture
+def audit_claim(_audit_claims: AuditClaims, audit_evaluator: str) -> Callable[..., JSONObject]:
+    """``audit_claim(a, b, *, presets="all", search_budget=16, flip_points=32, max_views=4,
+    seed=None)``: the claim "``a`` beats ``b``" under the test's evaluator on the run's scenes,
+    profile, renderer and cache (``t3d-audit claim --json``'s document: ``verdict`` with
+    ``kind``, ``evidence``, ``line``; ``pairs``, ``scores``, ``card_id``; docs/claims.md "In an
+    audit"). Computed once per process and shared by workers; bad input fails the test with
+    one line."""
+
+    def claim(a: str, b: str, **options: object) -> JSONObject:
+        return _guard(lambda: _audit_claims.claim(audit_evaluator, a, b, **options))  # type: ignore[arg-type]
+
+    return claim
 
 
 @pytest.fixture
