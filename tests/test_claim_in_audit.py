@@ -1,13 +1,15 @@
 """A claim as an ordinary audit test (docs/claims.md "In an audit"): the ``audit_claim``
 fixture gives the known answers of the planted evaluators on the bundled scenes (scene
 evaluators: no Blender), the same document with ``-n 0`` and ``-n 2``, and bad input fails the
-test with one line."""
+test with one line; each claim made is in the run's report (``claims/``, report.html)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+
+from harness.report.validation import check_report
 
 pytest_plugins = ["pytester"]
 
@@ -49,11 +51,11 @@ def test_an_unknown_generator(audit_evaluator, audit_claim):
 '''
 
 
-def _run(pytester: pytest.Pytester, workers: str) -> pytest.RunResult:
+def _run(pytester: pytest.Pytester, workers: str, *extra: str) -> pytest.RunResult:
     pytester.makepyfile(test_claims=TEST_FILE)
     root = pytester.path
     return pytester.runpytest_subprocess(
-        "test_claims.py", "-p", "no:cacheprovider", "-rfs", "-n", workers, "--audit-profile=default",
+        "test_claims.py", *extra, "-p", "no:cacheprovider", "-rfs", "-n", workers, "--audit-profile=default",
         "--audit-evaluators=planted-pitch,planted-robust", "--audit-allow-empty", f"--audit-cache-dir={root / f'cache-{workers}'}",
         f"--audit-report-dir={root / f'reports-{workers}'}", timeout=600,
     )  # fmt: skip
@@ -61,7 +63,7 @@ def _run(pytester: pytest.Pytester, workers: str) -> pytest.RunResult:
 
 @pytest.mark.slow
 def test_audit_claim_gives_the_known_answers_alike_with_zero_and_two_workers(pytester, monkeypatch):
-    documents = {}
+    documents, papers = {}, {}
     for workers in ("0", "2"):
         docs = pytester.path / f"docs-{workers}"
         docs.mkdir()
@@ -79,4 +81,20 @@ def test_audit_claim_gives_the_known_answers_alike_with_zero_and_two_workers(pyt
                  for p in sorted(docs.glob("*.json"))}  # fmt: skip
         assert set(found) == {"planted-pitch", "planted-robust"}
         documents[workers] = found
+        reports = pytester.path / f"reports-{workers}"
+        written = next(reports.rglob("report.html"))
+        page = written.read_text()
+        problems = check_report(written.parent, deep=True, figures=False)[0]  # claims/ in the manifest
+        assert [p for p in problems if "partial report" not in p] == [], problems  # claims only: partial
+        assert '<section id="claims">' in page and "faithful beats gridded under planted-robust: holds" in page
+        folders = {p.parent.name.rsplit("--", 1)[0]: p.parent for p in reports.rglob("claims/*/claim.json")}
+        assert set(folders) == {f"{ev}--{a}-vs-{b}" for ev in ("planted-pitch", "planted-robust")
+                                for a, b in (("faithful", "gridded"), ("gridded", "faithful"))}  # fmt: skip
+        papers[workers] = {name: (f / "claim.md").read_bytes() for name, f in folders.items()}
     assert documents["0"] == documents["2"]
+    assert papers["0"] == papers["2"]
+    # a rerun of part of the suite completes the report: the claims it did not make are kept
+    assert _run(pytester, "2", "-k", "reverse").ret == 0
+    kept = {p.parent.name.rsplit("--", 1)[0]: (p.parent / "claim.md").read_bytes()
+            for p in (pytester.path / "reports-2").rglob("claims/*/claim.json")}  # fmt: skip
+    assert kept == papers["2"]

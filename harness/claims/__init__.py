@@ -7,6 +7,7 @@ the audit's pipeline), ``evidence`` (the pair's margins: envelope, simultaneous 
 presets), ``searching`` (the search beyond the grid with objective ``pair:A,B``), ``verdict``
 (the one-line answer and its evidence level), ``paper`` (the Markdown and LaTeX block),
 ``card`` (the evaluator configuration's card id), ``all_pairs`` (the partial order of N
-generators), ``figures``, ``page`` (``claim.html``), ``outputs`` (``--out``, all or nothing)
-and ``pipeline`` (one claim end to end).
+generators), ``figures``, ``page`` (``claim.html``), ``outputs`` (``--out``, all or nothing),
+``pipeline`` (one claim end to end) and ``in_audit`` (the ``audit_claim`` fixture's claims and
+the report's ``claims/``).
 """

@@ -4,7 +4,7 @@ and the one place that tells an xdist worker from the controller (or a lone proc
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -54,7 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
         session.sink = WorkerSink()
         share_cores(int(config.workerinput.get("workercount", 1)))
     else:
-        session.sink = ControllerSink()
+        session.sink = ControllerSink(claim_files=lambda properties: _claim_files(config, properties))
     config.stash[SESSION_KEY] = session
     # where each measurement says it starts and ends: the terminal, past pytest's capture
     session.record_cache.announce = _uncaptured_line(config)
@@ -65,6 +65,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if not hasattr(config, "workerinput") and wanted(config):
         config.pluginmanager.register(QuietFailures(), "t3d-audit-quiet")
+
+
+def _claim_files(config: pytest.Config, properties: Iterable[str]) -> Mapping[str, Mapping[str, bytes]]:
+    """The report's claims (``harness.claims``, imported only for a run whose tests made one)."""
+    from harness.claims.in_audit import report_claim_files
+
+    return report_claim_files(config, properties)
 
 
 def _hook_evaluators(config: pytest.Config, offered_specs: Callable[[object], list[object]]) -> list[object]:

@@ -11,14 +11,13 @@ import pytest
 
 from harness.core.errors import AuditError
 from harness.plugin.reporting import OUTCOMES_KEY
-from harness.run.session import PANEL, AuditSession, audit_session_of
+from harness.run.session import CLAIM_PROPERTY, PANEL, AuditSession, audit_session_of
 
 if TYPE_CHECKING:  # fixture types only: none of these is imported when the plugin loads
     import numpy as np
     import pandas as pd
 
     from harness.checks.assertions import AuditCheck
-    from harness.claims.in_audit import AuditClaims
     from harness.core.jsonout import JSONObject
     from harness.measure.plan import ImageKey, Plan
     from harness.measure.repeatability import Repeatability
@@ -127,26 +126,24 @@ def audit_search(audit_session: AuditSession, audit_evaluator: str) -> JSONObjec
     return found
 
 
-@pytest.fixture(scope="session")
-def _audit_claims(audit_session: AuditSession) -> AuditClaims:
-    """The run's claims, each computed once per process (``harness.claims.in_audit``)."""
-    from harness.claims.in_audit import AuditClaims
-
-    return AuditClaims(audit_session.inputs, lambda: audit_session.gate_thresholds,
-                       lambda line: audit_session.record_cache.announce(line))  # fmt: skip
-
-
 @pytest.fixture
-def audit_claim(_audit_claims: AuditClaims, audit_evaluator: str) -> Callable[..., JSONObject]:
+def audit_claim(request: pytest.FixtureRequest, audit_evaluator: str) -> Callable[..., JSONObject]:
     """``audit_claim(a, b, *, presets="all", search_budget=16, flip_points=32, max_views=4,
     seed=None)``: the claim "``a`` beats ``b``" under the test's evaluator on the run's scenes,
     profile, renderer and cache (``t3d-audit claim --json``'s document: ``verdict`` with
     ``kind``, ``evidence``, ``line``; ``pairs``, ``scores``, ``card_id``; docs/claims.md "In an
     audit"). Computed once per process and shared by workers; bad input fails the test with
-    one line."""
+    one line. Each claim made is recorded on the test's report and shown in the run's
+    report.html."""
+    from harness.claims.in_audit import audit_claims, request_property
+
+    claims = audit_claims(request.config)
 
     def claim(a: str, b: str, **options: object) -> JSONObject:
-        return _guard(lambda: _audit_claims.claim(audit_evaluator, a, b, **options))  # type: ignore[arg-type]
+        asked = _guard(lambda: claims.request(audit_evaluator, a, b, **options))  # type: ignore[arg-type]
+        doc = _guard(lambda: claims.answer(asked))
+        request.node.user_properties.append((CLAIM_PROPERTY, request_property(asked)))
+        return doc
 
     return claim
 

@@ -10,7 +10,7 @@ computes the panel statistics at all.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,7 +63,9 @@ class RunResult:
       sample points; either ``None``), handed in as arrays and numbers;
     * ``thumbnails``: the thumbnails' encoded bytes (``harness.measure.thumbs.Thumbnails``),
       ``None`` when no evaluator scored renders;
-    * ``panel_result``: the panel's ``AuditResult`` over ``evaluators`` (computed when called).
+    * ``panel_result``: the panel's ``AuditResult`` over ``evaluators`` (computed when called);
+    * ``claims``: the claims the run's tests made (``audit_claim``): folder name → the
+      ``t3d-audit claim --out`` files as bytes (file name → bytes), written under ``claims/``.
     """
 
     run_id: str
@@ -82,6 +84,7 @@ class RunResult:
     search_figures: Mapping[str, tuple[object, object]]
     thumbnails: ThumbSet
     panel_result: Callable[[], AuditResult]
+    claims: Mapping[str, Mapping[str, bytes]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         require_evaluators(self.evaluators)

@@ -339,6 +339,25 @@ def _write_searches(run: RunResult, tmp: Path) -> None:
                                               folder / f"{ev}_flip_region.png")  # fmt: skip
 
 
+def _write_claims(run: RunResult, tmp: Path, earlier: Path | None) -> None:
+    """The claims the run's tests made (``audit_claim``): ``claims/<name>/`` holds each one's
+    ``t3d-audit claim --out`` files (``claim.json``, ``claim.md``, ``claim.tex``,
+    ``claim.html``, ``card.json`` and the figures) for the report's claims section; nothing
+    without claims. ``earlier``: the report a selecting run (``-k``, ``--lf``) completes; its
+    claims this run did not make again are kept, as its results are."""
+    if earlier is not None and (earlier / "claims").is_dir():
+        for folder in sorted(p for p in (earlier / "claims").iterdir() if p.is_dir() and not p.is_symlink()):
+            if folder.name not in run.claims:  # a claim's folder is flat: its plain files only
+                (tmp / "claims" / folder.name).mkdir(parents=True)
+                for file in sorted(f for f in folder.iterdir() if f.is_file() and not f.is_symlink()):
+                    shutil.copyfile(file, tmp / "claims" / folder.name / file.name)
+    for name, files in sorted(run.claims.items()):
+        folder = tmp / "claims" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for file_name, data in sorted(files.items()):
+            (folder / file_name).write_bytes(data)
+
+
 def _fill(
     run: RunResult,
     merged: list[dict[str, object]],
@@ -377,6 +396,7 @@ def _fill(
     if run.thumbnails is not None:  # some evaluator scored renders
         write_thumbs(run.thumbnails, tmp)
     _write_searches(run, tmp)
+    _write_claims(run, tmp, run.report_dir / run.run_id if selection else None)
     manifest = build_manifest(
         run_id=run.run_id,
         options=run.run_options,

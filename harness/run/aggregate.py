@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import errno
 import json
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import pytest
 
 from harness.core.errors import AuditError
-from harness.run.session import PANEL, RESULT_PROPERTY, WORKER_OUTPUT_KEY, AuditSession
+from harness.run.session import (
+    CLAIM_PROPERTY,
+    PANEL,
+    RESULT_PROPERTY,
+    WORKER_OUTPUT_KEY,
+    AuditSession,
+)
 
 
 def outcomes_of(report: pytest.TestReport) -> list[dict[str, object]]:
@@ -26,6 +33,16 @@ def outcomes_of(report: pytest.TestReport) -> list[dict[str, object]]:
         if name == RESULT_PROPERTY and isinstance(value, str):
             out.append(json.loads(value))
     return out
+
+
+def claims_of(report: pytest.TestReport) -> list[str]:
+    """The ``audit_claim`` requests a test report carries (JSON strings, as recorded)."""
+    return [value for name, value in getattr(report, "user_properties", ())
+            if name == CLAIM_PROPERTY and isinstance(value, str)]  # fmt: skip
+
+
+#: Makes the report's ``claims/`` files of the given ``audit_claim`` requests (the plugin's).
+ClaimFiles = Callable[[Iterable[str]], Mapping[str, Mapping[str, bytes]]]
 
 
 class WorkerSink:
@@ -72,9 +89,13 @@ STUDY_SUITE = "audit_tests/"  # test keys of the study's suite, in a checkout or
 
 
 class ControllerSink:
-    """Collects every audit outcome and worker fact; writes the report directory at the end."""
+    """Collects every audit outcome, worker fact and claim request; writes the report directory
+    at the end. ``claim_files``: makes the claims' files for the report (``None``: no claims
+    section)."""
 
-    def __init__(self) -> None:
+    def __init__(self, claim_files: ClaimFiles | None = None) -> None:
+        self.claim_files = claim_files
+        self.claims: set[str] = set()
         self.results: dict[str, dict[str, object]] = {}
         self.worker_facts: list[dict[str, object]] = []
         self.report_dir: Path | None = None
@@ -91,6 +112,7 @@ class ControllerSink:
         for result in outcomes_of(report):
             # one result per test; a later phase (call after setup) replaces an earlier one
             self.results[result["test"]] = result
+        self.claims.update(claims_of(report))
 
     def add_worker_output(self, text: str | None) -> None:
         if text:
@@ -147,7 +169,7 @@ class ControllerSink:
         self.selection = selection_of(config) or without_study_suite(expected | set(self.results))
         try:
             written = write_report(
-                run_result(session, evaluators),
+                run_result(session, evaluators, self._claim_files(evaluators)),
                 [self.results[k] for k in sorted(self.results)],
                 expected,
                 self.selection,
@@ -170,6 +192,11 @@ class ControllerSink:
         self.missing = written.missing
         self.kept = written.kept
         self.complete = written.complete
+
+    def _claim_files(self, evaluators: list[str]) -> Mapping[str, Mapping[str, bytes]]:
+        """The report's claims: those of the run's tests whose evaluator the report covers."""
+        wanted = sorted(c for c in self.claims if json.loads(c).get("evaluator") in evaluators)
+        return self.claim_files(wanted) if wanted and self.claim_files is not None else {}
 
     def _check_gate(self, session: AuditSession, pytest_session: pytest.Session) -> None:
         """Fail a run in which no audit check reached an assertion (it gated nothing), or in

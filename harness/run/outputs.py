@@ -33,10 +33,12 @@ def weight_files(spec: EvaluatorSpec) -> tuple[Path, ...]:
     return (Path(ckpt),) if ckpt and Path(ckpt).is_file() else ()
 
 
-def run_result(session: AuditSession, evaluators: Sequence[str]) -> RunResult:
+def run_result(session: AuditSession, evaluators: Sequence[str],
+               claims: Mapping[str, Mapping[str, bytes]] | None = None) -> RunResult:  # fmt: skip
     """What the run produced for the report of ``evaluators``: records measured (once, cached),
     cards built, thumbnails encoded, searches run, in that order; the panel statistics are left
     to :attr:`RunResult.panel_result` (the writer may reuse its derived files instead).
+    ``claims``: :attr:`RunResult.claims` (the tests' claims' files, made by the caller).
     Raises ``AuditError`` for an empty ``evaluators`` and whatever the parts raise."""
     from harness.measure.thumbs import needs_renders, thumb_images
     from harness.report.pieces import thumb_entries
@@ -75,6 +77,7 @@ def run_result(session: AuditSession, evaluators: Sequence[str]) -> RunResult:
         search_figures=figures,
         thumbnails=thumbnails,
         panel_result=lambda: session.summary_cache.panel_result(list(chosen)),
+        claims=dict(claims or {}),
     )
 
 

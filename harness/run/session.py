@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
 RESULT_PROPERTY = "t3d_audit"  # user_properties key carrying one outcome as a JSON string
 WORKER_OUTPUT_KEY = "t3d_audit"
+CLAIM_PROPERTY = "t3d_audit_claim"  # user_properties key carrying one audit_claim request (JSON)
 PANEL = "panel"  # pseudo-evaluator id of panel-wide tests (reversals)
 
 

@@ -1,7 +1,7 @@
 """``report.html``: one self-contained page to look at a report directory.
 
 A writer over the report directory only (scores/, summary.json, tables/, figures/, cards/,
-results.json, manifest.json, thumbs/, comparison.json if present), never the caches, so
+results.json, manifest.json, thumbs/, search/, claims/, comparison.json if present), never the caches, so
 ``t3d-audit html DIR`` rebuilds it anywhere. The page holds its CSS, JS, figures and
 thumbnails inline (data URIs) and requests nothing: it works offline from ``file://``.
 Thumbnails link to the larger copies in ``thumbs/`` and are decoded only when scrolled into
@@ -13,6 +13,9 @@ view. Sections:
   (:mod:`harness.report.competence`);
 * humans (with ``--audit-human``, from the cards): agreement with the mean human rating at c0
   against the raters' noise ceiling per evaluator, and agreement at each level per factor;
+* the search beyond the grid (``search/``) and the claims the run's tests made
+  (``claims/<name>/``: verdict, evidence, card ID, the paper block, figures, a link to the
+  claim's own page);
 * figures (``figures/*.png``);
 * per evaluator × factor, one prompt's scenes across the factor's levels with each image's
   score and the generator ranking (mean over prompts) at each level;
@@ -216,6 +219,57 @@ def _search(data: ReportData) -> str:
         '<th scope="col">held-out [95% CI]</th><th scope="col">optimism</th><th scope="col">verdict</th>'
         '<th scope="col">flip region</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>{''.join(figures)}</section>"
+    )
+
+
+#: A claim's figures in the report (``claims/<name>/``): file, alt text, caption.
+CLAIM_FIGURES = (
+    ("claim_envelope.png", "margin envelope", "the pair's margin over the grid with its simultaneous band"),
+    ("claim_presets.png", "preset gaps", "the gap under each of the field's presets"),
+    ("claim_worst_vs_c0.png", "worst configuration beside c0",
+     "one scene rendered at c0 (left) and at the search's confirmed worst configuration (right)"),
+)
+
+
+def _claims(data: ReportData) -> str:
+    """The claims the run's tests made (``audit_claim``, docs/claims.md "In an audit"): per
+    claim its verdict line, evidence level and card ID, the paper block (Markdown) to paste,
+    its figures and a link to its own page (``claims/<name>/claim.json``, ``claim.md``,
+    ``claim.html`` and the figures of the report directory); empty when no test made one."""
+    folders = sorted(p.parent for p in (data.dir / "claims").glob("*/claim.json"))
+    rows, blocks = [], []
+    for folder in folders:
+        doc = read_report_file(folder / "claim.json")
+        if not isinstance(doc, dict):
+            continue
+        verdict = doc.get("verdict") if isinstance(doc.get("verdict"), dict) else {}
+        href = f"claims/{folder.name}/claim.html"
+        rows.append(
+            f'<tr data-ev="{e(str(doc.get("evaluator")))}"><th scope="row">{e(str(doc.get("evaluator")))}</th>'
+            f"<td>{e(str(verdict.get('line', '—')))}</td><td>{e(str(verdict.get('evidence', '—')))}</td>"
+            f"<td><code>{e(str(doc.get('card_id', '—')))}</code></td>"
+            f'<td><a href="{e(href)}">{e(folder.name)}</a></td></tr>'
+        )
+        md = folder / "claim.md"
+        paper = md.read_text(encoding="utf-8", errors="replace") if md.is_file() else ""
+        figures = []
+        for name, alt, caption in CLAIM_FIGURES:
+            png = folder / name
+            if png.is_file():
+                uri = "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+                figures.append(f'<figure class="fig"><img src="{uri}" alt="{alt} of {e(folder.name)}">'
+                               f"<figcaption>{e(folder.name)}: {caption}</figcaption></figure>")
+        blocks.append(f"<h3>{e(folder.name)}</h3><pre>{e(paper)}</pre>{''.join(figures)}")
+    if not rows:
+        return ""
+    return (
+        '<section id="claims"><h2>Claims</h2><p class="muted">"A beats B" under each evaluator, as the '
+        "run's tests asked it: checked on the grid (one simultaneous band over every protocol), under "
+        "the field's presets and by the search beyond the grid. Each block below is the paper-ready "
+        "Markdown; the LaTeX and the card sit beside it. See docs/claims.md.</p>"
+        '<table class="sortable"><thead><tr><th scope="col">Evaluator</th><th scope="col">verdict</th>'
+        '<th scope="col">evidence</th><th scope="col">card ID</th><th scope="col">files</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>{''.join(blocks)}</section>"
     )
 
 
@@ -505,15 +559,17 @@ def build_html(report: Path, cache_dir: Path | None = None) -> str:
     competence = _competence(data)
     humans = _humans(data)
     searched = _search(data)
+    claimed = _claims(data)
     from harness.report.html.overview import verdict_matrix
 
     matrix = verdict_matrix(data.results.get("results", []), data.cards, data.comparison)
     registered = _registered(data)
-    body = [matrix, competence, humans, searched, _verdict(data), _figures(data), strips, probes, _comparison(data),
+    body = [matrix, competence, humans, searched, claimed, _verdict(data), _figures(data), strips, probes, _comparison(data),
             registered, _tables(data), _cards(data), _provenance(data)]
     nav = [("verdict-matrix", "Verdict")] + ([("competence", "Competence")] if competence else [])
     nav += [("humans", "Humans")] if humans else []
     nav += [("search", "Search")] if searched else []
+    nav += [("claims", "Claims")] if claimed else []
     nav += [("verdict", "Failing checks")]
     nav += [("figures", "Figures"), ("strips", "Factor strips"), ("probes", "Probe pairs")]
     if data.comparison is not None:
