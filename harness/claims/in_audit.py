@@ -17,7 +17,6 @@ scores and trial log are in the cache), which the report writes under ``claims/<
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import re
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness.core.errors import AuditError
+from harness.core.locks import held_lock
 from harness.run.session import CLAIM_PROPERTY, SESSION_KEY
 
 if TYPE_CHECKING:
@@ -106,28 +106,15 @@ class AuditClaims:
         return files
 
     def _run(self, request: ClaimRequest, key: str) -> ClaimResult:
-        from filelock import FileLock
-
         from harness.claims.inputs import ProjectConfig
         from harness.claims.pipeline import run_claim
 
         cache = Path(self.inputs.options.cache_dir)
-        locks = cache / "claims"
-        locks.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(locks / f"audit-{key}.lock"))
-        try:
-            lock.acquire()
-        except OSError as exc:  # a symlink (never followed), a folder or a device in its place
-            what = "it is a symlink" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
-            raise AuditError(f"cannot lock the audit's claim: {what}", where=lock.lock_file,
-                             hint="remove it; the audit creates its own") from None  # fmt: skip
         config = ProjectConfig(Path.cwd(), None, None, (), self._thresholds())
         spec = self.inputs.specs.get(request.evaluator)
-        try:
+        with held_lock(cache / "claims" / f"audit-{key}.lock", "the audit's claim"):
             result = run_claim(request, cache_dir=cache, renderer=self.inputs.renderer, config=config,  # type: ignore[arg-type]
                                offered=[spec] if spec is not None else None)  # fmt: skip
-        finally:
-            lock.release()
         self._announce(f"t3d-audit: claim {result.inputs.spec.id}: {result.verdict.line}")
         return result
 

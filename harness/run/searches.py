@@ -16,9 +16,10 @@ run's scenes against c0 with its objective, and ``test_saved_level`` checks it l
 
 from __future__ import annotations
 
-import errno
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from harness.core.locks import held_lock
 
 if TYPE_CHECKING:
     from harness.run.inputs import RunInputs
@@ -109,8 +110,6 @@ class RunSearches:
         return images, flip_sample(found)
 
     def _run(self, evaluator_id: str) -> dict[str, object]:
-        from filelock import FileLock
-
         from harness.search.pipeline import SearchError, SearchRequest, Split, run_search
 
         block = self.inputs.named_profile.search
@@ -120,21 +119,11 @@ class RunSearches:
             evaluator_id, self.inputs.named_profile.name, block.objective, block.budget, block.seed,
             split=Split(*block.split) if block.split else None, flip_points=block.flip_points,
         )  # fmt: skip
-        locks = options.cache_dir / "search"
-        locks.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(locks / f"audit-{evaluator_id}.lock"))
-        try:
-            lock.acquire()
-        except OSError as exc:  # a symlink (never followed), a folder or a device in its place
-            what = "it is a symlink" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
-            raise SearchError(f"cannot lock the audit's search of {evaluator_id!r}: {what}",
-                              where=lock.lock_file, hint="remove it; the audit creates its own") from None  # fmt: skip
-        try:
+        lock = options.cache_dir / "search" / f"audit-{evaluator_id}.lock"
+        with held_lock(lock, f"the audit's search of {evaluator_id!r}", SearchError):
             result = run_search(request, scenes=options.scenes, cache_dir=options.cache_dir,
                                 renderer=self.inputs.renderer, spec=self.inputs.specs[evaluator_id],
                                 thresholds=self._thresholds(evaluator_id))  # fmt: skip
-        finally:
-            lock.release()
         self._results[evaluator_id] = result
         return result.to_dict()
 
