@@ -222,3 +222,15 @@ def test_paper_block_of_a_claim_is_the_same_bytes_twice(tmp_path):
     two = _claim(tmp_path / "b", "planted-robust", profile="smoke", budget=4)
     assert one.paper() == two.paper()
     assert one.card_id.startswith("ecc-v1-sha256:") and one.card_id in one.paper().latex
+
+
+def test_envelope_groups_are_equal_width_columns_by_hand():
+    from harness.claims.evidence import GRID, PRESET, ProtocolGap
+    from harness.claims.figures import group_positions
+
+    gaps = [ProtocolGap(name, kind, 0.1, 0.0, 0.2) for name, kind in
+            [("baseline", GRID), ("pitch=0", GRID), ("pitch=90", GRID), ("yaw=45", GRID), ("mate3d@scaled", PRESET)]]  # fmt: skip
+    xs, groups = group_positions(gaps)
+    assert groups == ["baseline", "pitch", "yaw", "mate3d@scaled"]
+    # group k spans [k, k+1); members spread over its middle 80 %: k + 0.1 + 0.8 (rank + 0.5) / n
+    assert xs == pytest.approx([0.5, 1.3, 1.7, 2.5, 3.5])

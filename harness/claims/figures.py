@@ -29,27 +29,43 @@ def _errors(gaps: list[ProtocolGap]) -> tuple[list[float], list[float]]:
     return low, high
 
 
+def group_positions(gaps: list[ProtocolGap]) -> tuple[list[float], list[str]]:
+    """Each protocol's x position and the groups' names, in order: a grid factor (the name
+    before ``=``) or a preset is one group, and every group gets the same width 1 (group
+    ``k`` spans ``[k, k + 1)``, its protocols spread evenly inside), so a factor of 7 levels
+    stays readable beside one of 337."""
+    groups: dict[str, list[int]] = {}
+    for i, g in enumerate(gaps):
+        groups.setdefault(g.name if g.kind == PRESET else g.name.split("=", 1)[0], []).append(i)
+    xs = [0.0] * len(gaps)
+    for k, members in enumerate(groups.values()):
+        for rank, i in enumerate(members):
+            xs[i] = k + 0.1 + 0.8 * (rank + 0.5) / len(members)
+    return xs, list(groups)
+
+
 def envelope_figure(ev: PairEvidence, path: Path) -> Path:
-    """Δ per protocol with its band interval (module doc)."""
+    """Δ per protocol with its band interval (module doc), one equal-width column per factor
+    and preset (:func:`group_positions`)."""
     plt = pyplot()
     gaps = list(ev.protocols)
+    xs, groups = group_positions(gaps)
     fig, ax = plt.subplots(figsize=(7.0, 3.4))
-    xs = list(range(len(gaps)))
     for reversed_ in (False, True):
-        idx = [i for i in xs if gaps[i].reversed == reversed_]
+        idx = [i for i in range(len(gaps)) if gaps[i].reversed == reversed_]
         if not idx:
             continue
         sub = [gaps[i] for i in idx]
         low, high = _errors(sub)
-        ax.errorbar(idx, [g.gap for g in sub], yerr=[low, high], fmt="o", ms=2.5, lw=0.6,
+        ax.errorbar([xs[i] for i in idx], [g.gap for g in sub], yerr=[low, high], fmt="o", ms=2.5, lw=0.6,
                     color=RED if reversed_ else BLUE, label="B above A" if reversed_ else "A above B")  # fmt: skip
     ax.axhline(0.0, color=GREY, lw=0.8)
     ax.axhline(ev.c0[0], color=BLUE, lw=0.6, ls="--", label="c0")
-    starts: dict[str, int] = {}
-    for i, g in enumerate(gaps):
-        group = g.name if g.kind == PRESET else g.name.split("=", 1)[0]
-        starts.setdefault(group, i)
-    ax.set_xticks(list(starts.values()), list(starts), rotation=60, ha="right", fontsize=6, parse_math=False)
+    for k in range(1, len(groups)):
+        ax.axvline(k, color=GREY, lw=0.3, alpha=0.5)
+    ax.set_xlim(0, max(len(groups), 1))
+    ax.set_xticks([k + 0.5 for k in range(len(groups))], groups, rotation=45, ha="right", fontsize=6,
+                  parse_math=False)  # fmt: skip
     ax.set_ylabel(f"margin {ev.a} − {ev.b}", parse_math=False)
     ax.set_title(f"{ev.a} vs {ev.b}: margin per protocol, {100 * ev.level:.0f} % simultaneous band "
                  f"({ev.n_prompts} prompts)", fontsize=8, parse_math=False)  # fmt: skip
