@@ -90,9 +90,17 @@ def measure_grid(inputs: ClaimInputs, renderer: Renderer, prefetch: Prefetch | N
     order = [table.generators.index(g) for g in inputs.generators]
     base = scores[order][:, :, 0]
     if not np.isfinite(base).all():
-        raise AuditError(f"c0 could not be measured for every scene ({failed} failed records)", where="c0",
-                         hint="fix the failure (a render or score error; see t3d-audit score) first")  # fmt: skip
+        raise AuditError(f"c0 could not be measured for every scene: {failed} of {len(records)} grid records failed"
+                         f"{_first_error(records)}", where=f"{inputs.spec.id} at c0",
+                         hint="fix the failure (a render or score error; see t3d-audit score) and rerun")  # fmt: skip
     return GridScores(inputs.generators, tuple(table.prompts), tuple(ids), scores[order], failed)
+
+
+def _first_error(records: pd.DataFrame) -> str:
+    """``" (first: <error>)"`` of the first failed record, on one line and at most 200
+    characters; empty when none says why."""
+    errors = [str(e) for e in records.loc[records["status"] != "ok", "error"] if isinstance(e, str) and e.strip()]
+    return f" (first: {' '.join(errors[0].split())[:200]})" if errors else ""
 
 
 def measure_presets(inputs: ClaimInputs, renderer: Renderer, prefetch: Prefetch | None = None,
