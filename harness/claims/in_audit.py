@@ -36,8 +36,7 @@ if TYPE_CHECKING:
     from harness.claims.pipeline import ClaimResult
     from harness.run.inputs import RunInputs
 
-__all__ = ["CLAIM_PROPERTY", "AuditClaims", "audit_claims", "folder_name", "report_claim_files", "request_of_property",
-           "request_property"]  # fmt: skip
+__all__ = ["CLAIM_PROPERTY", "AuditClaims", "audit_claims", "folder_name", "request_of_property", "request_property"]
 
 
 class AuditClaims:
@@ -55,23 +54,13 @@ class AuditClaims:
         self._results: dict[str, ClaimResult] = {}
         self._docs: dict[str, dict[str, object]] = {}
 
-    def claim(self, evaluator_id: str, a: str, b: str, *, presets: str = "all", search_budget: int = 16,
-              flip_points: int = 32, max_views: int = 4, seed: int | None = None) -> dict[str, object]:  # fmt: skip
-        """The claim "``a`` beats ``b`` under ``evaluator_id``" on the run's inputs (module doc).
-        ``presets``: ``"all"``, ``"none"`` or names joined by commas; ``search_budget``,
-        ``flip_points``, ``max_views`` as ``t3d-audit claim``'s options; ``seed``: default the
-        run's ``--audit-seed``. Bad input is an :class:`AuditError`."""
-        return self.answer(self.request(evaluator_id, a, b, presets=presets, search_budget=search_budget,
-                                        flip_points=flip_points, max_views=max_views, seed=seed))  # fmt: skip
-
-    def answer(self, request: ClaimRequest) -> dict[str, object]:
-        """The claim document of ``request`` (:meth:`request`), computed once per process."""
-        return self._docs[self._claimed(request)]
-
     def request(self, evaluator_id: str, a: str, b: str, *, presets: str = "all", search_budget: int = 16,
                 flip_points: int = 32, max_views: int = 4, seed: int | None = None) -> ClaimRequest:  # fmt: skip
-        """The :class:`ClaimRequest` :meth:`claim` answers (the run's profile, scenes, seed and
-        bootstrap filled in); an :class:`AuditError` under ``--audit-profile-file``."""
+        """The claim "``a`` beats ``b`` under ``evaluator_id``" on the run's profile, scenes,
+        seed and bootstrap (module doc). ``presets``: ``"all"``, ``"none"`` or names joined by
+        commas; ``search_budget``, ``flip_points``, ``max_views`` as ``t3d-audit claim``'s
+        options; ``seed``: default the run's ``--audit-seed``. An :class:`AuditError` under
+        ``--audit-profile-file``."""
         from harness.claims.inputs import ClaimRequest
 
         options = self.inputs.options
@@ -83,6 +72,11 @@ class AuditClaims:
                                seed=self.inputs.seed if seed is None else seed, bootstrap=self.inputs.bootstrap,
                                max_views=max_views)  # fmt: skip
         return request
+
+    def answer(self, request: ClaimRequest) -> dict[str, object]:
+        """The claim document of ``request`` (:meth:`request`), computed once per process; bad
+        input is an :class:`AuditError`."""
+        return self._docs[self._claimed(request)]
 
     def _claimed(self, request: ClaimRequest) -> str:
         """``request``'s key, its claim computed first when this process has not yet."""
@@ -133,12 +127,6 @@ def audit_claims(config: pytest.Config) -> AuditClaims:
                             lambda line: session.record_cache.announce(line))  # fmt: skip
         config.stash[_CLAIMS_KEY] = found
     return found
-
-
-def report_claim_files(config: pytest.Config, properties: Iterable[str]) -> dict[str, dict[str, bytes]]:
-    """The report's ``claims/`` files of the ``audit_claim`` requests ``properties``
-    (:meth:`AuditClaims.report_files` of :func:`audit_claims`)."""
-    return audit_claims(config).report_files(properties)
 
 
 def request_property(request: ClaimRequest) -> str:

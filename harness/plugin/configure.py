@@ -69,9 +69,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _claim_files(config: pytest.Config, properties: Iterable[str]) -> Mapping[str, Mapping[str, bytes]]:
     """The report's claims (``harness.claims``, imported only for a run whose tests made one)."""
-    from harness.claims.in_audit import report_claim_files
+    from harness.claims.in_audit import audit_claims
 
-    return report_claim_files(config, properties)
+    return audit_claims(config).report_files(properties)
 
 
 def _hook_evaluators(config: pytest.Config, offered_specs: Callable[[object], list[object]]) -> list[object]:

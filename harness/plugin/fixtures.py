@@ -142,7 +142,7 @@ def audit_claim(request: pytest.FixtureRequest, audit_evaluator: str) -> Callabl
     def claim(a: str, b: str, **options: object) -> JSONObject:
         asked = _guard(lambda: claims.request(audit_evaluator, a, b, **options))  # type: ignore[arg-type]
         doc = _guard(lambda: claims.answer(asked))
-        request.node.user_properties.append((CLAIM_PROPERTY, request_property(asked)))
+        request.node.user_properties.append((CLAIM_PROPERTY, request_property(asked)))  # for the report
         return doc
 
     return claim

@@ -167,6 +167,20 @@ def _competence(data: ReportData) -> str:
     )
 
 
+def _png_uri(path: Path) -> str:
+    """The PNG file ``path`` as a ``data:`` URI (the page requests nothing)."""
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _captioned_png(png: Path, owner: str, alt: str, caption: str) -> str:
+    """A figure of the PNG ``png`` inline, captioned "``owner``: ``caption``" (``alt`` and
+    ``caption`` are the page's own words); ``""`` when the file is absent."""
+    if not png.is_file():
+        return ""
+    return (f'<figure class="fig"><img src="{_png_uri(png)}" alt="{alt} of {e(owner)}">'
+            f"<figcaption>{e(owner)}: {caption}</figcaption></figure>")  # fmt: skip
+
+
 def _search(data: ReportData) -> str:
     """The search beyond the grid (a profile's search block, docs/search.md "In an audit"): per
     evaluator the worst configuration, its discovery and held-out effect, optimism, whether it
@@ -203,11 +217,7 @@ def _search(data: ReportData) -> str:
              "one discovery scene rendered at c0 (left) and at the confirmed worst configuration (right)"),
             ("flip_region", "flip region", "the flip region's Sobol sample on two axes; red: the verdict flips"),
         ):  # fmt: skip
-            png = data.dir / "search" / f"{ev}_{suffix}.png"
-            if png.is_file():
-                uri = "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
-                figures.append(f'<figure class="fig"><img src="{uri}" alt="{alt} of {e(ev)}">'
-                               f"<figcaption>{e(ev)}: {caption}</figcaption></figure>")
+            figures.append(_captioned_png(data.dir / "search" / f"{ev}_{suffix}.png", ev, alt, caption))
     return (
         '<section id="search"><h2>Search beyond the grid</h2><p class="muted">The worst configuration '
         "found on the discovery prompts, measured once on held-out prompts (95% paired prompt bootstrap); "
@@ -254,11 +264,7 @@ def _claims(data: ReportData) -> str:
         paper = md.read_text(encoding="utf-8", errors="replace") if md.is_file() else ""
         figures = []
         for name, alt, caption in CLAIM_FIGURES:
-            png = folder / name
-            if png.is_file():
-                uri = "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
-                figures.append(f'<figure class="fig"><img src="{uri}" alt="{alt} of {e(folder.name)}">'
-                               f"<figcaption>{e(folder.name)}: {caption}</figcaption></figure>")
+            figures.append(_captioned_png(folder / name, folder.name, alt, caption))
         blocks.append(f"<h3>{e(folder.name)}</h3><pre>{e(paper)}</pre>{''.join(figures)}")
     if not rows:
         return ""
@@ -384,8 +390,7 @@ def _figures(data: ReportData) -> str:
         if not path.is_file():
             out.append(missing_figure_html(name))
             continue
-        uri = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
-        out.append(figure_html(name, alt, uri))
+        out.append(figure_html(name, alt, _png_uri(path)))
     if not any(item.startswith("<figure") for item in out):
         return ""
     return '<section id="figures"><h2>Figures</h2><div class="figs">' + "".join(out) + "</div></section>"
