@@ -1,7 +1,8 @@
 """Aggregation of audit outcomes across processes: the controller and worker sinks.
 
 With pytest-xdist each worker runs tests and sends test reports to the controller; an audit
-test's outcome rides in ``report.user_properties`` as one JSON string, and per-worker facts
+test's outcome rides in ``report.user_properties`` as one JSON string (each ``audit_claim``
+request as another, under ``CLAIM_PROPERTY``), and per-worker facts
 (what was measured) go through ``workeroutput``, again as a JSON string. Only the controller
 writes ``reports/``. Without xdist the single process is the controller. The plugin picks the
 sink in exactly one place (``harness.plugin.configure.pytest_configure``).
